@@ -1,0 +1,29 @@
+"""Workload models: seed presets and synthetic trace generation.
+
+The seed presets (:data:`PRESETS`: PE-1 … PE-4, MMPP-1/2, MM50-20/40/50) reproduce the synthetic
+workloads of the research; :func:`generate_preset_trace` turns one into a ``trace`` table that the
+simulator (:mod:`gridtrace.sim`) replays.
+"""
+
+from __future__ import annotations
+
+from gridtrace.models._presets import ARRIVAL_KINDS, PRESETS, Preset, get_preset
+from gridtrace.models._synth import (
+    SYNTHETIC_ORIGIN,
+    generate_preset_trace,
+    mmpp_arrival_times,
+    mmpp_exponential_trace,
+    poisson_exponential_trace,
+)
+
+__all__ = [
+    "ARRIVAL_KINDS",
+    "PRESETS",
+    "SYNTHETIC_ORIGIN",
+    "Preset",
+    "generate_preset_trace",
+    "get_preset",
+    "mmpp_arrival_times",
+    "mmpp_exponential_trace",
+    "poisson_exponential_trace",
+]

@@ -1,0 +1,23 @@
+"""HTML reports: one self-contained page per workload, an index page and the run's manifest.
+
+:func:`render_workload_report` writes ``reports/<workload>/index.html``, :func:`render_index`
+writes ``reports/index.html`` and :func:`write_manifest` writes ``reports/all``.
+"""
+
+from __future__ import annotations
+
+from gridtrace.report._render import (
+    ResultLike,
+    check_workload_name,
+    render_index,
+    render_workload_report,
+    write_manifest,
+)
+
+__all__ = [
+    "ResultLike",
+    "check_workload_name",
+    "render_index",
+    "render_workload_report",
+    "write_manifest",
+]

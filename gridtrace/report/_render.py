@@ -1,0 +1,426 @@
+"""Rendering of the per-workload HTML reports, the index page and the ``reports/all`` manifest.
+
+Every page is one self-contained HTML file: inline CSS, no script, nothing fetched from the network,
+so it opens offline in any browser. The templates are package data
+(``gridtrace/report/templates/*.html.j2``) rendered by Jinja2 with autoescaping on, so every string
+taken from a log (VO, user, site, provenance) is escaped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from scipy import stats
+
+from gridtrace import __version__
+from gridtrace.errors import ConfigError, SchemaError
+from gridtrace.schema import TRACE, conform, trace_metadata
+from gridtrace.sim import SimulationResult
+
+__all__ = [
+    "ResultLike",
+    "check_workload_name",
+    "render_index",
+    "render_workload_report",
+    "write_manifest",
+]
+
+logger = logging.getLogger(__name__)
+
+ResultLike = SimulationResult | tuple[pa.Table | None, Mapping[str, Any]]
+"""A simulation result, or a ``(jobs, summary)`` pair as read back from disk."""
+
+_CLASSES = ("interactive", "batch", "all")
+_CLASS_METRICS = (
+    "n",
+    "wait_mean_s",
+    "wait_std_s",
+    "wait_median_s",
+    "wait_max_s",
+    "responsiveness_mean",
+    "responsiveness_std",
+    "responsiveness_median",
+)
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+=@-]*$")
+
+
+def check_workload_name(workload: str) -> str:
+    """Return ``workload`` if it can name a report folder, else raise.
+
+    Raises
+    ------
+    ConfigError
+        For ``"all"`` (reserved for the manifest ``reports/all``) and for names that are not a
+        single safe path component (letters, digits and ``_ . + = @ -``, not starting with a dot).
+    """
+    if workload == "all":
+        raise ConfigError("no workload may be named 'all': reports/all is the run's manifest")
+    if not _SAFE_NAME.match(workload):
+        raise ConfigError(
+            f"workload name {workload!r} is not a safe folder name "
+            "(use letters, digits and _ . + = @ -, not starting with a dot)"
+        )
+    return workload
+
+
+# --- formatting filters -------------------------------------------------------------------------
+
+
+def _is_missing(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and not math.isfinite(x))
+
+
+def _num(x: Any, digits: int = 1) -> str:
+    if _is_missing(x):
+        return "—"
+    return f"{float(x):,.{digits}f}"
+
+
+def _thousands(x: Any) -> str:
+    if _is_missing(x):
+        return "—"
+    return f"{round(float(x)):,d}"
+
+
+def _pct(x: Any) -> str:
+    if _is_missing(x):
+        return "—"
+    return f"{100.0 * float(x):.1f} %"
+
+
+def _duration(x: Any) -> str:
+    if _is_missing(x):
+        return "—"
+    s = float(x)
+    if s < 120:
+        human = f"{s:.1f} s"
+    elif s < 7200:
+        human = f"{s / 60:.1f} min"
+    elif s < 172_800:
+        human = f"{s / 3600:.1f} h"
+    else:
+        human = f"{s / 86_400:.1f} days"
+    return f"{human} ({s:,.0f} s)"
+
+
+def _cell(x: Any, digits: int = 1) -> str:
+    """Format a {"mean", "half", "k"} cell as "mean ± half" (or just the mean)."""
+    if not isinstance(x, Mapping):
+        return _num(x, digits)
+    if _is_missing(x.get("mean")):
+        return "—"
+    text = _num(x["mean"], digits)
+    half = x.get("half")
+    if not _is_missing(half):
+        text += f" ± {_num(half, digits)}"
+    return text
+
+
+def _pct_cell(x: Any) -> str:
+    """Format a {"mean", "half", "k"} cell of a fraction as percentages."""
+    if not isinstance(x, Mapping):
+        return _pct(x)
+    if _is_missing(x.get("mean")):
+        return "—"
+    text = f"{100.0 * float(x['mean']):.1f}"
+    half = x.get("half")
+    if half is not None and not _is_missing(half):
+        text += f" ± {100.0 * float(half):.1f}"
+    return text + " %"
+
+
+@lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("gridtrace.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(
+        num=_num, thousands=_thousands, pct=_pct, duration=_duration, cell=_cell, pctcell=_pct_cell
+    )
+    env.globals["version"] = __version__
+    return env
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+# --- the workload section -----------------------------------------------------------------------
+
+
+def _describe_trace(trace: pa.Table) -> dict[str, Any]:
+    table = conform(trace, TRACE)
+    try:
+        meta: dict[str, Any] = trace_metadata(table)
+    except SchemaError:
+        meta = {"origin": None, "site": None, "cores": None, "tau_s": 900.0, "provenance": {}}
+    n = table.num_rows
+    submit = table.column("submit_s").to_numpy()
+    run = table.column("run_s").to_numpy()
+    work = run * table.column("cores").to_numpy().astype(np.float64)
+    inter = np.asarray(table.column("interactive").to_numpy(zero_copy_only=False), dtype=bool)
+    span = float(submit.max() - submit.min()) if n else math.nan
+    cores = meta["cores"]
+    offered = float(work.sum() / (cores * span)) if n and cores and span and span > 0 else None
+    vos: list[dict[str, Any]] = []
+    if n:
+        encoded = table.column("vo").combine_chunks().dictionary_encode()
+        idx = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.float64)
+        codes = np.where(np.isnan(idx), -1, idx).astype(np.int64)
+        names: list[tuple[int, str]] = list(enumerate(map(str, encoded.dictionary.to_pylist())))
+        if np.any(codes < 0):
+            names.append((-1, "(none)"))
+        total_work = float(work.sum())
+        for k, name in names:
+            mask = codes == k
+            count = int(mask.sum())
+            vos.append(
+                {
+                    "name": name,
+                    "jobs": count,
+                    "job_share": count / n,
+                    "work_share": float(work[mask].sum()) / total_work if total_work > 0 else None,
+                    "interactive_share": float(inter[mask].mean()) if count else None,
+                }
+            )
+        vos.sort(key=lambda v: (-v["jobs"], v["name"]))
+    users = int(pc.count_distinct(table.column("user"), mode="only_valid").as_py())
+    return {
+        "site": meta["site"] if meta["site"] is not None else "—",
+        "origin": meta["origin"] if meta["origin"] is not None else "—",
+        "cores": cores,
+        "tau_s": meta["tau_s"],
+        "jobs": n,
+        "span_s": span,
+        "interactive_share": float(inter.mean()) if n else None,
+        "mean_run_s": float(run.mean()) if n else None,
+        "offered_load": offered,
+        "users": users,
+        "vos": vos,
+        "provenance": json.dumps(meta["provenance"], indent=2, sort_keys=True, default=str),
+    }
+
+
+# --- the scheduling section ---------------------------------------------------------------------
+
+
+def _summary_of(result: object) -> Mapping[str, Any]:
+    """Return the summary of a result, checked at run time (lists read from JSON are fine)."""
+    if isinstance(result, SimulationResult):
+        return result.summary
+    if isinstance(result, tuple | list) and len(result) == 2 and isinstance(result[1], Mapping):
+        return result[1]
+    raise ConfigError(f"expected a SimulationResult or a (jobs, summary) pair, got {result!r}")
+
+
+def _aggregate(values: Sequence[Any]) -> dict[str, Any]:
+    """Mean over seeds and the half-width of its 95 % t-interval (None with fewer than 2)."""
+    xs = np.asarray([float(v) for v in values if not _is_missing(v)], dtype=np.float64)
+    k = int(xs.shape[0])
+    if k == 0:
+        return {"mean": None, "half": None, "k": 0}
+    mean = float(xs.mean())
+    half = None
+    if k > 1:
+        half = float(stats.t.ppf(0.975, k - 1) * xs.std(ddof=1) / math.sqrt(k))
+    return {"mean": mean, "half": half, "k": k}
+
+
+def _policy_rows(results: Mapping[str, Sequence[ResultLike]]) -> list[dict[str, Any]]:
+    rows = []
+    for policy, runs in results.items():
+        summaries = [_summary_of(r) for r in runs]
+        if not summaries:
+            continue
+        classes = []
+        for cls in _CLASSES:
+            per_seed = [s.get("classes", {}).get(cls, {}) for s in summaries]
+            cell = {m: _aggregate([p.get(m) for p in per_seed]) for m in _CLASS_METRICS}
+            classes.append({"name": cls, **cell})
+        fair = [(s.get("fairness") or {}).get("mean") for s in summaries]
+        rows.append(
+            {
+                "name": str(policy),
+                "seeds": len(summaries),
+                "classes": classes,
+                "interactive_wait_under_120s": _aggregate(
+                    [s.get("interactive_wait_under_120s") for s in summaries]
+                ),
+                "utilisation": _aggregate([s.get("utilisation") for s in summaries]),
+                "bsld_mean": _aggregate(
+                    [s.get("classes", {}).get("all", {}).get("bsld_mean") for s in summaries]
+                ),
+                "fairness_mean": _aggregate(fair),
+                "exclusion_note": (summaries[0].get("exclusion") or {}).get("note", ""),
+            }
+        )
+    return rows
+
+
+def _best(rows: Sequence[Mapping[str, Any]], cls: str, metric: str, *, highest: bool) -> str | None:
+    scored = []
+    for row in rows:
+        cell = next(c for c in row["classes"] if c["name"] == cls)[metric]
+        if cell["mean"] is not None:
+            scored.append((-cell["mean"] if highest else cell["mean"], row["name"]))
+    return min(scored)[1] if scored else None
+
+
+def _published_table(published: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Any] | None:
+    if not published:
+        return None
+    columns: list[str] = []
+    for metrics in published.values():
+        for m in metrics:
+            if str(m) not in columns:
+                columns.append(str(m))
+    rows = []
+    for label, metrics in published.items():
+        by_name = {str(k): v for k, v in metrics.items()}
+        values = []
+        for c in columns:
+            v = by_name.get(c)
+            values.append(_num(v, 3) if isinstance(v, int | float) else ("—" if v is None else v))
+        rows.append({"label": str(label), "cells": values})
+    return {"columns": columns, "rows": rows}
+
+
+def render_workload_report(
+    workload: str,
+    *,
+    trace: pa.Table,
+    results: Mapping[str, Sequence[ResultLike]],
+    out_path: str | PathLike[str],
+    published: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Write the self-contained HTML report of one workload.
+
+    Parameters
+    ----------
+    workload : str
+        The workload's name (not ``"all"``; see :func:`check_workload_name`).
+    trace : pyarrow.Table
+        The workload's ``trace`` table (with its metadata, for P, τ and the provenance).
+    results : mapping of str to sequence of results
+        Policy name → one result per seed: :class:`~gridtrace.sim.SimulationResult` objects or
+        ``(jobs, summary)`` pairs (only the summary is read; ``jobs`` may be None).
+    out_path : path
+        The HTML file to write, normally ``reports/<workload>/index.html``; if it is an existing
+        folder, ``index.html`` is written inside it. Parent folders are created.
+    published : mapping, optional
+        Numbers from the research to show beside ours, labelled "published":
+        row label (e.g. ``"FIFO, seed paper"``) → {metric name → value}.
+
+    Returns
+    -------
+    dict
+        The key figures for the index page: ``workload``, ``href`` (relative to ``reports/``),
+        ``path``, ``jobs``, ``cores``, ``utilisation`` (mean simulated utilisation under ``fifo``,
+        else under the first policy; None without results), ``offered_load``,
+        ``interactive_share``, ``best_policy_interactive_w`` (highest mean interactive W) and
+        ``best_policy_wait`` (lowest mean wait over all jobs).
+
+    Raises
+    ------
+    ConfigError
+        If the workload name is refused or a result is malformed.
+    """
+    check_workload_name(workload)
+    path = Path(out_path)
+    if path.is_dir():
+        path = path / "index.html"
+    described = _describe_trace(trace)
+    rows = _policy_rows(results)
+    notes = sorted({r["exclusion_note"] for r in rows if r["exclusion_note"]})
+    html = (
+        _environment()
+        .get_template("workload.html.j2")
+        .render(
+            workload=workload,
+            trace=described,
+            policies=rows,
+            multi_seed=any(r["seeds"] > 1 for r in rows),
+            exclusion_note="; ".join(notes) or "none",
+            published=_published_table(published),
+            model=None,  # later: the modelling stage's section
+            rl=None,  # later: the RL stage's section
+        )
+    )
+    _write(path, html)
+    logger.info("wrote the report of %s to %s", workload, path)
+    reference = next((r for r in rows if r["name"] == "fifo"), rows[0] if rows else None)
+    return {
+        "workload": workload,
+        "href": f"{workload}/index.html",
+        "path": str(path),
+        "jobs": described["jobs"],
+        "cores": described["cores"],
+        "utilisation": reference["utilisation"]["mean"] if reference else None,
+        "offered_load": described["offered_load"],
+        "interactive_share": described["interactive_share"],
+        "best_policy_interactive_w": _best(
+            rows, "interactive", "responsiveness_mean", highest=True
+        ),
+        "best_policy_wait": _best(rows, "all", "wait_mean_s", highest=False),
+    }
+
+
+def render_index(entries: Sequence[Mapping[str, Any]], out_path: str | PathLike[str]) -> None:
+    """Write ``reports/index.html``, linking every workload report with its key figures.
+
+    Parameters
+    ----------
+    entries : sequence of mapping
+        The dicts returned by :func:`render_workload_report` (at least ``workload``; ``href``
+        defaults to ``<workload>/index.html``, relative to the index page).
+    out_path : path
+        The HTML file to write.
+
+    Raises
+    ------
+    ConfigError
+        If a workload name is refused.
+    """
+    rows = []
+    for entry in entries:
+        name = check_workload_name(str(entry["workload"]))
+        row = {
+            "jobs": None,
+            "cores": None,
+            "utilisation": None,
+            "interactive_share": None,
+            "best_policy_interactive_w": None,
+            "best_policy_wait": None,
+            **entry,
+        }
+        row["workload"] = name
+        row["href"] = str(entry.get("href") or f"{name}/index.html")
+        rows.append(row)
+    rows.sort(key=lambda r: r["workload"])
+    html = _environment().get_template("index.html.j2").render(entries=rows)
+    _write(Path(out_path), html)
+    logger.info("wrote the index of %d workload(s) to %s", len(rows), out_path)
+
+
+def write_manifest(paths: Sequence[str | PathLike[str]], out_path: str | PathLike[str]) -> None:
+    """Write the manifest ``reports/all``: one report path per line, in the given order."""
+    lines = [str(Path(p)) for p in paths]
+    _write(Path(out_path), "".join(f"{line}\n" for line in lines))

@@ -1,0 +1,55 @@
+"""The site simulator: one queue, P identical cores, rigid jobs, pluggable policies.
+
+:func:`simulate` replays a ``trace`` table under a policy and returns a :class:`SimulationResult`
+(per-job table plus summary). Policies are strategy objects behind the :class:`Policy` protocol;
+the built-in ones are listed in :data:`POLICIES` (for now strict FIFO).
+"""
+
+from __future__ import annotations
+
+from gridtrace.sim._engine import (
+    POLICIES,
+    FifoPolicy,
+    JobRows,
+    Policy,
+    QueueView,
+    fifo_multi_core_starts,
+    fifo_single_core_starts,
+    make_policy,
+    run_events,
+    simulate,
+)
+from gridtrace.sim._metrics import (
+    BSLD_TAU_S,
+    INTERACTIVE_WAIT_S,
+    NO_VO,
+    bounded_slowdown,
+    fairness_at_election,
+    responsiveness,
+    summarise,
+)
+from gridtrace.sim._result import SIM_METADATA_KEYS, SimulationResult, read_result, sim_metadata
+
+__all__ = [
+    "BSLD_TAU_S",
+    "INTERACTIVE_WAIT_S",
+    "NO_VO",
+    "POLICIES",
+    "SIM_METADATA_KEYS",
+    "FifoPolicy",
+    "JobRows",
+    "Policy",
+    "QueueView",
+    "SimulationResult",
+    "bounded_slowdown",
+    "fairness_at_election",
+    "fifo_multi_core_starts",
+    "fifo_single_core_starts",
+    "make_policy",
+    "read_result",
+    "responsiveness",
+    "run_events",
+    "sim_metadata",
+    "simulate",
+    "summarise",
+]

@@ -1,0 +1,137 @@
+"""The result of a simulation: the per-job table and its summary, and their files."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from gridtrace.errors import SchemaError
+from gridtrace.schema import SIM_RESULT, conform
+
+__all__ = ["SIM_METADATA_KEYS", "SimulationResult", "read_result", "sim_metadata"]
+
+SIM_METADATA_KEYS = ("policy", "cores", "site", "origin", "tau_s", "provenance")
+"""Parquet key-value metadata of a ``sim_result`` table.
+
+``provenance`` is JSON: ``{"trace": <the trace's provenance>, "simulation": {...}}``.
+"""
+
+
+def with_sim_metadata(
+    table: pa.Table,
+    *,
+    policy: str,
+    cores: int,
+    site: str,
+    origin: str,
+    tau_s: float,
+    provenance: Mapping[str, Any],
+) -> pa.Table:
+    """Attach the ``sim_result`` metadata (see :data:`SIM_METADATA_KEYS`) to a table."""
+    metadata = {
+        b"policy": policy.encode(),
+        b"cores": str(int(cores)).encode(),
+        b"site": site.encode(),
+        b"origin": origin.encode(),
+        b"tau_s": repr(float(tau_s)).encode(),
+        b"provenance": json.dumps(dict(provenance), sort_keys=True, default=str).encode(),
+    }
+    return table.replace_schema_metadata(metadata)
+
+
+def sim_metadata(table: pa.Table) -> dict[str, Any]:
+    """Read the metadata written by the simulator onto a ``sim_result`` table.
+
+    Raises
+    ------
+    SchemaError
+        If a key is missing.
+    """
+    raw = table.schema.metadata or {}
+    missing = [k for k in SIM_METADATA_KEYS if k.encode() not in raw]
+    if missing:
+        raise SchemaError("sim_result table has no metadata key(s)", missing)
+    return {
+        "policy": raw[b"policy"].decode(),
+        "cores": int(raw[b"cores"]),
+        "site": raw[b"site"].decode(),
+        "origin": raw[b"origin"].decode(),
+        "tau_s": float(raw[b"tau_s"]),
+        "provenance": json.loads(raw[b"provenance"]),
+    }
+
+
+def _json_safe(value: Any) -> Any:
+    """Replace non-finite floats by None so that the summary is strict JSON."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True, eq=False)
+class SimulationResult:
+    """What :func:`~gridtrace.sim.simulate` returns.
+
+    Parameters
+    ----------
+    jobs : pyarrow.Table
+        One row per job (schema :data:`gridtrace.schema.SIM_RESULT`), in (submit_s, job_id)
+        order, with the metadata of :data:`SIM_METADATA_KEYS`.
+    summary : dict
+        Per-class and per-VO statistics, utilisation, makespan and the run's settings (JSON types;
+        see :func:`~gridtrace.sim.summarise`, plus ``policy``, ``cores``, ``site``, ``tau_s``,
+        ``engine``, ``vo_shares`` and ``provenance``).
+    """
+
+    jobs: pa.Table
+    summary: dict[str, Any]
+
+    @property
+    def policy(self) -> str:
+        """The policy's name."""
+        return str(self.summary["policy"])
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The parsed metadata of :attr:`jobs` (see :func:`sim_metadata`)."""
+        return sim_metadata(self.jobs)
+
+    def write(
+        self, parquet_path: str | PathLike[str], summary_json_path: str | PathLike[str]
+    ) -> None:
+        """Write the jobs as Parquet and the summary as JSON (parent folders are created)."""
+        parquet = Path(parquet_path)
+        summary = Path(summary_json_path)
+        parquet.parent.mkdir(parents=True, exist_ok=True)
+        summary.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(self.jobs, parquet)
+        text = json.dumps(_json_safe(self.summary), indent=2, sort_keys=True, allow_nan=False)
+        summary.write_text(text + "\n", encoding="utf-8")
+
+
+def read_result(
+    parquet_path: str | PathLike[str], summary_json_path: str | PathLike[str]
+) -> SimulationResult:
+    """Read a result written by :meth:`SimulationResult.write`.
+
+    Raises
+    ------
+    SchemaError
+        If the Parquet file is not a ``sim_result`` table.
+    """
+    table = pq.read_table(Path(parquet_path))
+    table = conform(table, SIM_RESULT)
+    summary = json.loads(Path(summary_json_path).read_text(encoding="utf-8"))
+    return SimulationResult(jobs=table, summary=summary)

@@ -1,0 +1,170 @@
+"""HTML reports: content, escaping, self-containment, index and manifest."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from gridtrace.errors import ConfigError
+from gridtrace.models import generate_preset_trace
+from gridtrace.report import render_index, render_workload_report, write_manifest
+from gridtrace.schema import trace_metadata, with_trace_metadata
+from gridtrace.sim import read_result, simulate
+
+HOSTILE = "<script>alert(1)</script>"
+
+# a resource fetched from the network: src/href/url() pointing at http(s) or protocol-relative
+REMOTE = re.compile(r"""(src|href)\s*=\s*["']?\s*(https?:)?//|url\(\s*["']?\s*(https?:)?//""", re.I)
+
+
+def assert_self_contained(html: str) -> None:
+    assert "<script" not in html.lower()
+    assert "http://" not in html
+    assert "https://" not in html
+    assert not REMOTE.search(html)
+    assert "<link" not in html.lower()
+
+
+def hostile_trace() -> pa.Table:
+    trace = generate_preset_trace("MM50-50", rng=3, size=1200, users_per_vo=2)
+    vo = trace["vo"].to_pylist()
+    vo[:50] = [HOSTILE] * 50
+    user = trace["user"].to_pylist()
+    user[:7] = ['"><img src=x onerror=alert(2)>'] * 7
+    trace = trace.set_column(trace.schema.get_field_index("vo"), "vo", pa.array(vo, pa.string()))
+    trace = trace.set_column(
+        trace.schema.get_field_index("user"), "user", pa.array(user, pa.string())
+    )
+    meta = trace_metadata(trace)
+    return with_trace_metadata(
+        trace,
+        origin=meta["origin"],
+        site=f"site {HOSTILE}",
+        cores=meta["cores"],
+        tau_s=meta["tau_s"],
+        provenance={**meta["provenance"], "src_file": f"/logs/{HOSTILE}.log"},
+    )
+
+
+@pytest.fixture(scope="module")
+def pe1() -> tuple[pa.Table, dict[str, list[object]]]:
+    trace = generate_preset_trace("PE-1", rng=0, size=2500)
+    fifo = [simulate(generate_preset_trace("PE-1", rng=s, size=2500)) for s in range(3)]
+    return trace, {"fifo": list(fifo)}
+
+
+def test_workload_report_contains_the_numbers(pe1, tmp_path: Path) -> None:
+    trace, results = pe1
+    out = tmp_path / "reports" / "PE-1" / "index.html"
+    key = render_workload_report(
+        "PE-1",
+        trace=trace,
+        results=results,
+        out_path=out,
+        published={"FIFO, seed paper": {"interactive W mean": 0.62}},
+    )
+    html = out.read_text(encoding="utf-8")
+    assert_self_contained(html)
+    for section in ("Workload", "Model", "Scheduling", "RL"):
+        assert f"<h2>{section}</h2>" in html
+    assert "2,500" in html  # jobs
+    assert "<dd>80</dd>" in html  # cores
+    summaries = [r.summary for r in results["fifo"]]
+    mean_wait = sum(s["classes"]["all"]["wait_mean_s"] for s in summaries) / 3
+    assert f"{mean_wait:,.1f} ±" in html
+    assert "published" in html
+    assert "0.620" in html
+    assert key["workload"] == "PE-1"
+    assert key["jobs"] == 2500
+    assert key["cores"] == 80
+    assert key["best_policy_interactive_w"] == "fifo"
+    assert key["best_policy_wait"] == "fifo"
+    assert key["utilisation"] == pytest.approx(sum(s["utilisation"] for s in summaries) / 3)
+    assert key["interactive_share"] == pytest.approx(
+        sum(trace["interactive"].to_pylist()) / trace.num_rows
+    )
+
+
+def test_results_read_back_from_disk_and_best_policies(pe1, tmp_path: Path) -> None:
+    trace, results = pe1
+    r = results["fifo"][0]
+    r.write(tmp_path / "s.parquet", tmp_path / "s.json")
+    back = read_result(tmp_path / "s.parquet", tmp_path / "s.json")
+    # a fake second policy, better on both criteria
+    better = dict(back.summary)
+    better["classes"] = {k: dict(v) for k, v in back.summary["classes"].items()}
+    better["classes"]["interactive"]["responsiveness_mean"] = 0.99
+    better["classes"]["all"]["wait_mean_s"] = 1.0
+    (tmp_path / "PE-1").mkdir()
+    key = render_workload_report(
+        "PE-1",
+        trace=trace,
+        results={"fifo": [(back.jobs, back.summary)], "oracle": [(None, better)]},
+        out_path=tmp_path / "PE-1",  # an existing folder: index.html is written inside
+    )
+    assert (tmp_path / "PE-1" / "index.html").is_file()
+    assert key["best_policy_interactive_w"] == "oracle"
+    assert key["best_policy_wait"] == "oracle"
+    assert key["utilisation"] == pytest.approx(back.summary["utilisation"])  # FIFO's
+
+
+def test_hostile_strings_are_escaped(tmp_path: Path) -> None:
+    trace = hostile_trace()
+    result = simulate(trace, vo_shares={HOSTILE: 1.0, "vo1": 1.0})
+    out = tmp_path / "x" / "index.html"
+    render_workload_report(
+        "x",
+        trace=trace,
+        results={"fifo": [result]},
+        out_path=out,
+        published={HOSTILE: {HOSTILE: HOSTILE}},
+    )
+    html = out.read_text(encoding="utf-8")
+    assert_self_contained(html)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<img" not in html
+
+
+def test_workload_named_all_is_refused(pe1, tmp_path: Path) -> None:
+    trace, results = pe1
+    with pytest.raises(ConfigError, match="all"):
+        render_workload_report("all", trace=trace, results=results, out_path=tmp_path / "a.html")
+    for bad in ("../up", "a/b", ".hidden", ""):
+        with pytest.raises(ConfigError):
+            render_workload_report(bad, trace=trace, results=results, out_path=tmp_path / "b.html")
+    with pytest.raises(ConfigError):
+        render_index([{"workload": "all"}], tmp_path / "index.html")
+
+
+def test_report_without_results(tmp_path: Path) -> None:
+    trace = generate_preset_trace("PE-2", rng=1, size=300)
+    key = render_workload_report("PE-2", trace=trace, results={}, out_path=tmp_path / "r.html")
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "No simulation results" in html
+    assert key["utilisation"] is None
+    assert key["best_policy_wait"] is None
+
+
+def test_index_links_every_workload_and_manifest(pe1, tmp_path: Path) -> None:
+    trace, results = pe1
+    reports = tmp_path / "reports"
+    entries = []
+    for name in ("PE-1", "MM50-20", "lal_2006"):
+        entries.append(
+            render_workload_report(
+                name, trace=trace, results=results, out_path=reports / name / "index.html"
+            )
+        )
+    render_index(entries, reports / "index.html")
+    html = (reports / "index.html").read_text(encoding="utf-8")
+    assert_self_contained(html)
+    for name in ("PE-1", "MM50-20", "lal_2006"):
+        assert f'<a href="{name}/index.html">{name}</a>' in html
+        assert (reports / name / "index.html").is_file()  # the relative link resolves
+    assert "2,500" in html
+    paths = [e["path"] for e in entries]
+    write_manifest(paths, reports / "all")
+    assert (reports / "all").read_text(encoding="utf-8").splitlines() == paths
