@@ -18,10 +18,12 @@ Four tables flow through the pipeline (see DESIGN.md, "Tables"):
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from gridtrace.errors import SchemaError
 
@@ -36,16 +38,23 @@ __all__ = [
     "TRACE_METADATA_KEYS",
     "conform",
     "empty_table",
+    "read_table",
     "trace_metadata",
     "validate",
     "with_trace_metadata",
 ]
 
 _UTC = pa.timestamp("s", tz="UTC")
+
+
+def _fields(*fields: pa.Field[Any]) -> list[pa.Field[Any]]:
+    return list(fields)
+
+
 _FLAGS = pa.list_(pa.string())
 
 RECORDS = pa.schema(
-    [
+    _fields(
         pa.field("site", pa.string(), nullable=False),
         pa.field("source_format", pa.string(), nullable=False),
         pa.field("src_file", pa.string(), nullable=False),
@@ -59,18 +68,18 @@ RECORDS = pa.schema(
         # the line's bytes, kept only when the line needed repair (non-UTF-8, control characters,
         # truncation), so that the original is always recoverable
         pa.field("raw", pa.binary()),
-    ]
+    )
 )
 
 QUARANTINE = pa.schema(
-    [
+    _fields(
         pa.field("site", pa.string(), nullable=False),
         pa.field("source_format", pa.string(), nullable=False),
         pa.field("src_file", pa.string(), nullable=False),
         pa.field("src_line", pa.int64(), nullable=False),
         pa.field("reason", pa.string(), nullable=False),
         pa.field("raw", pa.binary(), nullable=False),
-    ]
+    )
 )
 
 JOB_STATES = (
@@ -86,7 +95,7 @@ JOB_STATES = (
 )
 
 JOBS = pa.schema(
-    [
+    _fields(
         pa.field("site", pa.string(), nullable=False),
         pa.field("source_format", pa.string(), nullable=False),
         pa.field("job_key", pa.string(), nullable=False),
@@ -129,11 +138,11 @@ JOBS = pa.schema(
         pa.field("src_file", pa.string(), nullable=False),
         pa.field("src_line", pa.int64(), nullable=False),
         pa.field("flags", _FLAGS),
-    ]
+    )
 )
 
 TRACE = pa.schema(
-    [
+    _fields(
         pa.field("job_id", pa.int64(), nullable=False),
         pa.field("submit_s", pa.float64(), nullable=False),
         pa.field("run_s", pa.float64(), nullable=False),
@@ -144,13 +153,13 @@ TRACE = pa.schema(
         pa.field("queue", pa.string()),
         pa.field("interactive", pa.bool_(), nullable=False),
         pa.field("wait_s", pa.float64()),  # as logged, where the source has it
-    ]
+    )
 )
 
 TRACE_METADATA_KEYS = ("origin", "site", "cores", "tau_s", "provenance")
 
 SIM_RESULT = pa.schema(
-    [
+    _fields(
         pa.field("job_id", pa.int64(), nullable=False),
         pa.field("submit_s", pa.float64(), nullable=False),
         pa.field("start_s", pa.float64(), nullable=False),
@@ -163,7 +172,7 @@ SIM_RESULT = pa.schema(
         pa.field("responsiveness", pa.float64(), nullable=False),  # W = run / (run + wait)
         pa.field("bounded_slowdown", pa.float64(), nullable=False),  # τ_bsld = 10 s
         pa.field("fairness", pa.float64()),  # F at the job's election, when VO shares are set
-    ]
+    )
 )
 
 SCHEMAS: Mapping[str, pa.Schema] = {
@@ -253,6 +262,24 @@ def conform(table: pa.Table, name_or_schema: str | pa.Schema) -> pa.Table:
     if table.schema.metadata:
         conformed = conformed.replace_schema_metadata(table.schema.metadata)
     return validate(conformed, schema)
+
+
+def read_table(path: str | os.PathLike[str], name_or_schema: str | pa.Schema) -> pa.Table:
+    """Read a Parquet file and conform it to a schema.
+
+    Parquet has no seconds unit, so ``timestamp[s]`` columns come back as milliseconds; this
+    casts them (and nothing else that would lose information) back and validates the table.
+    """
+    _, schema = _schema(name_or_schema)
+    table = pq.read_table(os.fspath(path))
+    for field in schema:
+        if field.name not in table.column_names:
+            continue
+        have = table.schema.field(field.name).type
+        if pa.types.is_timestamp(have) and have != field.type and field.type.tz == have.tz:
+            index = table.column_names.index(field.name)
+            table = table.set_column(index, field.name, table.column(field.name).cast(field.type))
+    return validate(table, name_or_schema)
 
 
 def with_trace_metadata(

@@ -1,0 +1,415 @@
+"""Value parsers for TORQUE / OpenPBS / PBS Pro accounting attributes.
+
+Every parser takes the attribute's text exactly as logged and never raises on bad input: it
+returns the normalised value (seconds, bytes, counts) or ``None``, together with a *problem*
+word the caller turns into a ``jobs.flags`` entry. The parsers are pure and cheap, so the job
+assembler calls them once per distinct string (see :func:`gridtrace.logs._torque_jobs`).
+
+Problems reported (second element of the returned pair):
+
+``"negative"``
+    A duration with a negative part (``-342359:-42:-21``): the value is ``None``.
+``"unreadable"``
+    The text does not have the attribute's syntax: the value is ``None``.
+``"nonstandard"``
+    Memory written in a form PBS does not document (a decimal, or a multiplier without ``b``/``w``,
+    as in ``12.27M``): read as binary multiples of bytes, the value is kept.
+``"guessed"``
+    Memory without a unit: read in the caller's default unit, the value is kept.
+
+Forms accepted
+--------------
+Durations (:func:`parse_duration`)
+    ``SS`` (TORQUE >= 5.1 writes ``resources_used`` in seconds), ``MM:SS``, ``HH:MM:SS``,
+    ``DD:HH:MM:SS`` (four parts: the first is days) and ``D+HH:MM:SS``; the seconds may carry a
+    fraction, which is dropped.
+Memory (:func:`parse_memory`)
+    An integer and a unit ``b, kb, mb, gb, tb, pb`` (powers of 1024) or ``w, kw, mw, gw, tw, pw``
+    (words of 8 bytes), any case.
+``exec_host`` (:func:`parse_exec_host`)
+    ``+``-separated ``host/slots`` where slots is a comma list of indices ``5``, ranges ``0-3``
+    and PBS Pro ``index*ncpus`` counts.
+``exec_vnode`` (:func:`parse_exec_vnode`)
+    ``+``-separated chunks in parentheses, each ``+``-separated ``vnode:res=value:...``; vnodes
+    ``host[i]`` collapse to ``host``.
+``Resource_List.nodes`` (:func:`parse_nodes_spec`)
+    ``+``-separated parts ``count|hostname[:ppn=N][:gpus=N][:feature...]``.
+``Resource_List.select`` (:func:`parse_select`)
+    ``+``-separated chunks ``[count:]res=value[:res=value...]``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Literal
+
+__all__ = [
+    "MEMORY_UNITS",
+    "ExecHost",
+    "NodeRequest",
+    "Problem",
+    "exit_signal",
+    "parse_duration",
+    "parse_exec_host",
+    "parse_exec_vnode",
+    "parse_job_id",
+    "parse_memory",
+    "parse_nodes_spec",
+    "parse_select",
+]
+
+Problem = Literal["negative", "unreadable", "nonstandard", "guessed"]
+
+_POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5, "e": 6}
+MEMORY_UNITS: frozenset[str] = frozenset({p + s for p in _POWERS if p != "e" for s in ("b", "w")})
+"""The unit suffixes PBS documents (lower case); ``unitless_memory`` must be one of them."""
+
+_DURATION_PART = re.compile(r"-?\d+")
+_SECONDS_PART = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)")
+_MEMORY = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgtpe]?)([bw]?)\s*", re.IGNORECASE)
+_INT = re.compile(r"\d+")
+_HOSTNAME = re.compile(r"[A-Za-z\[][\w.\-\[\]]*")
+_FEATURE = re.compile(r"[\w.\-]+")
+_EXEC_HOST_PART = re.compile(r"([^+/]+)/(\d+)(?:-(\d+))?")
+_SIMPLE_EXEC_HOST = re.compile(r"[^+/,*]+/\d+(?:-\d+)?(?:\+[^+/,*]+/\d+(?:-\d+)?)*")
+_VNODE_SUFFIX = re.compile(r"\[\d+\]$")
+_JOB_ID = re.compile(r"(\d+)(?:\[(\d*)\]|-(\d+))?(?:\..*)?", re.DOTALL)
+
+
+def parse_duration(text: str) -> tuple[int | None, Problem | None]:
+    """Read a PBS duration into whole seconds.
+
+    Parameters
+    ----------
+    text : str
+        ``3600``, ``01:00:00``, ``05:00``, ``2:00:00:00`` (days), ``1+02:00:00`` or with a
+        fractional second ``00:00:01.50``.
+
+    Returns
+    -------
+    tuple of (int or None, str or None)
+        The seconds, and ``"negative"`` or ``"unreadable"`` when the value is ``None``.
+
+    Examples
+    --------
+    >>> parse_duration("2:00:00:00")
+    (172800, None)
+    >>> parse_duration("-342359:-42:-21")
+    (None, 'negative')
+    """
+    text = text.strip()
+    days = 0
+    head, plus, text = text.rpartition("+")
+    if plus:
+        if not _DURATION_PART.fullmatch(head):
+            return None, "unreadable"
+        days = int(head)
+        if days < 0:
+            return None, "negative"
+    parts = text.split(":")
+    if not 1 <= len(parts) <= 4 or (plus and len(parts) != 3):
+        return None, "unreadable"
+    *whole, last = parts
+    if not all(_DURATION_PART.fullmatch(p) for p in whole) or not _SECONDS_PART.fullmatch(last):
+        return None, "unreadable"
+    if any(p.startswith("-") for p in parts):
+        return None, "negative"
+    numbers = [int(p) for p in whole]
+    numbers.append(int(Decimal(last)))
+    weights = (86400, 3600, 60, 1)[4 - len(numbers) :]
+    return days * 86400 + sum(n * w for n, w in zip(numbers, weights, strict=True)), None
+
+
+def parse_memory(text: str, unitless: str = "b") -> tuple[int | None, Problem | None]:
+    """Read a PBS size into bytes.
+
+    Parameters
+    ----------
+    text : str
+        ``15240kb``, ``4gb``, ``2kw`` (words of 8 bytes), ``12.27M``, ``1024``.
+    unitless : str, default "b"
+        The unit (one of :data:`MEMORY_UNITS`) of a number written without one; PBS documents
+        bytes, XDMoD assumes ``kb``.
+
+    Returns
+    -------
+    tuple of (int or None, str or None)
+        Bytes, rounded down, and a problem: ``"nonstandard"`` for decimals or a multiplier without
+        ``b``/``w`` (read as binary multiples of bytes), ``"guessed"`` for a number without unit
+        (other than 0), ``"unreadable"`` when the value is ``None``.
+
+    Examples
+    --------
+    >>> parse_memory("12.27M")
+    (12866027, 'nonstandard')
+    >>> parse_memory("2kw")
+    (16384, None)
+    """
+    match = _MEMORY.fullmatch(text)
+    if match is None:
+        return None, "unreadable"
+    number, power, kind = match.groups()
+    problem: Problem | None = None
+    if not power and not kind:
+        power, kind = unitless[:-1], unitless[-1]
+        if Decimal(number) != 0:
+            problem = "guessed"
+    elif not kind or "." in number:
+        problem = "nonstandard"
+    factor = 1024 ** _POWERS[power.lower()] * (8 if kind.lower() == "w" else 1)
+    amount = Decimal(number)
+    return int(amount * factor), problem
+
+
+@dataclass(frozen=True, slots=True)
+class ExecHost:
+    """Hosts and cores of an ``exec_host`` or ``exec_vnode`` value.
+
+    Attributes
+    ----------
+    hosts : tuple of str
+        Distinct hosts, in the order they first appear.
+    cores : int
+        Cores: distinct (host, index) pairs plus the ``*ncpus`` counts (``exec_host``), or the
+        sum of ``ncpus`` (``exec_vnode``).
+    gpus : int or None
+        Sum of ``ngpus`` (``exec_vnode`` only).
+    """
+
+    hosts: tuple[str, ...]
+    cores: int
+    gpus: int | None = None
+
+
+def parse_exec_host(text: str) -> ExecHost | None:
+    """Read an ``exec_host`` value; ``None`` when it has not the ``host/slots+...`` syntax.
+
+    Examples
+    --------
+    >>> parse_exec_host("b391/0-1,5,11")
+    ExecHost(hosts=('b391',), cores=4, gpus=None)
+    >>> parse_exec_host("c1/0*13+c2/0*13").cores
+    26
+    """
+    text = text.strip()
+    if _SIMPLE_EXEC_HOST.fullmatch(text):  # one index or range per host: no set needed
+        parts = _EXEC_HOST_PART.findall(text)
+        hosts = tuple(dict.fromkeys(host for host, _, _ in parts))
+        if len(hosts) == len(parts) and all(
+            not high or int(high) >= int(low) for _, low, high in parts
+        ):
+            cores = sum(int(high) - int(low) + 1 if high else 1 for _, low, high in parts)
+            return ExecHost(hosts, cores)
+    pairs: dict[str, set[int]] = {}
+    counted = 0
+    for chunk in text.split("+"):
+        host, sep, slots = chunk.rpartition("/")
+        if not sep or not host or not slots:
+            return None
+        seen = pairs.setdefault(host, set())
+        for item in slots.split(","):
+            first, star, count = item.partition("*")
+            if star:
+                if not (_INT.fullmatch(first) and _INT.fullmatch(count)):
+                    return None
+                counted += int(count)
+                continue
+            low, dash, high = item.partition("-")
+            if not _INT.fullmatch(low) or (dash and not _INT.fullmatch(high)):
+                return None
+            if dash:
+                if int(high) < int(low):
+                    return None
+                seen.update(range(int(low), int(high) + 1))
+            else:
+                seen.add(int(low))
+    return ExecHost(tuple(pairs), sum(len(s) for s in pairs.values()) + counted)
+
+
+def parse_exec_vnode(text: str) -> ExecHost | None:
+    """Read a PBS Pro ``exec_vnode`` value; ``None`` when it cannot be read.
+
+    Vnodes named ``host[i]`` collapse to ``host``; cores and GPUs are the sums of ``ncpus`` and
+    ``ngpus`` over all vnodes.
+
+    Examples
+    --------
+    >>> parse_exec_vnode("(gpu07[1]:ncpus=24:ngpus=2+gpu07[0]:ncpus=24:ngpus=2)")
+    ExecHost(hosts=('gpu07',), cores=48, gpus=4)
+    """
+    hosts: dict[str, None] = {}
+    cores = 0
+    gpus = 0
+    for vnode in text.strip().replace("(", "").replace(")", "").split("+"):
+        name, *resources = vnode.split(":")
+        if not name:
+            return None
+        hosts[_VNODE_SUFFIX.sub("", name)] = None
+        for resource in resources:
+            key, _, value = resource.partition("=")
+            if key in ("ncpus", "ngpus"):
+                if not _INT.fullmatch(value):
+                    return None
+                if key == "ncpus":
+                    cores += int(value)
+                else:
+                    gpus += int(value)
+    return ExecHost(tuple(hosts), cores, gpus)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRequest:
+    """Nodes, cores, GPUs and memory requested by a ``nodes`` spec or a ``select`` statement.
+
+    ``mem_bytes`` is set only for ``select`` chunks that carry ``mem=``; ``mem_problem`` says
+    how that memory was read.
+    """
+
+    nodes: int
+    cores: int
+    gpus: int
+    mem_bytes: int | None = None
+    mem_problem: Problem | None = None
+
+
+def parse_nodes_spec(text: str) -> NodeRequest | None:
+    """Read a TORQUE ``Resource_List.nodes`` spec; ``None`` when it cannot be read.
+
+    Each ``+``-part is a node count or a host name, then ``:``-separated ``ppn=``, ``gpus=``
+    (or ``gpu=``), other ``key=value`` resources (ignored) and node features (ignored). A part
+    without ``ppn`` asks for one core per node.
+
+    Examples
+    --------
+    >>> parse_nodes_spec("2:ppn=4+4:ppn=1")
+    NodeRequest(nodes=6, cores=12, gpus=0, mem_bytes=None, mem_problem=None)
+    >>> parse_nodes_spec("n0815:ppn=4").cores
+    4
+    """
+    nodes = cores = gpus = 0
+    for part in text.strip().split("+"):
+        first, *options = part.split(":")
+        if _INT.fullmatch(first):
+            count = int(first)
+            if count == 0:
+                return None
+        elif _HOSTNAME.fullmatch(first):
+            count = 1
+        else:
+            return None
+        ppn = 1
+        per_node_gpus = 0
+        for option in options:
+            key, sep, value = option.partition("=")
+            if not sep:
+                if not _FEATURE.fullmatch(key):
+                    return None
+                continue
+            if key in ("ppn", "gpus", "gpu"):
+                if not _INT.fullmatch(value):
+                    return None
+                if key == "ppn":
+                    ppn = int(value)
+                else:
+                    per_node_gpus = int(value)
+        nodes += count
+        cores += count * ppn
+        gpus += count * per_node_gpus
+    return NodeRequest(nodes, cores, gpus)
+
+
+def parse_select(text: str, unitless: str = "b") -> NodeRequest | None:
+    """Read a PBS Pro ``Resource_List.select`` statement; ``None`` when it cannot be read.
+
+    ``nodes`` is the number of chunks (PBS Pro may place several chunks on one host), ``cores``
+    the sum of count × ``ncpus`` (default 1), ``gpus`` of count × ``ngpus``, ``mem_bytes`` of
+    count × ``mem`` when every chunk gives ``mem``.
+
+    Examples
+    --------
+    >>> parse_select("2:ncpus=8:mem=4gb")
+    NodeRequest(nodes=2, cores=16, gpus=0, mem_bytes=8589934592, mem_problem=None)
+    """
+    nodes = cores = gpus = 0
+    mem_total: int | None = 0
+    mem_problem: Problem | None = None
+    for chunk in text.strip().split("+"):
+        first, *resources = chunk.split(":")
+        if _INT.fullmatch(first):
+            count = int(first)
+        elif "=" in first:
+            count = 1
+            resources.insert(0, first)
+        else:
+            return None
+        ncpus = 1
+        ngpus = 0
+        mem: int | None = None
+        for resource in resources:
+            key, sep, value = resource.partition("=")
+            if not sep:
+                return None
+            if key in ("ncpus", "ngpus"):
+                if not _INT.fullmatch(value):
+                    return None
+                if key == "ncpus":
+                    ncpus = int(value)
+                else:
+                    ngpus = int(value)
+            elif key == "mem":
+                mem, problem = parse_memory(value, unitless)
+                if mem is None:
+                    return None
+                mem_problem = mem_problem or problem
+        nodes += count
+        cores += count * ncpus
+        gpus += count * ngpus
+        mem_total = None if mem is None or mem_total is None else mem_total + count * mem
+    return NodeRequest(nodes, cores, gpus, mem_total, mem_problem if mem_total else None)
+
+
+def exit_signal(status: int) -> tuple[int | None, bool]:
+    """Derive the signal that ended a job from its TORQUE/PBS ``Exit_status``.
+
+    Returns
+    -------
+    tuple of (int or None, bool)
+        ``status − 256`` for ``status > 256`` (the server saw the job killed by a signal);
+        ``status − 128`` for 129..255 (a shell reporting 128 + signal: inferred, second element
+        ``True``); otherwise ``None``. Negative values are TORQUE ``JOB_EXEC_*`` codes.
+
+    Examples
+    --------
+    >>> exit_signal(271)
+    (15, False)
+    >>> exit_signal(137)
+    (9, True)
+    """
+    if status > 256:
+        return status - 256, False
+    if 128 < status < 256:
+        return status - 128, True
+    return None, False
+
+
+def parse_job_id(text: str) -> tuple[int, int | None, bool] | None:
+    """Split a job id into (sequence number, array index, is array parent).
+
+    ``123.srv`` → (123, None, False); ``123[4].srv`` → (123, 4, False); ``123[].srv`` → (123,
+    None, True); the TORQUE 2.x form ``123-4.srv`` → (123, 4, False). ``None`` when the id does
+    not start with digits.
+
+    Examples
+    --------
+    >>> parse_job_id("123[4].pbs01.example.org")
+    (123, 4, False)
+    """
+    match = _JOB_ID.fullmatch(text)
+    if match is None:
+        return None
+    seq, bracket, dash = match.groups()
+    if bracket is not None:
+        return (int(seq), None, True) if bracket == "" else (int(seq), int(bracket), False)
+    return int(seq), None if dash is None else int(dash), False

@@ -1,0 +1,1531 @@
+"""TORQUE / OpenPBS / PBS Pro: from ``records`` to ``jobs``, one row per execution attempt.
+
+:func:`assemble_torque_jobs` takes the ``records`` of all files of a log, in reading order, and
+returns them with ``stamp_utc`` filled in, together with the ``jobs`` table (schema
+:data:`gridtrace.schema.JOBS`; ``vo`` is left null).
+
+Identity
+--------
+A job is a (site, job sequence number, array index) seen with one ``ctime``: ``123[4].srv`` is
+sequence 123, index 4; the TORQUE 2.x form ``123-4.srv`` is read the same way; the server suffix
+is ignored, so ``6.edge.ccr.buffalo.edu`` and ``6`` are one job. ``123[].srv`` (an array parent),
+licence (L) records and ids that do not start with digits stay in ``records`` only. A job id
+logged with two different ``ctime`` values is two jobs (id reuse or rollover); records without
+``ctime`` (Q, D, R, A) belong to the job of the next record that has one, else of the previous.
+``job_key`` is ``"{site}:{seq}@{submit}"``, or ``"{site}:{seq}[{index}]@{submit}"`` for array
+tasks, where ``submit`` is the job's ``ctime`` (else the epoch of its first Q record's stamp, else
+``unknown``).
+
+Attempts
+--------
+Rows come in the order their jobs first appear in the log, a job's attempts in order. Within a
+job, each E record ends an attempt; an R (rerun) record ends the attempt in progress
+(one with an S record); A (abort) and D (delete) records end it when no E follows. A second E
+with the same ``start`` and ``end`` as the previous one, and no S between, is merged into that
+attempt (first non-empty value of each attribute wins). Byte-identical lines (same site, record
+type, stamp, id and attributes) are used once. Attempts are numbered 0, 1, ... in log order;
+an R without a started attempt counts an attempt that has no row. Attributes come from the
+record that closed the attempt, then the merged duplicate E, then the attempt's last S (the
+queue finally from the last Q: with a routing queue the real queue is the later Q). Allocation
+and usage (``exec_host``, ``exec_vnode``, ``resources_used.*``) of an attempt closed by E come
+from E records only.
+
+States
+------
+Closed by E, the first rule that applies: no start (``start`` missing or 0) and no
+``exec_host`` → DELETED; no start but an ``exec_host`` → FAILED (NEVER_STARTED); a start, no
+``exec_host`` and a negative ``Exit_status`` → FAILED (EXEC_FAILED); ``Exit_status`` −11
+(``JOB_EXEC_OVERLIMIT_WT``), or killed by a signal after using at least its walltime limit
+(``resources_used.walltime``, else ``run_s``) → TIMEOUT (the server logs a D as ``root`` when it
+enforces the limit); a D record during the attempt → CANCELLED; no ``Exit_status`` → UNKNOWN;
+0 → COMPLETED; anything else (−10 memory limit, other ``JOB_EXEC_*`` codes, non-zero exits,
+signals) → FAILED. Closed by R → REQUEUED. Closed by A → FAILED, or CANCELLED after a D, or
+DELETED if it never started. Closed by D without E → CANCELLED if started, else DELETED. An S
+without end record → RUNNING; Q records only → PENDING. Every attempt followed by another is
+REQUEUED.
+``exit_signal`` is ``Exit_status − 256`` above 256 and ``Exit_status − 128`` for 129..255.
+
+Times
+-----
+Times come from the epochs: ``submit_time`` = ``ctime``, ``queue_time`` = ``qtime``,
+``eligible_time`` = ``etime``, ``start_time`` = ``start`` (0 means none), ``end_time`` = ``end``;
+``run_s`` = end − start; ``wait_s`` = start − submit. The record stamp is local wall time without
+a zone. Each E (with ``end``) and S (with ``start``) record gives an offset, stamp − epoch,
+rounded to 15 minutes (offsets beyond ±14 h or more than 5 minutes off the quarter hour are
+counted as outliers and not used). With ``tz`` the other records are placed with the zone:
+an ambiguous (fall-back) stamp takes the offset of its neighbours in the file, a non-existent
+(spring-forward) stamp is moved 1 hour forward. Without ``tz`` the offset is carried forward
+along each file's lines (backward at a file's start; the dominant offset for a file without
+any). Without ``tz`` and without any offset, stamps are read as UTC. ``tz_offset_s`` is the
+offset of the record that closed the attempt (S for RUNNING, the last Q for PENDING).
+
+Resources
+---------
+``nodes_req``/``cores_req``/``gpus_req``: ``Resource_List.nodes`` (else ``neednodes``, else a
+``nodect`` written as a nodes spec), then ``select``, then ``procs``, then ``ncpus``
+(``nodect`` for nodes); an explicit ``Resource_List.ngpus``/``gpus``/``gpu`` wins for GPUs.
+``cores_alloc``/``gpus_alloc``: ``exec_vnode``, else ``exec_host``, else
+``total_execution_slots``, else ``resources_used.ncpus``; ``exec_hosts`` and ``nodes_alloc``
+from ``exec_host`` (else ``exec_vnode``, else ``unique_node_count`` for the count).
+``mem_req_bytes`` = ``Resource_List.mem``, else the ``select`` memory, else
+``pmem`` × ``cores_req``. ``account`` is ``account``, else PBS Pro ``project`` (except its default
+``_pbs_project_default``).
+
+Flags (``jobs.flags``)
+----------------------
+``ID_REUSE``
+    The job id was logged with another ``ctime`` too: the other job has its own key.
+``DUPLICATE``
+    A byte-identical copy of one of the job's lines was ignored (overlapping files, re-runs).
+``DUPLICATE_END``
+    The attempt had two E records with the same start and end; they were merged.
+``RERUN``
+    The attempt was ended by an R (rerun) record; its end is the R record's stamp.
+``ATTEMPT_UNLOGGED``
+    An R record ended an attempt whose S is not in the log: attempt numbers count it.
+``START_RETRIED``
+    The attempt had several S records (the server retried the start); the last one counts.
+``DELETED_BY_USER``
+    A D (delete) record was logged during the attempt (its requestor may be an operator or
+    the server itself).
+``ABORTED``
+    An A (abort) record was logged during the attempt.
+``END_RECORD_TRUNCATED``
+    An E record of the job was cut off (TRUNCATED in ``records``) and was not used.
+``NO_END_RECORD``
+    The log has no E record for the attempt (RUNNING, PENDING, or ended by D/A alone).
+``TIME_FROM_STAMP``
+    A time comes from a local record stamp placed in UTC (``submit_time`` from the first Q,
+    ``end_time`` from an R, A or D record).
+``TZ_ASSUMED_UTC``
+    Such a stamp was read as UTC because neither a zone nor any offset was available.
+``DST_AMBIGUOUS``
+    Such a stamp fell in the repeated hour of a fall-back change; neighbours chose the offset.
+``DST_GAP``
+    Such a stamp fell in the skipped hour of a spring-forward change; it was moved 1 h forward.
+``NEVER_STARTED``
+    E with ``start=0`` but an ``exec_host``: resources were assigned, the job never ran.
+``EXEC_FAILED``
+    E with a start, no ``exec_host`` and a negative ``Exit_status`` (−3: retry): execution
+    failed; ``run_s`` is null.
+``SIGNAL_INFERRED``
+    ``Exit_status`` in 129..255 read as 128 + signal.
+``NEG_WALLTIME`` / ``NEG_CPUTIME``
+    A negative walltime or CPU time was logged; the value is null (``run_s`` still comes from
+    the epochs).
+``WALLTIME_MISMATCH``
+    ``resources_used.walltime`` and ``run_s`` differ by more than 60 s (``run_s`` is kept).
+``END_BEFORE_START``
+    ``end`` < ``start``: ``run_s`` is null.
+``START_BEFORE_SUBMIT``
+    ``start`` < ``submit``: ``wait_s`` is negative, as logged.
+``NO_EXIT_STATUS``
+    The E record has no ``Exit_status``: state UNKNOWN.
+``UNIT_NONSTANDARD``
+    A memory value in a form PBS does not document (``12.27M``): read as binary multiples.
+``UNIT_GUESSED``
+    A memory value without unit: read in the ``unitless_memory`` unit.
+``MEM_FROM_PMEM``
+    ``mem_req_bytes`` is ``pmem`` × ``cores_req``.
+``NODESPEC_UNPARSED``
+    The nodes spec (or ``select``) could not be read; the other sources were used, if any.
+``NODESPEC_FROM_NODECT``
+    The nodes request was read from a ``nodect`` written as a nodes spec.
+``GPUS_ALLOC_FROM_REQUEST``
+    No ``exec_vnode``: ``gpus_alloc`` is the GPU request of a job that was given hosts.
+``VALUE_UNREADABLE:<key>``
+    The attribute ``<key>`` could not be read; its value is null.
+
+Flags added to ``records.flags``: ``DUPLICATE`` (a later byte-identical copy, not used),
+``DST_AMBIGUOUS``, ``DST_GAP``, ``STAMP_UNREADABLE`` (the stamp is not a date: ``stamp_utc``
+null).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gridtrace.errors import ConfigError
+from gridtrace.logs import _pbs_values as pv
+from gridtrace.schema import JOBS, RECORDS, validate
+
+__all__ = ["JOB_FLAGS", "TorqueAssembly", "assemble_torque_jobs"]
+
+logger = logging.getLogger(__name__)
+
+I64 = npt.NDArray[np.int64]
+if TYPE_CHECKING:
+    Arr: TypeAlias = pa.Array[Any]
+    Chunked: TypeAlias = pa.ChunkedArray[Any]
+else:  # pyarrow's classes are not generic at run time
+    Arr = pa.Array
+    Chunked = pa.ChunkedArray
+Bool = npt.NDArray[np.bool_]
+T = TypeVar("T")
+
+NA = np.iinfo(np.int64).min
+"""Missing value in the int64 arrays used internally."""
+
+JOB_FLAGS = (
+    "ID_REUSE",
+    "DUPLICATE",
+    "DUPLICATE_END",
+    "RERUN",
+    "ATTEMPT_UNLOGGED",
+    "START_RETRIED",
+    "DELETED_BY_USER",
+    "ABORTED",
+    "END_RECORD_TRUNCATED",
+    "NO_END_RECORD",
+    "TIME_FROM_STAMP",
+    "TZ_ASSUMED_UTC",
+    "DST_AMBIGUOUS",
+    "DST_GAP",
+    "NEVER_STARTED",
+    "EXEC_FAILED",
+    "SIGNAL_INFERRED",
+    "NEG_WALLTIME",
+    "NEG_CPUTIME",
+    "WALLTIME_MISMATCH",
+    "END_BEFORE_START",
+    "START_BEFORE_SUBMIT",
+    "NO_EXIT_STATUS",
+    "UNIT_NONSTANDARD",
+    "UNIT_GUESSED",
+    "MEM_FROM_PMEM",
+    "NODESPEC_UNPARSED",
+    "NODESPEC_FROM_NODECT",
+    "GPUS_ALLOC_FROM_REQUEST",
+    "VALUE_UNREADABLE",
+)
+"""Every flag :func:`assemble_torque_jobs` sets (``VALUE_UNREADABLE`` carries ``:<key>``)."""
+
+# record types
+_Q, _S, _E, _D, _R, _A = 1, 2, 3, 4, 5, 6
+_TYPE_CODES = {"Q": _Q, "S": _S, "E": _E, "D": _D, "R": _R, "A": _A}
+
+# how an attempt ended: the record type that closed it, or S (running) / Q (pending)
+_K_E, _K_R, _K_A, _K_D, _K_S, _K_Q = 0, 1, 2, 3, 4, 5
+_END_TYPES = np.array(["E", "R", "A", "D", "", ""], dtype=object)
+
+# bits set by the attempt builder
+_B_ID_REUSE = 1 << 0
+_B_DUPLICATE = 1 << 1
+_B_DUP_END = 1 << 2
+_B_RERUN = 1 << 3
+_B_UNLOGGED = 1 << 4
+_B_START_RETRIED = 1 << 5
+_B_DELETED = 1 << 6
+_B_ABORTED = 1 << 7
+_B_TRUNCATED = 1 << 8
+_B_LATER = 1 << 9
+_BIT_FLAGS = (
+    (_B_ID_REUSE, "ID_REUSE"),
+    (_B_DUPLICATE, "DUPLICATE"),
+    (_B_DUP_END, "DUPLICATE_END"),
+    (_B_RERUN, "RERUN"),
+    (_B_UNLOGGED, "ATTEMPT_UNLOGGED"),
+    (_B_START_RETRIED, "START_RETRIED"),
+    (_B_DELETED, "DELETED_BY_USER"),
+    (_B_ABORTED, "ABORTED"),
+    (_B_TRUNCATED, "END_RECORD_TRUNCATED"),
+)
+
+_QUARTER_HOUR = 900
+_MAX_OFFSET_S = 14 * 3600
+_MAX_RESIDUAL_S = 300
+_WALLTIME_TOLERANCE_S = 60
+_STAMP_FORMAT = "%m/%d/%Y %H:%M:%S"
+_PBS_DEFAULT_PROJECT = "_pbs_project_default"
+
+# attributes read from the records
+_TEXT_KEYS = ("user", "group", "account", "project", "queue", "jobname")
+_EPOCH_KEYS = ("ctime", "qtime", "etime", "start", "end")
+_INT_KEYS = (
+    "Exit_status",
+    "total_execution_slots",
+    "unique_node_count",
+    "resources_used.ncpus",
+    "Resource_List.procs",
+    "Resource_List.ncpus",
+    "Resource_List.ngpus",
+    "Resource_List.gpus",
+    "Resource_List.gpu",
+)
+_SPEC_KEYS = (
+    "Resource_List.nodes",
+    "Resource_List.neednodes",
+    "Resource_List.nodect",
+    "Resource_List.select",
+    "Resource_List.walltime",
+    "Resource_List.mem",
+    "Resource_List.pmem",
+)
+_USED_KEYS = (
+    "exec_host",
+    "exec_vnode",
+    "resources_used.walltime",
+    "resources_used.cput",
+    "resources_used.mem",
+    "resources_used.vmem",
+)
+_KEYS = _TEXT_KEYS + _EPOCH_KEYS + _INT_KEYS + _SPEC_KEYS + _USED_KEYS
+# attributes of the attempt's own timing and usage: from the closing record (and its duplicate)
+_OWN_KEYS = frozenset(
+    {"start", "end", "Exit_status", "total_execution_slots", "unique_node_count"}
+    | {"resources_used.ncpus"}
+    | set(_USED_KEYS)
+)
+
+
+@dataclass(frozen=True)
+class TorqueAssembly:
+    """What :func:`assemble_torque_jobs` returns.
+
+    Attributes
+    ----------
+    records : pyarrow.Table
+        The input records with ``stamp_utc`` filled in (and a few record flags added).
+    jobs : pyarrow.Table
+        One row per execution attempt, schema :data:`gridtrace.schema.JOBS`; ``vo`` is null.
+    tz_offset_s : int or None
+        The dominant offset local stamp − UTC, in seconds (7200 for CEST).
+    info : dict
+        JSON-able facts: zone given or inferred, offsets seen, duplicate counts, ...
+    """
+
+    records: pa.Table
+    jobs: pa.Table
+    tz_offset_s: int | None
+    info: dict[str, Any]
+
+
+# --------------------------------------------------------------------------------------------
+# small vectorised helpers
+
+
+def _rows(mask: Bool) -> I64:
+    return np.flatnonzero(mask).astype(np.int64)
+
+
+def _index(values: npt.NDArray[Any], null: Bool | None = None) -> pa.Int64Array:
+    """Wrap a numpy array as an Arrow int64 array, null where ``null`` is true."""
+    return pa.array(values, type=pa.int64(), mask=null)
+
+
+def _bools(values: Bool) -> pa.BooleanArray:
+    return pa.array(values, type=pa.bool_())
+
+
+def _strings(values: Sequence[str]) -> Arr:
+    return pa.array(values, type=pa.string())
+
+
+def _take(array: Arr, index: I64) -> Arr:
+    """``array[index]`` with null where ``index`` is negative."""
+    return array.take(_index(index, index < 0))
+
+
+def _np_int(array: Arr) -> I64:
+    if not pa.types.is_int64(array.type):
+        array = array.cast(pa.int64())
+    filled = cast(Arr, pc.fill_null(array, pa.scalar(NA, pa.int64())))
+    return np.asarray(filled.to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _mask(array: Arr) -> Bool:
+    filled = cast(Arr, pc.fill_null(array, pa.scalar(False)))
+    return np.asarray(filled.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _codes(array: Arr) -> tuple[Arr, I64]:
+    """Dictionary-encode: the distinct values and each row's code (−1 for null)."""
+    encoded = cast("pa.DictionaryArray[Any, Any]", pc.dictionary_encode(array))
+    indices = cast(Arr, encoded.indices).cast(pa.int64())
+    return encoded.dictionary, _np_int(indices).clip(min=-1)
+
+
+def _list_parts(array: Arr) -> tuple[I64, Arr]:
+    """Offsets (starting at 0) and the values of a list or map array."""
+    lists = cast("pa.ListArray[Any]", array)
+    offsets = np.asarray(lists.offsets.to_numpy(), dtype=np.int64)
+    values = lists.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
+    return offsets - offsets[0], values
+
+
+def _array(column: Chunked | Arr) -> Arr:
+    if isinstance(column, pa.ChunkedArray):
+        return cast(Arr, column.chunk(0) if column.num_chunks == 1 else column.combine_chunks())
+    return column
+
+
+def _ints(array: Arr) -> tuple[I64, Bool]:
+    """Read a string array as int64 (``NA`` for null), and say which values were unreadable."""
+    try:
+        return _np_int(array.cast(pa.int64())), np.zeros(len(array), dtype=bool)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        text = pc.utf8_trim_whitespace(array)
+        ok = _mask(pc.match_substring_regex(text, r"^-?\d{1,18}$"))
+        values = cast(Arr, pc.if_else(_bools(ok), text, _NULL_TEXT)).cast(pa.int64())
+        return _np_int(values), _mask(pc.is_valid(array)) & ~ok
+
+
+def _first(*arrays: I64) -> I64:
+    """Element-wise first non-``NA`` value."""
+    out = arrays[0].copy()
+    for array in arrays[1:]:
+        out = np.where(out != NA, out, array)
+    return out
+
+
+def _flags_array(n: int, pieces: Sequence[tuple[str, I64]], base: Arr | None = None) -> Arr:
+    """Build a list<string> column of ``n`` rows from (flag, rows) pieces after ``base``'s."""
+    rows_parts: list[I64] = []
+    names_parts: list[Arr] = []
+    if base is not None:
+        offsets, values = _list_parts(base)
+        rows_parts.append(np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets)))
+        names_parts.append(values)
+    for name, rows in pieces:
+        if len(rows):
+            rows_parts.append(rows)
+            names_parts.append(_strings([name] * len(rows)))
+    if not rows_parts:
+        return _lists(np.zeros(n, dtype=np.int64), _strings([]))
+    rows_all = np.concatenate(rows_parts)
+    order = np.argsort(rows_all, kind="stable")
+    names = pa.concat_arrays(names_parts).take(_index(order))
+    return _lists(np.bincount(rows_all, minlength=n), names)
+
+
+def _join(*parts: Arr | str) -> Arr:
+    """Concatenate strings element-wise (the stubs do not admit mixing arrays and scalars)."""
+    compute: Any = pc
+    return cast(Arr, compute.binary_join_element_wise(*parts, ""))
+
+
+def _lists(counts: I64, values: Arr, null: Bool | None = None) -> Arr:
+    """Build a list array with ``counts[i]`` consecutive ``values`` in row ``i``."""
+    offsets = np.zeros(len(counts) + 1, dtype=np.int32)
+    np.cumsum(counts, out=offsets[1:])
+    offset_array = pa.array(offsets, type=pa.int32())
+    mask = None if null is None else _bools(null)
+    return cast(Arr, pa.ListArray.from_arrays(offset_array, values, mask=mask))
+
+
+def _map_unique(array: Arr, parse: Callable[[str], T]) -> tuple[list[T], npt.NDArray[np.intp]]:
+    """Parse each distinct string once; return the results and each row's index into them (−1)."""
+    distinct, codes = _codes(array)
+    return [parse(str(text)) for text in distinct.to_pylist()], codes.astype(np.intp)
+
+
+def _lookup(values: Sequence[int | None], codes: npt.NDArray[np.intp]) -> I64:
+    """Map per-unique optional ints onto rows (``NA`` for None and for rows without a value)."""
+    table = np.array([NA if v is None else v for v in values] + [NA], dtype=np.int64)
+    return table[codes]  # code −1 picks the trailing NA
+
+
+def _hits(flags: Sequence[bool], codes: npt.NDArray[np.intp]) -> Bool:
+    return np.array([*flags, False], dtype=bool)[codes]
+
+
+def _to_arrow_int(values: I64, type_: pa.DataType) -> Arr:
+    return pa.array(values, type=pa.int64(), mask=values == NA).cast(type_)
+
+
+def _to_arrow_time(values: I64) -> Arr:
+    return _to_arrow_int(values, pa.int64()).cast(pa.timestamp("s", tz="UTC"))
+
+
+# --------------------------------------------------------------------------------------------
+# value columns: vectorised for the common forms, the parsers of _pbs_values for the rest
+
+_Problems = list[tuple[str, I64]]
+
+
+def _scatter_slow(
+    array: Arr,
+    rest: Bool,
+    out: I64,
+    parse: Callable[[str], tuple[int | None, pv.Problem | None]],
+) -> dict[str, I64]:
+    """Parse the rows in ``rest`` one distinct string at a time; return the rows per problem."""
+    rows = _rows(rest)
+    if not len(rows):
+        return {}
+    results, codes = _map_unique(array.take(_index(rows)), parse)
+    values = [v if v is None or abs(v) < 2**62 else None for v, _ in results]
+    problems = [
+        p if v is not None or p else "unreadable" for (_, p), v in zip(results, values, strict=True)
+    ]
+    out[rows] = _lookup(values, codes)
+    found: dict[str, I64] = {}
+    for problem in ("negative", "unreadable", "nonstandard", "guessed"):
+        hit = rows[_hits([p == problem for p in problems], codes)]
+        if len(hit):
+            found[problem] = hit
+    return found
+
+
+def _durations(array: Arr) -> tuple[I64, dict[str, I64]]:
+    """Seconds per row; plain seconds and ``HH:MM:SS`` vectorised."""
+    out = np.full(len(array), NA, dtype=np.int64)
+    plain = _mask(pc.match_substring_regex(array, r"^\d{1,12}$"))
+    if plain.any():
+        out[plain] = _np_int(array.filter(_bools(plain)).cast(pa.int64()))
+    hms = _mask(pc.match_substring_regex(array, r"^\d{1,9}:\d{1,2}:\d{1,2}$"))
+    if hms.any():
+        parts = pc.split_pattern(array.filter(pa.array(hms)), ":")
+        flat = _np_int(cast(Arr, pc.list_flatten(parts)).cast(pa.int64())).reshape(-1, 3)
+        out[hms] = flat[:, 0] * 3600 + flat[:, 1] * 60 + flat[:, 2]
+    rest = _mask(pc.is_valid(array)) & ~plain & ~hms
+    return out, _scatter_slow(array, rest, out, pv.parse_duration)
+
+
+_MEMORY_FACTORS = {
+    p + k: 1024**i * (8 if k == "w" else 1)
+    for i, p in enumerate(("", "k", "m", "g", "t", "p"))
+    for k in ("b", "w")
+}
+
+
+def _memory(array: Arr, unit: str) -> tuple[I64, dict[str, I64]]:
+    """Bytes per row; ``<integer><unit>`` vectorised."""
+    out = np.full(len(array), NA, dtype=np.int64)
+    found = pc.extract_regex(array, r"^(?P<number>\d{1,12})(?P<unit>[kKmMgGtTpP]?[bBwW])$")
+    standard = _mask(pc.is_valid(found))
+    if standard.any():
+        rows = _rows(standard)
+        found = found.take(_index(rows))
+        number = _np_int(cast(Arr, pc.struct_field(found, "number")).cast(pa.int64()))
+        encoded = pc.dictionary_encode(pc.struct_field(found, "unit"))
+        units = encoded.dictionary.to_pylist()
+        table = np.array([_MEMORY_FACTORS[u.lower()] for u in units])
+        factor = table.astype(np.int64)[np.asarray(encoded.indices.to_numpy())]
+        fits = number.astype(np.float64) * factor < 2.0**62
+        out[rows] = np.where(fits, number * np.where(fits, factor, 1), NA)
+        standard[rows[~fits]] = False  # left to the slow path, which calls them unreadable
+    rest = _mask(pc.is_valid(array)) & ~standard
+
+    def parse(text: str) -> tuple[int | None, pv.Problem | None]:
+        return pv.parse_memory(text, unit)
+
+    return out, _scatter_slow(array, rest, out, parse)
+
+
+# --------------------------------------------------------------------------------------------
+# records: attributes, identities, duplicates
+
+
+@dataclass(frozen=True)
+class _Attrs:
+    """The attributes of every record, indexed: ``index[key][row]`` is a position in ``values``.
+
+    Positions are −1 where the record lacks the key or logs it empty.
+    """
+
+    values: Arr
+    index: dict[str, I64]
+
+    @classmethod
+    def extract(cls, attrs: Arr, keys: Sequence[str]) -> _Attrs:
+        n = len(attrs)
+        maps = cast("pa.MapArray[Any, Any]", attrs)
+        offsets = np.asarray(maps.offsets.to_numpy(), dtype=np.int64)
+        first, last = int(offsets[0]), int(offsets[-1])
+        names = maps.keys.slice(first, last - first)
+        values = maps.items.slice(first, last - first)
+        parent = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+        wanted = {key: i for i, key in enumerate(keys)}
+        found = pc.index_in(names, value_set=pa.array(list(wanted), pa.string()))
+        key_id = _np_int(found).clip(min=-1).astype(np.int16)
+        key_id[_mask(pc.equal(values, _EMPTY_TEXT))] = -1
+        selected = np.flatnonzero(key_id >= 0)
+        table = np.full((len(wanted), n), -1, dtype=np.int64)
+        table[key_id[selected], parent[selected]] = selected
+        return cls(values, {key: table[i] for key, i in wanted.items()})
+
+    def positions(self, key: str, *sources: I64) -> I64:
+        """Position of ``key``'s value in the first of the ``sources`` rows that has it."""
+        table = self.index[key]
+        out = np.where(sources[0] >= 0, table[np.maximum(sources[0], 0)], -1)
+        for rows in sources[1:]:
+            more = np.where(rows >= 0, table[np.maximum(rows, 0)], -1)
+            out = np.where(out >= 0, out, more)
+        return out
+
+    def get(self, key: str, *sources: I64) -> Arr:
+        """``key``'s value from the first of the ``sources`` rows that has it (else null)."""
+        positions = self.positions(key, *sources)
+        if not (positions >= 0).any():
+            return pa.nulls(len(positions), pa.string())
+        return _take(self.values, positions)
+
+    def present(self, key: str) -> tuple[I64, Arr]:
+        """Return the records that have ``key``, and their values, in record order."""
+        table = self.index[key]
+        rows = _rows(table >= 0)
+        return rows, self.values.take(_index(table[rows]))
+
+    def ints(self, key: str) -> I64:
+        """``key`` read as an integer for every record (``NA`` when absent or unreadable)."""
+        out = np.full(len(self.index[key]), NA, dtype=np.int64)
+        rows, values = self.present(key)
+        out[rows] = _ints(values)[0]
+        return out
+
+    def codes(self, key: str) -> I64:
+        """Return a code per distinct value of ``key`` for every record (−1 when absent)."""
+        out = np.full(len(self.index[key]), -1, dtype=np.int64)
+        rows, values = self.present(key)
+        out[rows] = _codes(values)[1]
+        return out
+
+
+def _job_ids(ids: Arr) -> tuple[I64, I64, Bool, Bool, I64, I64]:
+    """Sequence number, array index, is-array-parent, is-a-job, job-group and id code per record.
+
+    Parsing runs once per distinct id; records whose ids differ only by the server suffix
+    (``6`` and ``6.edge.ccr.buffalo.edu``) get the same group code.
+    """
+    distinct, codes = _codes(ids)
+    parts = pc.extract_regex(
+        distinct, r"^(?P<seq>\d{1,18})(?:\[(?P<bracket>\d{0,9})\]|-(?P<dash>\d{1,9}))?(?:\..*)?$"
+    )
+    valid = np.append(_mask(pc.is_valid(parts)), False)
+    parent = np.append(_mask(pc.match_substring_regex(distinct, r"^\d+\[\]")), False)
+    matched = _bools(valid[:-1])
+    seq_text = pc.if_else(matched, pc.struct_field(parts, "seq"), _NULL_TEXT)
+    seq = np.append(_np_int(seq_text.cast(pa.int64())), NA)
+    bracket = pc.struct_field(parts, "bracket")
+    dash = pc.struct_field(parts, "dash")
+    index_text = pc.if_else(pc.not_equal(bracket, _EMPTY_TEXT), bracket, dash)
+    has_index = pc.and_(matched, pc.not_equal(index_text, _EMPTY_TEXT))
+    index = np.append(_np_int(pc.if_else(has_index, index_text, _NULL_TEXT).cast(pa.int64())), NA)
+    group_of_distinct = (
+        pd.DataFrame({"seq": seq[:-1], "index": index[:-1]})
+        .groupby(["seq", "index"], sort=False)
+        .ngroup()
+        .to_numpy()
+    )
+    group = np.append(np.asarray(group_of_distinct, dtype=np.int64), -1)
+    return (
+        seq[codes],
+        index[codes],
+        parent[codes],
+        (valid & ~parent)[codes],
+        group[codes],
+        codes.astype(np.int64),
+    )
+
+
+def _duplicate_lines(records: pa.Table, attrs: _Attrs, key_columns: Sequence[I64]) -> Bool:
+    """Later copies of byte-identical lines (same site, type, stamp, id and attributes).
+
+    A hash of ``key_columns`` (integer codes of the site, type, stamp, id, ...) and of the queue
+    picks the candidates; their attributes are then compared in full.
+    """
+    n = records.num_rows
+    key = np.zeros(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for column in [*key_columns, attrs.codes("queue")]:
+            key = key * np.uint64(1_000_003) ^ column.astype(np.int64).view(np.uint64)
+    candidates = _rows(pd.Series(key).duplicated(keep=False).to_numpy())
+    duplicate = np.zeros(n, dtype=bool)
+    if not len(candidates):
+        return duplicate
+    columns = [records.column(c).take(_index(candidates)).to_pylist() for c in _LINE_COLUMNS]
+    seen: set[tuple[Any, ...]] = set()
+    for row, *line in zip(candidates.tolist(), *columns, strict=True):
+        full = (*line[:-1], tuple(line[-1] or ()))
+        if full in seen:
+            duplicate[row] = True
+        else:
+            seen.add(full)
+    return duplicate
+
+
+_LINE_COLUMNS = ("site", "record_type", "stamp", "job_id_raw", "attrs")
+
+
+def _has_flag(flags: Arr, name: str) -> Bool:
+    n = len(flags)
+    offsets, values = _list_parts(flags)
+    parent = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+    out = np.zeros(n, dtype=bool)
+    out[parent[_mask(pc.equal(values, pa.scalar(name)))]] = True
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# time zone
+
+
+@dataclass(frozen=True)
+class _Placement:
+    offset: I64  # local − UTC per record (NA where the stamp is unreadable)
+    dominant: int | None
+    record_flags: dict[str, I64]
+    info: dict[str, Any]
+
+
+def _segments(src_file: Arr) -> I64:
+    """Give each run of consecutive rows from one file its own number."""
+    codes = _codes(src_file)[1]
+    change = np.ones(len(codes), dtype=bool)
+    change[1:] = codes[1:] != codes[:-1]
+    return np.cumsum(change).astype(np.int64) - 1
+
+
+def _place(naive: I64, epoch: I64, segment: I64, zone: ZoneInfo | None) -> _Placement:
+    """Measure each record's offset on its own epoch; give the other records one."""
+    have = (naive != NA) & (epoch != NA) & (epoch > 0)
+    raw = np.where(have, naive - epoch, 0)
+    rounded = (raw + _QUARTER_HOUR // 2) // _QUARTER_HOUR * _QUARTER_HOUR
+    plausible = (np.abs(rounded) <= _MAX_OFFSET_S) & (np.abs(raw - rounded) <= _MAX_RESIDUAL_S)
+    own = np.where(have & plausible, rounded, NA)
+    outliers = int(np.count_nonzero(have & ~plausible))
+    values, counts = np.unique(own[own != NA], return_counts=True)
+    dominant = int(values[np.argmax(counts)]) if len(values) else None
+    info: dict[str, Any] = {
+        "offsets_seen": {str(int(v)): int(c) for v, c in zip(values, counts, strict=True)},
+        "offset_outliers": outliers,
+        "dst": len(values) > 1,
+    }
+    flags: dict[str, I64] = {"STAMP_UNREADABLE": _rows(naive == NA)}
+    if outliers:
+        logger.warning("%d records have a stamp and an epoch that disagree; not used", outliers)
+    by_segment = pd.Series(np.where(own != NA, own, np.nan)).groupby(segment)
+    before: npt.NDArray[np.float64] = np.asarray(by_segment.ffill(), dtype=np.float64)
+    after: npt.NDArray[np.float64] = np.asarray(by_segment.bfill(), dtype=np.float64)
+    if zone is None:
+        filled = np.where(np.isnan(before), after, before)
+        if dominant is not None:
+            info["tz_source"] = "inferred"
+            filled = np.where(np.isnan(filled), dominant, filled)
+        else:
+            info["tz_source"] = "assumed_utc"
+            filled = np.zeros(len(naive))
+            logger.warning("no zone given and no record with an epoch: stamps read as UTC")
+        offset = filled.astype(np.int64)
+    else:
+        info["tz_source"] = "given"
+        offset, zone_flags, mismatches = _zone_offsets(naive, own, before, after, zone)
+        flags.update(zone_flags)
+        info["zone_offset_mismatches"] = mismatches
+    offset = np.where(own != NA, own, offset)
+    offset[naive == NA] = NA
+    info["dst_ambiguous_records"] = len(flags.get("DST_AMBIGUOUS", ()))
+    info["dst_gap_records"] = len(flags.get("DST_GAP", ()))
+    return _Placement(offset, dominant, flags, info)
+
+
+def _zone_offsets(
+    naive: I64,
+    own: I64,
+    before: npt.NDArray[np.float64],
+    after: npt.NDArray[np.float64],
+    zone: ZoneInfo,
+) -> tuple[I64, dict[str, I64], int]:
+    """Offsets of the stamp-only records in ``zone``; DST flags; offsets the zone contradicts."""
+    tz = zone.key
+    offset = np.full(len(naive), NA, dtype=np.int64)
+    need = _rows((own == NA) & (naive != NA))
+    stamps = pd.DatetimeIndex(pd.to_datetime(naive[need], unit="s"))
+    earlier = stamps.tz_localize(tz, ambiguous=np.ones(len(need), dtype=bool), nonexistent="NaT")
+    gap = np.asarray(earlier.isna())
+    ambiguous = np.asarray(stamps.tz_localize(tz, ambiguous="NaT", nonexistent="NaT").isna())
+    ambiguous &= ~gap
+    offset[need] = naive[need] - np.asarray(earlier.as_unit("s").asi8)
+    gap_rows = need[gap]
+    if len(gap_rows):  # a stamp the clock skipped: read it one hour later
+        later = pd.DatetimeIndex(pd.to_datetime(naive[gap_rows] + 3600, unit="s"))
+        placed = later.tz_localize(tz, ambiguous=True, nonexistent="shift_forward")
+        offset[gap_rows] = naive[gap_rows] - np.asarray(placed.as_unit("s").asi8)
+    ambiguous_rows = need[ambiguous]
+    for row in ambiguous_rows.tolist():  # a repeated stamp: take the neighbours' offset
+        local = datetime.fromtimestamp(int(naive[row]), UTC).replace(tzinfo=None)
+        candidates = []
+        for fold in (0, 1):
+            delta = local.replace(tzinfo=zone, fold=fold).utcoffset()
+            candidates.append(int(delta.total_seconds()) if delta is not None else 0)
+        if before[row] in candidates:
+            offset[row] = int(before[row])
+        elif after[row] in candidates:
+            offset[row] = int(after[row])
+        else:
+            offset[row] = candidates[0]
+    measured = _rows(own != NA)
+    mismatches = 0
+    if len(measured):  # does the zone agree with the offsets the records measured?
+        epochs = naive[measured] - own[measured]
+        local_times = pd.DatetimeIndex(pd.to_datetime(epochs, unit="s", utc=True)).tz_convert(tz)
+        zone_offset = np.asarray(local_times.tz_localize(None).as_unit("s").asi8) - epochs
+        mismatches = int(np.count_nonzero(zone_offset != own[measured]))
+        if mismatches:
+            logger.warning("%d records measure an offset zone %s does not give", mismatches, tz)
+    return offset, {"DST_GAP": gap_rows, "DST_AMBIGUOUS": ambiguous_rows}, mismatches
+
+
+# --------------------------------------------------------------------------------------------
+# attempts
+
+_FAST_PATH = True
+"""Cut the common job shapes with array operations (tests turn it off to compare both paths)."""
+
+_FIELDS = (
+    "group",
+    "number",
+    "total",
+    "kind",
+    "primary",
+    "dup",
+    "s",
+    "first_q",
+    "last_q",
+    "bits",
+    "ctime",
+)
+
+
+class _Builder:
+    """Cuts the records of the jobs that need it into attempts, record by record."""
+
+    def __init__(
+        self, rtype: list[int], ctime: list[int], start: list[int], end: list[int]
+    ) -> None:
+        self.rtype = rtype
+        self.ctime = ctime
+        self.start = start
+        self.end = end
+        self.out: dict[str, list[int]] = {name: [] for name in _FIELDS}
+        self.counts = {"rerun_records": 0, "records_after_end": 0}
+
+    def group(self, group: int, rows: list[int], bits: int) -> None:
+        """Add the attempts of one job group (records of one id, in log order)."""
+        distinct = {self.ctime[r] for r in rows if self.ctime[r] != NA}
+        if len(distinct) <= 1:
+            self.job(group, next(iter(distinct)) if distinct else NA, rows, bits)
+            return
+        for ctime, part in _split_by_ctime(rows, self.ctime):
+            self.job(group, ctime, part, bits | _B_ID_REUSE)
+
+    def job(self, group: int, ctime: int, rows: list[int], base_bits: int) -> None:
+        """Add the attempts of one job."""
+        out = self.out
+        rtype, start, end = self.rtype, self.start, self.end
+        first = len(out["group"])
+        number = n_s = 0
+        s_row = closer = first_q = last_q = last_e = -1
+        d_seen = a_seen = q_in_attempt = False
+        pending = 0
+
+        def emit(kind: int, primary: int, bits: int) -> None:
+            nonlocal number, s_row, n_s, d_seen, a_seen, closer, q_in_attempt, pending
+            bits |= base_bits | pending
+            bits |= (_B_START_RETRIED if n_s > 1 else 0) | (_B_DELETED if d_seen else 0)
+            bits |= _B_ABORTED if a_seen else 0
+            for name, value in (
+                ("group", group),
+                ("number", number),
+                ("total", 0),
+                ("kind", kind),
+                ("primary", primary),
+                ("dup", -1),
+                ("s", s_row),
+                ("first_q", first_q),
+                ("last_q", last_q),
+                ("bits", bits),
+                ("ctime", ctime),
+            ):
+                out[name].append(value)
+            number += 1
+            s_row = closer = -1
+            n_s = pending = 0
+            d_seen = a_seen = q_in_attempt = False
+
+        for row in rows:
+            kind = rtype[row]
+            if kind == _E:
+                previous = out["primary"][last_e] if last_e >= 0 else -1
+                if (
+                    previous >= 0
+                    and s_row < 0
+                    and start[row] == start[previous]
+                    and end[row] == end[previous]
+                ):  # the same end logged twice: one attempt
+                    if out["dup"][last_e] < 0:
+                        out["dup"][last_e] = row
+                    out["bits"][last_e] |= _B_DUP_END
+                    continue
+                emit(_K_E, row, 0)
+                last_e = len(out["group"]) - 1
+            elif kind == _S:
+                s_row = row
+                n_s += 1
+            elif kind == _Q:
+                first_q = row if first_q < 0 else first_q
+                last_q = row
+                q_in_attempt = True
+            elif kind in (_D, _A):
+                d_seen |= kind == _D
+                a_seen |= kind == _A
+                closer = row
+            elif kind == _R:
+                self.counts["rerun_records"] += 1
+                last_e = -1
+                if s_row >= 0:
+                    emit(_K_R, row, _B_RERUN)
+                else:  # the attempt it ends left no S in the log
+                    number += 1
+                    pending |= _B_UNLOGGED
+        if s_row >= 0 or (closer >= 0 and (len(out["group"]) == first or q_in_attempt)):
+            if closer >= 0:
+                emit(_K_A if rtype[closer] == _A else _K_D, closer, 0)
+            else:
+                emit(_K_S, s_row, 0)
+        elif closer >= 0:
+            self.counts["records_after_end"] += 1
+        elif q_in_attempt:
+            emit(_K_Q, last_q, 0)
+        last = len(out["group"]) - 1
+        for i in range(first, last + 1):
+            out["total"][i] = number
+            if i < last:
+                out["bits"][i] |= _B_LATER
+
+
+def _split_by_ctime(rows: list[int], ctime: list[int]) -> list[tuple[int, list[int]]]:
+    """Split one id's records by ``ctime``; records without one join the next (else previous)."""
+    filled = [ctime[r] for r in rows]
+    following = NA
+    for i in range(len(filled) - 1, -1, -1):
+        if filled[i] == NA:
+            filled[i] = following
+        else:
+            following = filled[i]
+    preceding = NA
+    for i, value in enumerate(filled):
+        if value == NA:
+            filled[i] = preceding
+        else:
+            preceding = value
+    parts: dict[int, list[int]] = {}
+    for row, value in zip(rows, filled, strict=True):
+        parts.setdefault(value, []).append(row)
+    return list(parts.items())
+
+
+def _attempts(
+    order: I64,
+    group_sorted: I64,
+    rtype: I64,
+    ctime: I64,
+    start: I64,
+    end: I64,
+    group_bits: I64,
+) -> tuple[dict[str, I64], dict[str, int]]:
+    """Cut every job into attempts: common shapes vectorised, the others record by record.
+
+    A job group takes the fast path when it has one ``ctime``, no R or A record and either
+    exactly one E record, logged last, or only Q and S records.
+    """
+    if not len(order):
+        empty = {name: np.empty(0, dtype=np.int64) for name in _FIELDS}
+        return empty, {"rerun_records": 0, "records_after_end": 0}
+    heads = np.flatnonzero(np.r_[True, group_sorted[1:] != group_sorted[:-1]])
+    tails = np.r_[heads[1:], len(order)] - 1
+    kinds = rtype[order]
+
+    def count(kind: int) -> I64:
+        return np.add.reduceat((kinds == kind).astype(np.int64), heads)
+
+    n_e, n_s, n_d = count(_E), count(_S), count(_D)
+    n_other = count(_R) + count(_A)
+    ct = ctime[order]
+    big = np.iinfo(np.int64).max
+    ct_low = np.minimum.reduceat(np.where(ct != NA, ct, big), heads)
+    ct_high = np.maximum.reduceat(ct, heads)  # NA is the smallest int64
+    one_ctime = (ct_high == NA) | (ct_low == ct_high)
+    last_kind = kinds[tails]
+    fast = one_ctime & (n_other == 0) & _FAST_PATH
+    fast &= ((n_e == 1) & (last_kind == _E)) | ((n_e == 0) & (n_d == 0))
+    last_s = np.maximum.reduceat(np.where(kinds == _S, order, -1), heads)
+    last_q = np.maximum.reduceat(np.where(kinds == _Q, order, -1), heads)
+    first_q = np.minimum.reduceat(np.where(kinds == _Q, order, big), heads)
+    first_q = np.where(first_q == big, -1, first_q)
+    groups = group_sorted[heads]
+    kind = np.where(n_e == 1, _K_E, np.where(n_s > 0, _K_S, _K_Q))
+    primary = np.where(kind == _K_E, order[tails], np.where(kind == _K_S, last_s, last_q))
+    bits = group_bits[groups]
+    bits = bits | np.where(n_s > 1, _B_START_RETRIED, 0) | np.where(n_d > 0, _B_DELETED, 0)
+    pick = _rows(fast)
+    fast_part: dict[str, I64] = {
+        "group": groups[pick],
+        "number": np.zeros(len(pick), dtype=np.int64),
+        "total": np.ones(len(pick), dtype=np.int64),
+        "kind": kind[pick].astype(np.int64),
+        "primary": primary[pick],
+        "dup": np.full(len(pick), -1, dtype=np.int64),
+        "s": last_s[pick],
+        "first_q": first_q[pick],
+        "last_q": last_q[pick],
+        "bits": bits[pick],
+        "ctime": ct_high[pick],
+    }
+    builder = _Builder(rtype.tolist(), ctime.tolist(), start.tolist(), end.tolist())
+    order_list = order.tolist()
+    for g in _rows(~fast).tolist():
+        rows = order_list[heads[g] : tails[g] + 1]
+        builder.group(int(groups[g]), rows, int(group_bits[groups[g]]))
+    slow_part = {name: np.asarray(builder.out[name], dtype=np.int64) for name in _FIELDS}
+    merged = {name: np.concatenate([fast_part[name], slow_part[name]]) for name in _FIELDS}
+    by_group = np.argsort(merged["group"], kind="stable")
+    counts = dict(
+        builder.counts, fast_path_groups=len(pick), slow_path_groups=int(len(heads) - len(pick))
+    )
+    return {name: values[by_group] for name, values in merged.items()}, counts
+
+
+# --------------------------------------------------------------------------------------------
+# the entry point
+
+
+def assemble_torque_jobs(
+    records: pa.Table, *, tz: str | None = None, unitless_memory: str = "b"
+) -> TorqueAssembly:
+    r"""Assemble TORQUE/PBS ``records`` into ``jobs``, one row per execution attempt.
+
+    Parameters
+    ----------
+    records : pyarrow.Table
+        Schema :data:`gridtrace.schema.RECORDS`: the records of all files, in reading order
+        (files ordered by the date in their names, lines in file order).
+    tz : str, optional
+        The site's IANA time zone, used to place records that carry only their local stamp.
+        Without it the offset is inferred from the records that carry an epoch.
+    unitless_memory : str, default "b"
+        Unit of memory values logged without one (``b``, ``kb``, ``mb``, ``w``, ...).
+
+    Returns
+    -------
+    TorqueAssembly
+        The records with ``stamp_utc``, the jobs, the dominant offset and facts for the summary.
+
+    Raises
+    ------
+    ConfigError
+        For an unknown zone or memory unit.
+    SchemaError
+        If ``records`` does not have the ``records`` schema.
+
+    Examples
+    --------
+    >>> from gridtrace.logs._torque_lines import tokenize_torque_reference
+    >>> line = (
+    ...     b"06/01/2016 00:09:15;E;7.srv;user=u queue=q ctime=1464732444 start=1464732494"
+    ...     b" exec_host=n1/0-3 end=1464732555 Exit_status=0\n"
+    ... )
+    >>> records = tokenize_torque_reference(line, src_file="20160601", site="s").records
+    >>> assembly = assemble_torque_jobs(records)
+    >>> assembly.jobs.column("state").to_pylist(), assembly.tz_offset_s
+    (['COMPLETED'], 7200)
+    """
+    unit = unitless_memory.strip().lower()
+    if unit not in pv.MEMORY_UNITS:
+        known = ", ".join(sorted(pv.MEMORY_UNITS))
+        raise ConfigError(f"unitless_memory {unitless_memory!r} is not one of: {known}")
+    zone: ZoneInfo | None = None
+    if tz is not None:
+        try:
+            zone = ZoneInfo(tz)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ConfigError(f"unknown time zone {tz!r}: give an IANA name") from exc
+    records = _with_stamp_utc(records, pa.nulls(records.num_rows, RECORDS.field("stamp_utc").type))
+    validate(records, RECORDS)
+    n = records.num_rows
+    if n == 0:
+        info: dict[str, Any] = {"tz": tz, "tz_source": "given" if tz else None}
+        return TorqueAssembly(records, JOBS.empty_table(), None, info)
+
+    # -- per record: type, stamp, epochs, identity
+    attrs = _Attrs.extract(_array(records.column("attrs")), _KEYS)
+    type_names, type_codes = _codes(_array(records.column("record_type")))
+    lookup = [_TYPE_CODES.get(str(t), 0) for t in type_names.to_pylist()]
+    rtype = np.array([*lookup, 0], dtype=np.int64)[type_codes]
+    stamp = pc.strptime(
+        _array(records.column("stamp")), format=_STAMP_FORMAT, unit="s", error_is_null=True
+    )
+    naive = _np_int(cast(Arr, stamp).cast(pa.int64()))
+    rec_start, rec_end, rec_ctime = attrs.ints("start"), attrs.ints("end"), attrs.ints("ctime")
+    epoch = np.where(rtype == _E, rec_end, np.where(rtype == _S, rec_start, NA))
+
+    placement = _place(naive, epoch, _segments(_array(records.column("src_file"))), zone)
+    stamp_utc = np.where(placement.offset != NA, naive - placement.offset, NA)
+    info = {"tz": tz, "tz_offset_s": placement.dominant, **placement.info}
+
+    seq, index, parent, is_job, id_group, id_code = _job_ids(_array(records.column("job_id_raw")))
+    is_job &= rtype != 0
+    site_codes = np.asarray(_codes(_array(records.column("site")))[1], dtype=np.int64)
+    n_attrs = np.diff(_list_parts(_array(records.column("attrs")))[0])
+    duplicate = _duplicate_lines(
+        records, attrs, [site_codes, rtype, naive, id_code, rec_start, rec_end, n_attrs]
+    )
+    truncated = _has_flag(_array(records.column("flags")), "TRUNCATED") & (rtype == _E)
+    usable = is_job & ~duplicate & ~truncated
+    info["duplicate_lines"] = int(np.count_nonzero(duplicate))
+    info["truncated_end_records"] = int(np.count_nonzero(truncated & is_job))
+    info["array_parent_records"] = int(np.count_nonzero(parent))
+    info["records_without_job"] = int(np.count_nonzero(~is_job & ~parent))
+
+    # -- job groups: (site, seq, index), numbered in order of first appearance
+    combined = np.where(is_job, site_codes * (int(id_group.max()) + 2) + id_group, -1)
+    group, _ = pd.factorize(combined[is_job])
+    group_all = np.full(n, -1, dtype=np.int64)
+    group_all[is_job] = group
+    group_bits = np.zeros(int(group_all.max()) + 2, dtype=np.int64)
+    np.bitwise_or.at(group_bits, group_all[is_job & duplicate], _B_DUPLICATE)
+    np.bitwise_or.at(group_bits, group_all[is_job & truncated], _B_TRUNCATED)
+    used_rows = _rows(usable)
+    order = used_rows[np.argsort(group_all[used_rows], kind="stable")]
+    attempts, counts = _attempts(
+        order, group_all[order], rtype, rec_ctime, rec_start, rec_end, group_bits
+    )
+    info.update(counts)
+    info["attempts"] = len(attempts["group"])
+    info["duplicate_end_records"] = int(np.count_nonzero(attempts["dup"] >= 0))
+
+    jobs, job_info = _jobs_table(
+        records,
+        attrs,
+        attempts,
+        seq=seq,
+        index=index,
+        stamp_utc=stamp_utc,
+        offset=placement.offset,
+        record_flags=placement.record_flags,
+        assumed_utc=placement.info.get("tz_source") == "assumed_utc",
+        unit=unit,
+    )
+    info.update(job_info)
+
+    # -- records: stamp_utc and the flags added here
+    out_records = _with_stamp_utc(records, _to_arrow_time(stamp_utc))
+    pieces = [("DUPLICATE", _rows(duplicate)), *placement.record_flags.items()]
+    if any(len(rows) for _, rows in pieces):
+        flags = _flags_array(n, pieces, base=_array(records.column("flags")))
+        out_records = out_records.set_column(
+            out_records.schema.get_field_index("flags"), RECORDS.field("flags"), flags
+        )
+    return TorqueAssembly(out_records, jobs, placement.dominant, info)
+
+
+def _with_stamp_utc(records: pa.Table, values: Arr) -> pa.Table:
+    """Put ``values`` in the ``stamp_utc`` column (added in schema order if missing)."""
+    field = RECORDS.field("stamp_utc")
+    if field.name in records.column_names:
+        return records.set_column(records.schema.get_field_index(field.name), field, values)
+    return records.add_column(RECORDS.get_field_index(field.name), field, values)
+
+
+def _jobs_table(
+    records: pa.Table,
+    attrs: _Attrs,
+    att: dict[str, I64],
+    *,
+    seq: I64,
+    index: I64,
+    stamp_utc: I64,
+    offset: I64,
+    record_flags: dict[str, I64],
+    assumed_utc: bool,
+    unit: str,
+) -> tuple[pa.Table, dict[str, Any]]:
+    """Gather, parse and classify the attributes of every attempt."""
+    n_att = len(att["group"])
+    if n_att == 0:
+        return JOBS.empty_table(), {"jobs": 0, "jobs_by_state": {}}
+    kind, primary, dup, s_row = att["kind"], att["primary"], att["dup"], att["s"]
+    bits = att["bits"]
+    closed_by_e = kind == _K_E
+    own_second = np.where(closed_by_e, dup, s_row)  # timing and usage: E + its duplicate, else S
+    pieces: _Problems = []
+
+    def gather(key: str) -> Arr:
+        if key in _OWN_KEYS:
+            return attrs.get(key, primary, own_second)
+        if key == "queue":
+            return attrs.get(key, primary, dup, s_row, att["last_q"])
+        return attrs.get(key, primary, dup, s_row)
+
+    def ints(key: str) -> I64:
+        values, bad = _ints(gather(key))
+        pieces.append((f"VALUE_UNREADABLE:{key}", _rows(bad)))
+        return values
+
+    def problems(key: str, found: dict[str, I64], negative: str = "") -> None:
+        pieces.append((f"VALUE_UNREADABLE:{key}", found.get("unreadable", _NONE)))
+        pieces.append((negative or f"VALUE_UNREADABLE:{key}", found.get("negative", _NONE)))
+        pieces.append(("UNIT_NONSTANDARD", found.get("nonstandard", _NONE)))
+        pieces.append(("UNIT_GUESSED", found.get("guessed", _NONE)))
+
+    def duration(key: str, negative: str) -> I64:
+        values, found = _durations(gather(key))
+        problems(key, found, negative)
+        return values
+
+    def memory(key: str) -> I64:
+        values, found = _memory(gather(key), unit)
+        problems(key, found)
+        return values
+
+    # -- times
+    ctime = _first(ints("ctime"), att["ctime"])
+    qtime, etime = ints("qtime"), ints("etime")
+    start, end = ints("start"), ints("end")
+    exit_status = ints("Exit_status")
+    start = np.where(start > 0, start, NA)
+    end = np.where(end > 0, end, NA)
+    first_q = att["first_q"]
+    q_stamp = np.where(first_q >= 0, stamp_utc[np.maximum(first_q, 0)], NA)
+    submit_from_stamp = (ctime == NA) & (q_stamp != NA)
+    submit = np.where(submit_from_stamp, q_stamp, ctime)
+    started = start != NA
+    by_a_or_d = (kind == _K_A) | (kind == _K_D)
+    # attempts that end without an epoch: R (unless it logs ``end``), A and D after a start
+    stamp_end = ((kind == _K_R) & (end == NA)) | (by_a_or_d & started)
+    end = np.where(stamp_end, stamp_utc[primary], end)
+    end = np.where((kind == _K_S) | (kind == _K_Q) | (by_a_or_d & ~started), NA, end)
+    stamp_end &= end != NA
+    from_stamp = submit_from_stamp | stamp_end
+
+    # -- resources
+    walltime_used = duration("resources_used.walltime", "NEG_WALLTIME")
+    walltime_req = duration("Resource_List.walltime", "NEG_WALLTIME")
+    cput = duration("resources_used.cput", "NEG_CPUTIME")
+    mem_used = memory("resources_used.mem")
+    vmem_used = memory("resources_used.vmem")
+    mem_req = memory("Resource_List.mem")
+    pmem = memory("Resource_List.pmem")
+    nodes_req, cores_req, gpus_req, select_mem = _requests(gather, ints, pieces, unit)
+    mem_req = _first(mem_req, select_mem)
+    use_pmem = (mem_req == NA) & (pmem != NA) & (cores_req != NA)
+    mem_req = np.where(use_pmem, pmem * np.where(use_pmem, cores_req, 0), mem_req)
+    pieces.append(("MEM_FROM_PMEM", _rows(use_pmem)))
+    hosts, nodes_alloc, cores_alloc, gpus_alloc, has_exec = _allocation(gather, ints, pieces)
+    gpus_guess = (gpus_alloc == NA) & has_exec & (gpus_req != NA) & (gpus_req > 0)
+    gpus_alloc = np.where(gpus_guess, gpus_req, gpus_alloc)
+    pieces.append(("GPUS_ALLOC_FROM_REQUEST", _rows(gpus_guess)))
+
+    # -- exit status and state
+    exit_known = exit_status != NA
+    status = np.where(exit_known, exit_status, 0)
+    inferred = exit_known & (status > 128) & (status < 256)
+    signal = np.where(status > 256, status - 256, np.where(inferred, status - 128, NA))
+    pieces.append(("SIGNAL_INFERRED", _rows(inferred)))
+    deleted_seen = (bits & _B_DELETED) != 0
+    never_started = closed_by_e & ~started & has_exec
+    exec_failed = closed_by_e & started & ~has_exec & exit_known & (status < 0)
+    ran = started & (end != NA) & ~never_started & ~exec_failed
+    run_s = np.where(ran, end - start, NA)
+    used = _first(walltime_used, run_s)
+    over_limit = (signal != NA) & (used != NA) & (walltime_req != NA) & (used >= walltime_req)
+    e_state = np.select(
+        [
+            ~started & ~has_exec,
+            never_started | exec_failed,
+            (status == -11) | over_limit,
+            deleted_seen,
+            ~exit_known,
+            status == 0,
+        ],
+        ["DELETED", "FAILED", "TIMEOUT", "CANCELLED", "UNKNOWN", "COMPLETED"],
+        default="FAILED",
+    )
+    other_state = np.select(
+        [
+            kind == _K_R,
+            by_a_or_d & ~started,
+            by_a_or_d & deleted_seen,
+            kind == _K_A,
+            kind == _K_S,
+        ],
+        ["REQUEUED", "DELETED", "CANCELLED", "FAILED", "RUNNING"],
+        default="PENDING",
+    )
+    state = np.where(closed_by_e, e_state, other_state)
+    state = np.where((bits & _B_LATER) != 0, "REQUEUED", state)
+    pieces.append(("NEVER_STARTED", _rows(never_started)))
+    pieces.append(("EXEC_FAILED", _rows(exec_failed)))
+    no_exit = closed_by_e & started & ~exit_known
+    pieces.append(("NO_EXIT_STATUS", _rows(no_exit)))
+    pieces.append(("NO_END_RECORD", _rows(~closed_by_e & (kind != _K_R))))
+
+    # -- durations
+    backwards = (run_s != NA) & (run_s < 0)
+    run_s = np.where(backwards, NA, run_s)
+    pieces.append(("END_BEFORE_START", _rows(backwards)))
+    wait_s = np.where(started & (submit != NA), start - submit, NA)
+    pieces.append(("START_BEFORE_SUBMIT", _rows((wait_s != NA) & (wait_s < 0))))
+    both = (walltime_used != NA) & (run_s != NA)
+    gap = np.abs(np.where(both, walltime_used - run_s, 0))
+    pieces.append(("WALLTIME_MISMATCH", _rows(both & (gap > _WALLTIME_TOLERANCE_S))))
+
+    # -- stamps used for times, and their zone flags
+    pieces.append(("TIME_FROM_STAMP", _rows(from_stamp)))
+    if assumed_utc:
+        pieces.append(("TZ_ASSUMED_UTC", _rows(from_stamp)))
+    stamp_rows = np.concatenate([primary[stamp_end], first_q[submit_from_stamp]])
+    stamp_attempts = np.concatenate([_rows(stamp_end), _rows(submit_from_stamp)])
+    for name in ("DST_AMBIGUOUS", "DST_GAP"):
+        marked = np.zeros(len(offset), dtype=bool)
+        marked[record_flags.get(name, _NONE)] = True
+        pieces.append((name, np.unique(stamp_attempts[marked[stamp_rows]])))
+    pieces = [(name, _rows((bits & bit) != 0)) for bit, name in _BIT_FLAGS] + pieces
+    flags = _flags_array(n_att, _order_flags(pieces))
+
+    # -- identity and text columns
+    account = gather("account")
+    project = gather("project")
+    not_default = pc.not_equal(project, pa.scalar(_PBS_DEFAULT_PROJECT))
+    account = pc.coalesce(account, pc.if_else(not_default, project, None))
+    site = _take(_array(records.column("site")), primary)
+    job_seq, array_index = seq[primary], index[primary]
+    key_submit = _first(att["ctime"], submit)
+    index_text = _to_arrow_int(array_index, pa.int64()).cast(pa.string())
+    job_key = _join(
+        site,
+        ":",
+        _to_arrow_int(job_seq, pa.int64()).cast(pa.string()),
+        pc.if_else(pc.is_null(index_text), _EMPTY_TEXT, _join("[", index_text, "]")),
+        "@",
+        cast(Arr, pc.fill_null(_to_arrow_int(key_submit, pa.int64()).cast(pa.string()), _UNKNOWN)),
+    )
+    end_type = pa.array(_END_TYPES[kind].tolist(), pa.string())
+    columns: dict[str, Arr] = {
+        "site": site,
+        "source_format": _take(_array(records.column("source_format")), primary),
+        "job_key": job_key,
+        "job_id_raw": _take(_array(records.column("job_id_raw")), primary),
+        "job_seq": _to_arrow_int(job_seq, pa.int64()),
+        "array_index": _to_arrow_int(array_index, pa.int32()),
+        "attempt": pa.array(att["number"], pa.int16()),
+        "n_attempts": pa.array(att["total"], pa.int16()),
+        "user": gather("user"),
+        "group": gather("group"),
+        "account": account,
+        "vo": pa.nulls(n_att, pa.string()),
+        "queue": gather("queue"),
+        "job_name": gather("jobname"),
+        "submit_time": _to_arrow_time(submit),
+        "queue_time": _to_arrow_time(np.where(qtime > 0, qtime, NA)),
+        "eligible_time": _to_arrow_time(np.where(etime > 0, etime, NA)),
+        "start_time": _to_arrow_time(start),
+        "end_time": _to_arrow_time(end),
+        "wait_s": _to_arrow_int(wait_s, pa.int64()),
+        "run_s": _to_arrow_int(run_s, pa.int64()),
+        "walltime_used_s": _to_arrow_int(walltime_used, pa.int64()),
+        "walltime_req_s": _to_arrow_int(walltime_req, pa.int64()),
+        "cpu_time_s": _to_arrow_int(cput, pa.float64()),
+        "nodes_req": _to_arrow_int(nodes_req, pa.int32()),
+        "cores_req": _to_arrow_int(cores_req, pa.int32()),
+        "gpus_req": _to_arrow_int(gpus_req, pa.int32()),
+        "nodes_alloc": _to_arrow_int(nodes_alloc, pa.int32()),
+        "cores_alloc": _to_arrow_int(cores_alloc, pa.int32()),
+        "gpus_alloc": _to_arrow_int(gpus_alloc, pa.int32()),
+        "exec_hosts": hosts,
+        "mem_req_bytes": _to_arrow_int(mem_req, pa.int64()),
+        "mem_used_bytes": _to_arrow_int(mem_used, pa.int64()),
+        "vmem_used_bytes": _to_arrow_int(vmem_used, pa.int64()),
+        "exit_code": _to_arrow_int(exit_status, pa.int32()),
+        "exit_signal": _to_arrow_int(signal, pa.int32()),
+        "state": pa.array(state, pa.string()),
+        "end_record_type": pc.if_else(pc.equal(end_type, _EMPTY_TEXT), _NULL_TEXT, end_type),
+        "tz_offset_s": _to_arrow_int(offset[primary], pa.int32()),
+        "src_file": _take(_array(records.column("src_file")), primary),
+        "src_line": _take(_array(records.column("src_line")), primary),
+        "flags": flags,
+    }
+    table = pa.Table.from_arrays([columns[f.name] for f in JOBS], schema=JOBS)
+    names, totals = np.unique(state, return_counts=True)
+    return table, {
+        "jobs": pc.count_distinct(job_key).as_py(),
+        "jobs_by_state": {str(k): int(v) for k, v in zip(names, totals, strict=True)},
+    }
+
+
+_NONE = np.empty(0, dtype=np.int64)
+_NULL_TEXT = pa.scalar(None, pa.string())
+_EMPTY_TEXT = pa.scalar("", pa.string())
+_UNKNOWN = pa.scalar("unknown", pa.string())
+
+
+def _order_flags(pieces: _Problems) -> _Problems:
+    """Merge the pieces of each flag and order them as :data:`JOB_FLAGS` lists them."""
+    merged: dict[str, list[I64]] = {}
+    for name, rows in pieces:
+        if len(rows):
+            merged.setdefault(name, []).append(rows)
+    rank = {name: i for i, name in enumerate(JOB_FLAGS)}
+
+    def position(name: str) -> tuple[int, str]:
+        return rank.get(name.split(":", 1)[0], len(rank)), name
+
+    return [
+        (name, np.unique(np.concatenate(merged[name]))) for name in sorted(merged, key=position)
+    ]
+
+
+def _requests(
+    gather: Callable[[str], Arr],
+    ints: Callable[[str], I64],
+    pieces: _Problems,
+    unit: str,
+) -> tuple[I64, I64, I64, I64]:
+    """nodes_req, cores_req, gpus_req and the ``select`` memory of every attempt."""
+    nodes_text = pc.coalesce(gather("Resource_List.nodes"), gather("Resource_List.neednodes"))
+    nodect_text = gather("Resource_List.nodect")
+    nodect, nodect_bad = _ints(nodect_text)
+    spec_like = _mask(pc.match_substring_regex(nodect_text, r"^\d+:"))
+    from_nodect = nodect_bad & spec_like & _mask(pc.is_null(nodes_text))
+    nodes_text = pc.if_else(pa.array(from_nodect), nodect_text, nodes_text)
+    pieces.append(("NODESPEC_FROM_NODECT", _rows(from_nodect)))
+    pieces.append(("VALUE_UNREADABLE:Resource_List.nodect", _rows(nodect_bad & ~from_nodect)))
+    spec, spec_codes = _map_unique(nodes_text, pv.parse_nodes_spec)
+
+    def select_parse(text: str) -> pv.NodeRequest | None:
+        return pv.parse_select(text, unit)
+
+    select, select_codes = _map_unique(gather("Resource_List.select"), select_parse)
+    unparsed = _hits([r is None for r in spec], spec_codes)
+    unparsed |= _hits([r is None for r in select], select_codes)
+    pieces.append(("NODESPEC_UNPARSED", _rows(unparsed)))
+    for problem, flag in (("nonstandard", "UNIT_NONSTANDARD"), ("guessed", "UNIT_GUESSED")):
+        hit = [r is not None and r.mem_problem == problem for r in select]
+        pieces.append((flag, _rows(_hits(hit, select_codes))))
+
+    def field(
+        results: Sequence[pv.NodeRequest | None], codes: npt.NDArray[np.intp], name: str
+    ) -> I64:
+        return _lookup([None if r is None else getattr(r, name) for r in results], codes)
+
+    nodes_req = _first(
+        field(spec, spec_codes, "nodes"),
+        np.where(nodect > 0, nodect, NA),
+        field(select, select_codes, "nodes"),
+    )
+    cores_req = _first(
+        field(spec, spec_codes, "cores"),
+        field(select, select_codes, "cores"),
+        ints("Resource_List.procs"),
+        ints("Resource_List.ncpus"),
+    )
+    gpus_req = _first(
+        ints("Resource_List.ngpus"),
+        ints("Resource_List.gpus"),
+        ints("Resource_List.gpu"),
+        field(select, select_codes, "gpus"),
+        field(spec, spec_codes, "gpus"),
+    )
+    return nodes_req, cores_req, gpus_req, field(select, select_codes, "mem_bytes")
+
+
+def _allocation(
+    gather: Callable[[str], Arr],
+    ints: Callable[[str], I64],
+    pieces: _Problems,
+) -> tuple[Arr, I64, I64, I64, Bool]:
+    """exec_hosts, nodes_alloc, cores_alloc, gpus_alloc and whether an exec_host was logged."""
+    host_text = gather("exec_host")
+    n = len(host_text)
+    has_exec = _mask(pc.is_valid(host_text))
+    host_rows, host_names, host_cores, simple = _simple_exec_hosts(host_text)
+    # the other forms (index lists, PBS Pro counts, a host named twice): one string at a time
+    other = _rows(has_exec & ~simple)
+    host, host_codes = _map_unique(host_text.take(_index(other)), pv.parse_exec_host)
+    bad_host = other[_hits([r is None for r in host], host_codes)]
+    pieces.append(("VALUE_UNREADABLE:exec_host", bad_host))
+    host_cores[other] = _lookup([r.cores if r else None for r in host], host_codes)
+    vnode, vnode_codes = _map_unique(gather("exec_vnode"), pv.parse_exec_vnode)
+    bad_vnode = _rows(_hits([r is None for r in vnode], vnode_codes))
+    pieces.append(("VALUE_UNREADABLE:exec_vnode", bad_vnode))
+    cores = _first(
+        _lookup([r.cores if r and r.cores else None for r in vnode], vnode_codes),
+        np.where(host_cores > 0, host_cores, NA),
+        ints("total_execution_slots"),
+        ints("resources_used.ncpus"),
+    )
+    gpus = _lookup([None if r is None else r.gpus for r in vnode], vnode_codes)
+    # host lists: the simple ones, the others, then exec_vnode's for rows without exec_host
+    rows_parts = [host_rows]
+    name_parts: list[list[str]] = []
+    for row, code in zip(other.tolist(), host_codes.tolist(), strict=True):
+        hosts = host[code].hosts if host[code] is not None else ()
+        rows_parts.append(np.full(len(hosts), row, dtype=np.int64))
+        name_parts.append(list(hosts))
+    vnode_only = _rows(~has_exec & (vnode_codes >= 0))
+    for row in vnode_only.tolist():
+        result = vnode[vnode_codes[row]]
+        hosts = result.hosts if result is not None else ()
+        rows_parts.append(np.full(len(hosts), row, dtype=np.int64))
+        name_parts.append(list(hosts))
+    rows_all = np.concatenate(rows_parts)
+    names = pa.concat_arrays(
+        [host_names, pa.array([h for part in name_parts for h in part], pa.string())]
+    )
+    order = np.argsort(rows_all, kind="stable")
+    counts = np.bincount(rows_all, minlength=n)
+    listed = has_exec.copy()
+    listed[vnode_only] = True
+    listed[bad_host] = False
+    hosts_array = _lists(counts, names.take(_index(order)), ~listed)
+    nodes = _first(np.where(listed, counts, NA), ints("unique_node_count"))
+    return hosts_array, nodes, cores, gpus, has_exec
+
+
+def _simple_exec_hosts(text: Arr) -> tuple[I64, Arr, I64, Bool]:
+    """Read the ``host/i`` and ``host/i-j`` chains with distinct hosts, vectorised.
+
+    Returns the (row, host) pairs of those rows in order, their cores per row (``NA``
+    elsewhere) and which rows they are.
+    """
+    n = len(text)
+    parts = pc.split_pattern(text, "+")
+    offsets = np.asarray(parts.offsets.to_numpy(), dtype=np.int64)
+    flat = parts.values.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
+    parent = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+    found = pc.extract_regex(flat, r"^(?P<h>[^/,*]+)/(?P<lo>\d{1,6})(?:-(?P<hi>\d{1,6}))?$")
+    ok = _mask(pc.is_valid(found))
+    low = _np_int(
+        cast(Arr, pc.if_else(pa.array(ok), pc.struct_field(found, "lo"), None)).cast(pa.int64())
+    )
+    high_text = pc.struct_field(found, "hi")
+    high_text = pc.if_else(
+        pc.and_(pa.array(ok), pc.not_equal(high_text, _EMPTY_TEXT)), high_text, _NULL_TEXT
+    )
+    high = _first(_np_int(cast(Arr, high_text).cast(pa.int64())), low)
+    ok &= high >= low
+    names = pc.if_else(pa.array(ok), pc.struct_field(found, "h"), None)
+    name_codes = np.asarray(pc.fill_null(pc.dictionary_encode(names).indices, -1).to_numpy())
+    repeated = pd.DataFrame({"row": parent, "host": name_codes}).duplicated().to_numpy()
+    bad = np.bincount(parent, weights=~ok | repeated, minlength=n) > 0
+    simple = _mask(pc.is_valid(text)) & ~bad
+    cores = np.bincount(parent, weights=np.where(ok, high - low + 1, 0), minlength=n)
+    keep = simple[parent]
+    return (
+        parent[keep],
+        names.filter(pa.array(keep)),
+        np.where(simple, cores.astype(np.int64), NA),
+        simple,
+    )

@@ -1,0 +1,261 @@
+r"""TORQUE / OpenPBS / PBS Pro accounting lines: the readable, line-by-line tokeniser.
+
+An accounting line is ``MM/DD/YYYY HH:MM:SS;<type>;<id>;<message>``, where the message is a list
+of space-separated ``key=value`` tokens (PBS Pro quotes values that contain spaces) and may itself
+contain ``;``. This module turns one line into one ``records`` row, or into a quarantine reason.
+It is the reference implementation: the vectorised fast path must give identical rows, and it
+handles every line the fast path declines (quotes, control characters, non-UTF-8 bytes, ...).
+
+Flags set here (``records.flags``):
+
+``CONTROL_CHARS``
+    NUL or other control bytes were removed before parsing (the raw line is kept).
+``NON_UTF8``
+    Bytes that are not UTF-8 are shown as ``\xNN`` escapes (the raw line is kept).
+``FILE_PREFIX``
+    A ``name:`` prefix, as left by ``grep`` over many files, preceded the stamp and was removed.
+``NO_NEWLINE``
+    The last line of the file has no line end.
+``TRUNCATED``
+    The last line has no line end and lacks keys its record type always has: it is kept in
+    ``records`` but must not make a job.
+``REPEATED_KEY``
+    A key appeared more than once; its values are joined with ``+`` (TORQUE 6.1 ``tasks=``).
+``BARE_TOKEN``
+    A token without ``=``; it is kept as a key with an empty value.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from gridtrace.logs._base import FileParse
+from gridtrace.schema import QUARANTINE, RECORDS
+
+__all__ = ["TorqueLine", "parse_torque_line", "split_message", "tokenize_torque_reference"]
+
+_LINE = re.compile(
+    r"(?:(?P<prefix>[^;/\s]+):)?"
+    r"(?P<stamp>(?P<mon>\d{2})/(?P<day>\d{2})/(?P<year>\d{4}) "
+    r"(?P<hh>\d{2}):(?P<mm>\d{2}):(?P<ss>\d{2}))"
+    r";(?P<type>[A-Za-z]);(?P<id>[^;]*)(?:;(?P<msg>.*))?",
+    re.DOTALL,
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+# Record types whose message is free text rather than key=value tokens (PBS Pro licence records).
+FREE_TEXT_TYPES = frozenset({"L"})
+# Keys the end record of a job always carries; a last line without them was cut off.
+_END_KEYS = ("end", "Exit_status")
+
+
+@dataclass(frozen=True, slots=True)
+class TorqueLine:
+    """One accounting line, tokenised.
+
+    Attributes
+    ----------
+    record_type : str
+        The one-letter record type (Q, S, E, D, A, R, L, ...).
+    stamp : str
+        The record's local time stamp, exactly as logged.
+    job_id_raw : str or None
+        The job identifier as logged; ``None`` for record types that carry no job id.
+    attrs : dict of str to str
+        The message's ``key=value`` tokens, quotes removed; free-text messages under ``message``.
+    flags : tuple of str
+        What was repaired or inferred while reading the line.
+    keep_raw : bool
+        Whether the raw bytes must be stored because the text shown differs from them.
+    """
+
+    record_type: str
+    stamp: str
+    job_id_raw: str | None
+    attrs: dict[str, str]
+    flags: tuple[str, ...]
+    keep_raw: bool
+
+
+def split_message(message: str) -> list[str]:
+    """Split a message into tokens on spaces, keeping double-quoted runs (with spaces) whole."""
+    if '"' not in message:
+        return message.split()
+    tokens: list[str] = []
+    current: list[str] = []
+    quoted = False
+    for char in message:
+        if char == '"':
+            quoted = not quoted
+            current.append(char)
+        elif char == " " and not quoted:
+            if current:
+                tokens.append("".join(current))
+                current = []
+        else:
+            current.append(char)
+    if current:
+        tokens.append("".join(current))
+    return tokens
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == '"' and value[-1] == '"':
+        return value[1:-1]
+    return value
+
+
+def parse_torque_line(raw: bytes, *, last_without_newline: bool = False) -> TorqueLine | str:
+    """Tokenise one accounting line.
+
+    Parameters
+    ----------
+    raw : bytes
+        The line without its line end.
+    last_without_newline : bool, default False
+        The line is the file's last and had no line end (a crash may have cut it off).
+
+    Returns
+    -------
+    TorqueLine or str
+        The tokenised line, or the reason it must be quarantined.
+    """
+    flags: list[str] = []
+    keep_raw = False
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", errors="backslashreplace")
+        flags.append("NON_UTF8")
+        keep_raw = True
+    if _CONTROL.search(text):
+        text = _CONTROL.sub("", text)
+        flags.append("CONTROL_CHARS")
+        keep_raw = True
+    if not text.strip():
+        return "blank line"
+    match = _LINE.fullmatch(text)
+    if match is None:
+        if text.count(";") < 3:
+            return "not a TORQUE/PBS accounting line: fewer than 3 ';' separators"
+        return "not a TORQUE/PBS accounting line: no 'MM/DD/YYYY HH:MM:SS' stamp at the start"
+    if not (1 <= int(match["mon"]) <= 12 and 1 <= int(match["day"]) <= 31):
+        return f"impossible date in stamp {match['stamp']!r}"
+    if int(match["hh"]) > 23 or int(match["mm"]) > 59 or int(match["ss"]) > 60:
+        return f"impossible time in stamp {match['stamp']!r}"
+    if match["prefix"] is not None:
+        flags.append("FILE_PREFIX")
+        keep_raw = True
+    record_type = match["type"]
+    message = match["msg"] or ""
+    attrs: dict[str, str] = {}
+    if record_type in FREE_TEXT_TYPES:
+        job_id = None
+        if message:
+            attrs["message"] = message
+    else:
+        job_id = match["id"]
+        for token in split_message(message):
+            key, sep, value = token.partition("=")
+            if not sep:
+                if "BARE_TOKEN" not in flags:
+                    flags.append("BARE_TOKEN")
+                attrs.setdefault(token, "")
+                continue
+            value = _unquote(value)
+            if key in attrs:
+                attrs[key] = f"{attrs[key]}+{value}"
+                if "REPEATED_KEY" not in flags:
+                    flags.append("REPEATED_KEY")
+            else:
+                attrs[key] = value
+    if last_without_newline:
+        flags.append("NO_NEWLINE")
+        if record_type == "E" and any(k not in attrs for k in _END_KEYS):
+            flags.append("TRUNCATED")
+            keep_raw = True
+    return TorqueLine(
+        record_type=record_type,
+        stamp=match["stamp"],
+        job_id_raw=job_id,
+        attrs=attrs,
+        flags=tuple(flags),
+        keep_raw=keep_raw,
+    )
+
+
+def split_lines(data: bytes) -> tuple[list[bytes], bool]:
+    """Split file content into lines; say whether the last line lacked a line end."""
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+        return lines, False
+    return lines, bool(lines)
+
+
+def tokenize_torque_reference(
+    data: bytes, *, src_file: str, site: str, source_format: str = "torque"
+) -> FileParse:
+    """Tokenise a whole file line by line (the readable reference path).
+
+    Parameters
+    ----------
+    data : bytes
+        The decompressed file content.
+    src_file : str
+        The file's name, recorded in every row.
+    site : str
+        The site name recorded in every row.
+    source_format : str, default "torque"
+        Recorded in every row.
+
+    Returns
+    -------
+    FileParse
+        ``records`` (``stamp_utc`` left null: placing stamps needs the whole log) and
+        ``quarantine``; their row counts add up to the file's line count.
+    """
+    lines, last_open = split_lines(data)
+    rec: dict[str, list[object]] = {name: [] for name in RECORDS.names}
+    quarantine: dict[str, list[object]] = {name: [] for name in QUARANTINE.names}
+    last = len(lines) - 1
+    for index, raw in enumerate(lines):
+        parsed = parse_torque_line(raw, last_without_newline=last_open and index == last)
+        if isinstance(parsed, str):
+            bad: tuple[tuple[str, object], ...] = (
+                ("site", site),
+                ("source_format", source_format),
+                ("src_file", src_file),
+                ("src_line", index + 1),
+                ("reason", parsed),
+                ("raw", raw),
+            )
+            for name, value in bad:
+                quarantine[name].append(value)
+            continue
+        row: tuple[tuple[str, object], ...] = (
+            ("site", site),
+            ("source_format", source_format),
+            ("src_file", src_file),
+            ("src_line", index + 1),
+            ("record_type", parsed.record_type),
+            ("stamp", parsed.stamp),
+            ("stamp_utc", None),
+            ("job_id_raw", parsed.job_id_raw),
+            ("attrs", list(parsed.attrs.items())),
+            ("flags", list(parsed.flags)),
+            ("raw", raw if parsed.keep_raw else None),
+        )
+        for name, value in row:
+            rec[name].append(value)
+    return FileParse(
+        src_file=src_file,
+        records=pa.Table.from_pydict(rec, schema=RECORDS),
+        quarantine=pa.Table.from_pydict(quarantine, schema=QUARANTINE),
+        lines_read=len(lines),
+    )
