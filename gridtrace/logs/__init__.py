@@ -1,0 +1,55 @@
+"""Readers and writers of accounting logs, and the tables built from them.
+
+>>> from gridtrace.logs import read_torque, build_trace
+>>> result = read_torque("accounting/", site="lpc", tz="Europe/Paris")  # doctest: +SKIP
+>>> trace = build_trace(result.jobs)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from gridtrace.logs._base import ERROR_POLICIES, ErrorPolicy, FileParse, ParseResult
+from gridtrace.logs._io import detect_compression, expand_log_paths, read_log_bytes
+from gridtrace.logs._registry import (
+    LogFormat,
+    available_formats,
+    detect_format,
+    get_format,
+    parse_logs,
+    register_format,
+)
+from gridtrace.logs._torque import read_torque
+from gridtrace.logs._torque_writer import write_torque
+from gridtrace.logs._trace import (
+    DEFAULT_TAU_S,
+    build_trace,
+    estimate_cores,
+    execution_slots,
+    has_flag,
+)
+from gridtrace.logs._vo import DEFAULT_MONITORING_VOS, VOMapping, VORule
+
+__all__ = [
+    "DEFAULT_MONITORING_VOS",
+    "DEFAULT_TAU_S",
+    "ERROR_POLICIES",
+    "ErrorPolicy",
+    "FileParse",
+    "LogFormat",
+    "ParseResult",
+    "VOMapping",
+    "VORule",
+    "available_formats",
+    "build_trace",
+    "detect_compression",
+    "detect_format",
+    "estimate_cores",
+    "execution_slots",
+    "expand_log_paths",
+    "get_format",
+    "has_flag",
+    "parse_logs",
+    "read_log_bytes",
+    "read_torque",
+    "register_format",
+    "write_torque",
+]

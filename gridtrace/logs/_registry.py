@@ -1,0 +1,267 @@
+"""The registry of log formats, format detection, and parallel parsing of many files.
+
+A format is two functions: one tokenises a single file into ``records`` (independent per file, so
+it runs in parallel), the other assembles the records of all files into ``jobs``. Sites register
+their own formats through the entry-point group ``gridtrace.log_formats`` (each entry point names a
+:class:`LogFormat` object), or at run time with :func:`register_format`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any, Protocol
+
+from gridtrace.errors import ConfigError, UnknownFormatError
+from gridtrace.logs._base import (
+    ErrorPolicy,
+    FileParse,
+    ParseResult,
+    apply_error_policy,
+    check_error_policy,
+)
+from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.logs._torque import assemble_torque, looks_like_torque, tokenize_torque_file
+
+__all__ = [
+    "LogFormat",
+    "available_formats",
+    "detect_format",
+    "get_format",
+    "parse_logs",
+    "register_format",
+]
+
+logger = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "gridtrace.log_formats"
+
+
+class _Assemble(Protocol):
+    def __call__(self, parts: Sequence[FileParse], *, tz: str | None = ...) -> ParseResult: ...
+
+
+@dataclass(frozen=True)
+class LogFormat:
+    """A log format gridtrace can read.
+
+    Attributes
+    ----------
+    name : str
+        The name used with ``--format``.
+    description : str
+        One line for ``gridtrace parse --help``.
+    looks_like : callable
+        ``looks_like(head: bytes) -> bool`` on the first (decompressed) bytes of a file.
+    tokenize_file : callable
+        ``tokenize_file(path, *, site) -> FileParse``; must be a picklable module-level function.
+    assemble : callable
+        ``assemble(parts, *, tz) -> ParseResult``, given every file's records in reading order.
+    aliases : tuple of str
+        Other names accepted for the format.
+    """
+
+    name: str
+    description: str
+    looks_like: Callable[[bytes], bool]
+    tokenize_file: Callable[..., FileParse]
+    assemble: _Assemble
+    aliases: tuple[str, ...] = ()
+
+
+_FORMATS: dict[str, LogFormat] = {}
+_entry_points_loaded = False
+
+
+def register_format(log_format: LogFormat, *, replace: bool = False) -> None:
+    """Make a format available to :func:`parse_logs` and ``gridtrace parse``.
+
+    Raises
+    ------
+    ConfigError
+        If the name or an alias is taken and ``replace`` is false.
+    """
+    for name in (log_format.name, *log_format.aliases):
+        if name in _FORMATS and not replace and _FORMATS[name] is not log_format:
+            msg = f"log format {name!r} is already registered; pass replace=True to override it"
+            raise ConfigError(msg)
+    for name in (log_format.name, *log_format.aliases):
+        _FORMATS[name] = log_format
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    _entry_points_loaded = True
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        log_format = entry.load()
+        if not isinstance(log_format, LogFormat):
+            msg = f"entry point {entry.name!r} in {ENTRY_POINT_GROUP} is not a gridtrace LogFormat"
+            raise ConfigError(msg)
+        register_format(log_format)
+
+
+def available_formats() -> list[str]:
+    """Names of the registered formats (aliases left out)."""
+    _load_entry_points()
+    return sorted({f.name for f in _FORMATS.values()})
+
+
+def get_format(name: str) -> LogFormat:
+    """Return the format registered under ``name`` or one of its aliases.
+
+    Raises
+    ------
+    UnknownFormatError
+        Naming the formats that are available.
+    """
+    _load_entry_points()
+    try:
+        return _FORMATS[name]
+    except KeyError:
+        known = ", ".join(available_formats())
+        msg = f"no reader for log format {name!r}; available: {known}"
+        raise UnknownFormatError(msg) from None
+
+
+def detect_format(path: StrPath) -> str:
+    """Recognise a file's format from its content (compression is undone first).
+
+    Raises
+    ------
+    UnknownFormatError
+        If no registered format recognises the file; pass the format explicitly then.
+    """
+    _load_entry_points()
+    head = read_log_bytes(path)[:65536]
+    for log_format in {f.name: f for f in _FORMATS.values()}.values():
+        if log_format.looks_like(head):
+            return log_format.name
+    known = ", ".join(available_formats())
+    msg = f"{path}: not recognised as any known log format ({known}); name it with --format"
+    raise UnknownFormatError(msg)
+
+
+def _tokenize(log_format: str, path: str, site: str) -> FileParse:
+    # module-level so dask can ship it to worker processes by reference
+    return get_format(log_format).tokenize_file(path, site=site)
+
+
+def parse_logs(
+    paths: StrPath | Iterable[StrPath],
+    *,
+    format: str | None = None,
+    site: str | None = None,
+    tz: str | None = None,
+    errors: ErrorPolicy = "warn",
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: bool = False,
+) -> ParseResult:
+    """Parse accounting logs of any registered format, one file per task, in parallel.
+
+    Parameters
+    ----------
+    paths : path or iterable of paths
+        Files and directories (a directory contributes its files in date order).
+    format : str, optional
+        The format name; recognised from the first file's content when omitted.
+    site : str, optional
+        Site name; defaults to the first path's name up to its first dot.
+    tz : str, optional
+        The site's IANA time zone, for records that carry only a local stamp.
+    errors : {"raise", "warn", "skip"}, default "warn"
+        What to do with unreadable lines; they are quarantined and counted in every case.
+    workers : int, default 1
+        Local worker processes (dask.distributed); 1 parses in this process.
+    scheduler : str, optional
+        Address of an existing ``dask.distributed`` scheduler; overrides ``workers``.
+    progress : bool, default False
+        Show a progress bar over the files.
+
+    Returns
+    -------
+    ParseResult
+        The tables and reconciled counts.
+    """
+    policy = check_error_policy(errors)
+    if workers < 1:
+        msg = f"workers must be at least 1, not {workers}"
+        raise ConfigError(msg)
+    given = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    files = [str(p) for p in expand_log_paths(given)]
+    site = site or default_site_name(given)
+    if not files:
+        msg = f"no log files under {', '.join(str(p) for p in given)}"
+        raise FileNotFoundError(msg)
+    name = get_format(format).name if format else detect_format(files[0])
+    if scheduler is None and workers == 1:
+        parts = _tokenize_here(name, files, site, progress)
+    else:
+        parts = _tokenize_with_dask(name, files, site, workers, scheduler, progress)
+    parts = [apply_error_policy(part, policy) for part in parts]
+    return get_format(name).assemble(parts, tz=tz)
+
+
+def _progress(iterable: Iterable[Any], total: int, enabled: bool) -> Iterable[Any]:
+    if not enabled:
+        return iterable
+    from tqdm import tqdm
+
+    return tqdm(iterable, total=total, unit="file", desc="parsing")
+
+
+def _tokenize_here(name: str, files: list[str], site: str, progress: bool) -> list[FileParse]:
+    return [_tokenize(name, f, site) for f in _progress(files, len(files), progress)]
+
+
+def _tokenize_with_dask(
+    name: str,
+    files: list[str],
+    site: str,
+    workers: int,
+    scheduler: str | None,
+    progress: bool,
+) -> list[FileParse]:
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        msg = "parallel parsing needs dask.distributed: pip install 'gridtrace[dask]'"
+        raise ConfigError(msg) from None
+    if scheduler is not None:
+        client = Client(scheduler)
+        cluster = None
+    else:
+        cluster = LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+        client = Client(cluster)
+    try:
+        futures = client.map(_tokenize, [name] * len(files), files, [site] * len(files), pure=False)
+        position = {future.key: i for i, future in enumerate(futures)}
+        parts: list[FileParse | None] = [None] * len(files)
+        for future in _progress(as_completed(futures), len(futures), progress):
+            parts[position[future.key]] = future.result()
+            future.release()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    # reading order is the files' order, whatever order the workers finished in
+    return [part for part in parts if part is not None]
+
+
+register_format(
+    LogFormat(
+        name="torque",
+        description="TORQUE / OpenPBS / PBS Pro server accounting logs (daily files)",
+        looks_like=looks_like_torque,
+        tokenize_file=tokenize_torque_file,
+        assemble=assemble_torque,
+        aliases=("pbs", "pbspro", "openpbs"),
+    )
+)

@@ -1,0 +1,175 @@
+"""Virtual organisations: which VO each job belongs to.
+
+Batch logs do not name the VO. Grid sites map each VO to unix groups (``prodatls``, ``atlas``),
+pool accounts (``patls009``) or queues (``atlas``, ``cms_long``); a :class:`VOMapping` states those
+rules. Monitoring VOs (``dteam``, ``ops``: the grid's own test jobs) are flagged so that a trace can
+leave them out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import pyarrow as pa
+
+from gridtrace.errors import ConfigError
+from gridtrace.schema import conform
+
+__all__ = ["DEFAULT_MONITORING_VOS", "VOMapping", "VORule"]
+
+DEFAULT_MONITORING_VOS = ("dteam", "ops")
+_FIELDS = ("group", "account", "queue", "user")
+Field = Literal["group", "account", "queue", "user"]
+
+
+@dataclass(frozen=True)
+class VORule:
+    """Jobs whose ``field`` fully matches the regular expression ``pattern`` belong to ``vo``.
+
+    Attributes
+    ----------
+    field : {"group", "account", "queue", "user"}
+        The jobs column the rule looks at.
+    pattern : str
+        A regular expression that must match the whole value (e.g. ``"(prd)?atl.*"``).
+    vo : str
+        The VO of the jobs that match.
+    """
+
+    field: Field
+    pattern: str
+    vo: str
+
+    def __post_init__(self) -> None:
+        if self.field not in _FIELDS:
+            msg = f"VO rule field must be one of {', '.join(_FIELDS)}, not {self.field!r}"
+            raise ConfigError(msg)
+        try:
+            re.compile(self.pattern)
+        except re.error as exc:
+            msg = f"VO rule pattern {self.pattern!r} is not a regular expression: {exc}"
+            raise ConfigError(msg) from None
+
+
+@dataclass(frozen=True)
+class VOMapping:
+    """Ordered rules from group / account / queue / user to VO; the first rule that matches wins.
+
+    Attributes
+    ----------
+    rules : tuple of VORule
+        Tried in order.
+    fallback_field : {"group", "account", "queue", "user"} or None
+        When no rule matches, take the VO from this column (flag ``VO_FROM_<FIELD>``); with
+        ``None`` the VO stays null (flag ``VO_UNMAPPED``).
+    monitoring : tuple of str
+        VOs whose jobs are the grid's monitoring probes (flag ``MONITORING``).
+    """
+
+    rules: tuple[VORule, ...] = ()
+    fallback_field: Field | None = "group"
+    monitoring: tuple[str, ...] = DEFAULT_MONITORING_VOS
+    _compiled: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.fallback_field is not None and self.fallback_field not in _FIELDS:
+            msg = f"fallback_field must be one of {', '.join(_FIELDS)} or None"
+            raise ConfigError(msg)
+        object.__setattr__(self, "_compiled", tuple(re.compile(r.pattern) for r in self.rules))
+
+    @classmethod
+    def from_dict(cls, spec: Mapping[str, Any]) -> VOMapping:
+        """Build a mapping from plain data, as written in a config file.
+
+        ``{"rules": [{"field": "group", "pattern": "prdatl.*", "vo": "atlas"}, ...],
+        "fallback_field": "group", "monitoring": ["dteam", "ops"]}``; every key is optional.
+        """
+        unknown = set(spec) - {"rules", "fallback_field", "monitoring"}
+        if unknown:
+            msg = f"unknown VO mapping key(s): {', '.join(sorted(unknown))}"
+            raise ConfigError(msg)
+        rules: list[VORule] = []
+        for index, rule in enumerate(spec.get("rules") or ()):
+            missing = {"field", "pattern", "vo"} - set(rule)
+            if missing:
+                msg = f"VO rule {index} lacks {', '.join(sorted(missing))}"
+                raise ConfigError(msg)
+            rules.append(VORule(field=rule["field"], pattern=rule["pattern"], vo=rule["vo"]))
+        return cls(
+            rules=tuple(rules),
+            fallback_field=spec.get("fallback_field", "group"),
+            monitoring=tuple(spec.get("monitoring", DEFAULT_MONITORING_VOS)),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the plain-data form read by :meth:`from_dict`."""
+        return {
+            "rules": [{"field": r.field, "pattern": r.pattern, "vo": r.vo} for r in self.rules],
+            "fallback_field": self.fallback_field,
+            "monitoring": list(self.monitoring),
+        }
+
+    def vo_of(self, job: Mapping[str, str | None]) -> tuple[str | None, str | None]:
+        """Return ``(vo, flag)`` for one job given as a mapping of its columns."""
+        for rule, compiled in zip(self.rules, self._compiled, strict=True):
+            value = job.get(rule.field)
+            if value is not None and compiled.fullmatch(value):
+                return rule.vo, None
+        if self.fallback_field is not None and job.get(self.fallback_field) is not None:
+            return job[self.fallback_field], f"VO_FROM_{self.fallback_field.upper()}"
+        return None, "VO_UNMAPPED"
+
+    def apply(self, jobs: pa.Table) -> pa.Table:
+        """Return ``jobs`` with the ``vo`` column set and the VO flags added.
+
+        Each distinct combination of the columns the rules read is resolved once, so large
+        tables cost little.
+        """
+        fields = sorted({r.field for r in self.rules} | _fallback(self.fallback_field))
+        columns = {f: jobs.column(f).to_pylist() for f in fields}
+        cache: dict[tuple[str | None, ...], tuple[str | None, str | None]] = {}
+        vos: list[str | None] = []
+        flags: list[list[str]] = []
+        monitoring = set(self.monitoring)
+        for row, old_flags in enumerate(jobs.column("flags").to_pylist()):
+            key = tuple(columns[f][row] for f in fields)
+            if key not in cache:
+                cache[key] = self.vo_of(dict(zip(fields, key, strict=True)))
+            vo, flag = cache[key]
+            new_flags = [f for f in (old_flags or ()) if not _is_vo_flag(f)]
+            if flag:
+                new_flags.append(flag)
+            if vo in monitoring:
+                new_flags.append("MONITORING")
+            vos.append(vo)
+            flags.append(new_flags)
+        index = jobs.schema.get_field_index
+        table = jobs.set_column(index("vo"), "vo", pa.array(vos, pa.string()))
+        table = table.set_column(index("flags"), "flags", pa.array(flags, pa.list_(pa.string())))
+        return conform(table, "jobs")
+
+
+def _fallback(fallback_field: str | None) -> set[str]:
+    return set() if fallback_field is None else {fallback_field}
+
+
+def _is_vo_flag(flag: str) -> bool:
+    return flag in ("VO_UNMAPPED", "MONITORING") or flag.startswith("VO_FROM_")
+
+
+def mapping_from_pairs(pairs: Iterable[Sequence[str]]) -> VOMapping:
+    """Build a mapping from ``(field, pattern, vo)`` triples (used by the CLI's ``--vo`` option)."""
+    rules = []
+    for triple in pairs:
+        if len(triple) != 3:
+            msg = f"a VO rule is FIELD:PATTERN=VO, got {':'.join(triple)!r}"
+            raise ConfigError(msg)
+        field_name, pattern, vo = triple
+        if field_name not in _FIELDS:
+            msg = f"VO rule field must be one of {', '.join(_FIELDS)}, not {field_name!r}"
+            raise ConfigError(msg)
+        rules.append(VORule(field=field_name, pattern=pattern, vo=vo))  # type: ignore[arg-type]
+    return VOMapping(rules=tuple(rules))
