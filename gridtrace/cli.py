@@ -1,0 +1,312 @@
+"""The ``gridtrace`` command: one sub-command per pipeline stage.
+
+Each sub-command takes its inputs as positional paths and its output folder as ``-o/--out``, and
+prints a short summary, so a user can run one stage on their own files without Snakemake.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from gridtrace.errors import ConfigError, GridtraceError
+
+__all__ = ["main"]
+
+logger = logging.getLogger(__name__)
+
+
+def _say(text: str) -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _read_json(path: str) -> Any:
+    try:
+        return json.loads(Path(path).read_text())
+    except json.JSONDecodeError as exc:
+        msg = f"{path}: not valid JSON ({exc})"
+        raise ConfigError(msg) from None
+
+
+def _vo_mapping(args: argparse.Namespace) -> Any:
+    from gridtrace.logs import VOMapping
+    from gridtrace.logs._vo import mapping_from_pairs
+
+    mapping = VOMapping.from_dict(_read_json(args.vo_map)) if args.vo_map else VOMapping()
+    if args.vo:
+        extra = mapping_from_pairs(_split_vo_rule(rule) for rule in args.vo)
+        mapping = VOMapping(
+            rules=extra.rules + mapping.rules,
+            fallback_field=mapping.fallback_field,
+            monitoring=mapping.monitoring,
+        )
+    return mapping
+
+
+def _split_vo_rule(rule: str) -> tuple[str, str, str]:
+    field, colon, rest = rule.partition(":")
+    pattern, equals, vo = rest.rpartition("=")
+    if not colon or not equals:
+        msg = f"--vo takes FIELD:PATTERN=VO (e.g. group:prdatl.*=atlas), got {rule!r}"
+        raise ConfigError(msg)
+    return field, pattern, vo
+
+
+def _cmd_parse(args: argparse.Namespace) -> int:
+    import pyarrow.parquet as pq
+
+    from gridtrace.logs import parse_logs
+
+    result = parse_logs(
+        args.paths,
+        format=args.format,
+        site=args.site,
+        tz=args.tz,
+        errors=args.errors,
+        workers=args.workers,
+        scheduler=args.scheduler,
+        progress=args.progress,
+    )
+    jobs = _vo_mapping(args).apply(result.jobs)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    pq.write_table(result.records, out / "records.parquet")
+    pq.write_table(jobs, out / "jobs.parquet")
+    pq.write_table(result.quarantine, out / "quarantine.parquet")
+    summary = result.summary()
+    (out / "parse-summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    _say(
+        f"{summary['lines_read']} lines read from {summary['files']} file(s): "
+        f"{summary['lines_parsed']} parsed, {summary['lines_quarantined']} quarantined"
+    )
+    _say("records by type: " + _counts(summary["records_by_type"]))
+    _say(f"{summary['jobs']} job attempts; by state: " + _counts(summary["jobs_by_state"]))
+    if summary["job_flags"]:
+        _say("job flags: " + _counts(summary["job_flags"]))
+    if summary["record_flags"]:
+        _say("record flags: " + _counts(summary["record_flags"]))
+    if summary["quarantine_reasons"]:
+        _say("quarantined: " + _counts(summary["quarantine_reasons"]))
+    _say(f"tables written to {out}/")
+    return 0
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{key} {value}" for key, value in counts.items()) or "none"
+
+
+def _cmd_trace(args: argparse.Namespace) -> int:
+    import pyarrow.parquet as pq
+
+    from gridtrace.logs import build_trace
+    from gridtrace.schema import trace_metadata
+
+    jobs = pq.read_table(args.jobs)
+    records_path = Path(args.jobs).with_name("records.parquet")
+    records = pq.read_table(records_path, columns=["attrs"]) if records_path.exists() else None
+    trace = build_trace(
+        jobs,
+        tau_s=args.tau,
+        cores=args.cores,
+        exclude_monitoring=not args.keep_monitoring,
+        records=records,
+        provenance={"jobs_table": str(args.jobs)},
+    )
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    name = args.name or str(trace_metadata(trace)["site"])
+    path = out / f"{name}.parquet"
+    pq.write_table(trace, path)
+    meta = trace_metadata(trace)
+    interactive = trace.column("interactive").to_numpy(zero_copy_only=False).mean()
+    _say(
+        f"{trace.num_rows} jobs, P = {meta['cores']} cores "
+        f"({meta['provenance']['cores_estimate']}), interactive share {interactive:.3f}; "
+        f"written to {path}"
+    )
+    return 0
+
+
+def _cmd_synth(args: argparse.Namespace) -> int:
+    import pyarrow.parquet as pq
+
+    from gridtrace.models import generate_preset_trace, get_preset
+
+    preset = get_preset(args.preset)
+    trace = generate_preset_trace(preset, rng=args.seed, size=args.size)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{args.name or f'{preset.name}-synth-seed{args.seed}'}.parquet"
+    pq.write_table(trace, path)
+    _say(
+        f"{trace.num_rows} jobs of preset {preset.name} (P = {preset.cores}, "
+        f"mu = {preset.service_rate:.5g}/s, lambda = {preset.arrival_rate:.5g}/s, "
+        f"rho = {preset.rho:.4g}), seed {args.seed}; written to {path}"
+    )
+    return 0
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    import pyarrow.parquet as pq
+
+    from gridtrace.sim import simulate
+
+    vo_shares = _read_json(args.vo_shares) if args.vo_shares else None
+    result = simulate(
+        pq.read_table(args.trace),
+        cores=args.cores,
+        policy=args.policy,
+        vo_shares=vo_shares,
+        warmup_jobs=args.warmup,
+        drain_jobs=args.drain,
+    )
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = out / f"seed{args.seed}"
+    result.write(f"{stem}.parquet", f"{stem}.summary.json")
+    summary = result.summary
+    for name in ("interactive", "batch", "all"):
+        row = summary["classes"][name]
+        if row["n"]:
+            _say(
+                f"{name:>11}: {row['n']} jobs, mean wait {row['wait_mean_s']:.1f} s, "
+                f"mean W {row['responsiveness_mean']:.3f}"
+            )
+    _say(f"utilisation {summary['utilisation']:.3f}; written to {stem}.parquet")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    import pyarrow.parquet as pq
+
+    from gridtrace.report import render_workload_report
+    from gridtrace.sim import read_result
+
+    results: dict[str, list[Any]] = {}
+    for run in args.runs:
+        summary = run.removesuffix(".parquet") + ".summary.json"
+        results.setdefault(Path(run).parent.name, []).append(read_result(run, summary))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    figures = render_workload_report(
+        args.workload, trace=pq.read_table(args.trace), results=results, out_path=out
+    )
+    (out / "key-figures.json").write_text(json.dumps(figures, indent=2, default=str) + "\n")
+    _say(f"report of {args.workload} written to {out / 'index.html'}")
+    return 0
+
+
+def _cmd_index(args: argparse.Namespace) -> int:
+    from gridtrace.report import render_index, write_manifest
+
+    entries = [_read_json(path) for path in args.figures]
+    out = Path(args.out)
+    render_index(entries, out / "index.html")
+    write_manifest(
+        [Path(path).parent.relative_to(out.parent) / "index.html" for path in args.figures],
+        out / "all",
+    )
+    _say(f"index of {len(entries)} report(s) written to {out / 'index.html'}")
+    return 0
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gridtrace",
+        description="Parse grid/batch accounting logs, model workloads, simulate schedulers.",
+    )
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
+    parser.add_argument("-q", "--quiet", action="store_true", help="only errors")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    parse = commands.add_parser("parse", help="accounting logs -> records, jobs, quarantine")
+    parse.add_argument("paths", nargs="+", help="log files or directories of daily files")
+    parse.add_argument("-o", "--out", required=True, help="output folder")
+    parse.add_argument("--format", help="log format (default: recognised from the content)")
+    parse.add_argument("--site", help="site name (default: the first path's name)")
+    parse.add_argument("--tz", help="the site's IANA time zone (default: inferred)")
+    parse.add_argument("--errors", choices=("raise", "warn", "skip"), default="warn")
+    parse.add_argument("--workers", type=int, default=1, help="local worker processes (dask)")
+    parse.add_argument("--scheduler", help="address of a running dask.distributed scheduler")
+    parse.add_argument("--vo-map", help="JSON file of VO rules (see gridtrace.logs.VOMapping)")
+    parse.add_argument(
+        "--vo", action="append", default=[], metavar="FIELD:PATTERN=VO", help="a VO rule"
+    )
+    parse.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=sys.stderr.isatty(),
+        help="progress bar (default: on in a terminal)",
+    )
+    parse.set_defaults(run=_cmd_parse)
+
+    trace = commands.add_parser("trace", help="jobs table -> trace table for models/simulation")
+    trace.add_argument("jobs", help="a jobs.parquet written by 'gridtrace parse'")
+    trace.add_argument("-o", "--out", required=True, help="output folder")
+    trace.add_argument("--name", help="workload name (default: the site)")
+    trace.add_argument(
+        "--cores",
+        type=int,
+        help="the site's cores P (default: the execution slots seen in records.parquet beside "
+        "the jobs table, else the peak cores in use per host)",
+    )
+    trace.add_argument("--tau", type=float, default=900.0, help="interactive threshold, s")
+    trace.add_argument("--keep-monitoring", action="store_true", help="keep dteam/ops probes")
+    trace.set_defaults(run=_cmd_trace)
+
+    synth = commands.add_parser("synth", help="seed preset -> synthetic trace")
+    synth.add_argument("--preset", required=True, help="PE-1 ... PE-4, MMPP-1/2, MM50-20/40/50")
+    synth.add_argument("--seed", type=int, required=True, help="root seed of the draw")
+    synth.add_argument("--size", type=int, help="jobs to draw (default: the preset's own)")
+    synth.add_argument("--name", help="file name without .parquet")
+    synth.add_argument("-o", "--out", required=True, help="output folder")
+    synth.set_defaults(run=_cmd_synth)
+
+    simulate = commands.add_parser("simulate", help="trace -> simulated schedule and metrics")
+    simulate.add_argument("trace", help="a trace .parquet")
+    simulate.add_argument("-o", "--out", required=True, help="output folder")
+    simulate.add_argument("--policy", default="fifo", help="scheduling policy (default fifo)")
+    simulate.add_argument("--seed", type=int, default=0, help="seed, named in the output")
+    simulate.add_argument("--cores", type=int, help="cores P (default: the trace's)")
+    simulate.add_argument("--vo-shares", help="JSON file of target VO shares (fairness)")
+    simulate.add_argument("--warmup", type=int, default=500, help="jobs left out at the start")
+    simulate.add_argument("--drain", type=int, default=500, help="jobs left out at the end")
+    simulate.set_defaults(run=_cmd_simulate)
+
+    report = commands.add_parser("report", help="trace + simulation runs -> HTML report")
+    report.add_argument("runs", nargs="+", help="sim/<workload>/<policy>/seed<n>.parquet files")
+    report.add_argument("--trace", required=True, help="the workload's trace .parquet")
+    report.add_argument("--workload", required=True, help="workload name")
+    report.add_argument("-o", "--out", required=True, help="output folder (reports/<workload>)")
+    report.set_defaults(run=_cmd_report)
+
+    index = commands.add_parser("index", help="reports -> reports/index.html and reports/all")
+    index.add_argument("figures", nargs="+", help="reports/<workload>/key-figures.json files")
+    index.add_argument("-o", "--out", required=True, help="the reports folder")
+    index.set_defaults(run=_cmd_index)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``gridtrace`` command line; return the exit status."""
+    args = _build_parser().parse_args(argv)
+    level = logging.ERROR if args.quiet else (logging.DEBUG if args.verbose else logging.INFO)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    logging.captureWarnings(True)  # data-quality warnings read as log lines on the command line
+    try:
+        status: int = args.run(args)
+    except (GridtraceError, FileNotFoundError) as exc:
+        logger.error("%s", exc)
+        return 2
+    finally:
+        logging.captureWarnings(False)
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,121 @@
+"""The pipeline end to end on the small config in .test/, as a new user would run it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from gridtrace.schema import read_table, trace_metadata
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.workflow
+
+
+def _snakemake(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "snakemake", *args]
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, (
+        f"{' '.join(command)}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    )
+    return done
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    work = tmp_path_factory.mktemp("pipeline")
+    shutil.copytree(REPO / ".test" / "config", work / "config")
+    _snakemake(
+        "reports/all",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(work),
+        "--configfile",
+        str(work / "config" / "config.yaml"),
+        "--cores",
+        "2",
+        "--show-failed-logs",
+        cwd=work,
+    )
+    return work
+
+
+def test_every_workload_has_a_report_and_the_manifest_lists_them(run_dir: Path) -> None:
+    workloads = ["PE-1", "MM50-20", "demo"]
+    manifest = (run_dir / "reports" / "all").read_text().split()
+    for workload in workloads:
+        html = run_dir / "reports" / workload / "index.html"
+        assert html.is_file()
+        assert str(Path("reports") / workload / "index.html") in manifest
+        text = html.read_text()
+        assert "<script" not in text
+        assert "http://" not in text
+        assert "https://" not in text
+    index = (run_dir / "reports" / "index.html").read_text()
+    for workload in workloads:
+        assert f"{workload}/index.html" in index
+
+
+def test_demo_site_is_parsed_back_with_every_line_accounted_for(run_dir: Path) -> None:
+    summary = json.loads((run_dir / "traces" / "demo" / "parse-summary.json").read_text())
+    assert summary["reconciled"]
+    assert summary["lines_read"] == summary["lines_parsed"] + summary["lines_quarantined"]
+    assert summary["lines_quarantined"] == 2  # the two planted unreadable lines
+    assert summary["record_flags"].get("TRUNCATED") == 1
+    assert summary["record_flags"].get("NON_UTF8") == 1
+    assert summary["record_flags"].get("CONTROL_CHARS") == 1
+    jobs = read_table(run_dir / "traces" / "demo" / "jobs.parquet", "jobs")
+    vos = set(jobs.column("vo").to_pylist())
+    assert {"atlas", "cms", "lhcb", "biomed", "dteam", "ops"} <= vos
+    trace = read_table(run_dir / "traces" / "demo.parquet", "trace")
+    assert not set(trace.column("vo").to_pylist()) & {"dteam", "ops"}
+    assert trace_metadata(trace)["cores"] == 40
+
+
+def test_outputs_match_their_schemas(run_dir: Path) -> None:
+    for path in (run_dir / "sim").rglob("seed*.parquet"):
+        read_table(path, "sim_result")
+    for path in (run_dir / "traces").glob("*-synth-seed*.parquet"):
+        read_table(path, "trace")
+
+
+def test_rerunning_a_synthetic_draw_with_its_seed_gives_the_same_table(run_dir: Path) -> None:
+    target = "traces/PE-1-synth-seed1.parquet"
+    before = pq.read_table(run_dir / target)
+    _snakemake(
+        target,
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(run_dir),
+        "--configfile",
+        str(run_dir / "config" / "config.yaml"),
+        "--cores",
+        "1",
+        "--forcerun",
+        "synth_preset",
+        cwd=run_dir,
+    )
+    assert pq.read_table(run_dir / target).equals(before)
+
+
+def test_snakemake_report_builds(run_dir: Path) -> None:
+    _snakemake(
+        "reports/all",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(run_dir),
+        "--configfile",
+        str(run_dir / "config" / "config.yaml"),
+        "--report",
+        str(run_dir / "snakemake-report.html"),
+        cwd=run_dir,
+    )
+    assert (run_dir / "snakemake-report.html").stat().st_size > 0

@@ -1,0 +1,80 @@
+# Configuration, workload lists and input functions shared by every rule.
+import re
+
+from snakemake.utils import validate
+
+validate(config, schema="../schemas/config.schema.yaml")
+
+PRESETS = list(config["presets"])
+SITES = dict(config["sites"])
+SEEDS = list(config["seeds"])
+POLICIES = list(config["policies"])
+WORKLOADS = PRESETS + list(SITES)
+
+if len(set(WORKLOADS)) != len(WORKLOADS):
+    raise ValueError(
+        f"workload names must be unique across presets and sites: {WORKLOADS}"
+    )
+
+
+def _alternatives(names):
+    return "|".join(re.escape(n) for n in names) or "(?!)"
+
+
+wildcard_constraints:
+    workload="(?!all$)[A-Za-z0-9_.-]+",
+    seed=r"\d+",
+    policy="[a-z0-9_-]+",
+    site=_alternatives(SITES),
+    preset=_alternatives(PRESETS),
+
+
+def site_log(wildcards):
+    """The accounting logs of a site: written by the pipeline for the demo, else configured."""
+    spec = SITES[wildcards.site]
+    if spec.get("demo"):
+        return f"traces/{wildcards.site}/log"
+    return spec["path"]
+
+
+def workload_trace(wildcards):
+    """The trace a simulation replays: one synthetic draw per seed for presets."""
+    if wildcards.workload in PRESETS:
+        return f"traces/{wildcards.workload}-synth-seed{wildcards.seed}.parquet"
+    return f"traces/{wildcards.workload}.parquet"
+
+
+def report_trace(wildcards):
+    """The trace shown in a report's Workload section (for presets, the first seed's draw)."""
+    if wildcards.workload in PRESETS:
+        return f"traces/{wildcards.workload}-synth-seed{SEEDS[0]}.parquet"
+    return f"traces/{wildcards.workload}.parquet"
+
+
+def workload_vo_shares(wildcards):
+    """Target VO shares for the fairness metric (presets carry their own)."""
+    if wildcards.workload in SITES:
+        return SITES[wildcards.workload].get("vo_shares")
+    return None
+
+
+def site_spec(wildcards):
+    return SITES[wildcards.site]
+
+
+def site_tz(wildcards):
+    return SITES[wildcards.site].get("tz")
+
+
+def site_cores(wildcards):
+    return SITES[wildcards.site].get("cores")
+
+
+def workload_runs(wildcards):
+    """Every simulation run of a workload: one per policy and seed."""
+    return expand(
+        "sim/{workload}/{policy}/seed{seed}.parquet",
+        workload=wildcards.workload,
+        policy=POLICIES,
+        seed=SEEDS,
+    )

@@ -1,0 +1,35 @@
+# Simulations -> reports/<workload>/index.html -> reports/index.html -> reports/all
+
+
+rule report_workload:
+    input:
+        trace=report_trace,
+        runs=workload_runs,
+    output:
+        html=report("reports/{workload}/index.html", caption="../report/workload.rst"),
+        figures="reports/{workload}/key-figures.json",
+    log:
+        "logs/report/{workload}.log",
+    conda:
+        "../envs/gridtrace.yaml"
+    message:
+        "Rendering the report of {wildcards.workload}"
+    script:
+        "../scripts/report.py"
+
+
+rule report_index:
+    input:
+        figures=expand("reports/{workload}/key-figures.json", workload=WORKLOADS),
+        html=expand("reports/{workload}/index.html", workload=WORKLOADS),
+    output:
+        index="reports/index.html",
+        manifest="reports/all",
+    log:
+        "logs/report/index.log",
+    conda:
+        "../envs/gridtrace.yaml"
+    message:
+        "Rendering the index of every workload's report"
+    script:
+        "../scripts/report_index.py"

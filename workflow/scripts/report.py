@@ -1,0 +1,26 @@
+"""Snakemake adapter: render one workload's report from its trace and simulation runs."""
+
+import json
+import logging
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from gridtrace.report import render_workload_report
+from gridtrace.sim import read_result
+
+logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True)
+logging.captureWarnings(True)
+
+results = {}
+for run in snakemake.input.runs:
+    policy = Path(run).parent.name
+    summary = str(run).removesuffix(".parquet") + ".summary.json"
+    results.setdefault(policy, []).append(read_result(run, summary))
+figures = render_workload_report(
+    snakemake.wildcards.workload,
+    trace=pq.read_table(snakemake.input.trace),
+    results=results,
+    out_path=snakemake.output.html,
+)
+Path(snakemake.output.figures).write_text(json.dumps(figures, indent=2, default=str) + "\n")
