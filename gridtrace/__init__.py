@@ -1,4 +1,4 @@
-"""gridtrace: accounting logs of batch and grid sites to job tables, workload models and simulations.
+"""gridtrace: batch and grid accounting logs to job tables, workload models and simulations.
 
 The stages are subpackages: :mod:`gridtrace.logs` (readers and writers), :mod:`gridtrace.models`
 (arrival and runtime models, seed presets), :mod:`gridtrace.sim` (the site simulator) and
