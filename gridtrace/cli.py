@@ -69,6 +69,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
         tz=args.tz,
         errors=args.errors,
         workers=args.workers,
+        processes=args.processes,
         scheduler=args.scheduler,
         progress=args.progress,
     )
@@ -231,7 +232,10 @@ def _build_parser() -> argparse.ArgumentParser:
     parse.add_argument("--site", help="site name (default: the first path's name)")
     parse.add_argument("--tz", help="the site's IANA time zone (default: inferred)")
     parse.add_argument("--errors", choices=("raise", "warn", "skip"), default="warn")
-    parse.add_argument("--workers", type=int, default=1, help="local worker processes (dask)")
+    parse.add_argument("--workers", type=int, default=1, help="files parsed at once (dask)")
+    parse.add_argument(
+        "--processes", action="store_true", help="local workers as processes, not threads"
+    )
     parse.add_argument("--scheduler", help="address of a running dask.distributed scheduler")
     parse.add_argument("--vo-map", help="JSON file of VO rules (see gridtrace.logs.VOMapping)")
     parse.add_argument(
