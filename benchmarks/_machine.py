@@ -1,4 +1,4 @@
-"""One line naming the machine a benchmark ran on."""
+"""What machine a benchmark ran on."""
 
 from __future__ import annotations
 
@@ -6,19 +6,29 @@ import os
 import platform
 from pathlib import Path
 
+import numba
 import numpy as np
 import pyarrow as pa
 
 
-def describe_machine() -> str:
-    cpu = "unknown CPU"
+def machine() -> dict[str, str]:
+    cpu = "unknown"
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.exists():
         for line in cpuinfo.read_text().splitlines():
             if line.startswith("model name"):
                 cpu = line.split(":", 1)[1].strip()
                 break
-    return (
-        f"machine: {cpu}, {os.cpu_count()} cores; Python {platform.python_version()}, "
-        f"numpy {np.__version__}, pyarrow {pa.__version__}"
-    )
+    return {
+        "cpu": cpu,
+        "cores": f"{len(os.sched_getaffinity(0))} usable of {os.cpu_count()}",
+        "python": platform.python_version(),
+        "pyarrow": pa.__version__,
+        "numpy": np.__version__,
+        "numba": numba.__version__,
+        "os": platform.platform(),
+    }
+
+
+def describe_machine() -> str:
+    return "machine: " + ", ".join(f"{key} {value}" for key, value in machine().items())
