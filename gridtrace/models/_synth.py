@@ -15,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
+from gridtrace._shares import normalised_shares
 from gridtrace.errors import ConfigError
 from gridtrace.models._presets import Preset, get_preset
 from gridtrace.random import SeedLike, as_generator
@@ -64,16 +65,6 @@ def _streams(rng: SeedLike) -> dict[str, np.random.Generator]:
 def _check_positive(name: str, value: float) -> None:
     if not (np.isfinite(value) and value > 0.0):
         raise ConfigError(f"{name} must be a positive finite number, got {value!r}")
-
-
-def _normalised_shares(vo_shares: Mapping[str, float]) -> tuple[list[str], NDArray[np.float64]]:
-    names = [str(k) for k in vo_shares]
-    weights = np.asarray([float(vo_shares[k]) for k in vo_shares], dtype=np.float64)
-    if not names or not np.all(np.isfinite(weights)) or np.any(weights < 0) or weights.sum() <= 0:
-        raise ConfigError(
-            f"vo_shares must be non-negative weights with a positive sum: {vo_shares}"
-        )
-    return names, weights / weights.sum()
 
 
 def mmpp_arrival_times(
@@ -145,7 +136,7 @@ def _build_trace(
     provenance: Mapping[str, Any],
 ) -> pa.Table:
     size = int(submit_s.shape[0])
-    names, weights = _normalised_shares(vo_shares)
+    names, weights = normalised_shares(vo_shares)
     run_s = gens["runtimes"].standard_exponential(size) / service_rate
     vo_idx = gens["vos"].choice(len(names), size=size, p=weights)
     vo = pa.DictionaryArray.from_arrays(pa.array(vo_idx, pa.int32()), pa.array(names)).cast(

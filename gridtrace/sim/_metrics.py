@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numpy.typing import ArrayLike, NDArray
 
+from gridtrace._shares import normalised_shares
 from gridtrace.errors import ConfigError
 
 __all__ = [
@@ -83,16 +84,6 @@ def bounded_slowdown(
     return np.maximum(1.0, (wait + run) / np.maximum(run, tau_s))
 
 
-def _normalised(vo_shares: Mapping[str, float]) -> tuple[list[str], NDArray[np.float64]]:
-    names = [str(k) for k in vo_shares]
-    w = np.asarray([float(vo_shares[k]) for k in vo_shares], dtype=np.float64)
-    if not names or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
-        raise ConfigError(
-            f"vo_shares must be non-negative weights with a positive sum: {vo_shares}"
-        )
-    return names, w / w.sum()
-
-
 def fairness_at_election(
     run_s: ArrayLike,
     cores: ArrayLike,
@@ -133,7 +124,7 @@ def fairness_at_election(
     order = np.arange(n) if elected is None else np.asarray(elected, dtype=np.int64)
     if order.shape != (n,):
         raise ConfigError(f"elected must list each of the {n} rows once")
-    names, w = _normalised(vo_shares)
+    names, w = normalised_shares(vo_shares)
     if n == 0:
         return np.empty(0, dtype=np.float64)
     vo_arr = vo if isinstance(vo, pa.Array | pa.ChunkedArray) else pa.array(list(vo), pa.string())

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from gridtrace.errors import SchemaError
-from gridtrace.schema import SIM_RESULT, conform
+from gridtrace.schema import SIM_RESULT, conform, trace_metadata, with_trace_metadata
 
 __all__ = ["SIM_METADATA_KEYS", "SimulationResult", "read_result", "sim_metadata"]
 
@@ -35,16 +35,13 @@ def with_sim_metadata(
     tau_s: float,
     provenance: Mapping[str, Any],
 ) -> pa.Table:
-    """Attach the ``sim_result`` metadata (see :data:`SIM_METADATA_KEYS`) to a table."""
-    metadata = {
-        b"policy": policy.encode(),
-        b"cores": str(int(cores)).encode(),
-        b"site": site.encode(),
-        b"origin": origin.encode(),
-        b"tau_s": repr(float(tau_s)).encode(),
-        b"provenance": json.dumps(dict(provenance), sort_keys=True, default=str).encode(),
-    }
-    return table.replace_schema_metadata(metadata)
+    """Attach the ``sim_result`` metadata: the trace keys and the policy (SIM_METADATA_KEYS)."""
+    table = with_trace_metadata(
+        table, origin=origin, site=site, cores=cores, tau_s=tau_s, provenance=provenance
+    )
+    return table.replace_schema_metadata(
+        {**(table.schema.metadata or {}), b"policy": policy.encode()}
+    )
 
 
 def sim_metadata(table: pa.Table) -> dict[str, Any]:
@@ -56,17 +53,9 @@ def sim_metadata(table: pa.Table) -> dict[str, Any]:
         If a key is missing.
     """
     raw = table.schema.metadata or {}
-    missing = [k for k in SIM_METADATA_KEYS if k.encode() not in raw]
-    if missing:
-        raise SchemaError("sim_result table has no metadata key(s)", missing)
-    return {
-        "policy": raw[b"policy"].decode(),
-        "cores": int(raw[b"cores"]),
-        "site": raw[b"site"].decode(),
-        "origin": raw[b"origin"].decode(),
-        "tau_s": float(raw[b"tau_s"]),
-        "provenance": json.loads(raw[b"provenance"]),
-    }
+    if b"policy" not in raw:
+        raise SchemaError("sim_result table has no metadata key(s)", ["policy"])
+    return {"policy": raw[b"policy"].decode(), **trace_metadata(table)}
 
 
 def _json_safe(value: Any) -> Any:
