@@ -119,3 +119,31 @@ def test_snakemake_report_builds(run_dir: Path) -> None:
         cwd=run_dir,
     )
     assert (run_dir / "snakemake-report.html").stat().st_size > 0
+
+
+@pytest.mark.realdata
+def test_real_data_config_runs_on_the_real_logs(real_data: Path, tmp_path: Path) -> None:
+    config = (REPO / "config" / "real-data.yaml").read_text()
+    (tmp_path / "config").mkdir()
+    local = tmp_path / "config" / "real-data.yaml"
+    local.write_text(config.replace("../shared/data", str(real_data)))
+    _snakemake(
+        "reports/all",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        "--configfile",
+        str(local),
+        "--cores",
+        "2",
+        cwd=tmp_path,
+    )
+    assert (tmp_path / "reports" / "all").read_text().split() == [
+        "reports/vsc/index.html",
+        "reports/ncar/index.html",
+    ]
+    vsc = json.loads((tmp_path / "traces" / "vsc" / "parse-summary.json").read_text())
+    assert (vsc["lines_read"], vsc["lines_quarantined"], vsc["files"]) == (58_904, 0, 30)
+    ncar = json.loads((tmp_path / "traces" / "ncar" / "parse-summary.json").read_text())
+    assert (ncar["lines_read"], ncar["lines_quarantined"]) == (132, 0)
