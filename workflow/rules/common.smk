@@ -10,6 +10,8 @@ SITES = dict(config["sites"])
 SEEDS = list(config["seeds"])
 POLICIES = list(config["policies"])
 WORKLOADS = PRESETS + list(SITES)
+# policies whose schedule depends on nothing but the trace
+DETERMINISTIC_POLICIES = {"fifo"}
 
 if len(set(WORKLOADS)) != len(WORKLOADS):
     raise ValueError(
@@ -71,10 +73,20 @@ def site_cores(wildcards):
 
 
 def workload_runs(wildcards):
-    """Every simulation run of a workload: one per policy and seed."""
-    return expand(
-        "sim/{workload}/{policy}/seed{seed}.parquet",
-        workload=wildcards.workload,
-        policy=POLICIES,
-        seed=SEEDS,
-    )
+    """Every simulation run of a workload: one per policy and seed.
+
+    A site's trace is fixed, so a policy without randomness gives the same schedule for every
+    seed: it runs once, with the first seed. A preset is drawn anew for every seed.
+    """
+    runs = []
+    for policy in POLICIES:
+        seeds = SEEDS
+        if wildcards.workload in SITES and policy in DETERMINISTIC_POLICIES:
+            seeds = SEEDS[:1]
+        runs += expand(
+            "sim/{workload}/{policy}/seed{seed}.parquet",
+            workload=wildcards.workload,
+            policy=policy,
+            seed=seeds,
+        )
+    return runs
