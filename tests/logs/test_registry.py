@@ -99,3 +99,14 @@ def test_bad_worker_count_and_empty_folder(tmp_path: Path) -> None:
         parse_logs(tmp_path, workers=0)
     with pytest.raises(FileNotFoundError, match="no log files"):
         parse_logs(tmp_path)
+
+
+def test_an_existing_dask_scheduler_is_used_when_named(rotated: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    here = parse_logs(rotated, site="s")
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
+        there = parse_logs(rotated, site="s", scheduler=cluster.scheduler_address)
+    assert there.jobs.equals(here.jobs)
+    assert there.lines_read == here.lines_read
