@@ -17,6 +17,7 @@ from gridtrace.logs._registry import (
     parse_logs,
     register_format,
 )
+from gridtrace.logs._swf import read_swf, write_swf
 from gridtrace.logs._torque import read_torque
 from gridtrace.logs._torque_writer import write_torque
 from gridtrace.logs._trace import (
@@ -49,7 +50,9 @@ __all__ = [
     "has_flag",
     "parse_logs",
     "read_log_bytes",
+    "read_swf",
     "read_torque",
     "register_format",
+    "write_swf",
     "write_torque",
 ]

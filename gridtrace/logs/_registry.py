@@ -24,6 +24,7 @@ from gridtrace.logs._base import (
     check_error_policy,
 )
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.logs._swf import assemble_swf, looks_like_swf, tokenize_swf_file
 from gridtrace.logs._torque import assemble_torque, looks_like_torque, tokenize_torque_file
 
 __all__ = [
@@ -273,5 +274,15 @@ register_format(
         tokenize_file=tokenize_torque_file,
         assemble=assemble_torque,
         aliases=("pbs", "pbspro", "openpbs"),
+    )
+)
+
+register_format(
+    LogFormat(
+        name="swf",
+        description="Standard Workload Format (Parallel Workloads Archive, v2.2)",
+        looks_like=looks_like_swf,
+        tokenize_file=tokenize_swf_file,
+        assemble=assemble_swf,
     )
 )

@@ -1,0 +1,940 @@
+"""The SWF (Standard Workload Format, Parallel Workloads Archive v2.2) reader and writer.
+
+An SWF file is one job per line, 18 whitespace-separated numeric fields (job number, submit, wait,
+run, allocated procs, average CPU time per proc, used memory per proc in KB, requested procs,
+requested time, requested memory per proc in KB, status, user, group, executable, queue, partition,
+preceding job, think time), preceded by ``;`` comment lines that carry the header
+(``; UnixStartTime: 1091615532``).
+
+Reading is two steps, like every format of the registry: :func:`tokenize_swf_file` turns one file
+into ``records`` (header lines as record type ``H`` with ``attrs`` ``{key: value}`` or
+``{"text": ...}``, job lines as ``J`` with the 18 fields by their SWF names, values as written)
+and ``quarantine`` (blank lines, lines without exactly 18 numeric fields); :func:`assemble_swf`
+turns the records into ``jobs``. Both are vectorised (pyarrow compute and numpy), never a Python
+loop per field.
+
+Mapping (``shared/reference/parsers.md`` §8): ``submit_time`` = UnixStartTime + submit,
+``start_time`` = submit + wait, ``end_time`` = start + run; ``cores_alloc`` field 5, ``cores_req``
+field 8, ``walltime_req_s`` field 9, ``run_s`` = ``walltime_used_s`` field 4,
+``cpu_time_s`` = field 6 × field 5, ``mem_used_bytes`` = field 7 × field 5 × 1024,
+``mem_req_bytes`` = field 10 × field 8 × 1024 (field 5 when field 8 is unknown); ``user``,
+``group`` and ``queue`` are fields 12, 13 and 15 as decimal strings. The partition (field 16) is
+*not* put in ``account``: it names a machine partition or, in grid logs, a site, not a project;
+it stays, with the executable, preceding job and think time, in the ``records`` attrs. Every field
+is parsed as a float (decimals are legal) and −1 means unknown (null) in every field.
+
+States from the status field: 1 COMPLETED, 0 FAILED, 5 CANCELLED, −1 UNKNOWN; status 5 with an
+unknown run time is a job that never ran: state DELETED, no start or end time (its logged wait, if
+any, is kept in ``wait_s``). Any other status is UNKNOWN with flag ``STATUS_NONSTANDARD`` and the
+value kept in ``exit_code`` (one PWA log stores raw exit codes there).
+
+Flags (``jobs.flags``)
+----------------------
+``UNSORTED``
+    The job's submit time is earlier than that of a line before it; the rows are sorted by submit
+    time (then line), so this row moved. ``info["swf_unsorted_rows"]`` counts them.
+``SUBMIT_UNKNOWN``
+    The submit field is −1: no submit, start or end time; the row is sorted last.
+``TIME_RELATIVE``
+    The file has no ``UnixStartTime``; times are placed from the Unix epoch (1970-01-01 UTC).
+``STATUS_NONSTANDARD``
+    The status is not one of −1, 0, 1, 5; state UNKNOWN, the status kept in ``exit_code``.
+``ROUNDED``
+    A field stored as integer seconds, cores or bytes had a fraction and was rounded.
+
+Flag on ``records``: ``NON_UTF8`` (a header line that is not UTF-8; decoded with replacement, the
+original bytes kept in ``raw``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gridtrace.errors import ConfigError
+from gridtrace.logs._base import (
+    ErrorPolicy,
+    FileParse,
+    ParseResult,
+    apply_error_policy,
+    check_error_policy,
+)
+from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.schema import JOBS, QUARANTINE, RECORDS
+
+__all__ = [
+    "SWF_FIELDS",
+    "assemble_swf",
+    "looks_like_swf",
+    "parse_swf_header",
+    "read_swf",
+    "tokenize_swf_file",
+    "write_swf",
+]
+
+logger = logging.getLogger(__name__)
+
+# the pyarrow-stubs' overloads are narrower than these compute chains: arrays are typed loosely
+_pc: Any = pc
+_pa: Any = pa
+Arr: TypeAlias = Any
+
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+Bool = npt.NDArray[np.bool_]
+
+SWF_FIELDS: tuple[str, ...] = (
+    "job_number",
+    "submit_time",
+    "wait_time",
+    "run_time",
+    "allocated_procs",
+    "average_cpu_time",
+    "used_memory",
+    "requested_procs",
+    "requested_time",
+    "requested_memory",
+    "status",
+    "user_id",
+    "group_id",
+    "executable_id",
+    "queue_id",
+    "partition_id",
+    "preceding_job",
+    "think_time",
+)
+"""The 18 SWF fields in file order, as named in the ``records`` attrs of job lines."""
+
+_N = len(SWF_FIELDS)
+(
+    _JOB,
+    _SUBMIT,
+    _WAIT,
+    _RUN,
+    _ALLOC,
+    _CPU,
+    _MEM,
+    _REQ_PROCS,
+    _REQ_TIME,
+    _REQ_MEM,
+    _STATUS,
+    _USER,
+    _GROUP,
+    _EXE,
+    _QUEUE,
+    _PART,
+    _PREC,
+    _THINK,
+) = range(_N)
+
+_NUMBER = r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$"
+_HEADER_LINE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*:\s*(.*?)\s*$")
+_LEADING_NUMBER = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)")
+_NUMERIC_KEYS = frozenset(
+    {
+        "UnixStartTime",
+        "TimeZone",
+        "MaxJobs",
+        "MaxRecords",
+        "MaxNodes",
+        "MaxProcs",
+        "MaxRuntime",
+        "MaxMemory",
+        "MaxQueues",
+        "MaxPartitions",
+    }
+)
+_STATES = {1: "COMPLETED", 0: "FAILED", 5: "CANCELLED", -1: "UNKNOWN"}
+_STATUS_OF_STATE = {
+    "COMPLETED": 1,
+    "FAILED": 0,
+    "TIMEOUT": 0,
+    "NODE_FAIL": 0,
+    "REQUEUED": 0,
+    "CANCELLED": 5,
+    "DELETED": 5,
+}
+
+
+# --------------------------------------------------------------------------- header
+
+
+def _header_value(key: str, value: str) -> Any:
+    """Return a header value: a number for numeric keys (trailing comments dropped), else text."""
+    if key in _NUMERIC_KEYS:
+        match = _LEADING_NUMBER.match(value)
+        if match:
+            number = float(match.group(1))
+            return int(number) if number.is_integer() else number
+    return value
+
+
+def _split_header_line(text: str) -> tuple[str | None, str]:
+    """``(key, value)`` of a comment line without its ``;``, or ``(None, text)``."""
+    match = _HEADER_LINE.match(text)
+    if match is None:
+        return None, text.strip()
+    return match.group(1), match.group(2)
+
+
+def parse_swf_header(lines: Iterable[str]) -> dict[str, Any]:
+    """Collect the header metadata of SWF comment lines (with or without their leading ``;``).
+
+    Keys may be right-aligned, values may carry trailing comments (numeric keys such as
+    ``MaxNodes: 70  (dual)`` keep the leading number), repeated keys give a list of values in
+    order, and lines without a ``Key:`` go, in order, to the list under ``"_text"`` (blank
+    comment lines are left out). It never fails.
+
+    Parameters
+    ----------
+    lines : iterable of str
+        The comment lines.
+
+    Returns
+    -------
+    dict
+        ``{key: value or [values]}``.
+    """
+    header: dict[str, Any] = {}
+    for line in lines:
+        text = line.lstrip()
+        text = text[1:] if text.startswith(";") else text
+        key, value = _split_header_line(text)
+        if key is None:
+            if value:
+                header.setdefault("_text", []).append(value)
+            continue
+        parsed = _header_value(key, value)
+        if key not in header:
+            header[key] = parsed
+        elif isinstance(header[key], list):
+            header[key].append(parsed)
+        else:
+            header[key] = [header[key], parsed]
+    return header
+
+
+# --------------------------------------------------------------------------- tokeniser
+
+
+def looks_like_swf(head: bytes) -> bool:
+    """Whether the first bytes of a (decompressed) file look like SWF.
+
+    True when the non-blank lines (the last, possibly cut, one left out) are ``;`` comments or
+    18 numeric fields, and at least one is a job line or a header line with an SWF key.
+    """
+    lines = [line.strip() for line in head.split(b"\n")[:200]]
+    if len(lines) > 1:
+        lines = lines[:-1]
+    lines = [line for line in lines if line]
+    if not lines:
+        return False
+    jobs = 0
+    swf_keys = 0
+    number = re.compile(_NUMBER.encode())
+    for line in lines:
+        if line.startswith(b";"):
+            key, _ = _split_header_line(line[1:].decode("latin-1"))
+            swf_keys += key in {"Version", "MaxJobs", "MaxRecords", "UnixStartTime", "MaxProcs"}
+            continue
+        fields = line.split()
+        if len(fields) != _N or not all(number.match(f) for f in fields):
+            return False
+        jobs += 1
+    return jobs > 0 or swf_keys > 0
+
+
+def _split_lines(data: bytes) -> list[bytes]:
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()  # the newline ending the last line does not start another one
+    return lines
+
+
+def _as_text(lines: Arr) -> tuple[Arr, Bool]:
+    """Decode a binary array as UTF-8; lines that are not get U+FFFD and a True in the mask."""
+    try:
+        return lines.cast(pa.string()), np.zeros(len(lines), dtype=bool)
+    except pa.ArrowInvalid:
+        raw = lines.to_pylist()
+        bad = np.zeros(len(raw), dtype=bool)
+        text: list[str] = []
+        for i, line in enumerate(raw):
+            try:
+                text.append(line.decode("utf-8"))
+            except UnicodeDecodeError:
+                text.append(line.decode("utf-8", errors="replace"))
+                bad[i] = True
+        return _pa.array(text, pa.string()), bad
+
+
+def _numeric_tokens(tokens: Arr) -> Bool:
+    """Which tokens are decimal numbers; one cast when all are, a regex only when some are not."""
+    try:
+        values = np.asarray(tokens.cast(pa.float64()).to_numpy(zero_copy_only=False))
+    except pa.ArrowInvalid:
+        values = None
+    if values is not None and np.isfinite(values).all():
+        return np.ones(len(tokens), dtype=bool)
+    matches = _pc.match_substring_regex(tokens, _NUMBER)
+    return np.asarray(matches.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _repeat(value: str, n: int) -> Arr:
+    """Return a string array of ``n`` copies of ``value``, built without Python objects per row."""
+    return _pa.array([value], pa.string()).take(_pa.array(np.zeros(n, dtype=np.int32)))
+
+
+def _offsets(counts: npt.NDArray[np.integer[Any]]) -> I64:
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets
+
+
+def tokenize_swf_file(path: StrPath, *, site: str) -> FileParse:
+    """Tokenise one SWF file (plain, gzip, bzip2 or xz) into ``records`` and ``quarantine``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    site : str
+        Site name for every row.
+
+    Returns
+    -------
+    FileParse
+        One ``records`` row per comment or job line, one ``quarantine`` row per other line, in
+        line order; ``lines_read`` = records + quarantined.
+    """
+    src_file = str(path)
+    raw_lines = _split_lines(read_log_bytes(path))
+    n_lines = len(raw_lines)
+    binary = _pa.array(raw_lines, pa.binary())
+    text, non_utf8 = _as_text(binary)
+    stripped = _pc.utf8_trim_whitespace(text)
+    line_no = np.arange(1, n_lines + 1, dtype=np.int64)
+
+    is_comment = np.asarray(_pc.starts_with(stripped, ";").to_numpy(zero_copy_only=False), bool)
+    is_blank = np.asarray(_pc.equal(_pc.utf8_length(stripped), 0).to_numpy(zero_copy_only=False))
+    other = ~is_comment & ~is_blank
+
+    # job candidates: split on whitespace, check the count and that every token is a number
+    candidates = np.flatnonzero(other)
+    tokens_list = _pc.utf8_split_whitespace(stripped.take(_pa.array(candidates)))
+    counts = np.asarray(_pc.list_value_length(tokens_list).to_numpy(zero_copy_only=False))
+    flat = _pc.list_flatten(tokens_list)
+    numeric = _numeric_tokens(flat)
+    starts = _offsets(counts)[:-1]
+    bad_tokens = np.add.reduceat((~numeric).astype(np.int64), starts) if len(flat) else None
+    if bad_tokens is None:
+        bad_tokens = np.zeros(len(candidates), dtype=np.int64)
+    bad_tokens = np.where(counts == 0, 0, bad_tokens)  # reduceat repeats on empty slices
+    good = (counts == _N) & (bad_tokens == 0)
+
+    reasons: dict[int, str] = {}
+    for i in np.flatnonzero(is_blank):
+        reasons[int(i)] = "blank line"
+    for j in np.flatnonzero(~good):
+        if counts[j] != _N:
+            reasons[int(candidates[j])] = f"expected {_N} numeric fields, found {int(counts[j])}"
+        else:
+            reasons[int(candidates[j])] = "non-numeric field in a job line"
+
+    # job records: attrs map the 18 names onto the tokens as written
+    job_rows = candidates[good]
+    keep_tokens = np.repeat(good, counts)
+    job_tokens = flat.filter(_pa.array(keep_tokens)) if len(flat) else _pa.array([], pa.string())
+    n_jobs = len(job_rows)
+    attrs_jobs = _pa.MapArray.from_arrays(
+        _pa.array(np.arange(0, (n_jobs + 1) * _N, _N, dtype=np.int32)),
+        _pa.array(SWF_FIELDS, pa.string()).take(_pa.array(np.tile(np.arange(_N), n_jobs))),
+        job_tokens,
+    )
+    job_ids = job_tokens.take(_pa.array(np.arange(0, n_jobs * _N, _N, dtype=np.int64)))
+    jobs_part = _records_table(
+        site=site,
+        src_file=src_file,
+        lines=line_no[job_rows],
+        record_type="J",
+        job_id_raw=job_ids,
+        attrs=attrs_jobs,
+        flags=pa.nulls(n_jobs, pa.list_(pa.string())),
+        raw=pa.nulls(n_jobs, pa.binary()),
+    )
+
+    # header records: a Python loop per comment line (a few dozen per file)
+    comment_rows = np.flatnonzero(is_comment)
+    comment_text = stripped.take(_pa.array(comment_rows)).to_pylist()
+    header_attrs: list[list[tuple[str, str]]] = []
+    for line in comment_text:
+        key, value = _split_header_line(line[1:])
+        header_attrs.append([("text", value)] if key is None else [(key, value)])
+    comment_bad = non_utf8[comment_rows]
+    header_part = _records_table(
+        site=site,
+        src_file=src_file,
+        lines=line_no[comment_rows],
+        record_type="H",
+        job_id_raw=pa.nulls(len(comment_rows), pa.string()),
+        attrs=_pa.array(header_attrs, pa.map_(pa.string(), pa.string())),
+        flags=_pa.array([["NON_UTF8"] if b else None for b in comment_bad], pa.list_(pa.string())),
+        raw=_pa.array(
+            [raw_lines[i] if b else None for i, b in zip(comment_rows, comment_bad, strict=True)],
+            pa.binary(),
+        ),
+    )
+    records = pa.concat_tables([header_part, jobs_part])
+    if len(comment_rows) and len(job_rows) and comment_rows[-1] > job_rows[0]:
+        # comments after the first job line: put the rows back in line order
+        records = records.take(_pc.sort_indices(records, [("src_line", "ascending")]))
+
+    bad_rows = sorted(reasons)
+    quarantine = pa.Table.from_arrays(
+        [
+            _pa.array([site] * len(bad_rows), pa.string()),
+            _pa.array(["swf"] * len(bad_rows), pa.string()),
+            _pa.array([src_file] * len(bad_rows), pa.string()),
+            _pa.array([i + 1 for i in bad_rows], pa.int64()),
+            _pa.array([reasons[i] for i in bad_rows], pa.string()),
+            _pa.array([raw_lines[i] for i in bad_rows], pa.binary()),
+        ],
+        schema=QUARANTINE,
+    )
+    logger.debug("%s: %d lines, %d quarantined", src_file, n_lines, quarantine.num_rows)
+    return FileParse(src_file=src_file, records=records, quarantine=quarantine, lines_read=n_lines)
+
+
+def _records_table(
+    *,
+    site: str,
+    src_file: str,
+    lines: I64,
+    record_type: str,
+    job_id_raw: Arr,
+    attrs: Arr,
+    flags: Arr,
+    raw: Arr,
+) -> pa.Table:
+    n = len(lines)
+    return pa.Table.from_arrays(
+        [
+            _repeat(site, n),
+            _repeat("swf", n),
+            _repeat(src_file, n),
+            _pa.array(lines, pa.int64()),
+            _repeat(record_type, n),
+            pa.nulls(n, pa.string()),
+            pa.nulls(n, pa.timestamp("s", tz="UTC")),
+            job_id_raw,
+            attrs,
+            flags,
+            raw,
+        ],
+        schema=RECORDS,
+    )
+
+
+# --------------------------------------------------------------------------- assembler
+
+
+def _header_of(records: pa.Table) -> dict[str, Any]:
+    header_rows = records.filter(_pc.equal(records.column("record_type"), "H"))
+    lines: list[str] = []
+    for attrs in header_rows.column("attrs").to_pylist():
+        for key, value in attrs or ():
+            lines.append(value if key == "text" else f"{key}: {value}")
+    return parse_swf_header(lines)
+
+
+def _fields_of(jobs: pa.Table) -> F64:
+    """Return the (n, 18) float matrix of the job records' attrs (written in field order)."""
+    attrs: Arr = jobs.column("attrs").combine_chunks()
+    items = attrs.items if len(attrs) else _pa.array([], pa.string())
+    values = np.asarray(items.cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
+    return values.reshape(-1, _N)
+
+
+def _origin(header: Mapping[str, Any]) -> int | None:
+    value = header.get("UnixStartTime")
+    if isinstance(value, list):
+        value = value[0]
+    if isinstance(value, int | float):
+        return int(value)
+    return None
+
+
+def _zone(header: Mapping[str, Any]) -> str | None:
+    value = header.get("TimeZoneString")
+    if isinstance(value, list):
+        value = value[0]
+    return value.split()[0] if isinstance(value, str) and value.strip() else None
+
+
+def _int_column(values: F64, rounded: Bool) -> tuple[Arr, Bool]:
+    """Nullable int64 from floats (NaN → null), rounding fractions and marking them."""
+    known = ~np.isnan(values)
+    frac = known & (values != np.round(values))
+    out = np.where(known, np.round(values), 0).astype(np.int64)
+    return _pa.array(out, pa.int64(), mask=~known), rounded | frac
+
+
+def _tz_offsets(epochs: F64, zone: str | None) -> Arr:
+    n = len(epochs)
+    if zone is None:
+        return pa.nulls(n, pa.int32())
+    known = ~np.isnan(epochs)
+    try:
+        stamps = pd.to_datetime(np.where(known, epochs, 0).astype(np.int64), unit="s", utc=True)
+        local = stamps.tz_convert(zone).tz_localize(None)
+    except (KeyError, ValueError) as exc:  # an unknown zone name
+        logger.warning("TimeZoneString %r is not a known zone (%s); no tz_offset_s", zone, exc)
+        return pa.nulls(n, pa.int32())
+    offsets = (local - stamps.tz_localize(None)).total_seconds().to_numpy().astype(np.int32)
+    return _pa.array(offsets, pa.int32(), mask=~known)
+
+
+def _jobs_of_file(
+    records: pa.Table, site: str, src_file: str
+) -> tuple[pa.Table, dict[str, Any], int]:
+    header = _header_of(records)
+    job_records = records.filter(_pc.equal(records.column("record_type"), "J"))
+    n = job_records.num_rows
+    f = _fields_of(job_records)
+    f = np.where(f == -1, np.nan, f)
+    src_line = np.asarray(job_records.column("src_line").to_numpy(), dtype=np.int64)
+
+    origin = _origin(header)
+    relative = origin is None
+    submit_abs = f[:, _SUBMIT] + (0 if origin is None else origin)
+
+    # sort by submit (unknown last), then line; flag the rows that came after a later submit
+    no_submit = np.isnan(submit_abs)
+    running_max = np.fmax.accumulate(np.where(no_submit, -np.inf, submit_abs))
+    late = np.zeros(n, dtype=bool)
+    late[1:] = ~no_submit[1:] & (submit_abs[1:] < running_max[:-1])
+    order = np.lexsort((src_line, np.where(no_submit, np.inf, submit_abs)))
+    f, submit_abs, no_submit, late, src_line = (
+        f[order],
+        submit_abs[order],
+        no_submit[order],
+        late[order],
+        src_line[order],
+    )
+    job_id_raw = job_records.column("job_id_raw").take(_pa.array(order))
+
+    status = f[:, _STATUS]
+    never_ran = (status == 5) & np.isnan(f[:, _RUN])
+    start = np.where(never_ran, np.nan, submit_abs + f[:, _WAIT])
+    end = start + f[:, _RUN]
+
+    rounded = np.zeros(n, dtype=bool)
+    wait_s, rounded = _int_column(f[:, _WAIT], rounded)
+    run_s, rounded = _int_column(f[:, _RUN], rounded)
+    walltime_req_s, rounded = _int_column(f[:, _REQ_TIME], rounded)
+    submit_i, rounded = _int_column(submit_abs, rounded)
+    start_i, rounded = _int_column(start, rounded)
+    end_i, rounded = _int_column(end, rounded)
+    alloc, rounded = _int_column(f[:, _ALLOC], rounded)
+    req, rounded = _int_column(f[:, _REQ_PROCS], rounded)
+    procs = f[:, _ALLOC]
+    usable = np.where(procs > 0, procs, np.nan)
+    req_procs = np.where(np.isnan(f[:, _REQ_PROCS]), usable, f[:, _REQ_PROCS])
+    req_procs = np.where(req_procs > 0, req_procs, np.nan)
+    mem_used, rounded = _int_column(f[:, _MEM] * usable * 1024, rounded)
+    mem_req, rounded = _int_column(f[:, _REQ_MEM] * req_procs * 1024, rounded)
+    cpu = f[:, _CPU] * usable
+    job_seq, _ = _int_column(
+        np.where(f[:, _JOB] == np.round(f[:, _JOB]), f[:, _JOB], np.nan), rounded
+    )
+
+    state = np.full(n, "UNKNOWN", dtype=object)
+    for code, name in _STATES.items():
+        state[status == code] = name
+    state[np.isnan(status)] = "UNKNOWN"
+    state[never_ran] = "DELETED"
+    nonstandard = ~np.isnan(status) & ~np.isin(status, [0.0, 1.0, 5.0])
+    exit_code = _pa.array(
+        np.where(nonstandard, status, 0).astype(np.int32), pa.int32(), mask=~nonstandard
+    )
+    if nonstandard.any():
+        logger.warning(
+            "%s: %d jobs have a status other than -1, 0, 1, 5; state UNKNOWN, flag "
+            "STATUS_NONSTANDARD",
+            src_file,
+            int(nonstandard.sum()),
+        )
+
+    flag_names: list[tuple[str, Bool]] = [
+        ("UNSORTED", late),
+        ("SUBMIT_UNKNOWN", no_submit),
+        ("TIME_RELATIVE", np.full(n, relative)),
+        ("STATUS_NONSTANDARD", nonstandard),
+        ("ROUNDED", rounded),
+    ]
+    flags: list[list[str] | None] = [None] * n
+    for name, mask in flag_names:
+        for i in np.flatnonzero(mask):
+            row = flags[i]
+            if row is None:
+                flags[i] = [name]
+            else:
+                row.append(name)
+
+    def ids(column: int) -> Arr:
+        values = f[:, column]
+        known = ~np.isnan(values)
+        whole = known & (values == np.round(values))
+        text = _pa.array(np.where(whole, values, 0).astype(np.int64)).cast(pa.string())
+        if (known & ~whole).any():  # fractional ids are rare: text them only when present
+            text = _pc.if_else(_pa.array(whole), text, _pa.array(values.astype(str), pa.string()))
+        return _pc.if_else(_pa.array(~known), None, text)
+
+    site_col = _repeat(site, n)
+    seq_text = _pc.fill_null(job_seq.cast(pa.string()), job_id_raw.combine_chunks())
+    submit_text = _pc.fill_null(submit_i.cast(pa.string()), "unknown")
+    job_key = _pc.binary_join_element_wise(site_col, ":", seq_text, "@", submit_text, "")
+    ts = pa.timestamp("s", tz="UTC")
+    columns: dict[str, Any] = {
+        "site": site_col,
+        "source_format": _repeat("swf", n),
+        "job_key": job_key,
+        "job_id_raw": job_id_raw,
+        "job_seq": job_seq,
+        "attempt": _pa.array(np.zeros(n, np.int16), pa.int16()),
+        "n_attempts": _pa.array(np.ones(n, np.int16), pa.int16()),
+        "user": ids(_USER),
+        "group": ids(_GROUP),
+        "queue": ids(_QUEUE),
+        "submit_time": submit_i.cast(ts),
+        "start_time": start_i.cast(ts),
+        "end_time": end_i.cast(ts),
+        "wait_s": wait_s,
+        "run_s": run_s,
+        "walltime_used_s": run_s,
+        "walltime_req_s": walltime_req_s,
+        "cpu_time_s": _pa.array(cpu, pa.float64(), from_pandas=True),
+        "cores_req": req.cast(pa.int32()),
+        "cores_alloc": alloc.cast(pa.int32()),
+        "mem_req_bytes": mem_req,
+        "mem_used_bytes": mem_used,
+        "exit_code": exit_code,
+        "state": _pa.array(state, pa.string()),
+        "tz_offset_s": _tz_offsets(submit_abs, _zone(header)),
+        "src_file": _repeat(src_file, n),
+        "src_line": _pa.array(src_line, pa.int64()),
+        "flags": _pa.array(flags, pa.list_(pa.string())),
+    }
+    table = pa.Table.from_arrays(
+        [columns[fld.name] if fld.name in columns else pa.nulls(n, fld.type) for fld in JOBS],
+        schema=JOBS,
+    )
+    return table, header, int(late.sum())
+
+
+def assemble_swf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseResult:
+    """Assemble tokenised SWF files, given in reading order, into a :class:`ParseResult`.
+
+    Each file is assembled on its own (its header sets its time origin and zone); the jobs of all
+    files are concatenated in file order. ``tz`` is accepted for the registry and ignored: SWF
+    times are epochs offset by the header's ``UnixStartTime``.
+
+    Returns
+    -------
+    ParseResult
+        ``info["swf_header"]`` holds the first file's header (see :func:`parse_swf_header`),
+        ``info["swf_headers"]`` every file's by name, ``info["swf_unsorted_rows"]`` the count
+        of rows flagged ``UNSORTED``.
+    """
+    del tz
+    tables: list[pa.Table] = []
+    headers: dict[str, dict[str, Any]] = {}
+    unsorted = 0
+    for part in parts:
+        records = part.records
+        site = str(records.column("site")[0].as_py()) if records.num_rows else "site"
+        jobs, header, late = _jobs_of_file(records, site, part.src_file)
+        tables.append(jobs)
+        headers[part.src_file] = header
+        unsorted += late
+    jobs = pa.concat_tables(tables) if tables else JOBS.empty_table()
+    records = pa.concat_tables([p.records for p in parts]) if parts else RECORDS.empty_table()
+    quarantine = (
+        pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
+    )
+    offsets = jobs.column("tz_offset_s").drop_null().to_numpy()
+    tz_offset: int | None = None
+    if len(offsets):
+        values, counts = np.unique(offsets, return_counts=True)
+        tz_offset = int(values[np.argmax(counts)])
+    first = next(iter(headers.values()), {})
+    return ParseResult(
+        records=records,
+        jobs=jobs,
+        quarantine=quarantine,
+        files=tuple(p.src_file for p in parts),
+        lines_read=sum(p.lines_read for p in parts),
+        tz_offset_s=tz_offset,
+        info={
+            "format": "swf",
+            "swf_header": first,
+            "swf_headers": headers,
+            "swf_unsorted_rows": unsorted,
+        },
+    )
+
+
+def read_swf(
+    path: StrPath | Iterable[StrPath],
+    *,
+    site: str | None = None,
+    errors: ErrorPolicy = "warn",
+) -> ParseResult:
+    """Read SWF (Parallel Workloads Archive) files into ``records``, ``jobs`` and quarantine.
+
+    Parameters
+    ----------
+    path : path or iterable of paths
+        SWF files (plain or gzip/bzip2/xz, detected by content) or folders of them.
+    site : str, optional
+        Site name for every row; defaults to the first path's name up to its first dot.
+    errors : {"raise", "warn", "skip"}, default "warn"
+        What to do with unreadable lines; they are quarantined and counted in every case.
+
+    Returns
+    -------
+    ParseResult
+        The tables and counts (lines read = parsed + quarantined); the header metadata is in
+        ``info["swf_header"]``.
+
+    Raises
+    ------
+    LogParseError
+        With ``errors="raise"``, at the first unreadable line.
+
+    Examples
+    --------
+    >>> result = read_swf("LPC-EGEE-2004-1.2-cln.swf.gz")  # doctest: +SKIP
+    >>> result.info["swf_header"]["MaxProcs"]  # doctest: +SKIP
+    140
+    """
+    policy = check_error_policy(errors)
+    files = expand_log_paths(path)
+    site = site or default_site_name(path)
+    parts = [apply_error_policy(tokenize_swf_file(f, site=site), policy) for f in files]
+    return assemble_swf(parts)
+
+
+# --------------------------------------------------------------------------- writer
+
+
+def _floats(jobs: pa.Table, name: str) -> F64:
+    if name not in jobs.column_names:
+        return np.full(jobs.num_rows, np.nan)
+    column = jobs.column(name)
+    if pa.types.is_timestamp(column.type):
+        column = column.cast(pa.timestamp("s", tz="UTC")).cast(pa.int64())
+    return np.asarray(column.cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
+
+
+def _strings(jobs: pa.Table, name: str) -> list[str | None]:
+    if name not in jobs.column_names:
+        return [None] * jobs.num_rows
+    return [None if v is None else str(v) for v in jobs.column(name).to_pylist()]
+
+
+def _ids(values: list[str | None]) -> tuple[F64, dict[str, int]]:
+    """Numeric ids of names: numbers stay, otherwise a dense numbering by first appearance."""
+    out = np.full(len(values), np.nan)
+    known = [v for v in values if v is not None]
+    try:
+        numbers = [float(v) for v in known]
+    except ValueError:
+        numbers = None
+    if numbers is not None:
+        it = iter(numbers)
+        for i, v in enumerate(values):
+            if v is not None:
+                out[i] = next(it)
+        return out, {}
+    mapping: dict[str, int] = {}
+    for i, v in enumerate(values):
+        if v is not None:
+            out[i] = mapping.setdefault(v, len(mapping) + 1)
+    return out, mapping
+
+
+def _format_column(values: F64) -> Arr:
+    """Numbers as SWF text: −1 for unknown, integers where integral, shortest repr otherwise."""
+    values = np.where(np.isnan(values), -1.0, values)
+    whole = values == np.round(values)
+    text = _pa.array(np.where(whole, values, 0).astype(np.int64)).cast(pa.string())
+    if not whole.all():  # fractions are rare: text only them
+        fractions = _pa.array(values[~whole].astype(str), pa.string())
+        text = _pc.replace_with_mask(text, _pa.array(~whole), fractions)
+    return text
+
+
+def _header_lines(header: Mapping[str, Any]) -> list[str]:
+    width = 15
+    lines: list[str] = []
+    for key, value in header.items():
+        values = value if isinstance(value, list | tuple) else [value]
+        for item in values:
+            if key == "_text":
+                lines.append(f"; {item}")
+            else:
+                lines.append(f"; {key:>{width}}: {item}".rstrip())
+    return lines
+
+
+def write_swf(jobs: pa.Table, path: StrPath, *, header: Mapping[str, Any] | None = None) -> Path:
+    """Write a ``jobs`` table as an SWF v2.2 file.
+
+    Jobs are written sorted by submit time (unknown last). Times are seconds from
+    ``UnixStartTime``, the earliest submit (left out when every job is flagged
+    ``TIME_RELATIVE``); unknown values are −1; integral values are written as integers.
+    ``cpu_time_s``, ``mem_used_bytes`` and ``mem_req_bytes`` are divided back into per-processor
+    values. User, group and queue names that are not numbers are numbered densely in order of
+    appearance (the queue numbering is listed in ``Queue:`` header lines). State DELETED and
+    CANCELLED are status 5 (DELETED with run −1), COMPLETED 1, FAILED, TIMEOUT, NODE_FAIL and
+    REQUEUED 0; UNKNOWN writes the ``exit_code`` of rows flagged ``STATUS_NONSTANDARD``, else −1.
+
+    Parameters
+    ----------
+    jobs : pyarrow.Table
+        A ``jobs`` table (columns it lacks are written as unknown).
+    path : str or path-like
+        The file to write (plain text).
+    header : mapping, optional
+        Header entries (e.g. ``Computer``, ``Installation``, ``TimeZoneString``, ``MaxProcs``,
+        ``MaxNodes``); a list value gives one line per item and ``"_text"`` items are written as
+        free comment lines. ``Version``, ``UnixStartTime``, ``MaxJobs`` and ``MaxRecords`` are
+        always computed, the deprecated ``TimeZone`` is left out, and the header of
+        :func:`read_swf` (``info["swf_header"]``) can be passed back as it is.
+
+    Returns
+    -------
+    pathlib.Path
+        The file written.
+
+    Raises
+    ------
+    ConfigError
+        If a header key is not a single word.
+    """
+    given = dict(header or {})
+    for key in given:
+        if key != "_text" and not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", key):
+            msg = f"SWF header keys are single words, not {key!r}"
+            raise ConfigError(msg)
+    n = jobs.num_rows
+    submit = _floats(jobs, "submit_time")
+    order = np.lexsort((np.arange(n), np.where(np.isnan(submit), np.inf, submit)))
+    jobs = jobs.take(_pa.array(order))
+    submit = submit[order]
+    start = _floats(jobs, "start_time")
+    end = _floats(jobs, "end_time")
+    flag_lists = jobs.column("flags").to_pylist() if "flags" in jobs.column_names else [None] * n
+    relative = n > 0 and all(fl is not None and "TIME_RELATIVE" in fl for fl in flag_lists)
+    nonstandard = np.array(
+        [fl is not None and "STATUS_NONSTANDARD" in fl for fl in flag_lists], dtype=bool
+    )
+    known_submit = submit[~np.isnan(submit)]
+    origin = 0 if relative or not len(known_submit) else int(known_submit.min())
+
+    wait = _floats(jobs, "wait_s")
+    wait = np.where(np.isnan(wait), start - submit, wait)
+    run = _floats(jobs, "run_s")
+    run = np.where(np.isnan(run), end - start, run)
+    alloc = _floats(jobs, "cores_alloc")
+    req = _floats(jobs, "cores_req")
+    usable = np.where(alloc > 0, alloc, np.nan)
+    req_procs = np.where(np.isnan(req), usable, req)
+    req_procs = np.where(req_procs > 0, req_procs, np.nan)
+
+    state = _strings(jobs, "state")
+    exit_code = _floats(jobs, "exit_code")
+    status = np.array([_STATUS_OF_STATE.get(s or "", -1) for s in state], dtype=np.float64)
+    status = np.where(nonstandard & ~np.isnan(exit_code), exit_code, status)
+    deleted = np.array([s == "DELETED" for s in state], dtype=bool)
+    run = np.where(deleted, np.nan, run)
+
+    job_seq = _floats(jobs, "job_seq")
+    job_seq = np.where(np.isnan(job_seq), np.arange(1, n + 1), job_seq)
+    users, user_map = _ids(_strings(jobs, "user"))
+    groups, group_map = _ids(_strings(jobs, "group"))
+    queues, queue_map = _ids(_strings(jobs, "queue"))
+
+    fields = np.full((n, _N), np.nan)
+    fields[:, _JOB] = job_seq
+    fields[:, _SUBMIT] = submit - origin
+    fields[:, _WAIT] = wait
+    fields[:, _RUN] = run
+    fields[:, _ALLOC] = alloc
+    fields[:, _CPU] = _floats(jobs, "cpu_time_s") / usable
+    fields[:, _MEM] = _floats(jobs, "mem_used_bytes") / usable / 1024
+    fields[:, _REQ_PROCS] = req
+    fields[:, _REQ_TIME] = _floats(jobs, "walltime_req_s")
+    fields[:, _REQ_MEM] = _floats(jobs, "mem_req_bytes") / req_procs / 1024
+    fields[:, _STATUS] = status
+    fields[:, _USER] = users
+    fields[:, _GROUP] = groups
+    fields[:, _QUEUE] = queues
+
+    out: dict[str, Any] = {"Version": "2.2"}
+    for key in ("Computer", "Installation", "Acknowledge", "Information", "Conversion"):
+        if key in given:
+            out[key] = given[key]
+    out["MaxJobs"] = n
+    out["MaxRecords"] = n
+    if not relative:
+        out["UnixStartTime"] = origin
+    if "TimeZoneString" in given:
+        out["TimeZoneString"] = given["TimeZoneString"]
+    nodes = _floats(jobs, "nodes_alloc")
+    if "MaxNodes" in given:
+        out["MaxNodes"] = given["MaxNodes"]
+    elif (~np.isnan(nodes)).any():
+        out["MaxNodes"] = int(np.nanmax(nodes))
+    procs = np.concatenate([alloc, req])
+    if "MaxProcs" in given:
+        out["MaxProcs"] = given["MaxProcs"]
+    elif (~np.isnan(procs)).any():
+        out["MaxProcs"] = int(np.nanmax(procs))
+    computed = {"Version", "MaxJobs", "MaxRecords", "UnixStartTime", "TimeZone", *out}
+    for key, value in given.items():
+        if key not in computed and key not in {"Note", "_text", "Queue"}:
+            out[key] = value
+    if queue_map:
+        out["MaxQueues"] = len(queue_map)
+        out["Queue"] = [f"{number} {name}" for name, number in queue_map.items()]
+    elif "Queue" in given:
+        out["Queue"] = given["Queue"]
+    notes = given.get("Note", [])
+    notes = list(notes) if isinstance(notes, list | tuple) else [notes]
+    notes.append("written by gridtrace from a jobs table")
+    if user_map or group_map:
+        notes.append("user and group names are numbered in order of first appearance")
+    out["Note"] = notes
+    if "_text" in given:
+        out["_text"] = given["_text"]
+
+    columns = [_format_column(fields[:, k]) for k in range(_N)]
+    body = _pc.binary_join_element_wise(*columns, " ") if n else _pa.array([], pa.string())
+    target = Path(path)
+    with target.open("w", encoding="utf-8", newline="\n") as handle:
+        handle.write("\n".join(_header_lines(out)) + "\n")
+        if n:
+            handle.write("\n".join(body.to_pylist()) + "\n")
+    logger.debug("wrote %d jobs to %s", n, target)
+    return target
