@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import pyarrow as pa
 
@@ -171,5 +171,5 @@ def mapping_from_pairs(pairs: Iterable[Sequence[str]]) -> VOMapping:
         if field_name not in _FIELDS:
             msg = f"VO rule field must be one of {', '.join(_FIELDS)}, not {field_name!r}"
             raise ConfigError(msg)
-        rules.append(VORule(field=field_name, pattern=pattern, vo=vo))  # type: ignore[arg-type]
+        rules.append(VORule(field=cast(Field, field_name), pattern=pattern, vo=vo))
     return VOMapping(rules=tuple(rules))
