@@ -88,6 +88,8 @@ JOB_STATES = (
     "CANCELLED",  # deleted by a user or an operator while running
     "TIMEOUT",  # killed at its walltime limit
     "REQUEUED",  # this attempt ended and the job was queued again
+    "NODE_FAIL",  # ended because a node it ran on failed (Slurm)
+    "PREEMPTED",  # ended because a higher-priority job took its cores (Slurm)
     "DELETED",  # never ran: removed while queued
     "RUNNING",  # started, no end record in the log
     "PENDING",  # queued, no start and no end record in the log

@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 from gridtrace.logs._base import ERROR_POLICIES, ErrorPolicy, FileParse, ParseResult
+from gridtrace.logs._batsim import write_batsim
+from gridtrace.logs._gwf import read_gwf, write_gwf
 from gridtrace.logs._io import detect_compression, expand_log_paths, read_log_bytes
 from gridtrace.logs._registry import (
     LogFormat,
@@ -17,6 +19,7 @@ from gridtrace.logs._registry import (
     parse_logs,
     register_format,
 )
+from gridtrace.logs._slurm import read_slurm
 from gridtrace.logs._swf import read_swf, write_swf
 from gridtrace.logs._torque import read_torque
 from gridtrace.logs._torque_writer import write_torque
@@ -49,10 +52,14 @@ __all__ = [
     "get_format",
     "has_flag",
     "parse_logs",
+    "read_gwf",
     "read_log_bytes",
+    "read_slurm",
     "read_swf",
     "read_torque",
     "register_format",
+    "write_batsim",
+    "write_gwf",
     "write_swf",
     "write_torque",
 ]

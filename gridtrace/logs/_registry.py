@@ -23,7 +23,9 @@ from gridtrace.logs._base import (
     apply_error_policy,
     check_error_policy,
 )
+from gridtrace.logs._gwf import assemble_gwf, looks_like_gwf, tokenize_gwf_file
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.logs._slurm import assemble_slurm, looks_like_slurm, tokenize_slurm_file
 from gridtrace.logs._swf import assemble_swf, looks_like_swf, tokenize_swf_file
 from gridtrace.logs._torque import assemble_torque, looks_like_torque, tokenize_torque_file
 
@@ -284,5 +286,26 @@ register_format(
         looks_like=looks_like_swf,
         tokenize_file=tokenize_swf_file,
         assemble=assemble_swf,
+    )
+)
+
+register_format(
+    LogFormat(
+        name="gwf",
+        description="Grid Workloads Format (Grid Workloads Archive text files, 29 columns)",
+        looks_like=looks_like_gwf,
+        tokenize_file=tokenize_gwf_file,
+        assemble=assemble_gwf,
+    )
+)
+
+register_format(
+    LogFormat(
+        name="slurm",
+        description="Slurm sacct --parsable2 dumps (XDMoD 26-field layout, or with a header line)",
+        looks_like=looks_like_slurm,
+        tokenize_file=tokenize_slurm_file,
+        assemble=assemble_slurm,
+        aliases=("sacct",),
     )
 )

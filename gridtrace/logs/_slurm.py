@@ -1,0 +1,1107 @@
+"""The Slurm ``sacct`` reader: ``--parsable2`` dumps into ``records`` and ``jobs``.
+
+The expected export is the one Open XDMoD's ``xdmod-slurm-helper`` makes::
+
+    TZ=UTC sacct --allusers --parsable2 --noheader --allocations --duplicates
+        --format jobid,jobidraw,cluster,partition,qos,account,group,gid,user,uid,submit,eligible,
+                 start,end,elapsed,exitcode,state,nnodes,ncpus,reqcpus,reqmem,reqtres,alloctres,
+                 timelimit,nodelist,jobname
+
+that is one line per job allocation, fields separated by ``|``, no header. A file may also start
+with the header line ``sacct`` prints without ``--noheader`` (recognised by its field names, so
+any ``--format`` works: fields are then taken by name), use another delimiter
+(``--delimiter``), or hold step lines (``123.batch``, ``123.0``) when ``--allocations`` was left
+out. Without a header line the 26 fields above (:data:`SLURM_FIELDS`) are assumed; pass
+``header=`` to name the fields of another header-less layout.
+
+Reading is two steps, like every format of the registry: :func:`tokenize_slurm_file` turns one
+file into ``records`` (record type ``J`` for job/allocation lines, ``STEP`` for step lines, ``H``
+for a header line; ``attrs`` maps the field names onto the values as written) and
+``quarantine`` (blank lines, lines with too few fields, or too many when the job name is not the
+last field, lines without a JobID); :func:`assemble_slurm` turns the records into ``jobs``.
+Splitting, time, duration, TRES and memory parsing are vectorised (pyarrow compute, numpy,
+pandas); Python runs per job only to expand array ranges and host lists (cached per distinct
+value) and to attach flags.
+
+Time zone
+---------
+sacct prints local times without an offset, so a time in the hour a clock falls back is
+ambiguous. :func:`assemble_slurm` therefore needs ``tz`` (an IANA zone such as ``"UTC"`` or
+``"America/New_York"``): times are localised with :mod:`zoneinfo`, an ambiguous time takes its
+first (summer) occurrence with flag ``DST_AMBIGUOUS``, a time in a spring-forward gap is shifted
+one hour later with flag ``DST_GAP``. Without ``tz`` it raises :class:`ConfigError` (pass
+``tz``, or re-export with ``TZ=UTC sacct ...``), unless every time in the files carries its own
+offset (``Z`` or ``+01:00``), in which case the offsets are used. XDMoD's helper sets
+``TZ=UTC``, so its exports are read with ``tz="UTC"``.
+
+Jobs (``shared/reference/parsers.md`` §8, Slurm column)
+-------------------------------------------------------
+* One row per execution attempt. With ``--duplicates`` a requeued job has one line per attempt,
+  all with the same JobID; they become attempts 0, 1, … in submit order (then line order), the
+  earlier ones with state ``REQUEUED``. ``submit_time`` is the first attempt's Submit,
+  ``queue_time`` this attempt's Submit (Slurm resets it at a requeue), ``wait_s`` = start −
+  queue_time, ``run_s`` = end − start, ``walltime_used_s`` = Elapsed, ``walltime_req_s`` =
+  Timelimit (``UNLIMITED``, ``Partition_Limit`` → null).
+* JobID ``123_4`` → ``job_seq`` 123, ``array_index`` 4. A range ``123_[1,4-9%2]`` (pending array
+  tasks, printed as one line) is **expanded** into one row per index, as XDMoD does (its fixture
+  ``accounting-logs-with-job-arrays`` expects ``[1, 4, 5, …, 9]``), each flagged
+  ``ARRAY_RANGE_EXPANDED``; the ``%`` throttle is dropped.
+* Rows with the same JobID, Submit, Start and End (files that overlap, array ranges that
+  overlap) are not requeues: each keeps its own state and an attempt number, flagged
+  ``DUPLICATE``; nothing is dropped.
+* Step lines are folded into their job (the attempt running when the step started): the job's
+  ``mem_used_bytes`` and ``vmem_used_bytes`` are the maxima of ``MaxRSS``/``MaxVMSize`` over the
+  job line and its steps, when those fields were exported. Steps without a job line stay in
+  ``records`` only (counted in ``info["slurm_orphan_steps"]``).
+* ``state`` is the State's first word. ``CANCELLED by 500`` → CANCELLED with flag
+  ``CANCELLED_BY`` (the full text, with the uid, stays in the ``records`` attrs); a cancelled job
+  that never started is ``DELETED``. NODE_FAIL and PREEMPTED are kept as states; OUT_OF_MEMORY,
+  BOOT_FAIL and SPECIAL_EXIT become FAILED and DEADLINE becomes TIMEOUT, each with a flag of its
+  own name; SUSPENDED and RESIZING become RUNNING with their flag; an unknown state is UNKNOWN
+  with flag ``STATE_NONSTANDARD``.
+* Not ended (RUNNING, PENDING, or End ``Unknown``): no ``end_time``/``run_s``; a time in End of
+  such a job (sacct prints the window end) is ignored with flag ``END_NOT_FINAL``.
+* ``ExitCode`` ``0:15`` → ``exit_code`` 0, ``exit_signal`` 15.
+* ``NNodes``/``NCPUS`` → ``nodes_alloc``/``cores_alloc`` (for a job that never started they are
+  the request: ``nodes_req``/``cores_req`` then); ``ReqCPUS`` → ``cores_req``; ``ReqTRES``
+  ``node=`` → ``nodes_req``, ``gres/gpu`` → ``gpus_req``; ``AllocTRES`` ``gres/gpu`` →
+  ``gpus_alloc``; ``NodeList`` ``node[01-03,07]`` → ``exec_hosts`` (``None assigned`` → null).
+* ``ReqMem`` (K/M/G/T/P, powers of 1024, M when no unit): a ``c`` suffix (old Slurm) is per CPU
+  and is multiplied by the cores (flag ``MEM_PER_CPU``), ``n`` per node, multiplied by the nodes
+  (flag ``MEM_PER_NODE``); no suffix is the job's total. Old Slurm sometimes leaks its per-CPU
+  bit (2³¹) into the number (``2147486648Mn`` = 3000 MB per CPU): it is removed, the value
+  taken per CPU, with flags ``MEM_PER_CPU`` and ``MEM_FLAG_BIT``. ``0`` (all of a node's memory)
+  → null with flag ``MEM_REQ_ALL``.
+
+Other ``jobs`` flags: ``DST_AMBIGUOUS``, ``DST_GAP`` (above); ``STATE_WAS_<STATE>`` (an earlier
+attempt logged with another state than REQUEUED, e.g. NODE_FAIL); ``END_UNKNOWN`` (End
+``Unknown`` with an ended state: RUNNING if started, else PENDING); ``WALLTIME_MISMATCH``
+(|Elapsed − run_s| > 60 s, run_s kept); ``MEM_SCOPE_UNKNOWN`` (per-CPU/node memory without a
+count to scale by: null); ``JOBID_NONSTANDARD``, ``ARRAY_RANGE_UNPARSED``,
+``NODELIST_UNPARSED`` (a value that could not be read: nulls).
+
+``records``: ``stamp`` is the End field as logged (sacct has no record stamp of its own);
+``stamp_utc`` is left null. Flags on ``records``: ``NON_UTF8`` (decoded with replacement, the
+bytes kept in ``raw``).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import zoneinfo
+from collections.abc import Iterable, Sequence
+from itertools import product
+from typing import Any, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gridtrace.errors import ConfigError
+from gridtrace.logs._base import (
+    ErrorPolicy,
+    FileParse,
+    ParseResult,
+    apply_error_policy,
+    check_error_policy,
+)
+from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.schema import JOBS, QUARANTINE, RECORDS
+
+__all__ = [
+    "SLURM_FIELDS",
+    "assemble_slurm",
+    "expand_array_ids",
+    "expand_hostlist",
+    "looks_like_slurm",
+    "read_slurm",
+    "tokenize_slurm_file",
+]
+
+logger = logging.getLogger(__name__)
+
+_pc: Any = pc
+_pa: Any = pa
+Arr: TypeAlias = Any
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+Bool = npt.NDArray[np.bool_]
+
+SLURM_FIELDS: tuple[str, ...] = (
+    "JobID",
+    "JobIDRaw",
+    "Cluster",
+    "Partition",
+    "QOS",
+    "Account",
+    "Group",
+    "GID",
+    "User",
+    "UID",
+    "Submit",
+    "Eligible",
+    "Start",
+    "End",
+    "Elapsed",
+    "ExitCode",
+    "State",
+    "NNodes",
+    "NCPUS",
+    "ReqCPUS",
+    "ReqMem",
+    "ReqTRES",
+    "AllocTRES",
+    "Timelimit",
+    "NodeList",
+    "JobName",
+)
+"""The 26 fields of XDMoD's export, in file order: the layout assumed without a header line."""
+
+# sacct's own spelling of the fields gridtrace reads, by lower-case name
+_CANONICAL = {name.lower(): name for name in (*SLURM_FIELDS, "MaxRSS", "MaxVMSize", "TotalCPU")}
+
+_TIME = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d"
+_OFFSET = r"(?:Z|[+-]\d\d:?\d\d)$"
+_DURATION = r"^(?:(?:(?P<d>\d+)-)?(?P<h>\d+):)?(?P<m>\d+):(?P<s>\d+)(?:\.(?P<f>\d+))?$"
+_UNITS = {"": 2**20, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50}
+_MEM = r"^(?P<v>\d+(?:\.\d+)?)(?P<u>[KMGTP]?)(?P<s>[cn]?)$"
+_PER_CPU_BIT = 2**31
+
+_STATE_MAP = {
+    "COMPLETED": ("COMPLETED", None),
+    "FAILED": ("FAILED", None),
+    "CANCELLED": ("CANCELLED", None),
+    "TIMEOUT": ("TIMEOUT", None),
+    "REQUEUED": ("REQUEUED", None),
+    "RUNNING": ("RUNNING", None),
+    "PENDING": ("PENDING", None),
+    "NODE_FAIL": ("NODE_FAIL", None),
+    "PREEMPTED": ("PREEMPTED", None),
+    "OUT_OF_MEMORY": ("FAILED", "OUT_OF_MEMORY"),
+    "BOOT_FAIL": ("FAILED", "BOOT_FAIL"),
+    "SPECIAL_EXIT": ("FAILED", "SPECIAL_EXIT"),
+    "DEADLINE": ("TIMEOUT", "DEADLINE"),
+    "SUSPENDED": ("RUNNING", "SUSPENDED"),
+    "RESIZING": ("RUNNING", "RESIZING"),
+    "REVOKED": ("CANCELLED", "REVOKED"),
+}
+_NOT_ENDED = frozenset({"RUNNING", "PENDING"})
+
+
+# --------------------------------------------------------------------------- small parsers
+
+
+def _hostlist_ranges(body: str) -> list[str]:
+    out: list[str] = []
+    for part in body.split(","):
+        if "-" in part:
+            lo, hi = part.split("-", 1)
+            width = len(lo)
+            out.extend(str(i).zfill(width) for i in range(int(lo), int(hi) + 1))
+        else:
+            out.append(part)
+    return out
+
+
+def expand_hostlist(text: str) -> list[str]:
+    """Expand a Slurm host list: ``node[01-03,07],gpu1`` → ``[node01, …, node07, gpu1]``.
+
+    Zero padding is kept, several bracket groups in one name give their product
+    (``r[1-2]n[1-2]`` → 4 hosts); ``None assigned`` and the empty string give ``[]``.
+
+    Raises
+    ------
+    ValueError
+        If a bracket is not closed or a range bound is not a number.
+    """
+    text = text.strip()
+    if not text or text == "None assigned":
+        return []
+    hosts: list[str] = []
+    depth = 0
+    start = 0
+    names: list[str] = []
+    for i, char in enumerate(text):
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+        elif char == "," and depth == 0:
+            names.append(text[start:i])
+            start = i + 1
+    names.append(text[start:])
+    if depth:
+        msg = f"unbalanced brackets in host list {text!r}"
+        raise ValueError(msg)
+    for name in names:
+        pieces = re.split(r"\[([^\]]*)\]", name)
+        choices = [
+            [piece] if k % 2 == 0 else _hostlist_ranges(piece) for k, piece in enumerate(pieces)
+        ]
+        hosts.extend("".join(combo) for combo in product(*choices))
+    return hosts
+
+
+def expand_array_ids(text: str) -> list[int]:
+    """Return the indices of an array range as sacct prints it: ``[1,4-6%2]`` → ``[1, 4, 5, 6]``.
+
+    The brackets are optional, the ``%`` throttle and ``:step`` are honoured (``1-7:3`` →
+    1, 4, 7).
+
+    Raises
+    ------
+    ValueError
+        If a part is not a number or a range.
+    """
+    body = text.strip().removeprefix("[").removesuffix("]").split("%", 1)[0]
+    out: list[int] = []
+    for part in body.split(","):
+        step = 1
+        if ":" in part:
+            part, step_text = part.split(":", 1)
+            step = int(step_text)
+        if "-" in part:
+            lo, hi = part.split("-", 1)
+            out.extend(range(int(lo), int(hi) + 1, max(step, 1)))
+        else:
+            out.append(int(part))
+    return out
+
+
+def _numpy(array: Arr, dtype: Any = np.float64) -> npt.NDArray[Any]:
+    return np.asarray(array.to_numpy(zero_copy_only=False), dtype=dtype)
+
+
+def _floats(array: Arr) -> F64:
+    """Numbers of a string array; anything not a number is NaN."""
+    numeric = _pc.match_substring_regex(array, r"^\s*[-+]?\d+(?:\.\d+)?\s*$")
+    cleaned = _pc.if_else(numeric, array, None)
+    return _numpy(cleaned.cast(pa.float64()).fill_null(np.nan))
+
+
+def _durations(array: Arr) -> F64:
+    """``[DD-][HH:]MM:SS[.ff]`` → seconds (NaN for UNLIMITED, Partition_Limit, blanks, ...)."""
+    parts = _pc.extract_regex(_pc.fill_null(array, ""), _DURATION)
+    valid = _numpy(_pc.is_valid(parts), bool)
+    total = np.zeros(len(array))
+    for name, scale in (("d", 86400.0), ("h", 3600.0), ("m", 60.0), ("s", 1.0)):
+        field = _pc.struct_field(parts, name)
+        total += _floats(_pc.if_else(_pc.equal(field, ""), "0", field)) * scale
+    fraction = _pc.struct_field(parts, "f")
+    frac = _floats(
+        _pc.binary_join_element_wise("0.", _pc.if_else(_pc.equal(fraction, ""), "0", fraction), "")
+    )
+    total += np.nan_to_num(frac)
+    return np.where(valid, total, np.nan)
+
+
+def _tres(array: Arr, key: str) -> F64:
+    """Return the count of ``key`` in a TRES string (``cpu=8,gres/gpu=2``); NaN if absent."""
+    text = _pc.fill_null(array, "")
+    plain = _pc.extract_regex(text, rf"(?:^|,){re.escape(key)}=(?P<v>\d+)")
+    typed = _pc.extract_regex(text, rf"(?:^|,){re.escape(key)}:[^=,]*=(?P<v>\d+)")
+    first = _floats(_pc.fill_null(_pc.struct_field(plain, "v"), ""))
+    second = _floats(_pc.fill_null(_pc.struct_field(typed, "v"), ""))
+    return np.where(np.isnan(first), second, first)
+
+
+def _int_or_null(values: F64, dtype: Any) -> Arr:
+    known = ~np.isnan(values)
+    return _pa.array(np.where(known, np.round(values), 0).astype(np.int64), mask=~known).cast(dtype)
+
+
+# --------------------------------------------------------------------------- tokeniser
+
+
+def _is_header(fields: Sequence[str]) -> bool:
+    names = {f.strip().lower() for f in fields}
+    return "jobid" in names and bool(names & {"state", "submit", "jobidraw", "start"})
+
+
+def looks_like_slurm(head: bytes) -> bool:
+    """Whether the first bytes of a (decompressed) file look like a ``sacct --parsable2`` dump.
+
+    True for a header line naming JobID, or when the first complete lines all have 26
+    ``|``-separated fields (more when the job name holds ``|``) with a JobID and an ISO time.
+    """
+    lines = [line for line in head.split(b"\n")[:50] if line.strip()]
+    if len(lines) > 1 and not head.endswith(b"\n"):
+        lines = lines[:-1]
+    if not lines:
+        return False
+    first = lines[0].decode("latin-1").split("|")
+    if _is_header(first):
+        return True
+    time = re.compile(_TIME.encode())
+    job = re.compile(rb"^\d+(?:[_+][\d\[\],%:-]+)?(?:\.[\w-]+)?$")
+    for line in lines:
+        fields = line.split(b"|")
+        if len(fields) < len(SLURM_FIELDS) or not job.match(fields[0]):
+            return False
+        if not time.match(fields[10]):
+            return False
+    return True
+
+
+def _split_lines(data: bytes) -> list[bytes]:
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
+
+
+def _as_text(lines: Arr) -> tuple[Arr, Bool]:
+    try:
+        return lines.cast(pa.string()), np.zeros(len(lines), dtype=bool)
+    except pa.ArrowInvalid:
+        raw = lines.to_pylist()
+        bad = np.zeros(len(raw), dtype=bool)
+        text: list[str] = []
+        for i, line in enumerate(raw):
+            try:
+                text.append(line.decode("utf-8"))
+            except UnicodeDecodeError:
+                text.append(line.decode("utf-8", errors="replace"))
+                bad[i] = True
+        return _pa.array(text, pa.string()), bad
+
+
+def _repeat(value: str, n: int) -> Arr:
+    return _pa.array([value], pa.string()).take(_pa.array(np.zeros(n, dtype=np.int32)))
+
+
+def tokenize_slurm_file(
+    path: StrPath,
+    *,
+    site: str,
+    delimiter: str = "|",
+    header: Sequence[str] | None = None,
+) -> FileParse:
+    """Tokenise one ``sacct --parsable2`` file (plain, gzip, bzip2 or xz).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    site : str
+        Site name for every row.
+    delimiter : str, default "|"
+        The field separator (sacct's ``--delimiter``; may be several characters).
+    header : sequence of str, optional
+        The field names of a file without a header line. Default: a header line when the first
+        line is one (recognised by its field names), else :data:`SLURM_FIELDS`.
+
+    Returns
+    -------
+    FileParse
+        One ``records`` row per header, job or step line, one ``quarantine`` row per other line,
+        in line order; ``lines_read`` = records + quarantined. When the last field is JobName,
+        a job name holding the delimiter is kept whole (the line is split at most n − 1 times).
+    """
+    if not delimiter:
+        raise ConfigError("the delimiter must not be empty")
+    src_file = str(path)
+    raw_lines = _split_lines(read_log_bytes(path))
+    n_lines = len(raw_lines)
+    binary = _pa.array(raw_lines, pa.binary())
+    text, non_utf8 = _as_text(binary)
+
+    first_row = 0
+    names: list[str]
+    header_line = False
+    if header is not None:
+        names = [_CANONICAL.get(h.strip().lower(), h.strip()) for h in header]
+    elif n_lines and _is_header(str(text[0].as_py()).split(delimiter)):
+        names = [
+            _CANONICAL.get(h.strip().lower(), h.strip())
+            for h in str(text[0].as_py()).split(delimiter)
+        ]
+        header_line = True
+        first_row = 1
+    else:
+        names = list(SLURM_FIELDS)
+    n_fields = len(names)
+    name_last = names[-1] == "JobName"
+
+    body = text.slice(first_row)
+    max_splits = n_fields - 1 if name_last else None
+    tokens = _pc.split_pattern(body, delimiter, max_splits=max_splits)
+    counts = _numpy(_pc.list_value_length(tokens), np.int64)
+    blank = _numpy(_pc.equal(_pc.utf8_trim_whitespace(body), ""), bool)
+    flat = _pc.list_flatten(tokens)
+    starts = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    first_tokens = (
+        flat.take(_pa.array(np.minimum(starts[:-1], max(len(flat) - 1, 0))))
+        if len(flat)
+        else _pa.array([], pa.string())
+    )
+    no_id = ~blank & (counts >= 1)
+    if len(first_tokens):
+        no_id &= _numpy(_pc.equal(_pc.utf8_trim_whitespace(first_tokens), ""), bool)
+    good = (counts == n_fields) & ~blank & ~no_id
+
+    reasons: dict[int, str] = {}
+    for j in np.flatnonzero(~good):
+        if blank[j]:
+            reasons[int(j)] = "blank line"
+        elif counts[j] != n_fields:
+            reasons[int(j)] = (
+                f"expected {n_fields} {delimiter!r}-separated fields, found {int(counts[j])}"
+            )
+        else:
+            reasons[int(j)] = "no JobID"
+
+    rows = np.flatnonzero(good)
+    keep = np.repeat(good, counts)
+    values = flat.filter(_pa.array(keep)) if len(flat) else _pa.array([], pa.string())
+    n_rec = len(rows)
+    keys = _pa.array(names, pa.string()).take(_pa.array(np.tile(np.arange(n_fields), n_rec)))
+    attrs = _pa.MapArray.from_arrays(
+        _pa.array(np.arange(0, (n_rec + 1) * n_fields, n_fields, dtype=np.int32)), keys, values
+    )
+    job_pos = names.index("JobID") if "JobID" in names else 0
+    job_ids = values.take(_pa.array(np.arange(job_pos, n_rec * n_fields, n_fields, dtype=np.int64)))
+    is_step = _numpy(_pc.match_substring(job_ids, "."), bool)
+    record_type = _pc.if_else(_pa.array(is_step), "STEP", "J")
+
+    line_no = rows + 1 + first_row
+    bad_text = non_utf8[first_row:][rows]
+    flags = (
+        _pa.array([["NON_UTF8"] if b else None for b in bad_text], pa.list_(pa.string()))
+        if bad_text.any()
+        else pa.nulls(n_rec, pa.list_(pa.string()))
+    )
+    raw = binary.slice(first_row).take(_pa.array(rows))
+    raw = _pc.if_else(_pa.array(bad_text), raw, pa.scalar(None, pa.binary()))
+    end_pos = names.index("End") if "End" in names else None
+    stamp = (
+        values.take(_pa.array(np.arange(end_pos, n_rec * n_fields, n_fields, dtype=np.int64)))
+        if end_pos is not None
+        else pa.nulls(n_rec, pa.string())
+    )
+    tables = []
+    if header_line:
+        head_names = _pa.array(names, pa.string())
+        tables.append(
+            _records(
+                site,
+                src_file,
+                np.array([1]),
+                _pa.array(["H"]),
+                pa.nulls(1, pa.string()),
+                pa.nulls(1, pa.string()),
+                _pa.MapArray.from_arrays(
+                    _pa.array([0, n_fields], pa.int32()),
+                    head_names,
+                    _pc.cast(_pa.array([str(i) for i in range(n_fields)]), pa.string()),
+                ),
+                pa.nulls(1, pa.list_(pa.string())),
+                pa.nulls(1, pa.binary()),
+            )
+        )
+    tables.append(_records(site, src_file, line_no, record_type, stamp, job_ids, attrs, flags, raw))
+    records = pa.concat_tables(tables)
+    bad_rows = sorted(reasons)
+    quarantine = pa.Table.from_arrays(
+        [
+            _repeat(site, len(bad_rows)),
+            _repeat("slurm", len(bad_rows)),
+            _repeat(src_file, len(bad_rows)),
+            _pa.array([i + 1 + first_row for i in bad_rows], pa.int64()),
+            _pa.array([reasons[i] for i in bad_rows], pa.string()),
+            _pa.array([raw_lines[i + first_row] for i in bad_rows], pa.binary()),
+        ],
+        schema=QUARANTINE,
+    )
+    logger.debug("%s: %d lines, %d quarantined", src_file, n_lines, quarantine.num_rows)
+    return FileParse(src_file=src_file, records=records, quarantine=quarantine, lines_read=n_lines)
+
+
+def _records(
+    site: str,
+    src_file: str,
+    lines: I64,
+    record_type: Arr,
+    stamp: Arr,
+    job_id_raw: Arr,
+    attrs: Arr,
+    flags: Arr,
+    raw: Arr,
+) -> pa.Table:
+    n = len(lines)
+    return pa.Table.from_arrays(
+        [
+            _repeat(site, n),
+            _repeat("slurm", n),
+            _repeat(src_file, n),
+            _pa.array(lines, pa.int64()),
+            record_type,
+            stamp,
+            pa.nulls(n, pa.timestamp("s", tz="UTC")),
+            job_id_raw,
+            attrs,
+            flags,
+            raw,
+        ],
+        schema=RECORDS,
+    )
+
+
+# --------------------------------------------------------------------------- assembler
+
+
+def _zone(tz: str) -> zoneinfo.ZoneInfo:
+    try:
+        return zoneinfo.ZoneInfo(tz)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as err:
+        msg = f"unknown time zone {tz!r}: give an IANA name such as 'UTC' or 'Europe/Paris'"
+        raise ConfigError(msg) from err
+
+
+class _Clock:
+    """Turns sacct's offset-less times into UTC epochs in one zone, flagging DST trouble."""
+
+    def __init__(self, tz: str | None) -> None:
+        self.zone = None if tz is None else _zone(tz)
+        self.utc = self.zone is not None and self.zone.key in {"UTC", "Etc/UTC", "Etc/GMT", "GMT"}
+
+    def __call__(self, text: Arr) -> tuple[F64, Bool, Bool, F64]:
+        """``(epoch, ambiguous, gap, offset)`` of a string array (NaN where not a time)."""
+        text = _pc.fill_null(text, "")
+        is_time = _numpy(_pc.match_substring_regex(text, _TIME), bool)
+        with_offset = _numpy(_pc.match_substring_regex(text, _TIME + r"(?:\.\d+)?" + _OFFSET), bool)
+        naive_ts = _pc.strptime(
+            _pc.utf8_slice_codeunits(text, 0, 19),
+            format="%Y-%m-%dT%H:%M:%S",
+            unit="s",
+            error_is_null=True,
+        )
+        naive = _numpy(naive_ts.cast(pa.int64()).cast(pa.float64()).fill_null(np.nan))
+        n = len(naive)
+        ambiguous = np.zeros(n, dtype=bool)
+        gap = np.zeros(n, dtype=bool)
+        offset = np.full(n, np.nan)
+        epoch = np.full(n, np.nan)
+        plain = is_time & ~with_offset & ~np.isnan(naive)
+        if with_offset.any():
+            stamps = pd.to_datetime(
+                pd.Series(text.filter(_pa.array(with_offset)).to_pylist()),
+                utc=True,
+                format="ISO8601",
+            )
+            since = (stamps - pd.Timestamp(0, tz="UTC")) // pd.Timedelta(seconds=1)
+            epoch[with_offset] = since.to_numpy(dtype=np.float64)
+            offset[with_offset] = naive[with_offset] - epoch[with_offset]
+        if not plain.any():
+            return epoch, ambiguous, gap, offset
+        if self.zone is None:
+            msg = (
+                "sacct times carry no time zone: pass tz (the zone sacct ran in, e.g. tz='UTC' or "
+                "tz='America/New_York'), or re-export with `TZ=UTC sacct ...`"
+            )
+            raise ConfigError(msg)
+        if self.utc:
+            epoch[plain] = naive[plain]
+            offset[plain] = 0.0
+            return epoch, ambiguous, gap, offset
+        local = pd.DatetimeIndex(pd.to_datetime(naive[plain], unit="s"))
+        early = local.tz_localize(self.zone, ambiguous=np.ones(len(local), bool), nonexistent="NaT")
+        late = local.tz_localize(self.zone, ambiguous=np.zeros(len(local), bool), nonexistent="NaT")
+        shifted = local.tz_localize(
+            self.zone, ambiguous=np.ones(len(local), bool), nonexistent=pd.Timedelta(hours=1)
+        )
+        early_missing = np.asarray(early.isna(), dtype=bool)
+        gap[plain] = early_missing
+        ambiguous[plain] = np.asarray(early != late, dtype=bool) & ~early_missing
+        seconds = shifted.as_unit("s").asi8.astype(np.float64)
+        epoch[plain] = seconds
+        offset[plain] = naive[plain] - seconds
+        return epoch, ambiguous, gap, offset
+
+
+def _sizes(array: Arr, default_unit: int) -> F64:
+    """``1234K``, ``2G``, ``512`` → bytes (units powers of 1024); NaN otherwise."""
+    parts = _pc.extract_regex(_pc.fill_null(array, ""), r"^(?P<v>\d+(?:\.\d+)?)(?P<u>[KMGTP]?)$")
+    value = _floats(_pc.fill_null(_pc.struct_field(parts, "v"), ""))
+    unit = np.asarray(_pc.fill_null(_pc.struct_field(parts, "u"), "").to_pylist(), dtype=object)
+    scale = np.array([_UNITS[u] if u else default_unit for u in unit], dtype=np.float64)
+    return value * scale
+
+
+_JOBID = (
+    r"^(?P<seq>\d+)(?:_(?:(?P<idx>\d+)|(?P<rng>\[[^\]]*\]|[\d,%:-]+)))?(?:\+(?P<het>\d+))?"
+    r"(?:\.(?P<step>.*))?$"
+)
+
+
+def _lookup(table: pa.Table, key: str) -> Arr:
+    return _Fields(table)[key]
+
+
+class _Fields:
+    """Field access on ``attrs``: positional when every row has the same keys (one file layout)."""
+
+    def __init__(self, table: pa.Table) -> None:
+        attrs: Any = table.column("attrs").combine_chunks()
+        self.attrs: Any = attrs
+        self.n = len(self.attrs)
+        self.positions: dict[str, int] | None = None
+        if not self.n:
+            return
+        offsets = _numpy(attrs.offsets, np.int64)
+        width = int(offsets[1] - offsets[0])
+        if width and (np.diff(offsets) == width).all():
+            keys = attrs.keys
+            first = keys.slice(0, width).to_pylist()
+            tiled = _pa.array(first, pa.string()).take(
+                _pa.array(np.tile(np.arange(width, dtype=np.int32), self.n))
+            )
+            if keys.equals(tiled):
+                self.positions = {str(k): i for i, k in enumerate(first)}
+                self.width = width
+
+    def names(self) -> set[str]:
+        """Return the field names present in any row."""
+        if self.positions is not None:
+            return set(self.positions)
+        if not self.n:
+            return set()
+        return {str(k) for k in _pc.unique(self.attrs.keys).to_pylist()}
+
+    def __getitem__(self, key: str) -> Arr:
+        if not self.n:
+            return _pa.array([], pa.string())
+        if self.positions is not None:
+            if key not in self.positions:
+                return pa.nulls(self.n, pa.string())
+            where = np.arange(self.positions[key], self.n * self.width, self.width, dtype=np.int64)
+            return self.attrs.items.take(_pa.array(where))
+        return _pc.map_lookup(self.attrs, key, "first")
+
+
+def _flag_lists(n: int, masks: Sequence[tuple[str, Bool]]) -> list[list[str] | None]:
+    flags: list[list[str] | None] = [None] * n
+    for name, mask in masks:
+        for i in np.flatnonzero(mask):
+            row = flags[i]
+            if row is None:
+                flags[i] = [name]
+            else:
+                row.append(name)
+    return flags
+
+
+def _ids(job_id: Arr) -> tuple[F64, F64, list[str | None], list[str]]:
+    """``(job_seq, array_index, range text, attempt key)`` of JobIDs (steps map to their job)."""
+    text = _pc.fill_null(job_id, "")
+    parts = _pc.extract_regex(text, _JOBID)
+    seq = _floats(_pc.fill_null(_pc.struct_field(parts, "seq"), ""))
+    idx = _floats(_pc.fill_null(_pc.struct_field(parts, "idx"), ""))
+    rng = _pc.struct_field(parts, "rng")
+    ranges = _pc.if_else(_pc.equal(_pc.fill_null(rng, ""), ""), None, rng).to_pylist()
+    het = _pc.fill_null(_pc.struct_field(parts, "het"), "")
+    base = _pc.split_pattern(text, ".", max_splits=1)
+    base = _pc.list_element(base, 0) if len(text) else text
+    key = _pc.if_else(_pc.is_valid(parts), base, text)
+    del het
+    return seq, idx, ranges, key.to_pylist()
+
+
+def assemble_slurm(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseResult:
+    """Assemble tokenised sacct files, given in reading order, into a :class:`ParseResult`.
+
+    Parameters
+    ----------
+    parts : sequence of FileParse
+        What :func:`tokenize_slurm_file` returned for each file.
+    tz : str, optional
+        The IANA zone sacct ran in (``"UTC"`` for XDMoD exports). Required unless every time in
+        the files carries an offset; see the module docstring.
+
+    Returns
+    -------
+    ParseResult
+        ``info`` holds ``format``, ``tz``, ``slurm_clusters`` (names seen),
+        ``slurm_steps`` (step lines), ``slurm_orphan_steps`` (steps without a job line) and
+        ``slurm_array_ranges`` (range lines expanded).
+
+    Raises
+    ------
+    ConfigError
+        If ``tz`` is missing while times have no offset, or names no known zone.
+    """
+    clock = _Clock(tz)
+    records = pa.concat_tables([p.records for p in parts]) if parts else RECORDS.empty_table()
+    quarantine = (
+        pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
+    )
+    kinds = records.column("record_type")
+    job_rec = records.filter(_pc.equal(kinds, "J"))
+    step_rec = records.filter(_pc.equal(kinds, "STEP"))
+    jobs, info = _jobs(job_rec, step_rec, clock)
+    offsets = jobs.column("tz_offset_s").drop_null().to_numpy()
+    tz_offset: int | None = None
+    if len(offsets):
+        values, counts = np.unique(offsets, return_counts=True)
+        tz_offset = int(values[np.argmax(counts)])
+    return ParseResult(
+        records=records,
+        jobs=jobs,
+        quarantine=quarantine,
+        files=tuple(p.src_file for p in parts),
+        lines_read=sum(p.lines_read for p in parts),
+        tz_offset_s=tz_offset,
+        info={"format": "slurm", "tz": tz, **info},
+    )
+
+
+def _jobs(rec: pa.Table, steps: pa.Table, clock: _Clock) -> tuple[pa.Table, dict[str, Any]]:
+    n_lines = rec.num_rows
+    fields = _Fields(rec)
+    get = {name: fields[name] for name in (*SLURM_FIELDS, "MaxRSS", "MaxVMSize")}
+    seq, idx, ranges, keys = _ids(get["JobID"])
+
+    # expand array ranges (123_[1-3]) into one row per index, as XDMoD does
+    repeats = np.ones(n_lines, dtype=np.int64)
+    indices: dict[int, list[int]] = {}
+    bad_range = np.zeros(n_lines, dtype=bool)
+    for i, text in enumerate(ranges):
+        if text is None:
+            continue
+        try:
+            indices[i] = expand_array_ids(text)
+        except ValueError:
+            bad_range[i] = True
+            continue
+        repeats[i] = len(indices[i])
+    take = np.repeat(np.arange(n_lines), repeats)
+    n = len(take)
+    array_index = idx[take]
+    expanded = np.zeros(n, dtype=bool)
+    if indices:
+        starts = np.concatenate([[0], np.cumsum(repeats)[:-1]])
+        for i, values in indices.items():
+            array_index[starts[i] : starts[i] + len(values)] = values
+            expanded[starts[i] : starts[i] + len(values)] = True
+    key_arr = np.asarray(keys, dtype=object)[take]
+    seq_known = ~np.isnan(seq[take])
+    base = np.where(seq_known, np.nan_to_num(seq[take]).astype(np.int64).astype(str), key_arr)
+    key_arr = np.where(
+        ~np.isnan(array_index),
+        np.char.add(
+            np.char.add(base.astype(str), "_"),
+            np.nan_to_num(array_index).astype(np.int64).astype(str),
+        ),
+        key_arr,
+    ).astype(object)
+
+    identity = n == n_lines
+
+    def col(name: str) -> Arr:
+        return get[name] if identity else get[name].take(_pa.array(take))
+
+    submit, amb_submit, gap_submit, offset = clock(col("Submit"))
+    eligible, amb_elig, gap_elig, _ = clock(col("Eligible"))
+    start, amb_start, gap_start, _ = clock(col("Start"))
+    end_logged, amb_end, gap_end, _ = clock(col("End"))
+    src_line = _numpy(rec.column("src_line").combine_chunks(), np.int64)[take]
+    src_file = rec.column("src_file").combine_chunks().take(_pa.array(take))
+    file_no = (
+        np.unique(_numpy(src_file.dictionary_encode().indices, np.int64), return_inverse=True)[1]
+        if n
+        else np.zeros(0, np.int64)
+    )
+
+    # attempts: rows of one job id, in submit order, then file and line order
+    frame = pd.DataFrame(
+        {"key": key_arr, "submit": submit, "file": file_no, "line": src_line, "row": np.arange(n)}
+    )
+    frame = frame.sort_values(["key", "submit", "file", "line", "row"], na_position="last")
+    attempt = np.empty(n, dtype=np.int64)
+    n_attempts = np.empty(n, dtype=np.int64)
+    attempt[frame["row"].to_numpy()] = frame.groupby("key", sort=False).cumcount().to_numpy()
+    n_attempts[frame["row"].to_numpy()] = (
+        frame.groupby("key", sort=False)["row"].transform("size").to_numpy()
+    )
+    first_submit = np.empty(n)
+    first_submit[frame["row"].to_numpy()] = (
+        frame.groupby("key", sort=False)["submit"].transform("first").to_numpy()
+    )
+
+    # state: the first word, "CANCELLED by 500" flagged
+    state_parts = _pc.extract_regex(
+        _pc.fill_null(col("State"), ""), r"^(?P<w>\S*)(?P<by>\s+by\s+\S+)?"
+    )
+    words = np.asarray(
+        _pc.fill_null(_pc.struct_field(state_parts, "w"), "").to_pylist(), dtype=object
+    )
+    cancelled_by = _numpy(
+        _pc.not_equal(_pc.fill_null(_pc.struct_field(state_parts, "by"), ""), ""), bool
+    )
+    mapped = [_STATE_MAP.get(str(w).upper(), ("UNKNOWN", "STATE_NONSTANDARD")) for w in words]
+    state = np.array([m[0] for m in mapped], dtype=object)
+    state_flag = np.array([m[1] or "" for m in mapped], dtype=object)
+    started = ~np.isnan(start)
+    end_unknown = np.isnan(end_logged)
+    fix_state = end_unknown & ~np.isin(state, list(_NOT_ENDED))
+    state = np.where(fix_state, np.where(started, "RUNNING", "PENDING"), state)
+    deleted = (state == "CANCELLED") & ~started
+    state = np.where(deleted, "DELETED", state)
+    # a row repeating another's id, submit, start and end (overlapping exports, overlapping array
+    # ranges) is not a requeue: it keeps its state, flagged DUPLICATE
+    same = pd.DataFrame({"key": key_arr, "submit": submit, "start": start, "end": end_logged})
+    duplicate = np.asarray(same.duplicated(keep=False), dtype=bool)
+    earlier = (attempt < n_attempts - 1) & ~duplicate
+    logged_state = state.copy()
+    state = np.where(earlier, "REQUEUED", state)
+    not_ended = np.isin(state, list(_NOT_ENDED))
+    end_not_final = not_ended & ~end_unknown
+    end = np.where(not_ended, np.nan, end_logged)
+    start = np.where(state == "PENDING", np.nan, start)
+    started = ~np.isnan(start)
+
+    run = end - start
+    wait = start - submit
+    elapsed = _durations(col("Elapsed"))
+    timelimit = _durations(col("Timelimit"))
+    mismatch = ~np.isnan(run) & ~np.isnan(elapsed) & (np.abs(run - elapsed) > 60)
+
+    nnodes = _floats(col("NNodes"))
+    ncpus = _floats(col("NCPUS"))
+    reqcpus = _floats(col("ReqCPUS"))
+    req_tres = col("ReqTRES")
+    alloc_tres = col("AllocTRES")
+    nodes_req = _tres(req_tres, "node")
+    nodes_req = np.where(np.isnan(nodes_req) & ~started, nnodes, nodes_req)
+    cores_req = np.where(np.isnan(reqcpus) & ~started, ncpus, reqcpus)
+    nodes_alloc = np.where(started, nnodes, np.nan)
+    cores_alloc = np.where(started, ncpus, np.nan)
+    gpus_req = _tres(req_tres, "gres/gpu")
+    gpus_alloc = np.where(started, _tres(alloc_tres, "gres/gpu"), np.nan)
+
+    # memory request: value, unit, scope (c per CPU, n per node); old Slurm leaks its 2^31 bit
+    mem = _pc.extract_regex(_pc.fill_null(col("ReqMem"), ""), _MEM)
+    mem_value = _floats(_pc.fill_null(_pc.struct_field(mem, "v"), ""))
+    mem_unit = _pc.fill_null(_pc.struct_field(mem, "u"), "").to_pylist()
+    scope = np.asarray(_pc.fill_null(_pc.struct_field(mem, "s"), "").to_pylist(), dtype=object)
+    flag_bit = mem_value >= _PER_CPU_BIT
+    mem_value = np.where(flag_bit, mem_value - _PER_CPU_BIT, mem_value)
+    scope = np.where(flag_bit, "c", scope)
+    per_cpu = scope == "c"
+    per_node = scope == "n"
+    cores_for_mem = np.where(np.isnan(cores_alloc), cores_req, cores_alloc)
+    nodes_for_mem = np.where(np.isnan(nodes_alloc), nodes_req, nodes_alloc)
+    factor = np.where(per_cpu, cores_for_mem, np.where(per_node, nodes_for_mem, 1.0))
+    unit_bytes = np.array([_UNITS[u] for u in mem_unit], dtype=np.float64) if n else np.zeros(0)
+    mem_all = mem_value == 0
+    mem_req = np.where(mem_all, np.nan, mem_value * unit_bytes * factor)
+    scope_unknown = ~np.isnan(mem_value) & ~mem_all & np.isnan(factor)
+
+    exit_parts = _pc.extract_regex(_pc.fill_null(col("ExitCode"), ""), r"^(?P<c>-?\d+):(?P<s>\d+)$")
+    exit_code = _floats(_pc.fill_null(_pc.struct_field(exit_parts, "c"), ""))
+    exit_signal = _floats(_pc.fill_null(_pc.struct_field(exit_parts, "s"), ""))
+
+    # host lists: expanded once per distinct value
+    node_text = col("NodeList").to_pylist()
+    cache: dict[str, list[str] | None] = {}
+    hosts: list[list[str] | None] = []
+    bad_nodes = np.zeros(n, dtype=bool)
+    for i, text in enumerate(node_text):
+        if text not in cache:
+            try:
+                cache[text] = expand_hostlist(text or "") or None
+            except ValueError:
+                cache[text] = None
+                bad_nodes[i] = True
+        bad_nodes[i] = bad_nodes[i] or (
+            cache[text] is None and bool(text) and text != "None assigned"
+        )
+        hosts.append(cache[text])
+
+    # steps fold into the attempt running when they started: MaxRSS / MaxVMSize maxima
+    present = fields.names()
+    rss = _sizes(col("MaxRSS"), 1) if "MaxRSS" in present else np.full(n, np.nan)
+    vmem = _sizes(col("MaxVMSize"), 1) if "MaxVMSize" in present else np.full(n, np.nan)
+    orphans = 0
+    if steps.num_rows:
+        s_seq, s_idx, _, s_keys = _ids(_lookup(steps, "JobID"))
+        s_start = clock(_lookup(steps, "Start"))[0]
+        s_rss = _sizes(_lookup(steps, "MaxRSS"), 1)
+        s_vmem = _sizes(_lookup(steps, "MaxVMSize"), 1)
+        by_key: dict[str, list[int]] = {}
+        for row in frame["row"].to_numpy():
+            by_key.setdefault(key_arr[row], []).append(int(row))
+        for j, k in enumerate(s_keys):
+            rows = by_key.get(k)
+            if not rows:
+                orphans += 1
+                continue
+            target = rows[-1]
+            for row in rows:
+                if not np.isnan(start[row]) and start[row] <= s_start[j]:
+                    target = row
+            if not np.isnan(s_rss[j]):
+                rss[target] = np.fmax(rss[target], s_rss[j])
+            if not np.isnan(s_vmem[j]):
+                vmem[target] = np.fmax(vmem[target], s_vmem[j])
+        del s_seq, s_idx
+
+    logged_flags = np.where(
+        earlier & (logged_state != "REQUEUED"), "STATE_WAS_" + logged_state.astype(str), ""
+    )
+    masks: list[tuple[str, Bool]] = [
+        ("ARRAY_RANGE_EXPANDED", expanded),
+        ("DUPLICATE", duplicate),
+        ("ARRAY_RANGE_UNPARSED", bad_range[take]),
+        ("JOBID_NONSTANDARD", np.isnan(seq[take])),
+        ("CANCELLED_BY", cancelled_by),
+        ("END_UNKNOWN", fix_state),
+        ("END_NOT_FINAL", end_not_final),
+        ("DST_AMBIGUOUS", amb_submit | amb_elig | amb_start | amb_end),
+        ("DST_GAP", gap_submit | gap_elig | gap_start | gap_end),
+        ("WALLTIME_MISMATCH", mismatch),
+        ("MEM_PER_CPU", per_cpu & ~np.isnan(mem_req)),
+        ("MEM_PER_NODE", per_node & ~np.isnan(mem_req)),
+        ("MEM_FLAG_BIT", flag_bit),
+        ("MEM_REQ_ALL", mem_all),
+        ("MEM_SCOPE_UNKNOWN", scope_unknown),
+        ("NODELIST_UNPARSED", bad_nodes),
+    ]
+    for name in sorted({f for f in state_flag if f}):
+        masks.append((name, state_flag == name))
+    for name in sorted({f for f in logged_flags if f}):
+        masks.append((name, logged_flags == name))
+    flags = _flag_lists(n, masks)
+
+    site = rec.column("site").combine_chunks().take(_pa.array(take))
+    submit_text = np.where(
+        np.isnan(first_submit), "unknown", np.nan_to_num(first_submit).astype(np.int64).astype(str)
+    )
+    job_key = _pc.binary_join_element_wise(
+        site, ":", _pa.array(key_arr.astype(str)), "@", _pa.array(submit_text.astype(str)), ""
+    )
+    ts = pa.timestamp("s", tz="UTC")
+
+    def times(values: F64) -> Arr:
+        return _int_or_null(values, pa.int64()).cast(ts)
+
+    empty = pa.nulls(n, pa.string())
+    columns: dict[str, Any] = {
+        "site": site,
+        "source_format": _repeat("slurm", n),
+        "job_key": job_key,
+        "job_id_raw": col("JobID"),
+        "job_seq": _int_or_null(seq[take], pa.int64()),
+        "array_index": _int_or_null(array_index, pa.int32()),
+        "attempt": _pa.array(attempt.astype(np.int16), pa.int16()),
+        "n_attempts": _pa.array(n_attempts.astype(np.int16), pa.int16()),
+        "user": _blank_null(col("User")),
+        "group": _blank_null(col("Group")),
+        "account": _blank_null(col("Account")),
+        "queue": _blank_null(col("Partition")),
+        "job_name": col("JobName") if n else empty,
+        "submit_time": times(first_submit),
+        "queue_time": times(submit),
+        "eligible_time": times(eligible),
+        "start_time": times(start),
+        "end_time": times(end),
+        "wait_s": _int_or_null(wait, pa.int64()),
+        "run_s": _int_or_null(run, pa.int64()),
+        "walltime_used_s": _int_or_null(np.where(started, elapsed, np.nan), pa.int64()),
+        "walltime_req_s": _int_or_null(timelimit, pa.int64()),
+        "nodes_req": _int_or_null(nodes_req, pa.int32()),
+        "cores_req": _int_or_null(cores_req, pa.int32()),
+        "gpus_req": _int_or_null(gpus_req, pa.int32()),
+        "nodes_alloc": _int_or_null(nodes_alloc, pa.int32()),
+        "cores_alloc": _int_or_null(cores_alloc, pa.int32()),
+        "gpus_alloc": _int_or_null(gpus_alloc, pa.int32()),
+        "exec_hosts": _pa.array(hosts, pa.list_(pa.string())),
+        "mem_req_bytes": _int_or_null(mem_req, pa.int64()),
+        "mem_used_bytes": _int_or_null(rss, pa.int64()),
+        "vmem_used_bytes": _int_or_null(vmem, pa.int64()),
+        "exit_code": _int_or_null(exit_code, pa.int32()),
+        "exit_signal": _int_or_null(exit_signal, pa.int32()),
+        "state": _pa.array(state.astype(str), pa.string()),
+        "tz_offset_s": _int_or_null(offset, pa.int32()),
+        "src_file": src_file,
+        "src_line": _pa.array(src_line, pa.int64()),
+        "flags": _pa.array(flags, pa.list_(pa.string())),
+    }
+    table = pa.Table.from_arrays(
+        [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in JOBS], schema=JOBS
+    )
+    clusters = sorted({c for c in get["Cluster"].to_pylist() if c})
+    info = {
+        "slurm_clusters": clusters,
+        "slurm_steps": int(steps.num_rows),
+        "slurm_orphan_steps": orphans,
+        "slurm_array_ranges": len(indices),
+    }
+    return table, info
+
+
+def _blank_null(array: Arr) -> Arr:
+    return _pc.if_else(_pc.equal(_pc.fill_null(array, ""), ""), None, array)
+
+
+def read_slurm(
+    paths: StrPath | Iterable[StrPath],
+    *,
+    site: str | None = None,
+    tz: str | None = None,
+    errors: ErrorPolicy = "warn",
+    delimiter: str = "|",
+    header: Sequence[str] | None = None,
+) -> ParseResult:
+    """Read ``sacct --parsable2`` dumps into ``records``, ``jobs`` and quarantine.
+
+    Parameters
+    ----------
+    paths : path or iterable of paths
+        Files (plain or gzip/bzip2/xz, detected by content) or folders of them.
+    site : str, optional
+        Site name for every row; defaults to the first path's name up to its first dot.
+    tz : str, optional
+        The zone sacct ran in (``"UTC"`` for exports made with ``TZ=UTC``); required unless the
+        times carry offsets. See the module docstring.
+    errors : {"raise", "warn", "skip"}, default "warn"
+        What to do with unreadable lines; they are quarantined and counted in every case.
+    delimiter : str, default "|"
+        sacct's ``--delimiter``.
+    header : sequence of str, optional
+        Field names for header-less files in another layout than :data:`SLURM_FIELDS`.
+
+    Returns
+    -------
+    ParseResult
+        The tables and counts (lines read = parsed + quarantined).
+
+    Raises
+    ------
+    ConfigError
+        Without ``tz`` when the times have no offset.
+    LogParseError
+        With ``errors="raise"``, at the first unreadable line.
+
+    Examples
+    --------
+    >>> result = read_slurm("sacct-2017.log.gz", site="ccr", tz="UTC")  # doctest: +SKIP
+    >>> result.jobs.num_rows  # doctest: +SKIP
+    4285
+    """
+    policy = check_error_policy(errors)
+    if tz is not None:
+        _zone(tz)
+    files = expand_log_paths(paths)
+    site = site or default_site_name(paths)
+    parts = [
+        apply_error_policy(
+            tokenize_slurm_file(f, site=site, delimiter=delimiter, header=header), policy
+        )
+        for f in files
+    ]
+    return assemble_slurm(parts, tz=tz)
