@@ -111,6 +111,8 @@ JOBS = pa.schema(
         pa.field("account", pa.string()),
         pa.field("vo", pa.string()),
         pa.field("queue", pa.string()),
+        # a machine partition, or in grid logs the site / computing element the job ran at
+        pa.field("partition", pa.string()),
         pa.field("job_name", pa.string()),
         pa.field("submit_time", _UTC),
         pa.field("queue_time", _UTC),
@@ -153,6 +155,7 @@ TRACE = pa.schema(
         pa.field("vo", pa.string()),
         pa.field("user", pa.string()),
         pa.field("queue", pa.string()),
+        pa.field("partition", pa.string()),
         pa.field("interactive", pa.bool_(), nullable=False),
         pa.field("wait_s", pa.float64()),  # as logged, where the source has it
     )

@@ -1345,6 +1345,7 @@ def _jobs_table(
         "cores_alloc": _to_arrow_int(cores_alloc, pa.int32()),
         "gpus_alloc": _to_arrow_int(gpus_alloc, pa.int32()),
         "exec_hosts": hosts,
+        "partition": pa.nulls(len(primary), pa.string()),  # TORQUE has one server, no partitions
         "mem_req_bytes": _to_arrow_int(mem_req, pa.int64()),
         "mem_used_bytes": _to_arrow_int(mem_used, pa.int64()),
         "vmem_used_bytes": _to_arrow_int(vmem_used, pa.int64()),

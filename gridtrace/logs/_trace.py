@@ -117,9 +117,10 @@ def build_trace(
 ) -> pa.Table:
     """Build the ``trace`` table from a ``jobs`` table.
 
-    Only attempts that really ran enter: a start, an end and a runtime (DELETED jobs and failed
-    starts have none). Array parents never appear in ``jobs``. A requeued attempt is submitted at
-    its own queue time.
+    Only attempts that really ran enter: a runtime, and a start and end or at least a submit time
+    (archive logs such as LCG-2005-1 log no start; their ``wait_s`` is null). DELETED jobs and
+    failed starts have no runtime. Array parents never appear in ``jobs``. A requeued attempt is
+    submitted at its own queue time.
 
     Parameters
     ----------
@@ -153,9 +154,15 @@ def build_trace(
     if cores is not None and cores < 1:
         msg = f"cores must be at least 1, not {cores}"
         raise ConfigError(msg)
+    # Archive logs such as LCG-2005-1 record submit and runtime but no start: such a job ran
+    # (it has a runtime), its wait is unknown.
+    started = pc.and_(pc.is_valid(jobs.column("start_time")), pc.is_valid(jobs.column("end_time")))
     ran = pc.and_(
-        pc.and_(pc.is_valid(jobs.column("start_time")), pc.is_valid(jobs.column("end_time"))),
-        pc.is_valid(jobs.column("run_s")),
+        pc.and_(
+            pc.or_(started, pc.is_valid(jobs.column("submit_time"))),
+            pc.is_valid(jobs.column("run_s")),
+        ),
+        pc.not_equal(jobs.column("state"), pa.scalar("DELETED")),
     )
     n_monitoring = 0
     if exclude_monitoring:
@@ -215,8 +222,9 @@ def build_trace(
             "vo": _take(used, "vo", order),
             "user": _take(used, "user", order),
             "queue": _take(used, "queue", order),
+            "partition": _take(used, "partition", order),
             "interactive": pa.array(run_s <= tau_s),
-            "wait_s": pa.array(frame["wait_s"].to_numpy(dtype="float64")),
+            "wait_s": pa.array(frame["wait_s"].to_numpy(dtype="float64"), from_pandas=True),
         }
     )
     if n_cores_defaulted:
