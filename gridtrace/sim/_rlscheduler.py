@@ -50,7 +50,9 @@ Policies (keys sorted ascending; ties keep the list order)
 ``FCFS`` submit; ``SJF`` (requested, submit); ``F1`` log10(r̂)·n + 870·log10(s) with r̂ ≤ 0 → 0.1
 and s ≤ 0 → 0.1 (s is the submit time since the trace's zero, so F1 is not shift invariant);
 ``WFP3`` −(w / r̂)³ · n; ``UNICEP`` −(w + 1e−15) / (log2(n + 1e−15) · r̂) — the 1e−15 guards of
-RLScheduler are kept, so serial jobs (log2 1 = 0) come first. WFP3 and UNICEP use r̂ ≤ 0 → 0.1,
+RLScheduler are kept, so a serial job (log2 1 = 0) that has waited comes before every parallel
+one (with the buggy wait below the sign flips and serial jobs come last). WFP3 and UNICEP use
+r̂ ≤ 0 → 0.1,
 the guard RLScheduler applies in F1 (it would divide by zero there). The wait w is now − submit,
 the correct definition. With ``compat_wait_bug=True`` w is −1 − submit, which is what RLScheduler
 computes (``scheduled_time − submit_time`` with ``scheduled_time = −1`` for every queued job) and
@@ -174,6 +176,14 @@ class RLSchedulerWorkload:
         if n and (np.any(self.run_s <= 0) or np.any(self.cores < 1)):
             msg = "every job needs a run time > 0 and at least one core"
             raise ConfigError(msg)
+        too_big = self.nodes > self.max_nodes
+        if too_big.any():  # RLScheduler would wait for it forever
+            first = int(np.flatnonzero(too_big)[0])
+            msg = (
+                f"{int(too_big.sum())} jobs need more than the cluster's {self.max_nodes} nodes "
+                f"(job {int(self.job_id[first])}: {int(self.cores[first])} cores)"
+            )
+            raise ConfigError(msg)
 
     def __len__(self) -> int:
         return len(self.job_id)
@@ -191,7 +201,7 @@ class RLSchedulerWorkload:
 
 
 def _column(table: pa.Table, name: str) -> F64:
-    """A numeric column as float64 with nulls as NaN (timestamps as epoch seconds)."""
+    """Return a numeric column as float64, nulls as NaN, timestamps as epoch seconds."""
     col = table.column(name)
     if pa.types.is_timestamp(col.type):
         col = col.cast(pa.timestamp("s", tz="UTC")).cast(pa.int64())
@@ -307,7 +317,7 @@ def rlscheduler_workload(
             logger.warning("RLScheduler loading rules: %s = %d", key, info[key])
 
     order = np.lexsort((line[keep], job_id[keep]))  # job number, then file order (stable)
-    workload = RLSchedulerWorkload(
+    return RLSchedulerWorkload(
         job_id=job_id[keep][order].astype(np.int64),
         submit_s=submit[keep][order],
         run_s=run[keep][order],
@@ -317,15 +327,6 @@ def rlscheduler_workload(
         max_procs=int(max_procs),
         info=info,
     )
-    too_big = workload.nodes > workload.max_nodes
-    if too_big.any():
-        first = int(np.flatnonzero(too_big)[0])
-        msg = (
-            f"{int(too_big.sum())} jobs need more than the cluster's {workload.max_nodes} nodes "
-            f"(job {int(workload.job_id[first])}: {int(workload.cores[first])} cores)"
-        )
-        raise ConfigError(msg)
-    return workload
 
 
 def read_rlscheduler_swf(
@@ -372,7 +373,7 @@ def read_rlscheduler_swf(
 
 
 def _legacy_seed_words(seed: int) -> list[int]:
-    """The 32-bit words gym's legacy ``np_random`` feeds to ``RandomState.seed``."""
+    """Return the 32-bit words gym's legacy ``np_random`` feeds to ``RandomState.seed``."""
     digest = hashlib.sha512(str(seed % 2**64).encode("utf8")).digest()
     big = int.from_bytes(digest[:8], "little")
     words: list[int] = []
@@ -409,7 +410,8 @@ def legacy_gym_random_state(seed: int) -> np.random.RandomState:
     if seed < 0:
         msg = f"the legacy gym seed must be non-negative, not {seed}"
         raise ConfigError(msg)
-    state = np.random.RandomState()  # noqa: NPY002 - the legacy stream is the point (see above)
+    # a private legacy state, never the global one: its exact stream is the point (see above)
+    state = np.random.RandomState()
     state.seed(_legacy_seed_words(seed))
     return state
 
@@ -502,47 +504,62 @@ class RLSchedulerWindow:
     utilisation: float
 
 
+QueueKey: TypeAlias = Callable[[float], Callable[[int], Any]]
+"""A policy's sort key: given the current time, the key of a job (by window index)."""
+
+
+def _static(keys: list[Any]) -> QueueKey:
+    get = keys.__getitem__
+    return lambda now: get
+
+
 def _policy_key(
     policy: str,
     compat_wait_bug: bool,
     submit: list[float],
     request: list[float],
     cores: list[int],
-) -> tuple[list[Any] | None, Callable[[float, int], float] | None]:
-    """Sort key of a policy: a per-job list when it is static, else a function of (now, job)."""
+) -> QueueKey:
+    """Return the sort key of a policy (ascending = first) for one window's jobs."""
     guarded = [r if r > 0 else _GUARD for r in request]
     if policy == "FCFS":
-        return list(submit), None
+        return _static(list(submit))
     if policy == "SJF":
-        return list(zip(request, submit, strict=True)), None
+        return _static(list(zip(request, submit, strict=True)))
     if policy == "F1":
-        return [
-            math.log10(r) * n + 870.0 * math.log10(s if s > 0 else _GUARD)
-            for r, n, s in zip(guarded, cores, submit, strict=True)
-        ], None
+        return _static(
+            [
+                math.log10(r) * n + 870.0 * math.log10(s if s > 0 else _GUARD)
+                for r, n, s in zip(guarded, cores, submit, strict=True)
+            ]
+        )
     if policy == "WFP3":
-        if compat_wait_bug:
-            return [
-                -(((-1.0 - s) / r) ** 3) * n
-                for s, r, n in zip(submit, guarded, cores, strict=True)
-            ], None
+        if compat_wait_bug:  # wait = scheduled_time - submit with scheduled_time = -1
+            return _static(
+                [
+                    -(((-1.0 - s) / r) ** 3) * n
+                    for s, r, n in zip(submit, guarded, cores, strict=True)
+                ]
+            )
 
-        def wfp3(now: float, j: int) -> float:
-            return -(((now - submit[j]) / guarded[j]) ** 3) * cores[j]
+        def wfp3(now: float) -> Callable[[int], float]:
+            return lambda j: -(((now - submit[j]) / guarded[j]) ** 3) * cores[j]
 
-        return None, wfp3
+        return wfp3
     if policy == "UNICEP":
         log_n = [math.log2(n + 1e-15) for n in cores]
         if compat_wait_bug:
-            return [
-                -(-1.0 - s + 1e-15) / (ln * r)
-                for s, ln, r in zip(submit, log_n, guarded, strict=True)
-            ], None
+            return _static(
+                [
+                    -(-1.0 - s + 1e-15) / (ln * r)
+                    for s, ln, r in zip(submit, log_n, guarded, strict=True)
+                ]
+            )
 
-        def unicep(now: float, j: int) -> float:
-            return -(now - submit[j] + 1e-15) / (log_n[j] * guarded[j])
+        def unicep(now: float) -> Callable[[int], float]:
+            return lambda j: -(now - submit[j] + 1e-15) / (log_n[j] * guarded[j])
 
-        return None, unicep
+        return unicep
     msg = f"unknown RLScheduler policy {policy!r}; choose one of {RLSCHEDULER_POLICIES}"
     raise ConfigError(msg)
 
@@ -555,8 +572,7 @@ def _schedule(
     nodes: list[int],
     total_nodes: int,
     procs_per_node: float,
-    static_key: list[Any] | None,
-    dynamic_key: Callable[[float, int], float] | None,
+    queue_key: QueueKey,
     backfill: bool,
 ) -> tuple[list[int], list[float]]:
     """Run RLScheduler's loop on one window (local indices); return start order and start times.
@@ -608,12 +624,7 @@ def _schedule(
             free += nodes[running.pop(0)]
 
     while True:
-        if dynamic_key is not None:
-            t = now
-            queue.sort(key=lambda j: dynamic_key(t, j))
-        else:
-            assert static_key is not None
-            queue.sort(key=static_key.__getitem__)
+        queue.sort(key=queue_key(now))
         head = queue[0]
         if nodes[head] > free:
             if backfill:
@@ -693,7 +704,7 @@ def simulate_rlscheduler_window(
     request = workload.request_s[part].tolist()
     cores = workload.cores[part].tolist()
     nodes = workload.nodes[part].tolist()
-    static_key, dynamic_key = _policy_key(policy, compat_wait_bug, submit, request, cores)
+    queue_key = _policy_key(policy, compat_wait_bug, submit, request, cores)
     order, start = _schedule(
         submit,
         run,
@@ -702,8 +713,7 @@ def simulate_rlscheduler_window(
         nodes,
         workload.max_nodes,
         workload.procs_per_node,
-        static_key,
-        dynamic_key,
+        queue_key,
         backfill,
     )
     idx = np.asarray(order, dtype=np.int64)
@@ -780,8 +790,8 @@ def rlscheduler_table(
     --------
     >>> wl = read_rlscheduler_swf("lublin_256.swf.gz")  # doctest: +SKIP
     >>> t = rlscheduler_table(wl)  # doctest: +SKIP
-    >>> means = {(r["label"], r["backfill"]): r["bsld_mean"] for r in t.to_pylist()}  # doctest: +SKIP
-    >>> round(means["SJF", False], 2)  # doctest: +SKIP
+    >>> rows = {(r["label"], r["backfill"]): r for r in t.to_pylist()}  # doctest: +SKIP
+    >>> round(rows["SJF", False]["bsld_mean"], 2)  # doctest: +SKIP
     277.35
     """
     starts = rlscheduler_window_starts(
@@ -832,18 +842,19 @@ def rlscheduler_table(
                 rows["bsld_mean"][-1],
                 rows["utilisation_mean"][-1],
             )
+    fields: list[pa.Field[Any]] = [
+        pa.field("label", pa.string(), nullable=False),
+        pa.field("policy", pa.string(), nullable=False),
+        pa.field("compat_wait_bug", pa.bool_(), nullable=False),
+        pa.field("backfill", pa.bool_(), nullable=False),
+        pa.field("bsld_mean", pa.float64(), nullable=False),
+        pa.field("utilisation_mean", pa.float64(), nullable=False),
+        pa.field("window_starts", pa.list_(pa.int64()), nullable=False),
+        pa.field("bsld", pa.list_(pa.float64()), nullable=False),
+        pa.field("utilisation", pa.list_(pa.float64()), nullable=False),
+    ]
     schema = pa.schema(
-        [
-            pa.field("label", pa.string(), nullable=False),
-            pa.field("policy", pa.string(), nullable=False),
-            pa.field("compat_wait_bug", pa.bool_(), nullable=False),
-            pa.field("backfill", pa.bool_(), nullable=False),
-            pa.field("bsld_mean", pa.float64(), nullable=False),
-            pa.field("utilisation_mean", pa.float64(), nullable=False),
-            pa.field("window_starts", pa.list_(pa.int64()), nullable=False),
-            pa.field("bsld", pa.list_(pa.float64()), nullable=False),
-            pa.field("utilisation", pa.list_(pa.float64()), nullable=False),
-        ],
+        fields,
         metadata={
             "seed": str(seed),
             "window": str(window),
@@ -853,4 +864,3 @@ def rlscheduler_table(
         },
     )
     return pa.Table.from_pydict(rows, schema=schema)
-
