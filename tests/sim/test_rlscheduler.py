@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gridtrace.errors import ConfigError
 from gridtrace.logs import read_swf
@@ -181,6 +183,47 @@ def test_unknown_policy_and_bad_window() -> None:
         simulate_rlscheduler_window(wl, 0, policy="LJF", window=5)
     with pytest.raises(ConfigError, match="not inside"):
         simulate_rlscheduler_window(wl, 1, policy="FCFS", window=5)
+
+
+_JOB = st.tuples(
+    st.integers(0, 30),  # submit gap to the previous job
+    st.integers(1, 40),  # run
+    st.integers(1, 4),  # cores
+    st.integers(0, 30),  # request - run (requests are upper bounds here)
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    jobs=st.lists(_JOB, min_size=1, max_size=12),
+    policy=st.sampled_from(["FCFS", "SJF", "WFP3", "UNICEP", "F1"]),
+    backfill=st.booleans(),
+    bug=st.booleans(),
+)
+def test_invariants(
+    jobs: list[tuple[int, int, int, int]], policy: str, backfill: bool, bug: bool
+) -> None:
+    submit = np.cumsum([j[0] for j in jobs]).astype(float) + 1.0
+    rows = [
+        (float(s), float(r), c, float(r + extra))
+        for s, (_, r, c, extra) in zip(submit, jobs, strict=True)
+    ]
+    wl = _workload(rows, nodes=4)
+    result = simulate_rlscheduler_window(
+        wl, 0, policy=policy, backfill=backfill, compat_wait_bug=bug, window=len(rows)
+    )
+    # every job starts exactly once, never before its submit, and starts are in time order
+    assert sorted(result.job_id.tolist()) == list(range(1, len(rows) + 1))
+    assert np.all(result.start_s >= result.submit_s)
+    assert np.all(np.diff(result.start_s) >= 0)
+    # cores never over-committed: at every start, the jobs running then fit the 4 nodes
+    ends = result.start_s + result.run_s
+    for t in result.start_s:
+        busy = (result.start_s <= t) & (t < ends)
+        assert result.cores[busy].sum() <= 4
+    assert np.all(result.bsld >= 1.0)
+    if policy == "FCFS" and not backfill:  # strict FCFS: start order = submit order
+        assert result.job_id.tolist() == list(range(1, len(rows) + 1))
 
 
 # --------------------------------------------------------------------------- seeding
