@@ -806,9 +806,12 @@ def simulate(
     ):
         from gridtrace.sim._kernels import backfill_starts
 
-        rows = job_rows(table)
-        est.reset(rows)
-        guess = np.asarray([est.estimate(k, 0.0) for k in range(len(rows))], dtype=np.float64)
+        if type(est) is OracleEstimator:
+            guess = run  # r̂ = the runtime: nothing to bind
+        else:  # a static estimator: r̂ does not depend on the time
+            rows = job_rows(table)
+            est.reset(rows)
+            guess = np.asarray([est.estimate(k, 0.0) for k in range(len(rows))])
         start, order = backfill_starts(
             submit, run, guess, need, cores, reserve=type(pol) is EasyBackfilling
         )
