@@ -302,7 +302,6 @@ class FairSharePolicy:
         self._held: dict[str | None, int] = {}
         self._ends: list[tuple[float, int]] = []
         self._t = -math.inf
-        self._run: Sequence[float] = ()
 
     def reset(self, jobs: JobRows) -> None:
         """Forget the usage of a previous run."""
@@ -310,7 +309,6 @@ class FairSharePolicy:
         self._held = {}
         self._ends = []
         self._t = -math.inf
-        self._run = jobs.run_s
 
     def _integrate(self, to: float) -> None:
         """Decay and grow the usage from the last update to ``to`` with the cores held now."""
@@ -338,8 +336,6 @@ class FairSharePolicy:
     def select(self, queue: QueueView, state: ClusterState, now: float) -> list[int]:
         """Start the fitting jobs ranked by VO deficit, then age."""
         cores, vo = queue.cores, queue.vo
-        if not self._run:
-            self._run = queue.run_s
         self._advance(now, cores, vo)
         total = sum(self.usage.values())
         targets = self.targets

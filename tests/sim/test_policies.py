@@ -378,3 +378,15 @@ def test_kernel_matches_events_on_numpy_inputs() -> None:
         )  # fmt: skip
         assert fast.summary["engine"].endswith("kernel")
         assert fast.jobs.equals(slow.jobs)
+
+
+def test_fairshare_decayed_usage() -> None:
+    # One VO holds 2 cores from 0 to H (one half-life): dU/dt = -λU + 2 gives
+    # U(H) = 2 (1 - 1/2) / λ = H / ln 2. At 2H, idle since H, it has halved.
+    half = 100.0
+    rows = _rows([(0, 0, half, 2), (1, 2 * half, 1, 1)], ["a", "b"])
+    policy = make_policy("fairshare", vo_shares={"a": 1, "b": 1}, half_life_s=half)
+    run_events(rows, total_cores=2, policy=policy)
+    usage = policy.usage  # type: ignore[attr-defined]
+    assert usage["a"] == pytest.approx(half / math.log(2) / 2)
+    assert usage.get("b", 0.0) == 0.0  # b's job started at 2H: nothing accrued before that
