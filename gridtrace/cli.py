@@ -162,7 +162,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         pq.read_table(args.trace),
         cores=args.cores,
         policy=args.policy,
+        estimator=args.estimator,
         vo_shares=vo_shares,
+        rng=args.seed,
         warmup_jobs=args.warmup,
         drain_jobs=args.drain,
     )
@@ -275,7 +277,14 @@ def _build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("trace", help="a trace .parquet")
     simulate.add_argument("-o", "--out", required=True, help="output folder")
     simulate.add_argument("--policy", default="fifo", help="scheduling policy (default fifo)")
-    simulate.add_argument("--seed", type=int, default=0, help="seed, named in the output")
+    simulate.add_argument(
+        "--estimator",
+        default="oracle",
+        help="runtime estimator: oracle, median (class median) or walltime (default oracle)",
+    )
+    simulate.add_argument(
+        "--seed", type=int, default=0, help="seed of the random policy, named in the output"
+    )
     simulate.add_argument("--cores", type=int, help="cores P (default: the trace's)")
     simulate.add_argument("--vo-shares", help="JSON file of target VO shares (fairness)")
     simulate.add_argument("--warmup", type=int, default=500, help="jobs left out at the start")

@@ -1,23 +1,28 @@
-"""The event engine: one queue, P identical cores, rigid jobs, no preemption.
+"""The event engine: one queue, an elastic pool of identical cores, rigid jobs, no preemption.
 
 Semantics (DESIGN.md, "Simulator semantics")
 --------------------------------------------
-* Jobs arrive at ``submit_s``, wait in one queue and run on ``cores`` of the P identical cores for
-  exactly ``run_s`` seconds, without preemption.
-* Events at equal times are handled in this order: completions, then arrivals, then the scheduling
-  decision. A job whose predecessor ends at t can therefore start at t, and a job that arrives at t
-  sees the cores freed at t.
-* The queue is ordered by (submit_s, job_id); that is also the order in which jobs become visible to
-  the policy, and the tie-break between otherwise equal jobs.
+* Jobs arrive at ``submit_s``, wait in one queue and run on ``cores`` of the pool's identical
+  cores for exactly ``run_s`` seconds, without preemption.
+* Events at equal times are handled in this order: completions, then arrivals, then the
+  provisioning decision (if one is due), then the scheduling decision. A job whose predecessor
+  ends at t can therefore start at t, and a job that arrives at t sees the cores freed at t.
+* The queue is ordered by (submit_s, job_id); that is also the order in which jobs become visible
+  to the policy, and the tie-break between otherwise equal jobs.
 * Times are float64 seconds from the trace origin.
+* The pool starts at P cores; a :class:`~gridtrace.sim.ProvisioningPolicy` may change it at its
+  decision times, never below the cores in use.
 
-A policy is a strategy object with one method, ``select(queue, free_cores, now)``, that returns the
-queued jobs to start now, in order (:class:`Policy`). The engine validates every choice: a job that
-is not queued or does not fit is a :class:`~gridtrace.errors.SimulationError`.
+A policy is a strategy object with one method, ``select(queue, state, now)``, that returns the
+queued jobs to start now, in order (:class:`Policy`). It sees the queue (:class:`QueueView`), the
+cluster state and the state features (:class:`ClusterState`, maintained incrementally by the
+engine, never by rescanning), and asks the state for runtime estimates (``state.estimate(row)``),
+which come from the run's :class:`~gridtrace.sim.RuntimeEstimator`. The engine validates every
+choice: a job that is not queued or does not fit is a :class:`~gridtrace.errors.SimulationError`.
 
-Strict FIFO also has two fast kernels (:func:`fifo_single_core_starts`,
-:func:`fifo_multi_core_starts`) that compute the same start times without the general loop; the
-tests check them against :func:`run_events` with :class:`FifoPolicy`.
+Strict FIFO has two fast kernels (:func:`fifo_single_core_starts`,
+:func:`fifo_multi_core_starts`), and EASY backfilling and greedy first-fit a numba kernel
+(:mod:`gridtrace.sim._kernels`); the tests check each against :func:`run_events`.
 """
 
 from __future__ import annotations
@@ -26,39 +31,45 @@ import heapq
 import logging
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
 from gridtrace.errors import ConfigError, SchemaError, SimulationError
+from gridtrace.random import SeedLike, as_generator
 from gridtrace.schema import SIM_RESULT, TRACE, conform, trace_metadata
+from gridtrace.sim._estimators import OracleEstimator, RuntimeEstimator, make_estimator
 from gridtrace.sim._metrics import (
     bounded_slowdown,
     fairness_at_election,
     responsiveness,
     summarise,
 )
+from gridtrace.sim._provisioning import FixedPool, ProvisioningPolicy
 from gridtrace.sim._result import SimulationResult, with_sim_metadata
 
 __all__ = [
-    "POLICIES",
-    "FifoPolicy",
+    "ClusterState",
+    "EventRun",
     "JobRows",
     "Policy",
     "QueueView",
+    "StateFeatures",
     "fifo_multi_core_starts",
     "fifo_single_core_starts",
-    "make_policy",
+    "job_rows",
     "run_events",
     "simulate",
 ]
 
 logger = logging.getLogger(__name__)
+
+MAX_STUCK_PROVISIONING = 10_000
+"""Provisioning decisions the engine waits through while queued jobs cannot ever start."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +86,12 @@ class JobRows:
     run_s : sequence of float
     cores : sequence of int
     vo : sequence of str or None
+    walltime_req_s : sequence of float, optional
+        Requested walltimes (NaN where unknown); needed by the ``walltime`` estimator.
+    user, queue : sequence of str or None, optional
+        Used by estimators that classify jobs by user or queue.
+    wait_s : sequence of float, optional
+        As-logged waits (NaN where unknown); needed by the as-logged replay.
     """
 
     job_id: Sequence[int]
@@ -82,6 +99,10 @@ class JobRows:
     run_s: Sequence[float]
     cores: Sequence[int]
     vo: Sequence[str | None]
+    walltime_req_s: Sequence[float] | None = None
+    user: Sequence[str | None] | None = None
+    queue: Sequence[str | None] | None = None
+    wait_s: Sequence[float] | None = None
 
     def __len__(self) -> int:
         return len(self.submit_s)
@@ -104,17 +125,24 @@ class QueueView:
     ----------
     job_id, submit_s, run_s, cores, vo : sequence
         The columns of ``jobs``; index them with a row.
+    jobs : JobRows
+        Every job of the trace.
+    arrived : int
+        How many jobs have arrived so far: rows ``0 … arrived − 1`` (jobs arrive in row order).
+        A policy that keeps its own ordered structure adds the rows it has not seen yet.
     """
 
-    __slots__ = ("_queue", "cores", "job_id", "run_s", "submit_s", "vo")
+    __slots__ = ("_queue", "arrived", "cores", "job_id", "jobs", "run_s", "submit_s", "vo")
 
     def __init__(self, queue: dict[int, None], jobs: JobRows) -> None:
         self._queue = queue
+        self.jobs = jobs
         self.job_id = jobs.job_id
         self.submit_s = jobs.submit_s
         self.run_s = jobs.run_s
         self.cores = jobs.cores
         self.vo = jobs.vo
+        self.arrived = 0
 
     def __len__(self) -> int:
         return len(self._queue)
@@ -130,9 +158,193 @@ class QueueView:
         return next(iter(self._queue), None)
 
 
+@dataclass(frozen=True, slots=True)
+class StateFeatures:
+    """A snapshot of the state features (see :meth:`ClusterState.features`).
+
+    Attributes
+    ----------
+    now : float
+        The decision time.
+    pool_size, in_use, idle_cores : int
+        Cores in the pool, held by running jobs, and idle.
+    running_work_s : float
+        Σ cores × (estimated end − now) over the running jobs, in core-seconds (estimated ends
+        that have passed count as 0 each).
+    next_free_in_s : float
+        Time until the first running job is estimated to end (0 if overdue; ``inf`` if none runs).
+    backlog_work_s : float
+        Σ cores × r̂ over the queued jobs, in core-seconds, r̂ as estimated at each job's arrival.
+    queue_length : int
+        Queued jobs.
+    vo_queue_shares : dict of str or None to float
+        Fraction of the queued jobs per VO (only VOs with a queued job).
+    """
+
+    now: float
+    pool_size: int
+    in_use: int
+    idle_cores: int
+    running_work_s: float
+    next_free_in_s: float
+    backlog_work_s: float
+    queue_length: int
+    vo_queue_shares: dict[str | None, float]
+
+
+class ClusterState:
+    """The cluster as a policy sees it; kept up to date by the engine in O(log n) per event.
+
+    Parameters
+    ----------
+    jobs : JobRows
+        Every job of the run.
+    pool_size : int
+        Initial P.
+    estimator : RuntimeEstimator
+        Already reset for ``jobs``.
+
+    Attributes
+    ----------
+    now : float
+        Time of the current event.
+    pool_size : int
+        Cores in the pool now.
+    in_use : int
+        Cores held by running jobs.
+    running : dict of int to float
+        Row → estimated end (start + r̂ at start) of every running job, in start order.
+    """
+
+    __slots__ = (
+        "_backlog",
+        "_backlog_of",
+        "_cores",
+        "_est_heap",
+        "_estimator",
+        "_queued",
+        "_queued_by_vo",
+        "_vo",
+        "_work_end",
+        "in_use",
+        "now",
+        "pool_size",
+        "running",
+    )
+
+    def __init__(self, jobs: JobRows, pool_size: int, estimator: RuntimeEstimator) -> None:
+        self.now = -math.inf
+        self.pool_size = pool_size
+        self.in_use = 0
+        self.running: dict[int, float] = {}
+        self._cores = jobs.cores
+        self._vo = jobs.vo
+        self._estimator = estimator
+        self._est_heap: list[tuple[float, int]] = []
+        self._work_end = 0.0  # Σ cores × estimated end over running jobs
+        self._backlog = 0.0
+        self._backlog_of: dict[int, float] = {}
+        self._queued = 0
+        self._queued_by_vo: dict[str | None, int] = {}
+
+    # --- what policies read ------------------------------------------------------------------
+
+    @property
+    def free_cores(self) -> int:
+        """Idle cores: pool size − cores in use (never negative)."""
+        return self.pool_size - self.in_use
+
+    def estimate(self, row: int) -> float:
+        """Return r̂ of job ``row`` now, from the run's estimator."""
+        return self._estimator.estimate(row, self.now)
+
+    @property
+    def estimator(self) -> RuntimeEstimator:
+        """The run's runtime estimator."""
+        return self._estimator
+
+    @property
+    def running_work_s(self) -> float:
+        """Σ cores × (estimated end − now) over running jobs, in core-seconds (≥ 0)."""
+        return max(0.0, self._work_end - self.now * self.in_use)
+
+    @property
+    def next_free_in_s(self) -> float:
+        """Time until the first running job's estimated end (0 if overdue, inf if none runs)."""
+        heap = self._est_heap
+        running = self.running
+        while heap and heap[0][1] not in running:
+            heapq.heappop(heap)
+        return max(0.0, heap[0][0] - self.now) if heap else math.inf
+
+    @property
+    def backlog_work_s(self) -> float:
+        """Σ cores × r̂ over queued jobs (r̂ estimated at each job's arrival), core-seconds."""
+        return max(0.0, self._backlog)
+
+    @property
+    def queued_by_vo(self) -> Mapping[str | None, int]:
+        """Number of queued jobs per VO (only VOs with a queued job)."""
+        return self._queued_by_vo
+
+    def vo_queue_shares(self) -> dict[str | None, float]:
+        """Return the fraction of the queued jobs per VO."""
+        total = self._queued
+        return {vo: count / total for vo, count in self._queued_by_vo.items()} if total else {}
+
+    def features(self) -> StateFeatures:
+        """Return the state features as a :class:`StateFeatures` snapshot."""
+        return StateFeatures(
+            now=self.now,
+            pool_size=self.pool_size,
+            in_use=self.in_use,
+            idle_cores=self.free_cores,
+            running_work_s=self.running_work_s,
+            next_free_in_s=self.next_free_in_s,
+            backlog_work_s=self.backlog_work_s,
+            queue_length=self._queued,
+            vo_queue_shares=self.vo_queue_shares(),
+        )
+
+    # --- updates, called by the engine only --------------------------------------------------
+
+    def _arrive(self, row: int) -> None:
+        work = self._cores[row] * self._estimator.estimate(row, self.now)
+        self._backlog_of[row] = work
+        self._backlog += work
+        self._queued += 1
+        vo = self._vo[row]
+        self._queued_by_vo[vo] = self._queued_by_vo.get(vo, 0) + 1
+
+    def _start(self, row: int) -> None:
+        now = self.now
+        need = self._cores[row]
+        est_end = now + self._estimator.estimate(row, now)
+        self.running[row] = est_end
+        heapq.heappush(self._est_heap, (est_end, row))
+        self._work_end += need * est_end
+        self.in_use += need
+        self._backlog -= self._backlog_of.pop(row)
+        self._queued -= 1
+        vo = self._vo[row]
+        left = self._queued_by_vo[vo] - 1
+        if left:
+            self._queued_by_vo[vo] = left
+        else:
+            del self._queued_by_vo[vo]
+
+    def _complete(self, row: int) -> None:
+        need = self._cores[row]
+        self._work_end -= need * self.running.pop(row)
+        self.in_use -= need
+
+
 @runtime_checkable
 class Policy(Protocol):
     """A scheduling policy: chooses which queued jobs start now.
+
+    A policy may also define ``reset(jobs)``; the engine calls it before a run, so that a policy
+    keeping its own state (an ordered queue, usage counters, ...) can be reused.
 
     Attributes
     ----------
@@ -142,70 +354,36 @@ class Policy(Protocol):
 
     name: str
 
-    def select(self, queue: QueueView, free_cores: int, now: float) -> Sequence[int]:
+    def select(self, queue: QueueView, state: ClusterState, now: float) -> Sequence[int]:
         """Return the rows of the jobs to start at ``now``, in the order they are elected.
 
         Parameters
         ----------
         queue : QueueView
             The waiting jobs, in (submit_s, job_id) order; never empty when called.
-        free_cores : int
-            Idle cores after this instant's completions.
+        state : ClusterState
+            The cluster (``state.free_cores``: idle cores after this instant's completions and
+            provisioning), the state features and the runtime estimates (``state.estimate``).
         now : float
             The decision time in seconds.
 
         Returns
         -------
         sequence of int
-            Rows of queued jobs whose cores sum to at most ``free_cores``; may be empty.
+            Rows of queued jobs whose cores sum to at most ``state.free_cores``; may be empty.
         """
         ...
 
 
-class FifoPolicy:
-    """Strict first-in-first-out: start the head while it fits; if it does not, start nothing.
+class EventRun(NamedTuple):
+    """What :func:`run_events` returns."""
 
-    No job ever overtakes an earlier one (no backfilling). For single-core jobs this is the
-    work-conserving "start the oldest job whenever a core frees".
-    """
-
-    name = "fifo"
-
-    def select(self, queue: QueueView, free_cores: int, now: float) -> list[int]:
-        """Return the longest prefix of the queue that fits in ``free_cores``."""
-        chosen: list[int] = []
-        cores = queue.cores
-        for row in queue:
-            need = cores[row]
-            if need > free_cores:
-                break
-            chosen.append(row)
-            free_cores -= need
-        return chosen
-
-
-POLICIES: Mapping[str, Callable[[], Policy]] = MappingProxyType({"fifo": FifoPolicy})
-"""The built-in policies by name; each value builds a fresh policy object."""
-
-
-def make_policy(policy: str | Policy) -> Policy:
-    """Return a policy object for a name in :data:`POLICIES`, or ``policy`` itself.
-
-    Raises
-    ------
-    ConfigError
-        If the name is unknown (the message lists the known ones) or the object has no ``select``.
-    """
-    if isinstance(policy, str):
-        try:
-            factory = POLICIES[policy]
-        except KeyError:
-            known = ", ".join(sorted(POLICIES))
-            raise ConfigError(f"unknown policy {policy!r}; known policies: {known}") from None
-        return factory()
-    if not isinstance(policy, Policy):
-        raise ConfigError(f"{policy!r} is not a policy (it needs a name and a select method)")
-    return policy
+    start_s: list[float]
+    """Start time of every row."""
+    elected: list[int]
+    """Rows in the order the policy elected them."""
+    pool: list[tuple[float, int]]
+    """(time, pool size) at the first event and at every change of the pool size."""
 
 
 def run_events(
@@ -213,7 +391,9 @@ def run_events(
     *,
     total_cores: int,
     policy: Policy,
-) -> tuple[list[float], list[int]]:
+    estimator: RuntimeEstimator | None = None,
+    provisioning: ProvisioningPolicy | None = None,
+) -> EventRun:
     """Replay jobs through the general event loop.
 
     Parameters
@@ -221,72 +401,107 @@ def run_events(
     jobs : JobRows
         The jobs, sorted by (submit_s, job_id).
     total_cores : int
-        P; every job must need at most P cores.
+        Initial pool size P.
     policy : Policy
         Asked for a decision after every instant at which something happened while jobs wait.
+    estimator : RuntimeEstimator, optional
+        Runtime estimates shown to the policy; default the oracle. Reset here.
+    provisioning : ProvisioningPolicy, optional
+        Changes the pool size at its decision times; default a fixed pool.
 
     Returns
     -------
-    start_s : list of float
-        Start time of every row.
-    elected : list of int
-        Rows in the order the policy elected them.
+    EventRun
+        Start times, election order and the pool-size series.
 
     Raises
     ------
     SimulationError
-        If the policy starts a job that is not queued or does not fit, or leaves jobs queued on an
-        idle cluster with no arrival to come (it would wait forever).
+        If the policy starts a job that is not queued or does not fit, or jobs stay queued on an
+        idle cluster with no arrival to come (they would wait forever).
     """
     job_id, submit, run, cores = jobs.job_id, jobs.submit_s, jobs.run_s, jobs.cores
     n = len(submit)
+    est = OracleEstimator() if estimator is None else estimator
+    est.reset(jobs)
+    prov: ProvisioningPolicy = FixedPool() if provisioning is None else provisioning
+    reset = getattr(policy, "reset", None)
+    if callable(reset):
+        reset(jobs)
     queue: dict[int, None] = {}
     view = QueueView(queue, jobs)
+    state = ClusterState(jobs, total_cores, est)
     start = [math.nan] * n
     elected: list[int] = []
+    pool: list[tuple[float, int]] = []
     running: list[tuple[float, int]] = []  # heap of (end, row)
-    free = total_cores
     nxt = 0
     inf = math.inf
+    t_prov = prov.next_decision(-inf)
+    stuck = 0
+    select = policy.select
     while True:
         t_arrival = submit[nxt] if nxt < n else inf
         t_end = running[0][0] if running else inf
-        now = t_arrival if t_arrival < t_end else t_end
+        if t_arrival == inf and t_end == inf and not queue:
+            break  # every job has run: later provisioning decisions change nothing
+        now = min(t_arrival, t_end, t_prov)
         if now == inf:
             break
+        state.now = now
+        if not pool:
+            pool.append((now, state.pool_size))
         # 1. completions at `now`
         while running and running[0][0] <= now:
-            free += cores[heapq.heappop(running)[1]]
+            row = heapq.heappop(running)[1]
+            state._complete(row)
+            est.observe(row, now)
         # 2. arrivals at `now`
         while nxt < n and submit[nxt] <= now:
             queue[nxt] = None
+            state._arrive(nxt)
             nxt += 1
-        # 3. the scheduling decision
+        view.arrived = nxt
+        # 3. provisioning
+        if t_prov <= now:
+            size = max(int(prov.pool_size(view, state, now)), state.in_use)
+            if size != state.pool_size:
+                state.pool_size = size
+                pool.append((now, size))
+            t_prov = prov.next_decision(now)
+            if queue and not running and nxt == n:
+                stuck += 1
+                if stuck > MAX_STUCK_PROVISIONING:
+                    t_prov = inf
+        # 4. the scheduling decision
         if not queue:
             continue
-        for row in policy.select(view, free, now):
+        for row in select(view, state, now):
             if row not in queue:
                 raise SimulationError(
                     f"policy {policy.name!r} elected row {row} at t={now}, which is not queued"
                 )
             need = cores[row]
-            if need > free:
+            if need > state.pool_size - state.in_use:
                 raise SimulationError(
                     f"policy {policy.name!r} elected job {job_id[row]} needing {need} cores "
-                    f"at t={now} with only {free} free"
+                    f"at t={now} with only {state.pool_size - state.in_use} free"
                 )
             del queue[row]
-            free -= need
+            state._start(row)
             start[row] = now
             elected.append(row)
             heapq.heappush(running, (now + run[row], row))
+        if running or nxt < n:
+            stuck = 0
     if queue:
         row = next(iter(queue))
         raise SimulationError(
             f"policy {policy.name!r} left {len(queue)} job(s) queued on an idle cluster with no "
-            f"arrival to come (first: job {job_id[row]})"
+            f"arrival to come (first: job {job_id[row]}, {cores[row]} cores, pool "
+            f"{state.pool_size})"
         )
-    return start, elected
+    return EventRun(start, elected, pool)
 
 
 def fifo_single_core_starts(
@@ -394,12 +609,75 @@ def _prepare(trace: pa.Table) -> pa.Table:
     return table
 
 
+def _float_list(column: pa.ChunkedArray[Any]) -> list[float]:
+    """Return a float column as a list, nulls as NaN."""
+    return [math.nan if v is None else float(v) for v in column.to_pylist()]
+
+
+def job_rows(table: pa.Table) -> JobRows:
+    """Return the :class:`JobRows` of a prepared ``trace`` table (sorted, conformed)."""
+    return JobRows(
+        job_id=table.column("job_id").to_numpy().tolist(),
+        submit_s=table.column("submit_s").to_numpy().tolist(),
+        run_s=table.column("run_s").to_numpy().tolist(),
+        cores=table.column("cores").to_numpy().astype(np.int64).tolist(),
+        vo=table.column("vo").to_pylist(),
+        walltime_req_s=_float_list(table.column("walltime_req_s")),
+        user=table.column("user").to_pylist(),
+        queue=table.column("queue").to_pylist(),
+        wait_s=_float_list(table.column("wait_s")),
+    )
+
+
+def _as_logged_starts(table: pa.Table) -> NDArray[np.float64]:
+    """Return the logged start times submit + wait_s (every job needs a finite wait_s >= 0)."""
+    wait = table.column("wait_s")
+    values = wait.to_numpy(zero_copy_only=False).astype(np.float64)
+    bad = int(np.count_nonzero(~np.isfinite(values) | (values < 0)))
+    if bad:
+        raise SimulationError(
+            f"as-logged replay needs a logged wait_s >= 0 for every job; {bad} of "
+            f"{table.num_rows} jobs have none or a negative one"
+        )
+    submit: NDArray[np.float64] = table.column("submit_s").to_numpy()
+    return submit + values
+
+
+def _peak_in_use(
+    start: NDArray[np.float64], end: NDArray[np.float64], need: NDArray[np.int64]
+) -> int:
+    """Return the largest number of cores held at once (ends before starts at equal times)."""
+    if start.size == 0:
+        return 0
+    times = np.concatenate([end, start])
+    delta = np.concatenate([-need, need])
+    kind = np.concatenate([np.zeros(end.size), np.ones(start.size)])  # ends first
+    order = np.lexsort((kind, times))
+    return int(np.max(np.cumsum(delta[order])))
+
+
+def _provisioned(pool: Sequence[tuple[float, int]], first: float, last: float) -> float:
+    """Σ P_k (T_{k+1} − T_k) over [first, last] for the pool-size step function."""
+    total = 0.0
+    for k, (t, size) in enumerate(pool):
+        lo = max(t, first) if k else first
+        hi = min(pool[k + 1][0], last) if k + 1 < len(pool) else last
+        if hi > lo:
+            total += size * (hi - lo)
+    return total
+
+
 def simulate(
     trace: pa.Table,
     *,
     cores: int | None = None,
     policy: str | Policy = "fifo",
+    estimator: str | RuntimeEstimator = "oracle",
+    provisioning: ProvisioningPolicy | None = None,
     vo_shares: Mapping[str, float] | None = None,
+    rng: SeedLike = None,
+    policy_options: Mapping[str, Any] | None = None,
+    estimator_options: Mapping[str, Any] | None = None,
     warmup_jobs: int = 500,
     drain_jobs: int = 500,
     fast_path: bool = True,
@@ -412,17 +690,30 @@ def simulate(
         A ``trace`` table (schema :data:`gridtrace.schema.TRACE`); sorted here by
         (submit_s, job_id) if it is not already.
     cores : int, optional
-        P; defaults to the ``cores`` of the trace metadata.
+        P (the initial pool); defaults to the ``cores`` of the trace metadata.
     policy : str or Policy, default "fifo"
-        A name in :data:`POLICIES` or a policy object (see :class:`Policy`).
+        A name in :data:`~gridtrace.sim.POLICIES` or a policy object (see :class:`Policy`).
+        ``"native"`` replays the logged start times (needs ``wait_s``).
+    estimator : str or RuntimeEstimator, default "oracle"
+        A name in :data:`~gridtrace.sim.ESTIMATORS` (``oracle``, ``median``, ``walltime``) or an
+        estimator object; what ``state.estimate`` returns to the policy.
+    provisioning : ProvisioningPolicy, optional
+        Changes the pool size over time (:class:`~gridtrace.sim.ScheduledPool`, ...); default
+        a fixed pool of P cores.
     vo_shares : mapping of str to float, optional
-        Target VO shares; when given, the fairness F of every job at its election is computed.
+        Target VO shares; when given, the fairness F of every job at its election is computed,
+        and the ``fairshare`` policy uses them.
+    rng : int, SeedSequence or Generator, optional
+        Randomness of the ``random`` policy (the only policy that draws).
+    policy_options, estimator_options : mapping, optional
+        Options of a named policy (fields of :class:`~gridtrace.sim.PolicyConfig`) or estimator.
     warmup_jobs, drain_jobs : int, default 500
         Jobs left out of the summary statistics at the start and the end (see
         :func:`~gridtrace.sim.summarise`).
     fast_path : bool, default True
-        Use the dedicated FIFO kernels for the ``"fifo"`` policy (identical results to the general
-        event loop, several times faster). False forces the general loop.
+        Use the dedicated kernels where one exists (strict FIFO; EASY and greedy first-fit with a
+        static estimator on a fixed pool): identical results to the general event loop, many
+        times faster. False forces the general loop.
 
     Returns
     -------
@@ -432,9 +723,10 @@ def simulate(
     Raises
     ------
     ConfigError
-        If the policy is unknown, or P is neither given nor in the trace metadata.
+        If the policy or estimator is unknown, an option is bad, or P is neither given nor in
+        the trace metadata.
     SimulationError
-        If a job needs more cores than P, or the trace has invalid values.
+        If a job needs more cores than P (fixed pool), or the trace has invalid values.
 
     Examples
     --------
@@ -443,7 +735,9 @@ def simulate(
     >>> result.jobs.num_rows, result.summary["cores"]
     (2000, 80)
     """
-    pol = make_policy(policy)
+    from gridtrace.sim._backfill import EasyBackfilling, GreedyFirstFit
+    from gridtrace.sim._policies import AsLoggedReplay, FifoPolicy, PolicyConfig, make_policy
+
     table = _prepare(trace)
     meta: dict[str, Any] | None
     try:
@@ -461,12 +755,22 @@ def simulate(
     tau_s = float(meta["tau_s"]) if meta else math.nan
     trace_prov: Any = meta["provenance"] if meta else {}
 
+    config = PolicyConfig(
+        vo_shares=vo_shares,
+        rng=as_generator(rng) if rng is not None else None,
+        tau_s=tau_s if math.isfinite(tau_s) else 900.0,
+    )
+    pol = make_policy(policy, config, **dict(policy_options or {}))
+    est = make_estimator(estimator, **dict(estimator_options or {}))
+    elastic = provisioning is not None and not isinstance(provisioning, FixedPool)
+
     job_id = table.column("job_id").to_numpy()
     submit = table.column("submit_s").to_numpy()
     run = table.column("run_s").to_numpy()
     need = table.column("cores").to_numpy().astype(np.int64)
     too_big = np.flatnonzero(need > cores)
-    if too_big.size:
+    as_logged = isinstance(pol, AsLoggedReplay)
+    if too_big.size and not elastic and not as_logged:
         row = int(too_big[0])
         raise SimulationError(
             f"job {int(job_id[row])} needs {int(need[row])} cores but the site has {cores}"
@@ -475,7 +779,21 @@ def simulate(
 
     t0 = time.perf_counter()
     elected: NDArray[np.int64] | None
-    if fast_path and type(pol) is FifoPolicy:  # a subclass may change select: use the loop
+    pool: list[tuple[float, int]] = [(float(submit[0]), cores)] if submit.size else []
+    extra: dict[str, Any] = {}
+    if as_logged:
+        start = _as_logged_starts(table)
+        engine = "as-logged"
+        elected = np.lexsort((np.arange(start.size), start))
+        extra["as_logged_peak_cores"] = _peak_in_use(start, start + run, need)
+        if extra["as_logged_peak_cores"] > cores:
+            logger.warning(
+                "the logged schedule holds up to %d cores at once, more than P = %d",
+                extra["as_logged_peak_cores"],
+                cores,
+            )
+    elif fast_path and not elastic and type(pol) is FifoPolicy:
+        # a subclass may change select: it uses the loop
         if np.all(need == 1):
             start = fifo_single_core_starts(submit, run, cores)
             engine = "fifo-single-core"
@@ -483,17 +801,30 @@ def simulate(
             start = fifo_multi_core_starts(submit, run, need, cores)
             engine = "fifo-multi-core"
         elected = None  # strict FIFO elects in row order
-    else:
-        rows = JobRows(
-            job_id=job_id.tolist(),
-            submit_s=submit.tolist(),
-            run_s=run.tolist(),
-            cores=need.tolist(),
-            vo=table.column("vo").to_pylist(),
+    elif (
+        fast_path and not elastic and type(pol) in (EasyBackfilling, GreedyFirstFit) and est.static
+    ):
+        from gridtrace.sim._kernels import backfill_starts
+
+        if type(est) is OracleEstimator:
+            guess = run  # r̂ = the runtime: nothing to bind
+        else:  # a static estimator: r̂ does not depend on the time
+            rows = job_rows(table)
+            est.reset(rows)
+            guess = np.asarray([est.estimate(k, 0.0) for k in range(len(rows))])
+        start, order = backfill_starts(
+            submit, run, guess, need, cores, reserve=type(pol) is EasyBackfilling
         )
-        start_list, elected_list = run_events(rows, total_cores=cores, policy=pol)
-        start = np.asarray(start_list, dtype=np.float64)
-        elected = np.asarray(elected_list, dtype=np.int64)
+        elected = order
+        engine = f"{pol.name}-kernel"
+    else:
+        rows = job_rows(table)
+        outcome = run_events(
+            rows, total_cores=cores, policy=pol, estimator=est, provisioning=provisioning
+        )
+        start = np.asarray(outcome.start_s, dtype=np.float64)
+        elected = np.asarray(outcome.elected, dtype=np.int64)
+        pool = outcome.pool
         engine = "events"
     elapsed = time.perf_counter() - t0
     logger.debug(
@@ -528,8 +859,11 @@ def simulate(
     if vo_shares is not None:
         total = float(sum(vo_shares.values()))
         shares = {str(k): float(v) / total for k, v in vo_shares.items()}
+    estimator_info = est.describe()
     settings = {
         "policy": pol.name,
+        "estimator": estimator_info,
+        "provisioning": getattr(provisioning, "name", "fixed"),
         "cores": cores,
         "engine": engine,
         "vo_shares": shares,
@@ -545,14 +879,26 @@ def simulate(
         tau_s=tau_s,
         provenance={"trace": trace_prov, "simulation": settings},
     )
+    stats = summarise(jobs, cores=cores, warmup_jobs=warmup_jobs, drain_jobs=drain_jobs)
+    if table.num_rows:
+        used = float(np.sum(run * need))
+        first, last = float(submit.min()), float((start + run).max())
+        provisioned = _provisioned(pool, first, last)
+        extra["provisioned_core_s"] = provisioned
+        extra["elastic_utilisation"] = used / provisioned if provisioned > 0 else None
     summary = {
         "policy": pol.name,
+        "estimator": estimator_info["name"],
+        "estimator_settings": estimator_info,
+        "provisioning": settings["provisioning"],
         "cores": cores,
         "site": site,
         "tau_s": tau_s if math.isfinite(tau_s) else None,
         "engine": engine,
         "vo_shares": shares,
         "provenance": trace_prov,
-        **summarise(jobs, cores=cores, warmup_jobs=warmup_jobs, drain_jobs=drain_jobs),
+        "pool_size": {"time_s": [t for t, _ in pool], "size": [p for _, p in pool]},
+        **stats,
+        **extra,
     }
     return SimulationResult(jobs=jobs, summary=summary)

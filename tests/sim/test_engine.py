@@ -12,6 +12,7 @@ from gridtrace.errors import ConfigError, SimulationError
 from gridtrace.schema import SIM_RESULT, validate, with_trace_metadata
 from gridtrace.sim import (
     POLICIES,
+    ClusterState,
     FifoPolicy,
     JobRows,
     fifo_multi_core_starts,
@@ -139,7 +140,7 @@ class _Stubborn:
 
     name = "stubborn"
 
-    def select(self, queue: object, free_cores: int, now: float) -> list[int]:
+    def select(self, queue: object, state: object, now: float) -> list[int]:
         return []
 
 
@@ -148,7 +149,7 @@ class _Greedy:
 
     name = "greedy"
 
-    def select(self, queue: object, free_cores: int, now: float) -> list[int]:
+    def select(self, queue: object, state: object, now: float) -> list[int]:
         return list(queue)  # type: ignore[call-overload]
 
 
@@ -195,7 +196,8 @@ def test_fifo_invariants(jobs: list[tuple[int, int, int]], total: int, seed: int
     rows = JobRows(
         job_id.tolist(), submit.tolist(), run.tolist(), need.tolist(), [None] * len(jobs)
     )
-    reference, elected = run_events(rows, total_cores=total, policy=FifoPolicy())
+    reference, elected, pool = run_events(rows, total_cores=total, policy=FifoPolicy())
+    assert [size for _, size in pool] == [total]
     np.testing.assert_array_equal(kernel, np.asarray(reference))
     assert elected == list(range(len(jobs)))  # strict FIFO elects in (submit, id) order
     if np.all(need == 1):
@@ -232,7 +234,8 @@ class _NewestFirst:
 
     name = "newest-first"
 
-    def select(self, queue: object, free_cores: int, now: float) -> list[int]:
+    def select(self, queue: object, state: ClusterState, now: float) -> list[int]:
+        free_cores = state.free_cores
         chosen = []
         for row in reversed(list(queue)):  # type: ignore[call-overload]
             need = queue.cores[row]  # type: ignore[attr-defined]

@@ -54,3 +54,43 @@ def test_lublin_1_fifo_identity(fast_path: bool) -> None:
     result = simulate(trace, cores=256, warmup_jobs=0, drain_jobs=0, fast_path=fast_path)
     assert result.summary["classes"]["all"]["wait_mean_s"] == pytest.approx(2_388_443.76, abs=0.01)
     assert result.summary["makespan_s"] == 12_482_549.0
+
+
+def _summary(policy: str, *, fast_path: bool = True) -> dict[str, float]:
+    trace = _read_swf_rlscheduler_rules(_lublin_1())
+    result = simulate(
+        trace, cores=256, policy=policy, warmup_jobs=0, drain_jobs=0, fast_path=fast_path
+    )
+    s = result.summary
+    return {
+        "wait": s["classes"]["all"]["wait_mean_s"],
+        "bsld": s["classes"]["all"]["bsld_mean"],
+        "util": s["utilisation"],
+        "makespan": s["makespan_s"],
+    }
+
+
+def test_lublin_1_strict_sjf_identity() -> None:
+    # sim.md §3.1: strict SJF (oracle estimate, head-of-line blocking) 275,304.22 s / 11,359,058 s
+    s = _summary("sjf-strict")
+    assert round(s["wait"], 2) == 275_304.22
+    assert s["makespan"] == 11_359_058.0
+
+
+@pytest.mark.parametrize("fast_path", [True, False], ids=["kernel", "events"])
+def test_lublin_1_easy_identity(fast_path: bool) -> None:
+    # sim.md §3.1: true EASY 97,156.0 s, bsld 590.05, utilisation 0.936, makespan 8,730,698 s
+    # (utilisation over makespan = last end - first submit)
+    s = _summary("easy", fast_path=fast_path)
+    assert round(s["wait"], 1) == 97_156.0
+    assert round(s["bsld"], 2) == 590.05
+    assert round(s["util"], 3) == 0.936
+    assert s["makespan"] == 8_730_698.0
+
+
+@pytest.mark.parametrize("fast_path", [True, False], ids=["kernel", "events"])
+def test_lublin_1_greedy_first_fit_identity(fast_path: bool) -> None:
+    # sim.md §0.3: AccaSim's "EBF" = greedy first-fit without reservation: 63,772.64 s / 8,966,268 s
+    s = _summary("greedy-first-fit", fast_path=fast_path)
+    assert round(s["wait"], 2) == 63_772.64
+    assert s["makespan"] == 8_966_268.0
