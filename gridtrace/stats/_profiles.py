@@ -60,7 +60,8 @@ def local_seconds(arrays: TraceArrays, zone: str) -> tuple[I64, str]:
     base = arrays.origin.value // 1_000_000_000
     instants = pd.to_datetime(base + np.floor(arrays.submit).astype(np.int64), unit="s", utc=True)
     local = pd.DatetimeIndex(instants).tz_convert(zone).tz_localize(None)
-    return local.asi8 // 1_000_000_000, f"local time in {zone}"
+    seconds = np.asarray(local.values.astype("datetime64[s]").astype(np.int64), dtype=np.int64)
+    return seconds, f"local time in {zone}"
 
 
 def arrival_profiles(local_s: I64) -> pa.Table:
