@@ -133,6 +133,69 @@ def _cmd_trace(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_segment(args: argparse.Namespace) -> int:
+    import pyarrow.parquet as pq
+
+    from gridtrace.logs import build_trace
+    from gridtrace.schema import read_table, trace_metadata
+    from gridtrace.segment import (
+        SegmentParams,
+        SelectionCriteria,
+        segment,
+        segment_trace,
+        select_segment,
+    )
+
+    source = Path(args.data)
+    table = pq.read_table(source)
+    jobs = None
+    if "job_key" in table.column_names:
+        jobs = read_table(source, "jobs")
+        records_path = source.with_name("records.parquet")
+        records = pq.read_table(records_path, columns=["attrs"]) if records_path.exists() else None
+        trace = build_trace(
+            jobs,
+            tau_s=args.tau or 900.0,
+            cores=args.cores,
+            records=records,
+            provenance={"jobs_table": str(source)},
+        )
+    else:
+        trace = table
+        if args.jobs:
+            jobs = read_table(args.jobs, "jobs")
+    params = SegmentParams(min_jobs=args.min_jobs, block_jobs=args.block_jobs, tau_s=args.tau)
+    result = segment(trace, jobs=jobs, cores=args.cores, params=params)
+    band = tuple(args.utilisation) if args.utilisation else None
+    criteria = SelectionCriteria(min_jobs=args.min_jobs, utilisation=band)
+    choice = select_segment(result.segments, criteria)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    pq.write_table(result.segments, out / "segments.parquet")
+    name = args.name or str(trace_metadata(trace)["site"])
+    chosen = [r["segment_id"] for r in choice.ranking if r["eligible"]][: args.top]
+    if not chosen:
+        chosen = [choice.segment_id]
+    written = []
+    for segment_id in chosen:
+        path = out / f"{name}-seg{segment_id}.parquet"
+        pq.write_table(segment_trace(trace, result.segments, segment_id), path)
+        written.append(str(path))
+    summary = {**result.info(), "choice": choice.to_dict(), "traces": written}
+    (out / "segmentation.json").write_text(json.dumps(summary, indent=2) + "\n")
+    for row in result.segments.to_pylist():
+        _say(
+            f"segment {row['segment_id']}: {row['jobs']} jobs, U = {row['utilisation']:.3f}, "
+            f"interactive {row['interactive_fraction']:.3f}, pool stable {row['pool_stable']}, "
+            f"boundary: {row['reason']}"
+        )
+    for note in result.notes:
+        _say(f"note: {note}")
+    _say(choice.explanation)
+    _say(f"segments.parquet and {len(written)} segment trace(s) written to {out}/")
+    return 0
+
+
 def _cmd_synth(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
@@ -264,6 +327,21 @@ def _build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--tau", type=float, default=900.0, help="interactive threshold, s")
     trace.add_argument("--keep-monitoring", action="store_true", help="keep dteam/ops probes")
     trace.set_defaults(run=_cmd_trace)
+
+    seg = commands.add_parser("segment", help="trace or jobs table -> stable segments")
+    seg.add_argument("data", help="a trace .parquet, or a jobs.parquet from 'gridtrace parse'")
+    seg.add_argument("-o", "--out", required=True, help="output folder")
+    seg.add_argument("--jobs", help="with a trace: its jobs.parquet, for the pool's hosts")
+    seg.add_argument("--cores", type=int, help="cores P for U and rho (default: per segment)")
+    seg.add_argument("--tau", type=float, help="interactive threshold, s (default: the trace's)")
+    seg.add_argument("--min-jobs", type=int, default=10_000, help="smallest segment, jobs")
+    seg.add_argument("--block-jobs", type=int, default=500, help="jobs per feature block")
+    seg.add_argument(
+        "--utilisation", type=float, nargs=2, metavar=("LOW", "HIGH"), help="band for U"
+    )
+    seg.add_argument("--top", type=int, default=1, help="segment traces to write, best first")
+    seg.add_argument("--name", help="file name prefix (default: the site)")
+    seg.set_defaults(run=_cmd_segment)
 
     synth = commands.add_parser("synth", help="seed preset -> synthetic trace")
     synth.add_argument("--preset", required=True, help="PE-1 ... PE-4, MMPP-1/2, MM50-20/40/50")

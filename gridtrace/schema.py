@@ -12,6 +12,9 @@ Four tables flow through the pipeline (see DESIGN.md, "Tables"):
 ``sim_result``
     One row per simulated job.
 
+``segments``
+    One row per stable period of a trace, as cut by :mod:`gridtrace.segment`.
+
 ``quarantine`` holds the lines a parser could not read, so that nothing is lost.
 """
 
@@ -33,6 +36,7 @@ __all__ = [
     "QUARANTINE",
     "RECORDS",
     "SCHEMAS",
+    "SEGMENTS",
     "SIM_RESULT",
     "TRACE",
     "TRACE_METADATA_KEYS",
@@ -180,12 +184,45 @@ SIM_RESULT = pa.schema(
     )
 )
 
+SEGMENTS = pa.schema(
+    _fields(
+        pa.field("segment_id", pa.int32(), nullable=False),
+        # the segment is rows [row_start, row_stop) of the trace it was cut from
+        pa.field("row_start", pa.int64(), nullable=False),
+        pa.field("row_stop", pa.int64(), nullable=False),
+        # t0 = first submit; t1 = the next segment's first submit (the last segment: its last)
+        pa.field("t0_s", pa.float64(), nullable=False),
+        pa.field("t1_s", pa.float64(), nullable=False),
+        pa.field("start_time", _UTC),
+        pa.field("end_time", _UTC),
+        pa.field("jobs", pa.int64(), nullable=False),
+        pa.field("hosts", pa.int32()),  # hosts that started a job; null without host data
+        pa.field("cores", pa.int32(), nullable=False),  # P used for U and ρ
+        pa.field("arrival_rate_per_s", pa.float64()),
+        pa.field("mean_interarrival_s", pa.float64()),
+        pa.field("mean_run_s", pa.float64(), nullable=False),
+        pa.field("median_run_s", pa.float64(), nullable=False),
+        pa.field("utilisation", pa.float64()),  # U = mean run / mean inter-arrival / P
+        pa.field("rho", pa.float64()),  # core-weighted ρ
+        pa.field("interactive_fraction", pa.float64(), nullable=False),
+        pa.field("vo_shares", pa.string(), nullable=False),  # JSON object {vo: share}
+        pa.field("pool_stable", pa.bool_(), nullable=False),
+        # what caused the boundary at the segment's start: "start", or "pool", "arrivals",
+        # "runtime", "vo_mix", "cores" joined by "+"
+        pa.field("reason", pa.string(), nullable=False),
+        pa.field("runtime_ks_to_log", pa.float64()),  # KS distance of log runtimes to the log's
+        pa.field("vo_jsd_to_log", pa.float64()),  # Jensen–Shannon divergence to the log's VO mix
+        pa.field("diagnostics", pa.string(), nullable=False),  # JSON: effect sizes, p-values
+    )
+)
+
 SCHEMAS: Mapping[str, pa.Schema] = {
     "records": RECORDS,
     "quarantine": QUARANTINE,
     "jobs": JOBS,
     "trace": TRACE,
     "sim_result": SIM_RESULT,
+    "segments": SEGMENTS,
 }
 
 

@@ -1,0 +1,349 @@
+"""Machine-pool boundaries: level shifts of the daily host and core counts, confirmed by host sets.
+
+Two sources, the best available is used (``PoolSignal.source`` says which):
+
+``hosts``
+    A ``jobs`` table with ``exec_hosts``. Per day, the hosts that ran at least one job (a job
+    occupies its hosts on every day from its start to its end) and the cores of those hosts,
+    each host counted with its capacity (the peak number of cores its jobs held at once over the
+    whole log; a multi-host job spreads its cores evenly). Level shifts of (hosts, cores) found
+    by ``ruptures.Pelt(model="l1")`` are confirmed when the Jaccard index of the host sets of the
+    weeks either side is below a threshold (default 0.9).
+``peak-cores-in-use``
+    Only a trace with as-logged waits: per day, the peak number of cores in use (start =
+    submit + wait). The capacity only shows when jobs queue, so only *saturated* days count:
+    days on which at least 10 jobs started after waiting 600 s or more (quiet days would
+    otherwise look like a smaller pool). Level shifts of the saturated days' peaks are
+    confirmed when the maximum peak over the saturated days of the windows either side differs
+    by at least a relative threshold (default 10 %). This stays a proxy: a scheduler's per-group
+    limits can make jobs wait with cores idle.
+
+Without hosts and without waits there is no pool signal; the segmentation says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+import ruptures as rpt
+
+from gridtrace.stats._columns import F64, I64, TraceArrays
+
+__all__ = ["PoolBoundary", "PoolSignal", "pool_boundaries", "pool_from_jobs", "pool_from_trace"]
+
+DAY_S = 86_400.0
+Bool2D = npt.NDArray[np.bool_]
+
+
+@dataclass(frozen=True)
+class PoolSignal:
+    """Daily pool measurements on the trace's clock.
+
+    Attributes
+    ----------
+    source : str
+        ``"hosts"`` or ``"peak-cores-in-use"``.
+    day0_s : float
+        Start of day 0 (UTC midnight, or the first submit without an origin), trace seconds.
+    hosts, cores : numpy.ndarray
+        Per day: hosts seen and their cores (``hosts`` source), or NaN hosts and the peak cores in
+        use (proxy source).
+    active : numpy.ndarray of bool
+        Days that carry the signal: a job running (hosts), or saturated (proxy).
+    presence : numpy.ndarray of bool or None
+        (days, hosts) matrix: host seen on day; None for the proxy.
+    host_names : tuple of str
+        Column labels of ``presence``.
+    capacity : numpy.ndarray
+        Cores of each host (its peak concurrent cores); empty for the proxy.
+    host_start_s, host_codes : numpy.ndarray
+        For each (job, host) pair of the jobs table: the job's start (trace seconds) and host
+        code; used to count the hosts and cores of a segment. Empty for the proxy.
+    """
+
+    source: str
+    day0_s: float
+    hosts: F64
+    cores: F64
+    active: npt.NDArray[np.bool_]
+    presence: Bool2D | None
+    host_names: tuple[str, ...]
+    capacity: F64
+    host_start_s: F64
+    host_codes: I64
+
+    def hosts_and_cores(self, t0: float, t1: float) -> tuple[int | None, int | None]:
+        """Hosts that started a job in [t0, t1) and the sum of their capacities."""
+        if self.source != "hosts":
+            return None, None
+        rows = (self.host_start_s >= t0) & (self.host_start_s < t1)
+        seen = np.unique(self.host_codes[rows])
+        return int(seen.size), round(float(self.capacity[seen].sum()))
+
+
+@dataclass(frozen=True)
+class PoolBoundary:
+    """A confirmed change of the machine pool, at the start of a day.
+
+    Attributes
+    ----------
+    time_s : float
+        Trace seconds of the day start where the new pool level begins.
+    day : int
+        Its day index.
+    before, after : dict
+        Level either side (median daily hosts and cores, or maximum peak cores in use).
+    evidence : dict
+        The confirming statistic (Jaccard index of the host sets, or the relative change of the
+        peaks) and its threshold.
+    """
+
+    time_s: float
+    day: int
+    before: dict[str, float]
+    after: dict[str, float]
+    evidence: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types."""
+        return {
+            "time_s": self.time_s,
+            "day": self.day,
+            "before": self.before,
+            "after": self.after,
+            "evidence": self.evidence,
+        }
+
+
+def _epoch_seconds(column: pa.ChunkedArray[Any]) -> F64:
+    seconds = pc.cast(column.cast(pa.timestamp("s", tz="UTC")), pa.int64())
+    filled = cast("pa.ChunkedArray[Any]", pc.fill_null(seconds, pa.scalar(-(2**62), pa.int64())))
+    values = np.asarray(filled.to_numpy(), dtype=np.float64)
+    values[values <= -(2.0**62)] = np.nan
+    return values
+
+
+def _group_max_cumsum(keys: I64, times: F64, delta: F64, groups: int) -> F64:
+    """Per key, the maximum running sum of ``delta`` in time order (negatives first at ties)."""
+    if keys.size == 0:
+        return np.zeros(groups)
+    order = np.lexsort((delta, times, keys))
+    k, d = keys[order], delta[order]
+    running = np.cumsum(d)
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    before = running[starts] - d[starts]
+    lengths = np.diff(np.r_[starts, k.size])
+    running -= np.repeat(before, lengths)
+    out = np.zeros(groups)
+    out[k[starts]] = np.maximum.reduceat(running, starts)
+    return out
+
+
+def pool_from_jobs(jobs: pa.Table, *, origin_s: float, day0_s: float) -> PoolSignal | None:
+    """Daily hosts and cores from a ``jobs`` table's ``exec_hosts``; None when no job has hosts.
+
+    Parameters
+    ----------
+    jobs : pyarrow.Table
+        A ``jobs`` table.
+    origin_s : float
+        The trace origin, Unix seconds: the pool is placed on the trace's clock.
+    day0_s : float
+        Start of day 0 on the trace's clock.
+    """
+    started = pc.and_(
+        pc.is_valid(jobs.column("start_time")), pc.is_valid(jobs.column("exec_hosts"))
+    )
+    used = jobs.filter(started)
+    if used.num_rows == 0:
+        return None
+    lists = cast("pa.ListArray[Any]", used.column("exec_hosts").combine_chunks())
+    flat = pc.list_flatten(lists)
+    if len(flat) == 0:
+        return None
+    parents = np.asarray(pc.list_parent_indices(lists).to_numpy(), dtype=np.int64)
+    encoded = cast("pa.DictionaryArray[Any, Any]", pc.dictionary_encode(flat))
+    names = tuple(str(v) for v in encoded.dictionary.to_pylist())
+    codes = np.asarray(cast("pa.Array[Any]", encoded.indices).to_numpy(), dtype=np.int64)
+    start = _epoch_seconds(used.column("start_time")) - origin_s
+    end = _epoch_seconds(used.column("end_time")) - origin_s
+    end = np.where(np.isnan(end) | (end < start), start, end)
+    alloc = used.column("cores_alloc").cast(pa.float64())
+    cores_col = cast("pa.ChunkedArray[Any]", pc.fill_null(alloc, pa.scalar(1.0, pa.float64())))
+    job_cores = np.asarray(cores_col.to_numpy(), dtype=np.float64)
+    per_job_hosts = np.bincount(parents, minlength=used.num_rows).astype(np.float64)
+    share = np.ceil(job_cores[parents] / per_job_hosts[parents])
+    pair_start, pair_end = start[parents], end[parents]
+    capacity = _group_max_cumsum(
+        np.r_[codes, codes],
+        np.r_[pair_start, pair_end],
+        np.r_[share, -share],
+        len(names),
+    )
+    capacity = np.maximum(capacity, 1.0)
+    first_day = np.maximum(np.floor((pair_start - day0_s) / DAY_S), 0).astype(np.int64)
+    last_day = np.maximum(np.floor((pair_end - day0_s) / DAY_S), 0).astype(np.int64)
+    days = int(last_day.max()) + 1
+    hosts = len(names)
+    marks = np.bincount(first_day * hosts + codes, minlength=(days + 1) * hosts)
+    marks -= np.bincount((last_day + 1) * hosts + codes, minlength=(days + 1) * hosts)
+    presence = np.cumsum(marks.reshape(days + 1, hosts), axis=0)[:days] > 0
+    return PoolSignal(
+        source="hosts",
+        day0_s=day0_s,
+        hosts=presence.sum(axis=1).astype(np.float64),
+        cores=presence.astype(np.float64) @ capacity,
+        active=np.asarray(presence.any(axis=1), dtype=np.bool_),
+        presence=presence,
+        host_names=names,
+        capacity=capacity,
+        host_start_s=pair_start,
+        host_codes=codes,
+    )
+
+
+SATURATED_WAIT_S = 600.0
+SATURATED_MIN_JOBS = 10
+
+
+def pool_from_trace(arrays: TraceArrays, *, day0_s: float) -> PoolSignal | None:
+    """Daily peak cores in use on saturated days, from a trace's logged waits.
+
+    None when half the waits are unknown.
+    """
+    known = ~np.isnan(arrays.wait)
+    if known.sum() < max(2, 0.5 * len(arrays)):
+        return None
+    start = arrays.submit[known] + np.maximum(arrays.wait[known], 0.0)
+    end = start + arrays.run[known]
+    cores = arrays.cores[known]
+    times = np.r_[start, end]
+    delta = np.r_[cores, -cores]
+    order = np.lexsort((delta, times))
+    times, running = times[order], np.cumsum(delta[order])
+    event_day = np.maximum(np.floor((times - day0_s) / DAY_S), 0).astype(np.int64)
+    days = int(event_day.max()) + 1
+    peak = np.zeros(days)
+    starts = np.flatnonzero(np.r_[True, event_day[1:] != event_day[:-1]])
+    peak[event_day[starts]] = np.maximum.reduceat(running, starts)
+    # level carried into each day from the last event before it
+    last_before = np.searchsorted(event_day, np.arange(days), side="left") - 1
+    carried = np.where(last_before >= 0, running[np.maximum(last_before, 0)], 0.0)
+    peak = np.maximum(peak, carried)
+    start_day = np.maximum(np.floor((start - day0_s) / DAY_S), 0).astype(np.int64)
+    queued = np.bincount(start_day[arrays.wait[known] >= SATURATED_WAIT_S], minlength=days)[:days]
+    saturated = (peak > 0) & (queued >= SATURATED_MIN_JOBS)
+    return PoolSignal(
+        source="peak-cores-in-use",
+        day0_s=day0_s,
+        hosts=np.full(days, np.nan),
+        cores=peak,
+        active=np.asarray(saturated, dtype=np.bool_),
+        presence=None,
+        host_names=(),
+        capacity=np.zeros(0),
+        host_start_s=np.zeros(0),
+        host_codes=np.zeros(0, dtype=np.int64),
+    )
+
+
+def _noise_scale(values: F64) -> float:
+    diffs = np.diff(values)
+    level = float(np.median(np.abs(values))) if values.size else 0.0
+    if diffs.size == 0:
+        return max(level * 0.01, 1.0)
+    mad = float(np.median(np.abs(diffs - np.median(diffs))))
+    return max(1.4826 * mad / math.sqrt(2.0), level * 0.01, 1e-9)
+
+
+def pool_boundaries(
+    signal: PoolSignal,
+    *,
+    penalty_scale: float = 1.0,
+    min_days: int = 7,
+    window_days: int = 7,
+    jaccard_max: float = 0.9,
+    proxy_change_min: float = 0.1,
+) -> tuple[list[PoolBoundary], list[dict[str, Any]]]:
+    """Find and confirm machine-pool boundaries.
+
+    Parameters
+    ----------
+    signal : PoolSignal
+        From :func:`pool_from_jobs` or :func:`pool_from_trace`.
+    penalty_scale : float, default 1
+        ``c`` in the Pelt penalty ``c · d · log(days)`` on noise-standardised daily levels.
+    min_days : int, default 7
+        Shortest pool period, in active days.
+    window_days : int, default 7
+        Days either side compared by the confirmation (twice that for the proxy).
+    jaccard_max : float, default 0.9
+        A candidate is confirmed when the host sets either side overlap less than this.
+    proxy_change_min : float, default 0.1
+        Proxy only: confirmed when the maximum peak either side differs by this relative amount.
+
+    Returns
+    -------
+    boundaries : list of PoolBoundary
+        Confirmed boundaries, in time order.
+    candidates : list of dict
+        Every candidate with its evidence and whether it was confirmed (for the diagnostics).
+    """
+    days = np.flatnonzero(signal.active)
+    if signal.source == "hosts":
+        levels = np.column_stack((signal.hosts[days], signal.cores[days]))
+    else:
+        levels = signal.cores[days][:, None]
+    if days.size < 2 * min_days:
+        return [], []
+    scaled = levels / np.array([_noise_scale(levels[:, j]) for j in range(levels.shape[1])])
+    penalty = penalty_scale * scaled.shape[1] * math.log(days.size)
+    ends = rpt.Pelt(model="l1", min_size=min_days, jump=1).fit(scaled).predict(pen=penalty)
+    boundaries: list[PoolBoundary] = []
+    candidates: list[dict[str, Any]] = []
+    for end in ends[:-1]:
+        day = int(days[end])
+        evidence, before, after, confirmed = _confirm(
+            signal, day, window_days, jaccard_max, proxy_change_min
+        )
+        candidates.append({"day": day, "confirmed": confirmed, **evidence})
+        if confirmed:
+            time_s = signal.day0_s + day * DAY_S
+            boundaries.append(PoolBoundary(time_s, day, before, after, evidence))
+    return boundaries, candidates
+
+
+def _confirm(
+    signal: PoolSignal, day: int, window: int, jaccard_max: float, proxy_min: float
+) -> tuple[dict[str, Any], dict[str, float], dict[str, float], bool]:
+    if signal.presence is not None:
+        lo, hi = max(0, day - window), min(signal.presence.shape[0], day + window)
+        left = signal.presence[lo:day].any(axis=0)
+        right = signal.presence[day:hi].any(axis=0)
+        union = int((left | right).sum())
+        jaccard = float((left & right).sum() / union) if union else 1.0
+        before = {
+            "hosts": float(np.median(signal.hosts[lo:day])),
+            "cores": float(np.median(signal.cores[lo:day])),
+        }
+        after = {
+            "hosts": float(np.median(signal.hosts[day:hi])),
+            "cores": float(np.median(signal.cores[day:hi])),
+        }
+        evidence = {"signal": "hosts", "jaccard": jaccard, "threshold": jaccard_max}
+        return evidence, before, after, jaccard < jaccard_max
+    lo, hi = max(0, day - 2 * window), min(signal.cores.size, day + 2 * window)
+    left_days = signal.active[lo:day]
+    right_days = signal.active[day:hi]
+    left_peak = float(signal.cores[lo:day][left_days].max()) if left_days.any() else 0.0
+    right_peak = float(signal.cores[day:hi][right_days].max()) if right_days.any() else 0.0
+    change = abs(right_peak - left_peak) / max(left_peak, right_peak, 1.0)
+    evidence = {"signal": "peak-cores-in-use", "relative_change": change, "threshold": proxy_min}
+    before, after = {"peak_cores": left_peak}, {"peak_cores": right_peak}
+    return evidence, before, after, change >= proxy_min

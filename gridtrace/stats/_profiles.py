@@ -1,0 +1,140 @@
+"""Arrivals in local time: daily and weekly profiles, and flurries (one user's anomalous burst)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from gridtrace.errors import ConfigError
+from gridtrace.stats._columns import F64, I64, TraceArrays, schema_of
+
+__all__ = ["FlurryCriteria", "arrival_profiles", "find_flurries", "local_seconds"]
+
+_DAY = 86_400
+
+
+@dataclass(frozen=True, slots=True)
+class FlurryCriteria:
+    """When one user's submissions on one local day count as a flurry.
+
+    A flurry is reported, never removed: it is a fact about the log that a reader of the
+    statistics (or of a segment) must know.
+
+    Attributes
+    ----------
+    min_jobs : int, default 100
+        The user submitted at least this many jobs that day.
+    min_day_share : float, default 0.5
+        ... and at least this fraction of the day's arrivals ...
+    min_ratio : float, default 2.0
+        ... and at least this many times the site's median arrivals per active day, so the day
+        itself stands out.
+    """
+
+    min_jobs: int = 100
+    min_day_share: float = 0.5
+    min_ratio: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.min_jobs < 1 or not 0 < self.min_day_share <= 1 or self.min_ratio <= 0:
+            msg = (
+                "flurry criteria need min_jobs >= 1, 0 < min_day_share <= 1 and min_ratio > 0, "
+                f"not {self}"
+            )
+            raise ConfigError(msg)
+
+
+def local_seconds(arrays: TraceArrays, zone: str) -> tuple[I64, str]:
+    """Seconds since 1970-01-01 on the site's local wall clock, for each arrival.
+
+    Without an origin in the metadata, ``submit_s`` is taken as seconds from a Monday midnight
+    UTC (1970-01-05) and the note says so.
+    """
+    if arrays.origin is None:
+        return (arrays.submit + 4 * _DAY).astype(np.int64), (
+            "the trace has no origin: times counted from a Monday 00:00 UTC"
+        )
+    base = arrays.origin.value // 1_000_000_000
+    instants = pd.to_datetime(base + np.floor(arrays.submit).astype(np.int64), unit="s", utc=True)
+    local = pd.DatetimeIndex(instants).tz_convert(zone).tz_localize(None)
+    seconds = np.asarray(local.values.astype("datetime64[s]").astype(np.int64), dtype=np.int64)
+    return seconds, f"local time in {zone}"
+
+
+def arrival_profiles(local_s: I64) -> pa.Table:
+    """Arrivals by hour of day (24 bins) and hour of week (168 bins, Monday 00:00 first).
+
+    Returns
+    -------
+    pyarrow.Table
+        Columns ``profile`` ("daily" or "weekly"), ``bin`` (hour), ``jobs``, ``fraction``.
+    """
+    hour = (local_s // 3600) % 24
+    weekday = ((local_s // _DAY) + 3) % 7  # 1970-01-01 was a Thursday (Monday = 0)
+    daily = np.bincount(hour, minlength=24)
+    weekly = np.bincount(weekday * 24 + hour, minlength=168)
+    total = max(int(local_s.size), 1)
+    return pa.table(
+        {
+            "profile": ["daily"] * 24 + ["weekly"] * 168,
+            "bin": pa.array(np.concatenate((np.arange(24), np.arange(168))).astype(np.int32)),
+            "jobs": pa.array(np.concatenate((daily, weekly)).astype(np.int64)),
+            "fraction": pa.array(np.concatenate((daily, weekly)) / total),
+        }
+    )
+
+
+def find_flurries(
+    arrays: TraceArrays, local_s: I64, criteria: FlurryCriteria | None = None
+) -> pa.Table:
+    """Find (user, local day) pairs that meet the :class:`FlurryCriteria`.
+
+    Returns
+    -------
+    pyarrow.Table
+        Columns ``user``, ``day`` (local date, ISO), ``jobs``, ``day_jobs``, ``day_share``,
+        ``ratio_to_median_day`` and ``first_submit_s``; sorted by day, then user.
+    """
+    rules = criteria or FlurryCriteria()
+    schema = schema_of(
+        pa.field("user", pa.string()),
+        pa.field("day", pa.string()),
+        pa.field("jobs", pa.int64()),
+        pa.field("day_jobs", pa.int64()),
+        pa.field("day_share", pa.float64()),
+        pa.field("ratio_to_median_day", pa.float64()),
+        pa.field("first_submit_s", pa.float64()),
+    )
+    if local_s.size == 0:
+        return schema.empty_table()
+    day = local_s // _DAY
+    first_day = int(day.min())
+    day_index = day - first_day
+    day_totals = np.bincount(day_index)
+    median_day = float(np.median(day_totals[day_totals > 0]))
+    users = max(len(arrays.user_labels), 1)
+    keys, first_row, counts = np.unique(
+        day_index * users + arrays.user_codes, return_index=True, return_counts=True
+    )
+    key_day = keys // users
+    share = counts / day_totals[key_day]
+    ratio = counts / median_day
+    hit = (counts >= rules.min_jobs) & (share >= rules.min_day_share) & (ratio >= rules.min_ratio)
+    rows = np.flatnonzero(hit)
+    dates = pd.to_datetime((key_day[rows] + first_day) * _DAY, unit="s")
+    submit: F64 = arrays.submit[first_row[rows]]
+    return pa.table(
+        {
+            "user": [arrays.user_labels[int(k % users)] for k in keys[rows]],
+            "day": [d.date().isoformat() for d in dates],
+            "jobs": pa.array(counts[rows].astype(np.int64)),
+            "day_jobs": pa.array(day_totals[key_day[rows]].astype(np.int64)),
+            "day_share": pa.array(share[rows]),
+            "ratio_to_median_day": pa.array(ratio[rows]),
+            "first_submit_s": pa.array(submit),
+        },
+        schema=schema,
+    )
