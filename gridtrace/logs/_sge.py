@@ -24,7 +24,8 @@ Grid Engine does not escape ``:``, so a job name or account such as ``run:2`` sh
 column (ubccr/xdmod#172). A line that fails the check and has more fields than the file's usual
 count (the most common count of the file's good lines; 45 when it has none) is re-aligned: the
 ``k`` surplus colons are put back, in every possible way, into the free-text fields (``job_name``,
-``account``, ``project``, ``department``, ``category``), and the line is kept — with flag
+``account``, ``category``; queue, host, user, group, project, department and PE names are object
+names, which sge_types(5) forbids to hold ``:``), and the line is kept — with flag
 ``FIELD_SHIFT_REALIGNED`` on the record and the job, its bytes in ``raw`` — when exactly one
 placement makes every numeric field a number. Otherwise it is quarantined, the reason saying how
 many placements fitted (none, or several: ambiguous). A line with fewer than 43 fields, or one
@@ -212,8 +213,10 @@ _NUM_FIELDS = frozenset(
     [*range(_I["ru_wallclock"], _I["ru_nivcsw"] + 1)]
     + [_I[n] for n in ("cpu", "mem", "io", "iow", "maxvmem")]
 )
-# free text that may hold a ':' (qname, host, user, group, PE and pe_taskid names cannot)
-_TEXT_FIELDS = tuple(_I[n] for n in ("job_name", "account", "project", "department", "category"))
+# free text that may hold a ':' (queue, host, user, group, PE, project and department names
+# cannot)
+# project and department are object names, which sge_types(5) forbids to hold ':'
+_TEXT_FIELDS = tuple(_I[n] for n in ("job_name", "account", "category"))
 _UNSIGNED = r"\d+"
 _SIGNED = r"-?\d+"
 _NUMBER = r"(?:-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|-?nan|-?inf)"
@@ -236,9 +239,10 @@ _LINE = (
     + _PATTERNS[43]
     + "(?::"
     + _PATTERNS[44]
-    + ")?)?(?::.*)?$"
+    + "(?::.*)?)?)?$"
 )
-_FIELD_RES = [re.compile(f"^{p}$", re.IGNORECASE) for p in _PATTERNS]
+# one field alone: a re-aligned free-text field may hold ':'
+_FIELD_RES = [re.compile(f"^{p}$" if p != "[^:]*" else ".*", re.IGNORECASE) for p in _PATTERNS]
 _LINE_RE = re.compile(_LINE.encode(), re.IGNORECASE)
 
 _MS_THRESHOLD = 1e11  # an epoch in seconds above 10^11 is after the year 5000: milliseconds
@@ -446,12 +450,12 @@ def _realign(tokens: list[str], width: int) -> tuple[list[str] | None, str]:
     if not fits:
         return None, (
             f"{n} ':'-separated fields where {width} expected, and no placement of the "
-            f"{surplus} surplus ':' in job_name/account/project/department/category makes the "
-            "numeric fields numbers"
+            f"{surplus} surplus ':' in job_name/account/category makes the numeric fields "
+            "numbers"
         )
     return None, (
         f"{n} ':'-separated fields where {width} expected: the {surplus} surplus ':' fit in "
-        "more than one of job_name/account/project/department/category (ambiguous)"
+        "more than one way into job_name/account/category (ambiguous)"
     )
 
 
