@@ -382,6 +382,8 @@ def _split_lines(data: bytes) -> list[bytes]:
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
+    if b"\r" not in data:
+        return lines
     return [line[:-1] if line.endswith(b"\r") else line for line in lines]
 
 
@@ -549,15 +551,19 @@ def tokenize_sge_file(path: StrPath, *, site: str) -> FileParse:
         )
     good_rows = np.flatnonzero(good)
     if len(good_rows):
+        first, last = int(good_rows[0]), int(good_rows[-1])
+        contiguous = last - first + 1 == len(good_rows)
         tables.append(
             _job_records(
                 site,
                 src_file,
                 good_rows,
-                tokens.take(_pa.array(good_rows)),
+                tokens.slice(first, len(good_rows))
+                if contiguous
+                else tokens.take(_pa.array(good_rows)),
                 non_utf8[good_rows],
                 np.zeros(len(good_rows), dtype=bool),
-                binary.take(_pa.array(good_rows)),
+                binary,
             )
         )
     if realigned:
@@ -570,13 +576,14 @@ def tokenize_sge_file(path: StrPath, *, site: str) -> FileParse:
                 _pa.array([realigned[int(r)] for r in rows], pa.list_(pa.string())),
                 non_utf8[rows],
                 np.ones(len(rows), dtype=bool),
-                binary.take(_pa.array(rows)),
+                binary,
             )
         )
     if tables:
         records = pa.concat_tables(tables)
-        if len(tables) > 1:
-            records = records.take(_pc.sort_indices(records.column("src_line")))
+        line_order = _numpy(records.column("src_line").combine_chunks(), np.int64)
+        if len(tables) > 1 and (np.diff(line_order) < 0).any():
+            records = records.take(_pa.array(np.argsort(line_order, kind="stable")))
     else:
         records = RECORDS.empty_table()
     bad_rows = sorted(reasons)
@@ -614,9 +621,9 @@ def _job_records(
     tokens: Arr,
     non_utf8: Bool,
     shifted: Bool,
-    raw: Arr,
+    lines: Arr,
 ) -> pa.Table:
-    """``J``/``PE`` records from lines already split into aligned fields."""
+    """``J``/``PE`` records of the file's ``lines`` at ``rows``, already split into fields."""
     n = len(rows)
     counts = _numpy(_pc.list_value_length(tokens), np.int64)
     values = _pc.list_flatten(tokens)
@@ -624,8 +631,7 @@ def _job_records(
     np.cumsum(counts, out=starts[1:])
     longest = int(counts.max()) if n else 0
     names = [*SGE_FIELDS, *(f"field_{i + 1}" for i in range(_FULL, longest))]
-    position = np.arange(len(values), dtype=np.int64) - np.repeat(starts[:-1], counts)
-    keys = _pa.array(names, pa.string()).take(_pa.array(position))
+    keys = _field_names(counts, names)
     attrs = _pa.MapArray.from_arrays(_pa.array(starts.astype(np.int32)), keys, values)
 
     def field(name: str) -> Arr:
@@ -640,23 +646,20 @@ def _job_records(
     slave = _pc.invert(_pc.or_(_pc.equal(pe_taskid, "NONE"), _pc.equal(pe_taskid, "")))
     record_type = _pc.if_else(slave, "PE", "J")
     extra = counts > _FULL
-    flag_lists = (
-        [
-            [
-                name
-                for name, on in (
-                    ("NON_UTF8", non_utf8[i]),
-                    ("FIELD_SHIFT_REALIGNED", shifted[i]),
-                    ("EXTRA_FIELDS", extra[i]),
-                )
-                if on
-            ]
-            for i in range(n)
-        ]
-        if (non_utf8.any() or shifted.any() or extra.any())
-        else [[] for _ in range(n)]
+    flags = _flag_array(
+        n,
+        [("NON_UTF8", non_utf8), ("FIELD_SHIFT_REALIGNED", shifted), ("EXTRA_FIELDS", extra)],
     )
     keep_raw = non_utf8 | shifted
+    raw = (
+        _pc.if_else(
+            _pa.array(keep_raw),
+            lines.take(_pa.array(np.where(keep_raw, rows, 0))),
+            pa.scalar(None, pa.binary()),
+        )
+        if keep_raw.any()
+        else pa.nulls(n, pa.binary())
+    )
     return _records(
         site,
         src_file,
@@ -665,9 +668,31 @@ def _job_records(
         field("end_time"),
         job_id_raw,
         attrs,
-        _flags(flag_lists),
-        _pc.if_else(_pa.array(keep_raw), raw, pa.scalar(None, pa.binary())),
+        flags,
+        raw,
     )
+
+
+def _field_names(counts: I64, names: Sequence[str]) -> Arr:
+    """Build the attrs keys: ``names[: counts[i]]`` for each row ``i``, concatenated."""
+    n = len(counts)
+    if n and (counts == counts[0]).all():
+        # one layout: the row's names repeated, built from buffers (a take would copy each)
+        width = int(counts[0])
+        encoded = [name.encode() for name in names[:width]]
+        row_bytes = b"".join(encoded)
+        if len(row_bytes) * n < 2**31 - 1:
+            row_offsets = np.zeros(width, dtype=np.int64)
+            np.cumsum([len(e) for e in encoded[:-1]], out=row_offsets[1:])
+            offsets = (row_offsets[None, :] + len(row_bytes) * np.arange(n)[:, None]).ravel()
+            offsets = np.append(offsets, len(row_bytes) * n).astype(np.int32)
+            return _pa.StringArray.from_buffers(
+                width * n, pa.py_buffer(offsets.tobytes()), pa.py_buffer(row_bytes * n)
+            )
+    starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    position = np.arange(int(starts[-1]), dtype=np.int64) - np.repeat(starts[:-1], counts)
+    return _pa.array(list(names), pa.string()).take(_pa.array(position))
 
 
 def _records(
@@ -729,16 +754,13 @@ class _Fields:
         text = self.text(name)
         if not self.n:
             return np.zeros(0)
-        lowered = _pc.utf8_lower(text)
-        finite = _pc.and_(
-            _pc.is_valid(text), _pc.invert(_pc.match_substring_regex(lowered, "nan|inf"))
-        )
-        cleaned = _pc.if_else(finite, text, None)
         try:
-            return _numpy(cleaned.cast(pa.float64()).fill_null(np.nan))
+            values = _numpy(text.cast(pa.float64()).fill_null(np.nan)).copy()
         except pa.ArrowInvalid:
-            # a form Arrow's parser refuses ("5.", ".5" on some versions): Python's float
-            return np.array([_to_float(v) for v in cleaned.to_pylist()], dtype=np.float64)
+            # a form Arrow's parser refuses: Python's float, NaN where not a number
+            values = np.array([_to_float(v) for v in text.to_pylist()], dtype=np.float64)
+        values[~np.isfinite(values)] = np.nan  # "inf", "-nan" as written by some versions
+        return values
 
 
 def _to_float(text: str | None) -> float:
@@ -755,16 +777,19 @@ def _int_or_null(values: F64, dtype: Any) -> Arr:
     return _pa.array(np.where(known, np.round(values), 0).astype(np.int64), mask=~known).cast(dtype)
 
 
-def _flag_lists(n: int, masks: Sequence[tuple[str, Bool]]) -> list[list[str] | None]:
-    flags: list[list[str] | None] = [None] * n
-    for name, mask in masks:
-        for i in np.flatnonzero(mask):
-            row = flags[i]
-            if row is None:
-                flags[i] = [name]
-            elif name not in row:
-                row.append(name)
-    return flags
+def _flag_array(n: int, masks: Sequence[tuple[str, Bool]]) -> Arr:
+    """Build a ``list<string>`` array: each row's flags in ``masks`` order, null for none."""
+    rows_parts = [np.flatnonzero(mask) for _, mask in masks]
+    rows = np.concatenate(rows_parts) if rows_parts else np.zeros(0, np.int64)
+    if not len(rows):
+        return pa.nulls(n, pa.list_(pa.string()))
+    which = np.repeat(np.arange(len(masks)), [len(r) for r in rows_parts])
+    order = np.argsort(rows, kind="stable")
+    values = _pa.array([name for name, _ in masks], pa.string()).take(_pa.array(which[order]))
+    counts = np.bincount(rows, minlength=n)
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(counts, out=offsets[1:])
+    return _pa.ListArray.from_arrays(_pa.array(offsets), values, mask=_pa.array(counts == 0))
 
 
 def _stamps(values: F64) -> tuple[F64, Bool]:
@@ -818,20 +843,21 @@ def assemble_sge(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
     )
 
 
+def _int_text(values: F64) -> Arr:
+    """Decimal strings of whole numbers (null where NaN)."""
+    return _int_or_null(values, pa.int64()).cast(pa.string())
+
+
 def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     n_all = rec.num_rows
     get = _Fields(rec)
     is_slave = _numpy(_pc.equal(rec.column("record_type"), "PE").combine_chunks(), bool)
     src_line = _numpy(rec.column("src_line").combine_chunks(), np.int64)
     src_file_all = rec.column("src_file").combine_chunks()
-    file_no = (
-        np.unique(_numpy(src_file_all.dictionary_encode().indices, np.int64), return_inverse=True)[
-            1
-        ]
-        if n_all
-        else np.zeros(0, np.int64)
-    )
-    # reading order: files in the order given, lines in order (records are concatenated so)
+    # records come in reading order: files in the order given, then lines; dictionary codes
+    # number the files in order of first appearance
+    file_codes = src_file_all.dictionary_encode()
+    file_no = _numpy(file_codes.indices, np.int64) if n_all else np.zeros(0, np.int64)
     job_number = get.number("job_number")
     task = get.number("task_number")
     submit_raw = get.number("submission_time")
@@ -841,17 +867,21 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     start_all, ms_start = _stamps(start_raw)
     end_all, ms_end = _stamps(end_raw)
     ms_all = ms_submit | ms_start | ms_end
-    host_all = np.asarray(_pc.fill_null(get.text("hostname"), "").to_pylist(), dtype=object)
+    host_text = _pc.fill_null(get.text("hostname"), "")
+    host_codes = host_text.dictionary_encode()
+    host_no = _numpy(host_codes.indices, np.int64) if n_all else np.zeros(0, np.int64)
     failed_all = get.number("failed")
     exit_all = get.number("exit_status")
     cpu_all = get.number("cpu")
     vmem_all = get.number("maxvmem")
     rss_all = get.number("ru_maxrss") * 1024.0
     shifted_all = np.zeros(n_all, dtype=bool)
-    rec_flags = rec.column("flags").to_pylist()
-    for i, fl in enumerate(rec_flags):
-        if fl and "FIELD_SHIFT_REALIGNED" in fl:
-            shifted_all[i] = True
+    rec_flags = rec.column("flags").combine_chunks()
+    if rec_flags.null_count < n_all:
+        flat = _pc.list_flatten(rec_flags)
+        hit = _numpy(_pc.equal(flat, "FIELD_SHIFT_REALIGNED"), bool)
+        parents = _numpy(_pc.list_parent_indices(rec_flags), np.int64)
+        shifted_all[parents[hit]] = True
 
     masters = np.flatnonzero(~is_slave)
     slaves = np.flatnonzero(is_slave)
@@ -864,18 +894,18 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
             "submit": submit_raw[masters],
             "start": start_raw[masters],
             "end": end_raw[masters],
-            "host": host_all[masters],
+            "host": host_no[masters],
             "failed": failed_all[masters],
             "exit": exit_all[masters],
         }
     )
     started_m = start_raw[masters] > 0
-    dup_cols = ["job", "task", "submit", "start", "end", "host", "failed", "exit"]
-    later_copy = frame.duplicated(subset=dup_cols, keep="last").to_numpy() & started_m
-    has_copy = frame.duplicated(subset=dup_cols, keep=False).to_numpy() & started_m
+    later_copy = frame.duplicated(keep="last").to_numpy() & started_m
+    has_copy = frame.duplicated(keep=False).to_numpy() & started_m
     keep = masters[~later_copy]
     duplicate = has_copy[~later_copy]
     n = len(keep)
+    take_keep = _pa.array(keep)
 
     job = job_number[keep]
     tsk = task[keep]
@@ -888,45 +918,50 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     # submission_time 0: the job's other attempt's submit when exactly one is known
     adopted = np.zeros(n, dtype=bool)
     if submit_zero.any():
+        zero = pd.DataFrame(
+            {"job": job[submit_zero], "task": tsk[submit_zero], "row": np.flatnonzero(submit_zero)}
+        )
         known = pd.DataFrame({"job": job, "task": tsk, "submit": submit})[~submit_zero]
-        unique_submit = known.drop_duplicates().groupby(["job", "task"])["submit"]
-        counted = unique_submit.agg(["first", "size"])
-        single: dict[Any, Any] = counted[counted["size"] == 1]["first"].to_dict()
-        for row in np.flatnonzero(submit_zero):
-            value = single.get((job[row], tsk[row]))
-            if value is not None:
-                submit[row] = value
-                adopted[row] = True
+        known = known.merge(zero[["job", "task"]].drop_duplicates(), on=["job", "task"])
+        counted = (
+            known.drop_duplicates()
+            .groupby(["job", "task"])["submit"]
+            .agg(["first", "size"])
+            .reset_index()
+        )
+        single = counted[counted["size"] == 1]
+        matched = zero.merge(single, on=["job", "task"])
+        matched_rows = matched["row"].to_numpy(dtype=np.int64)
+        submit[matched_rows] = matched["first"].to_numpy(dtype=np.float64)
+        adopted[matched_rows] = True
 
     # attempts: one job = (job, task, submit); attempts in reading order
-    submit_text = np.where(
-        np.isnan(submit), "unknown", np.nan_to_num(submit).astype(np.int64).astype(str)
-    )
-    id_text = np.where(
-        tsk > 0,
-        np.char.add(
-            np.char.add(job.astype(np.int64).astype(str), "."), tsk.astype(np.int64).astype(str)
-        ),
-        job.astype(np.int64).astype(str),
-    )
-    key = np.char.add(np.char.add(id_text.astype(str), "@"), submit_text.astype(str))
     order = pd.DataFrame(
-        {"key": key, "file": file_no[keep], "line": src_line[keep], "row": np.arange(n)}
-    ).sort_values(["key", "file", "line"])
+        {
+            "job": job,
+            "task": tsk,
+            "submit": np.nan_to_num(submit, nan=-1.0),
+            "file": file_no[keep],
+            "line": src_line[keep],
+            "row": np.arange(n),
+        }
+    ).sort_values(["job", "task", "submit", "file", "line"], kind="stable")
+    groups = order.groupby(["job", "task", "submit"], sort=False)
+    rows_sorted = order["row"].to_numpy()
     attempt = np.empty(n, dtype=np.int64)
     n_attempts = np.empty(n, dtype=np.int64)
-    rows_sorted = order["row"].to_numpy()
-    attempt[rows_sorted] = order.groupby("key", sort=False).cumcount().to_numpy()
-    n_attempts[rows_sorted] = order.groupby("key", sort=False)["row"].transform("size").to_numpy()
+    attempt[rows_sorted] = groups.cumcount().to_numpy()
+    n_attempts[rows_sorted] = groups["row"].transform("size").to_numpy()
 
     # PE slave records fold into the attempt running when they started
     cpu = cpu_all[keep].copy()
     vmem = vmem_all[keep].copy()
     rss = rss_all[keep].copy()
-    hosts: list[list[str]] = [[str(h)] if h else [] for h in host_all[keep]]
+    extra_hosts: dict[int, list[str]] = {}
     slave_count = np.zeros(n, dtype=np.int64)
     orphans = 0
     if len(slaves):
+        host_names = host_codes.dictionary.to_pylist()
         by_job: dict[tuple[float, float], list[int]] = {}
         for sorted_row in rows_sorted:
             by_job.setdefault((job[sorted_row], tsk[sorted_row]), []).append(int(sorted_row))
@@ -947,32 +982,33 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
             rss[target] = np.fmax(rss[target], rss_all[s])
             ms[target] |= ms_all[s]
             shifted_all[keep[target]] |= shifted_all[s]
-            host = str(host_all[s])
-            if host and host not in hosts[target]:
-                hosts[target].append(host)
+            master_host = host_names[host_no[keep[target]]]
+            host = host_names[host_no[s]]
+            known_hosts = extra_hosts.setdefault(target, [])
+            if host and host != master_host and host not in known_hosts:
+                known_hosts.append(host)
 
     def col(name: str) -> Arr:
-        return get.text(name).take(_pa.array(keep))
+        return get.text(name).take(take_keep)
 
+    master_host_text = host_text.take(take_keep)
     failed = failed_all[keep]
     status = exit_all[keep]
     slots = get.number("slots")[keep]
     wallclock = get.number("ru_wallclock")[keep]
-    categories = _pc.fill_null(col("category"), "").to_pylist()
-    parsed: dict[str, _Category] = {}
-    for text in categories:
-        if text not in parsed:
-            parsed[text] = _Category(text)
-    cats = [parsed[t] for t in categories]
-    walltime_req = np.array(
-        [np.nan if c.walltime is None else c.walltime for c in cats], dtype=np.float64
-    )
-    mem_slot = np.array(
-        [np.nan if c.mem_per_slot is None else c.mem_per_slot for c in cats], dtype=np.float64
-    )
-    mem_bad = np.array([c.mem_bad for c in cats], dtype=bool)
-    pe_slots = np.array([np.nan if c.pe_slots is None else c.pe_slots for c in cats])
-    pe_range = np.array([c.pe_range for c in cats], dtype=bool)
+    category_codes = _pc.fill_null(col("category"), "").dictionary_encode()
+    parsed = [_Category(str(text)) for text in category_codes.dictionary.to_pylist()]
+    code = _numpy(category_codes.indices, np.int64) if n else np.zeros(0, np.int64)
+
+    def per_category(values: list[Any]) -> F64:
+        by_row: F64 = np.asarray(values, dtype=np.float64)[code]
+        return by_row
+
+    walltime_req = per_category([np.nan if c.walltime is None else c.walltime for c in parsed])
+    mem_slot = per_category([np.nan if c.mem_per_slot is None else c.mem_per_slot for c in parsed])
+    mem_bad = per_category([c.mem_bad for c in parsed]).astype(bool)
+    pe_slots = per_category([np.nan if c.pe_slots is None else c.pe_slots for c in parsed])
+    pe_range = per_category([c.pe_range for c in parsed]).astype(bool)
 
     started = ~np.isnan(start)
     ended = ~np.isnan(end)
@@ -983,10 +1019,14 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     walltime_used = np.where(started, wallclock, np.nan)
     mismatch = ~np.isnan(run) & ~np.isnan(walltime_used) & (np.abs(run - walltime_used) > 60)
 
-    granted_pe = np.asarray(_pc.fill_null(col("granted_pe"), "NONE").to_pylist(), dtype=object)
-    parallel = (granted_pe != "NONE") & (granted_pe != "") & (slots > 1)
+    granted_pe = _pc.fill_null(col("granted_pe"), "NONE")
+    has_pe = _numpy(_pc.invert(_pc.is_in(granted_pe, _pa.array(["NONE", ""]))), bool)
+    parallel = has_pe & (slots > 1)
     partial = parallel & (slave_count == 0) & started
-    n_hosts = np.array([len(h) for h in hosts], dtype=np.float64)
+    has_host = _numpy(_pc.not_equal(master_host_text, ""), bool)
+    n_hosts = has_host.astype(np.float64) + np.array(
+        [len(extra_hosts.get(i, ())) for i in range(n)] if extra_hosts else np.zeros(n)
+    )
     nodes_alloc = np.where(started & ~partial & (n_hosts > 0), n_hosts, np.nan)
     cores_alloc = np.where(started, slots, np.nan)
     mem_req = mem_slot * slots
@@ -999,7 +1039,8 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     over_limit = (started & ~np.isnan(run) & ~np.isnan(walltime_req) & (run >= walltime_req)) & (
         signal_inferred | (failed == _LIMIT_CODE)
     )
-    state = np.select(
+    state_names = np.array(["FAILED", "DELETED", "REQUEUED", "TIMEOUT", "COMPLETED"])
+    state_code = np.select(
         [
             ~started & (failed != 0),
             ~started,
@@ -1008,16 +1049,11 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
             failed != 0,
             status == 0,
         ],
-        ["FAILED", "DELETED", "REQUEUED", "TIMEOUT", "FAILED", "COMPLETED"],
-        default="FAILED",
-    ).astype(object)
-    earlier = attempt < n_attempts - 1
-    logged_state = state.copy()
-    state = np.where(earlier, "REQUEUED", state)
-    was = np.where(
-        earlier & (logged_state != "REQUEUED"), "STATE_WAS_" + logged_state.astype(str), ""
+        [0, 1, 2, 3, 0, 4],
+        default=0,
     )
-
+    earlier = attempt < n_attempts - 1
+    final_code = np.where(earlier, 2, state_code)
     masks: list[tuple[str, Bool]] = [
         ("TIME_MILLISECONDS", ms),
         ("SUBMIT_TIME_ZERO", submit_zero),
@@ -1036,26 +1072,45 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
         ("MEM_UNPARSED", mem_bad),
         ("MAXRSS_ZERO", rss_zero),
     ]
-    for code in sorted({int(c) for c in failed[~np.isnan(failed) & (failed != 0)]}):
-        masks.append((f"SGE_FAILED_{code}", failed == code))
-    for name in sorted({w for w in was if w}):
-        masks.append((name, was == name))
-    flags = _flag_lists(n, masks)
+    for failed_code in sorted({int(c) for c in np.unique(failed[~np.isnan(failed)]) if c}):
+        masks.append((f"SGE_FAILED_{failed_code}", failed == failed_code))
+    for k, name in enumerate(state_names):
+        if name != "REQUEUED":
+            masks.append((f"STATE_WAS_{name}", earlier & (state_code == k)))
 
-    site = rec.column("site").combine_chunks().take(_pa.array(keep))
-    job_key = _pc.binary_join_element_wise(site, ":", _pa.array(key.astype(str)), "")
+    site = rec.column("site").combine_chunks().take(take_keep)
+    job_text = _int_text(job)
+    id_text = _pc.if_else(
+        _pa.array(tsk > 0),
+        _pc.binary_join_element_wise(job_text, _int_text(tsk), "."),
+        job_text,
+    )
+    submit_text = _pc.fill_null(_int_text(submit), "unknown")
+    job_key = _pc.binary_join_element_wise(site, ":", id_text, "@", submit_text, "")
     ts = pa.timestamp("s", tz="UTC")
 
     def times(values: F64) -> Arr:
         return _int_or_null(values, pa.int64()).cast(ts)
 
+    if extra_hosts:
+        host_lists = [
+            ([h] if h else []) + extra_hosts.get(i, [])
+            for i, h in enumerate(master_host_text.to_pylist())
+        ]
+        exec_hosts = _pa.array([h or None for h in host_lists], pa.list_(pa.string()))
+    else:
+        exec_hosts = _pa.ListArray.from_arrays(
+            _pa.array(np.arange(n + 1, dtype=np.int32)),
+            master_host_text,
+            mask=_pa.array(~has_host),
+        )
     project = col("project")
     account = _pc.if_else(_pc.is_in(project, _pa.array(["NONE", ""])), None, project)
     columns: dict[str, Any] = {
         "site": site,
         "source_format": _repeat("sge", n),
         "job_key": job_key,
-        "job_id_raw": _pa.array(id_text.astype(str), pa.string()),
+        "job_id_raw": id_text,
         "job_seq": _int_or_null(job, pa.int64()),
         "array_index": _int_or_null(np.where(tsk > 0, tsk, np.nan), pa.int32()),
         "attempt": _pa.array(attempt.astype(np.int16), pa.int16()),
@@ -1076,23 +1131,24 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
         "cores_req": _int_or_null(pe_slots, pa.int32()),
         "nodes_alloc": _int_or_null(nodes_alloc, pa.int32()),
         "cores_alloc": _int_or_null(cores_alloc, pa.int32()),
-        "exec_hosts": _pa.array([h or None for h in hosts], pa.list_(pa.string())),
+        "exec_hosts": exec_hosts,
         "mem_req_bytes": _int_or_null(mem_req, pa.int64()),
         "mem_used_bytes": _int_or_null(rss, pa.int64()),
         "vmem_used_bytes": _int_or_null(vmem, pa.int64()),
         "exit_code": _int_or_null(status, pa.int32()),
         "exit_signal": _int_or_null(signal, pa.int32()),
-        "state": _pa.array(state.astype(str), pa.string()),
-        "src_file": src_file_all.take(_pa.array(keep)),
+        "state": _pa.array(state_names).take(_pa.array(final_code)),
+        "src_file": src_file_all.take(take_keep),
         "src_line": _pa.array(src_line[keep], pa.int64()),
-        "flags": _pa.array(flags, pa.list_(pa.string())),
+        "flags": _flag_array(n, masks),
     }
     table = pa.Table.from_arrays(
         [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in JOBS], schema=JOBS
     )
-    ms_files = sorted({str(f) for f, m in zip(src_file_all.to_pylist(), ms_all, strict=True) if m})
+    ms_codes = np.unique(file_no[ms_all]) if n_all else np.zeros(0, np.int64)
+    file_names = file_codes.dictionary.to_pylist() if n_all else []
     info = {
-        "sge_millisecond_files": ms_files,
+        "sge_millisecond_files": [str(file_names[int(c)]) for c in ms_codes],
         "sge_realigned": int(shifted_all.sum()),
         "sge_pe_slaves": int(len(slaves) - orphans),
         "sge_orphan_pe_slaves": orphans,
