@@ -103,7 +103,7 @@ def main() -> None:
         parser.error("set GRIDTRACE_REAL_DATA to the folder holding other/sge/")
     source = Path(data) / "other" / "sge" / "ucsf-wynton-sge-8.1.9-accounting"
     figures = bench_sge(source, lines=args.lines, repeat=args.repeat, renumber=not args.plain)
-    print(json.dumps(figures, indent=2))  # noqa: T201 - a command-line report
+    print(json.dumps(figures, indent=2))
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ Colons inside fields
 --------------------
 Grid Engine does not escape ``:``, so a job name or account such as ``run:2`` shifts every later
 column (ubccr/xdmod#172). A line that fails the check and has more fields than the file's usual
-count (the most common count of the file's good lines; 45 when it has none) is re-aligned: the
+count (the most common count of the file's good lines; when it has none, 43 if its ``# Version``
+line says 6.0 or 6.1, else 45) is re-aligned: the
 ``k`` surplus colons are put back, in every possible way, into the free-text fields (``job_name``,
 ``account``, ``category``; queue, host, user, group, project, department and PE names are object
 names, which sge_types(5) forbids to hold ``:``), and the line is kept — with flag
@@ -93,9 +94,10 @@ Jobs (``shared/reference/parsers.md`` §8, SGE column)
   ``records``.
 
 Other ``jobs`` flags: ``END_BEFORE_START`` (``run_s`` null), ``START_BEFORE_SUBMIT`` (``wait_s``
-negative, as logged), ``JOBID_NONSTANDARD`` is never needed (the check makes ``job_number`` a
-number). Flags on ``records``: ``NON_UTF8`` (decoded with replacement, bytes in ``raw``),
-``FIELD_SHIFT_REALIGNED``, ``EXTRA_FIELDS``.
+negative, as logged). Flags on ``records``: ``NON_UTF8`` (decoded with replacement, bytes in
+``raw``), ``FIELD_SHIFT_REALIGNED`` (bytes in ``raw``), ``EXTRA_FIELDS``.
+
+Throughput: ``benchmarks/parse_sge.py`` (the UCSF Wynton file repeated to 200,000 lines).
 """
 
 from __future__ import annotations
@@ -261,6 +263,7 @@ _MEM_UNITS = {
     "P": 2**50,
 }
 _MEM_RE = re.compile(r"^(\d+(?:\.\d*)?|\.\d+)([kmgtpKMGTP]?)$")
+_VERSION_RE = re.compile(r"^#\s*Version:\s*(\S+)")
 _REQUEUE_CODES = (24, 25, 30)
 _LIMIT_CODE = 37
 _MAX_SIGNAL = 64  # SIGRTMAX on Linux: 193..255 are exit codes (255 is `exit -1`), not signals
@@ -494,7 +497,12 @@ def tokenize_sge_file(path: StrPath, *, site: str) -> FileParse:
     good = data & checked
     tokens = _pc.split_pattern(text, ":")
     counts = _numpy(_pc.list_value_length(tokens), np.int64) if n_lines else np.zeros(0, np.int64)
+    # the usual field count: that of most good lines, else what the "# Version" line implies
     width = _FULL
+    for line in text.filter(_pa.array(comment)).to_pylist() if comment.any() else ():
+        match = _VERSION_RE.match(str(line))
+        if match and re.match(r"^6\.[01](?!\d)", match.group(1)):
+            width = _MIN_FIELDS
     if good.any():
         values, freq = np.unique(counts[good], return_counts=True)
         width = int(values[np.argmax(freq)])
@@ -528,8 +536,8 @@ def tokenize_sge_file(path: StrPath, *, site: str) -> FileParse:
     if len(comment_rows):
         header_attrs: list[list[tuple[str, str]]] = []
         for line in text.take(_pa.array(comment_rows)).to_pylist():
+            match = _VERSION_RE.match(str(line))
             body = str(line)[1:].strip()
-            match = re.match(r"^Version:\s*(\S+)", body)
             header_attrs.append([("version", match.group(1))] if match else [("text", body)])
         bad = non_utf8[comment_rows]
         tables.append(

@@ -207,6 +207,27 @@ def test_colon_in_category_time_is_realigned_and_read(tmp_path: Path) -> None:
     assert "FIELD_SHIFT_REALIGNED" in _flags(job)
 
 
+def test_version_61_header_sets_the_width_when_no_line_is_good(tmp_path: Path) -> None:
+    # a lone SGE 6.1 record (43 fields) whose job name holds a ':': 44 fields; the header says
+    # 43 are expected, so one surplus ':' is placed
+    result = _read(tmp_path, "# Version: 6.1u4", _line(width=43, job_name="a:b"))
+    _reconciled(result)
+    (job,) = _rows(result)
+    assert job["job_name"] == "a:b"
+    assert "FIELD_SHIFT_REALIGNED" in _flags(job)
+
+
+def test_uge_colon_after_the_45_known_fields_needs_no_realignment(tmp_path: Path) -> None:
+    # UGE's later fields (cwd, submit command) may hold ':': the 45 known fields are unaffected
+    tail = ":NONE:NONE:0:0:dev1:/home/a:b:qsub -l h_rt=1:00:00 job.sh"
+    result = _read(tmp_path, _line() + tail)
+    _reconciled(result)
+    (job,) = _rows(result)
+    assert job["run_s"] == 3600
+    assert "FIELD_SHIFT_REALIGNED" not in _flags(job)
+    assert result.records.column("flags")[0].as_py() == ["EXTRA_FIELDS"]
+
+
 def test_ambiguous_colon_is_quarantined(tmp_path: Path) -> None:
     # "x:5" as job name, or job name "x", job number 5 and account "4711:sge": both fit
     result = _read(tmp_path, _line(job_name="x:5"), _line(), errors="skip")
