@@ -19,6 +19,7 @@ from gridtrace.logs._registry import (
     parse_logs,
     register_format,
 )
+from gridtrace.logs._sge import read_sge
 from gridtrace.logs._slurm import read_slurm
 from gridtrace.logs._swf import read_swf, write_swf
 from gridtrace.logs._torque import read_torque
@@ -54,6 +55,7 @@ __all__ = [
     "parse_logs",
     "read_gwf",
     "read_log_bytes",
+    "read_sge",
     "read_slurm",
     "read_swf",
     "read_torque",

@@ -25,6 +25,7 @@ from gridtrace.logs._base import (
 )
 from gridtrace.logs._gwf import assemble_gwf, looks_like_gwf, tokenize_gwf_file
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.logs._sge import assemble_sge, looks_like_sge, tokenize_sge_file
 from gridtrace.logs._slurm import assemble_slurm, looks_like_slurm, tokenize_slurm_file
 from gridtrace.logs._swf import assemble_swf, looks_like_swf, tokenize_swf_file
 from gridtrace.logs._torque import assemble_torque, looks_like_torque, tokenize_torque_file
@@ -307,5 +308,16 @@ register_format(
         tokenize_file=tokenize_slurm_file,
         assemble=assemble_slurm,
         aliases=("sacct",),
+    )
+)
+
+register_format(
+    LogFormat(
+        name="sge",
+        description="Grid Engine accounting files (SGE 6.x, Son of Grid Engine 8.1.x, Univa GE)",
+        looks_like=looks_like_sge,
+        tokenize_file=tokenize_sge_file,
+        assemble=assemble_sge,
+        aliases=("uge", "gridengine"),
     )
 )

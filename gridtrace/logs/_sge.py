@@ -1,0 +1,1206 @@
+"""The Grid Engine ``accounting`` reader: Sun/Oracle SGE 6.x, Son of Grid Engine 8.1.x, Univa GE.
+
+The file ``$SGE_ROOT/<cell>/common/accounting`` holds one line per finished job (per attempt, and
+per parallel-environment task), fields separated by ``:``, preceded by ``#`` comment lines
+(``# Version: 8.1.9``, ``# DO NOT MODIFY THIS FILE MANUALLY!``). The field count depends on the
+version: 43 in SGE 6.0/6.1 (up to ``maxvmem``), 45 from SGE 6.2 and in Son of Grid Engine 8.1.x
+(plus ``arid``, ``ar_submission_time``: :data:`SGE_FIELDS`), more in Univa Grid Engine 8.x, which
+appends fields after those 45 (kept in ``attrs`` as ``field_46``, ``field_47``, …, flag
+``EXTRA_FIELDS`` on the record) and, from 8.2, writes the three time stamps in **milliseconds**.
+
+Reading is two steps, like every format of the registry: :func:`tokenize_sge_file` turns one
+file into ``records`` (record type ``H`` for ``#`` lines, with ``attrs`` ``{"version": …}`` for
+the version line and ``{"text": …}`` for the others; ``J`` for a job record; ``PE`` for a
+parallel-environment slave record, one whose ``pe_taskid`` is not ``NONE``; ``attrs`` map
+:data:`SGE_FIELDS` onto the values as written; ``stamp`` is ``end_time`` as written) and
+``quarantine``; :func:`assemble_sge` turns the records of all files into ``jobs``. A line is
+checked in one regular-expression pass (every numeric field must hold a number); splitting and
+column extraction are vectorised (pyarrow compute, numpy, pandas); Python runs per line only for
+the lines that fail the check, and per distinct ``category`` string.
+
+Colons inside fields
+--------------------
+Grid Engine does not escape ``:``, so a job name or account such as ``run:2`` shifts every later
+column (ubccr/xdmod#172). A line that fails the check and has more fields than the file's usual
+count (the most common count of the file's good lines; when it has none, 43 if its ``# Version``
+line says 6.0 or 6.1, else 45) is re-aligned: the
+``k`` surplus colons are put back, in every possible way, into the free-text fields (``job_name``,
+``account``, ``category``; queue, host, user, group, project, department and PE names are object
+names, which sge_types(5) forbids to hold ``:``), and the line is kept — with flag
+``FIELD_SHIFT_REALIGNED`` on the record and the job, its bytes in ``raw`` — when exactly one
+placement makes every numeric field a number. Otherwise it is quarantined, the reason saying how
+many placements fitted (none, or several: ambiguous). A line with fewer than 43 fields, or one
+that fails the check without surplus fields, is quarantined naming the first bad field.
+
+Jobs (``shared/reference/parsers.md`` §8, SGE column)
+-----------------------------------------------------
+* A job is ``(job_number, task_number, submission_time)``: ``job_seq`` = ``job_number``,
+  ``array_index`` = ``task_number`` (0, a job that is not an array, → null); ``job_id_raw`` is
+  ``job_number`` or ``job_number.task_number``; ``job_key`` is ``"{site}:{job_id_raw}@{submit}"``
+  (a job number reused after a wrap-around has another submit time, hence another key).
+* **Retries.** Grid Engine writes one record per attempt to start a job ("If Sun Grid Engine
+  tries to start a job multiple times, this may lead to multiple entries in the accounting file
+  corresponding to the same job ID", accounting(5)). The records of one job become attempts 0,
+  1, … in reading order (file, then line); every attempt but the last is ``REQUEUED`` (flag
+  ``STATE_WAS_<state>`` when its own record says otherwise).
+* **Duplicates.** Two job records with the same job, task, submission, start and end time, host,
+  ``failed`` and ``exit_status`` (and a start time) are one attempt written twice (copied or
+  overlapping files; the two records of XDMoD's SGE fixture differ only in ``category``): they
+  are folded into one row, the later record's values kept, flag ``DUPLICATE``;
+  ``info["sge_duplicates_folded"]`` counts the records dropped.
+* **Parallel-environment slave records** (tight integration with ``accounting_summary FALSE``:
+  one record per ``qrsh -inherit`` task, ``pe_taskid`` set, often with ``submission_time`` 0)
+  are not jobs: each is folded into the attempt of the same ``job_number.task_number`` that was
+  running when it started (else the job's last attempt). The attempt's ``cpu_time_s`` is the sum
+  over its records, ``mem_used_bytes`` and ``vmem_used_bytes`` the maxima, ``exec_hosts`` the
+  master's host then the slaves' distinct hosts; flag ``PE_SLAVES_FOLDED``. Slave records without
+  a job record stay in ``records`` only (``info["sge_orphan_pe_slaves"]``).
+* Times are UTC epochs (no zone is needed; ``tz`` is accepted and ignored). A stamp above 10¹¹ is
+  in milliseconds (UGE ≥ 8.2) and is floored to seconds, as XDMoD does, flag
+  ``TIME_MILLISECONDS``. ``submission_time`` 0 (failed jobs, slave records) is not a time: the
+  submit time is taken from the job's other attempt when exactly one submit time is known for
+  that job number and task (flags ``SUBMIT_TIME_ZERO`` and ``SUBMIT_FROM_ATTEMPT``), else it is
+  null (flag ``SUBMIT_TIME_ZERO``). ``start_time``/``end_time`` 0 → null (flag ``NEVER_STARTED``).
+  ``wait_s`` = start − submit, ``run_s`` = end − start, ``walltime_used_s`` = ``ru_wallclock``
+  (flag ``WALLTIME_MISMATCH`` when it differs from ``run_s`` by more than 60 s).
+* ``user`` = ``owner``, ``group``, ``queue`` = ``qname``, ``account`` = ``project`` (``NONE`` →
+  null; the ``-A`` string, which defaults to ``sge``, stays in ``records``), ``job_name``.
+* Cores: ``cores_alloc`` = ``slots`` for an attempt that started; ``cores_req`` = the count of
+  ``-pe <name> <n>`` in ``category``, 1 for a job without ``-pe`` (a serial job has one slot); a
+  slot range (``-pe mpi 4-8``) gives null with flag ``PE_RANGE``. ``nodes_alloc`` = the number of
+  distinct hosts, except for a parallel job (``granted_pe`` set, more than one slot) without slave
+  records, whose other hosts are not logged: ``exec_hosts`` is then the master host alone,
+  ``nodes_alloc`` null, flag ``HOSTS_PARTIAL``.
+* Requests from ``category`` ``-l`` lists: ``walltime_req_s`` = ``h_rt`` (else ``s_rt``; seconds
+  or ``h:m:s``); ``mem_req_bytes`` = the first of ``m_mem_free``, ``mem_free``, ``h_vmem``,
+  ``s_vmem``, ``virtual_free``, ``h_rss``, ``s_rss`` times ``slots`` (Grid Engine memory requests
+  are per slot: flag ``MEM_PER_SLOT``). Memory specifiers follow sge_types(5): ``k``, ``m``,
+  ``g``, ``t`` are powers of 1000, ``K``, ``M``, ``G``, ``T`` powers of 1024, no suffix bytes;
+  ``INFINITY`` → null; anything else → null with flag ``MEM_UNPARSED``.
+* Usage: ``cpu_time_s`` = ``cpu``; ``vmem_used_bytes`` = ``maxvmem`` (bytes);
+  ``mem_used_bytes`` = ``ru_maxrss`` × 1024 (KiB on Linux); 0, which Grid Engine writes when it
+  did not measure it, → null with flag ``MAXRSS_ZERO``.
+* ``exit_code`` = ``exit_status`` as logged; a status of 128 + n is a job killed by signal n
+  (accounting(5): 137 = SIGKILL): for 129–192 (signals 1–64, SIGRTMAX on Linux) ``exit_signal``
+  = status − 128, flag ``SIGNAL_INFERRED``. 128 (no signal 0) and 193–255 (255 is ``exit -1``)
+  stay exit codes.
+* ``state``, from ``failed`` (sge_status(5)) and ``exit_status``: never started → ``FAILED``
+  when ``failed`` ≠ 0, else ``DELETED``; ``failed`` 24 (migrating), 25 (rescheduling) and 30
+  (application error, rescheduled) → ``REQUEUED``; killed by a signal or ``failed`` 37 (qmaster
+  enforced h_rt, h_cpu or h_vmem) after running at least its ``h_rt`` → ``TIMEOUT``; any other
+  ``failed`` ≠ 0 (100 "assumedly after job": killed by a signal, by ``qdel``, a limit or a node
+  crash — the log does not say which) → ``FAILED``; ``exit_status`` 0 → ``COMPLETED``, else
+  ``FAILED``. Every ``failed`` ≠ 0 adds flag ``SGE_FAILED_<code>``; the code is also in
+  ``records``.
+
+Other ``jobs`` flags: ``END_BEFORE_START`` (``run_s`` null), ``START_BEFORE_SUBMIT`` (``wait_s``
+negative, as logged). Flags on ``records``: ``NON_UTF8`` (decoded with replacement, bytes in
+``raw``), ``FIELD_SHIFT_REALIGNED`` (bytes in ``raw``), ``EXTRA_FIELDS``.
+
+Throughput: ``benchmarks/parse_sge.py`` (the UCSF Wynton file repeated to 200,000 lines).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gridtrace.logs._base import (
+    ErrorPolicy,
+    FileParse,
+    ParseResult,
+    apply_error_policy,
+    check_error_policy,
+)
+from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.schema import JOBS, QUARANTINE, RECORDS
+
+__all__ = [
+    "SGE_FIELDS",
+    "assemble_sge",
+    "looks_like_sge",
+    "parse_sge_memory",
+    "read_sge",
+    "tokenize_sge_file",
+]
+
+logger = logging.getLogger(__name__)
+
+# the pyarrow-stubs' overloads are narrower than these compute chains: arrays are typed loosely
+_pc: Any = pc
+_pa: Any = pa
+Arr: TypeAlias = Any
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+Bool = npt.NDArray[np.bool_]
+
+SGE_FIELDS: tuple[str, ...] = (
+    "qname",
+    "hostname",
+    "group",
+    "owner",
+    "job_name",
+    "job_number",
+    "account",
+    "priority",
+    "submission_time",
+    "start_time",
+    "end_time",
+    "failed",
+    "exit_status",
+    "ru_wallclock",
+    "ru_utime",
+    "ru_stime",
+    "ru_maxrss",
+    "ru_ixrss",
+    "ru_ismrss",
+    "ru_idrss",
+    "ru_isrss",
+    "ru_minflt",
+    "ru_majflt",
+    "ru_nswap",
+    "ru_inblock",
+    "ru_oublock",
+    "ru_msgsnd",
+    "ru_msgrcv",
+    "ru_nsignals",
+    "ru_nvcsw",
+    "ru_nivcsw",
+    "project",
+    "department",
+    "granted_pe",
+    "slots",
+    "task_number",
+    "cpu",
+    "mem",
+    "io",
+    "category",
+    "iow",
+    "pe_taskid",
+    "maxvmem",
+    "arid",
+    "ar_submission_time",
+)
+"""The 45 fields of SGE 6.2 / Son of Grid Engine 8.1.x in file order (SGE 6.0/6.1: the first 43)."""
+
+_I = {name: i for i, name in enumerate(SGE_FIELDS)}
+_MIN_FIELDS = 43  # SGE 6.0/6.1
+_FULL = len(SGE_FIELDS)  # 45
+_INT_FIELDS = frozenset(
+    _I[n]
+    for n in (
+        "job_number",
+        "priority",
+        "submission_time",
+        "start_time",
+        "end_time",
+        "failed",
+        "exit_status",
+        "slots",
+        "task_number",
+        "arid",
+        "ar_submission_time",
+    )
+)
+_NUM_FIELDS = frozenset(
+    [*range(_I["ru_wallclock"], _I["ru_nivcsw"] + 1)]
+    + [_I[n] for n in ("cpu", "mem", "io", "iow", "maxvmem")]
+)
+# free text that may hold a ':' (queue, host, user, group, PE, project and department names
+# cannot)
+# project and department are object names, which sge_types(5) forbids to hold ':'
+_TEXT_FIELDS = tuple(_I[n] for n in ("job_name", "account", "category"))
+_UNSIGNED = r"\d+"
+_SIGNED = r"-?\d+"
+_NUMBER = r"(?:-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|-?nan|-?inf)"
+
+
+def _field_pattern(i: int) -> str:
+    if i in _INT_FIELDS:
+        return _SIGNED if i in (_I["priority"], _I["exit_status"], _I["failed"]) else _UNSIGNED
+    if i in _NUM_FIELDS:
+        return _NUMBER
+    return "[^:]*"
+
+
+_PATTERNS = [_field_pattern(i) for i in range(_FULL)]
+# one pass per line: the first 43 fields, optionally arid and ar_submission_time, then anything
+_LINE = (
+    "^"
+    + ":".join(_PATTERNS[:_MIN_FIELDS])
+    + "(?::"
+    + _PATTERNS[43]
+    + "(?::"
+    + _PATTERNS[44]
+    + "(?::.*)?)?)?$"
+)
+# one field alone: a re-aligned free-text field may hold ':'
+_FIELD_RES = [re.compile(f"^{p}$" if p != "[^:]*" else ".*", re.IGNORECASE) for p in _PATTERNS]
+_LINE_RE = re.compile(_LINE.encode(), re.IGNORECASE)
+
+_MS_THRESHOLD = 1e11  # an epoch in seconds above 10^11 is after the year 5000: milliseconds
+_MEM_KEYS = ("m_mem_free", "mem_free", "h_vmem", "s_vmem", "virtual_free", "h_rss", "s_rss")
+_MEM_UNITS = {
+    "": 1,
+    "k": 10**3,
+    "m": 10**6,
+    "g": 10**9,
+    "t": 10**12,
+    "p": 10**15,
+    "K": 2**10,
+    "M": 2**20,
+    "G": 2**30,
+    "T": 2**40,
+    "P": 2**50,
+}
+_MEM_RE = re.compile(r"^(\d+(?:\.\d*)?|\.\d+)([kmgtpKMGTP]?)$")
+_VERSION_RE = re.compile(r"^#\s*Version:\s*(\S+)")
+_REQUEUE_CODES = (24, 25, 30)
+_LIMIT_CODE = 37
+_MAX_SIGNAL = 64  # SIGRTMAX on Linux: 193..255 are exit codes (255 is `exit -1`), not signals
+
+
+# --------------------------------------------------------------------------- small parsers
+
+
+def parse_sge_memory(text: str) -> float | None:
+    """Bytes of a Grid Engine memory specifier (sge_types(5)).
+
+    ``k``/``m``/``g``/``t`` multiply by powers of 1000, ``K``/``M``/``G``/``T`` by powers of
+    1024, no suffix means bytes: ``2g`` → 2e9, ``1.000T`` → 1099511627776.0.
+
+    Returns
+    -------
+    float or None
+        None for ``INFINITY`` (no limit).
+
+    Raises
+    ------
+    ValueError
+        If the text is not a memory specifier.
+    """
+    value = text.strip()
+    if value.upper() in {"INFINITY", "INF"}:
+        return None
+    match = _MEM_RE.match(value)
+    if match is None:
+        msg = f"not a Grid Engine memory specifier: {text!r}"
+        raise ValueError(msg)
+    return float(match.group(1)) * _MEM_UNITS[match.group(2)]
+
+
+def _seconds(text: str) -> float | None:
+    """Read a Grid Engine time specifier: seconds, or ``h:m:s`` with empty parts meaning 0."""
+    value = text.strip()
+    if value.upper() in {"INFINITY", "INF"}:
+        return None
+    if ":" in value:
+        parts = value.split(":")
+        if len(parts) != 3:
+            msg = f"not a time specifier: {text!r}"
+            raise ValueError(msg)
+        h, m, s = (float(p) if p else 0.0 for p in parts)
+        return h * 3600 + m * 60 + s
+    return float(value)
+
+
+class _Category:
+    """What gridtrace reads from a ``category`` string (``-l h_rt=3600,mem_free=2G -pe smp 8``)."""
+
+    __slots__ = ("mem_bad", "mem_per_slot", "pe_range", "pe_slots", "walltime")
+
+    def __init__(self, text: str) -> None:
+        self.walltime: float | None = None
+        self.mem_per_slot: float | None = None
+        self.mem_bad = False
+        self.pe_slots: float | None = None
+        self.pe_range = False
+        resources: dict[str, str] = {}
+        words = text.split()
+        pe_seen = False
+        for i, word in enumerate(words):
+            if word == "-l" and i + 1 < len(words):
+                for item in words[i + 1].split(","):
+                    key, sep, value = item.partition("=")
+                    if sep:
+                        resources.setdefault(key.strip(), value.strip())
+            elif word == "-pe" and i + 2 < len(words):
+                pe_seen = True
+                count = words[i + 2]
+                if count.isdigit():
+                    self.pe_slots = float(count)
+                else:
+                    self.pe_range = True
+        if not pe_seen:
+            self.pe_slots = 1.0
+        for key in ("h_rt", "s_rt"):
+            if key in resources:
+                try:
+                    self.walltime = _seconds(resources[key])
+                except ValueError:
+                    self.walltime = None
+                break
+        for key in _MEM_KEYS:
+            if key in resources:
+                try:
+                    self.mem_per_slot = parse_sge_memory(resources[key])
+                except ValueError:
+                    self.mem_bad = True
+                break
+
+
+# --------------------------------------------------------------------------- tokeniser
+
+
+def looks_like_sge(head: bytes) -> bool:
+    """Whether the first bytes of a (decompressed) file look like a Grid Engine accounting file.
+
+    True when the complete non-comment lines among the first 50 all pass the field check (at
+    least 43 ``:``-separated fields, numbers where numbers belong), allowing one bad line in
+    ten; a head of ``#`` lines only is accepted when it holds the ``# Version:`` line and the
+    ``DO NOT MODIFY THIS FILE MANUALLY`` warning Grid Engine writes.
+    """
+    lines = head.split(b"\n")[:50]
+    if len(lines) > 1 and not head.endswith(b"\n"):
+        lines = lines[:-1]
+    lines = [line.rstrip(b"\r") for line in lines if line.strip()]
+    data = [line for line in lines if not line.startswith(b"#")]
+    if not data:
+        text = b"\n".join(lines)
+        return b"# Version:" in text and b"DO NOT MODIFY THIS FILE MANUALLY" in text
+    good = sum(1 for line in data if _LINE_RE.match(line))
+    return good >= 1 and good * 10 >= len(data) * 9
+
+
+def _split_lines(data: bytes) -> list[bytes]:
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    if b"\r" not in data:
+        return lines
+    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
+
+
+def _as_text(lines: Arr) -> tuple[Arr, Bool]:
+    try:
+        return lines.cast(pa.string()), np.zeros(len(lines), dtype=bool)
+    except pa.ArrowInvalid:
+        raw = lines.to_pylist()
+        bad = np.zeros(len(raw), dtype=bool)
+        text: list[str] = []
+        for i, line in enumerate(raw):
+            try:
+                text.append(line.decode("utf-8"))
+            except UnicodeDecodeError:
+                text.append(line.decode("utf-8", errors="replace"))
+                bad[i] = True
+        return _pa.array(text, pa.string()), bad
+
+
+def _numpy(array: Arr, dtype: Any = np.float64) -> npt.NDArray[Any]:
+    return np.asarray(array.to_numpy(zero_copy_only=False), dtype=dtype)
+
+
+def _repeat(value: str, n: int) -> Arr:
+    return _pa.array([value], pa.string()).take(_pa.array(np.zeros(n, dtype=np.int32)))
+
+
+def _first_bad_field(tokens: Sequence[str]) -> str | None:
+    for i, token in enumerate(tokens[:_FULL]):
+        if not _FIELD_RES[i].match(token):
+            return f"{SGE_FIELDS[i]} {token[:40]!r} is not a number"
+    return None
+
+
+def _placements(k: int, slots: int) -> Iterable[tuple[int, ...]]:
+    """Every way of putting ``k`` surplus colons into ``slots`` fields."""
+    for cuts in itertools.combinations(range(k + slots - 1), slots - 1):
+        bounds = (-1, *cuts, k + slots - 1)
+        yield tuple(bounds[j + 1] - bounds[j] - 1 for j in range(slots))
+
+
+def _realign(tokens: list[str], width: int) -> tuple[list[str] | None, str]:
+    """Put surplus colons back into free-text fields; ``(fields, "")`` or ``(None, reason)``."""
+    n = len(tokens)
+    core = _FULL if width >= _FULL else _MIN_FIELDS
+    surplus = n - width
+    text_fields = [i for i in _TEXT_FIELDS if i < core]
+    if surplus > 12:
+        return None, f"{n} fields where {width} expected: too many to re-align"
+    fits: list[list[str]] = []
+    for extra in _placements(surplus, len(text_fields)):
+        grow = dict(zip(text_fields, extra, strict=True))
+        fields: list[str] = []
+        pos = 0
+        for i in range(core):
+            take = 1 + grow.get(i, 0)
+            fields.append(":".join(tokens[pos : pos + take]))
+            pos += take
+        fields.extend(tokens[pos:])
+        if all(_FIELD_RES[i].match(fields[i]) for i in range(core)):
+            fits.append(fields)
+            if len(fits) > 1:
+                break
+    if len(fits) == 1:
+        return fits[0], ""
+    if not fits:
+        return None, (
+            f"{n} ':'-separated fields where {width} expected, and no placement of the "
+            f"{surplus} surplus ':' in job_name/account/category makes the numeric fields "
+            "numbers"
+        )
+    return None, (
+        f"{n} ':'-separated fields where {width} expected: the {surplus} surplus ':' fit in "
+        "more than one way into job_name/account/category (ambiguous)"
+    )
+
+
+def tokenize_sge_file(path: StrPath, *, site: str) -> FileParse:
+    """Tokenise one Grid Engine ``accounting`` file (plain, gzip, bzip2 or xz).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    site : str
+        Site name for every row.
+
+    Returns
+    -------
+    FileParse
+        One ``records`` row per ``#`` line (``H``), job record (``J``) or parallel-environment
+        slave record (``PE``), one ``quarantine`` row per other line (blank, too few fields,
+        non-numeric where a number belongs, a ``:`` inside a field that cannot be placed
+        uniquely), in line order; ``lines_read`` = records + quarantined.
+    """
+    src_file = str(path)
+    raw_lines = _split_lines(read_log_bytes(path))
+    n_lines = len(raw_lines)
+    binary = _pa.array(raw_lines, pa.binary())
+    text, non_utf8 = _as_text(binary)
+    if n_lines:
+        blank = _numpy(_pc.equal(_pc.utf8_trim_whitespace(text), ""), bool)
+        comment = _numpy(_pc.starts_with(text, "#"), bool)
+        checked = _numpy(_pc.match_substring_regex(text, _LINE, ignore_case=True), bool)
+    else:
+        blank = comment = checked = np.zeros(0, dtype=bool)
+    data = ~blank & ~comment
+    good = data & checked
+    tokens = _pc.split_pattern(text, ":")
+    counts = _numpy(_pc.list_value_length(tokens), np.int64) if n_lines else np.zeros(0, np.int64)
+    # the usual field count: that of most good lines, else what the "# Version" line implies
+    width = _FULL
+    for line in text.filter(_pa.array(comment)).to_pylist() if comment.any() else ():
+        match = _VERSION_RE.match(str(line))
+        if match and re.match(r"^6\.[01](?!\d)", match.group(1)):
+            width = _MIN_FIELDS
+    if good.any():
+        values, freq = np.unique(counts[good], return_counts=True)
+        width = int(values[np.argmax(freq)])
+
+    reasons: dict[int, str] = {}
+    realigned: dict[int, list[str]] = {}
+    for j in np.flatnonzero(data & ~checked):
+        row = int(j)
+        fields = str(text[row].as_py()).split(":")
+        if len(fields) < _MIN_FIELDS:
+            reasons[row] = (
+                f"{len(fields)} ':'-separated fields, fewer than the {_MIN_FIELDS} of the "
+                "oldest layout (SGE 6.0)"
+            )
+            continue
+        if len(fields) > width:
+            fixed, why = _realign(fields, width)
+            if fixed is not None:
+                realigned[row] = fixed
+                continue
+            reasons[row] = why
+            continue
+        reasons[row] = (
+            f"{len(fields)} ':'-separated fields: {_first_bad_field(fields) or 'malformed'}"
+        )
+    for j in np.flatnonzero(blank):
+        reasons[int(j)] = "blank line"
+
+    tables: list[pa.Table] = []
+    comment_rows = np.flatnonzero(comment)
+    if len(comment_rows):
+        header_attrs: list[list[tuple[str, str]]] = []
+        for line in text.take(_pa.array(comment_rows)).to_pylist():
+            match = _VERSION_RE.match(str(line))
+            body = str(line)[1:].strip()
+            header_attrs.append([("version", match.group(1))] if match else [("text", body)])
+        bad = non_utf8[comment_rows]
+        tables.append(
+            _records(
+                site,
+                src_file,
+                comment_rows + 1,
+                _repeat("H", len(comment_rows)),
+                pa.nulls(len(comment_rows), pa.string()),
+                pa.nulls(len(comment_rows), pa.string()),
+                _pa.array(header_attrs, pa.map_(pa.string(), pa.string())),
+                _flags([["NON_UTF8"] if b else [] for b in bad]),
+                _pc.if_else(
+                    _pa.array(bad),
+                    binary.take(_pa.array(comment_rows)),
+                    pa.scalar(None, pa.binary()),
+                ),
+            )
+        )
+    good_rows = np.flatnonzero(good)
+    if len(good_rows):
+        first, last = int(good_rows[0]), int(good_rows[-1])
+        contiguous = last - first + 1 == len(good_rows)
+        tables.append(
+            _job_records(
+                site,
+                src_file,
+                good_rows,
+                tokens.slice(first, len(good_rows))
+                if contiguous
+                else tokens.take(_pa.array(good_rows)),
+                non_utf8[good_rows],
+                np.zeros(len(good_rows), dtype=bool),
+                binary,
+            )
+        )
+    if realigned:
+        rows = np.array(sorted(realigned), dtype=np.int64)
+        tables.append(
+            _job_records(
+                site,
+                src_file,
+                rows,
+                _pa.array([realigned[int(r)] for r in rows], pa.list_(pa.string())),
+                non_utf8[rows],
+                np.ones(len(rows), dtype=bool),
+                binary,
+            )
+        )
+    if tables:
+        records = pa.concat_tables(tables)
+        line_order = _numpy(records.column("src_line").combine_chunks(), np.int64)
+        if len(tables) > 1 and (np.diff(line_order) < 0).any():
+            records = records.take(_pa.array(np.argsort(line_order, kind="stable")))
+    else:
+        records = RECORDS.empty_table()
+    bad_rows = sorted(reasons)
+    quarantine = pa.Table.from_arrays(
+        [
+            _repeat(site, len(bad_rows)),
+            _repeat("sge", len(bad_rows)),
+            _repeat(src_file, len(bad_rows)),
+            _pa.array([i + 1 for i in bad_rows], pa.int64()),
+            _pa.array([reasons[i] for i in bad_rows], pa.string()),
+            _pa.array([raw_lines[i] for i in bad_rows], pa.binary()),
+        ],
+        schema=QUARANTINE,
+    )
+    logger.debug(
+        "%s: %d lines, %d realigned, %d quarantined",
+        src_file,
+        n_lines,
+        len(realigned),
+        quarantine.num_rows,
+    )
+    return FileParse(src_file=src_file, records=records, quarantine=quarantine, lines_read=n_lines)
+
+
+def _flags(lists: Sequence[Sequence[str]]) -> Arr:
+    if not any(lists):
+        return pa.nulls(len(lists), pa.list_(pa.string()))
+    return _pa.array([list(f) if f else None for f in lists], pa.list_(pa.string()))
+
+
+def _job_records(
+    site: str,
+    src_file: str,
+    rows: I64,
+    tokens: Arr,
+    non_utf8: Bool,
+    shifted: Bool,
+    lines: Arr,
+) -> pa.Table:
+    """``J``/``PE`` records of the file's ``lines`` at ``rows``, already split into fields."""
+    n = len(rows)
+    counts = _numpy(_pc.list_value_length(tokens), np.int64)
+    values = _pc.list_flatten(tokens)
+    starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    longest = int(counts.max()) if n else 0
+    names = [*SGE_FIELDS, *(f"field_{i + 1}" for i in range(_FULL, longest))]
+    keys = _field_names(counts, names)
+    attrs = _pa.MapArray.from_arrays(_pa.array(starts.astype(np.int32)), keys, values)
+
+    def field(name: str) -> Arr:
+        return values.take(_pa.array(starts[:-1] + _I[name]))
+
+    job = field("job_number")
+    task = field("task_number")
+    job_id_raw = _pc.if_else(
+        _pc.equal(task, "0"), job, _pc.binary_join_element_wise(job, task, ".")
+    )
+    pe_taskid = field("pe_taskid")
+    slave = _pc.invert(_pc.or_(_pc.equal(pe_taskid, "NONE"), _pc.equal(pe_taskid, "")))
+    record_type = _pc.if_else(slave, "PE", "J")
+    extra = counts > _FULL
+    flags = _flag_array(
+        n,
+        [("NON_UTF8", non_utf8), ("FIELD_SHIFT_REALIGNED", shifted), ("EXTRA_FIELDS", extra)],
+    )
+    keep_raw = non_utf8 | shifted
+    raw = (
+        _pc.if_else(
+            _pa.array(keep_raw),
+            lines.take(_pa.array(np.where(keep_raw, rows, 0))),
+            pa.scalar(None, pa.binary()),
+        )
+        if keep_raw.any()
+        else pa.nulls(n, pa.binary())
+    )
+    return _records(
+        site,
+        src_file,
+        rows + 1,
+        record_type,
+        field("end_time"),
+        job_id_raw,
+        attrs,
+        flags,
+        raw,
+    )
+
+
+def _field_names(counts: I64, names: Sequence[str]) -> Arr:
+    """Build the attrs keys: ``names[: counts[i]]`` for each row ``i``, concatenated."""
+    n = len(counts)
+    if n and (counts == counts[0]).all():
+        # one layout: the row's names repeated, built from buffers (a take would copy each)
+        width = int(counts[0])
+        encoded = [name.encode() for name in names[:width]]
+        row_bytes = b"".join(encoded)
+        if len(row_bytes) * n < 2**31 - 1:
+            row_offsets = np.zeros(width, dtype=np.int64)
+            np.cumsum([len(e) for e in encoded[:-1]], out=row_offsets[1:])
+            offsets = (row_offsets[None, :] + len(row_bytes) * np.arange(n)[:, None]).ravel()
+            offsets = np.append(offsets, len(row_bytes) * n).astype(np.int32)
+            return _pa.StringArray.from_buffers(
+                width * n, pa.py_buffer(offsets.tobytes()), pa.py_buffer(row_bytes * n)
+            )
+    starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    position = np.arange(int(starts[-1]), dtype=np.int64) - np.repeat(starts[:-1], counts)
+    return _pa.array(list(names), pa.string()).take(_pa.array(position))
+
+
+def _records(
+    site: str,
+    src_file: str,
+    lines: I64,
+    record_type: Arr,
+    stamp: Arr,
+    job_id_raw: Arr,
+    attrs: Arr,
+    flags: Arr,
+    raw: Arr,
+) -> pa.Table:
+    n = len(lines)
+    return pa.Table.from_arrays(
+        [
+            _repeat(site, n),
+            _repeat("sge", n),
+            _repeat(src_file, n),
+            _pa.array(lines, pa.int64()),
+            record_type,
+            stamp,
+            pa.nulls(n, pa.timestamp("s", tz="UTC")),
+            job_id_raw,
+            attrs,
+            flags,
+            raw,
+        ],
+        schema=RECORDS,
+    )
+
+
+# --------------------------------------------------------------------------- assembler
+
+
+class _Fields:
+    """Positional access to the aligned fields of ``J``/``PE`` records."""
+
+    def __init__(self, table: pa.Table) -> None:
+        attrs: Any = table.column("attrs").combine_chunks()
+        self.n = len(attrs)
+        self.items: Any = attrs.items
+        offsets = _numpy(attrs.offsets, np.int64)
+        self.starts = offsets[:-1]
+        self.counts = np.diff(offsets)
+
+    def text(self, name: str) -> Arr:
+        i = _I[name]
+        if not self.n:
+            return _pa.array([], pa.string())
+        present = self.counts > i
+        where = np.where(present, self.starts + i, 0)
+        taken = self.items.take(_pa.array(where))
+        if present.all():
+            return taken
+        return _pc.if_else(_pa.array(present), taken, None)
+
+    def number(self, name: str) -> F64:
+        text = self.text(name)
+        if not self.n:
+            return np.zeros(0)
+        try:
+            values = _numpy(text.cast(pa.float64()).fill_null(np.nan)).copy()
+        except pa.ArrowInvalid:
+            # a form Arrow's parser refuses: Python's float, NaN where not a number
+            values = np.array([_to_float(v) for v in text.to_pylist()], dtype=np.float64)
+        values[~np.isfinite(values)] = np.nan  # "inf", "-nan" as written by some versions
+        return values
+
+
+def _to_float(text: str | None) -> float:
+    if text is None:
+        return np.nan
+    try:
+        return float(text)
+    except ValueError:
+        return np.nan
+
+
+def _int_or_null(values: F64, dtype: Any) -> Arr:
+    known = ~np.isnan(values)
+    return _pa.array(np.where(known, np.round(values), 0).astype(np.int64), mask=~known).cast(dtype)
+
+
+def _flag_array(n: int, masks: Sequence[tuple[str, Bool]]) -> Arr:
+    """Build a ``list<string>`` array: each row's flags in ``masks`` order, null for none."""
+    rows_parts = [np.flatnonzero(mask) for _, mask in masks]
+    rows = np.concatenate(rows_parts) if rows_parts else np.zeros(0, np.int64)
+    if not len(rows):
+        return pa.nulls(n, pa.list_(pa.string()))
+    which = np.repeat(np.arange(len(masks)), [len(r) for r in rows_parts])
+    order = np.argsort(rows, kind="stable")
+    values = _pa.array([name for name, _ in masks], pa.string()).take(_pa.array(which[order]))
+    counts = np.bincount(rows, minlength=n)
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(counts, out=offsets[1:])
+    return _pa.ListArray.from_arrays(_pa.array(offsets), values, mask=_pa.array(counts == 0))
+
+
+def _stamps(values: F64) -> tuple[F64, Bool]:
+    """Epoch seconds (0 → NaN) and which values were milliseconds."""
+    ms = values > _MS_THRESHOLD
+    seconds = np.where(ms, np.floor(values / 1000.0), values)
+    return np.where(seconds > 0, seconds, np.nan), ms
+
+
+def assemble_sge(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseResult:
+    """Assemble tokenised accounting files, given in reading order, into a :class:`ParseResult`.
+
+    Parameters
+    ----------
+    parts : sequence of FileParse
+        What :func:`tokenize_sge_file` returned for each file.
+    tz : str, optional
+        Ignored: Grid Engine writes UTC epochs. Accepted so that every format assembles alike.
+
+    Returns
+    -------
+    ParseResult
+        ``info`` holds ``format``, ``sge_versions`` (from ``# Version`` lines),
+        ``sge_millisecond_files`` (files with millisecond stamps), ``sge_realigned`` (records
+        re-aligned after a ``:`` inside a field), ``sge_pe_slaves`` and
+        ``sge_orphan_pe_slaves`` (slave records folded / without a job record) and
+        ``sge_duplicates_folded``.
+    """
+    del tz
+    records = pa.concat_tables([p.records for p in parts]) if parts else RECORDS.empty_table()
+    quarantine = (
+        pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
+    )
+    kinds = records.column("record_type")
+    heads = records.filter(_pc.equal(kinds, "H"))
+    versions: list[str] = []
+    for attrs in heads.column("attrs").to_pylist():
+        for key, value in attrs or ():
+            if key == "version" and value not in versions:
+                versions.append(value)
+    rec = records.filter(_pc.is_in(kinds, _pa.array(["J", "PE"])))
+    jobs, info = _jobs(rec)
+    return ParseResult(
+        records=records,
+        jobs=jobs,
+        quarantine=quarantine,
+        files=tuple(p.src_file for p in parts),
+        lines_read=sum(p.lines_read for p in parts),
+        tz_offset_s=None,
+        info={"format": "sge", "sge_versions": versions, **info},
+    )
+
+
+def _int_text(values: F64) -> Arr:
+    """Decimal strings of whole numbers (null where NaN)."""
+    return _int_or_null(values, pa.int64()).cast(pa.string())
+
+
+def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
+    n_all = rec.num_rows
+    get = _Fields(rec)
+    is_slave = _numpy(_pc.equal(rec.column("record_type"), "PE").combine_chunks(), bool)
+    src_line = _numpy(rec.column("src_line").combine_chunks(), np.int64)
+    src_file_all = rec.column("src_file").combine_chunks()
+    # records come in reading order: files in the order given, then lines; dictionary codes
+    # number the files in order of first appearance
+    file_codes = src_file_all.dictionary_encode()
+    file_no = _numpy(file_codes.indices, np.int64) if n_all else np.zeros(0, np.int64)
+    job_number = get.number("job_number")
+    task = get.number("task_number")
+    submit_raw = get.number("submission_time")
+    start_raw = get.number("start_time")
+    end_raw = get.number("end_time")
+    submit_all, ms_submit = _stamps(submit_raw)
+    start_all, ms_start = _stamps(start_raw)
+    end_all, ms_end = _stamps(end_raw)
+    ms_all = ms_submit | ms_start | ms_end
+    host_text = _pc.fill_null(get.text("hostname"), "")
+    host_codes = host_text.dictionary_encode()
+    host_no = _numpy(host_codes.indices, np.int64) if n_all else np.zeros(0, np.int64)
+    failed_all = get.number("failed")
+    exit_all = get.number("exit_status")
+    cpu_all = get.number("cpu")
+    vmem_all = get.number("maxvmem")
+    rss_all = get.number("ru_maxrss") * 1024.0
+    shifted_all = np.zeros(n_all, dtype=bool)
+    rec_flags = rec.column("flags").combine_chunks()
+    if rec_flags.null_count < n_all:
+        flat = _pc.list_flatten(rec_flags)
+        hit = _numpy(_pc.equal(flat, "FIELD_SHIFT_REALIGNED"), bool)
+        parents = _numpy(_pc.list_parent_indices(rec_flags), np.int64)
+        shifted_all[parents[hit]] = True
+
+    masters = np.flatnonzero(~is_slave)
+    slaves = np.flatnonzero(is_slave)
+
+    # fold masters written twice (same job, task, times, host, failed, exit; started)
+    frame = pd.DataFrame(
+        {
+            "job": job_number[masters],
+            "task": task[masters],
+            "submit": submit_raw[masters],
+            "start": start_raw[masters],
+            "end": end_raw[masters],
+            "host": host_no[masters],
+            "failed": failed_all[masters],
+            "exit": exit_all[masters],
+        }
+    )
+    started_m = start_raw[masters] > 0
+    later_copy = frame.duplicated(keep="last").to_numpy() & started_m
+    has_copy = frame.duplicated(keep=False).to_numpy() & started_m
+    keep = masters[~later_copy]
+    duplicate = has_copy[~later_copy]
+    n = len(keep)
+    take_keep = _pa.array(keep)
+
+    job = job_number[keep]
+    tsk = task[keep]
+    submit = submit_all[keep].copy()
+    start = start_all[keep]
+    end = end_all[keep]
+    ms = ms_all[keep].copy()
+    submit_zero = np.isnan(submit)
+
+    # submission_time 0: the job's other attempt's submit when exactly one is known
+    adopted = np.zeros(n, dtype=bool)
+    if submit_zero.any():
+        zero = pd.DataFrame(
+            {"job": job[submit_zero], "task": tsk[submit_zero], "row": np.flatnonzero(submit_zero)}
+        )
+        known = pd.DataFrame({"job": job, "task": tsk, "submit": submit})[~submit_zero]
+        known = known.merge(zero[["job", "task"]].drop_duplicates(), on=["job", "task"])
+        counted = (
+            known.drop_duplicates()
+            .groupby(["job", "task"])["submit"]
+            .agg(["first", "size"])
+            .reset_index()
+        )
+        single = counted[counted["size"] == 1]
+        matched = zero.merge(single, on=["job", "task"])
+        matched_rows = matched["row"].to_numpy(dtype=np.int64)
+        submit[matched_rows] = matched["first"].to_numpy(dtype=np.float64)
+        adopted[matched_rows] = True
+
+    # attempts: one job = (job, task, submit); attempts in reading order
+    order = pd.DataFrame(
+        {
+            "job": job,
+            "task": tsk,
+            "submit": np.nan_to_num(submit, nan=-1.0),
+            "file": file_no[keep],
+            "line": src_line[keep],
+            "row": np.arange(n),
+        }
+    ).sort_values(["job", "task", "submit", "file", "line"], kind="stable")
+    groups = order.groupby(["job", "task", "submit"], sort=False)
+    rows_sorted = order["row"].to_numpy()
+    attempt = np.empty(n, dtype=np.int64)
+    n_attempts = np.empty(n, dtype=np.int64)
+    attempt[rows_sorted] = groups.cumcount().to_numpy()
+    n_attempts[rows_sorted] = groups["row"].transform("size").to_numpy()
+
+    # PE slave records fold into the attempt running when they started
+    cpu = cpu_all[keep].copy()
+    vmem = vmem_all[keep].copy()
+    rss = rss_all[keep].copy()
+    extra_hosts: dict[int, list[str]] = {}
+    slave_count = np.zeros(n, dtype=np.int64)
+    orphans = 0
+    if len(slaves):
+        host_names = host_codes.dictionary.to_pylist()
+        by_job: dict[tuple[float, float], list[int]] = {}
+        for sorted_row in rows_sorted:
+            by_job.setdefault((job[sorted_row], tsk[sorted_row]), []).append(int(sorted_row))
+        for s in slaves:
+            candidates = by_job.get((job_number[s], task[s]))
+            if not candidates:
+                orphans += 1
+                continue
+            target = candidates[-1]
+            s_start = start_all[s]
+            if not np.isnan(s_start):
+                for candidate in candidates:
+                    if not np.isnan(start[candidate]) and start[candidate] <= s_start:
+                        target = candidate
+            slave_count[target] += 1
+            cpu[target] = np.nansum([cpu[target], cpu_all[s]])
+            vmem[target] = np.fmax(vmem[target], vmem_all[s])
+            rss[target] = np.fmax(rss[target], rss_all[s])
+            ms[target] |= ms_all[s]
+            shifted_all[keep[target]] |= shifted_all[s]
+            master_host = host_names[host_no[keep[target]]]
+            host = host_names[host_no[s]]
+            known_hosts = extra_hosts.setdefault(target, [])
+            if host and host != master_host and host not in known_hosts:
+                known_hosts.append(host)
+
+    def col(name: str) -> Arr:
+        return get.text(name).take(take_keep)
+
+    master_host_text = host_text.take(take_keep)
+    failed = failed_all[keep]
+    status = exit_all[keep]
+    slots = get.number("slots")[keep]
+    wallclock = get.number("ru_wallclock")[keep]
+    category_codes = _pc.fill_null(col("category"), "").dictionary_encode()
+    parsed = [_Category(str(text)) for text in category_codes.dictionary.to_pylist()]
+    code = _numpy(category_codes.indices, np.int64) if n else np.zeros(0, np.int64)
+
+    def per_category(values: list[Any]) -> F64:
+        by_row: F64 = np.asarray(values, dtype=np.float64)[code]
+        return by_row
+
+    walltime_req = per_category([np.nan if c.walltime is None else c.walltime for c in parsed])
+    mem_slot = per_category([np.nan if c.mem_per_slot is None else c.mem_per_slot for c in parsed])
+    mem_bad = per_category([c.mem_bad for c in parsed]).astype(bool)
+    pe_slots = per_category([np.nan if c.pe_slots is None else c.pe_slots for c in parsed])
+    pe_range = per_category([c.pe_range for c in parsed]).astype(bool)
+
+    started = ~np.isnan(start)
+    ended = ~np.isnan(end)
+    backwards = started & ended & (end < start)
+    run = np.where(started & ended & ~backwards, end - start, np.nan)
+    wait = np.where(started, start - submit, np.nan)
+    early_start = started & ~np.isnan(submit) & (start < submit)
+    walltime_used = np.where(started, wallclock, np.nan)
+    mismatch = ~np.isnan(run) & ~np.isnan(walltime_used) & (np.abs(run - walltime_used) > 60)
+
+    granted_pe = _pc.fill_null(col("granted_pe"), "NONE")
+    has_pe = _numpy(_pc.invert(_pc.is_in(granted_pe, _pa.array(["NONE", ""]))), bool)
+    parallel = has_pe & (slots > 1)
+    partial = parallel & (slave_count == 0) & started
+    has_host = _numpy(_pc.not_equal(master_host_text, ""), bool)
+    n_hosts = has_host.astype(np.float64) + np.array(
+        [len(extra_hosts.get(i, ())) for i in range(n)] if extra_hosts else np.zeros(n)
+    )
+    nodes_alloc = np.where(started & ~partial & (n_hosts > 0), n_hosts, np.nan)
+    cores_alloc = np.where(started, slots, np.nan)
+    mem_req = mem_slot * slots
+    rss_zero = rss == 0
+    rss = np.where(rss_zero, np.nan, rss)
+
+    # exit status and state
+    signal_inferred = (status > 128) & (status <= 128 + _MAX_SIGNAL)
+    signal = np.where(signal_inferred, status - 128, np.nan)
+    over_limit = (started & ~np.isnan(run) & ~np.isnan(walltime_req) & (run >= walltime_req)) & (
+        signal_inferred | (failed == _LIMIT_CODE)
+    )
+    state_names = np.array(["FAILED", "DELETED", "REQUEUED", "TIMEOUT", "COMPLETED"])
+    state_code = np.select(
+        [
+            ~started & (failed != 0),
+            ~started,
+            np.isin(failed, _REQUEUE_CODES),
+            over_limit,
+            failed != 0,
+            status == 0,
+        ],
+        [0, 1, 2, 3, 0, 4],
+        default=0,
+    )
+    earlier = attempt < n_attempts - 1
+    final_code = np.where(earlier, 2, state_code)
+    masks: list[tuple[str, Bool]] = [
+        ("TIME_MILLISECONDS", ms),
+        ("SUBMIT_TIME_ZERO", submit_zero),
+        ("SUBMIT_FROM_ATTEMPT", adopted),
+        ("NEVER_STARTED", ~started),
+        ("DUPLICATE", duplicate),
+        ("FIELD_SHIFT_REALIGNED", shifted_all[keep]),
+        ("PE_SLAVES_FOLDED", slave_count > 0),
+        ("HOSTS_PARTIAL", partial),
+        ("PE_RANGE", pe_range),
+        ("SIGNAL_INFERRED", signal_inferred),
+        ("END_BEFORE_START", backwards),
+        ("START_BEFORE_SUBMIT", early_start),
+        ("WALLTIME_MISMATCH", mismatch),
+        ("MEM_PER_SLOT", ~np.isnan(mem_req)),
+        ("MEM_UNPARSED", mem_bad),
+        ("MAXRSS_ZERO", rss_zero),
+    ]
+    for failed_code in sorted({int(c) for c in np.unique(failed[~np.isnan(failed)]) if c}):
+        masks.append((f"SGE_FAILED_{failed_code}", failed == failed_code))
+    for k, name in enumerate(state_names):
+        if name != "REQUEUED":
+            masks.append((f"STATE_WAS_{name}", earlier & (state_code == k)))
+
+    site = rec.column("site").combine_chunks().take(take_keep)
+    job_text = _int_text(job)
+    id_text = _pc.if_else(
+        _pa.array(tsk > 0),
+        _pc.binary_join_element_wise(job_text, _int_text(tsk), "."),
+        job_text,
+    )
+    submit_text = _pc.fill_null(_int_text(submit), "unknown")
+    job_key = _pc.binary_join_element_wise(site, ":", id_text, "@", submit_text, "")
+    ts = pa.timestamp("s", tz="UTC")
+
+    def times(values: F64) -> Arr:
+        return _int_or_null(values, pa.int64()).cast(ts)
+
+    if extra_hosts:
+        host_lists = [
+            ([h] if h else []) + extra_hosts.get(i, [])
+            for i, h in enumerate(master_host_text.to_pylist())
+        ]
+        exec_hosts = _pa.array([h or None for h in host_lists], pa.list_(pa.string()))
+    else:
+        exec_hosts = _pa.ListArray.from_arrays(
+            _pa.array(np.arange(n + 1, dtype=np.int32)),
+            master_host_text,
+            mask=_pa.array(~has_host),
+        )
+    project = col("project")
+    account = _pc.if_else(_pc.is_in(project, _pa.array(["NONE", ""])), None, project)
+    columns: dict[str, Any] = {
+        "site": site,
+        "source_format": _repeat("sge", n),
+        "job_key": job_key,
+        "job_id_raw": id_text,
+        "job_seq": _int_or_null(job, pa.int64()),
+        "array_index": _int_or_null(np.where(tsk > 0, tsk, np.nan), pa.int32()),
+        "attempt": _pa.array(attempt.astype(np.int16), pa.int16()),
+        "n_attempts": _pa.array(n_attempts.astype(np.int16), pa.int16()),
+        "user": col("owner"),
+        "group": col("group"),
+        "account": account,
+        "queue": col("qname"),
+        "job_name": col("job_name"),
+        "submit_time": times(submit),
+        "start_time": times(start),
+        "end_time": times(end),
+        "wait_s": _int_or_null(wait, pa.int64()),
+        "run_s": _int_or_null(run, pa.int64()),
+        "walltime_used_s": _int_or_null(walltime_used, pa.int64()),
+        "walltime_req_s": _int_or_null(walltime_req, pa.int64()),
+        "cpu_time_s": _pa.array(cpu, pa.float64(), from_pandas=True),
+        "cores_req": _int_or_null(pe_slots, pa.int32()),
+        "nodes_alloc": _int_or_null(nodes_alloc, pa.int32()),
+        "cores_alloc": _int_or_null(cores_alloc, pa.int32()),
+        "exec_hosts": exec_hosts,
+        "mem_req_bytes": _int_or_null(mem_req, pa.int64()),
+        "mem_used_bytes": _int_or_null(rss, pa.int64()),
+        "vmem_used_bytes": _int_or_null(vmem, pa.int64()),
+        "exit_code": _int_or_null(status, pa.int32()),
+        "exit_signal": _int_or_null(signal, pa.int32()),
+        "state": _pa.array(state_names).take(_pa.array(final_code)),
+        "src_file": src_file_all.take(take_keep),
+        "src_line": _pa.array(src_line[keep], pa.int64()),
+        "flags": _flag_array(n, masks),
+    }
+    table = pa.Table.from_arrays(
+        [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in JOBS], schema=JOBS
+    )
+    ms_codes = np.unique(file_no[ms_all]) if n_all else np.zeros(0, np.int64)
+    file_names = file_codes.dictionary.to_pylist() if n_all else []
+    info = {
+        "sge_millisecond_files": [str(file_names[int(c)]) for c in ms_codes],
+        "sge_realigned": int(shifted_all.sum()),
+        "sge_pe_slaves": int(len(slaves) - orphans),
+        "sge_orphan_pe_slaves": orphans,
+        "sge_duplicates_folded": int(later_copy.sum()),
+    }
+    return table, info
+
+
+def read_sge(
+    paths: StrPath | Iterable[StrPath],
+    *,
+    site: str | None = None,
+    errors: ErrorPolicy = "warn",
+) -> ParseResult:
+    """Read Grid Engine ``accounting`` files into ``records``, ``jobs`` and quarantine.
+
+    Parameters
+    ----------
+    paths : path or iterable of paths
+        Files (plain or gzip/bzip2/xz, detected by content) or folders of them, in reading
+        order (a job's retries are numbered in that order).
+    site : str, optional
+        Site name for every row; defaults to the first path's name up to its first dot.
+    errors : {"raise", "warn", "skip"}, default "warn"
+        What to do with unreadable lines; they are quarantined and counted in every case.
+
+    Returns
+    -------
+    ParseResult
+        The tables and counts (lines read = parsed + quarantined).
+
+    Raises
+    ------
+    LogParseError
+        With ``errors="raise"``, at the first unreadable line.
+
+    Examples
+    --------
+    >>> result = read_sge("accounting", site="wynton")  # doctest: +SKIP
+    >>> result.jobs.num_rows  # doctest: +SKIP
+    1000
+    """
+    policy = check_error_policy(errors)
+    files = expand_log_paths(paths)
+    site = site or default_site_name(paths)
+    parts = [apply_error_policy(tokenize_sge_file(f, site=site), policy) for f in files]
+    return assemble_sge(parts)
