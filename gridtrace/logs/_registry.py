@@ -165,6 +165,7 @@ def parse_logs(
     processes: bool = False,
     scheduler: str | None = None,
     progress: bool = False,
+    anonymize: bytes | None = None,
 ) -> ParseResult:
     """Parse accounting logs of any registered format, one file per task, in parallel.
 
@@ -191,6 +192,11 @@ def parse_logs(
         Address of an existing ``dask.distributed`` scheduler; overrides ``workers``.
     progress : bool, default False
         Show a progress bar over the files.
+    anonymize : bytes, optional
+        A secret key: user, group, account, job and host names in ``jobs`` and ``records`` are
+        replaced by keyed pseudonyms, raw line bytes are dropped (see
+        :func:`gridtrace.logs.anonymize_table`). Map VOs from group names before anonymising:
+        parse without the key, apply the :class:`~gridtrace.logs.VOMapping`, then anonymise.
 
     Returns
     -------
@@ -198,6 +204,10 @@ def parse_logs(
         The tables and reconciled counts.
     """
     policy = check_error_policy(errors)
+    if anonymize is not None:
+        from gridtrace.logs._anonymize import check_key
+
+        check_key(anonymize)  # refuse an empty key before reading anything
     if workers < 1:
         msg = f"workers must be at least 1, not {workers}"
         raise ConfigError(msg)
@@ -213,7 +223,12 @@ def parse_logs(
     else:
         parts = _tokenize_with_dask(name, files, site, workers, processes, scheduler, progress)
     parts = [apply_error_policy(part, policy) for part in parts]
-    return get_format(name).assemble(parts, tz=tz)
+    result = get_format(name).assemble(parts, tz=tz)
+    if anonymize is not None:
+        from gridtrace.logs._anonymize import anonymize_result
+
+        result = anonymize_result(result, anonymize)
+    return result
 
 
 def _progress(iterable: Iterable[Any], total: int, enabled: bool) -> Iterable[Any]:
