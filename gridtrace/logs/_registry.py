@@ -4,6 +4,17 @@ A format is two functions: one tokenises a single file into ``records`` (indepen
 it runs in parallel), the other assembles the records of all files into ``jobs``. Sites register
 their own formats through the entry-point group ``gridtrace.log_formats`` (each entry point names a
 :class:`LogFormat` object), or at run time with :func:`register_format`.
+
+Registering a site's format without forking gridtrace: put the :class:`LogFormat` in a module of
+an installable package and name it in that package's ``pyproject.toml``::
+
+    [project.entry-points."gridtrace.log_formats"]
+    mysite = "mysite_logs.format:MYSITE_FORMAT"
+
+Once the package is installed (``pip install -e .``), ``gridtrace parse`` recognises its files
+(``looks_like``), lists it in ``--format`` and parses it like a built-in format. Entry points are
+loaded once, on the first use of the registry; one that does not name a :class:`LogFormat`, or
+cannot be imported, is a :class:`ConfigError` naming it.
 """
 
 from __future__ import annotations
@@ -101,9 +112,16 @@ def _load_entry_points() -> None:
         return
     _entry_points_loaded = True
     for entry in entry_points(group=ENTRY_POINT_GROUP):
-        log_format = entry.load()
+        try:
+            log_format = entry.load()
+        except (ImportError, AttributeError) as exc:
+            msg = f"entry point {entry.name!r} in {ENTRY_POINT_GROUP} ({entry.value}): {exc}"
+            raise ConfigError(msg) from exc
         if not isinstance(log_format, LogFormat):
-            msg = f"entry point {entry.name!r} in {ENTRY_POINT_GROUP} is not a gridtrace LogFormat"
+            msg = (
+                f"entry point {entry.name!r} in {ENTRY_POINT_GROUP} ({entry.value}) is a "
+                f"{type(log_format).__name__}, not a gridtrace LogFormat"
+            )
             raise ConfigError(msg)
         register_format(log_format)
 
