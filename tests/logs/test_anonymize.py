@@ -514,3 +514,34 @@ def test_cli_anonymize_refuses_to_overwrite_its_input(tmp_path: Path) -> None:
     key = _write(tmp_path, "key", KEY)
     assert main(["anonymize", str(path), "-o", str(tmp_path), "--key-file", str(key)]) == 2
     assert pq.read_table(path).column("user").to_pylist() == ["alice"]
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize(
+    ("relative", "options"),
+    [
+        ("torque/vsc-kuleuven-2016-06", {}),
+        ("torque/ncar-laramie-pbspro-20180212", {}),
+        ("other/slurm/xdmod-phillips-sacct.log.gz", {"format": "slurm", "tz": "UTC"}),
+    ],
+)
+def test_real_logs_keep_no_user_group_or_host_name(
+    real_data: Path, relative: str, options: dict[str, Any]
+) -> None:
+    plain = parse_logs(real_data / relative, errors="skip", **options)
+    result = anonymize_result(plain, KEY)
+    assert result.lines_read == result.lines_parsed + result.lines_quarantined
+    assert result.jobs.num_rows == plain.jobs.num_rows
+    public = set(plain.jobs.column("queue").to_pylist())  # queues are kept; skip names like them
+    names: set[str] = set()
+    for column in ("user", "group", "account"):
+        names.update(v for v in plain.jobs.column(column).to_pylist() if v)
+    for hosts in plain.jobs.column("exec_hosts").to_pylist():
+        names.update(hosts or ())
+    names = {n for n in names if len(n) >= 5 and n not in public}
+    assert len(names) > 10
+    assert not _leaks([result.jobs, result.records, result.quarantine], names)
+    users = plain.jobs.column("user").to_pylist()
+    anonymous = result.jobs.column("user").to_pylist()
+    assert len(set(anonymous)) == len(set(users))
+    assert all(a == pseudonym(u, "user", KEY) for u, a in zip(users, anonymous, strict=True) if u)
