@@ -7,6 +7,7 @@ prints a short summary, so a user can run one stage on their own files without S
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import sys
@@ -61,7 +62,9 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
     from gridtrace.logs import parse_logs
+    from gridtrace.logs._anonymize import anonymize_result, read_key_file
 
+    key = read_key_file(args.anonymize_key_file) if args.anonymize_key_file else None
     result = parse_logs(
         args.paths,
         format=args.format,
@@ -74,6 +77,9 @@ def _cmd_parse(args: argparse.Namespace) -> int:
         progress=args.progress,
     )
     jobs = _vo_mapping(args).apply(result.jobs)
+    if key is not None:  # after the VO rules, which read the real group names
+        result = anonymize_result(dataclasses.replace(result, jobs=jobs), key)
+        jobs = result.jobs
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     pq.write_table(result.records, out / "records.parquet")
@@ -99,6 +105,44 @@ def _cmd_parse(args: argparse.Namespace) -> int:
 
 def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{key} {value}" for key, value in counts.items()) or "none"
+
+
+def _cmd_anonymize(args: argparse.Namespace) -> int:
+    import pyarrow.parquet as pq
+
+    from gridtrace.logs._anonymize import (
+        ALL_KINDS,
+        DEFAULT_KINDS,
+        anonymize_table,
+        key_from_env,
+        read_key_file,
+    )
+
+    if (args.key_file is None) == (args.key_env is None):
+        msg = "give the key with exactly one of --key-file and --key-env"
+        raise ConfigError(msg)
+    key = read_key_file(args.key_file) if args.key_file else key_from_env(args.key_env)
+    kinds = set(args.kinds.split(",")) if args.kinds else set(DEFAULT_KINDS)
+    if args.pseudonymise_vo:
+        kinds.add("vo")
+    unknown = kinds - set(ALL_KINDS)
+    if unknown:
+        msg = f"unknown --kinds {', '.join(sorted(unknown))}; kinds are {', '.join(ALL_KINDS)}"
+        raise ConfigError(msg)
+    out = Path(args.out)
+    names = [Path(path).name for path in args.tables]
+    if len(set(names)) != len(names):
+        msg = "two input tables have the same file name; anonymise them into separate folders"
+        raise ConfigError(msg)
+    out.mkdir(parents=True, exist_ok=True)
+    for path, name in zip(args.tables, names, strict=True):
+        if (out / name).resolve() == Path(path).resolve():
+            msg = f"{path}: the output would overwrite the input; choose another -o folder"
+            raise ConfigError(msg)
+        table = anonymize_table(pq.read_table(path), key, kinds=kinds)
+        pq.write_table(table, out / name)
+        _say(f"{path}: {table.num_rows} rows anonymised -> {out / name}")
+    return 0
 
 
 def _cmd_trace(args: argparse.Namespace) -> int:
@@ -312,7 +356,30 @@ def _build_parser() -> argparse.ArgumentParser:
         default=sys.stderr.isatty(),
         help="progress bar (default: on in a terminal)",
     )
+    parse.add_argument(
+        "--anonymize-key-file",
+        metavar="FILE",
+        help="pseudonymise names with the secret key in FILE (see 'gridtrace anonymize')",
+    )
     parse.set_defaults(run=_cmd_parse)
+
+    anonymize = commands.add_parser(
+        "anonymize", help="tables -> the same tables with names replaced by keyed pseudonyms"
+    )
+    anonymize.add_argument(
+        "tables", nargs="+", help="jobs, trace, records or quarantine .parquet files"
+    )
+    anonymize.add_argument("-o", "--out", required=True, help="output folder (same file names)")
+    anonymize.add_argument("--key-file", metavar="FILE", help="file holding the secret key")
+    anonymize.add_argument("--key-env", metavar="VAR", help="environment variable holding it")
+    anonymize.add_argument(
+        "--kinds",
+        help="comma-separated kinds to replace (default user,group,account,job_name,host)",
+    )
+    anonymize.add_argument(
+        "--pseudonymise-vo", action="store_true", help="replace VO names too (public by default)"
+    )
+    anonymize.set_defaults(run=_cmd_anonymize)
 
     trace = commands.add_parser("trace", help="jobs table -> trace table for models/simulation")
     trace.add_argument("jobs", help="a jobs.parquet written by 'gridtrace parse'")

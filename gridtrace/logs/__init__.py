@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from gridtrace.logs._anonymize import anonymize_table
 from gridtrace.logs._base import ERROR_POLICIES, ErrorPolicy, FileParse, ParseResult
 from gridtrace.logs._batsim import write_batsim
 from gridtrace.logs._gwf import read_gwf, write_gwf
@@ -43,6 +44,7 @@ __all__ = [
     "ParseResult",
     "VOMapping",
     "VORule",
+    "anonymize_table",
     "available_formats",
     "build_trace",
     "detect_compression",

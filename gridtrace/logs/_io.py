@@ -7,6 +7,7 @@ import gzip
 import lzma
 import os
 import re
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -48,16 +49,25 @@ def read_log_bytes(path: StrPath) -> bytes:
     Raises
     ------
     UnknownFormatError
-        For zstd-compressed files (decompress them with ``zstd -d`` first).
+        For zstd-compressed files (decompress them with ``zstd -d`` first), and for files that
+        start like a compressed file but cannot be decompressed (truncated or corrupt): no line
+        of them can be read, so there is nothing to quarantine line by line.
     """
     raw = Path(path).read_bytes()
     kind = detect_compression(raw[:8])
-    if kind == "gzip":
-        return gzip.decompress(raw)
-    if kind == "bz2":
-        return bz2.decompress(raw)
-    if kind == "xz":
-        return lzma.decompress(raw)
+    try:
+        if kind == "gzip":
+            return gzip.decompress(raw)
+        if kind == "bz2":
+            return bz2.decompress(raw)
+        if kind == "xz":
+            return lzma.decompress(raw)
+    except (OSError, EOFError, ValueError, lzma.LZMAError, zlib.error) as exc:
+        msg = (
+            f"{path}: starts like a {kind} file but cannot be decompressed ({exc}); "
+            "repair or decompress it first"
+        )
+        raise UnknownFormatError(msg) from exc
     if kind == "zstd":
         msg = f"{path}: zstd-compressed logs are not supported; run `zstd -d {path}` first"
         raise UnknownFormatError(msg)

@@ -4,6 +4,17 @@ A format is two functions: one tokenises a single file into ``records`` (indepen
 it runs in parallel), the other assembles the records of all files into ``jobs``. Sites register
 their own formats through the entry-point group ``gridtrace.log_formats`` (each entry point names a
 :class:`LogFormat` object), or at run time with :func:`register_format`.
+
+Registering a site's format without forking gridtrace: put the :class:`LogFormat` in a module of
+an installable package and name it in that package's ``pyproject.toml``::
+
+    [project.entry-points."gridtrace.log_formats"]
+    mysite = "mysite_logs.format:MYSITE_FORMAT"
+
+Once the package is installed (``pip install -e .``), ``gridtrace parse`` recognises its files
+(``looks_like``), lists it in ``--format`` and parses it like a built-in format. Entry points are
+loaded once, on the first use of the registry; one that does not name a :class:`LogFormat`, or
+cannot be imported, is a :class:`ConfigError` naming it.
 """
 
 from __future__ import annotations
@@ -102,9 +113,16 @@ def _load_entry_points() -> None:
         return
     _entry_points_loaded = True
     for entry in entry_points(group=ENTRY_POINT_GROUP):
-        log_format = entry.load()
+        try:
+            log_format = entry.load()
+        except (ImportError, AttributeError) as exc:
+            msg = f"entry point {entry.name!r} in {ENTRY_POINT_GROUP} ({entry.value}): {exc}"
+            raise ConfigError(msg) from exc
         if not isinstance(log_format, LogFormat):
-            msg = f"entry point {entry.name!r} in {ENTRY_POINT_GROUP} is not a gridtrace LogFormat"
+            msg = (
+                f"entry point {entry.name!r} in {ENTRY_POINT_GROUP} ({entry.value}) is a "
+                f"{type(log_format).__name__}, not a gridtrace LogFormat"
+            )
             raise ConfigError(msg)
         register_format(log_format)
 
@@ -166,6 +184,7 @@ def parse_logs(
     processes: bool = False,
     scheduler: str | None = None,
     progress: bool = False,
+    anonymize: bytes | None = None,
 ) -> ParseResult:
     """Parse accounting logs of any registered format, one file per task, in parallel.
 
@@ -192,6 +211,11 @@ def parse_logs(
         Address of an existing ``dask.distributed`` scheduler; overrides ``workers``.
     progress : bool, default False
         Show a progress bar over the files.
+    anonymize : bytes, optional
+        A secret key: user, group, account, job and host names in ``jobs`` and ``records`` are
+        replaced by keyed pseudonyms, raw line bytes are dropped (see
+        :func:`gridtrace.logs.anonymize_table`). Map VOs from group names before anonymising:
+        parse without the key, apply the :class:`~gridtrace.logs.VOMapping`, then anonymise.
 
     Returns
     -------
@@ -199,6 +223,10 @@ def parse_logs(
         The tables and reconciled counts.
     """
     policy = check_error_policy(errors)
+    if anonymize is not None:
+        from gridtrace.logs._anonymize import check_key
+
+        check_key(anonymize)  # refuse an empty key before reading anything
     if workers < 1:
         msg = f"workers must be at least 1, not {workers}"
         raise ConfigError(msg)
@@ -214,7 +242,12 @@ def parse_logs(
     else:
         parts = _tokenize_with_dask(name, files, site, workers, processes, scheduler, progress)
     parts = [apply_error_policy(part, policy) for part in parts]
-    return get_format(name).assemble(parts, tz=tz)
+    result = get_format(name).assemble(parts, tz=tz)
+    if anonymize is not None:
+        from gridtrace.logs._anonymize import anonymize_result
+
+        result = anonymize_result(result, anonymize)
+    return result
 
 
 def _progress(iterable: Iterable[Any], total: int, enabled: bool) -> Iterable[Any]:

@@ -1,0 +1,265 @@
+"""Every registered reader, fuzzed: it never crashes, loses no line, and names file and line.
+
+Parametrised over :func:`gridtrace.logs.available_formats`, so a format registered later (in the
+package or through an entry point) is fuzzed as soon as :data:`SAMPLES` holds valid lines of it;
+until then its cases are skipped with a message saying so. Each strategy feeds a reader bytes
+derived from valid lines (truncated, shuffled, with another delimiter, NUL bytes, CR LF endings)
+or plain random bytes, with ``errors="skip"`` (must not raise) and ``errors="raise"`` (may raise
+only :class:`LogParseError`, naming the file and a quarantined line).
+"""
+
+from __future__ import annotations
+
+import gzip
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gridtrace.errors import LogParseError, UnknownFormatError
+from gridtrace.logs import available_formats, detect_compression, parse_logs
+from gridtrace.schema import validate
+
+_GWF_JOB = (
+    b"1 1108892424 3 57 2 50.5 1024 2 900 -1 1 U1 G1 -1 0 -1 fs0 fs0 UNITARY "
+    b"-1 -1 -1 -1 -1 -1 -1 -1 atlas -1"
+)
+
+SAMPLES: dict[str, list[bytes]] = {
+    "torque": [
+        b"05/02/2024 10:00:00;Q;301.pbs01;queue=grid",
+        b"05/02/2024 10:01:00;S;301.pbs01;user=u group=g queue=grid ctime=1714644000 "
+        b"qtime=1714644000 etime=1714644000 start=1714644060 exec_host=n1/0-3+n2/0",
+        b"05/03/2024 09:00:00;E;301.pbs01;user=u group=g jobname=run.sh queue=grid "
+        b"ctime=1714644000 qtime=1714644000 etime=1714644000 start=1714644060 "
+        b"exec_host=n1/0-3+n2/0 Resource_List.walltime=24:00:00 Resource_List.mem=4gb "
+        b"resources_used.mem=2500mb resources_used.walltime=22:53:00 end=1714726800 "
+        b"Exit_status=0",
+        b"05/02/2024 11:00:00;D;302.pbs01;requestor=root@pbs01",
+        b"05/02/2024 11:00:01;A;303.pbs01;",
+        b'02/12/2018 00:00:00;E;304.pbs01;user=v group=g jobname="my job" queue=q '
+        b"ctime=1518393600 qtime=1518393600 etime=1518393600 start=1518393601 "
+        b"exec_host=r1i0n0/0*36 exec_vnode=(r1i0n0:ncpus=36) run_count=1 end=1518397201 "
+        b"Exit_status=-3",
+        b"02/12/2018 00:00:00;L;license;floating license hour:0 day:0 month:2304 max:5184",
+    ],
+    "slurm": [
+        b"1001|1001|ub-hpc|general|normal|proj7|atlas|5000|alice|5001|2024-05-02T10:00:00|"
+        b"2024-05-02T10:00:00|2024-05-02T10:01:00|2024-05-02T12:01:00|02:00:00|0:0|COMPLETED|"
+        b"2|8|8|4Gn|cpu=8,mem=8G,node=2|cpu=8,mem=8G,node=2|03:00:00|cpn-[01-02]|run.sh",
+        b"1002_[1,4-6%2]|1002|ub-hpc|general|normal|proj7|atlas|5000|bob|5002|"
+        b"2024-05-02T10:00:00|Unknown|None|Unknown|00:00:00|0:0|PENDING|1|1|1|1000Mc|"
+        b"cpu=1,node=1||UNLIMITED|None assigned|arr",
+        b"1003|1003|ub-hpc|general|normal|proj7|atlas|5000|bob|5002|2024-05-02T10:00:00|"
+        b"2024-05-02T10:00:00|2024-05-02T10:01:00|2024-05-02T10:11:00|1-00:10:00.5|0:15|"
+        b"CANCELLED by 5001|1|1|1|1Gn|cpu=1,mem=1G,node=1|cpu=1,mem=1G,node=1|01:00:00|"
+        b"cpn-03|x",
+        b"1004|1004|ub-hpc|general|normal|proj7|atlas|5000|carol|5003|2024-05-02T10:00:00|"
+        b"2024-05-02T10:00:00|2024-05-02T10:01:00|Unknown|00:05:00|0:0|RUNNING|1|4|4|2G|"
+        b"cpu=4,node=1|cpu=4,node=1|Partition_Limit|gpu1|job 4",
+    ],
+    "swf": [
+        b"; Version: 2.2",
+        b"; UnixStartTime: 1136070000",
+        b"; MaxProcs: 256",
+        b"1 0 10 100 4 -1 -1 4 200 -1 1 17 3 5 1 -1 -1 -1",
+        b"2 5 -1 3600.5 16 3500 1024 16 7200 2048 0 18 3 -1 2 1 1 60",
+        b"3 7 0 0 1 -1 -1 1 60 -1 5 17 3 5 1 -1 -1 -1",
+    ],
+    "gwf": [
+        b"# Version: 1.0",
+        b"# JobID SubmitTime WaitTime RunTime NProcs AverageCPUTimeUsed UsedMemory ReqNProcs "
+        b"ReqTime ReqMemory Status UserID GroupID ExecutableID QueueID PartitionID OrigSiteID "
+        b"LastRunSiteID JobStructure JobStructureParams UsedNetwork UsedLocalDiskSpace "
+        b"UsedResources ReqPlatform ReqNetwork ReqLocalDiskSpace ReqResources VOID ProjectID",
+        _GWF_JOB,
+        b"2 1108892500 -1 -1 4 -1 -1 4 900 -1 5 U2 G1 -1 0 -1 fs0 -1 UNITARY "
+        b"-1 -1 -1 -1 -1 -1 -1 -1 -1 -1",
+        b"L1 1132444800 -1 11499 1 -1 -1 -1 14400 -1 -1 atlas001 atlas -1 long -1 "
+        b"ce01.cern.ch ce01.cern.ch UNITARY -1 -1 -1 -1 -1 -1 -1 -1 atlas -1",
+    ],
+}
+"""Valid lines of each format; a format without an entry here is not fuzzed (skipped)."""
+
+DELIMITERS: dict[str, bytes] = {"torque": b";", "slurm": b"|", "swf": b" ", "gwf": b" "}
+"""The field separator the wrong-delimiter strategy swaps out (default: a space)."""
+
+KNOWN_FAILURES: dict[tuple[str, str], str] = {}
+"""(format, strategy) pairs that crash a reader another helper is rewriting: strict xfail."""
+
+FORMATS = available_formats()
+STRATEGIES = ("random_bytes", "truncated", "shuffled", "wrong_delimiter", "nul_bytes", "crlf")
+FUZZ = settings(
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+def _samples(log_format: str) -> list[bytes]:
+    samples = SAMPLES.get(log_format)
+    if not samples:
+        pytest.skip(
+            f"no sample lines for log format {log_format!r}: add valid lines to SAMPLES in "
+            "tests/logs/test_fuzz.py to fuzz its reader"
+        )
+    return samples
+
+
+def _expected_lines(data: bytes) -> int:
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+def _check(log_format: str, data: bytes) -> None:
+    """Read ``data`` as ``log_format``; assert the reader's guarantees."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder, "fuzz.log")
+        path.write_bytes(data)
+        if detect_compression(data[:8]):
+            # random bytes that start like a compressed file: the whole file is refused, clearly
+            with pytest.raises(UnknownFormatError, match=f"{path}: .*(decompress|zstd)"):
+                parse_logs(path, format=log_format, site="fuzz", tz="UTC", errors="skip")
+            return
+        result = parse_logs(path, format=log_format, site="fuzz", tz="UTC", errors="skip")
+        lines = _expected_lines(data)
+        assert result.lines_read == lines
+        assert result.lines_read == result.lines_parsed + result.lines_quarantined
+        parsed = result.records.column("src_line").to_pylist()
+        quarantined = result.quarantine.column("src_line").to_pylist()
+        assert sorted(parsed + quarantined) == list(range(1, lines + 1))  # each line once
+        assert set(result.quarantine.column("src_file").to_pylist()) <= {str(path)}
+        assert all(result.quarantine.column("reason").to_pylist())
+        validate(result.records, "records")
+        validate(result.quarantine, "quarantine")
+        validate(result.jobs, "jobs")
+        if not quarantined:
+            parse_logs(path, format=log_format, site="fuzz", tz="UTC", errors="raise")
+            return
+        with pytest.raises(LogParseError) as caught:
+            parse_logs(path, format=log_format, site="fuzz", tz="UTC", errors="raise")
+        assert caught.value.path == str(path)
+        assert caught.value.lineno == min(quarantined)
+        assert f"{path}:{caught.value.lineno}: " in str(caught.value)
+
+
+def _join(lines: list[bytes], final_newline: bool) -> bytes:
+    return b"\n".join(lines) + (b"\n" if final_newline and lines else b"")
+
+
+@st.composite
+def _truncated(draw: st.DrawFn, samples: list[bytes]) -> bytes:
+    lines = draw(st.lists(st.sampled_from(samples), min_size=1, max_size=8))
+    cut = [line[: draw(st.integers(0, len(line)))] for line in lines]
+    whole = [draw(st.booleans()) for _ in lines]  # keep some lines intact
+    return _join(
+        [a if keep else b for a, b, keep in zip(lines, cut, whole, strict=True)],
+        draw(st.booleans()),
+    )
+
+
+@st.composite
+def _shuffled(draw: st.DrawFn, samples: list[bytes]) -> bytes:
+    lines = draw(st.permutations(samples * 2))
+    return _join(list(lines), draw(st.booleans()))
+
+
+@st.composite
+def _wrong_delimiter(draw: st.DrawFn, samples: list[bytes], delimiter: bytes) -> bytes:
+    other = draw(st.sampled_from([b",", b"\t", b";", b"|", b" ", b"  ", b""]))
+    lines = draw(st.lists(st.sampled_from(samples), min_size=1, max_size=6))
+    swap = [draw(st.booleans()) for _ in lines]
+    return _join(
+        [
+            line.replace(delimiter, other) if s else line
+            for line, s in zip(lines, swap, strict=True)
+        ],
+        draw(st.booleans()),
+    )
+
+
+@st.composite
+def _nul_bytes(draw: st.DrawFn, samples: list[bytes]) -> bytes:
+    data = bytearray(_join(draw(st.lists(st.sampled_from(samples), min_size=1, max_size=6)), True))
+    for position in draw(st.lists(st.integers(0, len(data)), min_size=1, max_size=5)):
+        data[position:position] = draw(st.sampled_from([b"\x00", b"\x00\x00", b"\x7f", b"\xff"]))
+    return bytes(data)
+
+
+@st.composite
+def _crlf(draw: st.DrawFn, samples: list[bytes]) -> bytes:
+    lines = draw(st.lists(st.sampled_from(samples), min_size=1, max_size=6))
+    ends = [draw(st.sampled_from([b"\r\n", b"\n", b"\r\n\r\n", b" \r\n"])) for _ in lines]
+    return b"".join(line + end for line, end in zip(lines, ends, strict=True))
+
+
+def _strategy(name: str, log_format: str) -> st.SearchStrategy[bytes]:
+    if name == "random_bytes":
+        magic = st.sampled_from([b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"(\xb5/\xfd", b""])
+        return st.one_of(st.binary(max_size=2000), st.tuples(magic, st.binary()).map(b"".join))
+    samples = _samples(log_format)
+    if name == "truncated":
+        return _truncated(samples)
+    if name == "shuffled":
+        return _shuffled(samples)
+    if name == "wrong_delimiter":
+        return _wrong_delimiter(samples, DELIMITERS.get(log_format, b" "))
+    if name == "nul_bytes":
+        return _nul_bytes(samples)
+    return _crlf(samples)
+
+
+def _cases() -> list[object]:
+    cases: list[object] = []
+    for log_format in FORMATS:
+        for name in STRATEGIES:
+            reason = KNOWN_FAILURES.get((log_format, name))
+            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+            cases.append(pytest.param(log_format, name, marks=marks, id=f"{log_format}-{name}"))
+    return cases
+
+
+@pytest.mark.parametrize(("log_format", "strategy"), _cases())
+def test_reader_survives_fuzzing(log_format: str, strategy: str) -> None:
+    if strategy != "random_bytes":
+        _samples(log_format)  # skip early, before hypothesis runs
+
+    @FUZZ
+    @given(data=_strategy(strategy, log_format))
+    def run(data: bytes) -> None:
+        _check(log_format, data)
+
+    run()
+
+
+@pytest.mark.parametrize("log_format", [f for f in FORMATS if f in SAMPLES])
+def test_samples_are_valid_lines(log_format: str) -> None:
+    """The samples themselves parse without a single quarantined line."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder, "sample.log")
+        path.write_bytes(_join(SAMPLES[log_format], True))
+        result = parse_logs(path, format=log_format, tz="UTC", errors="raise")
+    assert result.lines_quarantined == 0
+    assert result.lines_parsed == len(SAMPLES[log_format])
+    assert result.jobs.num_rows > 0
+
+
+@pytest.mark.parametrize(
+    ("kind", "data"),
+    [
+        ("gzip", gzip.compress(SAMPLES["torque"][0] + b"\n")[:-9]),  # truncated: no trailer
+        ("gzip", b"\x1f\x8b" + b"\x00" * 20),
+        ("bz2", b"BZh9 not really bzip2"),
+        ("bz2", b"BZh"),  # truncated: ValueError from bz2
+        ("xz", b"\xfd7zXZ\x00garbage"),
+    ],
+)
+def test_corrupt_compressed_file_is_refused_with_its_name(
+    tmp_path: Path, kind: str, data: bytes
+) -> None:
+    # regression: these raised EOFError / BadGzipFile / OSError / LZMAError from the reader
+    path = tmp_path / "accounting.gz"
+    path.write_bytes(data)
+    with pytest.raises(UnknownFormatError, match=f"starts like a {kind} file but cannot be"):
+        parse_logs(path, format="torque", errors="skip")
