@@ -320,6 +320,9 @@ def split_lsf_record(text: str) -> tuple[list[str], list[bool]]:
     >>> split_lsf_record('"JOB_FINISH" "10.1" 12 "a ""b"" c" ""')
     (['JOB_FINISH', '10.1', '12', 'a "b" c', ''], [True, True, False, True, True])
     """
+    fast = _split_plain(text)
+    if fast is not None:
+        return fast
     if _VALID.fullmatch(text) is None:
         msg = "unterminated quoted string" if text.count('"') % 2 else "malformed quoting"
         raise ValueError(msg)
@@ -331,6 +334,40 @@ def split_lsf_record(text: str) -> tuple[list[str], list[bool]]:
             quoted.append(False)
         else:
             tokens.append(string.replace('""', '"') if '""' in string else string)
+            quoted.append(True)
+    return tokens, quoted
+
+
+def _split_plain(text: str) -> tuple[list[str], list[bool]] | None:
+    """Split a record without doubled quotes by splitting on quotes; None when it has some.
+
+    Splitting on ``"`` alternates the text outside and inside strings. Without doubled quotes,
+    every outside piece between two strings holds at least one blank at each end; a piece that
+    does not (empty: a doubled quote; text glued to a quote) sends the record to the regular
+    expression, as does an odd number of quotes.
+    """
+    parts = text.split('"')
+    if not len(parts) % 2:
+        return None
+    last = len(parts) - 1
+    tokens: list[str] = []
+    quoted: list[bool] = []
+    for k in range(0, last + 1, 2):
+        piece = parts[k]
+        after_string = k > 0
+        before_string = k < last
+        if piece:
+            if after_string and not piece[0].isspace():
+                return None
+            if before_string and not piece[-1].isspace():
+                return None
+            bare = piece.split()
+            tokens.extend(bare)
+            quoted.extend([False] * len(bare))
+        elif after_string and before_string:
+            return None  # two quotes side by side: a doubled quote
+        if before_string:
+            tokens.append(parts[k + 1])
             quoted.append(True)
     return tokens, quoted
 
@@ -414,40 +451,42 @@ def _gpu_section(tokens: Sequence[str], pos: int, n: int) -> int:
 
 def _job_finish(tokens: list[str], quoted: list[bool]) -> tuple[dict[str, str], list[str]]:
     """Name the fields of a ``JOB_FINISH`` record; raise :class:`_Bad` when it cannot be read."""
-    attrs: dict[str, str] = {}
     flags: list[str] = []
     n = len(tokens)
-    pos = 0
 
-    def need(name: str) -> str:
-        nonlocal pos
+    def short(name: str) -> _Bad:
+        return _Bad(
+            f"JOB_FINISH record ends after {n} fields, before {name} (at least "
+            f"{len(LSF_REQUIRED_FIELDS) - 2} fields are needed)"
+        )
+
+    def run(names: tuple[str, ...], pos: int) -> int:
+        end = pos + len(names)
+        if end > n:
+            raise short(names[n - pos])
+        attrs.update(zip(names, tokens[pos:end], strict=True))
+        for name in names:
+            if name in _INT_CHECKED or name in _FLOAT_CHECKED:
+                _check_number(name, attrs[name])
+        return end
+
+    def hosts(count_name: str, list_name: str, pos: int) -> int:
         if pos >= n:
-            msg = (
-                f"JOB_FINISH record ends after {n} fields, before {name} (at least "
-                f"{len(LSF_REQUIRED_FIELDS) - 2} fields are needed)"
-            )
-            raise _Bad(msg)
-        value = tokens[pos]
+            raise short(count_name)
+        count = _count(tokens[pos], count_name)
+        attrs[count_name] = tokens[pos]
         pos += 1
-        _check_number(name, value)
-        attrs[name] = value
-        return value
-
-    def hosts(count_name: str, list_name: str) -> None:
-        nonlocal pos
-        count = _count(need(count_name), count_name)
         if pos + count > n:
             msg = f"{count_name} is {count} but the record ends after {n - pos} more fields"
             raise _Bad(msg)
-        attrs[list_name] = json.dumps(tokens[pos : pos + count])
-        pos += count
+        attrs[list_name] = json.dumps(tokens[pos : pos + count]) if count else "[]"
+        return pos + count
 
-    for name in _HEAD:
-        need(name)
-    hosts("numAskedHosts", "askedHosts")
-    hosts("numExHosts", "execHosts")
-    for name in _MIDDLE:
-        need(name)
+    attrs: dict[str, str] = {}
+    pos = run(_HEAD, 0)
+    pos = hosts("numAskedHosts", "askedHosts", pos)
+    pos = hosts("numExHosts", "execHosts", pos)
+    pos = run(_MIDDLE, pos)
 
     version = attrs["version"].split(".", 1)[0]
     major = int(version) if version.isdigit() else 0
@@ -479,7 +518,7 @@ def _job_finish(tokens: list[str], quoted: list[bool]) -> tuple[dict[str, str], 
             flags.append("TAIL_UNPARSED")
             break
         attrs[count_name] = tokens[pos]
-        attrs[list_name] = json.dumps(tokens[start:end])
+        attrs[list_name] = json.dumps(tokens[start:end]) if end > start else "[]"
         pos = end
     if pos < n:
         if "TAIL_UNPARSED" not in flags:

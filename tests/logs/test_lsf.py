@@ -511,3 +511,27 @@ def test_real_files_of_other_formats_are_not_claimed(real_data: Path) -> None:
         data = path.read_bytes()
         head = gzip.decompress(data)[:65536] if data[:2] == b"\x1f\x8b" else data[:65536]
         assert looks_like_lsf(head) == ("lsf" in path.parts), path
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.text(alphabet='ab "\t', max_size=6).map(lambda v: '"' + v.replace('"', '""') + '"'),
+            st.from_regex(r"[a-z0-9.*-]{1,5}", fullmatch=True),
+        ),
+        max_size=8,
+    )
+)
+def test_quote_splitting_shortcut_agrees_with_the_grammar(fields: list[str]) -> None:
+    from gridtrace.logs._lsf import _FIND, _split_plain
+
+    text = " ".join(fields)
+    fast = _split_plain(text)
+    if fast is not None:
+        expected = [
+            (s.replace('""', '"'), True) if not b else (b, False) for s, b in _FIND.findall(text)
+        ]
+        assert list(zip(*fast, strict=True)) == expected
+    assert split_lsf_record(text)[0] == [
+        f[1:-1].replace('""', '"') if f.startswith('"') else f for f in fields
+    ]
