@@ -11,7 +11,9 @@ from gridtrace.logs._anonymize import anonymize_table
 from gridtrace.logs._base import ERROR_POLICIES, ErrorPolicy, FileParse, ParseResult
 from gridtrace.logs._batsim import write_batsim
 from gridtrace.logs._gwf import read_gwf, write_gwf
+from gridtrace.logs._htcondor import read_htcondor
 from gridtrace.logs._io import detect_compression, expand_log_paths, read_log_bytes
+from gridtrace.logs._lsf import read_lsf
 from gridtrace.logs._registry import (
     LogFormat,
     available_formats,
@@ -56,7 +58,9 @@ __all__ = [
     "has_flag",
     "parse_logs",
     "read_gwf",
+    "read_htcondor",
     "read_log_bytes",
+    "read_lsf",
     "read_sge",
     "read_slurm",
     "read_swf",

@@ -35,7 +35,9 @@ from gridtrace.logs._base import (
     check_error_policy,
 )
 from gridtrace.logs._gwf import assemble_gwf, looks_like_gwf, tokenize_gwf_file
+from gridtrace.logs._htcondor import assemble_htcondor, looks_like_htcondor, tokenize_htcondor_file
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.logs._lsf import assemble_lsf, looks_like_lsf, tokenize_lsf_file
 from gridtrace.logs._sge import assemble_sge, looks_like_sge, tokenize_sge_file
 from gridtrace.logs._slurm import assemble_slurm, looks_like_slurm, tokenize_slurm_file
 from gridtrace.logs._swf import assemble_swf, looks_like_swf, tokenize_swf_file
@@ -352,5 +354,27 @@ register_format(
         tokenize_file=tokenize_sge_file,
         assemble=assemble_sge,
         aliases=("uge", "gridengine"),
+    )
+)
+
+register_format(
+    LogFormat(
+        name="lsf",
+        description="IBM Spectrum LSF lsb.acct JOB_FINISH records (LSF 7-10; lsb.events kept)",
+        looks_like=looks_like_lsf,
+        tokenize_file=tokenize_lsf_file,
+        assemble=assemble_lsf,
+        aliases=("lsb.acct",),
+    )
+)
+
+register_format(
+    LogFormat(
+        name="htcondor",
+        description="HTCondor job history as written by condor_history -json or -jsonl",
+        looks_like=looks_like_htcondor,
+        tokenize_file=tokenize_htcondor_file,
+        assemble=assemble_htcondor,
+        aliases=("condor",),
     )
 )

@@ -1,0 +1,1122 @@
+"""The IBM Spectrum LSF reader: ``lsb.acct`` (and ``lsb.events``) into ``records`` and ``jobs``.
+
+An ``lsb.acct`` file holds one record per line, fields separated by blanks; strings are quoted
+(``"regular"``), a quote inside a string is doubled (``"a ""b"" c"``), numbers are bare, and an
+unavailable value is ``""`` for a string, ``0`` for a time or number and ``-1`` for a resource
+usage (IBM, *lsb.acct*). The first field names the event; gridtrace reads ``JOB_FINISH`` (LSF 7
+to 10) into jobs and keeps every other event (``EVENT_ADRSV_FINISH``, ``JOB_RESIZE``, and the
+``JOB_NEW``, ``JOB_START``, … of an ``lsb.events`` file) in ``records`` only.
+
+Reading is two steps, like every format of the registry: :func:`tokenize_lsf_file` turns one file
+into ``records`` (record type = the event name; ``attrs`` map the documented field names onto the
+values, unquoted) and ``quarantine``; :func:`assemble_lsf` turns the ``JOB_FINISH`` records into
+``jobs``. Every time in the file is a UTC epoch, so no zone is needed.
+
+The ``JOB_FINISH`` layout
+-------------------------
+The fields up to ``maxRSwap`` (:data:`LSF_REQUIRED_FIELDS`, with the two host lists) are present
+in every version from LSF 7; a record with fewer is quarantined with the field it ends before.
+Two counted lists sit among them: ``numAskedHosts`` followed by that many host names, and
+``numExHosts`` followed by that many execution hosts, each either one slot (the host repeated per
+slot) or ``N*host`` (``LSF_HPC_EXTENSIONS=SHORT_EVENTFILE``). Newer versions append fields
+(:data:`LSF_TAIL_FIELDS`), with more counted sections: ``submitEXT`` (key, value), host rusage,
+networks, allocated slots, index ranges, GPU rusage, storage, key-value pairs. A record may end
+anywhere in that tail (older versions); fields after the last known one are kept as
+``unknown1``, ``unknown2``, … and flagged ``EXTRA_FIELDS``, as XDMoD does; a tail section that
+cannot be read (its count is not a number, or runs past the end) stops the tail there, the rest
+kept as ``unknownN``, flag ``TAIL_UNPARSED``. Counted sections are stored in ``attrs`` as JSON
+arrays of their tokens.
+
+Two facts differ from IBM's 10.1 page and were checked against real records:
+
+* A host rusage entry is six tokens in the LSF 9.1 record of XDMoD's fixture (host, mem, swap,
+  utime, stime and one more; the utimes add up to ``ru_utime``), five in the 10.1 manual. The
+  width is taken from the record: the one that leaves host names in host positions, numbers
+  after them and the quoted ``effectiveResReq`` three fields after the section; when both fit,
+  six before LSF 10 and five from 10 on, flag ``HOST_RUSAGE_WIDTH_GUESSED``.
+* The manual lists ``options3`` before ``runLimit``; the records have the run limit first (43200
+  in the 9.1 record of a job submitted with ``#BSUB -W 12:00``; −1 followed by the flag word 64
+  in 10.1 records of jobs that ran 66 hours), so the fields are named in the order the records
+  show.
+
+Lines
+-----
+A record whose quoted string is not closed at the end of its line is joined with the following
+lines (up to 10,000, or until a line that starts a new record) until it closes: the record is the
+first line's ``records`` row (flag ``MULTILINE``), each further line a row of record type
+``CONTINUATION`` pointing at it (``attrs["record_line"]``). A quote that never closes
+quarantines the first line alone (reason ``unterminated quoted string``) and reading goes on with
+the next. Blank lines and lines that are not an event record are quarantined; ``#`` lines (the
+``lsb.events`` header) are records of type ``COMMENT``. Lines that are not UTF-8 are decoded with
+replacement, flag ``NON_UTF8``, the bytes kept in ``raw``.
+
+Jobs (``shared/reference/parsers.md`` §8, LSF column)
+----------------------------------------------------
+``job_seq`` jobId, ``array_index`` idx (0 → null), ``job_id_raw`` ``jobId`` or ``jobId[idx]``;
+``user`` userName, ``account`` projectName, ``queue``, ``job_name`` jobName; ``submit_time``
+submitTime, ``eligible_time`` beginTime (when set), ``start_time`` startTime, ``end_time`` the
+event time; ``wait_s``/``run_s`` from them; ``walltime_used_s`` runTime (LSF ≥ 9; flag
+``WALLTIME_MISMATCH`` beyond 60 s from run_s), ``walltime_req_s`` runLimit (seconds; ≤ 0 →
+null); ``cpu_time_s`` ru_utime + ru_stime (null when either is −1); ``cores_req`` numProcessors;
+``cores_alloc`` the slots of the execution hosts (``16*n1`` counts 16, a repeated host one per
+entry), ``nodes_alloc`` and ``exec_hosts`` the distinct hosts in order; ``mem_used_bytes``
+maxRMem × 1024, ``vmem_used_bytes`` maxRSwap × 1024 (KB; −1 → null); ``gpus_req`` the
+``ngpus_physical`` rusage of ``effectiveResReq`` (LSF 10, times the hosts when it ends in
+``/host``, flag ``GPUS_PER_HOST``, as XDMoD reads it), and ``gpus_alloc`` the same for a job
+that started (flag ``GPUS_ALLOC_FROM_REQUEST``); ``mem_req_bytes`` stays null (``rusage[mem=]``
+units depend on ``LSF_UNIT_FOR_LIMITS``, which the log does not state). ``exitStatus`` is a wait
+status: ``exit_code`` = status >> 8, or ``exit_signal`` = status & 0x7f when that is not 0
+(33280 → exit code 130).
+
+States: jStatus 64 (DONE) → COMPLETED; 32 (EXIT) → FAILED, refined by ``exitInfo`` (the
+``TERM_*`` reason of ``lsbatch.h``): 5 TERM_RUNLIMIT → TIMEOUT, 1 TERM_PREEMPT → PREEMPTED,
+8/9/14/15 (killed by owner or administrator, forced or not) → CANCELLED, each flagged with the
+``TERM_*`` name; a job that never started (startTime 0) → DELETED with no start or end time.
+Other jStatus values → UNKNOWN, flag ``STATUS_NONSTANDARD``. A job id (with index and submit
+time) seen in several JOB_FINISH records makes attempts in event-time order; the earlier ones
+become REQUEUED (flag ``STATE_WAS_<state>`` when they logged another state); identical event,
+start and submit times are flagged ``DUPLICATE`` instead.
+
+Other ``jobs`` flags: ``EXTRA_FIELDS``, ``TAIL_UNPARSED``, ``HOST_RUSAGE_WIDTH_GUESSED``,
+``MULTILINE``, ``NON_UTF8`` (copied from the record), ``END_BEFORE_START`` (negative run: null),
+``START_BEFORE_SUBMIT`` (kept), ``VALUE_UNREADABLE`` (a mapped field that is not a number: null).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gridtrace.logs._base import (
+    ErrorPolicy,
+    FileParse,
+    ParseResult,
+    apply_error_policy,
+    check_error_policy,
+)
+from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.schema import JOBS, QUARANTINE, RECORDS
+
+__all__ = [
+    "LSF_REQUIRED_FIELDS",
+    "LSF_TAIL_FIELDS",
+    "assemble_lsf",
+    "looks_like_lsf",
+    "read_lsf",
+    "split_lsf_record",
+    "tokenize_lsf_file",
+]
+
+logger = logging.getLogger(__name__)
+
+_pc: Any = pc
+_pa: Any = pa
+Arr: TypeAlias = Any
+F64 = npt.NDArray[np.float64]
+Bool = npt.NDArray[np.bool_]
+
+# --------------------------------------------------------------------------- layout
+
+_RUSAGE = (
+    "ru_utime",
+    "ru_stime",
+    "ru_maxrss",
+    "ru_ixrss",
+    "ru_ismrss",
+    "ru_idrss",
+    "ru_isrss",
+    "ru_minflt",
+    "ru_majflt",
+    "ru_nswap",
+    "ru_inblock",
+    "ru_oublock",
+    "ru_ioch",
+    "ru_msgsnd",
+    "ru_msgrcv",
+    "ru_nsignals",
+    "ru_nvcsw",
+    "ru_nivcsw",
+    "ru_exutime",
+)
+_HEAD = (
+    "eventType",
+    "version",
+    "eventTime",
+    "jobId",
+    "userId",
+    "options",
+    "numProcessors",
+    "submitTime",
+    "beginTime",
+    "termTime",
+    "startTime",
+    "userName",
+    "queue",
+    "resReq",
+    "dependCond",
+    "preExecCmd",
+    "fromHost",
+    "cwd",
+    "inFile",
+    "outFile",
+    "errFile",
+    "jobFile",
+)
+_MIDDLE = (
+    "jStatus",
+    "hostFactor",
+    "jobName",
+    "command",
+    *_RUSAGE,
+    "mailUser",
+    "projectName",
+    "exitStatus",
+    "maxNumProcessors",
+    "loginShell",
+    "timeEvent",
+    "idx",
+    "maxRMem",
+    "maxRSwap",
+)
+LSF_REQUIRED_FIELDS: tuple[str, ...] = (
+    *_HEAD,
+    "numAskedHosts",
+    "askedHosts",
+    "numExHosts",
+    "execHosts",
+    *_MIDDLE,
+)
+"""The ``JOB_FINISH`` fields every LSF 7–10 record has, in order (``askedHosts`` and ``execHosts``
+stand for the counted host lists)."""
+
+# a section: (count field, entries field, tokens per entry); 0 = special (host rusage, GPU)
+_Section = tuple[str, str, int]
+_TAIL: tuple[str | _Section, ...] = (
+    "inFileSpool",
+    "commandSpool",
+    "rsvId",
+    "sla",
+    "exceptMask",
+    "additionalInfo",
+    "exitInfo",
+    "warningAction",
+    "warningTimePeriod",
+    "chargedSAAP",
+    "licenseProject",
+    "app",
+    "postExecCmd",
+    "runtimeEstimation",
+    "jobGroupName",
+    "requeueEvalues",
+    "options2",
+    "resizeNotifyCmd",
+    "lastResizeTime",
+    "rsvId2",
+    "jobDescription",
+    ("submitEXTNum", "submitEXT", 2),
+    ("numHostRusage", "hostRusage", 0),
+    "runLimit",
+    "options3",
+    "avgMem",
+    "effectiveResReq",
+    "srcCluster",
+    "srcJobId",
+    "dstCluster",
+    "dstJobId",
+    "forwardTime",
+    "flow_id",
+    "acJobWaitTime",
+    "totalProvisionTime",
+    "outdir",
+    "runTime",
+    "subcwd",
+    ("num_network", "networkAlloc", 2),
+    "affinity",
+    "serial_job_energy",
+    "cpi",
+    "gips",
+    "gbs",
+    "gflops",
+    ("numAllocSlots", "allocSlots", 1),
+    "ineligiblePendTime",
+    ("indexRangeCnt", "indexRange", 3),
+    "requeueTime",
+    ("numGPURusages", "gRusage", 0),
+    ("storageInfoC", "storageInfoV", 1),
+    ("numKVP", "finishKVP", 2),
+)
+LSF_TAIL_FIELDS: tuple[str, ...] = tuple(
+    name for item in _TAIL for name in ((item,) if isinstance(item, str) else item[:2])
+)
+"""The optional ``JOB_FINISH`` fields after ``maxRSwap`` (LSF 7.0.6 to 10.1), in record order."""
+
+# fields that must be numbers for the record to be aligned (else it is quarantined)
+_INT_CHECKED = frozenset(
+    {"eventTime", "jobId", "numProcessors", "submitTime", "beginTime", "startTime", "jStatus"}
+)
+_INT_CHECKED |= {"exitStatus", "idx"}
+_FLOAT_CHECKED = frozenset({"hostFactor"})
+
+_INT = re.compile(r"^-?\d+$")
+_NUMBER = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
+_TOKEN = r'"(?:[^"]|"")*+"|[^\s"]++'
+_VALID = re.compile(rf"[ \t]*+(?:(?:{_TOKEN})(?:[ \t]++(?:{_TOKEN}))*+)?[ \t]*+")
+_FIND = re.compile(r'"((?:[^"]|"")*+)"|([^\s"]++)')
+_RECORD_START = re.compile(r'^"[A-Z][A-Z0-9_]*" "[^"]*" \d')
+_MAX_JOIN = 10_000
+
+_TERM = {
+    1: ("PREEMPTED", "TERM_PREEMPT"),
+    5: ("TIMEOUT", "TERM_RUNLIMIT"),
+    8: ("CANCELLED", "TERM_FORCE_OWNER"),
+    9: ("CANCELLED", "TERM_FORCE_ADMIN"),
+    14: ("CANCELLED", "TERM_OWNER"),
+    15: ("CANCELLED", "TERM_ADMIN"),
+}
+
+
+class _Bad(Exception):
+    """A record that cannot be read; the message is the quarantine reason."""
+
+
+# --------------------------------------------------------------------------- tokens
+
+
+def split_lsf_record(text: str) -> tuple[list[str], list[bool]]:
+    r"""Split an LSF event record into its fields.
+
+    Strings are quoted and a doubled quote inside one stands for a quote; bare tokens (numbers,
+    host names) are taken as they are. Newlines inside a quoted string are kept.
+
+    Parameters
+    ----------
+    text : str
+        One record (a line, or several joined with ``\n`` when a string spans them).
+
+    Returns
+    -------
+    tokens : list of str
+        The field values, unquoted.
+    quoted : list of bool
+        Whether each field was quoted.
+
+    Raises
+    ------
+    ValueError
+        If the quoting is broken (a quote not closed, a quote inside a bare token, two tokens
+        without a blank between them).
+
+    Examples
+    --------
+    >>> split_lsf_record('"JOB_FINISH" "10.1" 12 "a ""b"" c" ""')
+    (['JOB_FINISH', '10.1', '12', 'a "b" c', ''], [True, True, False, True, True])
+    """
+    fast = _split_plain(text)
+    if fast is not None:
+        return fast
+    if _VALID.fullmatch(text) is None:
+        msg = "unterminated quoted string" if text.count('"') % 2 else "malformed quoting"
+        raise ValueError(msg)
+    tokens: list[str] = []
+    quoted: list[bool] = []
+    for string, bare in _FIND.findall(text):
+        if bare:
+            tokens.append(bare)
+            quoted.append(False)
+        else:
+            tokens.append(string.replace('""', '"') if '""' in string else string)
+            quoted.append(True)
+    return tokens, quoted
+
+
+def _split_plain(text: str) -> tuple[list[str], list[bool]] | None:
+    """Split a record without doubled quotes by splitting on quotes; None when it has some.
+
+    Splitting on ``"`` alternates the text outside and inside strings. Without doubled quotes,
+    every outside piece between two strings holds at least one blank at each end; a piece that
+    does not (empty: a doubled quote; text glued to a quote) sends the record to the regular
+    expression, as does an odd number of quotes.
+    """
+    parts = text.split('"')
+    if not len(parts) % 2:
+        return None
+    last = len(parts) - 1
+    tokens: list[str] = []
+    quoted: list[bool] = []
+    for k in range(0, last + 1, 2):
+        piece = parts[k]
+        after_string = k > 0
+        before_string = k < last
+        if piece:
+            if after_string and not piece[0].isspace():
+                return None
+            if before_string and not piece[-1].isspace():
+                return None
+            bare = piece.split()
+            tokens.extend(bare)
+            quoted.extend([False] * len(bare))
+        elif after_string and before_string:
+            return None  # two quotes side by side: a doubled quote
+        if before_string:
+            tokens.append(parts[k + 1])
+            quoted.append(True)
+    return tokens, quoted
+
+
+def looks_like_lsf(head: bytes) -> bool:
+    """Whether the first bytes of a (decompressed) file look like ``lsb.acct``/``lsb.events``.
+
+    True when the first line that is neither blank nor a ``#`` comment starts like an LSF event
+    record: a quoted upper-case event name, a quoted version and an epoch.
+    """
+    start = re.compile(rb'^"[A-Z][A-Z0-9_]*" "[0-9][0-9.]*" \d+ ')
+    for line in head.split(b"\n")[:20]:
+        stripped = line.strip()
+        if not stripped or stripped.startswith(b"#"):
+            continue
+        return start.match(stripped) is not None
+    return False
+
+
+# --------------------------------------------------------------------------- JOB_FINISH
+
+
+def _check_number(name: str, value: str) -> None:
+    if name in _INT_CHECKED and not _INT.match(value):
+        msg = f"field {name} is not an integer: {value[:40]!r} (the record is misaligned)"
+        raise _Bad(msg)
+    if name in _FLOAT_CHECKED and not _NUMBER.match(value):
+        msg = f"field {name} is not a number: {value[:40]!r} (the record is misaligned)"
+        raise _Bad(msg)
+
+
+def _count(value: str, name: str) -> int:
+    if not _INT.match(value) or int(value) < 0:
+        msg = f"{name} is not a count: {value[:40]!r} (the record is misaligned)"
+        raise _Bad(msg)
+    return int(value)
+
+
+def _host_rusage_width(
+    tokens: Sequence[str], quoted: Sequence[bool], pos: int, n: int, major: int
+) -> tuple[int, bool]:
+    """Tokens per host rusage entry (5 or 6) and whether it was guessed."""
+    if n == 0:
+        return 5, False
+    fits: list[int] = []
+    for width in (5, 6):
+        end = pos + n * width
+        if end > len(tokens):
+            continue
+        ok = all(
+            not _NUMBER.match(tokens[pos + k * width])
+            and all(_NUMBER.match(tokens[pos + k * width + j]) for j in range(1, width))
+            for k in range(n)
+        )
+        # after the section: runLimit, options3, avgMem bare numbers, effectiveResReq quoted
+        for j in range(3):
+            if end + j < len(tokens):
+                ok = ok and not quoted[end + j] and bool(_NUMBER.match(tokens[end + j]))
+        if end + 3 < len(tokens):
+            ok = ok and quoted[end + 3]
+        if ok:
+            fits.append(width)
+    if len(fits) == 1:
+        return fits[0], False
+    if not fits:
+        raise _Bad("host rusage entries do not fit 5 or 6 fields")
+    return (5 if major >= 10 else 6), True
+
+
+def _gpu_section(tokens: Sequence[str], pos: int, n: int) -> int:
+    """Return the position after ``n`` GPU rusage entries (host, numKVP, numKVP pairs)."""
+    for _ in range(n):
+        if pos + 1 >= len(tokens):
+            raise _Bad("GPU rusage section runs past the end of the record")
+        pairs = _count(tokens[pos + 1], "numKVP of a GPU rusage entry")
+        pos += 2 + 2 * pairs
+    if pos > len(tokens):
+        raise _Bad("GPU rusage section runs past the end of the record")
+    return pos
+
+
+def _job_finish(tokens: list[str], quoted: list[bool]) -> tuple[dict[str, str], list[str]]:
+    """Name the fields of a ``JOB_FINISH`` record; raise :class:`_Bad` when it cannot be read."""
+    flags: list[str] = []
+    n = len(tokens)
+
+    def short(name: str) -> _Bad:
+        return _Bad(
+            f"JOB_FINISH record ends after {n} fields, before {name} (at least "
+            f"{len(LSF_REQUIRED_FIELDS) - 2} fields are needed)"
+        )
+
+    def run(names: tuple[str, ...], pos: int) -> int:
+        end = pos + len(names)
+        if end > n:
+            raise short(names[n - pos])
+        attrs.update(zip(names, tokens[pos:end], strict=True))
+        for name in names:
+            if name in _INT_CHECKED or name in _FLOAT_CHECKED:
+                _check_number(name, attrs[name])
+        return end
+
+    def hosts(count_name: str, list_name: str, pos: int) -> int:
+        if pos >= n:
+            raise short(count_name)
+        count = _count(tokens[pos], count_name)
+        attrs[count_name] = tokens[pos]
+        pos += 1
+        if pos + count > n:
+            msg = f"{count_name} is {count} but the record ends after {n - pos} more fields"
+            raise _Bad(msg)
+        attrs[list_name] = json.dumps(tokens[pos : pos + count]) if count else "[]"
+        return pos + count
+
+    attrs: dict[str, str] = {}
+    pos = run(_HEAD, 0)
+    pos = hosts("numAskedHosts", "askedHosts", pos)
+    pos = hosts("numExHosts", "execHosts", pos)
+    pos = run(_MIDDLE, pos)
+
+    version = attrs["version"].split(".", 1)[0]
+    major = int(version) if version.isdigit() else 0
+    for item in _TAIL:
+        if pos >= n:
+            break
+        if isinstance(item, str):
+            attrs[item] = tokens[pos]
+            pos += 1
+            continue
+        count_name, list_name, width = item
+        try:
+            count = _count(tokens[pos], count_name)
+            start = pos + 1
+            if list_name == "hostRusage":
+                width, guessed = _host_rusage_width(tokens, quoted, start, count, major)
+                if guessed:
+                    flags.append("HOST_RUSAGE_WIDTH_GUESSED")
+                end = start + count * width
+            elif list_name == "gRusage":
+                end = _gpu_section(tokens, start, count)
+            else:
+                end = start + count * width
+            if end > n:
+                msg = f"{count_name} is {count} but the record ends first"
+                raise _Bad(msg)
+        except _Bad as bad:
+            logger.debug("tail of a JOB_FINISH record not read: %s", bad)
+            flags.append("TAIL_UNPARSED")
+            break
+        attrs[count_name] = tokens[pos]
+        attrs[list_name] = json.dumps(tokens[start:end]) if end > start else "[]"
+        pos = end
+    if pos < n:
+        if "TAIL_UNPARSED" not in flags:
+            flags.append("EXTRA_FIELDS")
+        for k, value in enumerate(tokens[pos:], start=1):
+            attrs[f"unknown{k}"] = value
+    return attrs, flags
+
+
+def _other_event(tokens: list[str]) -> dict[str, str]:
+    attrs = {"eventType": tokens[0]}
+    if len(tokens) > 1:
+        attrs["version"] = tokens[1]
+    if len(tokens) > 2:
+        attrs["eventTime"] = tokens[2]
+    for k in range(3, len(tokens)):
+        attrs[f"f{k}"] = tokens[k]
+    return attrs
+
+
+# --------------------------------------------------------------------------- tokeniser
+
+
+class _Rows:
+    """Column lists of the ``records`` rows of one file."""
+
+    def __init__(self) -> None:
+        self.lines: list[int] = []
+        self.types: list[str] = []
+        self.stamps: list[str | None] = []
+        self.job_ids: list[str | None] = []
+        self.offsets: list[int] = [0]
+        self.keys: list[str] = []
+        self.values: list[str] = []
+        self.flags: list[list[str] | None] = []
+        self.raw: list[bytes | None] = []
+
+    def add(
+        self,
+        line: int,
+        record_type: str,
+        attrs: dict[str, str],
+        *,
+        stamp: str | None = None,
+        job_id: str | None = None,
+        flags: list[str] | None = None,
+        raw: bytes | None = None,
+    ) -> None:
+        self.lines.append(line)
+        self.types.append(record_type)
+        self.stamps.append(stamp)
+        self.job_ids.append(job_id)
+        self.keys.extend(attrs)
+        self.values.extend(attrs.values())
+        self.offsets.append(len(self.keys))
+        self.flags.append(flags or None)
+        self.raw.append(raw)
+
+    def table(self, site: str, src_file: str) -> pa.Table:
+        n = len(self.lines)
+        stamps = _pa.array(self.stamps, pa.string())
+        epochs = _pc.if_else(_pc.match_substring_regex(stamps, r"^\d+$"), stamps, None)
+        return pa.Table.from_arrays(
+            [
+                _repeat(site, n),
+                _repeat("lsf", n),
+                _repeat(src_file, n),
+                _pa.array(self.lines, pa.int64()),
+                _pa.array(self.types, pa.string()),
+                stamps,
+                epochs.cast(pa.int64()).cast(pa.timestamp("s", tz="UTC")),
+                _pa.array(self.job_ids, pa.string()),
+                _pa.MapArray.from_arrays(
+                    _pa.array(self.offsets, pa.int32()),
+                    _pa.array(self.keys, pa.string()),
+                    _pa.array(self.values, pa.string()),
+                ),
+                _pa.array(self.flags, pa.list_(pa.string())),
+                _pa.array(self.raw, pa.binary()),
+            ],
+            schema=RECORDS,
+        )
+
+
+def _repeat(value: str, n: int) -> Arr:
+    return _pa.array([value], pa.string()).take(_pa.array(np.zeros(n, dtype=np.int32)))
+
+
+def _split_lines(data: bytes) -> list[bytes]:
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
+
+
+def _decode(lines: list[bytes]) -> tuple[list[str], list[bool]]:
+    try:
+        text = b"\n".join(lines).decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        split = text.split("\n") if lines else []
+        return split, [False] * len(split)
+    out: list[str] = []
+    bad: list[bool] = []
+    for line in lines:
+        try:
+            out.append(line.decode("utf-8"))
+            bad.append(False)
+        except UnicodeDecodeError:
+            out.append(line.decode("utf-8", errors="replace"))
+            bad.append(True)
+    return out, bad
+
+
+def _job_id(attrs: dict[str, str]) -> str:
+    idx = attrs.get("idx", "0")
+    return attrs["jobId"] if idx in {"0", ""} else f"{attrs['jobId']}[{idx}]"
+
+
+def tokenize_lsf_file(path: StrPath, *, site: str) -> FileParse:
+    """Tokenise one ``lsb.acct`` or ``lsb.events`` file (plain, gzip, bzip2 or xz).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    site : str
+        Site name for every row.
+
+    Returns
+    -------
+    FileParse
+        One ``records`` row per event line (and per continuation line of a record whose quoted
+        string spans lines), one ``quarantine`` row per other line, in line order;
+        ``lines_read`` = records + quarantined.
+    """
+    src_file = str(path)
+    raw_lines = _split_lines(read_log_bytes(path))
+    text, non_utf8 = _decode(raw_lines)
+    n_lines = len(text)
+    rows = _Rows()
+    bad_lines: list[int] = []
+    reasons: list[str] = []
+
+    def quarantine(i: int, reason: str) -> None:
+        bad_lines.append(i)
+        reasons.append(reason)
+
+    i = 0
+    while i < n_lines:
+        line = text[i]
+        stripped = line.strip()
+        if not stripped:
+            quarantine(i, "blank line")
+            i += 1
+            continue
+        if stripped.startswith("#"):
+            rows.add(i + 1, "COMMENT", {"text": stripped[1:].strip()})
+            i += 1
+            continue
+        if not stripped.startswith('"'):
+            quarantine(i, "not an LSF event record (no quoted event name first)")
+            i += 1
+            continue
+        span = 1
+        record = line
+        try:
+            tokens, quoted = split_lsf_record(record)
+        except ValueError as err:
+            if str(err) != "unterminated quoted string":
+                quarantine(i, f"{err}: the fields cannot be separated")
+                i += 1
+                continue
+            tokens = []
+            quoted = []
+            while span < _MAX_JOIN and i + span < n_lines:
+                following = text[i + span]
+                if _RECORD_START.match(following):
+                    break
+                record = record + "\n" + following
+                span += 1
+                try:
+                    tokens, quoted = split_lsf_record(record)
+                except ValueError:
+                    continue
+                break
+            if not tokens:
+                quarantine(i, "unterminated quoted string")
+                i += 1
+                continue
+        flags: list[str] = []
+        if span > 1:
+            flags.append("MULTILINE")
+        bad_bytes = any(non_utf8[i : i + span])
+        if bad_bytes:
+            flags.append("NON_UTF8")
+        raw = b"\n".join(raw_lines[i : i + span]) if bad_bytes else None
+        event = tokens[0] if tokens and quoted[0] else ""
+        if not re.fullmatch(r"[A-Z][A-Z0-9_]*", event):
+            quarantine(i, "not an LSF event record (no quoted event name first)")
+            i += 1
+            continue
+        if event == "JOB_FINISH":
+            try:
+                attrs, more = _job_finish(tokens, quoted)
+            except _Bad as bad:
+                for k in range(span):
+                    quarantine(i + k, str(bad) if k == 0 else f"inside the record of line {i + 1}")
+                i += span
+                continue
+            rows.add(
+                i + 1,
+                event,
+                attrs,
+                stamp=attrs["eventTime"],
+                job_id=_job_id(attrs),
+                flags=flags + more,
+                raw=raw,
+            )
+        else:
+            attrs = _other_event(tokens)
+            job = attrs.get("f3") if event.startswith("JOB_") else None
+            rows.add(
+                i + 1,
+                event,
+                attrs,
+                stamp=attrs.get("eventTime"),
+                job_id=job if job is not None and _INT.match(job) else None,
+                flags=flags,
+                raw=raw,
+            )
+        for k in range(1, span):
+            rows.add(i + k + 1, "CONTINUATION", {"record_line": str(i + 1)})
+        i += span
+
+    records = rows.table(site, src_file)
+    if records.num_rows and bool(np.any(np.diff(np.asarray(rows.lines)) < 0)):
+        records = records.take(_pc.sort_indices(records, [("src_line", "ascending")]))
+    quarantine_table = pa.Table.from_arrays(
+        [
+            _repeat(site, len(bad_lines)),
+            _repeat("lsf", len(bad_lines)),
+            _repeat(src_file, len(bad_lines)),
+            _pa.array([k + 1 for k in bad_lines], pa.int64()),
+            _pa.array(reasons, pa.string()),
+            _pa.array([raw_lines[k] for k in bad_lines], pa.binary()),
+        ],
+        schema=QUARANTINE,
+    )
+    logger.debug("%s: %d lines, %d quarantined", src_file, n_lines, len(bad_lines))
+    return FileParse(
+        src_file=src_file, records=records, quarantine=quarantine_table, lines_read=n_lines
+    )
+
+
+# --------------------------------------------------------------------------- assembler
+
+
+def _numpy(array: Arr, dtype: Any = np.float64) -> npt.NDArray[Any]:
+    return np.asarray(array.to_numpy(zero_copy_only=False), dtype=dtype)
+
+
+def _floats(array: Arr) -> tuple[F64, Bool]:
+    """Numbers of a string array (NaN where absent or unreadable) and where unreadable."""
+    text = _pc.fill_null(array, "")
+    numeric = _pc.match_substring_regex(text, r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$")
+    values = _numpy(_pc.if_else(numeric, text, None).cast(pa.float64()).fill_null(np.nan))
+    unreadable = _numpy(_pc.and_(_pc.invert(numeric), _pc.not_equal(text, "")), bool)
+    return values, unreadable
+
+
+def _int_or_null(values: F64, dtype: Any) -> Arr:
+    known = ~np.isnan(values)
+    return _pa.array(np.where(known, np.round(values), 0).astype(np.int64), mask=~known).cast(dtype)
+
+
+def _blank_null(array: Arr) -> Arr:
+    return _pc.if_else(_pc.equal(_pc.fill_null(array, ""), ""), None, array)
+
+
+def _hosts(text: str | None) -> tuple[list[str] | None, int]:
+    """Distinct hosts in order and the slot count of an ``execHosts`` JSON list."""
+    if not text:
+        return None, 0
+    entries = json.loads(text)
+    seen: dict[str, None] = {}
+    slots = 0
+    for entry in entries:
+        count, star, host = entry.partition("*")
+        if star and count.isdigit():
+            slots += int(count)
+            seen.setdefault(host, None)
+        else:
+            slots += 1
+            seen.setdefault(entry, None)
+    return (list(seen) or None), slots
+
+
+def _flag_lists(n: int, masks: Sequence[tuple[str, Bool]]) -> list[list[str] | None]:
+    flags: list[list[str] | None] = [None] * n
+    for name, mask in masks:
+        for i in np.flatnonzero(mask):
+            row = flags[i]
+            if row is None:
+                flags[i] = [name]
+            else:
+                row.append(name)
+    return flags
+
+
+def _jobs(rec: pa.Table) -> pa.Table:
+    n = rec.num_rows
+    attrs: Any = rec.column("attrs").combine_chunks() if n else None
+
+    def text(key: str) -> Arr:
+        if not n:
+            return _pa.array([], pa.string())
+        return _pc.map_lookup(attrs, key, "first")
+
+    unreadable = np.zeros(n, dtype=bool)
+
+    def num(key: str) -> F64:
+        nonlocal unreadable
+        values, bad = _floats(text(key))
+        unreadable |= bad
+        return values
+
+    event = num("eventTime")
+    seq = num("jobId")
+    idx = num("idx")
+    submit = num("submitTime")
+    begin = num("beginTime")
+    start_logged = num("startTime")
+    procs = num("numProcessors")
+    jstatus = num("jStatus")
+    exit_status = num("exitStatus")
+    exit_info = num("exitInfo")
+    utime = num("ru_utime")
+    stime = num("ru_stime")
+    max_rmem = num("maxRMem")
+    max_rswap = num("maxRSwap")
+    run_limit = num("runLimit")
+    run_time = num("runTime")
+
+    started = start_logged > 0
+    start = np.where(started, start_logged, np.nan)
+    end = np.where(started, event, np.nan)
+    run = end - start
+    end_before_start = run < 0
+    run = np.where(end_before_start, np.nan, run)
+    wait = start - submit
+    start_before_submit = wait < 0
+    eligible = np.where(begin > 0, begin, np.nan)
+    walltime_used = np.where(started & (run_time >= 0), run_time, np.nan)
+    mismatch = ~np.isnan(walltime_used) & ~np.isnan(run) & (np.abs(walltime_used - run) > 60)
+    walltime_req = np.where(run_limit > 0, run_limit, np.nan)
+    cpu = np.where((utime >= 0) & (stime >= 0), utime + stime, np.nan)
+    mem_used = np.where(max_rmem >= 0, max_rmem * 1024, np.nan)
+    vmem_used = np.where(max_rswap >= 0, max_rswap * 1024, np.nan)
+
+    status = np.nan_to_num(exit_status, nan=0).astype(np.int64)
+    known_exit = ~np.isnan(exit_status) & started
+    by_signal = known_exit & ((status & 0x7F) != 0)
+    exit_code = np.where(known_exit & ~by_signal, (status >> 8) & 0xFF, np.nan)
+    exit_signal = np.where(by_signal, status & 0x7F, np.nan)
+
+    js = np.nan_to_num(jstatus, nan=0).astype(np.int64)
+    done = (js & 64) != 0
+    failed = ((js & 32) != 0) & ~done
+    state = np.full(n, "UNKNOWN", dtype=object)
+    state[done] = "COMPLETED"
+    state[failed] = "FAILED"
+    term_flag = np.full(n, "", dtype=object)
+    info_code = np.nan_to_num(exit_info, nan=-1).astype(np.int64)
+    for code, (name, flag) in _TERM.items():
+        hit = failed & (info_code == code)
+        state[hit] = name
+        term_flag[hit] = flag
+    nonstandard = ~done & ~failed
+    never = ~started & (done | failed)
+    state[never & failed] = "DELETED"
+    hosts_text = text("execHosts").to_pylist()
+    hosts: list[list[str] | None] = []
+    slots = np.full(n, np.nan)
+    for i, value in enumerate(hosts_text):
+        listed, count = _hosts(value)
+        hosts.append(listed if started[i] else None)
+        if started[i] and count:
+            slots[i] = count
+    nodes = np.array([len(h) if h else np.nan for h in hosts], dtype=np.float64)
+
+    # GPUs: the ngpus_physical rusage of the effective requirement, per host when "/host"
+    gpu_parts = _pc.extract_regex(
+        _pc.fill_null(text("effectiveResReq"), ""),
+        r"ngpus_physical=(?P<v>\d+(?:\.\d+)?)(?P<h>/host)?",
+    )
+    gpus = _floats(_pc.fill_null(_pc.struct_field(gpu_parts, "v"), ""))[0] if n else np.zeros(0)
+    per_host = (
+        _numpy(_pc.equal(_pc.fill_null(_pc.struct_field(gpu_parts, "h"), ""), "/host"), bool)
+        if n
+        else np.zeros(0, dtype=bool)
+    )
+    gpus = np.where(per_host, gpus * np.where(np.isnan(nodes), np.nan, nodes), gpus)
+    gpus = np.where(gpus > 0, gpus, np.nan)
+    gpus_alloc = np.where(started, gpus, np.nan)
+
+    # attempts: one job id (with index) and submit time, in event-time then line order
+    id_text = rec.column("job_id_raw").to_pylist()
+    src_line = _numpy(rec.column("src_line").combine_chunks(), np.int64) if n else np.zeros(0)
+    src_file = rec.column("src_file").combine_chunks() if n else _pa.array([], pa.string())
+    file_no = (
+        np.unique(_numpy(src_file.dictionary_encode().indices, np.int64), return_inverse=True)[1]
+        if n
+        else np.zeros(0, np.int64)
+    )
+    frame = pd.DataFrame(
+        {
+            "key": id_text,
+            "submit": submit,
+            "event": event,
+            "file": file_no,
+            "line": src_line,
+            "row": np.arange(n),
+        }
+    )
+    frame = frame.sort_values(["key", "submit", "event", "file", "line"], na_position="last")
+    groups = frame.groupby(["key", "submit"], sort=False, dropna=False)
+    rows = frame["row"].to_numpy()
+    attempt = np.zeros(n, dtype=np.int64)
+    n_attempts = np.ones(n, dtype=np.int64)
+    attempt[rows] = groups.cumcount().to_numpy()
+    n_attempts[rows] = groups["row"].transform("size").to_numpy()
+    same = pd.DataFrame({"key": id_text, "submit": submit, "start": start, "event": event})
+    duplicate = np.asarray(same.duplicated(keep=False), dtype=bool)
+    earlier = (attempt < n_attempts - 1) & ~duplicate & started
+    logged_state = state.copy()
+    state = np.where(earlier, "REQUEUED", state)
+    was = np.where(
+        earlier & (logged_state != "REQUEUED"), "STATE_WAS_" + logged_state.astype(str), ""
+    )
+
+    record_flags = rec.column("flags").to_pylist()
+    masks: list[tuple[str, Bool]] = []
+    for name in ("EXTRA_FIELDS", "TAIL_UNPARSED", "HOST_RUSAGE_WIDTH_GUESSED", "MULTILINE"):
+        masks.append((name, np.array([bool(f and name in f) for f in record_flags], dtype=bool)))
+    masks.append(("NON_UTF8", np.array([bool(f and "NON_UTF8" in f) for f in record_flags])))
+    masks += [
+        ("DUPLICATE", duplicate),
+        ("STATUS_NONSTANDARD", nonstandard),
+        ("END_BEFORE_START", end_before_start),
+        ("START_BEFORE_SUBMIT", start_before_submit),
+        ("WALLTIME_MISMATCH", mismatch),
+        ("VALUE_UNREADABLE", unreadable),
+        ("GPUS_PER_HOST", per_host & ~np.isnan(gpus)),
+        ("GPUS_ALLOC_FROM_REQUEST", ~np.isnan(gpus_alloc)),
+    ]
+    for name in sorted({f for f in term_flag if f}):
+        masks.append((name, term_flag == name))
+    for name in sorted({f for f in was if f}):
+        masks.append((name, was == name))
+    flags = _flag_lists(n, masks)
+
+    site = rec.column("site").combine_chunks() if n else _pa.array([], pa.string())
+    base = np.array([k or "" for k in id_text], dtype=object)
+    submit_text = np.where(
+        np.isnan(submit), "unknown", np.nan_to_num(submit).astype(np.int64).astype(str)
+    )
+    job_key = _pc.binary_join_element_wise(
+        site, ":", _pa.array(base.astype(str)), "@", _pa.array(submit_text.astype(str)), ""
+    )
+    ts = pa.timestamp("s", tz="UTC")
+
+    def times(values: F64) -> Arr:
+        return _int_or_null(values, pa.int64()).cast(ts)
+
+    columns: dict[str, Any] = {
+        "site": site,
+        "source_format": _repeat("lsf", n),
+        "job_key": job_key,
+        "job_id_raw": _pa.array(base.astype(str), pa.string()),
+        "job_seq": _int_or_null(seq, pa.int64()),
+        "array_index": _int_or_null(np.where(idx > 0, idx, np.nan), pa.int32()),
+        "attempt": _pa.array(attempt.astype(np.int16), pa.int16()),
+        "n_attempts": _pa.array(n_attempts.astype(np.int16), pa.int16()),
+        "user": _blank_null(text("userName")),
+        "account": _blank_null(text("projectName")),
+        "queue": _blank_null(text("queue")),
+        "job_name": _blank_null(text("jobName")),
+        "submit_time": times(np.where(submit > 0, submit, np.nan)),
+        "eligible_time": times(eligible),
+        "start_time": times(start),
+        "end_time": times(end),
+        "wait_s": _int_or_null(wait, pa.int64()),
+        "run_s": _int_or_null(run, pa.int64()),
+        "walltime_used_s": _int_or_null(walltime_used, pa.int64()),
+        "walltime_req_s": _int_or_null(walltime_req, pa.int64()),
+        "cpu_time_s": _pa.array(cpu, pa.float64(), from_pandas=True),
+        "cores_req": _int_or_null(np.where(procs > 0, procs, np.nan), pa.int32()),
+        "gpus_req": _int_or_null(gpus, pa.int32()),
+        "gpus_alloc": _int_or_null(gpus_alloc, pa.int32()),
+        "nodes_alloc": _int_or_null(nodes, pa.int32()),
+        "cores_alloc": _int_or_null(slots, pa.int32()),
+        "exec_hosts": _pa.array(hosts, pa.list_(pa.string())),
+        "mem_used_bytes": _int_or_null(mem_used, pa.int64()),
+        "vmem_used_bytes": _int_or_null(vmem_used, pa.int64()),
+        "exit_code": _int_or_null(exit_code, pa.int32()),
+        "exit_signal": _int_or_null(exit_signal, pa.int32()),
+        "state": _pa.array(state.astype(str), pa.string()),
+        "end_record_type": _repeat("JOB_FINISH", n),
+        "src_file": src_file,
+        "src_line": _pa.array(src_line, pa.int64()),
+        "flags": _pa.array(flags, pa.list_(pa.string())),
+    }
+    return pa.Table.from_arrays(
+        [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in JOBS], schema=JOBS
+    )
+
+
+def assemble_lsf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseResult:
+    """Assemble tokenised LSF files, given in reading order, into a :class:`ParseResult`.
+
+    ``tz`` is accepted for the registry and ignored: every LSF time is a UTC epoch.
+
+    Returns
+    -------
+    ParseResult
+        ``info`` holds ``format``, ``lsf_versions`` (record format versions seen) and
+        ``lsf_events`` (records by event type).
+    """
+    del tz
+    records = pa.concat_tables([p.records for p in parts]) if parts else RECORDS.empty_table()
+    quarantine = (
+        pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
+    )
+    finish = records.filter(_pc.equal(records.column("record_type"), "JOB_FINISH"))
+    jobs = _jobs(finish)
+    versions: list[str] = []
+    if finish.num_rows:
+        found = _pc.map_lookup(finish.column("attrs").combine_chunks(), "version", "first")
+        versions = sorted(str(v) for v in _pc.unique(found).to_pylist() if v is not None)
+    events = {
+        str(k): int(v)
+        for k, v in pd.Series(records.column("record_type").to_pylist(), dtype=object)
+        .value_counts()
+        .items()
+    }
+    return ParseResult(
+        records=records,
+        jobs=jobs,
+        quarantine=quarantine,
+        files=tuple(p.src_file for p in parts),
+        lines_read=sum(p.lines_read for p in parts),
+        tz_offset_s=None,
+        info={
+            "format": "lsf",
+            "lsf_versions": versions,
+            "lsf_events": dict(sorted(events.items())),
+        },
+    )
+
+
+def read_lsf(
+    paths: StrPath | Iterable[StrPath],
+    *,
+    site: str | None = None,
+    errors: ErrorPolicy = "warn",
+) -> ParseResult:
+    """Read LSF ``lsb.acct`` (or ``lsb.events``) files into ``records``, ``jobs`` and quarantine.
+
+    Parameters
+    ----------
+    paths : path or iterable of paths
+        Files (plain or gzip/bzip2/xz, detected by content) or folders of them.
+    site : str, optional
+        Site name for every row; defaults to the first path's name up to its first dot.
+    errors : {"raise", "warn", "skip"}, default "warn"
+        What to do with unreadable lines; they are quarantined and counted in every case.
+
+    Returns
+    -------
+    ParseResult
+        The tables and counts (lines read = parsed + quarantined); one ``jobs`` row per
+        ``JOB_FINISH`` record.
+
+    Raises
+    ------
+    LogParseError
+        With ``errors="raise"``, at the first unreadable line.
+
+    Examples
+    --------
+    >>> result = read_lsf("lsb.acct.1", site="hpc")  # doctest: +SKIP
+    >>> result.jobs.column("state").to_pylist()  # doctest: +SKIP
+    ['COMPLETED', 'COMPLETED']
+    """
+    policy = check_error_policy(errors)
+    files = expand_log_paths(paths)
+    site = site or default_site_name(paths)
+    parts = [apply_error_policy(tokenize_lsf_file(f, site=site), policy) for f in files]
+    return assemble_lsf(parts)
