@@ -532,9 +532,13 @@ def _zone(header: Mapping[str, Any]) -> str | None:
 def _int_column(values: F64, rounded: Bool) -> tuple[Arr, Bool]:
     """Nullable int64 from floats (NaN → null), rounding fractions and marking them."""
     known = ~np.isnan(values)
-    frac = known & (values != np.round(values))
-    out = np.where(known, np.round(values), 0).astype(np.int64)
-    return _pa.array(out, pa.int64(), mask=~known), rounded | frac
+    whole = np.rint(values)  # half to even, as np.round
+    frac = whole != values
+    frac &= known
+    if known.all():
+        return _pa.array(whole.astype(np.int64), pa.int64()), rounded | frac
+    whole[~known] = 0
+    return _pa.array(whole.astype(np.int64), pa.int64(), mask=~known), rounded | frac
 
 
 def _tz_offsets(epochs: F64, zone: str | None) -> Arr:

@@ -364,6 +364,11 @@ def _pieces(buf: U8) -> Iterator[tuple[int, int]]:
         yield start, size
 
 
+def _trimmed(buffer: U8, used: int) -> U8:
+    """Return ``buffer[:used]``, copied only when that frees more than half of the buffer."""
+    return buffer[:used] if 2 * used >= buffer.size else buffer[:used].copy()
+
+
 def scan_swf(data: bytes) -> list[Scan]:
     r"""Find the clean job lines of a file's content, piece by piece (see the module's text).
 
@@ -405,7 +410,8 @@ def scan_swf(data: bytes) -> list[Scan]:
                 fast=fast[:lines],
                 starts=starts[:lines],
                 ends=ends[:lines],
-                values=string_array(values_off, values[: values_off[-1]].copy()),
+                # the data stays in its buffer unless that is mostly slack
+                values=string_array(values_off, _trimmed(values, int(values_off[-1]))),
                 ids=string_array(ids_off, ids[: ids_off[-1]].copy()),
             )
         )
