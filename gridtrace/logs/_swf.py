@@ -10,8 +10,11 @@ Reading is two steps, like every format of the registry: :func:`tokenize_swf_fil
 into ``records`` (header lines as record type ``H`` with ``attrs`` ``{key: value}`` or
 ``{"text": ...}``, job lines as ``J`` with the 18 fields by their SWF names, values as written)
 and ``quarantine`` (blank lines, lines without exactly 18 numeric fields); :func:`assemble_swf`
-turns the records into ``jobs``. Both are vectorised (pyarrow compute and numpy), never a Python
-loop per field.
+turns the records into ``jobs``. Neither has a Python loop per line or field: clean job lines
+(18 ASCII numbers) are found by a numba kernel that writes the records' buffers directly, and every
+other line goes to :func:`tokenize_swf_reference`'s vectorised pyarrow code, which defines every
+record, reason and flag (:mod:`gridtrace.logs._swf_fast`; the two are tested equal). Assembly
+parses the tokens with an exact compiled parser and works on numpy columns.
 
 Mapping (``shared/reference/parsers.md`` §8): ``submit_time`` = UnixStartTime + submit,
 ``start_time`` = submit + wait, ``end_time`` = start + run; ``cores_alloc`` field 5, ``cores_req``
