@@ -72,26 +72,22 @@ from gridtrace.logs._base import (
     apply_error_policy,
     check_error_policy,
 )
+from gridtrace.logs._columnar import as_text, offsets_of, records_table, repeat_string, split_lines
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
 from gridtrace.logs._swf import (
     _NUMBER,
     _STATES,
     _STATUS_OF_STATE,
-    I64,
     Arr,
     Bool,
-    _as_text,
     _floats,
     _format_column,
     _header_of,
     _int_column,
     _numeric_tokens,
-    _offsets,
     _pa,
     _pc,
-    _repeat,
     _split_header_line,
-    _split_lines,
     _strings,
 )
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
@@ -182,36 +178,6 @@ def looks_like_gwf(head: bytes) -> bool:
     return jobs > 0 or column_line
 
 
-def _records_table(
-    *,
-    site: str,
-    src_file: str,
-    lines: I64,
-    record_type: str,
-    job_id_raw: Arr,
-    attrs: Arr,
-    flags: Arr,
-    raw: Arr,
-) -> pa.Table:
-    n = len(lines)
-    return pa.Table.from_arrays(
-        [
-            _repeat(site, n),
-            _repeat("gwf", n),
-            _repeat(src_file, n),
-            _pa.array(lines, pa.int64()),
-            _repeat(record_type, n),
-            pa.nulls(n, pa.string()),
-            pa.nulls(n, pa.timestamp("s", tz="UTC")),
-            job_id_raw,
-            attrs,
-            flags,
-            raw,
-        ],
-        schema=RECORDS,
-    )
-
-
 def tokenize_gwf_file(path: StrPath, *, site: str) -> FileParse:
     """Tokenise one GWF text file (plain, gzip, bzip2 or xz) into ``records`` and ``quarantine``.
 
@@ -229,10 +195,10 @@ def tokenize_gwf_file(path: StrPath, *, site: str) -> FileParse:
         line order; ``lines_read`` = records + quarantined.
     """
     src_file = str(path)
-    raw_lines = _split_lines(read_log_bytes(path))
+    raw_lines = split_lines(read_log_bytes(path))
     n_lines = len(raw_lines)
     binary = _pa.array(raw_lines, pa.binary())
-    text, non_utf8 = _as_text(binary)
+    text, non_utf8 = as_text(binary)
     stripped = _pc.utf8_trim_whitespace(text)
     line_no = np.arange(1, n_lines + 1, dtype=np.int64)
 
@@ -248,7 +214,7 @@ def tokenize_gwf_file(path: StrPath, *, site: str) -> FileParse:
     counts = np.asarray(_pc.list_value_length(tokens_list).to_numpy(zero_copy_only=False))
     flat = _pc.list_flatten(tokens_list)
     row_of_token = np.repeat(np.arange(len(candidates)), counts)
-    position = np.arange(len(flat)) - np.repeat(_offsets(counts)[:-1], counts)
+    position = np.arange(len(flat)) - np.repeat(offsets_of(counts)[:-1], counts)
     checked = (np.repeat(counts, counts) == _N) & _NUMERIC[np.minimum(position, _N - 1)]
     bad = np.zeros(len(flat), dtype=bool)
     if checked.any():
@@ -275,7 +241,8 @@ def tokenize_gwf_file(path: StrPath, *, site: str) -> FileParse:
         job_tokens,
     )
     job_ids = job_tokens.take(_pa.array(np.arange(0, n_jobs * _N, _N, dtype=np.int64)))
-    jobs_part = _records_table(
+    jobs_part = records_table(
+        source_format="gwf",
         site=site,
         src_file=src_file,
         lines=line_no[job_rows],
@@ -293,7 +260,8 @@ def tokenize_gwf_file(path: StrPath, *, site: str) -> FileParse:
         key, value = _split_header_line(line[1:])
         header_attrs.append([("text", value)] if key is None else [(key, value)])
     comment_bad = non_utf8[comment_rows]
-    header_part = _records_table(
+    header_part = records_table(
+        source_format="gwf",
         site=site,
         src_file=src_file,
         lines=line_no[comment_rows],
@@ -443,13 +411,13 @@ def _jobs_of_file(records: pa.Table, site: str, src_file: str) -> tuple[pa.Table
         _pc.match_substring_regex(job_id_raw, r"^[-+]?\d{1,18}$"), job_id_raw, None
     )
     job_seq = seq_text.cast(pa.int64())
-    site_col = _repeat(site, n)
+    site_col = repeat_string(site, n)
     submit_text = _pc.fill_null(submit_i.cast(pa.string()), "unknown")
     job_key = _pc.binary_join_element_wise(site_col, ":", job_id_raw, "@", submit_text, "")
     ts = pa.timestamp("s", tz="UTC")
     columns: dict[str, Any] = {
         "site": site_col,
-        "source_format": _repeat("gwf", n),
+        "source_format": repeat_string("gwf", n),
         "job_key": job_key,
         "job_id_raw": job_id_raw,
         "job_seq": job_seq,
@@ -474,7 +442,7 @@ def _jobs_of_file(records: pa.Table, site: str, src_file: str) -> tuple[pa.Table
         "mem_used_bytes": mem_used,
         "exit_code": exit_code,
         "state": _pa.array(state, pa.string()),
-        "src_file": _repeat(src_file, n),
+        "src_file": repeat_string(src_file, n),
         "src_line": _pa.array(src_line, pa.int64()),
         "flags": _pa.array(flags, pa.list_(pa.string())),
     }

@@ -10,8 +10,11 @@ Reading is two steps, like every format of the registry: :func:`tokenize_swf_fil
 into ``records`` (header lines as record type ``H`` with ``attrs`` ``{key: value}`` or
 ``{"text": ...}``, job lines as ``J`` with the 18 fields by their SWF names, values as written)
 and ``quarantine`` (blank lines, lines without exactly 18 numeric fields); :func:`assemble_swf`
-turns the records into ``jobs``. Both are vectorised (pyarrow compute and numpy), never a Python
-loop per field.
+turns the records into ``jobs``. Neither has a Python loop per line or field: clean job lines
+(18 ASCII numbers) are found by a numba kernel that writes the records' buffers directly, and every
+other line goes to :func:`tokenize_swf_reference`'s vectorised pyarrow code, which defines every
+record, reason and flag (:mod:`gridtrace.logs._swf_fast`; the two are tested equal). Assembly
+parses the tokens with an exact compiled parser and works on numpy columns.
 
 Mapping (``shared/reference/parsers.md`` §8): ``submit_time`` = UnixStartTime + submit,
 ``start_time`` = submit + wait, ``end_time`` = start + run; ``cores_alloc`` field 5, ``cores_req``
@@ -61,12 +64,22 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gridtrace.errors import ConfigError
+from gridtrace.logs import _swf_fast
 from gridtrace.logs._base import (
     ErrorPolicy,
     FileParse,
     ParseResult,
     apply_error_policy,
     check_error_policy,
+)
+from gridtrace.logs._columnar import (
+    as_text,
+    interleave,
+    offsets_of,
+    records_table,
+    repeat_string,
+    split_lines,
+    string_array,
 )
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
@@ -77,7 +90,9 @@ __all__ = [
     "looks_like_swf",
     "parse_swf_header",
     "read_swf",
+    "tokenize_swf",
     "tokenize_swf_file",
+    "tokenize_swf_reference",
     "write_swf",
 ]
 
@@ -154,6 +169,7 @@ _NUMERIC_KEYS = frozenset(
     }
 )
 _STATES = {1: "COMPLETED", 0: "FAILED", 5: "CANCELLED", -1: "UNKNOWN"}
+_STATE_NAMES = ("COMPLETED", "FAILED", "CANCELLED", "UNKNOWN", "DELETED")
 _STATUS_OF_STATE = {
     "COMPLETED": 1,
     "FAILED": 0,
@@ -253,30 +269,6 @@ def looks_like_swf(head: bytes) -> bool:
     return jobs > 0 or swf_keys > 0
 
 
-def _split_lines(data: bytes) -> list[bytes]:
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()  # the newline ending the last line does not start another one
-    return lines
-
-
-def _as_text(lines: Arr) -> tuple[Arr, Bool]:
-    """Decode a binary array as UTF-8; lines that are not get U+FFFD and a True in the mask."""
-    try:
-        return lines.cast(pa.string()), np.zeros(len(lines), dtype=bool)
-    except pa.ArrowInvalid:
-        raw = lines.to_pylist()
-        bad = np.zeros(len(raw), dtype=bool)
-        text: list[str] = []
-        for i, line in enumerate(raw):
-            try:
-                text.append(line.decode("utf-8"))
-            except UnicodeDecodeError:
-                text.append(line.decode("utf-8", errors="replace"))
-                bad[i] = True
-        return _pa.array(text, pa.string()), bad
-
-
 def _numeric_tokens(tokens: Arr) -> Bool:
     """Which tokens are decimal numbers; one cast when all are, a regex only when some are not."""
     try:
@@ -289,40 +281,18 @@ def _numeric_tokens(tokens: Arr) -> Bool:
     return np.asarray(matches.to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def _repeat(value: str, n: int) -> Arr:
-    """Return a string array of ``n`` copies of ``value``, built without Python objects per row."""
-    return _pa.array([value], pa.string()).take(_pa.array(np.zeros(n, dtype=np.int32)))
+def _tokenize_lines(
+    raw_lines: list[bytes], line_no: I64, *, site: str, src_file: str
+) -> tuple[pa.Table, pa.Table]:
+    """Tokenise some lines of a file (the reference): their ``records`` and ``quarantine`` rows.
 
-
-def _offsets(counts: npt.NDArray[np.integer[Any]]) -> I64:
-    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    return offsets
-
-
-def tokenize_swf_file(path: StrPath, *, site: str) -> FileParse:
-    """Tokenise one SWF file (plain, gzip, bzip2 or xz) into ``records`` and ``quarantine``.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The file.
-    site : str
-        Site name for every row.
-
-    Returns
-    -------
-    FileParse
-        One ``records`` row per comment or job line, one ``quarantine`` row per other line, in
-        line order; ``lines_read`` = records + quarantined.
+    Vectorised with pyarrow compute; every line kind, reason and flag is defined here. The fast
+    path of :func:`tokenize_swf_file` hands over every line it does not recognise as a clean job
+    line. ``line_no`` gives each line's number in the file (ascending).
     """
-    src_file = str(path)
-    raw_lines = _split_lines(read_log_bytes(path))
-    n_lines = len(raw_lines)
     binary = _pa.array(raw_lines, pa.binary())
-    text, non_utf8 = _as_text(binary)
+    text, non_utf8 = as_text(binary)
     stripped = _pc.utf8_trim_whitespace(text)
-    line_no = np.arange(1, n_lines + 1, dtype=np.int64)
 
     is_comment = np.asarray(_pc.starts_with(stripped, ";").to_numpy(zero_copy_only=False), bool)
     is_blank = np.asarray(_pc.equal(_pc.utf8_length(stripped), 0).to_numpy(zero_copy_only=False))
@@ -334,7 +304,7 @@ def tokenize_swf_file(path: StrPath, *, site: str) -> FileParse:
     counts = np.asarray(_pc.list_value_length(tokens_list).to_numpy(zero_copy_only=False))
     flat = _pc.list_flatten(tokens_list)
     numeric = _numeric_tokens(flat)
-    starts = _offsets(counts)[:-1]
+    starts = offsets_of(counts)[:-1]
     bad_tokens = np.add.reduceat((~numeric).astype(np.int64), starts) if len(flat) else None
     if bad_tokens is None:
         bad_tokens = np.zeros(len(candidates), dtype=np.int64)
@@ -354,22 +324,12 @@ def tokenize_swf_file(path: StrPath, *, site: str) -> FileParse:
     job_rows = candidates[good]
     keep_tokens = np.repeat(good, counts)
     job_tokens = flat.filter(_pa.array(keep_tokens)) if len(flat) else _pa.array([], pa.string())
-    n_jobs = len(job_rows)
-    attrs_jobs = _pa.MapArray.from_arrays(
-        _pa.array(np.arange(0, (n_jobs + 1) * _N, _N, dtype=np.int32)),
-        _pa.array(SWF_FIELDS, pa.string()).take(_pa.array(np.tile(np.arange(_N), n_jobs))),
-        job_tokens,
-    )
-    job_ids = job_tokens.take(_pa.array(np.arange(0, n_jobs * _N, _N, dtype=np.int64)))
-    jobs_part = _records_table(
+    jobs_part = _job_records(
         site=site,
         src_file=src_file,
         lines=line_no[job_rows],
-        record_type="J",
-        job_id_raw=job_ids,
-        attrs=attrs_jobs,
-        flags=pa.nulls(n_jobs, pa.list_(pa.string())),
-        raw=pa.nulls(n_jobs, pa.binary()),
+        values=job_tokens,
+        ids=job_tokens.take(_pa.array(np.arange(0, len(job_rows) * _N, _N, dtype=np.int64))),
     )
 
     # header records: a Python loop per comment line (a few dozen per file)
@@ -380,8 +340,9 @@ def tokenize_swf_file(path: StrPath, *, site: str) -> FileParse:
         key, value = _split_header_line(line[1:])
         header_attrs.append([("text", value)] if key is None else [(key, value)])
     comment_bad = non_utf8[comment_rows]
-    header_part = _records_table(
+    header_part = records_table(
         site=site,
+        source_format="swf",
         src_file=src_file,
         lines=line_no[comment_rows],
         record_type="H",
@@ -393,10 +354,7 @@ def tokenize_swf_file(path: StrPath, *, site: str) -> FileParse:
             pa.binary(),
         ),
     )
-    records = pa.concat_tables([header_part, jobs_part])
-    if len(comment_rows) and len(job_rows) and comment_rows[-1] > job_rows[0]:
-        # comments after the first job line: put the rows back in line order
-        records = records.take(_pc.sort_indices(records, [("src_line", "ascending")]))
+    records = interleave(jobs_part, line_no[job_rows], header_part)
 
     bad_rows = sorted(reasons)
     quarantine = pa.Table.from_arrays(
@@ -404,44 +362,115 @@ def tokenize_swf_file(path: StrPath, *, site: str) -> FileParse:
             _pa.array([site] * len(bad_rows), pa.string()),
             _pa.array(["swf"] * len(bad_rows), pa.string()),
             _pa.array([src_file] * len(bad_rows), pa.string()),
-            _pa.array([i + 1 for i in bad_rows], pa.int64()),
+            _pa.array(line_no[bad_rows], pa.int64()),
             _pa.array([reasons[i] for i in bad_rows], pa.string()),
             _pa.array([raw_lines[i] for i in bad_rows], pa.binary()),
         ],
         schema=QUARANTINE,
     )
-    logger.debug("%s: %d lines, %d quarantined", src_file, n_lines, quarantine.num_rows)
+    return records, quarantine
+
+
+_KEY_BYTES = np.frombuffer("".join(SWF_FIELDS).encode(), dtype=np.uint8)
+_KEY_OFFSETS = offsets_of(np.array([len(name) for name in SWF_FIELDS]))
+
+
+def _field_names(rows: int) -> Arr:
+    """Return the 18 field names, ``rows`` times over, as one string array built by numpy."""
+    offsets = np.arange(rows, dtype=np.int64)[:, None] * len(_KEY_BYTES) + _KEY_OFFSETS[:-1]
+    offsets = np.append(offsets.ravel(), rows * len(_KEY_BYTES)).astype(np.int32)
+    return string_array(offsets, np.tile(_KEY_BYTES, rows))
+
+
+def _job_records(*, site: str, src_file: str, lines: I64, values: Arr, ids: Arr) -> pa.Table:
+    """Build the ``records`` rows of job lines from their 18 tokens each and job numbers."""
+    rows = len(lines)
+    attrs = _pa.MapArray.from_arrays(
+        _pa.array(np.arange(0, (rows + 1) * _N, _N, dtype=np.int32)), _field_names(rows), values
+    )
+    return records_table(
+        site=site,
+        source_format="swf",
+        src_file=src_file,
+        lines=lines,
+        record_type="J",
+        job_id_raw=ids,
+        attrs=attrs,
+    )
+
+
+def tokenize_swf_reference(data: bytes, *, site: str, src_file: str) -> FileParse:
+    """Tokenise a file's content line by line with the readable reference only.
+
+    :func:`tokenize_swf_file` gives the same rows; this path is kept to test it against and for
+    interpreters without numba.
+    """
+    raw_lines = split_lines(data)
+    line_no = np.arange(1, len(raw_lines) + 1, dtype=np.int64)
+    records, quarantine = _tokenize_lines(raw_lines, line_no, site=site, src_file=src_file)
+    return FileParse(
+        src_file=src_file, records=records, quarantine=quarantine, lines_read=len(raw_lines)
+    )
+
+
+def tokenize_swf(data: bytes, *, site: str, src_file: str) -> FileParse:
+    """Tokenise a file's content, clean job lines by the compiled scanner.
+
+    Every other line goes to the reference (see :mod:`gridtrace.logs._swf_fast`); the rows are
+    those of :func:`tokenize_swf_reference`, in line order.
+    """
+    if not _swf_fast.compile_kernel():  # pragma: no cover
+        return tokenize_swf_reference(data, site=site, src_file=src_file)
+    fast_parts: list[pa.Table] = []
+    fast_lines: list[I64] = []
+    declined: list[bytes] = []
+    declined_lines: list[I64] = []
+    first_line = 1
+    for scan in _swf_fast.scan_swf(data):
+        line_no = np.arange(first_line, first_line + scan.lines, dtype=np.int64)
+        first_line += scan.lines
+        lines = line_no[scan.fast]
+        fast_parts.append(
+            _job_records(
+                site=site, src_file=src_file, lines=lines, values=scan.values, ids=scan.ids
+            )
+        )
+        fast_lines.append(lines)
+        rows = np.flatnonzero(~scan.fast)
+        declined.extend(data[scan.starts[i] : scan.ends[i]] for i in rows)
+        declined_lines.append(line_no[rows])
+    n_lines = first_line - 1
+    if not fast_parts:
+        return tokenize_swf_reference(data, site=site, src_file=src_file)
+    other_lines = np.concatenate(declined_lines)
+    others, quarantine = _tokenize_lines(declined, other_lines, site=site, src_file=src_file)
+    fast = pa.concat_tables(fast_parts)
+    records = interleave(fast, np.concatenate(fast_lines), others)
     return FileParse(src_file=src_file, records=records, quarantine=quarantine, lines_read=n_lines)
 
 
-def _records_table(
-    *,
-    site: str,
-    src_file: str,
-    lines: I64,
-    record_type: str,
-    job_id_raw: Arr,
-    attrs: Arr,
-    flags: Arr,
-    raw: Arr,
-) -> pa.Table:
-    n = len(lines)
-    return pa.Table.from_arrays(
-        [
-            _repeat(site, n),
-            _repeat("swf", n),
-            _repeat(src_file, n),
-            _pa.array(lines, pa.int64()),
-            _repeat(record_type, n),
-            pa.nulls(n, pa.string()),
-            pa.nulls(n, pa.timestamp("s", tz="UTC")),
-            job_id_raw,
-            attrs,
-            flags,
-            raw,
-        ],
-        schema=RECORDS,
+def tokenize_swf_file(path: StrPath, *, site: str) -> FileParse:
+    """Tokenise one SWF file (plain, gzip, bzip2 or xz) into ``records`` and ``quarantine``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    site : str
+        Site name for every row.
+
+    Returns
+    -------
+    FileParse
+        One ``records`` row per comment or job line, one ``quarantine`` row per other line, in
+        line order; ``lines_read`` = records + quarantined.
+    """
+    src_file = str(path)
+    parsed = tokenize_swf(read_log_bytes(path), site=site, src_file=src_file)
+    logger.debug(
+        "%s: %d lines, %d quarantined", src_file, parsed.lines_read, parsed.quarantine.num_rows
     )
+    return parsed
 
 
 # --------------------------------------------------------------------------- assembler
@@ -456,12 +485,35 @@ def _header_of(records: pa.Table) -> dict[str, Any]:
     return parse_swf_header(lines)
 
 
+def _job_rows(records: pa.Table) -> pa.Table:
+    """Select the job records (type ``J``) and the columns assembly reads; a slice if contiguous."""
+    table = records.select(["record_type", "src_line", "job_id_raw", "attrs"])
+    kind = _pc.equal(table.column("record_type"), "J")
+    is_job = np.asarray(kind.to_numpy(zero_copy_only=False), dtype=bool)
+    rows = np.flatnonzero(is_job)
+    if len(rows) == 0:
+        return table.slice(0, 0)
+    if rows[-1] - rows[0] + 1 == len(rows):  # the usual case: header lines, then job lines
+        return table.slice(int(rows[0]), len(rows))
+    return table.filter(_pa.array(is_job))
+
+
 def _fields_of(jobs: pa.Table) -> F64:
-    """Return the (n, 18) float matrix of the job records' attrs (written in field order)."""
-    attrs: Arr = jobs.column("attrs").combine_chunks()
-    items = attrs.items if len(attrs) else _pa.array([], pa.string())
-    values = np.asarray(items.cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
-    return values.reshape(-1, _N)
+    """Return the job records' fields as an (n, 18) float view, NaN for -1, each column contiguous.
+
+    The attrs hold the 18 tokens of each job line in field order.
+    """
+    parts = [np.zeros((_N, 0), dtype=np.float64)]
+    chunk: Any
+    for chunk in jobs.column("attrs").chunks:
+        if not len(chunk):
+            continue
+        offsets = np.asarray(chunk.offsets)  # the chunk's own rows, into the unsliced items
+        first, last = int(offsets[0]), int(offsets[-1])
+        tokens = chunk.items.slice(first, last - first)
+        parts.append(_swf_fast.parse_numbers(tokens, width=_N, minus_one_nan=True))
+    columns = parts[-1] if len(parts) == 2 else np.concatenate(parts, axis=1)
+    return columns.T
 
 
 def _origin(header: Mapping[str, Any]) -> int | None:
@@ -483,9 +535,13 @@ def _zone(header: Mapping[str, Any]) -> str | None:
 def _int_column(values: F64, rounded: Bool) -> tuple[Arr, Bool]:
     """Nullable int64 from floats (NaN → null), rounding fractions and marking them."""
     known = ~np.isnan(values)
-    frac = known & (values != np.round(values))
-    out = np.where(known, np.round(values), 0).astype(np.int64)
-    return _pa.array(out, pa.int64(), mask=~known), rounded | frac
+    whole = np.rint(values)  # half to even, as np.round
+    frac = whole != values
+    frac &= known
+    if known.all():
+        return _pa.array(whole.astype(np.int64), pa.int64()), rounded | frac
+    whole[~known] = 0
+    return _pa.array(whole.astype(np.int64), pa.int64(), mask=~known), rounded | frac
 
 
 def _tz_offsets(epochs: F64, zone: str | None) -> Arr:
@@ -503,14 +559,26 @@ def _tz_offsets(epochs: F64, zone: str | None) -> Arr:
     return _pa.array(offsets, pa.int32(), mask=~known)
 
 
+def _flag_lists(flag_names: Sequence[tuple[str, Bool]], n: int) -> Arr:
+    """Build the ``flags`` column: per row, the names whose mask is set, in order (else null)."""
+    masks = np.stack([mask for _, mask in flag_names], axis=1) if flag_names else np.zeros((n, 0))
+    rows, which = np.nonzero(masks)  # row-major: by row, then in flag order
+    counts = np.bincount(rows, minlength=n)
+    names = _pa.array([name for name, _ in flag_names], pa.string())
+    return _pa.ListArray.from_arrays(
+        _pa.array(offsets_of(counts).astype(np.int32)),
+        names.take(_pa.array(which)),
+        mask=_pa.array(counts == 0),
+    )
+
+
 def _jobs_of_file(
     records: pa.Table, site: str, src_file: str
 ) -> tuple[pa.Table, dict[str, Any], int]:
     header = _header_of(records)
-    job_records = records.filter(_pc.equal(records.column("record_type"), "J"))
+    job_records = _job_rows(records)
     n = job_records.num_rows
     f = _fields_of(job_records)
-    f = np.where(f == -1, np.nan, f)
     src_line = np.asarray(job_records.column("src_line").to_numpy(), dtype=np.int64)
 
     origin = _origin(header)
@@ -522,15 +590,18 @@ def _jobs_of_file(
     running_max = np.fmax.accumulate(np.where(no_submit, -np.inf, submit_abs))
     late = np.zeros(n, dtype=bool)
     late[1:] = ~no_submit[1:] & (submit_abs[1:] < running_max[:-1])
-    order = np.lexsort((src_line, np.where(no_submit, np.inf, submit_abs)))
-    f, submit_abs, no_submit, late, src_line = (
-        f[order],
-        submit_abs[order],
-        no_submit[order],
-        late[order],
-        src_line[order],
-    )
-    job_id_raw = job_records.column("job_id_raw").take(_pa.array(order))
+    job_id_raw = job_records.column("job_id_raw")
+    in_order = not late.any() and not no_submit[: n - int(no_submit.sum())].any()
+    if not in_order:  # rows are in line order, so in order already unless one is late
+        order = np.lexsort((src_line, np.where(no_submit, np.inf, submit_abs)))
+        f, submit_abs, no_submit, late, src_line = (
+            np.asfortranarray(f[order]),
+            submit_abs[order],
+            no_submit[order],
+            late[order],
+            src_line[order],
+        )
+        job_id_raw = job_id_raw.take(_pa.array(order))
 
     status = f[:, _STATUS]
     never_ran = (status == 5) & np.isnan(f[:, _RUN])
@@ -557,11 +628,10 @@ def _jobs_of_file(
         np.where(f[:, _JOB] == np.round(f[:, _JOB]), f[:, _JOB], np.nan), rounded
     )
 
-    state = np.full(n, "UNKNOWN", dtype=object)
+    state = np.full(n, _STATE_NAMES.index("UNKNOWN"), dtype=np.int32)
     for code, name in _STATES.items():
-        state[status == code] = name
-    state[np.isnan(status)] = "UNKNOWN"
-    state[never_ran] = "DELETED"
+        state[status == code] = _STATE_NAMES.index(name)
+    state[never_ran] = _STATE_NAMES.index("DELETED")
     nonstandard = ~np.isnan(status) & ~np.isin(status, [0.0, 1.0, 5.0])
     exit_code = _pa.array(
         np.where(nonstandard, status, 0).astype(np.int32), pa.int32(), mask=~nonstandard
@@ -581,14 +651,7 @@ def _jobs_of_file(
         ("STATUS_NONSTANDARD", nonstandard),
         ("ROUNDED", rounded),
     ]
-    flags: list[list[str] | None] = [None] * n
-    for name, mask in flag_names:
-        for i in np.flatnonzero(mask):
-            row = flags[i]
-            if row is None:
-                flags[i] = [name]
-            else:
-                row.append(name)
+    flags = _flag_lists(flag_names, n)
 
     def ids(column: int) -> Arr:
         values = f[:, column]
@@ -599,14 +662,14 @@ def _jobs_of_file(
             text = _pc.if_else(_pa.array(whole), text, _pa.array(values.astype(str), pa.string()))
         return _pc.if_else(_pa.array(~known), None, text)
 
-    site_col = _repeat(site, n)
+    site_col = repeat_string(site, n)
     seq_text = _pc.fill_null(job_seq.cast(pa.string()), job_id_raw.combine_chunks())
     submit_text = _pc.fill_null(submit_i.cast(pa.string()), "unknown")
     job_key = _pc.binary_join_element_wise(site_col, ":", seq_text, "@", submit_text, "")
     ts = pa.timestamp("s", tz="UTC")
     columns: dict[str, Any] = {
         "site": site_col,
-        "source_format": _repeat("swf", n),
+        "source_format": repeat_string("swf", n),
         "job_key": job_key,
         "job_id_raw": job_id_raw,
         "job_seq": job_seq,
@@ -628,11 +691,11 @@ def _jobs_of_file(
         "mem_req_bytes": mem_req,
         "mem_used_bytes": mem_used,
         "exit_code": exit_code,
-        "state": _pa.array(state, pa.string()),
+        "state": _pa.array(_STATE_NAMES, pa.string()).take(_pa.array(state)),
         "tz_offset_s": _tz_offsets(submit_abs, _zone(header)),
-        "src_file": _repeat(src_file, n),
+        "src_file": repeat_string(src_file, n),
         "src_line": _pa.array(src_line, pa.int64()),
-        "flags": _pa.array(flags, pa.list_(pa.string())),
+        "flags": flags,
     }
     table = pa.Table.from_arrays(
         [columns[fld.name] if fld.name in columns else pa.nulls(n, fld.type) for fld in JOBS],

@@ -1,0 +1,160 @@
+"""Columnar building blocks shared by the line-per-job readers (SWF, GWF).
+
+Each helper builds Arrow columns from numpy arrays or from a few Python objects, never one Python
+object per row, so that a reader's cost stays in its compiled or vectorised parts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from gridtrace.schema import RECORDS
+
+__all__ = [
+    "as_text",
+    "interleave",
+    "offsets_of",
+    "records_table",
+    "repeat_string",
+    "split_lines",
+    "string_array",
+]
+
+# the pyarrow-stubs' overloads are narrower than these constructions: arrays are typed loosely
+_pa: Any = pa
+Arr: TypeAlias = Any
+I64 = npt.NDArray[np.int64]
+Bool = npt.NDArray[np.bool_]
+
+# A merged table is left in this many chunks at most (see interleave).
+_MAX_CHUNKS = 64
+
+
+def split_lines(data: bytes) -> list[bytes]:
+    r"""Split a file's content at ``\\n``; a final line end does not start another line."""
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return lines
+
+
+def as_text(lines: Arr) -> tuple[Arr, Bool]:
+    """Decode a binary array as UTF-8; lines that are not get U+FFFD and a True in the mask."""
+    try:
+        return lines.cast(pa.string()), np.zeros(len(lines), dtype=bool)
+    except pa.ArrowInvalid:
+        raw = lines.to_pylist()
+        bad = np.zeros(len(raw), dtype=bool)
+        text: list[str] = []
+        for i, line in enumerate(raw):
+            try:
+                text.append(line.decode("utf-8"))
+            except UnicodeDecodeError:
+                text.append(line.decode("utf-8", errors="replace"))
+                bad[i] = True
+        return _pa.array(text, pa.string()), bad
+
+
+def repeat_string(value: str, n: int) -> Arr:
+    """Return a string array of ``n`` copies of ``value``, built without Python objects per row."""
+    return _pa.array([value], pa.string()).take(_pa.array(np.zeros(n, dtype=np.int32)))
+
+
+def offsets_of(counts: npt.NDArray[np.integer[Any]]) -> I64:
+    """Return the ``len(counts) + 1`` offsets of consecutive runs of the given lengths."""
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets
+
+
+def string_array(offsets: npt.NDArray[np.int32], data: npt.NDArray[np.uint8]) -> Arr:
+    """Wrap 32-bit ``offsets`` (``n + 1`` of them) and UTF-8 ``data`` as a string array, no copy.
+
+    The caller guarantees that the data is valid UTF-8 between the offsets.
+    """
+    n = len(offsets) - 1
+    return _pa.StringArray.from_buffers(n, _pa.py_buffer(offsets), _pa.py_buffer(data))
+
+
+def records_table(
+    *,
+    site: str,
+    source_format: str,
+    src_file: str,
+    lines: I64,
+    record_type: str,
+    job_id_raw: Arr,
+    attrs: Arr,
+    flags: Arr | None = None,
+    raw: Arr | None = None,
+) -> pa.Table:
+    """Build ``records`` rows of one record type, no stamp (``flags``, ``raw`` null if None)."""
+    n = len(lines)
+    return pa.Table.from_arrays(
+        [
+            repeat_string(site, n),
+            repeat_string(source_format, n),
+            repeat_string(src_file, n),
+            _pa.array(lines, pa.int64()),
+            repeat_string(record_type, n),
+            pa.nulls(n, pa.string()),
+            pa.nulls(n, pa.timestamp("s", tz="UTC")),
+            job_id_raw,
+            attrs,
+            pa.nulls(n, pa.list_(pa.string())) if flags is None else flags,
+            pa.nulls(n, pa.binary()) if raw is None else raw,
+        ],
+        schema=RECORDS,
+    )
+
+
+def interleave(fast: pa.Table, fast_lines: I64, other: pa.Table) -> pa.Table:
+    """Merge two tables of rows, each in ``src_line`` order, into one table in line order.
+
+    When ``other`` is small, ``fast`` is cut around its rows into zero-copy slices, so the result
+    may have several chunks per column; past a few dozen rows the two are sorted into one.
+
+    Parameters
+    ----------
+    fast : pyarrow.Table
+        The bulk of the rows, in line order.
+    fast_lines : numpy.ndarray
+        ``fast``'s ``src_line`` values.
+    other : pyarrow.Table
+        The other rows (same schema), in line order, none on a line of ``fast``.
+
+    Returns
+    -------
+    pyarrow.Table
+        All rows, in line order.
+    """
+    if other.num_rows == 0:
+        return fast
+    if fast.num_rows == 0:
+        return other
+    other_lines = np.asarray(other.column("src_line").to_numpy(), dtype=np.int64)
+    if len(other_lines) > _MAX_CHUNKS:  # many pieces: one sort of the whole is cheaper
+        order = np.argsort(np.concatenate([fast_lines, other_lines]), kind="stable")
+        return pa.concat_tables([fast, other]).take(_pa.array(order))
+    cuts = np.searchsorted(fast_lines, other_lines)  # fast rows before each other row
+    pieces = []
+    done = 0
+    r = 0
+    while r < len(cuts):
+        cut = int(cuts[r])
+        if cut > done:
+            pieces.append(fast.slice(done, cut - done))
+            done = cut
+        run_end = r + 1
+        while run_end < len(cuts) and cuts[run_end] == cut:
+            run_end += 1
+        pieces.append(other.slice(r, run_end - r))
+        r = run_end
+    if done < fast.num_rows:
+        pieces.append(fast.slice(done))
+    merged = pa.concat_tables(pieces)
+    return merged.combine_chunks() if len(pieces) > _MAX_CHUNKS else merged
