@@ -161,6 +161,7 @@ def _cmd_trace(args: argparse.Namespace) -> int:
         exclude_monitoring=not args.keep_monitoring,
         records=records,
         provenance={"jobs_table": str(args.jobs)},
+        tz=args.tz,
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -393,6 +394,9 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     trace.add_argument("--tau", type=float, default=900.0, help="interactive threshold, s")
     trace.add_argument("--keep-monitoring", action="store_true", help="keep dteam/ops probes")
+    trace.add_argument(
+        "--tz", help="the site's IANA time zone, kept in the trace for local-time profiles"
+    )
     trace.set_defaults(run=_cmd_trace)
 
     seg = commands.add_parser("segment", help="trace or jobs table -> stable segments")

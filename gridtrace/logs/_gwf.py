@@ -20,13 +20,14 @@ RunTime, ``walltime_req_s`` ReqTime, ``cores_alloc`` NProcs, ``cores_req`` ReqNP
 ``cpu_time_s`` = AverageCPUTimeUsed × NProcs, ``mem_used_bytes`` = UsedMemory × NProcs × 1024 and
 ``mem_req_bytes`` = ReqMemory × ReqNProcs × 1024 (NProcs when ReqNProcs is unknown): memory is KB
 per processor as in SWF. ``user``, ``group``, ``queue``, ``vo`` and ``account`` are UserID,
-GroupID, QueueID, VOID and ProjectID as written (IDs are strings; grid logs use names).
+GroupID, QueueID, VOID and ProjectID as written, ``partition`` is PartitionID (IDs are strings;
+grid logs use names).
 ``job_id_raw`` is JobID, ``job_seq`` JobID when it is an integer. −1 means unknown (null) in every
 field.
 
 The ``site`` column is the caller's site (the file name by default), never OrigSiteID: the site
 is part of ``job_key`` and names the log for every format. OrigSiteID, LastRunSiteID, the
-partition, the job structure and the network, disk and platform fields stay in the ``records``
+job structure and the network, disk and platform fields stay in the ``records``
 attrs; the distinct OrigSiteIDs are listed in ``info["gwf_orig_sites"]``.
 
 States from Status as in SWF: 1 COMPLETED, 0 FAILED, 5 CANCELLED, −1 UNKNOWN. A job that never
@@ -428,6 +429,7 @@ def _jobs_of_file(records: pa.Table, site: str, src_file: str) -> tuple[pa.Table
         "account": text("ProjectID"),
         "vo": text("VOID"),
         "queue": text("QueueID"),
+        "partition": text("PartitionID"),
         "submit_time": submit_i.cast(ts),
         "start_time": start_i.cast(ts),
         "end_time": end_i.cast(ts),
@@ -657,6 +659,7 @@ def write_gwf(jobs: pa.Table, path: StrPath, *, header: Mapping[str, Any] | None
         "UserID": _id_column(_strings(jobs, "user"), "user"),
         "GroupID": _id_column(_strings(jobs, "group"), "group"),
         "QueueID": _id_column(_strings(jobs, "queue"), "queue"),
+        "PartitionID": _id_column(_strings(jobs, "partition"), "partition"),
         "OrigSiteID": _id_column(_strings(jobs, "site"), "site"),
         "VOID": _id_column(_strings(jobs, "vo"), "vo"),
         "ProjectID": _id_column(_strings(jobs, "account"), "account"),

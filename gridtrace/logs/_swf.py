@@ -21,9 +21,10 @@ Mapping (``shared/reference/parsers.md`` §8): ``submit_time`` = UnixStartTime +
 field 8, ``walltime_req_s`` field 9, ``run_s`` = ``walltime_used_s`` field 4,
 ``cpu_time_s`` = field 6 × field 5, ``mem_used_bytes`` = field 7 × field 5 × 1024,
 ``mem_req_bytes`` = field 10 × field 8 × 1024 (field 5 when field 8 is unknown); ``user``,
-``group`` and ``queue`` are fields 12, 13 and 15 as decimal strings. The partition (field 16) is
-*not* put in ``account``: it names a machine partition or, in grid logs, a site, not a project;
-it stays, with the executable, preceding job and think time, in the ``records`` attrs. Every field
+``group`` are fields 12 and 13 as decimal strings; ``queue`` and ``partition`` are fields 15 and
+16, by the name the header gives the number (``; Queue: 2 short``, ``; Partition: 8
+cclcgceli02.in2p3.fr``: in grid logs the partition is the site), else as decimal strings. The
+executable, preceding job and think time stay in the ``records`` attrs. Every field
 is parsed as a float (decimals are legal) and −1 means unknown (null) in every field.
 
 States from the status field: 1 COMPLETED, 0 FAILED, 5 CANCELLED, −1 UNKNOWN; status 5 with an
@@ -677,7 +678,8 @@ def _jobs_of_file(
         "n_attempts": _pa.array(np.ones(n, np.int16), pa.int16()),
         "user": ids(_USER),
         "group": ids(_GROUP),
-        "queue": ids(_QUEUE),
+        "queue": _named(ids(_QUEUE), header.get("Queue")),
+        "partition": _named(ids(_PART), header.get("Partition")),
         "submit_time": submit_i.cast(ts),
         "start_time": start_i.cast(ts),
         "end_time": end_i.cast(ts),
@@ -815,6 +817,34 @@ def _strings(jobs: pa.Table, name: str) -> list[str | None]:
     return [None if v is None else str(v) for v in jobs.column(name).to_pylist()]
 
 
+_NUMBERED_NAME = re.compile(r"^\s*(\d+)\s+(\S.*?)\s*$")
+
+
+def numbered_names(entries: Any) -> dict[str, str]:
+    """``{"1": "test", ...}`` from header entries such as ``Queue: 1 test`` (id, then a name).
+
+    Entries without a name (``Queue: 1``) are left out, so those ids keep their number.
+    """
+    items = entries if isinstance(entries, list) else [entries]
+    names: dict[str, str] = {}
+    for item in items:
+        match = _NUMBERED_NAME.match(str(item)) if item is not None else None
+        if match:
+            names.setdefault(str(int(match.group(1))), match.group(2))
+    return names
+
+
+def _named(ids: Arr, entries: Any) -> Arr:
+    """Replace queue or partition numbers by the names the header gives them."""
+    names = numbered_names(entries)
+    if not names:
+        return ids
+    keys = _pa.array(list(names), pa.string())
+    position = _pc.index_in(ids, value_set=keys)
+    found = _pa.array(list(names.values()), pa.string()).take(position)
+    return _pc.coalesce(found, ids)
+
+
 def _ids(values: list[str | None]) -> tuple[F64, dict[str, int]]:
     """Numeric ids of names: numbers stay, otherwise a dense numbering by first appearance."""
     out = np.full(len(values), np.nan)
@@ -867,8 +897,9 @@ def write_swf(jobs: pa.Table, path: StrPath, *, header: Mapping[str, Any] | None
     ``UnixStartTime``, the earliest submit (left out when every job is flagged
     ``TIME_RELATIVE``); unknown values are −1; integral values are written as integers.
     ``cpu_time_s``, ``mem_used_bytes`` and ``mem_req_bytes`` are divided back into per-processor
-    values. User, group and queue names that are not numbers are numbered densely in order of
-    appearance (the queue numbering is listed in ``Queue:`` header lines). State DELETED and
+    values. User, group, queue and partition names that are not numbers are numbered densely in
+    order of appearance (the queue and partition numberings are listed in ``Queue:`` and
+    ``Partition:`` header lines). State DELETED and
     CANCELLED are status 5 (DELETED with run −1), COMPLETED 1, FAILED, TIMEOUT, NODE_FAIL and
     REQUEUED 0; UNKNOWN writes the ``exit_code`` of rows flagged ``STATUS_NONSTANDARD``, else −1.
 
@@ -937,6 +968,7 @@ def write_swf(jobs: pa.Table, path: StrPath, *, header: Mapping[str, Any] | None
     users, user_map = _ids(_strings(jobs, "user"))
     groups, group_map = _ids(_strings(jobs, "group"))
     queues, queue_map = _ids(_strings(jobs, "queue"))
+    partitions, partition_map = _ids(_strings(jobs, "partition"))
 
     fields = np.full((n, _N), np.nan)
     fields[:, _JOB] = job_seq
@@ -953,6 +985,7 @@ def write_swf(jobs: pa.Table, path: StrPath, *, header: Mapping[str, Any] | None
     fields[:, _USER] = users
     fields[:, _GROUP] = groups
     fields[:, _QUEUE] = queues
+    fields[:, _PART] = partitions
 
     out: dict[str, Any] = {"Version": "2.2"}
     for key in ("Computer", "Installation", "Acknowledge", "Information", "Conversion"):
@@ -976,13 +1009,14 @@ def write_swf(jobs: pa.Table, path: StrPath, *, header: Mapping[str, Any] | None
         out["MaxProcs"] = int(np.nanmax(procs))
     computed = {"Version", "MaxJobs", "MaxRecords", "UnixStartTime", "TimeZone", *out}
     for key, value in given.items():
-        if key not in computed and key not in {"Note", "_text", "Queue"}:
+        if key not in computed and key not in {"Note", "_text", "Queue", "Partition"}:
             out[key] = value
-    if queue_map:
-        out["MaxQueues"] = len(queue_map)
-        out["Queue"] = [f"{number} {name}" for name, number in queue_map.items()]
-    elif "Queue" in given:
-        out["Queue"] = given["Queue"]
+    for key, mapping in (("Queue", queue_map), ("Partition", partition_map)):
+        if mapping:
+            out[f"Max{key}s"] = len(mapping)
+            out[key] = [f"{number} {name}" for name, number in mapping.items()]
+        elif key in given:
+            out[key] = given[key]
     notes = given.get("Note", [])
     notes = list(notes) if isinstance(notes, list | tuple) else [notes]
     notes.append("written by gridtrace from a jobs table")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from typing import Any, cast
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 import pandas as pd
@@ -114,6 +115,7 @@ def build_trace(
     exclude_monitoring: bool = True,
     records: pa.Table | None = None,
     provenance: Mapping[str, Any] | None = None,
+    tz: str | None = None,
 ) -> pa.Table:
     """Build the ``trace`` table from a ``jobs`` table.
 
@@ -137,6 +139,9 @@ def build_trace(
         The ``records`` the jobs came from; with it, P counts the distinct execution slots.
     provenance : mapping, optional
         Where the jobs came from (source files, ...), stored in the trace metadata.
+    tz : str, optional
+        The site's IANA time zone, stored as ``provenance["tz"]`` so that daily and weekly
+        profiles (:mod:`gridtrace.stats`) use the site's local time.
 
     Returns
     -------
@@ -154,6 +159,12 @@ def build_trace(
     if cores is not None and cores < 1:
         msg = f"cores must be at least 1, not {cores}"
         raise ConfigError(msg)
+    if tz is not None:
+        try:
+            ZoneInfo(tz)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            msg = f"unknown time zone {tz!r}: give an IANA name such as 'Europe/Paris'"
+            raise ConfigError(msg) from exc
     # Archive logs such as LCG-2005-1 record submit and runtime but no start: such a job ran
     # (it has a runtime), its wait is unknown.
     started = pc.and_(pc.is_valid(jobs.column("start_time")), pc.is_valid(jobs.column("end_time")))
@@ -232,6 +243,7 @@ def build_trace(
     site = str(jobs.column("site")[0].as_py()) if jobs.num_rows else "site"
     info = {
         **dict(provenance or {}),
+        **({"tz": tz} if tz is not None else {}),
         "jobs_in_table": int(jobs.num_rows),
         "jobs_in_trace": n,
         "monitoring_jobs_excluded": n_monitoring,

@@ -53,6 +53,7 @@ rule trace:
     params:
         cores=site_cores,
         tau_s=config["tau_s"],
+        tz=site_tz,
     message:
         "Building the trace of {wildcards.site}"
     script:

@@ -15,5 +15,6 @@ trace = build_trace(
     cores=snakemake.params.cores,
     records=pq.read_table(snakemake.input.records, columns=["attrs"]),
     provenance={"jobs_table": snakemake.input.jobs},
+    tz=snakemake.params.tz,
 )
 pq.write_table(trace, snakemake.output.trace)
