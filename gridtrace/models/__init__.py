@@ -7,9 +7,26 @@ simulator (:mod:`gridtrace.sim`) replays.
 
 from __future__ import annotations
 
+from gridtrace.models._arrivals import (
+    ArrivalModel,
+    PiecewisePoissonArrivals,
+    PoissonArrivals,
+    arrival_epochs,
+)
+from gridtrace.models._mmpp import (
+    MMPPArrivals,
+    MMPPSelection,
+    PoissonHMMArrivals,
+    embedded_phase_law,
+    mmpp_iat_acf,
+    mmpp_idc,
+    mmpp_moments,
+    select_mmpp,
+)
 from gridtrace.models._presets import ARRIVAL_KINDS, PRESETS, Preset, get_preset
 from gridtrace.models._synth import (
     SYNTHETIC_ORIGIN,
+    ctmc_mmpp_arrival_times,
     generate_preset_trace,
     mmpp_arrival_times,
     mmpp_exponential_trace,
@@ -20,10 +37,23 @@ __all__ = [
     "ARRIVAL_KINDS",
     "PRESETS",
     "SYNTHETIC_ORIGIN",
+    "ArrivalModel",
+    "MMPPArrivals",
+    "MMPPSelection",
+    "PiecewisePoissonArrivals",
+    "PoissonArrivals",
+    "PoissonHMMArrivals",
     "Preset",
+    "arrival_epochs",
+    "ctmc_mmpp_arrival_times",
+    "embedded_phase_law",
     "generate_preset_trace",
     "get_preset",
     "mmpp_arrival_times",
     "mmpp_exponential_trace",
+    "mmpp_iat_acf",
+    "mmpp_idc",
+    "mmpp_moments",
     "poisson_exponential_trace",
+    "select_mmpp",
 ]
