@@ -108,11 +108,11 @@ class ArrivalModel(ABC):
 
     @abstractmethod
     def _params(self) -> dict[str, Any]:
-        """Constructor arguments (JSON types)."""
+        """Return the constructor arguments (JSON types)."""
 
     @abstractmethod
     def _fitted(self) -> dict[str, Any]:
-        """Fitted attributes (JSON types)."""
+        """Return the fitted attributes (JSON types)."""
 
     @abstractmethod
     def _set_fitted(self, data: Mapping[str, Any]) -> None: ...
@@ -181,9 +181,7 @@ class ArrivalModel(ABC):
         """Bayesian information criterion ``−2 score + p ln n`` (n intervals, p parameters)."""
         epochs, _ = self._epochs(times)
         self._check_fitted()
-        return -2.0 * self._score_epochs(epochs) + self.n_parameters * math.log(
-            epochs.shape[0] - 1
-        )
+        return -2.0 * self._score_epochs(epochs) + self.n_parameters * math.log(epochs.shape[0] - 1)
 
     def aic(self, times: ArrayLike) -> float:
         """Akaike information criterion ``−2 score + 2 p``."""
@@ -221,7 +219,7 @@ class ArrivalModel(ABC):
             batch = gen_sizes.choice(self.batch_sizes_, size=epochs.shape[0], p=probs)
             return np.repeat(epochs, batch)
         assert size is not None
-        want = int(math.ceil(size / mean_batch)) + 1
+        want = math.ceil(size / mean_batch) + 1
         while True:
             epochs = self._sample_epochs(gen_epochs, want, None)
             batch = gen_sizes.choice(self.batch_sizes_, size=epochs.shape[0], p=probs)
@@ -314,7 +312,7 @@ class PoissonArrivals(ArrivalModel):
 
     def _score_epochs(self, epochs: F64) -> float:
         n = epochs.shape[0] - 1
-        return n * math.log(self.rate_) - self.rate_ * float(epochs[-1] - epochs[0])
+        return float(n * math.log(self.rate_) - self.rate_ * float(epochs[-1] - epochs[0]))
 
     def _sample_epochs(
         self, gen: np.random.Generator, size: int | None, horizon_s: float | None
@@ -327,7 +325,8 @@ class PoissonArrivals(ArrivalModel):
 
     def iat_cdf(self, t: ArrayLike) -> F64:
         """CDF of the inter-arrival time, ``1 − e^{−λ t}``."""
-        return -np.expm1(-self.rate_ * np.maximum(np.asarray(t, dtype=np.float64), 0.0))
+        tt = np.maximum(np.asarray(t, dtype=np.float64), 0.0)
+        return np.asarray(-np.expm1(-self.rate_ * tt), dtype=np.float64)
 
     def _params(self) -> dict[str, Any]:
         return {"confidence": self.confidence}
@@ -458,7 +457,7 @@ class PiecewisePoissonArrivals(ArrivalModel):
         return logs - float(ends[1] - ends[0])
 
     def _invert(self, targets: F64) -> F64:
-        """Times at which the integrated intensity from 0 reaches ``targets``."""
+        """Return the times at which the integrated intensity from 0 reaches ``targets``."""
         w = self._width
         within_cum = np.concatenate([[0.0], np.cumsum(self.rates_ * w)])
         mass = within_cum[-1]

@@ -7,11 +7,13 @@ iteration and a compiled scaled forward–backward pass, O(N k²) per iteration.
 
 :class:`PoissonHMMArrivals` is the fast *approximate* path: a discrete-time Poisson HMM
 (``hmmlearn.hmm.PoissonHMM``) on counts per bin, converted to continuous time with
-``Q = logm(P) / Δ``. Its error is a bias of order Δ / (shortest sojourn) that does not shrink with N.
+``Q = logm(P) / Δ``. Its error is a bias of order Δ / (shortest sojourn) that does not
+shrink with N.
 
 The closed forms (:func:`mmpp_moments`, :func:`mmpp_iat_acf`, :func:`mmpp_idc`) follow the MAP
-formulas of the reference notes (models.md §5): embedded phase law φ, ``E[X^n] = n! φ (−D0)^{−n} 1``,
-lag-k correlation from ``φ (−D0)^{−1} P^k (−D0)^{−1} 1`` with ``P = (−D0)^{−1} D1``.
+formulas of the reference notes (models.md §5): embedded phase law φ,
+``E[X^n] = n! φ (−D0)^{−n} 1``, lag-k correlation from ``φ (−D0)^{−1} P^k (−D0)^{−1} 1``
+with ``P = (−D0)^{−1} D1``.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from gridtrace.models._mmpp_kernel import (
     log_likelihood,
 )
 from gridtrace.models._synth import ctmc_mmpp_arrival_times, stationary_law
-from gridtrace.random import SeedLike, as_generator
+from gridtrace.random import as_generator
 
 __all__ = [
     "MMPPArrivals",
@@ -161,6 +163,9 @@ def _generator_from_offdiag(off: F64) -> F64:
 
 class _MMPPBase(ArrivalModel):
     """Scoring, sampling and serialisation shared by the exact and the count-HMM MMPP."""
+
+    rates_: F64
+    generator_: F64
 
     def __init__(self, n_states: int = 2, *, ties: str = "batch") -> None:
         super().__init__(ties=ties)
@@ -391,9 +396,7 @@ class MMPPArrivals(_MMPPBase):
             noise_r = np.exp(gen.normal(0.0, 0.5, k))
             noise_q = np.exp(gen.normal(0.0, 0.5, (k, k)))
             off = base[1] * noise_q
-            starts.append(
-                self._make(f"random{i}", base[0] * noise_r, _generator_from_offdiag(off))
-            )
+            starts.append(self._make(f"random{i}", base[0] * noise_r, _generator_from_offdiag(off)))
         return starts
 
     def _make(self, name: str, rates: ArrayLike, q: ArrayLike) -> _Start:
@@ -545,7 +548,7 @@ class MMPPArrivals(_MMPPBase):
             "cap_hit": not self.converged_,
             "starts": list(self.starts_),
             "best_start": self.best_start_,
-            "e_step": "eigendecomposition of D0 once per iteration (Van Loan reference if defective)",
+            "e_step": "eigendecomposition of D0 once per iteration; Van Loan if defective",
         }
 
     def _set_fitted(self, data: Mapping[str, Any]) -> None:
@@ -596,7 +599,7 @@ def _sample_acf(t: F64, lags: Sequence[int]) -> F64:
 
 
 def moment_matched_mmpp2(t: ArrayLike) -> tuple[F64, F64]:
-    """An MMPP(2) matching the inter-arrival mean, SCV, third moment and lag-1/10/100 ACF.
+    """Fit an MMPP(2) matching the inter-arrival mean, SCV, third moment and lag-1/10/100 ACF.
 
     Least squares on log-parameters against the closed forms; used as an EM start.
 
@@ -730,7 +733,7 @@ class PoissonHMMArrivals(_MMPPBase):
         )
         if not width > 0:
             raise ConfigError(f"bin_s must be > 0, got {self.bin_s}")
-        n_bins = int(math.ceil(span / width))
+        n_bins = math.ceil(span / width)
         if n_bins < 10 * k:
             raise FitError(f"{n_bins} bins are too few for a {k}-state count HMM")
         counts = np.bincount(

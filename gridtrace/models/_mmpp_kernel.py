@@ -6,8 +6,8 @@ inter-arrival times t_1 … t_N is ``α · Π_n [exp(D0 t_n) Λ] · 1``.
 
 The E-step of Rydén's EM (Rydén 1996) needs, per interval, the posterior time spent in each phase
 and the posterior number of phase jumps, i.e. the integrals
-``Z_n = ∫_0^t_n [â e^{D0 s}]_i [e^{D0 (t_n − s)} Λ b̂]_j ds`` with â, b̂ the scaled forward and backward
-vectors. Two implementations compute the same quantities:
+``Z_n = ∫_0^t_n [â e^{D0 s}]_i [e^{D0 (t_n − s)} Λ b̂]_j ds`` with â, b̂ the scaled forward and
+backward vectors. Two implementations compute the same quantities:
 
 * :func:`forward_backward` (the fast path, compiled by numba on first use) diagonalises D0 **once
   per EM iteration**: ``D0 = V diag(d) V⁻¹``. Per interval it needs only the k scalar exponentials
@@ -329,7 +329,7 @@ def _statistics(ll: float, z: F64, q: F64, arrivals: F64, initial: F64) -> EStep
 
 
 def _van_loan(d0: F64, t: float) -> tuple[F64, F64]:
-    """Return ``expm(D0 t)`` and ``I[i, j] = ∫_0^t e^{D0 s} E_ij e^{D0 (t − s)} ds`` (k, k, k, k)."""
+    """Return ``expm(D0 t)`` and ``I[i, j] = ∫_0^t e^{D0 s} E_ij e^{D0 (t − s)} ds``."""
     k = d0.shape[0]
     integrals = np.empty((k, k, k, k))
     expm = scipy.linalg.expm(d0 * t)

@@ -166,7 +166,9 @@ def ctmc_mmpp_arrival_times(
     q = np.asarray(generator, dtype=np.float64)
     k = lam.shape[0]
     if lam.ndim != 1 or q.shape != (k, k):
-        raise ConfigError(f"rates must have shape (k,) and generator (k, k); got {lam.shape}, {q.shape}")
+        raise ConfigError(
+            f"rates must have shape (k,) and generator (k, k); got {lam.shape}, {q.shape}"
+        )
     off = q - np.diag(np.diag(q))
     if np.any(lam < 0) or not np.all(np.isfinite(lam)) or np.any(off < 0):
         raise ConfigError("rates and off-diagonal generator entries must be finite and >= 0")
@@ -207,7 +209,9 @@ def ctmc_mmpp_arrival_times(
         count_list.append(count)
         produced += count
         clock += hold
-        if (size is not None and produced >= size) or (horizon_s is not None and clock >= horizon_s):
+        if (size is not None and produced >= size) or (
+            horizon_s is not None and clock >= horizon_s
+        ):
             break
         if leave[state] > 0:
             u = gen.random()
