@@ -27,8 +27,8 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 import scipy.stats
-from threadpoolctl import threadpool_limits
 from numpy.typing import ArrayLike, NDArray
+from threadpoolctl import threadpool_limits
 
 from gridtrace.errors import ConfigError, FitError, NotFittedError
 from gridtrace.random import SeedLike, as_generator

@@ -827,13 +827,29 @@ class PoissonHMMArrivals(_MMPPBase):
         self.n_iter_ = int(data["n_iter"])
 
 
+def _principal_log(p: F64) -> NDArray[Any]:
+    """Principal matrix logarithm of P.
+
+    By eigendecomposition when P is well diagonalisable; otherwise ``scipy.linalg.logm``, whose
+    1-norm estimator draws from NumPy's *global* random state for matrices of size ≥ 3, so that
+    state is saved and restored around the call.
+    """
+    w, v = np.linalg.eig(p)
+    if float(np.linalg.cond(v)) < 1e8 and not np.any((w.real <= 0) & (np.abs(w.imag) < 1e-12)):
+        return np.asarray(v @ np.diag(np.log(w.astype(np.complex128))) @ np.linalg.inv(v))
+    state = np.random.get_state()  # noqa: NPY002 - saved only to undo logm's use of it
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # logm's own accuracy warning
+            return np.asarray(scipy.linalg.logm(p))
+    finally:
+        np.random.set_state(state)  # noqa: NPY002
+
+
 def _generator_from_transitions(p: F64, width: float) -> tuple[F64, str, float]:
     """``logm(P) / Δ`` checked to be a generator; else the first-order ``(P − I) / Δ``."""
     k = p.shape[0]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # logm's own accuracy warning
-        raw = scipy.linalg.logm(p)
-    log = np.asarray(raw)
+    log = _principal_log(p)
     scale = 1.0 / width
     if np.iscomplexobj(log):
         if float(np.max(np.abs(log.imag))) > 1e-9:

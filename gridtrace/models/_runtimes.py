@@ -328,8 +328,9 @@ class HyperExponentialRuntime(RuntimeModel):
     Notes
     -----
     EM starts from the k quantile-groups of the data. E-step responsibilities are
-    ``p_j f_j(x)`` for complete runtimes and ``p_j S_j(c)`` for censored ones; a censored runtime
-    adds ``c + 1/μ_j`` (memorylessness) to phase j's exposure and no event.
+    ``p_j f_j(x)`` for complete runtimes and ``p_j S_j(c)`` for censored ones. In the complete data
+    a censored runtime is one event whose expected length in phase j is ``c + 1/μ_j``
+    (memorylessness); the M-step divides events by expected exposure.
     """
 
     kind = "hyperexponential"
@@ -373,7 +374,8 @@ class HyperExponentialRuntime(RuntimeModel):
             norm = scipy.special.logsumexp(log_w, axis=1)
             ll = float(norm.sum())
             resp = np.exp(log_w - norm[:, None])
-            events = (resp * obs[:, None]).sum(axis=0)
+            # complete data: every runtime is an event; a censored one lasts c + 1/μ_j in phase j
+            events = resp.sum(axis=0)
             exposure = (resp * (x[:, None] + np.where(censored[:, None], 1.0 / rates, 0.0))).sum(
                 axis=0
             )
