@@ -371,9 +371,11 @@ class HyperExponentialRuntime(RuntimeModel):
         for it in range(1, int(self.max_iter) + 1):  # noqa: B007 - reported after the loop
             log_w = np.log(weights)[None, :] - rates[None, :] * x[:, None]
             log_w = log_w + np.where(obs[:, None], np.log(rates)[None, :], 0.0)
-            norm = scipy.special.logsumexp(log_w, axis=1)
-            ll = float(norm.sum())
-            resp = np.exp(log_w - norm[:, None])
+            top = log_w.max(axis=1, keepdims=True)
+            resp = np.exp(log_w - top)
+            total = resp.sum(axis=1, keepdims=True)
+            resp /= total
+            ll = float(np.sum(np.log(total)) + top.sum())
             # complete data: every runtime is an event; a censored one lasts c + 1/μ_j in phase j
             events = resp.sum(axis=0)
             exposure = (resp * (x[:, None] + np.where(censored[:, None], 1.0 / rates, 0.0))).sum(
