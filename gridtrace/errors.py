@@ -9,7 +9,9 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigError",
+    "ConvergenceWarning",
     "DataQualityWarning",
+    "FitError",
     "GridtraceError",
     "GridtraceWarning",
     "LogParseError",
@@ -85,3 +87,11 @@ class GridtraceWarning(UserWarning):
 
 class DataQualityWarning(GridtraceWarning):
     """Input data was readable but questionable (quarantined lines, guessed units, ...)."""
+
+
+class FitError(GridtraceError, ValueError):
+    """Data cannot be fitted by a model (too few points, unsorted times, values out of support)."""
+
+
+class ConvergenceWarning(GridtraceWarning):
+    """An iterative fit stopped at its iteration cap before meeting its tolerance."""

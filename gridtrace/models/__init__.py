@@ -1,4 +1,4 @@
-"""Workload models: seed presets and synthetic trace generation.
+"""Workload models: arrival and runtime models, fit quality, seed presets, synthetic traces.
 
 The seed presets (:data:`PRESETS`: PE-1 … PE-4, MMPP-1/2, MM50-20/40/50) reproduce the synthetic
 workloads of the research; :func:`generate_preset_trace` turns one into a ``trace`` table that the
@@ -7,9 +7,43 @@ simulator (:mod:`gridtrace.sim`) replays.
 
 from __future__ import annotations
 
+from gridtrace.models._arrivals import (
+    ArrivalModel,
+    PiecewisePoissonArrivals,
+    PoissonArrivals,
+    arrival_epochs,
+)
+from gridtrace.models._mmpp import (
+    MMPPArrivals,
+    MMPPSelection,
+    PoissonHMMArrivals,
+    embedded_phase_law,
+    mmpp_iat_acf,
+    mmpp_idc,
+    mmpp_moments,
+    select_mmpp,
+)
 from gridtrace.models._presets import ARRIVAL_KINDS, PRESETS, Preset, get_preset
+from gridtrace.models._quality import (
+    HeldOutScore,
+    anderson_darling,
+    heldout_log_likelihood,
+    ks_statistic,
+)
+from gridtrace.models._runtimes import (
+    EmpiricalRuntime,
+    ExponentialRuntime,
+    GammaRuntime,
+    HyperExponentialRuntime,
+    LogNormalRuntime,
+    RuntimeModel,
+    WeibullRuntime,
+    runtime_model_from_dict,
+    select_hyperexponential,
+)
 from gridtrace.models._synth import (
     SYNTHETIC_ORIGIN,
+    ctmc_mmpp_arrival_times,
     generate_preset_trace,
     mmpp_arrival_times,
     mmpp_exponential_trace,
@@ -20,10 +54,36 @@ __all__ = [
     "ARRIVAL_KINDS",
     "PRESETS",
     "SYNTHETIC_ORIGIN",
+    "ArrivalModel",
+    "EmpiricalRuntime",
+    "ExponentialRuntime",
+    "GammaRuntime",
+    "HeldOutScore",
+    "HyperExponentialRuntime",
+    "LogNormalRuntime",
+    "MMPPArrivals",
+    "MMPPSelection",
+    "PiecewisePoissonArrivals",
+    "PoissonArrivals",
+    "PoissonHMMArrivals",
     "Preset",
+    "RuntimeModel",
+    "WeibullRuntime",
+    "anderson_darling",
+    "arrival_epochs",
+    "ctmc_mmpp_arrival_times",
+    "embedded_phase_law",
     "generate_preset_trace",
     "get_preset",
+    "heldout_log_likelihood",
+    "ks_statistic",
     "mmpp_arrival_times",
     "mmpp_exponential_trace",
+    "mmpp_iat_acf",
+    "mmpp_idc",
+    "mmpp_moments",
     "poisson_exponential_trace",
+    "runtime_model_from_dict",
+    "select_hyperexponential",
+    "select_mmpp",
 ]

@@ -23,6 +23,7 @@ from gridtrace.schema import TRACE, conform, with_trace_metadata
 
 __all__ = [
     "SYNTHETIC_ORIGIN",
+    "ctmc_mmpp_arrival_times",
     "generate_preset_trace",
     "mmpp_arrival_times",
     "mmpp_exponential_trace",
@@ -121,6 +122,126 @@ def mmpp_arrival_times(
         phase = 1 - phase
     gaps = gen.standard_exponential(size) / rates[phases]
     return np.cumsum(gaps), phases
+
+
+def ctmc_mmpp_arrival_times(
+    rates: Sequence[float] | NDArray[np.float64],
+    generator: Sequence[Sequence[float]] | NDArray[np.float64],
+    *,
+    size: int | None = None,
+    horizon_s: float | None = None,
+    initial: Sequence[float] | NDArray[np.float64] | None = None,
+    rng: SeedLike,
+) -> tuple[NDArray[np.float64], NDArray[np.int8]]:
+    """Draw arrival times from a k-phase MMPP whose phase chain runs in continuous time.
+
+    Unlike :func:`mmpp_arrival_times` (a phase chain embedded at arrivals), the phase here is a
+    continuous-time Markov chain with generator ``generator``; while in phase i, arrivals form a
+    Poisson process of rate ``rates[i]``. The path is drawn one sojourn at a time; the arrivals of a
+    sojourn of length h in phase i are Poisson(λ_i h) many, uniform over the sojourn.
+
+    Parameters
+    ----------
+    rates : sequence of float
+        λ per phase in s⁻¹ (zero allowed: an "off" phase).
+    generator : (k, k) array
+        Generator Q of the phase chain: non-negative off-diagonal entries, rows summing to 0.
+    size : int, optional
+        Number of arrivals to return. Exactly one of ``size`` and ``horizon_s`` is given.
+    horizon_s : float, optional
+        Return every arrival in ``(0, horizon_s]``.
+    initial : sequence of float, optional
+        Law of the phase at time 0; the stationary law of Q by default.
+    rng : int, SeedSequence, Generator or None
+        Random source.
+
+    Returns
+    -------
+    times : ndarray of float64
+        Sorted arrival times in seconds after 0.
+    phases : ndarray of int8
+        The phase of each arrival.
+    """
+    lam = np.asarray(rates, dtype=np.float64)
+    q = np.asarray(generator, dtype=np.float64)
+    k = lam.shape[0]
+    if lam.ndim != 1 or q.shape != (k, k):
+        raise ConfigError(
+            f"rates must have shape (k,) and generator (k, k); got {lam.shape}, {q.shape}"
+        )
+    off = q - np.diag(np.diag(q))
+    if np.any(lam < 0) or not np.all(np.isfinite(lam)) or np.any(off < 0):
+        raise ConfigError("rates and off-diagonal generator entries must be finite and >= 0")
+    if not np.allclose(q.sum(axis=1), 0.0, atol=1e-9 * max(1.0, float(np.abs(q).max()))):
+        raise ConfigError("generator rows must sum to 0")
+    if (size is None) == (horizon_s is None):
+        raise ConfigError("give exactly one of size and horizon_s")
+    if size is not None and size < 0:
+        raise ConfigError(f"size must be >= 0, got {size}")
+    if horizon_s is not None:
+        _check_positive("horizon_s", horizon_s)
+    if lam.sum() <= 0:
+        raise ConfigError("at least one rate must be > 0")
+    gen = as_generator(rng)
+    p0 = stationary_law(q) if initial is None else np.asarray(initial, dtype=np.float64)
+    leave = off.sum(axis=1)
+    jump = np.divide(off, leave[:, None], out=np.zeros_like(off), where=leave[:, None] > 0)
+    cum_jump = np.cumsum(jump, axis=1)
+    state = min(int(np.searchsorted(np.cumsum(p0 / p0.sum()), gen.random(), side="right")), k - 1)
+    clock = 0.0
+    starts: list[float] = []
+    lengths: list[float] = []
+    states: list[int] = []
+    count_list: list[int] = []
+    produced = 0
+    while True:
+        if leave[state] > 0:
+            hold = float(gen.exponential(1.0 / leave[state]))
+        elif lam[state] > 0:  # absorbing phase: long enough for what is still needed
+            need = (size - produced) if size is not None else 0
+            hold = (horizon_s - clock) if horizon_s is not None else 2.0 * (need + 10) / lam[state]
+        else:
+            raise ConfigError("the phase chain is absorbed in a phase with rate 0")
+        count = int(gen.poisson(lam[state] * hold))
+        starts.append(clock)
+        lengths.append(hold)
+        states.append(state)
+        count_list.append(count)
+        produced += count
+        clock += hold
+        if (size is not None and produced >= size) or (
+            horizon_s is not None and clock >= horizon_s
+        ):
+            break
+        if leave[state] > 0:
+            u = gen.random()
+            state = min(int(np.searchsorted(cum_jump[state], u, side="right")), k - 1)
+        elif size is not None and lam[state] > 0:
+            continue  # absorbing phase: another sojourn until the size is reached
+    start_a = np.asarray(starts)
+    length_a = np.asarray(lengths)
+    state_a = np.asarray(states, dtype=np.int8)
+    counts = np.asarray(count_list, dtype=np.int64)
+    idx = np.repeat(np.arange(counts.shape[0]), counts)
+    times = start_a[idx] + gen.random(idx.shape[0]) * length_a[idx]
+    order = np.argsort(times, kind="stable")
+    times, phases = times[order], state_a[idx][order]
+    if size is not None:
+        return times[:size], phases[:size]
+    keep = times <= float(horizon_s)  # type: ignore[arg-type]
+    return times[keep], phases[keep]
+
+
+def stationary_law(generator: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Stationary law π of a generator (π Q = 0, Σ π = 1), by a least-squares solve."""
+    q = np.asarray(generator, dtype=np.float64)
+    k = q.shape[0]
+    a = np.vstack([q.T, np.ones((1, k))])
+    b = np.zeros(k + 1)
+    b[-1] = 1.0
+    pi = np.linalg.lstsq(a, b, rcond=None)[0]
+    pi = np.maximum(pi, 0.0)
+    return np.asarray(pi / pi.sum(), dtype=np.float64)
 
 
 def _build_trace(
