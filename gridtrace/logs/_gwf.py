@@ -49,6 +49,9 @@ Flags (``jobs.flags``)
     Status is not one of −1, 0, 1, 5; state UNKNOWN, the status kept in ``exit_code``.
 ``ROUNDED``
     A field stored as integer seconds, cores or bytes had a fraction and was rounded.
+``OUT_OF_RANGE``
+    A field (or a size derived from it, such as memory × processors) is beyond what its column
+    holds exactly (2^53 seconds or bytes, 2^31 − 1 cores); that value is null.
 
 Flag on ``records``: ``NON_UTF8`` (a comment line that is not UTF-8; decoded with replacement,
 the original bytes kept in ``raw``).
@@ -85,6 +88,7 @@ from gridtrace.logs._swf import (
     _format_column,
     _header_of,
     _int_column,
+    _Marks,
     _numeric_tokens,
     _pa,
     _pc,
@@ -352,21 +356,21 @@ def _jobs_of_file(records: pa.Table, site: str, src_file: str) -> tuple[pa.Table
     start = np.where(never_ran, np.nan, submit + wait)
     end = start + run
 
-    rounded = np.zeros(n, dtype=bool)
-    wait_s, rounded = _int_column(wait, rounded)
-    run_s, rounded = _int_column(run, rounded)
-    walltime_req_s, rounded = _int_column(f[:, _COL["ReqTime"]], rounded)
-    submit_i, rounded = _int_column(submit, rounded)
-    start_i, rounded = _int_column(start, rounded)
-    end_i, rounded = _int_column(end, rounded)
+    marks = _Marks(n)
+    wait_s = _int_column(wait, marks)
+    run_s = _int_column(run, marks)
+    walltime_req_s = _int_column(f[:, _COL["ReqTime"]], marks)
+    submit_i = _int_column(submit, marks)
+    start_i = _int_column(start, marks)
+    end_i = _int_column(end, marks)
     procs = f[:, _COL["NProcs"]]
-    alloc, rounded = _int_column(procs, rounded)
-    req, rounded = _int_column(f[:, _COL["ReqNProcs"]], rounded)
+    alloc = _int_column(procs, marks, bits=32)
+    req = _int_column(f[:, _COL["ReqNProcs"]], marks, bits=32)
     usable = np.where(procs > 0, procs, np.nan)
     req_procs = np.where(np.isnan(f[:, _COL["ReqNProcs"]]), usable, f[:, _COL["ReqNProcs"]])
     req_procs = np.where(req_procs > 0, req_procs, np.nan)
-    mem_used, rounded = _int_column(f[:, _COL["UsedMemory"]] * usable * 1024, rounded)
-    mem_req, rounded = _int_column(f[:, _COL["ReqMemory"]] * req_procs * 1024, rounded)
+    mem_used = _int_column(f[:, _COL["UsedMemory"]] * usable * 1024, marks)
+    mem_req = _int_column(f[:, _COL["ReqMemory"]] * req_procs * 1024, marks)
     cpu = f[:, _COL["AverageCPUTimeUsed"]] * usable
 
     state = np.full(n, "UNKNOWN", dtype=object)
@@ -396,7 +400,8 @@ def _jobs_of_file(records: pa.Table, site: str, src_file: str) -> tuple[pa.Table
         ("UNSORTED", late),
         ("SUBMIT_UNKNOWN", no_submit),
         ("STATUS_NONSTANDARD", nonstandard),
-        ("ROUNDED", rounded),
+        ("ROUNDED", marks.rounded),
+        ("OUT_OF_RANGE", marks.out_of_range),
     ]
     flags: list[list[str] | None] = [None] * n
     for name, mask in flag_names:

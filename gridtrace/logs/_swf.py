@@ -45,6 +45,9 @@ Flags (``jobs.flags``)
     The status is not one of −1, 0, 1, 5; state UNKNOWN, the status kept in ``exit_code``.
 ``ROUNDED``
     A field stored as integer seconds, cores or bytes had a fraction and was rounded.
+``OUT_OF_RANGE``
+    A field (or a size derived from it, such as memory × processors) is beyond what its column
+    holds exactly (2^53 seconds or bytes, 2^31 − 1 cores); that value is null.
 
 Flag on ``records``: ``NON_UTF8`` (a header line that is not UTF-8; decoded with replacement, the
 original bytes kept in ``raw``).
@@ -533,16 +536,34 @@ def _zone(header: Mapping[str, Any]) -> str | None:
     return value.split()[0] if isinstance(value, str) and value.strip() else None
 
 
-def _int_column(values: F64, rounded: Bool) -> tuple[Arr, Bool]:
-    """Nullable int64 from floats (NaN → null), rounding fractions and marking them."""
+_INT_BOUNDS = {32: float(2**31 - 1), 64: float(2**53)}
+
+
+class _Marks:
+    """Rows whose integer fields were rounded, or were out of range and left unknown."""
+
+    def __init__(self, n: int) -> None:
+        self.rounded = np.zeros(n, dtype=bool)
+        self.out_of_range = np.zeros(n, dtype=bool)
+
+
+def _int_column(values: F64, marks: _Marks, *, bits: int = 64) -> Arr:
+    """Nullable int from floats (NaN → null), rounding fractions and marking them.
+
+    A value beyond what the column can hold exactly (2^53 for int64, whose float source is exact
+    only that far; 2^31 − 1 for int32) is null and its row marked out of range: no real job
+    field comes near, so it is a corrupt line, and a wrapped-around number would be worse.
+    """
     known = ~np.isnan(values)
-    whole = np.rint(values)  # half to even, as np.round
-    frac = whole != values
-    frac &= known
-    if known.all():
-        return _pa.array(whole.astype(np.int64), pa.int64()), rounded | frac
-    whole[~known] = 0
-    return _pa.array(whole.astype(np.int64), pa.int64(), mask=~known), rounded | frac
+    huge = known & (np.abs(values) > _INT_BOUNDS[bits])
+    if huge.any():
+        marks.out_of_range |= huge
+        known &= ~huge
+    whole = np.rint(np.where(known, values, 0.0))  # half to even, as np.round
+    marks.rounded |= known & (whole != values)
+    kind = (np.int32, pa.int32()) if bits == 32 else (np.int64, pa.int64())
+    mask = None if known.all() else ~known
+    return _pa.array(whole.astype(kind[0]), kind[1], mask=mask)
 
 
 def _tz_offsets(epochs: F64, zone: str | None) -> Arr:
@@ -609,24 +630,24 @@ def _jobs_of_file(
     start = np.where(never_ran, np.nan, submit_abs + f[:, _WAIT])
     end = start + f[:, _RUN]
 
-    rounded = np.zeros(n, dtype=bool)
-    wait_s, rounded = _int_column(f[:, _WAIT], rounded)
-    run_s, rounded = _int_column(f[:, _RUN], rounded)
-    walltime_req_s, rounded = _int_column(f[:, _REQ_TIME], rounded)
-    submit_i, rounded = _int_column(submit_abs, rounded)
-    start_i, rounded = _int_column(start, rounded)
-    end_i, rounded = _int_column(end, rounded)
-    alloc, rounded = _int_column(f[:, _ALLOC], rounded)
-    req, rounded = _int_column(f[:, _REQ_PROCS], rounded)
+    marks = _Marks(n)
+    wait_s = _int_column(f[:, _WAIT], marks)
+    run_s = _int_column(f[:, _RUN], marks)
+    walltime_req_s = _int_column(f[:, _REQ_TIME], marks)
+    submit_i = _int_column(submit_abs, marks)
+    start_i = _int_column(start, marks)
+    end_i = _int_column(end, marks)
+    alloc = _int_column(f[:, _ALLOC], marks, bits=32)
+    req = _int_column(f[:, _REQ_PROCS], marks, bits=32)
     procs = f[:, _ALLOC]
     usable = np.where(procs > 0, procs, np.nan)
     req_procs = np.where(np.isnan(f[:, _REQ_PROCS]), usable, f[:, _REQ_PROCS])
     req_procs = np.where(req_procs > 0, req_procs, np.nan)
-    mem_used, rounded = _int_column(f[:, _MEM] * usable * 1024, rounded)
-    mem_req, rounded = _int_column(f[:, _REQ_MEM] * req_procs * 1024, rounded)
+    mem_used = _int_column(f[:, _MEM] * usable * 1024, marks)
+    mem_req = _int_column(f[:, _REQ_MEM] * req_procs * 1024, marks)
     cpu = f[:, _CPU] * usable
-    job_seq, _ = _int_column(
-        np.where(f[:, _JOB] == np.round(f[:, _JOB]), f[:, _JOB], np.nan), rounded
+    job_seq = _int_column(
+        np.where(f[:, _JOB] == np.round(f[:, _JOB]), f[:, _JOB], np.nan), _Marks(n)
     )
 
     state = np.full(n, _STATE_NAMES.index("UNKNOWN"), dtype=np.int32)
@@ -650,7 +671,8 @@ def _jobs_of_file(
         ("SUBMIT_UNKNOWN", no_submit),
         ("TIME_RELATIVE", np.full(n, relative)),
         ("STATUS_NONSTANDARD", nonstandard),
-        ("ROUNDED", rounded),
+        ("ROUNDED", marks.rounded),
+        ("OUT_OF_RANGE", marks.out_of_range),
     ]
     flags = _flag_lists(flag_names, n)
 

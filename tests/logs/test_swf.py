@@ -533,3 +533,21 @@ def test_crlf_and_non_utf8_header(tmp_path: Path) -> None:
     assert result.info["swf_header"]["Installation"] == "Universit\ufffd"
     assert result.records.column("flags").to_pylist() == [["NON_UTF8"], None, None]
     assert result.records.column("raw")[0].as_py() == b"; Installation: Universit\xe9\r"
+
+
+def test_values_beyond_the_column_range_are_null_and_flagged(tmp_path: Path) -> None:
+    # found by the fuzzer: 4e8 KB per processor × 3e7 processors × 1024 overflows int64, and
+    # 3e9 processors does not fit the int32 core columns; neither may wrap around or crash
+    text = (
+        "1 0 0 0 0 0 0 30000000 0 .4E9 0 0 0 0 0 0 0 0\n"
+        "2 0 0 0 3000000000 -1 -1 4 -1 -1 1 1 1 -1 1 -1 -1 -1\n"
+        "3 0 0 10 4 -1 -1 4 -1 -1 1 1 1 -1 1 -1 -1 -1\n"
+    )
+    jobs = _read(tmp_path, text).jobs.to_pylist()
+    assert jobs[0]["mem_req_bytes"] is None
+    assert jobs[0]["cores_req"] == 30_000_000
+    assert jobs[1]["cores_alloc"] is None
+    assert "OUT_OF_RANGE" in jobs[0]["flags"]
+    assert "OUT_OF_RANGE" in jobs[1]["flags"]
+    assert "OUT_OF_RANGE" not in (jobs[2]["flags"] or [])
+    assert jobs[2]["cores_alloc"] == 4
