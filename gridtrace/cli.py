@@ -145,6 +145,31 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    import pyarrow.parquet as pq
+
+    from gridtrace.logs import write_batsim, write_gwf, write_swf
+
+    table = pq.read_table(args.table)
+    is_jobs = "job_key" in table.column_names
+    if args.to in {"swf", "gwf"} and not is_jobs:
+        msg = (
+            f"{args.table}: {args.to.upper()} export takes a jobs table (from 'gridtrace parse'); "
+            "this looks like a trace"
+        )
+        raise ConfigError(msg)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if args.to == "swf":
+        write_swf(table, out)
+    elif args.to == "gwf":
+        write_gwf(table, out)
+    else:
+        write_batsim(table, out, nb_res=args.cores)
+    _say(f"{args.table}: {table.num_rows} rows written as {args.to} to {out}")
+    return 0
+
+
 def _cmd_trace(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
@@ -381,6 +406,15 @@ def _build_parser() -> argparse.ArgumentParser:
         "--pseudonymise-vo", action="store_true", help="replace VO names too (public by default)"
     )
     anonymize.set_defaults(run=_cmd_anonymize)
+
+    export = commands.add_parser(
+        "export", help="jobs table -> SWF or GWF file; jobs or trace table -> Batsim workload"
+    )
+    export.add_argument("table", help="a jobs.parquet (SWF, GWF, Batsim) or a trace (Batsim)")
+    export.add_argument("-o", "--out", required=True, help="the file to write")
+    export.add_argument("--to", required=True, choices=["swf", "gwf", "batsim"])
+    export.add_argument("--cores", type=int, help="Batsim nb_res (default: the trace's P)")
+    export.set_defaults(run=_cmd_export)
 
     trace = commands.add_parser("trace", help="jobs table -> trace table for models/simulation")
     trace.add_argument("jobs", help="a jobs.parquet written by 'gridtrace parse'")
