@@ -49,10 +49,12 @@ from gridtrace.models._synth import (
     mmpp_exponential_trace,
     poisson_exponential_trace,
 )
+from gridtrace.models._workload import RUNTIME_FAMILIES, WorkloadModel, arrival_model_from_dict
 
 __all__ = [
     "ARRIVAL_KINDS",
     "PRESETS",
+    "RUNTIME_FAMILIES",
     "SYNTHETIC_ORIGIN",
     "ArrivalModel",
     "EmpiricalRuntime",
@@ -69,7 +71,9 @@ __all__ = [
     "Preset",
     "RuntimeModel",
     "WeibullRuntime",
+    "WorkloadModel",
     "anderson_darling",
+    "arrival_model_from_dict",
     "arrival_epochs",
     "ctmc_mmpp_arrival_times",
     "embedded_phase_law",
