@@ -13,6 +13,7 @@ from gridtrace.models._arrivals import (
     PoissonArrivals,
     arrival_epochs,
 )
+from gridtrace.models._export import trace_to_jobs, write_trace_swf
 from gridtrace.models._mmpp import (
     MMPPArrivals,
     MMPPSelection,
@@ -73,8 +74,8 @@ __all__ = [
     "WeibullRuntime",
     "WorkloadModel",
     "anderson_darling",
-    "arrival_model_from_dict",
     "arrival_epochs",
+    "arrival_model_from_dict",
     "ctmc_mmpp_arrival_times",
     "embedded_phase_law",
     "generate_preset_trace",
@@ -90,4 +91,6 @@ __all__ = [
     "runtime_model_from_dict",
     "select_hyperexponential",
     "select_mmpp",
+    "trace_to_jobs",
+    "write_trace_swf",
 ]
