@@ -41,7 +41,8 @@ def heldout_arrivals(
     Returns
     -------
     dict
-        Stream name → :meth:`HeldOutScore.to_dict` plus ``"model"`` (the chosen label).
+        Stream name → :meth:`HeldOutScore.to_dict` (``model`` and ``poisson`` are the
+        log-likelihoods per arrival) plus ``"arrival_model"`` (the chosen label).
     """
     model._check_fitted()
     submit = np.asarray(trace.column("submit_s").to_numpy(zero_copy_only=False), np.float64)
@@ -54,11 +55,13 @@ def heldout_arrivals(
         times = submit[order[mask[order]]]
         fresh: ArrivalModel
         if isinstance(stream.model, MMPPArrivals):
-            fresh = MMPPArrivals(int(stream.model.n_states), rng=model.rng)
+            fresh = MMPPArrivals(
+                int(stream.model.n_states), rng=model.rng, max_iter=int(model.mmpp_max_iter)
+            )
         else:
             fresh = PoissonArrivals()
         score = heldout_log_likelihood(times, fresh, train_fraction=train_fraction)
-        out[stream.name] = {"model": model.arrival_choice_[stream.name], **score.to_dict()}
+        out[stream.name] = {"arrival_model": model.arrival_choice_[stream.name], **score.to_dict()}
     return out
 
 

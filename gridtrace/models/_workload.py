@@ -147,12 +147,24 @@ def _set_theta(model: RuntimeModel, theta: F64) -> None:
         model.scale_ = float(math.exp(theta[1]))
 
 
+def _cdf_below(model: RuntimeModel, x: F64) -> F64:
+    """CDF without cancellation where it is small (a rate → 0 limit makes ``1 − S`` useless)."""
+    if isinstance(model, HyperExponentialRuntime):
+        w = model.weights_ / model.weights_.sum()
+        return np.asarray(-np.expm1(-np.multiply.outer(x, model.rates_)) @ w, dtype=np.float64)
+    if isinstance(model, ExponentialRuntime):
+        return np.asarray(-np.expm1(-model.rate_ * x), dtype=np.float64)
+    if isinstance(model, LogNormalRuntime | WeibullRuntime | GammaRuntime):
+        return np.asarray(model._frozen().cdf(x), dtype=np.float64)
+    return np.asarray(-np.expm1(model.logsf(x)), dtype=np.float64)
+
+
 def _class_log_mass(model: RuntimeModel, job_class: str, tau_s: float) -> float:
     """``log P(class range)`` under ``model``: ``log G(τ)`` or ``log(1 − G(τ))``."""
-    logsf = float(np.asarray(model.logsf(np.asarray([tau_s])))[0])
     if job_class == "batch":
-        return logsf
-    return math.log(-math.expm1(logsf)) if logsf < 0.0 else -math.inf
+        return float(np.asarray(model.logsf(np.asarray([tau_s])))[0])
+    below = float(_cdf_below(model, np.asarray([tau_s]))[0])
+    return math.log(below) if below > 0.0 else -math.inf
 
 
 def _truncated_loglik(
@@ -316,10 +328,18 @@ def _sample_runtimes(model: RuntimeModel, u: F64, job_class: str, tau_s: float) 
     """Inverse-CDF draws conditioned on the class range (u uniform in [0, 1))."""
     if u.shape[0] == 0:
         return np.zeros(0)
-    logsf = float(np.asarray(model.logsf(np.asarray([tau_s])))[0])
-    f_tau = -math.expm1(logsf)
+    f_tau = float(_cdf_below(model, np.asarray([tau_s]))[0])
     if job_class == "interactive":
-        x = model.ppf(u * f_tau)
+        target = u * f_tau
+        if isinstance(model, HyperExponentialRuntime):  # bisection on the cancellation-free CDF
+            lo, hi = np.zeros_like(u), np.full_like(u, tau_s)
+            for _ in range(64):
+                mid = 0.5 * (lo + hi)
+                below = _cdf_below(model, mid) < target
+                lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+            x = 0.5 * (lo + hi)
+        else:
+            x = model.ppf(target)
         return np.asarray(np.clip(x, 0.0, tau_s), dtype=np.float64)
     x = model.ppf(f_tau + u * (1.0 - f_tau))
     return np.asarray(np.maximum(x, np.nextafter(tau_s, math.inf)), dtype=np.float64)
@@ -416,6 +436,9 @@ class WorkloadModel:
         sees the same data so the BICs compare). Counted in ``n_floored_`` of each runtime model.
     name : str, optional
         Workload name (default: the fitted trace's ``site``); sampled traces are ``"<name>-synth"``.
+    mmpp_max_iter : int, default 1000
+        EM iteration cap of every MMPP fit (hitting it is a note, and a
+        :class:`~gridtrace.errors.ConvergenceWarning` when the capped model is the one selected).
     rng : int or None, default 0
         Seed of the randomised MMPP EM starts (fitting is deterministic for an int).
 
@@ -477,6 +500,7 @@ class WorkloadModel:
         censor: bool = True,
         floor_s: float | None = 1.0,
         name: str | None = None,
+        mmpp_max_iter: int = 1000,
         rng: int | None = 0,
     ) -> None:
         self.arrivals = arrivals
@@ -489,6 +513,7 @@ class WorkloadModel:
         self.censor = censor
         self.floor_s = floor_s
         self.name = name
+        self.mmpp_max_iter = mmpp_max_iter
         self.rng = rng
 
     # --- parameters ------------------------------------------------------------------------------
@@ -505,6 +530,7 @@ class WorkloadModel:
             "censor": self.censor,
             "floor_s": self.floor_s,
             "name": self.name,
+            "mmpp_max_iter": self.mmpp_max_iter,
             "rng": self.rng,
         }
 
@@ -665,7 +691,7 @@ class WorkloadModel:
             raise FitError(f"arrival stream {stream!r}: {n_int} intervals are too few for an MMPP")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
-            selection = select_mmpp(times, k_max, rng=self.rng)
+            selection = select_mmpp(times, k_max, rng=self.rng, max_iter=int(self.mmpp_max_iter))
         unconverged = {k for k, m in selection.models.items() if not m.converged_}
         for w in caught:
             notes.append(f"arrivals {stream}: {w.category.__name__}: {w.message}")
