@@ -269,19 +269,59 @@ def _cmd_segment(args: argparse.Namespace) -> int:
 def _cmd_synth(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
-    from gridtrace.models import generate_preset_trace, get_preset
+    from gridtrace.models import generate_preset_trace, get_preset, write_trace_swf
 
-    preset = get_preset(args.preset)
-    trace = generate_preset_trace(preset, rng=args.seed, size=args.size)
+    if args.model:
+        from gridtrace.models import WorkloadModel
+
+        if (args.size is None) == (args.horizon is None):
+            msg = "with --model give exactly one of --jobs N and --horizon S"
+            raise ConfigError(msg)
+        model = WorkloadModel.from_dict(_read_json(args.model))
+        trace = model.sample(
+            args.size,
+            horizon_s=args.horizon,
+            rng=args.seed,
+            provenance={"model_file": str(args.model)},
+        )
+        stem = args.name or f"{model.name_}-synth-seed{args.seed}"
+        what = f"model {model.name_} ({args.model})"
+    else:
+        if args.horizon is not None:
+            msg = "--horizon needs --model (presets draw a number of jobs)"
+            raise ConfigError(msg)
+        preset = get_preset(args.preset)
+        trace = generate_preset_trace(preset, rng=args.seed, size=args.size)
+        stem = args.name or f"{preset.name}-synth-seed{args.seed}"
+        what = (
+            f"preset {preset.name} (P = {preset.cores}, mu = {preset.service_rate:.5g}/s, "
+            f"lambda = {preset.arrival_rate:.5g}/s, rho = {preset.rho:.4g})"
+        )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{args.name or f'{preset.name}-synth-seed{args.seed}'}.parquet"
+    path = out / f"{stem}.parquet"
     pq.write_table(trace, path)
-    _say(
-        f"{trace.num_rows} jobs of preset {preset.name} (P = {preset.cores}, "
-        f"mu = {preset.service_rate:.5g}/s, lambda = {preset.arrival_rate:.5g}/s, "
-        f"rho = {preset.rho:.4g}), seed {args.seed}; written to {path}"
-    )
+    written = str(path)
+    if args.swf:
+        written += f" and {write_trace_swf(trace, out / f'{stem}.swf')}"
+    _say(f"{trace.num_rows} jobs of {what}, seed {args.seed}; written to {written}")
+    return 0
+
+
+def _cmd_fit(args: argparse.Namespace) -> int:
+    from gridtrace.models._fitcli import fit_command
+
+    for line in fit_command(
+        args.trace,
+        args.out,
+        arrivals=args.arrivals,
+        k_max=args.k_max,
+        seed=args.seed,
+        streams=args.streams,
+        per_vo=args.per_vo,
+        name=args.name,
+    ):
+        _say(line)
     return 0
 
 
@@ -448,10 +488,27 @@ def _build_parser() -> argparse.ArgumentParser:
     seg.add_argument("--name", help="file name prefix (default: the site)")
     seg.set_defaults(run=_cmd_segment)
 
-    synth = commands.add_parser("synth", help="seed preset -> synthetic trace")
-    synth.add_argument("--preset", required=True, help="PE-1 ... PE-4, MMPP-1/2, MM50-20/40/50")
+    fit = commands.add_parser("fit", help="trace -> workload model (JSON)")
+    fit.add_argument("trace", help="a trace .parquet")
+    fit.add_argument("-o", "--out", required=True, help="output folder (writes <name>.json)")
+    fit.add_argument("--arrivals", choices=("auto", "poisson", "mmpp"), default="auto")
+    fit.add_argument("--k-max", type=int, default=3, help="most MMPP phases tried (default 3)")
+    fit.add_argument("--seed", type=int, default=0, help="seed of the randomised EM starts")
+    fit.add_argument("--streams", choices=("site", "class", "vo"), default="site")
+    fit.add_argument("--per-vo", action="store_true", help="runtime models per VO too")
+    fit.add_argument("--name", help="model name (default: the trace file's stem)")
+    fit.set_defaults(run=_cmd_fit)
+
+    synth = commands.add_parser("synth", help="seed preset or fitted model -> synthetic trace")
+    source = synth.add_mutually_exclusive_group(required=True)
+    source.add_argument("--preset", help="PE-1 ... PE-4, MMPP-1/2, MM50-20/40/50")
+    source.add_argument("--model", help="a model .json written by 'gridtrace fit'")
     synth.add_argument("--seed", type=int, required=True, help="root seed of the draw")
-    synth.add_argument("--size", type=int, help="jobs to draw (default: the preset's own)")
+    synth.add_argument(
+        "--jobs", "--size", dest="size", type=int, help="jobs to draw (presets: default their own)"
+    )
+    synth.add_argument("--horizon", type=float, help="with --model: draw jobs up to S seconds")
+    synth.add_argument("--swf", action="store_true", help="also write an SWF file")
     synth.add_argument("--name", help="file name without .parquet")
     synth.add_argument("-o", "--out", required=True, help="output folder")
     synth.set_defaults(run=_cmd_synth)

@@ -13,6 +13,7 @@ from gridtrace.models._arrivals import (
     PoissonArrivals,
     arrival_epochs,
 )
+from gridtrace.models._export import trace_to_jobs, write_trace_swf
 from gridtrace.models._mmpp import (
     MMPPArrivals,
     MMPPSelection,
@@ -49,10 +50,12 @@ from gridtrace.models._synth import (
     mmpp_exponential_trace,
     poisson_exponential_trace,
 )
+from gridtrace.models._workload import RUNTIME_FAMILIES, WorkloadModel, arrival_model_from_dict
 
 __all__ = [
     "ARRIVAL_KINDS",
     "PRESETS",
+    "RUNTIME_FAMILIES",
     "SYNTHETIC_ORIGIN",
     "ArrivalModel",
     "EmpiricalRuntime",
@@ -69,8 +72,10 @@ __all__ = [
     "Preset",
     "RuntimeModel",
     "WeibullRuntime",
+    "WorkloadModel",
     "anderson_darling",
     "arrival_epochs",
+    "arrival_model_from_dict",
     "ctmc_mmpp_arrival_times",
     "embedded_phase_law",
     "generate_preset_trace",
@@ -86,4 +91,6 @@ __all__ = [
     "runtime_model_from_dict",
     "select_hyperexponential",
     "select_mmpp",
+    "trace_to_jobs",
+    "write_trace_swf",
 ]
