@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 from markupsafe import Markup
+from matplotlib import ticker
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
@@ -340,6 +341,11 @@ def idc_svg(idc: pa.Table) -> str:
         ax.axhline(1.0, color="#888888", linestyle="--", label="Poisson (IDC = 1)")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        plain = ticker.FuncFormatter(lambda v, _: f"{v:g}")
+        ax.yaxis.set_major_formatter(plain)
+        low, high = ax.get_ylim()
+        # within a decade, label the minor ticks as plain numbers; beyond it, only the decades
+        ax.yaxis.set_minor_formatter(plain if high / low < 10 else ticker.NullFormatter())
         ax.set_xlabel("window length t (s, log scale)")
         ax.set_ylabel("IDC(t) (dimensionless, log scale)")
         ax.legend(loc="upper left")
