@@ -13,6 +13,7 @@ report: "workflow/report/workflow.rst"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/parse.smk"
+include: "workflow/rules/segment.smk"
 include: "workflow/rules/synth.smk"
 include: "workflow/rules/simulate.smk"
 include: "workflow/rules/report.smk"

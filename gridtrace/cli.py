@@ -367,10 +367,22 @@ def _cmd_report(args: argparse.Namespace) -> int:
     for run in args.runs:
         summary = run.removesuffix(".parquet") + ".summary.json"
         results.setdefault(Path(run).parent.name, []).append(read_result(run, summary))
+    segments = segmentation = None
+    if args.segments:
+        folder = Path(args.segments)
+        segments = pq.read_table(folder / "segments.parquet")
+        info = folder / "segmentation.json"
+        segmentation = json.loads(info.read_text()) if info.exists() else None
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     figures = render_workload_report(
-        args.workload, trace=pq.read_table(args.trace), results=results, out_path=out
+        args.workload,
+        trace=pq.read_table(args.trace),
+        results=results,
+        out_path=out,
+        tz=args.tz,
+        segments=segments,
+        segmentation=segmentation,
     )
     (out / "key-figures.json").write_text(json.dumps(figures, indent=2, default=str) + "\n")
     _say(f"report of {args.workload} written to {out / 'index.html'}")
@@ -536,6 +548,10 @@ def _build_parser() -> argparse.ArgumentParser:
     report.add_argument("--trace", required=True, help="the workload's trace .parquet")
     report.add_argument("--workload", required=True, help="workload name")
     report.add_argument("-o", "--out", required=True, help="output folder (reports/<workload>)")
+    report.add_argument(
+        "--segments", help="a 'gridtrace segment' output folder (segments.parquet + .json)"
+    )
+    report.add_argument("--tz", help="IANA zone of the arrival profiles (default: the trace's)")
     report.set_defaults(run=_cmd_report)
 
     index = commands.add_parser("index", help="reports -> reports/index.html and reports/all")

@@ -20,14 +20,17 @@ from typing import Any
 
 import jinja2
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 from scipy import stats
 
 from gridtrace import __version__
 from gridtrace.errors import ConfigError, SchemaError
-from gridtrace.schema import TRACE, conform, trace_metadata
-from gridtrace.sim import SimulationResult
+from gridtrace.report import _figures as figures
+from gridtrace.schema import SEGMENTS, TRACE, conform, trace_metadata
+from gridtrace.sim import INTERACTIVE_WAIT_S, SimulationResult
+from gridtrace.stats import WorkloadStats, characterise
 
 __all__ = [
     "ResultLike",
@@ -219,6 +222,160 @@ def _describe_trace(trace: pa.Table) -> dict[str, Any]:
     }
 
 
+def _figure(caption: str, svg: str, ident: str) -> dict[str, Any]:
+    return {"id": ident, "caption": caption, "svg": figures.inline_svg(svg)}
+
+
+def _stats_view(stats: WorkloadStats) -> dict[str, Any]:
+    """Collect the facts and figures of a characterisation for the Workload section."""
+    tau = stats.tau_s
+    figs = [
+        _figure(
+            f"Runtime CDF per class on a log axis; look at how far the batch curve sits from "
+            f"the interactive one on either side of τ = {tau:g} s.",
+            figures.runtime_cdf_svg(stats.runtime_hist, tau_s=tau),
+            "fig-runtime-cdf",
+        ),
+        _figure(
+            "CDF of the time between submissions against an exponential of the same mean; a "
+            "steeper start and a longer tail than the dashed curve mean bursty arrivals.",
+            figures.interarrival_cdf_svg(stats.interarrival_hist, mean_s=stats.mean_interarrival_s),
+            "fig-interarrival-cdf",
+        ),
+    ]
+    if stats.service_requests.num_rows:
+        figs.append(
+            _figure(
+                "Work submitted per bin (top) and the load it offers the P cores (bottom); look "
+                "for periods above capacity 1, where queues must build up.",
+                figures.service_series_svg(
+                    stats.service_requests,
+                    cores=stats.cores,
+                    rho=stats.rho,
+                    bin_s=_bin_width(stats.service_requests),
+                ),
+                "fig-service-series",
+            )
+        )
+    if stats.idc.num_rows:
+        figs.append(
+            _figure(
+                "Index of dispersion for counts against the window length; Poisson arrivals stay "
+                "on the dashed line at 1, bursty ones climb above it as the window grows.",
+                figures.idc_svg(stats.idc),
+                "fig-idc",
+            )
+        )
+    figs.append(
+        _figure(
+            f"Arrivals by hour of day and of week in {stats.timezone} ({stats.timezone_source}); "
+            "look for working-hours peaks and quiet weekends (in a trace of a few weeks, a "
+            "weekday seen fewer times than the others also holds fewer arrivals).",
+            figures.profiles_svg(stats.profiles, timezone=stats.timezone),
+            "fig-profiles",
+        )
+    )
+    wait = None
+    if stats.wait is not None:
+        wait = [
+            {"name": cls, **dict(stats.wait.get(cls) or {})}
+            for cls in _CLASSES
+            if isinstance(stats.wait.get(cls), Mapping)
+        ]
+    return {
+        "cores": stats.cores,
+        "cores_source": stats.cores_source,
+        "span_s": stats.span_s,
+        "interactive_fraction": stats.interactive_fraction,
+        "arrival_rate_per_h": stats.arrival_rate_per_s * 3600.0,
+        "mean_interarrival_s": stats.mean_interarrival_s,
+        "utilisation": stats.utilisation,
+        "rho": stats.rho,
+        "users": stats.users,
+        "timezone": stats.timezone,
+        "flurries": stats.flurries.num_rows,
+        "flurry_rows": stats.flurries.slice(0, 20).to_pylist(),
+        "wait": wait,
+        "notes": list(stats.notes),
+        "figures": figs,
+    }
+
+
+def _bin_width(service_requests: pa.Table) -> float:
+    start = service_requests.column("bin_start_s").to_numpy()
+    return float(start[1] - start[0]) if start.size > 1 else 10_000.0
+
+
+_REASONS = {
+    "start": "first segment",
+    "pool": "machine pool changed",
+    "arrivals": "arrival rate changed",
+    "runtime": "runtime distribution changed",
+    "vo_mix": "VO mix changed",
+    "cores": "cores per job changed",
+}
+
+
+def _boundary_evidence(diagnostics: str | None) -> str:
+    try:
+        found = json.loads(diagnostics or "{}").get("boundary") or {}
+    except (json.JSONDecodeError, AttributeError):
+        return ""
+    parts = []
+    if found.get("rate_ratio") is not None:
+        parts.append(f"rate ×{float(found['rate_ratio']):.2f}")
+    if found.get("runtime_ks") is not None:
+        parts.append(f"runtime KS {float(found['runtime_ks']):.3f}")
+    if found.get("vo_jsd") is not None:
+        parts.append(f"VO JSD {float(found['vo_jsd']):.3f}")
+    if found.get("cores_ratio") is not None:
+        parts.append(f"cores/job ×{float(found['cores_ratio']):.2f}")
+    return ", ".join(parts)
+
+
+def _top_shares(shares: Mapping[str, Any], top: int = 3) -> str:
+    return ", ".join(f"{k} {100 * float(v):.0f} %" for k, v in list(shares.items())[:top])
+
+
+def _segments_view(segments: pa.Table, segmentation: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Prepare the segments table: each boundary's reason, the selected segment marked."""
+    table = conform(segments, SEGMENTS)
+    info = dict(segmentation or {})
+    choice = info.get("choice") if isinstance(info.get("choice"), Mapping) else None
+    selected = int(choice["segment_id"]) if choice and "segment_id" in choice else None
+    rows = []
+    for row in table.to_pylist():
+        reasons = [r for r in str(row["reason"]).split("+") if r]
+        try:
+            vo = json.loads(row["vo_shares"] or "{}")
+        except json.JSONDecodeError:
+            vo = {}
+        for key in ("start_time", "end_time"):
+            if row.get(key) is not None:
+                row[key] = row[key].strftime("%Y-%m-%d %H:%M")
+        rows.append(
+            {
+                **row,
+                "reason_text": "; ".join(_REASONS.get(r, r) for r in reasons),
+                "evidence": _boundary_evidence(row.get("diagnostics")),
+                "top_vos": ", ".join(
+                    f"{k} {100 * float(v):.0f} %" for k, v in list(vo.items())[:3]
+                ),
+                "selected": row["segment_id"] == selected,
+            }
+        )
+    params = info.get("params") if isinstance(info.get("params"), Mapping) else {}
+    return {
+        "rows": rows,
+        "selected": selected,
+        "explanation": str(choice.get("explanation", "")) if choice else "",
+        "eligible": bool(choice.get("eligible")) if choice else None,
+        "notes": [str(n) for n in info.get("notes") or []],
+        "pool_source": info.get("pool_source"),
+        "min_jobs": (params or {}).get("min_jobs"),
+    }
+
+
 # --- the scheduling section ---------------------------------------------------------------------
 
 
@@ -275,6 +432,85 @@ def _policy_rows(results: Mapping[str, Sequence[ResultLike]]) -> list[dict[str, 
     return rows
 
 
+def _jobs_of(result: object) -> pa.Table | None:
+    if isinstance(result, SimulationResult):
+        return result.jobs
+    if isinstance(result, tuple | list) and len(result) == 2 and isinstance(result[0], pa.Table):
+        return result[0]
+    return None
+
+
+def _measured(jobs: pa.Table, summary: Mapping[str, Any]) -> pa.Table:
+    """Keep the rows the summary's statistics cover (warm-up and drain jobs left out)."""
+    exclusion = summary.get("exclusion") or {}
+    if not exclusion.get("applied"):
+        return jobs
+    lo = int(exclusion.get("warmup_jobs") or 0)
+    hi = jobs.num_rows - int(exclusion.get("drain_jobs") or 0)
+    return jobs.slice(lo, max(hi - lo, 0))
+
+
+def _column(table: pa.Table, name: str) -> npt.NDArray[np.float64]:
+    return np.asarray(table.column(name).to_numpy(zero_copy_only=False), dtype=np.float64)
+
+
+def _scheduling_figures(results: Mapping[str, Sequence[ResultLike]]) -> list[dict[str, Any]]:
+    """CDF of interactive wait, inverse CDF of W (seeds pooled) and F over time (first seed)."""
+    waits: dict[str, npt.NDArray[np.float64]] = {}
+    resp: dict[str, dict[str, npt.NDArray[np.float64]]] = {"interactive": {}, "all": {}}
+    fairness: dict[str, tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]] = {}
+    pooled = False
+    for policy, runs in results.items():
+        parts = []
+        for run in runs:
+            jobs = _jobs_of(run)
+            if jobs is not None and jobs.num_rows:
+                parts.append(_measured(jobs, _summary_of(run)))
+        if not parts:
+            continue
+        pooled = pooled or len(parts) > 1
+        jobs = pa.concat_tables(parts)
+        inter = np.asarray(jobs.column("interactive").to_numpy(zero_copy_only=False), dtype=bool)
+        w = _column(jobs, "responsiveness")
+        waits[str(policy)] = _column(jobs, "wait_s")[inter]
+        resp["interactive"][str(policy)] = w[inter]
+        resp["all"][str(policy)] = w
+        first = parts[0]
+        if first.column("fairness").null_count < first.num_rows:
+            fairness[str(policy)] = (_column(first, "start_s"), _column(first, "fairness"))
+    if not waits:
+        return []
+    seeds = "jobs of every seed pooled" if pooled else "one run per policy"
+    under = f"{INTERACTIVE_WAIT_S:g} s"
+    out = [
+        _figure(
+            f"CDF of the interactive jobs' wait per policy ({seeds}, warm-up and drain left "
+            f"out); the height of each curve at the {under} line is the share that waited "
+            "under two minutes.",
+            figures.interactive_wait_cdf_svg(waits, threshold_s=INTERACTIVE_WAIT_S),
+            "fig-interactive-wait-cdf",
+        ),
+        _figure(
+            f"Responsiveness W = run / (run + wait) of the measured jobs sorted from worst to "
+            f"best, per policy ({seeds}), zoomed on the jobs that waited (W < 1); the earlier a "
+            "curve reaches 1, the fewer jobs waited.",
+            figures.responsiveness_inverse_cdf_svg(resp),
+            "fig-w-inverse-cdf",
+        ),
+    ]
+    if fairness:
+        out.append(
+            _figure(
+                "Fairness F at each election (mean per time bin) under the target VO shares, "
+                "first seed of each policy, warm-up and drain left out; look for dips, where "
+                "a VO fell behind its share.",
+                figures.fairness_over_time_svg(fairness),
+                "fig-fairness",
+            )
+        )
+    return out
+
+
 def _best(rows: Sequence[Mapping[str, Any]], cls: str, metric: str, *, highest: bool) -> str | None:
     scored = []
     for row in rows:
@@ -310,6 +546,10 @@ def render_workload_report(
     results: Mapping[str, Sequence[ResultLike]],
     out_path: str | PathLike[str],
     published: Mapping[str, Mapping[str, Any]] | None = None,
+    stats: WorkloadStats | None = None,
+    tz: str | None = None,
+    segments: pa.Table | None = None,
+    segmentation: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write the self-contained HTML report of one workload.
 
@@ -328,6 +568,19 @@ def render_workload_report(
     published : mapping, optional
         Numbers from the research to show beside ours, labelled "published":
         row label (e.g. ``"FIFO, seed paper"``) → {metric name → value}.
+    stats : WorkloadStats, optional
+        The workload's characterisation; default :func:`gridtrace.stats.characterise` of
+        ``trace`` (with ``tz``). If the trace cannot be characterised (no P), the Workload
+        section shows the basic facts only and says why.
+    tz : str, optional
+        IANA zone of the daily and weekly profiles when ``stats`` is computed here.
+    segments : pyarrow.Table, optional
+        The site's ``segments`` table (:func:`gridtrace.segment.segment`), shown with each
+        boundary's reason.
+    segmentation : mapping, optional
+        The ``segmentation.json`` written beside it: ``choice`` (``segment_id``,
+        ``explanation``, as :meth:`gridtrace.segment.SegmentChoice.to_dict`), ``notes``,
+        ``params``, ``pool_source``. The chosen segment is highlighted with its explanation.
 
     Returns
     -------
@@ -348,6 +601,13 @@ def render_workload_report(
     if path.is_dir():
         path = path / "index.html"
     described = _describe_trace(trace)
+    stats_note = None
+    if stats is None:
+        try:
+            stats = characterise(trace, tz=tz)
+        except (ConfigError, SchemaError) as exc:
+            stats_note = f"workload statistics unavailable: {exc}"
+            logger.warning("%s: %s", workload, stats_note)
     rows = _policy_rows(results)
     notes = sorted({r["exclusion_note"] for r in rows if r["exclusion_note"]})
     html = (
@@ -356,7 +616,11 @@ def render_workload_report(
         .render(
             workload=workload,
             trace=described,
+            stats=_stats_view(stats) if stats is not None else None,
+            stats_note=stats_note,
+            segments=_segments_view(segments, segmentation) if segments is not None else None,
             policies=rows,
+            scheduling_figures=_scheduling_figures(results),
             multi_seed=any(r["seeds"] > 1 for r in rows),
             exclusion_note="; ".join(notes) or "none",
             published=_published_table(published),

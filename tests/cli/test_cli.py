@@ -53,6 +53,11 @@ def test_stages_chain_from_log_to_index(
     synth = traces / "PE-1-synth-seed4.parquet"
     assert read_table(synth, "trace").num_rows == 300
 
+    segments = site / "segments"
+    args = ["segment", str(traces / "demo.parquet"), "--jobs", str(site / "jobs.parquet")]
+    assert main([*args, "-o", str(segments), "--min-jobs", "4", "--block-jobs", "2"]) == 0
+    read_table(segments / "segments.parquet", "segments")
+
     for workload, path in (("demo", traces / "demo.parquet"), ("PE-1", synth)):
         run_dir = sim / workload / "fifo"
         args = [
@@ -79,7 +84,13 @@ def test_stages_chain_from_log_to_index(
             "-o",
             str(reports / workload),
         ]
+        if workload == "demo":
+            args += ["--segments", str(segments), "--tz", "Europe/Paris"]
         assert main(args) == 0
+    demo_report = (reports / "demo" / "index.html").read_text()
+    assert "<h3>Segments</h3>" in demo_report
+    assert 'class="selected"' in demo_report
+    assert "hour of day (h, local time in Europe/Paris)" in demo_report
     figures = [str(reports / w / "key-figures.json") for w in ("demo", "PE-1")]
     assert main(["index", *figures, "-o", str(reports)]) == 0
     assert (reports / "all").read_text().split() == [

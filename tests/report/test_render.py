@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -11,8 +12,10 @@ import pytest
 from gridtrace.errors import ConfigError
 from gridtrace.models import generate_preset_trace
 from gridtrace.report import render_index, render_workload_report, write_manifest
-from gridtrace.schema import trace_metadata, with_trace_metadata
+from gridtrace.schema import SEGMENTS, trace_metadata, with_trace_metadata
+from gridtrace.segment import SegmentParams, SelectionCriteria, segment, select_segment
 from gridtrace.sim import read_result, simulate
+from gridtrace.stats import characterise
 
 HOSTILE = "<script>alert(1)</script>"
 
@@ -168,3 +171,135 @@ def test_index_links_every_workload_and_manifest(pe1, tmp_path: Path) -> None:
     paths = [e["path"] for e in entries]
     write_manifest(paths, reports / "all")
     assert (reports / "all").read_text(encoding="utf-8").splitlines() == paths
+
+
+# --- figures, workload statistics and segments ---------------------------------------------------
+
+SVG = re.compile(r"<svg\b.*?</svg>", re.S)
+AXIS_LABEL = re.compile(r"<text\b[^>]*>([^<]*\([^<]*\)[^<]*)</text>")
+
+
+def figure_ids(html: str) -> list[str]:
+    return re.findall(r'<figure id="([^"]+)">', html)
+
+
+def assert_every_svg_has_axis_labels(html: str) -> None:
+    svgs = SVG.findall(html)
+    assert svgs
+    for svg in svgs:
+        # every axis label names its unit or kind in parentheses; at least an x and a y label
+        assert len(AXIS_LABEL.findall(svg)) >= 2, svg[:300]
+
+
+def test_workload_and_scheduling_figures(pe1, tmp_path: Path) -> None:
+    trace, _ = pe1
+    shares = {"vo1": 0.53, "vo2": 0.14, "vo3": 0.17, "vo4": 0.16}
+    runs = {
+        "fifo": [simulate(trace, vo_shares=shares)],
+        "sjf": [simulate(trace, policy="sjf", vo_shares=shares)],
+    }
+    out = tmp_path / "PE-1" / "index.html"
+    render_workload_report("PE-1", trace=trace, results=runs, out_path=out)
+    html = out.read_text(encoding="utf-8")
+    assert_self_contained(html)
+    assert figure_ids(html) == [
+        "fig-runtime-cdf",
+        "fig-interarrival-cdf",
+        "fig-service-series",
+        "fig-idc",
+        "fig-profiles",
+        "fig-interactive-wait-cdf",
+        "fig-w-inverse-cdf",
+        "fig-fairness",
+    ]
+    assert html.count("<figcaption") == 8
+    assert_every_svg_has_axis_labels(html)
+    assert "one run per policy" in html
+    stats = characterise(trace)
+    assert f"<dd>{stats.utilisation:,.3f}</dd>" in html  # U
+    assert f"<dd>{stats.rho:,.3f}</dd>" in html  # core-weighted rho
+    assert "Flurries (user-days" in html
+    # deterministic: the same inputs give the same bytes
+    again = tmp_path / "again.html"
+    render_workload_report("PE-1", trace=trace, results=runs, out_path=again)
+    assert again.read_text(encoding="utf-8") == html
+
+
+def test_seeds_are_pooled_and_fairness_needs_vo_shares(pe1, tmp_path: Path) -> None:
+    trace, results = pe1  # three seeds of FIFO without VO shares
+    out = tmp_path / "r.html"
+    render_workload_report("PE-1", trace=trace, results=results, out_path=out)
+    html = out.read_text(encoding="utf-8")
+    assert "jobs of every seed pooled" in html
+    assert "fig-fairness" not in html
+    assert "fig-w-inverse-cdf" in html
+
+
+def test_summary_only_results_give_tables_but_no_per_job_figures(pe1, tmp_path: Path) -> None:
+    trace, results = pe1
+    summaries = {"fifo": [(None, r.summary) for r in results["fifo"]]}
+    render_workload_report("PE-1", trace=trace, results=summaries, out_path=tmp_path / "r.html")
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "fig-interactive-wait-cdf" not in html
+    assert "fig-runtime-cdf" in html
+    assert "W mean" in html
+
+
+def test_trace_without_cores_says_why_there_are_no_statistics(tmp_path: Path) -> None:
+    trace = generate_preset_trace("PE-2", rng=1, size=300)
+    bare = trace.replace_schema_metadata({})
+    render_workload_report("PE-2", trace=bare, results={}, out_path=tmp_path / "r.html")
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "workload statistics unavailable" in html
+    assert "<svg" not in html
+
+
+def segments_table(trace: pa.Table) -> pa.Table:
+    one = segment(trace, params=SegmentParams(min_jobs=500, block_jobs=100)).segments
+    first = one.to_pylist()[0]
+    half = first["row_stop"] // 2
+    second = {
+        **first,
+        "segment_id": 1,
+        "row_start": half,
+        "reason": "pool+runtime",
+        "pool_stable": False,
+        "vo_shares": json.dumps({HOSTILE: 0.6, "vo2": 0.4}),
+        "diagnostics": json.dumps({"boundary": {"rate_ratio": 1.5, "runtime_ks": 0.25}}),
+    }
+    first = {**first, "row_stop": half}
+    return pa.Table.from_pylist([first, second], schema=SEGMENTS)
+
+
+def test_segments_table_marks_the_selected_segment(pe1, tmp_path: Path) -> None:
+    trace, results = pe1
+    segments = segments_table(trace)
+    choice = select_segment(segments, SelectionCriteria(min_jobs=500))
+    out = tmp_path / "demo" / "index.html"
+    render_workload_report(
+        "demo",
+        trace=trace,
+        results=results,
+        out_path=out,
+        segments=segments,
+        segmentation={
+            "choice": choice.to_dict(),
+            "notes": ["a note"],
+            "params": {"min_jobs": 500},
+            "pool_source": "peak-cores-in-use",
+        },
+    )
+    html = out.read_text(encoding="utf-8")
+    assert_self_contained(html)
+    assert "<h3>Segments</h3>" in html
+    assert choice.segment_id == 0  # segment 1 fails the stable-pool criterion
+    selected = re.findall(r'<tr class="selected">\s*<td class="text">(\d+)', html)
+    assert selected == ["0"]
+    assert "0 <strong>(selected)</strong>" in html
+    assert "start: first segment" in html
+    assert "pool+runtime: machine pool changed; runtime distribution changed" in html
+    assert "rate ×1.50, runtime KS 0.250" in html
+    assert choice.explanation.split(":")[0] in html
+    assert "Segmentation notes: a note." in html
+    assert "at least 500 jobs" in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; 60 %" in html

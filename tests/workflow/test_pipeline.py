@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,18 @@ from gridtrace.schema import read_table, trace_metadata
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.workflow
+
+WORKLOAD_FIGURES = [
+    "fig-runtime-cdf",
+    "fig-interarrival-cdf",
+    "fig-service-series",
+    "fig-idc",
+    "fig-profiles",
+]
+SCHEDULING_FIGURES = ["fig-interactive-wait-cdf", "fig-w-inverse-cdf", "fig-fairness"]
+SVG = re.compile(r"<svg\b.*?</svg>", re.S)
+# an axis label names its unit (or kind) in parentheses: "runtime (s, log scale)"
+AXIS_LABEL = re.compile(r"<text\b[^>]*>([^<]*\([^<]*\)[^<]*)</text>")
 
 
 def _snakemake(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -60,6 +73,40 @@ def test_every_workload_has_a_report_and_the_manifest_lists_them(run_dir: Path) 
     index = (run_dir / "reports" / "index.html").read_text()
     for workload in workloads:
         assert f"{workload}/index.html" in index
+
+
+def test_reports_show_the_workload_and_scheduling_figures(run_dir: Path) -> None:
+    for workload in ("PE-1", "MM50-20", "demo"):
+        text = (run_dir / "reports" / workload / "index.html").read_text()
+        ids = re.findall(r'<figure id="([^"]+)">', text)
+        assert ids == WORKLOAD_FIGURES + SCHEDULING_FIGURES, (workload, ids)
+        svgs = SVG.findall(text)
+        assert len(svgs) == len(ids)
+        for svg in svgs:
+            assert "<script" not in svg.lower()
+            assert len(AXIS_LABEL.findall(svg)) >= 2, (workload, svg[:200])
+        for policy in ("fifo", "sjf", "easy"):
+            assert f'<td class="text">{policy}</td>' in text
+        # presets are drawn anew per seed (pooled); a site's deterministic policies run once
+        pooled = "one run per policy" if workload == "demo" else "jobs of every seed pooled"
+        assert pooled in text
+        assert "Utilisation factor U" in text
+        assert "Core-weighted ρ" in text
+
+
+def test_demo_site_is_segmented_and_its_report_shows_the_segments(run_dir: Path) -> None:
+    segments = read_table(run_dir / "traces" / "demo" / "segments.parquet", "segments")
+    assert segments.num_rows >= 1
+    assert min(segments.column("jobs").to_pylist()) >= 200 or segments.num_rows == 1
+    summary = json.loads((run_dir / "traces" / "demo" / "segmentation.json").read_text())
+    assert summary["params"]["min_jobs"] == 200
+    chosen = summary["choice"]["segment_id"]
+    text = (run_dir / "reports" / "demo" / "index.html").read_text()
+    assert "<h3>Segments</h3>" in text
+    assert re.findall(r'<tr class="selected">\s*<td class="text">(\d+)', text) == [str(chosen)]
+    assert "start: first segment" in text
+    assert "As logged (the site's own scheduler)" in text
+    assert "<h3>Segments</h3>" not in (run_dir / "reports" / "PE-1" / "index.html").read_text()
 
 
 def test_demo_site_is_parsed_back_with_every_line_accounted_for(run_dir: Path) -> None:

@@ -3,6 +3,8 @@ import re
 
 from snakemake.utils import validate
 
+from gridtrace.models import get_preset
+
 validate(config, schema="../schemas/config.schema.yaml")
 
 PRESETS = list(config["presets"])
@@ -10,8 +12,29 @@ SITES = dict(config["sites"])
 SEEDS = list(config["seeds"])
 POLICIES = list(config["policies"])
 WORKLOADS = PRESETS + list(SITES)
-# policies whose schedule depends on nothing but the trace
-DETERMINISTIC_POLICIES = {"fifo"}
+# policies whose schedule depends on nothing but the trace (every gridtrace.sim.POLICIES name
+# but "random", the only one that draws); the schema's enum lists the same names
+DETERMINISTIC_POLICIES = {
+    "fifo",
+    "sjf",
+    "sjf-strict",
+    "ljf",
+    "ljf-strict",
+    "smallest-first",
+    "largest-first",
+    "hrrn",
+    "wfp3",
+    "unicep",
+    "f1",
+    "edf",
+    "fairshare",
+    "easy",
+    "conservative",
+    "greedy-first-fit",
+    "packer",
+    "tetris",
+    "native",
+}
 
 if len(set(WORKLOADS)) != len(WORKLOADS):
     raise ValueError(
@@ -54,9 +77,26 @@ def report_trace(wildcards):
 
 
 def workload_vo_shares(wildcards):
-    """Target VO shares for the fairness metric (presets carry their own)."""
+    """Target VO shares for the fairness metric: the site's from config, a preset's own."""
     if wildcards.workload in SITES:
         return SITES[wildcards.workload].get("vo_shares")
+    return dict(get_preset(wildcards.workload).vo_shares)
+
+
+def report_segments(wildcards):
+    """A site's segments and the segmentation summary (none for presets)."""
+    if wildcards.workload in SITES:
+        return {
+            "segments": f"traces/{wildcards.workload}/segments.parquet",
+            "segmentation": f"traces/{wildcards.workload}/segmentation.json",
+        }
+    return {}
+
+
+def report_tz(wildcards):
+    """The local zone of a site's daily and weekly profiles (None: from the trace)."""
+    if wildcards.workload in SITES:
+        return SITES[wildcards.workload].get("tz")
     return None
 
 

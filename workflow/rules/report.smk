@@ -3,6 +3,7 @@
 
 rule report_workload:
     input:
+        unpack(report_segments),
         trace=report_trace,
         runs=workload_runs,
     output:
@@ -12,6 +13,8 @@ rule report_workload:
         "logs/report/{workload}.log",
     conda:
         "../envs/gridtrace.yaml"
+    params:
+        tz=report_tz,
     message:
         "Rendering the report of {wildcards.workload}"
     script:

@@ -13,6 +13,7 @@ rule simulate:
         "../envs/gridtrace.yaml"
     params:
         vo_shares=workload_vo_shares,
+        estimator=config["estimator"],
         warmup_jobs=config["warmup_jobs"],
         drain_jobs=config["drain_jobs"],
     message:

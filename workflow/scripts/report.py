@@ -17,10 +17,17 @@ for run in snakemake.input.runs:
     policy = Path(run).parent.name
     summary = str(run).removesuffix(".parquet") + ".summary.json"
     results.setdefault(policy, []).append(read_result(run, summary))
+segments = segmentation = None
+if "segments" in snakemake.input.keys():
+    segments = pq.read_table(snakemake.input.segments)
+    segmentation = json.loads(Path(snakemake.input.segmentation).read_text())
 figures = render_workload_report(
     snakemake.wildcards.workload,
     trace=pq.read_table(snakemake.input.trace),
     results=results,
     out_path=snakemake.output.html,
+    tz=snakemake.params.tz,
+    segments=segments,
+    segmentation=segmentation,
 )
 Path(snakemake.output.figures).write_text(json.dumps(figures, indent=2, default=str) + "\n")

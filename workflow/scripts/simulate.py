@@ -12,6 +12,8 @@ logging.captureWarnings(True)
 result = simulate(
     pq.read_table(snakemake.input.trace),
     policy=snakemake.wildcards.policy,
+    estimator=snakemake.params.estimator,
+    rng=int(snakemake.wildcards.seed),
     vo_shares=snakemake.params.vo_shares,
     warmup_jobs=int(snakemake.params.warmup_jobs),
     drain_jobs=int(snakemake.params.drain_jobs),

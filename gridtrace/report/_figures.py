@@ -1,0 +1,503 @@
+"""The report's figures: one function per figure, each returning a self-contained SVG string.
+
+Figures are drawn with matplotlib's object API (no ``pyplot``, so no global figure state) and the
+SVG backend, with text kept as text (``svg.fonttype: none``), a fixed ``svg.hashsalt`` and no date
+or creator metadata, so the same data always give the same bytes. Every figure has labelled axes
+with units; long curves are thinned to at most :data:`MAX_POINTS` points per line. The SVG is
+stripped of its XML prologue, metadata and namespace declarations so that it can be inlined in
+an HTML page (the HTML parser knows the SVG and XLink namespaces), and :func:`inline_svg` refuses
+anything that could run script.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import matplotlib as mpl
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+from markupsafe import Markup
+from matplotlib import ticker
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from gridtrace.errors import GridtraceError
+
+__all__ = [
+    "MAX_POINTS",
+    "fairness_over_time_svg",
+    "idc_svg",
+    "inline_svg",
+    "interactive_wait_cdf_svg",
+    "interarrival_cdf_svg",
+    "profiles_svg",
+    "responsiveness_inverse_cdf_svg",
+    "runtime_cdf_svg",
+    "service_series_svg",
+]
+
+F64 = npt.NDArray[np.float64]
+
+MAX_POINTS = 500
+"""At most this many points per drawn line."""
+
+WAIT_FLOOR_S = 1.0
+"""Waits below this are drawn at it on the log axis of the wait CDF."""
+
+_RC: Any = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "gridtrace-report",
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans"],
+    "font.size": 9.0,
+    "axes.titlesize": 9.0,
+    "axes.labelsize": 9.0,
+    "legend.fontsize": 8.0,
+    "legend.frameon": False,
+    "axes.grid": True,
+    "grid.color": "#d6dae1",
+    "grid.linewidth": 0.5,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "lines.linewidth": 1.3,
+    "path.simplify": True,
+}
+_SIZE = (6.6, 2.9)
+_WIDE = (7.2, 2.9)
+_TALL = (6.6, 4.0)
+
+_PROLOGUE = re.compile(r"^.*?(?=<svg\b)", re.S)
+_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
+_XMLNS = re.compile(r'\s+xmlns(:\w+)?="[^"]*"')
+_UNSAFE = re.compile(
+    r"<\s*script|<\s*foreignobject|javascript:|\son\w+\s*=|<\s*iframe|<\s*embed|<\s*object|"
+    r"https?://|(?<![#\w-])href\s*=\s*\"(?!#)",
+    re.I,
+)
+
+
+def _figure(size: tuple[float, float] = _SIZE, *, panels: int = 1, sharex: bool = False) -> Figure:
+    fig = Figure(figsize=size, layout="constrained")
+    if panels == 1:
+        fig.add_subplot()
+    elif sharex:
+        fig.subplots(panels, 1, sharex=True)
+    else:
+        fig.subplots(1, panels)
+    return fig
+
+
+def _svg(fig: Figure) -> str:
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+    text = buffer.getvalue()
+    text = _PROLOGUE.sub("", text, count=1)
+    text = _METADATA.sub("", text, count=1)
+    head, _, body = text.partition(">")
+    head = _XMLNS.sub("", head)
+    head = head.replace("<svg", '<svg role="img"', 1)
+    return f"{head}>{body}".strip() + "\n"
+
+
+def _draw(size: tuple[float, float], draw: Any, **kwargs: Any) -> str:
+    with mpl.rc_context(_RC):
+        fig = _figure(size, **kwargs)
+        draw(fig, fig.axes)
+        return _svg(fig)
+
+
+def inline_svg(svg: str) -> Markup:
+    """Mark an SVG string safe for inlining, after checking that it can run nothing.
+
+    Raises
+    ------
+    GridtraceError
+        If the SVG does not start with ``<svg`` or holds a script, an event handler, a foreign
+        object, an external link or any absolute URL.
+    """
+    text = svg.strip()
+    if not text.startswith("<svg"):
+        raise GridtraceError("a report figure must be a bare <svg> element")
+    found = _UNSAFE.search(text)
+    if found:
+        raise GridtraceError(f"a report figure holds unsafe content: {found.group(0)!r}")
+    return Markup(text)  # checked just above; drawn by matplotlib, not taken from a log
+
+
+# --- thinning -----------------------------------------------------------------------------------
+
+
+def thin_indices(size: int, limit: int = MAX_POINTS) -> npt.NDArray[np.int64]:
+    """At most ``limit`` evenly spaced indices into ``range(size)``, first and last included."""
+    if size <= limit:
+        return np.arange(size, dtype=np.int64)
+    return np.unique(np.linspace(0, size - 1, limit).round().astype(np.int64))
+
+
+def ecdf_log(values: npt.ArrayLike, *, floor: float, limit: int = MAX_POINTS) -> tuple[F64, F64]:
+    """Evaluate the empirical CDF of ``values`` at ``limit`` log-spaced points up to the max.
+
+    Values below ``floor`` count as ``floor``, so the first point is the share at or below it.
+    """
+    x = np.sort(np.maximum(np.asarray(values, dtype=np.float64), floor))
+    if x.size == 0:
+        return np.empty(0), np.empty(0)
+    top = max(float(x[-1]), floor * 1.0001)
+    grid = np.geomspace(floor, top, limit)
+    return grid, np.searchsorted(x, grid, side="right") / x.size
+
+
+def inverse_cdf(values: npt.ArrayLike, *, limit: int = MAX_POINTS) -> tuple[F64, F64]:
+    """Quantiles of ``values`` at ``limit`` evenly spaced fractions of the jobs in [0, 1]."""
+    x = np.asarray(values, dtype=np.float64)
+    if x.size == 0:
+        return np.empty(0), np.empty(0)
+    fraction = np.linspace(0.0, 1.0, min(limit, max(x.size, 2)))
+    return fraction, np.quantile(x, fraction)
+
+
+def time_unit(span_s: float) -> tuple[float, str]:
+    """Seconds per unit and its name for a time axis covering ``span_s`` seconds."""
+    if span_s <= 3 * 86_400:
+        return 3600.0, "h"
+    return 86_400.0, "days"
+
+
+def _policy_styles(names: Sequence[str]) -> dict[str, dict[str, Any]]:
+    colours = [mpl.colormaps["tab10"](i) for i in range(10)]
+    dashes = ["-", "--", "-.", ":"]
+    # colour and dash both change from one policy to the next, so identical curves stay visible
+    return {
+        name: {"color": colours[i % 10], "linestyle": dashes[i % 4]} for i, name in enumerate(names)
+    }
+
+
+# --- the workload section -----------------------------------------------------------------------
+
+_CLASS_STYLE: dict[str, dict[str, Any]] = {
+    "interactive": {"color": "#1f77b4", "linestyle": "-"},
+    "batch": {"color": "#d62728", "linestyle": "-"},
+    "all": {"color": "#333333", "linestyle": "--"},
+}
+
+
+def _hist_cdf(hist: pa.Table, kind: str, group: str) -> tuple[F64, F64]:
+    kinds = hist.column("group_kind").to_pylist()
+    groups = hist.column("group").to_pylist()
+    rows = [
+        i for i, (k, g) in enumerate(zip(kinds, groups, strict=True)) if k == kind and g == group
+    ]
+    if not rows:
+        return np.empty(0), np.empty(0)
+    hi = np.asarray(hist.column("bin_hi_s").to_numpy())[rows]
+    counts = np.asarray(hist.column("jobs").to_numpy(), dtype=np.float64)[rows]
+    total = counts.sum()
+    if not total > 0:
+        return np.empty(0), np.empty(0)
+    cdf = np.cumsum(counts) / total
+    last = int(np.searchsorted(cdf, 1.0 - 1e-12)) + 1  # drop the empty tail after the maximum
+    return hi[:last], cdf[:last]
+
+
+def runtime_cdf_svg(runtime_hist: pa.Table, *, tau_s: float) -> str:
+    """Runtime CDF per class (interactive, batch, all) on a log time axis.
+
+    Parameters
+    ----------
+    runtime_hist : pyarrow.Table
+        :attr:`gridtrace.stats.WorkloadStats.runtime_hist` (rows with ``group_kind == "class"``).
+    tau_s : float
+        The interactive threshold τ, marked by a vertical line.
+    """
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        ax = axes[0]
+        for cls, style in _CLASS_STYLE.items():
+            x, y = _hist_cdf(runtime_hist, "class", cls)
+            if x.size:
+                ax.step(x, y, where="post", label=cls, **style)
+        ax.axvline(tau_s, color="#888888", linewidth=0.8, linestyle=":")
+        ax.annotate(f" τ = {tau_s:g} s", (tau_s, 0.03), color="#555555", fontsize=8)
+        ax.set_xscale("log")
+        ax.set_ylim(0.0, 1.01)
+        ax.set_xlabel("runtime (s, log scale)")
+        ax.set_ylabel("jobs with runtime ≤ x (fraction)")
+        ax.legend(loc="upper left")
+
+    return _draw(_SIZE, draw)
+
+
+def interarrival_cdf_svg(interarrival_hist: pa.Table, *, mean_s: float | None = None) -> str:
+    """CDF of the inter-arrival times on a log time axis (gaps under 1 s are counted at 1 s).
+
+    Parameters
+    ----------
+    interarrival_hist : pyarrow.Table
+        :attr:`gridtrace.stats.WorkloadStats.interarrival_hist`.
+    mean_s : float, optional
+        The mean inter-arrival time, marked by a vertical line; with it an exponential CDF of
+        the same mean (Poisson arrivals) is drawn for comparison.
+    """
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        ax = axes[0]
+        x, y = _hist_cdf(interarrival_hist, "all", "all")
+        if x.size:
+            ax.step(x, y, where="post", color="#1f77b4", label="observed")
+        if mean_s is not None and math.isfinite(mean_s) and mean_s > 0:
+            top = float(x[-1]) if x.size else mean_s * 10
+            grid = np.geomspace(1.0, max(top, mean_s * 10), 200)
+            ax.plot(
+                grid,
+                1.0 - np.exp(-grid / mean_s),
+                color="#888888",
+                linestyle="--",
+                label="exponential, same mean",
+            )
+            ax.axvline(mean_s, color="#888888", linewidth=0.8, linestyle=":")
+        ax.set_xscale("log")
+        ax.set_ylim(0.0, 1.01)
+        ax.set_xlabel("time between consecutive submissions (s, log scale)")
+        ax.set_ylabel("gaps ≤ x (fraction)")
+        ax.legend(loc="upper left")
+
+    return _draw(_SIZE, draw)
+
+
+def _coarsen(start: F64, work: F64, bin_s: float) -> tuple[F64, F64, float]:
+    """Merge consecutive bins so that at most MAX_POINTS remain."""
+    factor = max(1, math.ceil(start.size / MAX_POINTS))
+    if factor == 1:
+        return start, work, bin_s
+    pad = (-start.size) % factor
+    merged = np.concatenate((work, np.zeros(pad))).reshape(-1, factor).sum(axis=1)
+    return start[::factor], merged, bin_s * factor
+
+
+def service_series_svg(
+    service_requests: pa.Table, *, cores: int, rho: float | None = None, bin_s: float = 10_000.0
+) -> str:
+    """Draw the requested work per bin (top) and the load it offers the P cores (bottom).
+
+    Parameters
+    ----------
+    service_requests : pyarrow.Table
+        :attr:`gridtrace.stats.WorkloadStats.service_requests` (``bin_start_s``,
+        ``work_core_s``).
+    cores : int
+        P: the offered load of a bin is its work over P × bin.
+    rho : float, optional
+        The core-weighted ρ of the whole trace, drawn as a horizontal line.
+    bin_s : float
+        The bin of the table, seconds (bins are merged if there are more than MAX_POINTS).
+    """
+    start = np.asarray(service_requests.column("bin_start_s").to_numpy(), dtype=np.float64)
+    work = np.asarray(service_requests.column("work_core_s").to_numpy(), dtype=np.float64)
+    start, work, width = _coarsen(start, work, bin_s)
+    span = float(start[-1] - start[0] + width) if start.size else 0.0
+    per, unit = time_unit(span)
+    load = work / (cores * width)
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        top, bottom = axes
+        edges = np.append(start, start[-1] + width) / per if start.size else np.empty(0)
+        if start.size:
+            top.stairs(work / 3600.0, edges, color="#1f77b4", fill=True, alpha=0.5)
+            bottom.stairs(load, edges, baseline=None, color="#d62728", label="offered load per bin")
+        top.set_ylabel("requested work\n(core-h per bin)")
+        bottom.axhline(1.0, color="#333333", linewidth=0.8, label="capacity (1)")
+        if rho is not None and math.isfinite(rho):
+            bottom.axhline(rho, color="#888888", linestyle="--", label=f"ρ = {rho:.2f}")
+        bottom.set_ylabel("offered load\n(work / (P · bin))")
+        bottom.set_xlabel(
+            f"time since the first submission ({unit}); bin = {width:,.0f} s ({width / 3600:.1f} h)"
+        )
+        bottom.legend(loc="upper right", ncols=3)
+
+    return _draw(_TALL, draw, panels=2, sharex=True)
+
+
+def idc_svg(idc: pa.Table) -> str:
+    """IDC(t) = Var N(t) / E N(t) on log–log axes, with the Poisson line IDC = 1.
+
+    Parameters
+    ----------
+    idc : pyarrow.Table
+        :attr:`gridtrace.stats.WorkloadStats.idc` (``t_s``, ``idc``).
+    """
+    t = np.asarray(idc.column("t_s").to_numpy(), dtype=np.float64)
+    value = np.asarray(idc.column("idc").to_numpy(), dtype=np.float64)
+    keep = np.isfinite(value) & (value > 0)
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        ax = axes[0]
+        if keep.any():
+            ax.plot(t[keep], value[keep], color="#1f77b4", marker="o", markersize=3, label="trace")
+        ax.axhline(1.0, color="#888888", linestyle="--", label="Poisson (IDC = 1)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        plain = ticker.FuncFormatter(lambda v, _: f"{v:g}")
+        ax.yaxis.set_major_formatter(plain)
+        low, high = ax.get_ylim()
+        # within a decade, label the minor ticks as plain numbers; beyond it, only the decades
+        ax.yaxis.set_minor_formatter(plain if high / low < 10 else ticker.NullFormatter())
+        ax.set_xlabel("window length t (s, log scale)")
+        ax.set_ylabel("IDC(t) (dimensionless, log scale)")
+        ax.legend(loc="upper left")
+
+    return _draw(_SIZE, draw)
+
+
+def profiles_svg(profiles: pa.Table, *, timezone: str) -> str:
+    """Share of arrivals by hour of day (left) and hour of week (right), in local time.
+
+    Parameters
+    ----------
+    profiles : pyarrow.Table
+        :attr:`gridtrace.stats.WorkloadStats.profiles` (``profile``, ``bin``, ``fraction``).
+    timezone : str
+        The zone of the local time, shown on the axes.
+    """
+    kind = profiles.column("profile").to_pylist()
+    fraction = np.asarray(profiles.column("fraction").to_numpy(), dtype=np.float64)
+    daily = np.asarray([k == "daily" for k in kind])
+    weekly = np.asarray([k == "weekly" for k in kind])
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        left, right = axes
+        left.stairs(100 * fraction[daily], np.arange(25), color="#1f77b4", fill=True, alpha=0.6)
+        left.set_xlim(0, 24)
+        left.set_xticks(range(0, 25, 6))
+        left.set_xlabel(f"hour of day (h, local time in {timezone})")
+        left.set_ylabel("share of arrivals (%)")
+        right.stairs(100 * fraction[weekly], np.arange(169), color="#1f77b4")
+        right.set_xlim(0, 168)
+        right.set_xticks(np.arange(12, 168, 24), ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
+        right.set_xticks(np.arange(0, 169, 24), minor=True)
+        right.grid(False, which="major", axis="x")
+        right.grid(True, which="minor", axis="x")
+        right.set_xlabel(f"day of week (hourly bins, local time in {timezone})")
+        right.set_ylabel("share of arrivals (%)")
+
+    return _draw(_WIDE, draw, panels=2)
+
+
+# --- the scheduling section ---------------------------------------------------------------------
+
+
+def interactive_wait_cdf_svg(waits: Mapping[str, npt.ArrayLike], *, threshold_s: float) -> str:
+    """CDF of the interactive jobs' wait per policy, log time axis.
+
+    Parameters
+    ----------
+    waits : mapping of str to array
+        Policy → the waits (s) of its measured interactive jobs.
+    threshold_s : float
+        The "waited under two minutes" threshold, marked by a vertical line.
+    """
+    styles = _policy_styles(list(waits))
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        ax = axes[0]
+        lowest = 1.0
+        for name, values in waits.items():
+            x, y = ecdf_log(values, floor=WAIT_FLOOR_S)
+            if x.size:
+                ax.plot(x, y, label=name, **styles[name])
+                lowest = min(lowest, float(y[0]))
+        # zoom in on the part above the jobs that did not wait at all
+        bottom = max(0.0, math.floor((lowest - 0.05) * 10) / 10)
+        ax.axvline(threshold_s, color="#888888", linewidth=0.8, linestyle=":")
+        ax.annotate(
+            f" {threshold_s:g} s", (threshold_s, bottom + 0.03 * (1 - bottom)), color="#555555"
+        )
+        ax.set_xscale("log")
+        ax.set_ylim(bottom, 1.0 + 0.01 * (1 - bottom))
+        ax.set_xlabel(f"wait of interactive jobs (s, log scale; < {WAIT_FLOOR_S:g} s drawn at it)")
+        ax.set_ylabel("interactive jobs with wait ≤ x (fraction)")
+        ax.legend(loc="lower right")
+
+    return _draw(_SIZE, draw)
+
+
+def responsiveness_inverse_cdf_svg(
+    responsiveness: Mapping[str, Mapping[str, npt.ArrayLike]],
+) -> str:
+    """Inverse CDF of W = run / (run + wait) per policy: one panel per class.
+
+    Parameters
+    ----------
+    responsiveness : mapping
+        Class name (e.g. ``"interactive"``, ``"all"``) → policy → W of its measured jobs.
+    """
+    classes = list(responsiveness)
+    names: list[str] = []
+    for per_policy in responsiveness.values():
+        names += [n for n in per_policy if n not in names]
+    styles = _policy_styles(names)
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        for ax, cls in zip(axes, classes, strict=True):
+            waited = 0.0
+            for name, values in responsiveness[cls].items():
+                x, y = inverse_cdf(values)
+                if x.size:
+                    ax.plot(x, y, label=name, **styles[name])
+                    waited = max(waited, float(np.mean(np.asarray(values) < 1.0 - 1e-9)))
+            # zoom in on the jobs that waited (W < 1); the rest sit at W = 1
+            right = 1.0 if waited > 0.8 else max(0.05, math.ceil((waited * 1.25) * 20) / 20)
+            ax.set_xlim(0.0, right)
+            ax.set_ylim(0.0, 1.02)
+            ax.set_title(f"{cls} jobs")
+            ax.set_xlabel("jobs, sorted by W (fraction)")
+            ax.set_ylabel("responsiveness W (0–1)")
+        axes[-1].legend(loc="lower right")
+
+    return _draw(_WIDE, draw, panels=max(1, len(classes)))
+
+
+def fairness_over_time_svg(
+    series: Mapping[str, tuple[npt.ArrayLike, npt.ArrayLike]], *, bins: int = 200
+) -> str:
+    """Fairness F at each election over time, per policy, averaged in time bins.
+
+    Parameters
+    ----------
+    series : mapping
+        Policy → (election times in seconds from the trace origin, F at those elections).
+    bins : int, default 200
+        Time bins over the common span; each line shows the mean F of the elections in a bin.
+    """
+    styles = _policy_styles(list(series))
+    clean: dict[str, tuple[F64, F64]] = {}
+    for name, (t, f) in series.items():
+        times = np.asarray(t, dtype=np.float64)
+        values = np.asarray(f, dtype=np.float64)
+        ok = np.isfinite(times) & np.isfinite(values)
+        if ok.any():
+            clean[name] = (times[ok], values[ok])
+    lo = min((float(t.min()) for t, _ in clean.values()), default=0.0)
+    hi = max((float(t.max()) for t, _ in clean.values()), default=1.0)
+    per, unit = time_unit(hi - lo)
+    edges = np.linspace(lo, hi if hi > lo else lo + 1.0, min(bins, MAX_POINTS) + 1)
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        ax = axes[0]
+        for name, (times, values) in clean.items():
+            index = np.clip(np.searchsorted(edges, times, side="right") - 1, 0, edges.size - 2)
+            count = np.bincount(index, minlength=edges.size - 1)
+            total = np.bincount(index, weights=values, minlength=edges.size - 1)
+            used = count > 0
+            centre = (edges[:-1] + edges[1:]) / 2
+            ax.plot(centre[used] / per, total[used] / count[used], label=name, **styles[name])
+        ax.set_ylim(0.0, 1.02)
+        ax.set_xlabel(f"election time ({unit} from the trace origin)")
+        ax.set_ylabel("fairness F at election (0–1)")
+        ax.legend(loc="lower right")
+
+    return _draw(_SIZE, draw)
