@@ -354,35 +354,39 @@ def idc_svg(idc: pa.Table) -> str:
 
 
 def profiles_svg(profiles: pa.Table, *, timezone: str) -> str:
-    """Share of arrivals by hour of day (left) and hour of week (right), in local time.
+    """Mean arrivals per hour, by hour of day (left) and hour of week (right), in local time.
+
+    Each bin is the arrivals in it divided by how often the trace covers that hour, so weekdays
+    covered a different number of times compare fairly.
 
     Parameters
     ----------
     profiles : pyarrow.Table
-        :attr:`gridtrace.stats.WorkloadStats.profiles` (``profile``, ``bin``, ``fraction``).
+        :attr:`gridtrace.stats.WorkloadStats.profiles` (``profile``, ``bin``, ``per_hour``).
     timezone : str
         The zone of the local time, shown on the axes.
     """
     kind = profiles.column("profile").to_pylist()
-    fraction = np.asarray(profiles.column("fraction").to_numpy(), dtype=np.float64)
+    per_hour = profiles.column("per_hour").to_numpy(zero_copy_only=False)
+    rate = np.nan_to_num(np.asarray(per_hour, dtype=np.float64))  # an hour never covered: 0
     daily = np.asarray([k == "daily" for k in kind])
     weekly = np.asarray([k == "weekly" for k in kind])
 
     def draw(fig: Figure, axes: list[Axes]) -> None:
         left, right = axes
-        left.stairs(100 * fraction[daily], np.arange(25), color="#1f77b4", fill=True, alpha=0.6)
+        left.stairs(rate[daily], np.arange(25), color="#1f77b4", fill=True, alpha=0.6)
         left.set_xlim(0, 24)
         left.set_xticks(range(0, 25, 6))
         left.set_xlabel(f"hour of day (h, local time in {timezone})")
-        left.set_ylabel("share of arrivals (%)")
-        right.stairs(100 * fraction[weekly], np.arange(169), color="#1f77b4")
+        left.set_ylabel("mean arrivals in that hour (jobs/h)")
+        right.stairs(rate[weekly], np.arange(169), color="#1f77b4")
         right.set_xlim(0, 168)
         right.set_xticks(np.arange(12, 168, 24), ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
         right.set_xticks(np.arange(0, 169, 24), minor=True)
         right.grid(False, which="major", axis="x")
         right.grid(True, which="minor", axis="x")
         right.set_xlabel(f"day of week (hourly bins, local time in {timezone})")
-        right.set_ylabel("share of arrivals (%)")
+        right.set_ylabel("mean arrivals in that hour (jobs/h)")
 
     return _draw(_WIDE, draw, panels=2)
 

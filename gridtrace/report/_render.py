@@ -268,9 +268,9 @@ def _stats_view(stats: WorkloadStats) -> dict[str, Any]:
         )
     figs.append(
         _figure(
-            f"Arrivals by hour of day and of week in {stats.timezone} ({stats.timezone_source}); "
-            "look for working-hours peaks and quiet weekends (in a trace of a few weeks, a "
-            "weekday seen fewer times than the others also holds fewer arrivals).",
+            f"Mean arrivals per hour by hour of day and of week in {stats.timezone} "
+            f"({stats.timezone_source}), each hour divided by how often the trace covers it; "
+            "look for working-hours peaks and quiet weekends.",
             figures.profiles_svg(stats.profiles, timezone=stats.timezone),
             "fig-profiles",
         )

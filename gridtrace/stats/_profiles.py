@@ -67,22 +67,39 @@ def local_seconds(arrays: TraceArrays, zone: str) -> tuple[I64, str]:
 def arrival_profiles(local_s: I64) -> pa.Table:
     """Arrivals by hour of day (24 bins) and hour of week (168 bins, Monday 00:00 first).
 
+    ``jobs`` counts the arrivals in a bin; ``per_hour`` divides them by how often that hour
+    occurs between the first and the last arrival, so that a weekday the span covers once is not
+    shown as a dip beside weekdays it covers twice. Compare bins with ``per_hour``.
+
     Returns
     -------
     pyarrow.Table
-        Columns ``profile`` ("daily" or "weekly"), ``bin`` (hour), ``jobs``, ``fraction``.
+        Columns ``profile`` ("daily" or "weekly"), ``bin`` (hour), ``jobs``, ``fraction`` (of
+        all arrivals), ``occurrences`` (of that hour in the span) and ``per_hour`` (mean
+        arrivals in one occurrence of it; null for an hour the span never covers).
     """
     hour = (local_s // 3600) % 24
     weekday = ((local_s // _DAY) + 3) % 7  # 1970-01-01 was a Thursday (Monday = 0)
     daily = np.bincount(hour, minlength=24)
     weekly = np.bincount(weekday * 24 + hour, minlength=168)
     total = max(int(local_s.size), 1)
+    if local_s.size:
+        hours = np.arange(int(local_s.min()) // 3600, int(local_s.max()) // 3600 + 1)
+    else:
+        hours = np.zeros(0, dtype=np.int64)
+    seen_daily = np.bincount(hours % 24, minlength=24)
+    seen_weekly = np.bincount((((hours // 24) + 3) % 7) * 24 + hours % 24, minlength=168)
+    jobs = np.concatenate((daily, weekly)).astype(np.int64)
+    seen = np.concatenate((seen_daily, seen_weekly)).astype(np.int64)
+    per_hour = np.divide(jobs, seen, out=np.zeros(jobs.size), where=seen > 0)
     return pa.table(
         {
             "profile": ["daily"] * 24 + ["weekly"] * 168,
             "bin": pa.array(np.concatenate((np.arange(24), np.arange(168))).astype(np.int32)),
-            "jobs": pa.array(np.concatenate((daily, weekly)).astype(np.int64)),
-            "fraction": pa.array(np.concatenate((daily, weekly)) / total),
+            "jobs": pa.array(jobs),
+            "fraction": pa.array(jobs / total),
+            "occurrences": pa.array(seen),
+            "per_hour": pa.array(per_hour, mask=seen == 0),
         }
     )
 

@@ -78,7 +78,7 @@ def test_workload_figures_label_their_axes(stats: WorkloadStats) -> None:
     assert_inlinable(
         profiles,
         "hour of day (h, local time in Europe/Paris)",
-        "share of arrivals (%)",
+        "mean arrivals in that hour (jobs/h)",
         "day of week (hourly bins, local time in Europe/Paris)",
         "Mon",
     )

@@ -227,3 +227,20 @@ def test_flurry_is_reported_not_removed() -> None:
     assert strict.flurries.num_rows == 0
     with pytest.raises(ConfigError):
         FlurryCriteria(min_day_share=0.0)
+
+
+def test_weekly_profile_divides_by_how_often_each_hour_occurs() -> None:
+    from gridtrace.stats import arrival_profiles
+
+    # 8 days from Monday 1970-01-05 00:00 to Monday 1970-01-12 23:00 UTC, one arrival per hour:
+    # Monday is covered twice, so it holds twice the arrivals but the same rate
+    start = 4 * 86_400
+    local = np.arange(start, start + 8 * 86_400, 3600, dtype=np.int64)
+    table = arrival_profiles(local).to_pylist()
+    weekly = [row for row in table if row["profile"] == "weekly"]
+    assert (weekly[0]["jobs"], weekly[0]["occurrences"]) == (2, 2)
+    assert (weekly[24]["jobs"], weekly[24]["occurrences"]) == (1, 1)
+    assert {row["per_hour"] for row in weekly} == {1.0}
+    daily = [row for row in table if row["profile"] == "daily"]
+    assert {row["occurrences"] for row in daily} == {8}
+    assert {row["per_hour"] for row in daily} == {1.0}

@@ -18,7 +18,8 @@ for run in snakemake.input.runs:
     summary = str(run).removesuffix(".parquet") + ".summary.json"
     results.setdefault(policy, []).append(read_result(run, summary))
 segments = segmentation = None
-if "segments" in snakemake.input.keys():
+# snakemake.input is a list with names: `in` alone would test the file paths, not the names
+if "segments" in snakemake.input.keys():  # noqa: SIM118
     segments = pq.read_table(snakemake.input.segments)
     segmentation = json.loads(Path(snakemake.input.segmentation).read_text())
 figures = render_workload_report(
