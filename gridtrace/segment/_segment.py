@@ -500,7 +500,12 @@ def _table(
 
 
 def segment_trace(
-    trace: pa.Table, segments: pa.Table, segment_id: int, *, rebase: bool = True
+    trace: pa.Table,
+    segments: pa.Table,
+    segment_id: int,
+    *,
+    rebase: bool = True,
+    cores: int | None = None,
 ) -> pa.Table:
     """Return the jobs of one segment as a trace of their own.
 
@@ -515,12 +520,16 @@ def segment_trace(
     rebase : bool, default True
         Count ``submit_s`` from the segment's first job (the metadata origin moves with it);
         job ids are kept.
+    cores : int, optional
+        The cores P of the segment's trace; by default the segment's own pool estimate (the
+        ``cores`` column). Pass the site's known P to replay the segment on the real pool; the
+        estimate is kept in the provenance either way.
 
     Returns
     -------
     pyarrow.Table
-        The rows of the segment, with trace metadata (cores P = the segment's cores, the
-        provenance naming the segment).
+        The rows of the segment, with trace metadata (cores P as above, the provenance naming
+        the segment).
     """
     ids = segments.column("segment_id").to_pylist()
     if segment_id not in ids:
@@ -548,12 +557,13 @@ def segment_trace(
         "reason": row["reason"],
         "source_origin": metadata.get("origin"),
         "source_site": metadata.get("site"),
+        "pool_cores_estimate": int(row["cores"]),
     }
     return with_trace_metadata(
         part,
         origin=origin.isoformat() if origin is not None else "1970-01-01T00:00:00+00:00",
         site=str(metadata.get("site", "unknown")),
-        cores=int(row["cores"]),
+        cores=int(row["cores"]) if cores is None else cores,
         tau_s=float(metadata.get("tau_s", DEFAULT_TAU_S)),
         provenance=provenance,
     )

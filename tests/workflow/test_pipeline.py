@@ -109,6 +109,28 @@ def test_demo_site_is_segmented_and_its_report_shows_the_segments(run_dir: Path)
     assert "<h3>Segments</h3>" not in (run_dir / "reports" / "PE-1" / "index.html").read_text()
 
 
+def test_the_selected_segment_is_a_workload_of_its_own(run_dir: Path) -> None:
+    site = read_table(run_dir / "traces" / "demo.parquet", "trace")
+    segment = read_table(run_dir / "traces" / "demo-segment.parquet", "trace")
+    summary = json.loads((run_dir / "traces" / "demo" / "segmentation.json").read_text())
+    segments = read_table(run_dir / "traces" / "demo" / "segments.parquet", "segments")
+    row = segments.to_pylist()[
+        segments.column("segment_id").to_pylist().index(summary["choice"]["segment_id"])
+    ]
+    assert segment.num_rows == row["row_stop"] - row["row_start"] == row["jobs"]
+    assert (
+        segment.column("job_id").to_pylist()
+        == site.column("job_id").to_pylist()[row["row_start"] : row["row_stop"]]
+    )
+    # replayed on the site's cores, with the segment named in the provenance
+    meta = trace_metadata(segment)
+    assert meta["cores"] == trace_metadata(site)["cores"]
+    assert meta["provenance"]["segment"]["segment_id"] == row["segment_id"]
+    manifest = (run_dir / "reports" / "all").read_text().split()
+    assert str(Path("reports") / "demo-segment" / "index.html") in manifest
+    assert (run_dir / "sim" / "demo-segment" / "fifo" / "seed1.parquet").is_file()
+
+
 def test_demo_site_is_parsed_back_with_every_line_accounted_for(run_dir: Path) -> None:
     summary = json.loads((run_dir / "traces" / "demo" / "parse-summary.json").read_text())
     assert summary["reconciled"]
@@ -187,10 +209,16 @@ def test_real_data_config_runs_on_the_real_logs(real_data: Path, tmp_path: Path)
         cwd=tmp_path,
     )
     assert (tmp_path / "reports" / "all").read_text().split() == [
-        "reports/vsc/index.html",
-        "reports/ncar/index.html",
+        f"reports/{workload}/index.html"
+        for workload in ("vsc", "ncar", "lpc", "vsc-segment", "ncar-segment", "lpc-segment")
     ]
     vsc = json.loads((tmp_path / "traces" / "vsc" / "parse-summary.json").read_text())
     assert (vsc["lines_read"], vsc["lines_quarantined"], vsc["files"]) == (58_904, 0, 30)
     ncar = json.loads((tmp_path / "traces" / "ncar" / "parse-summary.json").read_text())
     assert (ncar["lines_read"], ncar["lines_quarantined"]) == (132, 0)
+    lpc = read_table(tmp_path / "traces" / "lpc-segment.parquet", "trace")
+    assert lpc.num_rows >= 10_000
+    assert trace_metadata(lpc)["cores"] == 140
+    text = (tmp_path / "reports" / "lpc-segment" / "index.html").read_text()
+    for policy in ("native", "fifo", "sjf", "hrrn", "easy"):
+        assert f'<td class="text">{policy}</td>' in text

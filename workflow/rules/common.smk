@@ -11,7 +11,13 @@ PRESETS = list(config["presets"])
 SITES = dict(config["sites"])
 SEEDS = list(config["seeds"])
 POLICIES = list(config["policies"])
-WORKLOADS = PRESETS + list(SITES)
+# each site's selected segment, as a workload of its own: <site>-segment -> site
+SEGMENT_WORKLOADS = (
+    {f"{site}-segment": site for site in SITES}
+    if config["segment"].get("workload", True)
+    else {}
+)
+WORKLOADS = PRESETS + list(SITES) + list(SEGMENT_WORKLOADS)
 # policies whose schedule depends on nothing but the trace (every gridtrace.sim.POLICIES name
 # but "random", the only one that draws); the schema's enum lists the same names
 DETERMINISTIC_POLICIES = {
@@ -76,10 +82,18 @@ def report_trace(wildcards):
     return f"traces/{wildcards.workload}.parquet"
 
 
+def _site_of(workload):
+    """The site whose log a workload comes from (a site, or a site's segment), else None."""
+    if workload in SITES:
+        return workload
+    return SEGMENT_WORKLOADS.get(workload)
+
+
 def workload_vo_shares(wildcards):
     """Target VO shares for the fairness metric: the site's from config, a preset's own."""
-    if wildcards.workload in SITES:
-        return SITES[wildcards.workload].get("vo_shares")
+    site = _site_of(wildcards.workload)
+    if site is not None:
+        return SITES[site].get("vo_shares")
     return dict(get_preset(wildcards.workload).vo_shares)
 
 
@@ -95,9 +109,8 @@ def report_segments(wildcards):
 
 def report_tz(wildcards):
     """The local zone of a site's daily and weekly profiles (None: from the trace)."""
-    if wildcards.workload in SITES:
-        return SITES[wildcards.workload].get("tz")
-    return None
+    site = _site_of(wildcards.workload)
+    return SITES[site].get("tz") if site is not None else None
 
 
 def site_spec(wildcards):
@@ -115,13 +128,14 @@ def site_cores(wildcards):
 def workload_runs(wildcards):
     """Every simulation run of a workload: one per policy and seed.
 
-    A site's trace is fixed, so a policy without randomness gives the same schedule for every
-    seed: it runs once, with the first seed. A preset is drawn anew for every seed.
+    A site's trace (or segment) is fixed, so a policy without randomness gives the same schedule
+    for every seed: it runs once, with the first seed. A preset is drawn anew for every seed.
     """
     runs = []
     for policy in POLICIES:
         seeds = SEEDS
-        if wildcards.workload in SITES and policy in DETERMINISTIC_POLICIES:
+        fixed = _site_of(wildcards.workload) is not None
+        if fixed and policy in DETERMINISTIC_POLICIES:
             seeds = SEEDS[:1]
         runs += expand(
             "sim/{workload}/{policy}/seed{seed}.parquet",

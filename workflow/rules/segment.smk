@@ -21,3 +21,20 @@ rule segment:
         "Segmenting the trace of {wildcards.site} into stable periods"
     script:
         "../scripts/segment.py"
+
+
+rule segment_workload:
+    input:
+        trace="traces/{site}.parquet",
+        segments="traces/{site}/segments.parquet",
+        summary="traces/{site}/segmentation.json",
+    output:
+        trace="traces/{site}-segment.parquet",
+    log:
+        "logs/segment/{site}-workload.log",
+    conda:
+        "../envs/gridtrace.yaml"
+    message:
+        "Cutting the selected segment of {wildcards.site} into a workload"
+    script:
+        "../scripts/segment_workload.py"
