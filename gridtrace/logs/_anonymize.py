@@ -291,6 +291,33 @@ class _Pseudonymizer:
         state, by, who = text.partition(" by ")
         return state + by + self.name(who, "user") if by else text
 
+    def lsf_hosts(self, text: str) -> str:
+        """Replace the hosts of an LSF host list stored as JSON (``["16*n1", "n2"]``)."""
+        try:
+            entries = json.loads(text)
+        except ValueError:
+            return self.name(text, "host")  # unreadable: replaced whole
+        if not isinstance(entries, list):
+            return self.name(text, "host")
+        out = []
+        for entry in entries:
+            count, star, host = str(entry).partition("*")
+            if star and count.isdigit():
+                out.append(f"{count}*{self.name(host, 'host')}")
+            else:
+                out.append(self.name(str(entry), "host"))
+        return json.dumps(out)
+
+    def slot_at_host(self, text: str) -> str:
+        """HTCondor ``slot1_3@wn042.example.org`` → ``slot1_3@h-…`` (a bare value is a host)."""
+        slot, at, host = text.rpartition("@")
+        return f"{slot}@{self.name(host, 'host')}" if at else self.name(text, "host")
+
+    def condor_global_id(self, text: str) -> str:
+        """HTCondor ``GlobalJobId`` ``schedd.example.org#1234.0#1700000000``: schedd replaced."""
+        schedd, hash_, rest = text.partition("#")
+        return self.name(schedd, "host") + hash_ + rest
+
     def torque_job_id(self, text: str) -> str:
         """``123[4].server.example.org`` → ``123[4].h-…``."""
         seq, dot, server = text.partition(".")
@@ -383,6 +410,76 @@ _SLURM_RULES: dict[str, _Action] = {
     "Timelimit": "keep",
 }
 
+_SGE_RULES: dict[str, _Action] = {
+    "owner": "user",
+    "group": "group",
+    "account": "account",
+    "project": "account",
+    "department": "account",
+    "job_name": "job_name",
+    "hostname": "host",
+    "category": "drop",  # -l/-q/-U lists can name hosts, queues on hosts and users
+    "qname": "keep",
+    "granted_pe": "keep",
+    "pe_taskid": "keep",
+    "version": "keep",
+    "text": "drop",
+}
+_LSF_RULES: dict[str, _Action] = {
+    "userName": "user",
+    "userId": "user",
+    "mailUser": "drop",
+    "jobName": "job_name",
+    "projectName": "account",
+    "licenseProject": "account",
+    "fromHost": "host",
+    "askedHosts": "lsf_hosts",
+    "execHosts": "lsf_hosts",
+    "allocSlots": "lsf_hosts",
+    "hostRusage": "drop",  # host names among numbers
+    "gRusage": "drop",
+    "networkAlloc": "drop",
+    "submitEXT": "drop",
+    "finishKVP": "drop",
+    "storageInfoV": "drop",
+    "indexRange": "keep",
+    "eventType": "keep",
+    "version": "keep",
+    "queue": "keep",
+    "app": "keep",
+    "sla": "keep",
+    "srcCluster": "keep",
+    "dstCluster": "keep",
+    "hostFactor": "keep",
+}
+"""LSF ``attrs`` (see ``_lsf.py``): paths (``cwd``, ``outFile``, ``jobGroupName``...), commands and
+resource requirements are not plain, so the open-key rule drops them."""
+_HTCONDOR_RULES: dict[str, _Action] = {
+    "Owner": "user",
+    "User": "user_at_host",
+    "AcctGroupUser": "user",
+    "AcctGroup": "account",
+    "AccountingGroup": "account",
+    "JobBatchName": "job_name",
+    "Cmd": "job_name",
+    "RemoteHost": "slot_at_host",
+    "LastRemoteHost": "slot_at_host",
+    "ClientMachine": "host",
+    "RemotePool": "host",
+    "LastRemotePool": "host",
+    "GlobalJobId": "condor_global_id",
+    "x509UserProxyVOName": "vo",
+    "Iwd": "drop",
+    "StartdPrincipal": "drop",
+    "MyType": "keep",
+    "TargetType": "keep",
+    "ExitBySignal": "keep",
+    "ShouldTransferFiles": "keep",
+    "WhenToTransferOutput": "keep",
+}
+"""HTCondor job ClassAd attributes; other string attributes (arguments, environment, paths,
+proxy subjects, expressions) are dropped by the open-key rule."""
+
 _TORQUE_PLAIN_KEYS = frozenset(
     {
         "ctime",
@@ -412,6 +509,9 @@ _RECORD_RULES: dict[str, tuple[Mapping[str, _Action], Callable[[str], bool]]] = 
     "swf": (_SWF_RULES, lambda k: _FIELD_NAME.fullmatch(k) is not None),
     "gwf": (_GWF_RULES, lambda k: _FIELD_NAME.fullmatch(k) is not None),
     "slurm": (_SLURM_RULES, lambda k: _FIELD_NAME.fullmatch(k) is not None),
+    "sge": (_SGE_RULES, lambda k: _FIELD_NAME.fullmatch(k) is not None),
+    "lsf": (_LSF_RULES, lambda k: _FIELD_NAME.fullmatch(k) is not None),
+    "htcondor": (_HTCONDOR_RULES, lambda k: _FIELD_NAME.fullmatch(k) is not None),
 }
 """How to anonymise the ``records`` attrs of each ``source_format``. A format missing here keeps
 no attrs in anonymised records; a reader's author adds its identifying keys here."""

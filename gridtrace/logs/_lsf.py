@@ -87,7 +87,9 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from itertools import accumulate, chain
+from operator import add
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -96,6 +98,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gridtrace.logs._attrs import attr_columns
 from gridtrace.logs._base import (
     ErrorPolicy,
     FileParse,
@@ -259,6 +262,23 @@ LSF_TAIL_FIELDS: tuple[str, ...] = tuple(
 )
 """The optional ``JOB_FINISH`` fields after ``maxRSwap`` (LSF 7.0.6 to 10.1), in record order."""
 
+
+def _tail_runs() -> tuple[tuple[tuple[str, ...], _Section | None], ...]:
+    """Cut the tail into runs of plain fields, each followed by a counted section (None last)."""
+    runs: list[tuple[tuple[str, ...], _Section | None]] = []
+    plain: list[str] = []
+    for item in _TAIL:
+        if isinstance(item, str):
+            plain.append(item)
+        else:
+            runs.append((tuple(plain), item))
+            plain = []
+    runs.append((tuple(plain), None))
+    return tuple(runs)
+
+
+_TAIL_RUNS = _tail_runs()
+
 # fields that must be numbers for the record to be aligned (else it is quarantined)
 _INT_CHECKED = frozenset(
     {"eventTime", "jobId", "numProcessors", "submitTime", "beginTime", "startTime", "jStatus"}
@@ -272,6 +292,8 @@ _TOKEN = r'"(?:[^"]|"")*+"|[^\s"]++'
 _VALID = re.compile(rf"[ \t]*+(?:(?:{_TOKEN})(?:[ \t]++(?:{_TOKEN}))*+)?[ \t]*+")
 _FIND = re.compile(r'"((?:[^"]|"")*+)"|([^\s"]++)')
 _RECORD_START = re.compile(r'^"[A-Z][A-Z0-9_]*" "[^"]*" \d')
+_EVENT = re.compile(r"[A-Z][A-Z0-9_]*")
+_JSON_PLAIN = re.compile(r"[ !#-\[\]-~]*")  # printable ASCII but quote and backslash
 _MAX_JOIN = 10_000
 
 _TERM = {
@@ -289,6 +311,11 @@ class _Bad(Exception):
 
 
 # --------------------------------------------------------------------------- tokens
+
+_MARK = "\x00"  # stands for a quoted string in the fast splitter's view of a record
+
+Quoted = Callable[[int], bool]
+"""Whether the token at an index was quoted."""
 
 
 def split_lsf_record(text: str) -> tuple[list[str], list[bool]]:
@@ -320,9 +347,18 @@ def split_lsf_record(text: str) -> tuple[list[str], list[bool]]:
     >>> split_lsf_record('"JOB_FINISH" "10.1" 12 "a ""b"" c" ""')
     (['JOB_FINISH', '10.1', '12', 'a "b" c', ''], [True, True, False, True, True])
     """
-    fast = _split_plain(text)
+    tokens, quoted = _split(text)
+    return tokens, [quoted(k) for k in range(len(tokens))]
+
+
+def _split(text: str) -> tuple[list[str], Quoted]:
+    """Split a record (as :func:`split_lsf_record`), the quoting as a function of the index."""
+    fast = _split_fast(text)
     if fast is not None:
         return fast
+    plain = _split_plain(text)
+    if plain is not None:
+        return plain[0], plain[1].__getitem__
     if _VALID.fullmatch(text) is None:
         msg = "unterminated quoted string" if text.count('"') % 2 else "malformed quoting"
         raise ValueError(msg)
@@ -335,7 +371,45 @@ def split_lsf_record(text: str) -> tuple[list[str], list[bool]]:
         else:
             tokens.append(string.replace('""', '"') if '""' in string else string)
             quoted.append(True)
-    return tokens, quoted
+    return tokens, quoted.__getitem__
+
+
+def _split_fast(text: str) -> tuple[list[str], Quoted] | None:
+    """Split a well-formed record with C-level string operations; None to leave it to the others.
+
+    Splitting on ``"`` alternates the text outside and inside strings. An empty outside piece
+    between two strings is a doubled quote: the strings on either side are one. Each outside
+    piece is split on blanks and the strings put between them. The record is left to
+    :func:`_split_plain` and the regular expression (which decide the same way, more slowly, and
+    also name the error) when the quotes are odd, the text holds a :data:`_MARK`, a string is not
+    between spaces, or a record with doubled quotes has separators other than spaces and tabs
+    (the regular expression's rule).
+    """
+    parts = text.split('"')
+    if not len(parts) % 2 or _MARK in text:
+        return None
+    outside = parts[0::2]
+    strings = parts[1::2]
+    if "" in outside[1:-1]:
+        spaced = "".join(outside).replace("\t", " ")
+        if not (spaced.isascii() and spaced.isprintable()):
+            return None
+        for k in range(len(outside) - 2, 0, -1):
+            if not outside[k]:
+                strings[k - 1 : k + 1] = [strings[k - 1] + '"' + strings[k]]
+                del outside[k]
+    joined = _MARK.join(outside)
+    count = len(strings)
+    if joined.count(" " + _MARK) + joined.startswith(_MARK) != count:
+        return None
+    if joined.count(_MARK + " ") + joined.endswith(_MARK) != count:
+        return None
+    bare = list(map(str.split, outside))
+    tokens = list(chain.from_iterable(chain.from_iterable(zip(bare, zip(strings), strict=False))))
+    tokens.extend(bare[-1])
+    # the k-th string follows the bare tokens of the first k + 1 outside pieces
+    at = set(map(add, accumulate(map(len, bare)), range(count)))
+    return tokens, at.__contains__
 
 
 def _split_plain(text: str) -> tuple[list[str], list[bool]] | None:
@@ -390,24 +464,57 @@ def looks_like_lsf(head: bytes) -> bool:
 # --------------------------------------------------------------------------- JOB_FINISH
 
 
-def _check_number(name: str, value: str) -> None:
-    if name in _INT_CHECKED and not _INT.match(value):
-        msg = f"field {name} is not an integer: {value[:40]!r} (the record is misaligned)"
-        raise _Bad(msg)
-    if name in _FLOAT_CHECKED and not _NUMBER.match(value):
-        msg = f"field {name} is not a number: {value[:40]!r} (the record is misaligned)"
-        raise _Bad(msg)
+def _is_int(value: str) -> bool:
+    return value.isdecimal() or _INT.match(value) is not None
+
+
+def _is_number(value: str) -> bool:
+    return value.isdecimal() or _NUMBER.match(value) is not None
+
+
+def _checks(names: tuple[str, ...]) -> tuple[tuple[int, str, bool], ...]:
+    """List the fields of ``names`` that must be numbers: (index, name, float allowed)."""
+    return tuple(
+        (k, name, name in _FLOAT_CHECKED)
+        for k, name in enumerate(names)
+        if name in _INT_CHECKED or name in _FLOAT_CHECKED
+    )
+
+
+def _check_numbers(
+    tokens: Sequence[str], start: int, checks: tuple[tuple[int, str, bool], ...]
+) -> None:
+    """Raise :class:`_Bad` at the first field of ``checks`` that is not a number."""
+    for k, name, real in checks:
+        value = tokens[start + k]
+        if value.isdecimal():
+            continue
+        if not real and not _INT.match(value):
+            msg = f"field {name} is not an integer: {value[:40]!r} (the record is misaligned)"
+            raise _Bad(msg)
+        if real and not _NUMBER.match(value):
+            msg = f"field {name} is not a number: {value[:40]!r} (the record is misaligned)"
+            raise _Bad(msg)
 
 
 def _count(value: str, name: str) -> int:
-    if not _INT.match(value) or int(value) < 0:
+    if not _is_int(value) or int(value) < 0:
         msg = f"{name} is not a count: {value[:40]!r} (the record is misaligned)"
         raise _Bad(msg)
     return int(value)
 
 
+def _json_list(tokens: list[str]) -> str:
+    """``json.dumps(tokens)``, without the encoder for tokens of printable ASCII."""
+    if not tokens:
+        return "[]"
+    if _JSON_PLAIN.fullmatch("".join(tokens)):
+        return '["' + '", "'.join(tokens) + '"]'
+    return json.dumps(tokens)
+
+
 def _host_rusage_width(
-    tokens: Sequence[str], quoted: Sequence[bool], pos: int, n: int, major: int
+    tokens: Sequence[str], quoted: Quoted, pos: int, n: int, major: int
 ) -> tuple[int, bool]:
     """Tokens per host rusage entry (5 or 6) and whether it was guessed."""
     if n == 0:
@@ -417,17 +524,18 @@ def _host_rusage_width(
         end = pos + n * width
         if end > len(tokens):
             continue
-        ok = all(
-            not _NUMBER.match(tokens[pos + k * width])
-            and all(_NUMBER.match(tokens[pos + k * width + j]) for j in range(1, width))
-            for k in range(n)
+        section = list(tokens[pos:end])
+        hosts = section[::width]
+        del section[::width]  # the numbers
+        ok = not any(map(_is_number, hosts)) and (
+            all(map(str.isdecimal, section)) or all(map(_is_number, section))
         )
         # after the section: runLimit, options3, avgMem bare numbers, effectiveResReq quoted
         for j in range(3):
             if end + j < len(tokens):
-                ok = ok and not quoted[end + j] and bool(_NUMBER.match(tokens[end + j]))
+                ok = ok and not quoted(end + j) and _is_number(tokens[end + j])
         if end + 3 < len(tokens):
-            ok = ok and quoted[end + 3]
+            ok = ok and quoted(end + 3)
         if ok:
             fits.append(width)
     if len(fits) == 1:
@@ -449,8 +557,12 @@ def _gpu_section(tokens: Sequence[str], pos: int, n: int) -> int:
     return pos
 
 
-def _job_finish(tokens: list[str], quoted: list[bool]) -> tuple[dict[str, str], list[str]]:
-    """Name the fields of a ``JOB_FINISH`` record; raise :class:`_Bad` when it cannot be read."""
+def _job_finish(tokens: list[str], quoted: Quoted) -> tuple[list[str], int, list[str]]:
+    """Read a ``JOB_FINISH`` record; raise :class:`_Bad` when it cannot be read.
+
+    Returns the values in the order of :data:`_FINISH_KEYS` followed by the unknown fields,
+    how many of them are named by :data:`_FINISH_KEYS`, and the record's flags.
+    """
     flags: list[str] = []
     n = len(tokens)
 
@@ -460,44 +572,41 @@ def _job_finish(tokens: list[str], quoted: list[bool]) -> tuple[dict[str, str], 
             f"{len(LSF_REQUIRED_FIELDS) - 2} fields are needed)"
         )
 
-    def run(names: tuple[str, ...], pos: int) -> int:
+    def fixed(names: tuple[str, ...], checks: tuple[tuple[int, str, bool], ...], pos: int) -> int:
         end = pos + len(names)
         if end > n:
             raise short(names[n - pos])
-        attrs.update(zip(names, tokens[pos:end], strict=True))
-        for name in names:
-            if name in _INT_CHECKED or name in _FLOAT_CHECKED:
-                _check_number(name, attrs[name])
+        values.extend(tokens[pos:end])
+        _check_numbers(tokens, pos, checks)
         return end
 
-    def hosts(count_name: str, list_name: str, pos: int) -> int:
+    def hosts(count_name: str, pos: int) -> int:
         if pos >= n:
             raise short(count_name)
         count = _count(tokens[pos], count_name)
-        attrs[count_name] = tokens[pos]
         pos += 1
         if pos + count > n:
             msg = f"{count_name} is {count} but the record ends after {n - pos} more fields"
             raise _Bad(msg)
-        attrs[list_name] = json.dumps(tokens[pos : pos + count]) if count else "[]"
+        values.append(tokens[pos - 1])
+        values.append(_json_list(tokens[pos : pos + count]))
         return pos + count
 
-    attrs: dict[str, str] = {}
-    pos = run(_HEAD, 0)
-    pos = hosts("numAskedHosts", "askedHosts", pos)
-    pos = hosts("numExHosts", "execHosts", pos)
-    pos = run(_MIDDLE, pos)
+    values: list[str] = []
+    pos = fixed(_HEAD, _HEAD_CHECKS, 0)
+    pos = hosts("numAskedHosts", pos)
+    pos = hosts("numExHosts", pos)
+    pos = fixed(_MIDDLE, _MIDDLE_CHECKS, pos)
 
-    version = attrs["version"].split(".", 1)[0]
+    version = tokens[1].split(".", 1)[0]
     major = int(version) if version.isdigit() else 0
-    for item in _TAIL:
-        if pos >= n:
+    for names, section in _TAIL_RUNS:
+        end = min(pos + len(names), n)
+        values.extend(tokens[pos:end])
+        pos = end
+        if pos >= n or section is None:
             break
-        if isinstance(item, str):
-            attrs[item] = tokens[pos]
-            pos += 1
-            continue
-        count_name, list_name, width = item
+        count_name, list_name, width = section
         try:
             count = _count(tokens[pos], count_name)
             start = pos + 1
@@ -517,42 +626,49 @@ def _job_finish(tokens: list[str], quoted: list[bool]) -> tuple[dict[str, str], 
             logger.debug("tail of a JOB_FINISH record not read: %s", bad)
             flags.append("TAIL_UNPARSED")
             break
-        attrs[count_name] = tokens[pos]
-        attrs[list_name] = json.dumps(tokens[start:end]) if end > start else "[]"
+        values.append(tokens[pos])
+        values.append(_json_list(tokens[start:end]))
         pos = end
+    named = len(values)
     if pos < n:
         if "TAIL_UNPARSED" not in flags:
             flags.append("EXTRA_FIELDS")
-        for k, value in enumerate(tokens[pos:], start=1):
-            attrs[f"unknown{k}"] = value
-    return attrs, flags
-
-
-def _other_event(tokens: list[str]) -> dict[str, str]:
-    attrs = {"eventType": tokens[0]}
-    if len(tokens) > 1:
-        attrs["version"] = tokens[1]
-    if len(tokens) > 2:
-        attrs["eventTime"] = tokens[2]
-    for k in range(3, len(tokens)):
-        attrs[f"f{k}"] = tokens[k]
-    return attrs
+        values.extend(tokens[pos:])
+    return values, named, flags
 
 
 # --------------------------------------------------------------------------- tokeniser
 
 
+def _names(kind: int, count: int) -> list[str]:
+    """Name the first ``count`` attributes of a row of one kind (``_FINISH``, ``_OTHER``, ...)."""
+    if kind == _FINISH:
+        return list(_FINISH_KEYS[:count])
+    if kind == _OTHER:
+        return ["eventType", "version", "eventTime", *(f"f{k}" for k in range(3, count))][:count]
+    if kind == _COMMENT:
+        return ["text"][:count]
+    if kind == _CONTINUATION:
+        return ["record_line"][:count]
+    return [f"unknown{k + 1}" for k in range(count)]
+
+
 class _Rows:
-    """Column lists of the ``records`` rows of one file."""
+    """Column lists of the ``records`` rows of one file.
+
+    A row's ``attrs`` keys are the first ``k`` names of its kind (:func:`_names`) followed by the
+    first ``j`` unknown-field names, so they are kept as counts and built with numpy at the end.
+    """
 
     def __init__(self) -> None:
         self.lines: list[int] = []
         self.types: list[str] = []
         self.stamps: list[str | None] = []
         self.job_ids: list[str | None] = []
-        self.offsets: list[int] = [0]
-        self.keys: list[str] = []
         self.values: list[str] = []
+        self.kinds: list[int] = []
+        self.named: list[int] = []
+        self.unknown: list[int] = []
         self.flags: list[list[str] | None] = []
         self.raw: list[bytes | None] = []
 
@@ -560,27 +676,51 @@ class _Rows:
         self,
         line: int,
         record_type: str,
-        attrs: dict[str, str],
+        kind: int,
+        values: Sequence[str],
+        named: int,
         *,
         stamp: str | None = None,
         job_id: str | None = None,
         flags: list[str] | None = None,
         raw: bytes | None = None,
     ) -> None:
+        """Add a row whose attrs are ``values``, the first ``named`` named as ``kind`` says."""
         self.lines.append(line)
         self.types.append(record_type)
         self.stamps.append(stamp)
         self.job_ids.append(job_id)
-        self.keys.extend(attrs)
-        self.values.extend(attrs.values())
-        self.offsets.append(len(self.keys))
+        self.values.extend(values)
+        self.kinds.append(kind)
+        self.named.append(named)
+        self.unknown.append(len(values) - named)
         self.flags.append(flags or None)
         self.raw.append(raw)
+
+    def _keys(self) -> Arr:
+        named = np.asarray(self.named, dtype=np.int64)
+        unknown = np.asarray(self.unknown, dtype=np.int64)
+        which = np.asarray(self.kinds, dtype=np.int64)
+        lists = [_names(k, int(named[which == k].max(initial=0))) for k in range(_UNKNOWN)]
+        lists.append(_names(_UNKNOWN, int(unknown.max(initial=0))))
+        base = np.cumsum([0] + [len(names) for names in lists])
+        # each row is two runs of names, (start in the joined lists, length): named, unknown
+        starts = np.column_stack([base[which], np.full(len(which), base[_UNKNOWN])]).ravel()
+        lengths = np.column_stack([named, unknown]).ravel()
+        run_of = np.repeat(np.arange(len(lengths)), lengths)
+        first_of_run = np.cumsum(lengths) - lengths
+        index = starts[run_of] + np.arange(int(lengths.sum())) - first_of_run[run_of]
+        dictionary = _pa.array([name for names in lists for name in names], pa.string())
+        keys = _pa.DictionaryArray.from_arrays(_pa.array(index, pa.int32()), dictionary)
+        return keys.cast(pa.string())
 
     def table(self, site: str, src_file: str) -> pa.Table:
         n = len(self.lines)
         stamps = _pa.array(self.stamps, pa.string())
         epochs = _pc.if_else(_pc.match_substring_regex(stamps, r"^\d+$"), stamps, None)
+        sizes = np.asarray(self.named, dtype=np.int64) + np.asarray(self.unknown, dtype=np.int64)
+        offsets = np.zeros(n + 1, dtype=np.int32)
+        np.cumsum(sizes, out=offsets[1:])
         return pa.Table.from_arrays(
             [
                 _repeat(site, n),
@@ -592,8 +732,8 @@ class _Rows:
                 epochs.cast(pa.int64()).cast(pa.timestamp("s", tz="UTC")),
                 _pa.array(self.job_ids, pa.string()),
                 _pa.MapArray.from_arrays(
-                    _pa.array(self.offsets, pa.int32()),
-                    _pa.array(self.keys, pa.string()),
+                    _pa.array(offsets, pa.int32()),
+                    self._keys() if n else _pa.array([], pa.string()),
                     _pa.array(self.values, pa.string()),
                 ),
                 _pa.array(self.flags, pa.list_(pa.string())),
@@ -601,6 +741,12 @@ class _Rows:
             ],
             schema=RECORDS,
         )
+
+
+_FINISH_KEYS: tuple[str, ...] = (*LSF_REQUIRED_FIELDS, *LSF_TAIL_FIELDS)
+"""The attribute names of a ``JOB_FINISH`` row, in order (unknown fields follow)."""
+_FINISH, _OTHER, _COMMENT, _CONTINUATION, _UNKNOWN = range(5)
+_AT = {name: k for k, name in enumerate(_FINISH_KEYS)}
 
 
 def _repeat(value: str, n: int) -> Arr:
@@ -611,7 +757,9 @@ def _split_lines(data: bytes) -> list[bytes]:
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
-    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
+    if b"\r" in data:
+        lines = [line[:-1] if line.endswith(b"\r") else line for line in lines]
+    return lines
 
 
 def _decode(lines: list[bytes]) -> tuple[list[str], list[bool]]:
@@ -634,9 +782,9 @@ def _decode(lines: list[bytes]) -> tuple[list[str], list[bool]]:
     return out, bad
 
 
-def _job_id(attrs: dict[str, str]) -> str:
-    idx = attrs.get("idx", "0")
-    return attrs["jobId"] if idx in {"0", ""} else f"{attrs['jobId']}[{idx}]"
+_JOB_ID, _IDX = _AT["jobId"], _AT["idx"]
+_HEAD_CHECKS = _checks(_HEAD)
+_MIDDLE_CHECKS = _checks(_MIDDLE)
 
 
 def tokenize_lsf_file(path: StrPath, *, site: str) -> FileParse:
@@ -659,6 +807,7 @@ def tokenize_lsf_file(path: StrPath, *, site: str) -> FileParse:
     src_file = str(path)
     raw_lines = _split_lines(read_log_bytes(path))
     text, non_utf8 = _decode(raw_lines)
+    any_non_utf8 = any(non_utf8)
     n_lines = len(text)
     rows = _Rows()
     bad_lines: list[int] = []
@@ -671,89 +820,20 @@ def tokenize_lsf_file(path: StrPath, *, site: str) -> FileParse:
     i = 0
     while i < n_lines:
         line = text[i]
-        stripped = line.strip()
-        if not stripped:
-            quarantine(i, "blank line")
-            i += 1
-            continue
-        if stripped.startswith("#"):
-            rows.add(i + 1, "COMMENT", {"text": stripped[1:].strip()})
-            i += 1
-            continue
-        if not stripped.startswith('"'):
-            quarantine(i, "not an LSF event record (no quoted event name first)")
-            i += 1
-            continue
-        span = 1
-        record = line
-        try:
-            tokens, quoted = split_lsf_record(record)
-        except ValueError as err:
-            if str(err) != "unterminated quoted string":
-                quarantine(i, f"{err}: the fields cannot be separated")
-                i += 1
+        if not line.startswith('"'):
+            stripped = line.strip()
+            if not stripped:
+                quarantine(i, "blank line")
+            elif stripped.startswith("#"):
+                rows.add(i + 1, "COMMENT", _COMMENT, [stripped[1:].strip()], 1)
+            elif not stripped.startswith('"'):
+                quarantine(i, "not an LSF event record (no quoted event name first)")
+            else:
+                i = _record(text, i, rows, quarantine, raw_lines, non_utf8, any_non_utf8)
                 continue
-            tokens = []
-            quoted = []
-            while span < _MAX_JOIN and i + span < n_lines:
-                following = text[i + span]
-                if _RECORD_START.match(following):
-                    break
-                record = record + "\n" + following
-                span += 1
-                try:
-                    tokens, quoted = split_lsf_record(record)
-                except ValueError:
-                    continue
-                break
-            if not tokens:
-                quarantine(i, "unterminated quoted string")
-                i += 1
-                continue
-        flags: list[str] = []
-        if span > 1:
-            flags.append("MULTILINE")
-        bad_bytes = any(non_utf8[i : i + span])
-        if bad_bytes:
-            flags.append("NON_UTF8")
-        raw = b"\n".join(raw_lines[i : i + span]) if bad_bytes else None
-        event = tokens[0] if tokens and quoted[0] else ""
-        if not re.fullmatch(r"[A-Z][A-Z0-9_]*", event):
-            quarantine(i, "not an LSF event record (no quoted event name first)")
             i += 1
             continue
-        if event == "JOB_FINISH":
-            try:
-                attrs, more = _job_finish(tokens, quoted)
-            except _Bad as bad:
-                for k in range(span):
-                    quarantine(i + k, str(bad) if k == 0 else f"inside the record of line {i + 1}")
-                i += span
-                continue
-            rows.add(
-                i + 1,
-                event,
-                attrs,
-                stamp=attrs["eventTime"],
-                job_id=_job_id(attrs),
-                flags=flags + more,
-                raw=raw,
-            )
-        else:
-            attrs = _other_event(tokens)
-            job = attrs.get("f3") if event.startswith("JOB_") else None
-            rows.add(
-                i + 1,
-                event,
-                attrs,
-                stamp=attrs.get("eventTime"),
-                job_id=job if job is not None and _INT.match(job) else None,
-                flags=flags,
-                raw=raw,
-            )
-        for k in range(1, span):
-            rows.add(i + k + 1, "CONTINUATION", {"record_line": str(i + 1)})
-        i += span
+        i = _record(text, i, rows, quarantine, raw_lines, non_utf8, any_non_utf8)
 
     records = rows.table(site, src_file)
     if records.num_rows and bool(np.any(np.diff(np.asarray(rows.lines)) < 0)):
@@ -773,6 +853,86 @@ def tokenize_lsf_file(path: StrPath, *, site: str) -> FileParse:
     return FileParse(
         src_file=src_file, records=records, quarantine=quarantine_table, lines_read=n_lines
     )
+
+
+def _record(
+    text: list[str],
+    i: int,
+    rows: _Rows,
+    quarantine: Callable[[int, str], None],
+    raw_lines: list[bytes],
+    non_utf8: list[bool],
+    any_non_utf8: bool,
+) -> int:
+    """Read the event record starting at line ``i`` (0-based); return the next line to read."""
+    span = 1
+    record = text[i]
+    try:
+        tokens, quoted = _split(record)
+    except ValueError as err:
+        if str(err) != "unterminated quoted string":
+            quarantine(i, f"{err}: the fields cannot be separated")
+            return i + 1
+        tokens = []
+        while span < _MAX_JOIN and i + span < len(text):
+            following = text[i + span]
+            if _RECORD_START.match(following):
+                break
+            record = record + "\n" + following
+            span += 1
+            try:
+                tokens, quoted = _split(record)
+            except ValueError:
+                continue
+            break
+        if not tokens:
+            quarantine(i, "unterminated quoted string")
+            return i + 1
+    event = tokens[0] if tokens and quoted(0) else ""
+    if not _EVENT.fullmatch(event):
+        quarantine(i, "not an LSF event record (no quoted event name first)")
+        return i + 1
+    flags: list[str] = ["MULTILINE"] if span > 1 else []
+    raw = None
+    if any_non_utf8 and any(non_utf8[i : i + span]):
+        flags.append("NON_UTF8")
+        raw = b"\n".join(raw_lines[i : i + span])
+    if event == "JOB_FINISH":
+        try:
+            values, named, more = _job_finish(tokens, quoted)
+        except _Bad as bad:
+            for k in range(span):
+                quarantine(i + k, str(bad) if k == 0 else f"inside the record of line {i + 1}")
+            return i + span
+        idx = values[_IDX]
+        job_id = values[_JOB_ID] if idx in {"0", ""} else f"{values[_JOB_ID]}[{idx}]"
+        rows.add(
+            i + 1,
+            event,
+            _FINISH,
+            values,
+            named,
+            stamp=values[2],
+            job_id=job_id,
+            flags=flags + more,
+            raw=raw,
+        )
+    else:
+        job = tokens[3] if event.startswith("JOB_") and len(tokens) > 3 else None
+        rows.add(
+            i + 1,
+            event,
+            _OTHER,
+            tokens,
+            len(tokens),
+            stamp=tokens[2] if len(tokens) > 2 else None,
+            job_id=job if job is not None and _is_int(job) else None,
+            flags=flags,
+            raw=raw,
+        )
+    for k in range(1, span):
+        rows.add(i + k + 1, "CONTINUATION", _CONTINUATION, [str(i + 1)], 1)
+    return i + span
 
 
 # --------------------------------------------------------------------------- assembler
@@ -830,14 +990,38 @@ def _flag_lists(n: int, masks: Sequence[tuple[str, Bool]]) -> list[list[str] | N
     return flags
 
 
+_JOB_ATTRS = (
+    "eventTime",
+    "jobId",
+    "idx",
+    "submitTime",
+    "beginTime",
+    "startTime",
+    "numProcessors",
+    "jStatus",
+    "exitStatus",
+    "exitInfo",
+    "ru_utime",
+    "ru_stime",
+    "maxRMem",
+    "maxRSwap",
+    "runLimit",
+    "runTime",
+    "execHosts",
+    "effectiveResReq",
+    "userName",
+    "projectName",
+    "queue",
+    "jobName",
+)
+
+
 def _jobs(rec: pa.Table) -> pa.Table:
     n = rec.num_rows
-    attrs: Any = rec.column("attrs").combine_chunks() if n else None
+    columns_of = attr_columns(rec.column("attrs"), _JOB_ATTRS)
 
     def text(key: str) -> Arr:
-        if not n:
-            return _pa.array([], pa.string())
-        return _pc.map_lookup(attrs, key, "first")
+        return columns_of[key]
 
     unreadable = np.zeros(n, dtype=bool)
 
@@ -1058,7 +1242,7 @@ def assemble_lsf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
     jobs = _jobs(finish)
     versions: list[str] = []
     if finish.num_rows:
-        found = _pc.map_lookup(finish.column("attrs").combine_chunks(), "version", "first")
+        found = attr_columns(finish.column("attrs"), ["version"])["version"]
         versions = sorted(str(v) for v in _pc.unique(found).to_pylist() if v is not None)
     events = {
         str(k): int(v)

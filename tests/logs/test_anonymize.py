@@ -545,3 +545,101 @@ def test_real_logs_keep_no_user_group_or_host_name(
     anonymous = result.jobs.column("user").to_pylist()
     assert len(set(anonymous)) == len(set(users))
     assert all(a == pseudonym(u, "user", KEY) for u, a in zip(users, anonymous, strict=True) if u)
+
+
+# ---------------------------------------------------------------------------- SGE, LSF, HTCondor
+
+
+def _names_of(plain: Any) -> set[str]:
+    """User, group, account, job and host names of a result's jobs (5 characters or more)."""
+    names: set[str] = set()
+    for column in ("user", "group", "account", "job_name"):
+        names.update(v for v in plain.jobs.column(column).to_pylist() if v)
+    for hosts in plain.jobs.column("exec_hosts").to_pylist():
+        names.update(hosts or ())
+    public = set(plain.jobs.column("queue").to_pylist())  # queues are kept
+    return {n for n in names if len(n) >= 5 and n not in public}
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize(
+    ("relative", "log_format", "expected"),
+    [
+        ("other/sge/ucsf-wynton-sge-8.1.9-accounting", "sge", {"owner09", "cc-id2", "project4"}),
+        ("other/sge/xdmod-shredder-sge-fixture.log", "sge", set()),
+        ("other/sge/xdmod-shredder-uge-fixture.log", "sge", set()),
+        (
+            "other/lsf/xdmod-shredder-lsf-fixture.log",
+            "lsf",
+            {"anonuser", "anonproject", "host1201-ib", "hostlogin4-ib", "abcde0040"},
+        ),
+    ],
+)
+def test_real_sge_and_lsf_logs_keep_no_name(
+    real_data: Path, relative: str, log_format: str, expected: set[str]
+) -> None:
+    plain = parse_logs(real_data / relative, format=log_format, errors="skip")
+    result = anonymize_result(plain, KEY)
+    assert result.lines_read == result.lines_parsed + result.lines_quarantined
+    assert result.jobs.num_rows == plain.jobs.num_rows > 0
+    names = _names_of(plain) | expected
+    assert _leaks([plain.records, plain.jobs], names) == names  # they were there
+    assert not _leaks([result.records, result.jobs], names)
+    users = plain.jobs.column("user").to_pylist()
+    anonymous = result.jobs.column("user").to_pylist()
+    assert all(a == pseudonym(u, "user", KEY) for u, a in zip(users, anonymous, strict=True) if u)
+
+
+@pytest.mark.realdata
+def test_lsf_host_lists_are_pseudonymised_entry_by_entry(real_data: Path) -> None:
+    path = real_data / "other/lsf/xdmod-shredder-lsf-fixture.log"
+    result = parse_logs(path, format="lsf", anonymize=KEY)
+    attrs = dict(result.records.column("attrs")[0].as_py())
+    assert json.loads(attrs["execHosts"])[0] == "16*" + pseudonym("host1201-ib", "host", KEY)
+    assert attrs["userName"] == pseudonym("anonuser", "user", KEY)
+    assert attrs["fromHost"] == pseudonym("hostlogin4-ib", "host", KEY)
+    assert attrs["queue"] == "regular"
+    assert "cwd" not in attrs
+    assert "command" not in attrs
+    assert attrs["eventTime"] == "1389683139"
+
+
+HTCONDOR_ADS = (
+    b'{"ClusterId": 1234, "ProcId": 0, "GlobalJobId": "ce01.example.org#1234.0#1700000000", '
+    b'"Owner": "alice", "User": "alice@example.org", "AccountingGroup": '
+    b'"group_atlas.prod.alice", "AcctGroupUser": "alice", "JobBatchName": "sim-batch", '
+    b'"Cmd": "/home/alice/run.sh", "Iwd": "/home/alice/work", "Args": "--user alice", '
+    b'"x509userproxysubject": "/DC=org/CN=Alice Example", "QDate": 1700000000, '
+    b'"JobCurrentStartDate": 1700000100, "CompletionDate": 1700003700, "JobStatus": 4, '
+    b'"ExitCode": 0, "ExitBySignal": false, "RequestCpus": 8, '
+    b'"RemoteHost": "slot1_3@wn042.example.org", "LastRemoteHost": "slot1_3@wn042.example.org"}\n'
+    b'{"ClusterId": 1235, "ProcId": 1, "Owner": "bob", "QDate": 1700000000, "JobStatus": 3, '
+    b'"AcctGroup": "cms", "LastRemoteHost": "slot2@wn043.example.org"}\n'
+)
+
+
+def test_htcondor_records_and_jobs_keep_no_name(tmp_path: Path) -> None:
+    path = _write(tmp_path, "history.jsonl", HTCONDOR_ADS)
+    plain = parse_logs(path, format="htcondor")
+    result = parse_logs(path, format="htcondor", anonymize=KEY)
+    names = {"alice", "bob", "Alice", "wn042", "wn043", "example.org", "atlas", "sim-batch", "cms"}
+    assert _leaks([plain.records, plain.jobs], names) == names
+    assert not _leaks([result.records, result.jobs], names)
+    first = dict(result.records.column("attrs")[0].as_py())
+    assert first["Owner"] == pseudonym("alice", "user", KEY)
+    assert first["LastRemoteHost"] == "slot1_3@" + pseudonym("wn042.example.org", "host", KEY)
+    assert first["GlobalJobId"] == pseudonym("ce01.example.org", "host", KEY) + "#1234.0#1700000000"
+    assert (first["QDate"], first["ExitBySignal"], first["RequestCpus"]) == (
+        "1700000000",
+        "false",
+        "8",
+    )
+    assert not {"Iwd", "Args", "x509userproxysubject"} & set(first)
+    assert result.jobs.column("user").to_pylist() == [
+        pseudonym("alice", "user", KEY),
+        pseudonym("bob", "user", KEY),
+    ]
+    assert result.jobs.column("exec_hosts").to_pylist() == [
+        [pseudonym("wn042.example.org", "host", KEY)],
+        [pseudonym("wn043.example.org", "host", KEY)],
+    ]

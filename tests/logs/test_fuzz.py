@@ -27,6 +27,17 @@ _GWF_JOB = (
     b"-1 -1 -1 -1 -1 -1 -1 -1 atlas -1"
 )
 
+_LSF_FINISH = (
+    b'"JOB_FINISH" "10.1" 1700003600 5001 1500 33816578 4 1700000000 0 0 1700000100 "alice" '
+    b'"normal" "span[hosts=1]" "" "" "login1" "/home/alice" "" "out.%J" "" "1700000000.5001" '
+    b'0 1 "4*node07" 64 12.5 "sim ""fast"" run" "./run.sh" 3000.5 99.5 204800 0 -1 0 0 1000 '
+    b'0 0 0 0 -1 0 0 0 10 2 -1 "" "physics" 0 4 "" "" 0 409600 819200 "" "" "" "" 0 "" 0 "" '
+    b'-1 "/physics/alice" "" "" "" -1 "" "" 6160 "" 1700000100 "" "" 2 1032 "0" 1033 "0" 0 '
+    b'7200 0 300000 "select[type == local] span[hosts=1] " "" -1 "" -1 0 "" 0 0 "" 3500 '
+    b'"/home/alice" 0 "" 0.000000 0.00 0.00 0.00 0.00 4 "node07" "node07" "node07" "node07" '
+    b"-1 0 0 0 0 0"
+)
+
 SAMPLES: dict[str, list[bytes]] = {
     "torque": [
         b"05/02/2024 10:00:00;Q;301.pbs01;queue=grid",
@@ -80,10 +91,46 @@ SAMPLES: dict[str, list[bytes]] = {
         b"L1 1132444800 -1 11499 1 -1 -1 -1 14400 -1 -1 atlas001 atlas -1 long -1 "
         b"ce01.cern.ch ce01.cern.ch UNITARY -1 -1 -1 -1 -1 -1 -1 -1 atlas -1",
     ],
+    "sge": [  # from tests/logs/test_sge.py
+        b"# Version: 8.1.9",
+        b"# DO NOT MODIFY THIS FILE MANUALLY!",
+        b"long.q:n01:atlas:alice:sim.sh:4711:sge:0:1714723000:1714723100:1714726700:0:0:3600:"
+        b"3500.5:20.25:2048:0:0:0:0:0:0:0:0:0:0:0:0:0:0:proj1:defaultdepartment:NONE:1:0:"
+        b"3520.75:12.5:0.002:-l h_rt=7200,mem_free=2G:0.000000:NONE:2147483648.000000:0:0",
+        b"long.q:n02:atlas:bob:mpi.sh:4712:sge:0:1714723000:1714723100:1714726700:0:0:3600:"
+        b"3500.5:20.25:2048:0:0:0:0:0:0:0:0:0:0:0:0:0:0:proj1:defaultdepartment:mpi:8:3:"
+        b"3520.75:12.5:0.002:-pe mpi 8 -l h_rt=7200:0.000000:NONE:2147483648.000000:0:0",
+    ],
+    "lsf": [  # the LSF 10.1 record of tests/logs/test_lsf.py, then an lsb.events record
+        _LSF_FINISH,
+        _LSF_FINISH.replace(b" 5001 1500 ", b" 5002 1500 ").replace(b'"sim ""fast"" run"', b'"x"'),
+        b'"JOB_NEW" "10.1" 1700000000 5003 1500 33816578 1 1700000000 0 0 0 "alice" "normal"',
+    ],
+    "htcondor": [  # -jsonl, from tests/logs/test_htcondor.py
+        b'{"ClusterId": 1234, "ProcId": 0, "GlobalJobId": "ce01.example.org#1234.0#1700000000", '
+        b'"Owner": "alice", "AccountingGroup": "group_atlas.prod.alice", "JobBatchName": "sim", '
+        b'"Cmd": "/home/alice/run.sh", "QDate": 1700000000, "JobStartDate": 1700000100, '
+        b'"JobCurrentStartDate": 1700000100, "CompletionDate": 1700003700, '
+        b'"EnteredCurrentStatus": 1700003700, "RemoteWallClockTime": 3600.0, '
+        b'"RemoteUserCpu": 3000.0, "RemoteSysCpu": 50.0, "RequestCpus": 8, "RequestMemory": '
+        b'2048, "ResidentSetSize": 1048576, "RequestDisk": "/Expr(DiskUsage)/", "JobStatus": 4, '
+        b'"ExitBySignal": false, "ExitCode": 0, "NumJobStarts": 1, '
+        b'"LastRemoteHost": "slot1_3@wn042.example.org"}',
+        b'{"ClusterId": 1235, "ProcId": 2, "Owner": "bob", "QDate": 1700000000, '
+        b'"JobStatus": 3, "Args": ["a", 1], "RemoteHost": "slot1@wn7"}',
+    ],
 }
 """Valid lines of each format; a format without an entry here is not fuzzed (skipped)."""
 
-DELIMITERS: dict[str, bytes] = {"torque": b";", "slurm": b"|", "swf": b" ", "gwf": b" "}
+DELIMITERS: dict[str, bytes] = {
+    "torque": b";",
+    "slurm": b"|",
+    "swf": b" ",
+    "gwf": b" ",
+    "sge": b":",
+    "lsf": b" ",
+    "htcondor": b",",
+}
 """The field separator the wrong-delimiter strategy swaps out (default: a space)."""
 
 KNOWN_FAILURES: dict[tuple[str, str], str] = {}

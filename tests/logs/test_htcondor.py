@@ -429,3 +429,38 @@ def test_real_files_are_not_claimed(real_data: Path) -> None:
         data = path.read_bytes()
         head = gzip.decompress(data)[:65536] if data[:2] == b"\x1f\x8b" else data[:65536]
         assert not looks_like_htcondor(head), path
+
+
+def test_jsonl_fast_path_gives_the_scanner_attrs(tmp_path: Path) -> None:
+    # one ad a line is read line by line; the same ads in pretty -json go through the scanner
+    ad = _ad(
+        RemoteSysCpu=1.50,
+        Big=10**20,
+        Tiny=1e-7,
+        Huge=1e300,
+        ExitBySignal=True,
+        WantCheckpoint=False,
+        Nested={"a": [1, 2.5, None]},
+        Missing=None,
+    )
+    fast = _read(tmp_path, _jsonl(ad, _ad(ClusterId=1235)))
+    slow = _read(tmp_path, _json(ad, _ad(ClusterId=1235)))
+    fast_attrs = [dict(a) for a in fast.records.column("attrs").to_pylist() if a]
+    slow_attrs = [dict(a) for a in slow.records.column("attrs").to_pylist() if a and len(a) > 1]
+    assert fast_attrs == slow_attrs
+    assert fast_attrs[0]["RemoteSysCpu"] == "1.5"
+    assert fast_attrs[0]["Big"] == "100000000000000000000"
+    assert fast_attrs[0]["Huge"] == "1e+300"
+    assert fast_attrs[0]["ExitBySignal"] == "true"
+    assert fast_attrs[0]["Nested"] == '{"a": [1, 2.5, null]}'
+    assert fast_attrs[0]["Missing"] is None
+    assert fast.jobs.column("exit_signal").to_pylist() == [None, None]
+
+
+def test_jsonl_with_a_broken_line_falls_back_to_the_scanner(tmp_path: Path) -> None:
+    text = _jsonl(_ad()) + '{"ClusterId": 9, "ProcId":\n' + _jsonl(_ad(ClusterId=1236))
+    result = _read(tmp_path, text)
+    _reconciled(result)
+    assert result.lines_read == 3
+    assert result.jobs.column("job_id_raw").to_pylist() == ["1234.0", "1236.0"]
+    assert result.quarantine.column("src_line").to_pylist() == [2]
