@@ -15,7 +15,7 @@ Inputs:
   typical bookkeeping attributes), each with its own ``ClusterId``, ``ProcId`` and
   ``GlobalJobId``; and the same ads as pretty ``-json`` (one attribute a line).
 * **SGE**: the UCSF Wynton ``accounting`` file (1,000 records, needs ``GRIDTRACE_REAL_DATA``),
-  repeated with job numbers shifted per copy (see ``parse_sge.py``).
+  repeated with job numbers shifted per copy.
 
 Usage::
 

@@ -97,7 +97,8 @@ Other ``jobs`` flags: ``END_BEFORE_START`` (``run_s`` null), ``START_BEFORE_SUBM
 negative, as logged). Flags on ``records``: ``NON_UTF8`` (decoded with replacement, bytes in
 ``raw``), ``FIELD_SHIFT_REALIGNED`` (bytes in ``raw``), ``EXTRA_FIELDS``.
 
-Throughput: ``benchmarks/parse_sge.py`` (the UCSF Wynton file repeated to 200,000 lines).
+Throughput: ``benchmarks/parse_formats_extra.py`` (the UCSF Wynton file repeated, job numbers
+shifted).
 """
 
 from __future__ import annotations
