@@ -129,12 +129,15 @@ def workload_runs(wildcards):
     """Every simulation run of a workload: one per policy and seed.
 
     A site's trace (or segment) is fixed, so a policy without randomness gives the same schedule
-    for every seed: it runs once, with the first seed. A preset is drawn anew for every seed.
+    for every seed: it runs once, with the first seed. A preset is drawn anew for every seed, and
+    has no logged schedule, so ``native`` (as-logged replay) runs on sites only.
     """
     runs = []
+    fixed = _site_of(wildcards.workload) is not None
     for policy in POLICIES:
+        if policy == "native" and not fixed:
+            continue  # a synthetic draw has no logged schedule to replay
         seeds = SEEDS
-        fixed = _site_of(wildcards.workload) is not None
         if fixed and policy in DETERMINISTIC_POLICIES:
             seeds = SEEDS[:1]
         runs += expand(
