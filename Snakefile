@@ -15,6 +15,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/parse.smk"
 include: "workflow/rules/segment.smk"
 include: "workflow/rules/synth.smk"
+include: "workflow/rules/model.smk"
 include: "workflow/rules/simulate.smk"
 include: "workflow/rules/report.smk"
 

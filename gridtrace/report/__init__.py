@@ -6,6 +6,7 @@ writes ``reports/index.html`` and :func:`write_manifest` writes ``reports/all``.
 
 from __future__ import annotations
 
+from gridtrace.report._model import fitted_model_section, preset_model_section
 from gridtrace.report._render import (
     ResultLike,
     check_workload_name,
@@ -17,6 +18,8 @@ from gridtrace.report._render import (
 __all__ = [
     "ResultLike",
     "check_workload_name",
+    "fitted_model_section",
+    "preset_model_section",
     "render_index",
     "render_workload_report",
     "write_manifest",

@@ -35,9 +35,11 @@ __all__ = [
     "inline_svg",
     "interactive_wait_cdf_svg",
     "interarrival_cdf_svg",
+    "model_idc_svg",
     "profiles_svg",
     "responsiveness_inverse_cdf_svg",
     "runtime_cdf_svg",
+    "runtime_qq_svg",
     "service_series_svg",
 ]
 
@@ -503,5 +505,90 @@ def fairness_over_time_svg(
         ax.set_xlabel(f"election time ({unit} from the trace origin)")
         ax.set_ylabel("fairness F at election (0–1)")
         ax.legend(loc="lower right")
+
+    return _draw(_SIZE, draw)
+
+
+# --- the model section --------------------------------------------------------------------------
+
+
+def runtime_qq_svg(
+    pairs: Mapping[str, tuple[npt.ArrayLike, npt.ArrayLike]],
+    *,
+    floor_s: float = 1.0,
+    limit: int = MAX_POINTS,
+) -> str:
+    """Quantile–quantile plot of runtimes, trace against a synthetic sample, one panel per class.
+
+    Parameters
+    ----------
+    pairs : mapping of str to (array_like, array_like)
+        Class name → (the fitted trace's runtimes, the synthetic sample's runtimes), seconds.
+        A class with an empty side is drawn as an empty panel saying so.
+    floor_s : float, default 1.0
+        Runtimes below this are drawn at it (log axes).
+    limit : int, default MAX_POINTS
+        At most this many quantiles per panel, at probabilities (i − ½) / m.
+    """
+    names = list(pairs) or ["all"]
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        for ax, name in zip(axes, names, strict=True):
+            observed, synthetic = pairs.get(name, ([], []))
+            x = np.asarray(observed, dtype=np.float64)
+            y = np.asarray(synthetic, dtype=np.float64)
+            x, y = x[np.isfinite(x)], y[np.isfinite(y)]
+            ax.set_title(f"{name} jobs")
+            ax.set_xlabel("trace runtime quantile (s, log scale)")
+            ax.set_ylabel("synthetic runtime quantile (s, log scale)")
+            if x.size == 0 or y.size == 0:
+                ax.text(0.5, 0.5, "no jobs", transform=ax.transAxes, ha="center")
+                continue
+            m = min(limit, x.size, y.size)
+            probs = (np.arange(m) + 0.5) / m
+            qx = np.maximum(np.quantile(x, probs), floor_s)
+            qy = np.maximum(np.quantile(y, probs), floor_s)
+            ax.plot(qx, qy, linestyle="none", marker="o", markersize=2.5, color="#1f77b4")
+            low = float(min(qx.min(), qy.min()))
+            high = float(max(qx.max(), qy.max()))
+            ax.plot([low, high], [low, high], color="#888888", linestyle="--", label="y = x")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.legend(loc="upper left")
+
+    return _draw(_WIDE, draw, panels=len(names))
+
+
+def model_idc_svg(trace_idc: pa.Table, synthetic_idc: pa.Table) -> str:
+    """IDC(t) of a trace against that of a synthetic trace drawn from its model, log–log axes.
+
+    Parameters
+    ----------
+    trace_idc, synthetic_idc : pyarrow.Table
+        :func:`gridtrace.stats.idc_curve` tables (``t_s``, ``idc``).
+    """
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        ax = axes[0]
+        styles: tuple[tuple[str, pa.Table, dict[str, Any]], ...] = (
+            ("trace", trace_idc, {"color": "#1f77b4", "marker": "o"}),
+            ("synthetic (model)", synthetic_idc, {"color": "#d62728", "marker": "s"}),
+        )
+        for label, table, style in styles:
+            t = np.asarray(table.column("t_s").to_numpy(), dtype=np.float64)
+            value = np.asarray(table.column("idc").to_numpy(), dtype=np.float64)
+            keep = np.isfinite(value) & (value > 0)
+            if keep.any():
+                ax.plot(t[keep], value[keep], markersize=3, label=label, **style)
+        ax.axhline(1.0, color="#888888", linestyle="--", label="Poisson (IDC = 1)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        plain = ticker.FuncFormatter(lambda v, _: f"{v:g}")
+        ax.yaxis.set_major_formatter(plain)
+        low, high = ax.get_ylim()
+        ax.yaxis.set_minor_formatter(plain if high / low < 10 else ticker.NullFormatter())
+        ax.set_xlabel("window length t (s, log scale)")
+        ax.set_ylabel("IDC(t) (dimensionless, log scale)")
+        ax.legend(loc="upper left")
 
     return _draw(_SIZE, draw)

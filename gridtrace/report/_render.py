@@ -550,6 +550,7 @@ def render_workload_report(
     tz: str | None = None,
     segments: pa.Table | None = None,
     segmentation: Mapping[str, Any] | None = None,
+    model: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write the self-contained HTML report of one workload.
 
@@ -581,6 +582,10 @@ def render_workload_report(
         The ``segmentation.json`` written beside it: ``choice`` (``segment_id``,
         ``explanation``, as :meth:`gridtrace.segment.SegmentChoice.to_dict`), ``notes``,
         ``params``, ``pool_source``. The chosen segment is highlighted with its explanation.
+    model : mapping, optional
+        The Model section: :func:`gridtrace.report.fitted_model_section` (a fitted model's
+        parameters, BIC table, held-out scores and fit figures) or
+        :func:`gridtrace.report.preset_model_section` (a seed preset's given parameters).
 
     Returns
     -------
@@ -624,7 +629,7 @@ def render_workload_report(
             multi_seed=any(r["seeds"] > 1 for r in rows),
             exclusion_note="; ".join(notes) or "none",
             published=_published_table(published),
-            model=None,  # later: the modelling stage's section
+            model=model,
             rl=None,  # later: the RL stage's section
         )
     )

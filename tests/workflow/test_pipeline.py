@@ -25,6 +25,7 @@ WORKLOAD_FIGURES = [
     "fig-profiles",
 ]
 SCHEDULING_FIGURES = ["fig-interactive-wait-cdf", "fig-w-inverse-cdf", "fig-fairness"]
+MODEL_FIGURES = ["fig-model-qq", "fig-model-idc"]
 SVG = re.compile(r"<svg\b.*?</svg>", re.S)
 # an axis label names its unit (or kind) in parentheses: "runtime (s, log scale)"
 AXIS_LABEL = re.compile(r"<text\b[^>]*>([^<]*\([^<]*\)[^<]*)</text>")
@@ -79,7 +80,8 @@ def test_reports_show_the_workload_and_scheduling_figures(run_dir: Path) -> None
     for workload in ("PE-1", "MM50-20", "demo"):
         text = (run_dir / "reports" / workload / "index.html").read_text()
         ids = re.findall(r'<figure id="([^"]+)">', text)
-        assert ids == WORKLOAD_FIGURES + SCHEDULING_FIGURES, (workload, ids)
+        model = MODEL_FIGURES if workload == "demo" else []
+        assert ids == WORKLOAD_FIGURES + model + SCHEDULING_FIGURES, (workload, ids)
         svgs = SVG.findall(text)
         assert len(svgs) == len(ids)
         for svg in svgs:
@@ -129,6 +131,37 @@ def test_the_selected_segment_is_a_workload_of_its_own(run_dir: Path) -> None:
     manifest = (run_dir / "reports" / "all").read_text().split()
     assert str(Path("reports") / "demo-segment" / "index.html") in manifest
     assert (run_dir / "sim" / "demo-segment" / "fifo" / "seed1.parquet").is_file()
+
+
+def test_sites_are_fitted_and_drawn_and_presets_show_their_parameters(run_dir: Path) -> None:
+    model = json.loads((run_dir / "models" / "demo.json").read_text())
+    assert model["kind"] == "workload"
+    assert model["params"]["k_max"] == 2  # the schema's default
+    fit = json.loads((run_dir / "models" / "demo.fit-summary.json").read_text())
+    chosen = fit["summary"]["arrival_streams"][0]["model"]
+    assert chosen in fit["bic_table"]["arrivals"]["site"]
+    original = read_table(run_dir / "traces" / "demo.parquet", "trace")
+    synthetic = read_table(run_dir / "traces" / "demo-synth.parquet", "trace")
+    assert synthetic.num_rows == original.num_rows == model["fitted"]["n_fit_jobs"]
+    swf = (run_dir / "traces" / "demo-synth.swf").read_text().splitlines()
+    assert sum(1 for line in swf if line.strip() and not line.startswith(";")) == (
+        synthetic.num_rows
+    )
+    for workload in ("demo-segment",):
+        assert (run_dir / "models" / f"{workload}.json").is_file()
+        assert (run_dir / "traces" / f"{workload}-synth.parquet").is_file()
+    assert not (run_dir / "models" / "PE-1.json").exists()
+    text = (run_dir / "reports" / "demo" / "index.html").read_text()
+    model_html = text.split('<section id="model">')[1].split("</section>")[0]
+    assert '<h3 id="model-bic">BIC</h3>' in model_html
+    # one chosen candidate per arrival stream and per runtime class
+    assert model_html.count("<strong>chosen</strong>") == 1 + len(fit["summary"]["runtimes"])
+    assert f'<td class="text">{chosen}</td>' in model_html
+    assert "Held-out log-likelihood" in model_html
+    preset = (run_dir / "reports" / "PE-1" / "index.html").read_text()
+    preset_html = preset.split('<section id="model">')[1].split("</section>")[0]
+    assert "seed preset (not fitted)" in preset_html
+    assert "BIC" not in preset_html
 
 
 def test_demo_site_is_parsed_back_with_every_line_accounted_for(run_dir: Path) -> None:

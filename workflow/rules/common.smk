@@ -18,6 +18,8 @@ SEGMENT_WORKLOADS = (
     else {}
 )
 WORKLOADS = PRESETS + list(SITES) + list(SEGMENT_WORKLOADS)
+# workloads with a fitted model (sites and their segments; presets' parameters are given)
+FITTED_WORKLOADS = list(SITES) + list(SEGMENT_WORKLOADS)
 # policies whose schedule depends on nothing but the trace (every gridtrace.sim.POLICIES name
 # but "random", the only one that draws); the schema's enum lists the same names
 DETERMINISTIC_POLICIES = {
@@ -105,6 +107,23 @@ def report_segments(wildcards):
             "segmentation": f"traces/{wildcards.workload}/segmentation.json",
         }
     return {}
+
+
+def report_model(wildcards):
+    """A fitted workload's model, fit summary and synthetic draw (none for presets)."""
+    if wildcards.workload in FITTED_WORKLOADS:
+        return {
+            "model": f"models/{wildcards.workload}.json",
+            "fit_summary": f"models/{wildcards.workload}.fit-summary.json",
+            "synthetic": f"traces/{wildcards.workload}-synth.parquet",
+            "synthetic_swf": f"traces/{wildcards.workload}-synth.swf",
+        }
+    return {}
+
+
+def report_preset(wildcards):
+    """The preset whose given parameters fill a report's Model section (None for sites)."""
+    return wildcards.workload if wildcards.workload in PRESETS else None
 
 
 def report_tz(wildcards):

@@ -4,6 +4,7 @@
 rule report_workload:
     input:
         unpack(report_segments),
+        unpack(report_model),
         trace=report_trace,
         runs=workload_runs,
     output:
@@ -15,6 +16,7 @@ rule report_workload:
         "../envs/gridtrace.yaml"
     params:
         tz=report_tz,
+        preset=report_preset,
     message:
         "Rendering the report of {wildcards.workload}"
     script:

@@ -6,7 +6,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from gridtrace.report import render_workload_report
+from gridtrace.report import (
+    fitted_model_section,
+    preset_model_section,
+    render_workload_report,
+)
 from gridtrace.sim import read_result
 
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True)
@@ -22,13 +26,24 @@ segments = segmentation = None
 if "segments" in snakemake.input.keys():  # noqa: SIM118
     segments = pq.read_table(snakemake.input.segments)
     segmentation = json.loads(Path(snakemake.input.segmentation).read_text())
+trace = pq.read_table(snakemake.input.trace)
+model = None
+if "fit_summary" in snakemake.input.keys():  # noqa: SIM118
+    model = fitted_model_section(
+        json.loads(Path(snakemake.input.fit_summary).read_text()),
+        trace=trace,
+        synthetic=pq.read_table(snakemake.input.synthetic),
+    )
+elif snakemake.params.preset is not None:
+    model = preset_model_section(snakemake.params.preset)
 figures = render_workload_report(
     snakemake.wildcards.workload,
-    trace=pq.read_table(snakemake.input.trace),
+    trace=trace,
     results=results,
     out_path=snakemake.output.html,
     tz=snakemake.params.tz,
     segments=segments,
     segmentation=segmentation,
+    model=model,
 )
 Path(snakemake.output.figures).write_text(json.dumps(figures, indent=2, default=str) + "\n")

@@ -1,0 +1,186 @@
+"""The report's Model section: a fitted model's tables and figures, a preset's parameters."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from gridtrace.errors import ConfigError
+from gridtrace.models import generate_preset_trace, get_preset
+from gridtrace.report import fitted_model_section, preset_model_section, render_workload_report
+
+SVG = re.compile(r"<svg\b.*?</svg>", re.S)
+AXIS_LABEL = re.compile(r"<text\b[^>]*>([^<]*\([^<]*\)[^<]*)</text>")
+
+FIT_SUMMARY: dict[str, Any] = {
+    "summary": {
+        "name": "site-a",
+        "tau_s": 900.0,
+        "cores": 80,
+        "interactive_fraction": 0.09,
+        "arrival_streams": [
+            {
+                "name": "site",
+                "model": "mmpp(k=2)",
+                "rates": [0.002, 0.02],
+                "generator": [[-0.001, 0.001], [0.004, -0.004]],
+                "stationary_rate": 0.0056,
+            }
+        ],
+        "runtimes": {
+            "interactive": {"family": "exponential", "parameters": {"rate": 0.0013}},
+            "batch": {
+                "family": "hyperexponential(k=2)",
+                "parameters": {"rates": [1e-4, 1e-3], "weights": [0.3, 0.7]},
+            },
+        },
+        "vo_shares": {"atlas": 0.6, "cms": 0.4},
+        "bic": 12345.6,
+    },
+    "bic_table": {
+        "arrivals": {"site": {"poisson": 5100.0, "mmpp(k=1)": 5100.0, "mmpp(k=2)": 5000.0}},
+        "runtimes": {
+            "interactive": {"exponential": 900.0, "lognormal": 910.5, "gamma": None},
+            "batch": {"exponential": 7100.0, "hyperexponential(k=2)": 7000.0},
+        },
+    },
+    "heldout_arrivals": {
+        "site": {
+            "arrival_model": "mmpp(k=2)",
+            "model": -5.5,
+            "poisson": -5.75,
+            "gain": 0.25,
+            "n_train": 349,
+            "n_test": 150,
+            "split_s": 1000.0,
+        }
+    },
+    "fit_notes": ["EM hit its iteration cap <once>"],
+}
+
+
+@pytest.fixture(scope="module")
+def traces() -> tuple[pa.Table, pa.Table]:
+    return (
+        generate_preset_trace("PE-1", rng=1, size=500),
+        generate_preset_trace("PE-1", rng=2, size=400),
+    )
+
+
+def _model_html(path: Path) -> str:
+    text = path.read_text()
+    return text.split('<section id="model">')[1].split("</section>")[0]
+
+
+def test_fitted_section_tables_and_chosen_marks(traces: tuple[pa.Table, pa.Table]) -> None:
+    trace, synthetic = traces
+    view = fitted_model_section(FIT_SUMMARY, trace=trace, synthetic=synthetic)
+    assert view["kind"] == "fitted"
+    assert view["facts"]["Fitted jobs"] == "500"
+    assert view["facts"]["Synthetic jobs"] == "400"
+    assert view["arrivals"] == [
+        {
+            "stream": "site",
+            "model": "mmpp(k=2)",
+            "k": 2,
+            "rates": "[0.002, 0.02]",
+            "mean_rate_per_h": "20.16",
+            "generator": "[[-0.001, 0.001], [0.004, -0.004]]",
+        }
+    ]
+    batch = view["runtimes"][1]
+    assert batch["family"] == "hyperexponential(k=2)"
+    assert batch["parameters"] == "phase rates (1/s) = [0.0001, 0.001]; phase weights = [0.3, 0.7]"
+    chosen = [(r["kind"], r["group"], r["candidate"]) for r in view["bic"] if r["chosen"]]
+    assert chosen == [
+        ("arrivals", "site", "mmpp(k=2)"),
+        ("runtimes", "interactive", "exponential"),
+        ("runtimes", "batch", "hyperexponential(k=2)"),
+    ]
+    poisson = next(r for r in view["bic"] if r["candidate"] == "poisson")
+    assert (poisson["bic"], poisson["delta"]) == ("5,100.0", "100")
+    failed = next(r for r in view["bic"] if r["candidate"] == "gamma")
+    assert (failed["bic"], failed["delta"]) == ("failed", "—")
+    assert view["heldout"][0]["gain"] == "0.25"
+    assert view["heldout"][0]["ll_poisson"] == "-5.75"
+
+
+def test_fitted_section_renders_safely_with_labelled_figures(
+    traces: tuple[pa.Table, pa.Table], tmp_path: Path
+) -> None:
+    trace, synthetic = traces
+    view = fitted_model_section(FIT_SUMMARY, trace=trace, synthetic=synthetic)
+    out = tmp_path / "report" / "index.html"
+    render_workload_report("site-a", trace=trace, results={}, out_path=out, model=view)
+    text = out.read_text()
+    assert "<script" not in text.lower()
+    html = _model_html(out)
+    assert re.findall(r'<figure id="([^"]+)">', html) == ["fig-model-qq", "fig-model-idc"]
+    svgs = SVG.findall(html)
+    assert len(svgs) == 2
+    labels = [AXIS_LABEL.findall(svg) for svg in svgs]
+    # the QQ plot has two panels, each with both axes labelled
+    assert labels[0].count("trace runtime quantile (s, log scale)") == 2
+    assert labels[0].count("synthetic runtime quantile (s, log scale)") == 2
+    assert "window length t (s, log scale)" in labels[1]
+    assert "IDC(t) (dimensionless, log scale)" in labels[1]
+    # the chosen rows are marked, one per stream and class, and highlighted
+    chosen_rows = re.findall(
+        r'<tr class="selected"><td class="text">(\w+)</td><td class="text">([\w-]+)</td>\s*'
+        r'<td class="text">([^<]+)</td>',
+        html,
+    )
+    assert chosen_rows == [
+        ("arrivals", "site", "mmpp(k=2)"),
+        ("runtimes", "interactive", "exponential"),
+        ("runtimes", "batch", "hyperexponential(k=2)"),
+    ]
+    assert html.count("<strong>chosen</strong>") == 3
+    # text from the fit summary is escaped
+    assert "&lt;once&gt;" in html
+    assert "<once>" not in html
+
+
+def test_figures_are_deterministic(traces: tuple[pa.Table, pa.Table]) -> None:
+    trace, synthetic = traces
+    first = fitted_model_section(FIT_SUMMARY, trace=trace, synthetic=synthetic)
+    second = fitted_model_section(FIT_SUMMARY, trace=trace, synthetic=synthetic)
+    assert [f["svg"] for f in first["figures"]] == [f["svg"] for f in second["figures"]]
+
+
+def test_fitted_section_refuses_what_is_not_a_fit_summary(
+    traces: tuple[pa.Table, pa.Table],
+) -> None:
+    trace, synthetic = traces
+    with pytest.raises(ConfigError, match="not a fit summary"):
+        fitted_model_section({"summary": {}}, trace=trace, synthetic=synthetic)
+
+
+def test_preset_section_shows_the_given_parameters(tmp_path: Path) -> None:
+    view = preset_model_section("PE-1")
+    assert view["label"] == "seed preset (not fitted)"
+    params = {p["name"]: p["value"] for p in view["parameters"]}
+    assert params["service rate μ = −ln(1 − f)/τ (1/s)"] == "0.0001171"  # published 1.1707e−4
+    assert params["arrival rate λ per phase (1/s)"] == "[0.008897]"  # published 8.8971e−3
+    assert params["arrival process"] == "poisson"
+    assert preset_model_section(get_preset("PE-1")) == view
+    mmpp = {p["name"]: p["value"] for p in preset_model_section("MMPP-1")["parameters"]}
+    assert "phase switch probabilities" in mmpp
+    out = tmp_path / "index.html"
+    trace = generate_preset_trace("PE-1", rng=1, size=200)
+    render_workload_report("PE-1", trace=trace, results={}, out_path=out, model=view)
+    html = _model_html(out)
+    assert "seed preset (not fitted)" in html
+    assert "BIC" not in html
+    assert "<figure" not in html
+
+
+def test_without_a_model_the_placeholder_stays(tmp_path: Path) -> None:
+    out = tmp_path / "index.html"
+    trace = generate_preset_trace("PE-1", rng=1, size=200)
+    render_workload_report("PE-1", trace=trace, results={}, out_path=out)
+    assert "No fitted model for this workload yet." in _model_html(out)
