@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 
+from gridtrace.errors import FitError
 from gridtrace.models._arrivals import ArrivalModel, PoissonArrivals
 from gridtrace.models._mmpp import MMPPArrivals
 from gridtrace.models._quality import heldout_log_likelihood
@@ -18,6 +20,9 @@ from gridtrace.models._workload import WorkloadModel
 from gridtrace.schema import read_table
 
 __all__ = ["fit_command", "heldout_arrivals"]
+
+
+logger = logging.getLogger(__name__)
 
 
 def heldout_arrivals(
@@ -60,8 +65,19 @@ def heldout_arrivals(
             )
         else:
             fresh = PoissonArrivals()
-        score = heldout_log_likelihood(times, fresh, train_fraction=train_fraction)
-        out[stream.name] = {"arrival_model": model.arrival_choice_[stream.name], **score.to_dict()}
+        choice = model.arrival_choice_[stream.name]
+        try:
+            score = heldout_log_likelihood(times, fresh, train_fraction=train_fraction)
+        except FitError as exc:
+            # a short trace leaves too few arrivals in one part: say so, the fit itself stands
+            logger.warning("stream %s: no held-out score (%s)", stream.name, exc)
+            out[stream.name] = {
+                "arrival_model": choice,
+                **dict.fromkeys(("model", "poisson", "gain", "n_train", "n_test", "split_s")),
+                "unavailable": str(exc),
+            }
+            continue
+        out[stream.name] = {"arrival_model": choice, **score.to_dict()}
     return out
 
 
@@ -139,10 +155,15 @@ def fit_command(
         table = ", ".join(f"{k} {_fmt(v)}" for k, v in bics.items())
         lines.append(f"arrivals [{stream.name}]: {choice}, {params}; BIC {table}")
         h = heldout[stream.name]
-        lines.append(
-            f"  held-out LL per arrival (last 30 %): {h['model']:.4f} vs Poisson "
-            f"{h['poisson']:.4f} (gain {h['gain']:+.4f} nats, {h['n_test']} intervals)"
-        )
+        if h.get("unavailable"):
+            lines.append(
+                f"  held-out LL per arrival (last 30 %): not available ({h['unavailable']})"
+            )
+        else:
+            lines.append(
+                f"  held-out LL per arrival (last 30 %): {h['model']:.4f} vs Poisson "
+                f"{h['poisson']:.4f} (gain {h['gain']:+.4f} nats, {h['n_test']} intervals)"
+            )
     for job_class, family in model.runtime_labels_.items():
         bic = model.bic_table_["runtimes"][job_class]
         lines.append(

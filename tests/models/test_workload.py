@@ -540,3 +540,19 @@ def test_lpc_egee_2004_workload_model(real_data: Path) -> None:
     assert held["gain"] > 0.5
     s = m.sample(20_000, rng=1)
     assert _np(s, "interactive").mean() == pytest.approx(0.9354, abs=0.006)
+
+
+def test_fit_of_a_short_trace_reports_no_held_out_score_instead_of_failing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # NCAR's one PBS Pro day has 33 jobs: the last 30 % leaves too few gaps for an MMPP
+    out = tmp_path / "traces"
+    args = ["synth", "--preset", "PE-1", "--seed", "5", "--jobs", "12", "-o", str(out)]
+    assert main([*args, "--name", "tiny"]) == 0
+    fit = ["fit", str(out / "tiny.parquet"), "-o", str(tmp_path), "--arrivals", "mmpp"]
+    assert main([*fit, "--k-max", "2", "--name", "tiny"]) == 0
+    assert "held-out LL per arrival (last 30 %): not available" in capsys.readouterr().out
+    summary = json.loads((tmp_path / "tiny.fit-summary.json").read_text())
+    (stream,) = summary["heldout_arrivals"].values()
+    assert stream["model"] is None
+    assert "too few" in stream["unavailable"]
