@@ -68,7 +68,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from gridtrace.errors import ConfigError
 from gridtrace.logs._base import (
     ErrorPolicy,
     FileParse,
@@ -81,9 +80,10 @@ from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, rea
 from gridtrace.logs._swf import (
     _NUMBER,
     _STATES,
-    _STATUS_OF_STATE,
     Arr,
     Bool,
+    _archive_fields,
+    _checked_header,
     _floats,
     _format_column,
     _header_of,
@@ -607,39 +607,10 @@ def write_gwf(jobs: pa.Table, path: StrPath, *, header: Mapping[str, Any] | None
     ConfigError
         If a header key is not a single word.
     """
-    given = dict(header or {})
-    for key in given:
-        if key != "_text" and not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", key):
-            msg = f"GWF header keys are single words, not {key!r}"
-            raise ConfigError(msg)
+    given = _checked_header(header, "GWF")
     n = jobs.num_rows
-    submit = _floats(jobs, "submit_time")
-    order = np.lexsort((np.arange(n), np.where(np.isnan(submit), np.inf, submit)))
-    jobs = jobs.take(_pa.array(order))
-    submit = submit[order]
-    start = _floats(jobs, "start_time")
-    end = _floats(jobs, "end_time")
-    flag_lists = jobs.column("flags").to_pylist() if "flags" in jobs.column_names else [None] * n
-    nonstandard = np.array(
-        [fl is not None and "STATUS_NONSTANDARD" in fl for fl in flag_lists], dtype=bool
-    )
-
-    wait = _floats(jobs, "wait_s")
-    wait = np.where(np.isnan(wait), start - submit, wait)
-    run = _floats(jobs, "run_s")
-    run = np.where(np.isnan(run), end - start, run)
-    alloc = _floats(jobs, "cores_alloc")
-    req = _floats(jobs, "cores_req")
-    usable = np.where(alloc > 0, alloc, np.nan)
-    req_procs = np.where(np.isnan(req), usable, req)
-    req_procs = np.where(req_procs > 0, req_procs, np.nan)
-
-    state = _strings(jobs, "state")
-    exit_code = _floats(jobs, "exit_code")
-    status = np.array([_STATUS_OF_STATE.get(s or "", -1) for s in state], dtype=np.float64)
-    status = np.where(nonstandard & ~np.isnan(exit_code), exit_code, status)
-    deleted = np.array([s == "DELETED" for s in state], dtype=bool)
-    run = np.where(deleted, np.nan, run)
+    a = _archive_fields(jobs)
+    jobs = a.jobs
 
     job_seq = _floats(jobs, "job_seq")
     fallback = [
@@ -649,16 +620,16 @@ def write_gwf(jobs: pa.Table, path: StrPath, *, header: Mapping[str, Any] | None
     job_ids = [r if r else fb for r, fb in zip(raw_ids, fallback, strict=True)]
 
     numbers = np.full((n, _N), np.nan)
-    numbers[:, _COL["SubmitTime"]] = submit
-    numbers[:, _COL["WaitTime"]] = wait
-    numbers[:, _COL["RunTime"]] = run
-    numbers[:, _COL["NProcs"]] = alloc
-    numbers[:, _COL["AverageCPUTimeUsed"]] = _floats(jobs, "cpu_time_s") / usable
-    numbers[:, _COL["UsedMemory"]] = _floats(jobs, "mem_used_bytes") / usable / 1024
-    numbers[:, _COL["ReqNProcs"]] = req
-    numbers[:, _COL["ReqTime"]] = _floats(jobs, "walltime_req_s")
-    numbers[:, _COL["ReqMemory"]] = _floats(jobs, "mem_req_bytes") / req_procs / 1024
-    numbers[:, _COL["Status"]] = status
+    numbers[:, _COL["SubmitTime"]] = a.submit
+    numbers[:, _COL["WaitTime"]] = a.wait
+    numbers[:, _COL["RunTime"]] = a.run
+    numbers[:, _COL["NProcs"]] = a.alloc
+    numbers[:, _COL["AverageCPUTimeUsed"]] = a.cpu_per_proc
+    numbers[:, _COL["UsedMemory"]] = a.mem_used_per_proc_kb
+    numbers[:, _COL["ReqNProcs"]] = a.req
+    numbers[:, _COL["ReqTime"]] = a.req_time
+    numbers[:, _COL["ReqMemory"]] = a.mem_req_per_proc_kb
+    numbers[:, _COL["Status"]] = a.status
     texts = {
         "JobID": _id_column(job_ids, "JobID"),
         "UserID": _id_column(_strings(jobs, "user"), "user"),

@@ -58,6 +58,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -912,6 +913,82 @@ def _header_lines(header: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+@dataclass(frozen=True)
+class _ArchiveFields:
+    """The SWF field values of a jobs table, sorted by submit time (GWF shares them)."""
+
+    jobs: pa.Table  # the table in writing order
+    flag_lists: list[Any]  # each row's flags, or None
+    submit: F64  # absolute epoch seconds
+    wait: F64
+    run: F64
+    alloc: F64
+    req: F64
+    cpu_per_proc: F64
+    mem_used_per_proc_kb: F64
+    req_time: F64
+    mem_req_per_proc_kb: F64
+    status: F64
+
+
+def _checked_header(header: Mapping[str, Any] | None, fmt: str) -> dict[str, Any]:
+    given = dict(header or {})
+    for key in given:
+        if key != "_text" and not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", key):
+            msg = f"{fmt} header keys are single words, not {key!r}"
+            raise ConfigError(msg)
+    return given
+
+
+def _archive_fields(jobs: pa.Table) -> _ArchiveFields:
+    """Sort ``jobs`` by submit time (unknown last) and derive the SWF/GWF numeric fields.
+
+    Unknown wait and run come from start − submit and end − start; per-processor CPU time and
+    memory divide by the allocated (memory requested: the requested, else allocated) processors;
+    the status follows the state (rows flagged ``STATUS_NONSTANDARD`` keep their ``exit_code``),
+    and a DELETED job has no run time.
+    """
+    n = jobs.num_rows
+    submit = _floats(jobs, "submit_time")
+    order = np.lexsort((np.arange(n), np.where(np.isnan(submit), np.inf, submit)))
+    jobs = jobs.take(_pa.array(order))
+    submit = submit[order]
+    start = _floats(jobs, "start_time")
+    end = _floats(jobs, "end_time")
+    flag_lists = jobs.column("flags").to_pylist() if "flags" in jobs.column_names else [None] * n
+    nonstandard = np.array(
+        [fl is not None and "STATUS_NONSTANDARD" in fl for fl in flag_lists], dtype=bool
+    )
+    wait = _floats(jobs, "wait_s")
+    wait = np.where(np.isnan(wait), start - submit, wait)
+    run = _floats(jobs, "run_s")
+    run = np.where(np.isnan(run), end - start, run)
+    alloc = _floats(jobs, "cores_alloc")
+    req = _floats(jobs, "cores_req")
+    usable = np.where(alloc > 0, alloc, np.nan)
+    req_procs = np.where(np.isnan(req), usable, req)
+    req_procs = np.where(req_procs > 0, req_procs, np.nan)
+    state = _strings(jobs, "state")
+    exit_code = _floats(jobs, "exit_code")
+    status = np.array([_STATUS_OF_STATE.get(s or "", -1) for s in state], dtype=np.float64)
+    status = np.where(nonstandard & ~np.isnan(exit_code), exit_code, status)
+    deleted = np.array([s == "DELETED" for s in state], dtype=bool)
+    return _ArchiveFields(
+        jobs=jobs,
+        flag_lists=flag_lists,
+        submit=submit,
+        wait=wait,
+        run=np.where(deleted, np.nan, run),
+        alloc=alloc,
+        req=req,
+        cpu_per_proc=_floats(jobs, "cpu_time_s") / usable,
+        mem_used_per_proc_kb=_floats(jobs, "mem_used_bytes") / usable / 1024,
+        req_time=_floats(jobs, "walltime_req_s"),
+        mem_req_per_proc_kb=_floats(jobs, "mem_req_bytes") / req_procs / 1024,
+        status=status,
+    )
+
+
 def write_swf(jobs: pa.Table, path: StrPath, *, header: Mapping[str, Any] | None = None) -> Path:
     """Write a ``jobs`` table as an SWF v2.2 file.
 
@@ -948,42 +1025,13 @@ def write_swf(jobs: pa.Table, path: StrPath, *, header: Mapping[str, Any] | None
     ConfigError
         If a header key is not a single word.
     """
-    given = dict(header or {})
-    for key in given:
-        if key != "_text" and not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", key):
-            msg = f"SWF header keys are single words, not {key!r}"
-            raise ConfigError(msg)
+    given = _checked_header(header, "SWF")
     n = jobs.num_rows
-    submit = _floats(jobs, "submit_time")
-    order = np.lexsort((np.arange(n), np.where(np.isnan(submit), np.inf, submit)))
-    jobs = jobs.take(_pa.array(order))
-    submit = submit[order]
-    start = _floats(jobs, "start_time")
-    end = _floats(jobs, "end_time")
-    flag_lists = jobs.column("flags").to_pylist() if "flags" in jobs.column_names else [None] * n
-    relative = n > 0 and all(fl is not None and "TIME_RELATIVE" in fl for fl in flag_lists)
-    nonstandard = np.array(
-        [fl is not None and "STATUS_NONSTANDARD" in fl for fl in flag_lists], dtype=bool
-    )
+    a = _archive_fields(jobs)
+    jobs, submit = a.jobs, a.submit
+    relative = n > 0 and all(fl is not None and "TIME_RELATIVE" in fl for fl in a.flag_lists)
     known_submit = submit[~np.isnan(submit)]
     origin = 0 if relative or not len(known_submit) else int(known_submit.min())
-
-    wait = _floats(jobs, "wait_s")
-    wait = np.where(np.isnan(wait), start - submit, wait)
-    run = _floats(jobs, "run_s")
-    run = np.where(np.isnan(run), end - start, run)
-    alloc = _floats(jobs, "cores_alloc")
-    req = _floats(jobs, "cores_req")
-    usable = np.where(alloc > 0, alloc, np.nan)
-    req_procs = np.where(np.isnan(req), usable, req)
-    req_procs = np.where(req_procs > 0, req_procs, np.nan)
-
-    state = _strings(jobs, "state")
-    exit_code = _floats(jobs, "exit_code")
-    status = np.array([_STATUS_OF_STATE.get(s or "", -1) for s in state], dtype=np.float64)
-    status = np.where(nonstandard & ~np.isnan(exit_code), exit_code, status)
-    deleted = np.array([s == "DELETED" for s in state], dtype=bool)
-    run = np.where(deleted, np.nan, run)
 
     job_seq = _floats(jobs, "job_seq")
     job_seq = np.where(np.isnan(job_seq), np.arange(1, n + 1), job_seq)
@@ -995,15 +1043,15 @@ def write_swf(jobs: pa.Table, path: StrPath, *, header: Mapping[str, Any] | None
     fields = np.full((n, _N), np.nan)
     fields[:, _JOB] = job_seq
     fields[:, _SUBMIT] = submit - origin
-    fields[:, _WAIT] = wait
-    fields[:, _RUN] = run
-    fields[:, _ALLOC] = alloc
-    fields[:, _CPU] = _floats(jobs, "cpu_time_s") / usable
-    fields[:, _MEM] = _floats(jobs, "mem_used_bytes") / usable / 1024
-    fields[:, _REQ_PROCS] = req
-    fields[:, _REQ_TIME] = _floats(jobs, "walltime_req_s")
-    fields[:, _REQ_MEM] = _floats(jobs, "mem_req_bytes") / req_procs / 1024
-    fields[:, _STATUS] = status
+    fields[:, _WAIT] = a.wait
+    fields[:, _RUN] = a.run
+    fields[:, _ALLOC] = a.alloc
+    fields[:, _CPU] = a.cpu_per_proc
+    fields[:, _MEM] = a.mem_used_per_proc_kb
+    fields[:, _REQ_PROCS] = a.req
+    fields[:, _REQ_TIME] = a.req_time
+    fields[:, _REQ_MEM] = a.mem_req_per_proc_kb
+    fields[:, _STATUS] = a.status
     fields[:, _USER] = users
     fields[:, _GROUP] = groups
     fields[:, _QUEUE] = queues
@@ -1024,7 +1072,7 @@ def write_swf(jobs: pa.Table, path: StrPath, *, header: Mapping[str, Any] | None
         out["MaxNodes"] = given["MaxNodes"]
     elif (~np.isnan(nodes)).any():
         out["MaxNodes"] = int(np.nanmax(nodes))
-    procs = np.concatenate([alloc, req])
+    procs = np.concatenate([a.alloc, a.req])
     if "MaxProcs" in given:
         out["MaxProcs"] = given["MaxProcs"]
     elif (~np.isnan(procs)).any():
