@@ -359,8 +359,14 @@ def tokenize_htcondor_file(path: StrPath, *, site: str) -> FileParse:
             found = _OBJECT_LINE.search(text, resume)
             stop = found.start() if found else end_text
             last = max(first, line_of(stop - 1))
+            if taken[first]:
+                # text after an ad on the ad's own line: that line already has its row, and a
+                # second row would count it twice; say where it is instead
+                logger.warning(
+                    "%s:%d: %s after the ad on this line; ignored", src_file, first + 1, error
+                )
             for k in range(first, last + 1):
-                if k == first or not taken[k]:
+                if not taken[k]:
                     taken[k] = True
                     bad_lines.append(k)
                     reasons.append(

@@ -464,3 +464,15 @@ def test_jsonl_with_a_broken_line_falls_back_to_the_scanner(tmp_path: Path) -> N
     assert result.lines_read == 3
     assert result.jobs.column("job_id_raw").to_pylist() == ["1234.0", "1236.0"]
     assert result.quarantine.column("src_line").to_pylist() == [2]
+
+
+def test_text_after_an_ad_on_its_own_line_is_not_counted_twice(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # found by the fuzzer: a NUL after the last ad's closing brace made that line count twice
+    ad = '{"ClusterId": 7, "ProcId": 0, "Owner": "bob", "QDate": 1700000000, "JobStatus": 3}'
+    result = _read(tmp_path, f"{ad}\n{ad}\x00\n", errors="skip")
+    assert result.lines_read == 2
+    assert result.records.num_rows + result.quarantine.num_rows == 2
+    assert result.jobs.num_rows >= 1
+    assert ":2: not a JSON object after the ad on this line" in caplog.text
