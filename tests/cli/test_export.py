@@ -28,7 +28,6 @@ def parsed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_jobs_export_to_swf_and_gwf_read_back(parsed: Path) -> None:
     jobs = read_table(parsed / "site/jobs.parquet", "jobs")
-    ran = sum(1 for s in jobs.column("state").to_pylist() if s != "DELETED")
     for fmt, reader in (("swf", read_swf), ("gwf", read_gwf)):
         out = parsed / f"site.{fmt}"
         assert main(["export", str(parsed / "site/jobs.parquet"), "--to", fmt, "-o", str(out)]) == 0
@@ -38,7 +37,6 @@ def test_jobs_export_to_swf_and_gwf_read_back(parsed: Path) -> None:
         assert sorted(r for r in again.column("run_s").to_pylist() if r is not None) == sorted(
             r for r in jobs.column("run_s").to_pylist() if r is not None
         )
-        assert ran <= jobs.num_rows
 
 
 def test_trace_export_to_batsim(parsed: Path) -> None:
