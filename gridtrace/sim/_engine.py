@@ -31,7 +31,7 @@ import heapq
 import logging
 import math
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -61,6 +61,7 @@ __all__ = [
     "StateFeatures",
     "fifo_multi_core_starts",
     "fifo_single_core_starts",
+    "iter_decisions",
     "job_rows",
     "run_events",
     "simulate",
@@ -386,6 +387,10 @@ class EventRun(NamedTuple):
     """(time, pool size) at the first event and at every change of the pool size."""
 
 
+Decision = tuple[QueueView, ClusterState, float]
+"""What :func:`iter_decisions` yields: the queue, the cluster state and the time of a decision."""
+
+
 def run_events(
     jobs: JobRows,
     *,
@@ -404,6 +409,9 @@ def run_events(
         Initial pool size P.
     policy : Policy
         Asked for a decision after every instant at which something happened while jobs wait.
+        A policy with a true attribute ``one_per_decision`` is asked again at the same instant
+        after every non-empty answer, so it can elect one job per decision and see the state
+        that job leaves behind.
     estimator : RuntimeEstimator, optional
         Runtime estimates shown to the policy; default the oracle. Reset here.
     provisioning : ProvisioningPolicy, optional
@@ -420,14 +428,68 @@ def run_events(
         If the policy starts a job that is not queued or does not fit, or jobs stay queued on an
         idle cluster with no arrival to come (they would wait forever).
     """
+    reset = getattr(policy, "reset", None)
+    if callable(reset):
+        reset(jobs)
+    loop = iter_decisions(
+        jobs,
+        total_cores=total_cores,
+        estimator=estimator,
+        provisioning=provisioning,
+        name=policy.name,
+        repeat=bool(getattr(policy, "one_per_decision", False)),
+    )
+    select = policy.select
+    try:
+        decision = next(loop)
+        while True:
+            decision = loop.send(select(*decision))
+    except StopIteration as stop:
+        outcome: EventRun = stop.value
+        return outcome
+
+
+def iter_decisions(
+    jobs: JobRows,
+    *,
+    total_cores: int,
+    estimator: RuntimeEstimator | None = None,
+    provisioning: ProvisioningPolicy | None = None,
+    name: str = "external",
+    repeat: bool = False,
+) -> Generator[Decision, Sequence[int], EventRun]:
+    """Run the event loop as a generator: yield at each decision, receive the rows to start.
+
+    This is the loop behind :func:`run_events`, exposed so that a caller who is not a
+    :class:`Policy` (a Gymnasium environment, an interactive session) can drive it: ``next``
+    gives the first ``(queue, state, now)``, ``send(rows)`` starts ``rows`` and gives the next
+    decision, and the generator returns the :class:`EventRun` (``StopIteration.value``).
+
+    Parameters
+    ----------
+    jobs, total_cores, estimator, provisioning
+        As in :func:`run_events` (the estimator is reset here).
+    name : str, default "external"
+        The decision maker's name, used in error messages.
+    repeat : bool, default False
+        After a non-empty answer, yield again at the same instant (see ``one_per_decision`` in
+        :func:`run_events`); the instant ends at the first empty answer.
+
+    Yields
+    ------
+    tuple of (QueueView, ClusterState, float)
+        A decision: the queue (never empty), the cluster state and the time.
+
+    Raises
+    ------
+    SimulationError
+        As in :func:`run_events`.
+    """
     job_id, submit, run, cores = jobs.job_id, jobs.submit_s, jobs.run_s, jobs.cores
     n = len(submit)
     est = OracleEstimator() if estimator is None else estimator
     est.reset(jobs)
     prov: ProvisioningPolicy = FixedPool() if provisioning is None else provisioning
-    reset = getattr(policy, "reset", None)
-    if callable(reset):
-        reset(jobs)
     queue: dict[int, None] = {}
     view = QueueView(queue, jobs)
     state = ClusterState(jobs, total_cores, est)
@@ -439,7 +501,6 @@ def run_events(
     inf = math.inf
     t_prov = prov.next_decision(-inf)
     stuck = 0
-    select = policy.select
     while True:
         t_arrival = submit[nxt] if nxt < n else inf
         t_end = running[0][0] if running else inf
@@ -473,31 +534,33 @@ def run_events(
                 stuck += 1
                 if stuck > MAX_STUCK_PROVISIONING:
                     t_prov = inf
-        # 4. the scheduling decision
-        if not queue:
-            continue
-        for row in select(view, state, now):
-            if row not in queue:
-                raise SimulationError(
-                    f"policy {policy.name!r} elected row {row} at t={now}, which is not queued"
-                )
-            need = cores[row]
-            if need > state.pool_size - state.in_use:
-                raise SimulationError(
-                    f"policy {policy.name!r} elected job {job_id[row]} needing {need} cores "
-                    f"at t={now} with only {state.pool_size - state.in_use} free"
-                )
-            del queue[row]
-            state._start(row)
-            start[row] = now
-            elected.append(row)
-            heapq.heappush(running, (now + run[row], row))
+        # 4. the scheduling decision(s)
+        while queue:
+            chosen = yield view, state, now
+            for row in chosen:
+                if row not in queue:
+                    raise SimulationError(
+                        f"policy {name!r} elected row {row} at t={now}, which is not queued"
+                    )
+                need = cores[row]
+                if need > state.pool_size - state.in_use:
+                    raise SimulationError(
+                        f"policy {name!r} elected job {job_id[row]} needing {need} cores "
+                        f"at t={now} with only {state.pool_size - state.in_use} free"
+                    )
+                del queue[row]
+                state._start(row)
+                start[row] = now
+                elected.append(row)
+                heapq.heappush(running, (now + run[row], row))
+            if not (repeat and chosen):
+                break
         if running or nxt < n:
             stuck = 0
     if queue:
         row = next(iter(queue))
         raise SimulationError(
-            f"policy {policy.name!r} left {len(queue)} job(s) queued on an idle cluster with no "
+            f"policy {name!r} left {len(queue)} job(s) queued on an idle cluster with no "
             f"arrival to come (first: job {job_id[row]}, {cores[row]} cores, pool "
             f"{state.pool_size})"
         )

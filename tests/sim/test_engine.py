@@ -277,3 +277,62 @@ def test_empty_trace() -> None:
     assert result.jobs.num_rows == 0
     assert result.summary["classes"]["all"]["n"] == 0
     assert result.summary["utilisation"] is None
+
+
+class _OneAtATime:
+    """Elects the oldest fitting job, one per decision, recording the state it saw."""
+
+    name = "one-at-a-time"
+    one_per_decision = True
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[float, int, int]] = []
+
+    def select(self, queue: object, state: ClusterState, now: float) -> list[int]:
+        self.seen.append((now, state.free_cores, len(queue)))  # type: ignore[arg-type]
+        for row in queue:  # type: ignore[attr-defined]
+            if queue.cores[row] <= state.free_cores:  # type: ignore[attr-defined]
+                return [row]
+        return []
+
+
+def test_one_per_decision_is_asked_again_at_the_same_instant() -> None:
+    # P = 3: three jobs arrive at 0; the policy elects one per call and sees the state each
+    # election leaves behind, then answers [] to end the instant.
+    trace = make_trace([(0, 0, 5, 1), (1, 0, 5, 1), (2, 0, 5, 2), (3, 1, 1, 1)], cores=3)
+    policy = _OneAtATime()
+    result = simulate(trace, policy=policy, warmup_jobs=0, drain_jobs=0)
+    assert policy.seen[:3] == [(0.0, 3, 3), (0.0, 2, 2), (0.0, 1, 1)]
+    assert result.jobs["start_s"].to_pylist() == [0.0, 0.0, 5.0, 1.0]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    jobs=st.lists(
+        st.tuples(st.integers(0, 50), st.integers(0, 30), st.integers(1, 3)),
+        min_size=1,
+        max_size=40,
+    ),
+    total=st.integers(3, 5),
+)
+def test_iter_decisions_driven_by_hand_equals_run_events(
+    jobs: list[tuple[int, int, int]], total: int
+) -> None:
+    from gridtrace.sim import iter_decisions
+
+    ordered = sorted(jobs, key=lambda j: j[0])
+    rows = JobRows(
+        job_id=list(range(len(ordered))),
+        submit_s=[float(s) for s, _, _ in ordered],
+        run_s=[float(r) for _, r, _ in ordered],
+        cores=[c for _, _, c in ordered],
+        vo=["a"] * len(ordered),
+    )
+    expected = run_events(rows, total_cores=total, policy=FifoPolicy())
+    loop = iter_decisions(rows, total_cores=total)
+    fifo = FifoPolicy()
+    decision = next(loop)
+    with pytest.raises(StopIteration) as stop:
+        while True:
+            decision = loop.send(fifo.select(*decision))
+    assert stop.value.value == expected
