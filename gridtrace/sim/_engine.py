@@ -93,6 +93,9 @@ class JobRows:
         Used by estimators that classify jobs by user or queue.
     wait_s : sequence of float, optional
         As-logged waits (NaN where unknown); needed by the as-logged replay.
+    interactive : sequence of bool, optional
+        The trace's class label (run_s ≤ τ). Policies and estimators that use it treat it as
+        declared by the submitter, as the research does (interactive jobs go to their own queue).
     """
 
     job_id: Sequence[int]
@@ -104,6 +107,7 @@ class JobRows:
     user: Sequence[str | None] | None = None
     queue: Sequence[str | None] | None = None
     wait_s: Sequence[float] | None = None
+    interactive: Sequence[bool] | None = None
 
     def __len__(self) -> int:
         return len(self.submit_s)
@@ -689,6 +693,7 @@ def job_rows(table: pa.Table) -> JobRows:
         user=table.column("user").to_pylist(),
         queue=table.column("queue").to_pylist(),
         wait_s=_float_list(table.column("wait_s")),
+        interactive=table.column("interactive").to_numpy(zero_copy_only=False).tolist(),
     )
 
 

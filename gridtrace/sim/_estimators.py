@@ -183,7 +183,7 @@ class _Window:
         return self._median
 
 
-_CLASS_COLUMNS = ("vo", "user", "queue")
+_CLASS_COLUMNS = ("vo", "user", "queue", "interactive")
 
 
 class ClassMedianEstimator:
@@ -193,7 +193,7 @@ class ClassMedianEstimator:
     ----------
     window_s : float, default 604800 (7 days)
         Length of the trailing window; jobs that completed in [now − window_s, now] count.
-    by : sequence of {"vo", "user", "queue"}, default ("vo",)
+    by : sequence of {"vo", "user", "queue", "interactive"}, default ("vo",)
         The columns whose values define a job's class (a missing value is a class of its own).
     prior_s : float, default 900
         The estimate when no job at all completed in the window (τ, the interactive threshold).
@@ -232,7 +232,7 @@ class ClassMedianEstimator:
 
     def reset(self, jobs: JobRows) -> None:
         """Bind to ``jobs`` and forget every completion."""
-        columns: list[Sequence[str | None]] = []
+        columns: list[Sequence[str | bool | None]] = []
         for name in self.by:
             col = getattr(jobs, name)
             if col is None:

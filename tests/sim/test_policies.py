@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -245,6 +246,18 @@ def test_class_median_sees_only_completed_jobs_in_window() -> None:
     # at 200 only job 3 (end 60) is out too; nothing of a left: all classes -> nothing -> prior
     assert est.estimate(0, 200.0) == 900.0
     assert est.sources == {"class": 4, "all": 1, "prior": 2}
+
+
+def test_class_median_by_vo_and_interactive_flag() -> None:
+    # the research's classes: (VO, interactive); same VO, different flag -> different medians
+    jobs = [(0, 0, 100, 1), (1, 0, 5000, 1), (2, 0, 200, 1), (3, 0, 7000, 1)]
+    rows = dataclasses.replace(_rows(jobs, ["a"] * 4), interactive=[True, False, True, False])
+    est = ClassMedianEstimator(by=("vo", "interactive"))
+    est.reset(rows)
+    est.observe(0, 100.0)
+    est.observe(1, 5000.0)
+    assert est.estimate(2, 5000.0) == 100.0
+    assert est.estimate(3, 5000.0) == 5000.0
 
 
 def test_sjf_with_median_estimates_differs_from_oracle() -> None:
