@@ -219,6 +219,13 @@ class ClusterState:
         Cores held by running jobs.
     running : dict of int to float
         Row → estimated end (start + r̂ at start) of every running job, in start order.
+    busy_core_s : float
+        ∫ in_use dt from the first event to ``now``: the core-seconds used so far.
+    completed, completed_interactive : int
+        Jobs (and interactive jobs) completed so far.
+    completed_w, completed_interactive_w : float
+        Σ W = run / (run + wait) over those jobs; with the counts, a provisioning policy gets the
+        mean W of the jobs completed between two of its decisions without seeing each event.
     """
 
     __slots__ = (
@@ -227,10 +234,19 @@ class ClusterState:
         "_cores",
         "_est_heap",
         "_estimator",
+        "_interactive",
         "_queued",
         "_queued_by_vo",
+        "_run",
+        "_submit",
         "_vo",
+        "_w",
         "_work_end",
+        "busy_core_s",
+        "completed",
+        "completed_interactive",
+        "completed_interactive_w",
+        "completed_w",
         "in_use",
         "now",
         "pool_size",
@@ -251,6 +267,15 @@ class ClusterState:
         self._backlog_of: dict[int, float] = {}
         self._queued = 0
         self._queued_by_vo: dict[str | None, int] = {}
+        self._submit = jobs.submit_s
+        self._run = jobs.run_s
+        self._interactive = jobs.interactive
+        self._w: dict[int, float] = {}
+        self.busy_core_s = 0.0
+        self.completed = 0
+        self.completed_w = 0.0
+        self.completed_interactive = 0
+        self.completed_interactive_w = 0.0
 
     # --- what policies read ------------------------------------------------------------------
 
@@ -324,6 +349,9 @@ class ClusterState:
     def _start(self, row: int) -> None:
         now = self.now
         need = self._cores[row]
+        run = self._run[row]
+        wait = now - self._submit[row]
+        self._w[row] = run / (run + wait) if run + wait > 0 else 1.0
         est_end = now + self._estimator.estimate(row, now)
         self.running[row] = est_end
         heapq.heappush(self._est_heap, (est_end, row))
@@ -338,10 +366,22 @@ class ClusterState:
         else:
             del self._queued_by_vo[vo]
 
+    def _advance(self, now: float) -> None:
+        if self.in_use:
+            self.busy_core_s += self.in_use * (now - self.now)
+        self.now = now
+
     def _complete(self, row: int) -> None:
         need = self._cores[row]
         self._work_end -= need * self.running.pop(row)
         self.in_use -= need
+        w = self._w.pop(row)
+        self.completed += 1
+        self.completed_w += w
+        interactive = self._interactive
+        if interactive is not None and interactive[row]:
+            self.completed_interactive += 1
+            self.completed_interactive_w += w
 
 
 @runtime_checkable
@@ -513,7 +553,7 @@ def iter_decisions(
         now = min(t_arrival, t_end, t_prov)
         if now == inf:
             break
-        state.now = now
+        state._advance(now)
         if not pool:
             pool.append((now, state.pool_size))
         # 1. completions at `now`

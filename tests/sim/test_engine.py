@@ -339,3 +339,32 @@ def test_iter_decisions_driven_by_hand_equals_run_events(
         except StopIteration as stop:
             outcome = stop.value
     assert outcome == expected
+
+
+class _FifoWatching(FifoPolicy):
+    """FIFO that records the counters it was shown at each decision."""
+
+    seen: list[tuple[float, float, int, float, int]]
+
+    def select(self, queue: object, state: ClusterState, now: float) -> list[int]:
+        self.seen.append(
+            (
+                now,
+                state.busy_core_s,
+                state.completed,
+                state.completed_w,
+                state.completed_interactive,
+            )
+        )
+        return super().select(queue, state, now)  # type: ignore[arg-type]
+
+
+def test_state_counts_busy_core_seconds_and_completed_w() -> None:
+    # P = 2: job 0 (2 cores, 10 s) at 0; job 1 (1 core, 100 s, batch) waits until 10;
+    # job 2 (1 core, 5 s) arrives at 12 and starts at once.
+    trace = make_trace([(0, 0, 10, 2), (1, 0, 1000, 1), (2, 12, 5, 1)], cores=2)
+    policy = _FifoWatching()
+    policy.seen = []
+    simulate(trace, policy=policy, warmup_jobs=0, drain_jobs=0, fast_path=False)
+    # decisions at 0, 10 and 12; at 12 job 0 is done (20 core-s) and job 1 has run 2 s
+    assert policy.seen == [(0.0, 0.0, 0, 0.0, 0), (10.0, 20.0, 1, 1.0, 1), (12.0, 22.0, 1, 1.0, 1)]
