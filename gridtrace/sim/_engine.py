@@ -459,7 +459,8 @@ def run_events(
     estimator : RuntimeEstimator, optional
         Runtime estimates shown to the policy; default the oracle. Reset here.
     provisioning : ProvisioningPolicy, optional
-        Changes the pool size at its decision times; default a fixed pool.
+        Changes the pool size at its decision times; default a fixed pool. Like a policy, it
+        may define ``reset(jobs)``, called before the run.
 
     Returns
     -------
@@ -534,6 +535,9 @@ def iter_decisions(
     est = OracleEstimator() if estimator is None else estimator
     est.reset(jobs)
     prov: ProvisioningPolicy = FixedPool() if provisioning is None else provisioning
+    reset_pool = getattr(prov, "reset", None)
+    if callable(reset_pool):
+        reset_pool(jobs)
     queue: dict[int, None] = {}
     view = QueueView(queue, jobs)
     state = ClusterState(jobs, total_cores, est)

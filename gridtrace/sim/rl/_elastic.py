@@ -1,0 +1,264 @@
+"""The elastic provisioning supervisor: SARSA over the pool size, every 15 minutes.
+
+At each decision (every ``interval_s`` of simulated time from the first arrival) the controller
+sees the cluster (:class:`ProvisioningFeatures`) and chooses the pool size among ``levels``
+sizes spaced evenly between ``floor`` and ``ceiling``, ε-greedy on Q. Sizes below the running
+jobs' cores (or the floor) are never candidates: the lowest candidate is max(floor, cores in use),
+so the controller never asks for less than the running jobs hold. The reward of a decision,
+paid at the next one, is λ_e W̄ + (1 − λ_e) U over the interval: W̄ the mean W of the jobs that
+completed in it (the mean W of the run so far if none did) and U = core-seconds used / core-
+seconds provisioned in it (from :class:`~gridtrace.sim.ClusterState`'s exact integrals).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from gridtrace.errors import ConfigError
+from gridtrace.sim.rl._qfunctions import QFunction
+from gridtrace.sim.rl._sarsa import sarsa_refit
+from gridtrace.sim.rl._transitions import TransitionStore
+
+if TYPE_CHECKING:
+    from gridtrace.sim._engine import ClusterState, JobRows, QueueView
+
+__all__ = ["ElasticProvisioner", "ProvisioningFeatures"]
+
+
+class ProvisioningFeatures:
+    """Encoder of the provisioning MDP's state and action vectors.
+
+    State: log1p(running work / (P τ)), log1p(backlog work / (P τ)), log1p(queued jobs / P),
+    cores in use / P, pool size / P, mean W of the last interval. Action: the candidate pool size
+    / P and (size − cores in use) / P.
+
+    Parameters
+    ----------
+    pool_cores : int
+        Reference P (the site's cores).
+    tau_s : float, default 900
+        τ, the unit of work.
+    """
+
+    n_state = 6
+    n_action = 2
+    names_state = ("running_work", "backlog_work", "queued", "in_use", "pool_size", "last_w")
+    names_action = ("size", "headroom")
+
+    def __init__(self, pool_cores: int, *, tau_s: float = 900.0) -> None:
+        if pool_cores < 1 or not tau_s > 0:
+            raise ConfigError("pool_cores must be >= 1 and tau_s > 0")
+        self.pool_cores = int(pool_cores)
+        self.tau_s = float(tau_s)
+
+    def state(self, state: ClusterState, last_w: float) -> NDArray[np.float64]:
+        """Return the state vector now."""
+        p = float(self.pool_cores)
+        unit = p * self.tau_s
+        queued = sum(state.queued_by_vo.values())
+        return np.array(
+            [
+                math.log1p(state.running_work_s / unit),
+                math.log1p(state.backlog_work_s / unit),
+                math.log1p(queued / p),
+                state.in_use / p,
+                state.pool_size / p,
+                last_w,
+            ]
+        )
+
+    def actions(self, sizes: NDArray[np.int64], in_use: int) -> NDArray[np.float64]:
+        """Return the action rows of candidate pool sizes."""
+        p = float(self.pool_cores)
+        return np.column_stack([sizes / p, (sizes - in_use) / p])
+
+
+class ElasticProvisioner:
+    """The RL elastic provisioning controller (a :class:`~gridtrace.sim.ProvisioningPolicy`).
+
+    Parameters
+    ----------
+    qfunction : QFunction
+        Built for ``ProvisioningFeatures.n_state`` (6) and ``n_action`` (2).
+    features : ProvisioningFeatures
+        The encoder (its P is the reference for the default ceiling).
+    rng : numpy.random.Generator
+        Exploration stream.
+    floor : int, default 30
+        Smallest pool size.
+    ceiling : int, optional
+        Largest pool size; default round(1.1 P).
+    levels : int, default 9
+        Candidate sizes, evenly spaced from ``floor`` to ``ceiling``.
+    interval_s : float, default 900
+        Time between decisions.
+    lambda_e : float, default 0.5
+        Weight of W̄ against U in the reward.
+    epsilon, gamma, eta : float
+        ε-greedy, discount per decision, SARSA learning rate (defaults 0.05, 0.8, 0.2).
+    refit_every : int, default 50
+        Decisions between refits (a decision every 15 min: 50 decisions ≈ 12.5 h).
+    window : int, default 2000
+        Most recent transitions a refit uses.
+    learning : bool, default True
+        Refit during runs; False freezes Q.
+    name : str, default "rl-elastic"
+        Written into results.
+
+    Attributes
+    ----------
+    decisions_, refits_ : int
+        Decisions taken and refits done over all runs.
+    store_ : TransitionStore
+        Every decision and its reward.
+    history_ : list of tuple
+        (time, chosen size, U, W̄) of every decision of the current run.
+    """
+
+    def __init__(
+        self,
+        qfunction: QFunction,
+        features: ProvisioningFeatures,
+        *,
+        rng: np.random.Generator,
+        floor: int = 30,
+        ceiling: int | None = None,
+        levels: int = 9,
+        interval_s: float = 900.0,
+        lambda_e: float = 0.5,
+        epsilon: float = 0.05,
+        gamma: float = 0.8,
+        eta: float = 0.2,
+        refit_every: int = 50,
+        window: int = 2000,
+        learning: bool = True,
+        name: str = "rl-elastic",
+    ) -> None:
+        if (qfunction.n_state, qfunction.n_action) != (features.n_state, features.n_action):
+            raise ConfigError("the Q function does not match the provisioning features")
+        top = round(1.1 * features.pool_cores) if ceiling is None else int(ceiling)
+        if not 0 <= floor <= top:
+            raise ConfigError(f"need 0 <= floor <= ceiling, got {floor}, {top}")
+        if levels < 2 or not interval_s > 0 or not 0.0 <= lambda_e <= 1.0:
+            raise ConfigError("need levels >= 2, interval_s > 0 and lambda_e in [0, 1]")
+        if refit_every < 1 or window < 1 or not 0.0 <= epsilon <= 1.0:
+            raise ConfigError("need refit_every, window >= 1 and epsilon in [0, 1]")
+        self.qfunction = qfunction
+        self.features = features
+        self.rng = rng
+        self.floor = int(floor)
+        self.ceiling = top
+        self.sizes = np.unique(np.round(np.linspace(floor, top, levels)).astype(np.int64))
+        self.interval_s = float(interval_s)
+        self.lambda_e = float(lambda_e)
+        self.epsilon = float(epsilon)
+        self.gamma = float(gamma)
+        self.eta = float(eta)
+        self.refit_every = int(refit_every)
+        self.window = int(window)
+        self.learning = learning
+        self.name = name
+        self.decisions_ = 0
+        self.refits_ = 0
+        self.store_ = TransitionStore(qfunction.n_inputs)
+        self.history_: list[tuple[float, int, float, float]] = []
+        self._first = 0.0
+        self._last: tuple[float, float, int, float, int] | None = None
+        self._last_index = -1
+
+    def describe(self) -> dict[str, Any]:
+        """Return the controller's settings (written into results)."""
+        return {
+            "name": self.name,
+            "qfunction": type(self.qfunction).__name__,
+            "floor": self.floor,
+            "ceiling": self.ceiling,
+            "sizes": self.sizes.tolist(),
+            "interval_s": self.interval_s,
+            "lambda_e": self.lambda_e,
+            "epsilon": self.epsilon,
+            "gamma": self.gamma,
+            "eta": self.eta,
+            "refit_every": self.refit_every,
+            "window": self.window,
+            "discounting": "per decision",
+            "learning": self.learning,
+            "decisions": self.decisions_,
+            "refits": self.refits_,
+        }
+
+    def reset(self, jobs: JobRows) -> None:
+        """Start a run: decisions from the first arrival on, a new episode."""
+        self._first = float(jobs.submit_s[0]) if len(jobs.submit_s) else 0.0
+        self._last = None
+        self._last_index = -1
+        self.store_.new_episode()
+        self.qfunction.reset_state()
+        self.history_ = []
+
+    def next_decision(self, after: float) -> float:
+        """Return the next multiple of ``interval_s`` after ``after``, from the first arrival."""
+        if after < self._first:
+            return self._first
+        k = math.floor((after - self._first) / self.interval_s) + 1
+        return self._first + k * self.interval_s
+
+    def _interval_reward(self, state: ClusterState, now: float) -> tuple[float, float, float]:
+        """Return (reward, U, W̄) of the interval since the last decision."""
+        assert self._last is not None
+        t0, busy0, done0, w0, size0 = self._last
+        provisioned = size0 * (now - t0)
+        used = state.busy_core_s - busy0
+        u = min(1.0, used / provisioned) if provisioned > 0 else 1.0
+        done = state.completed - done0
+        if done:
+            w_bar = (state.completed_w - w0) / done
+        else:
+            w_bar = state.completed_w / state.completed if state.completed else 1.0
+        return self.lambda_e * w_bar + (1.0 - self.lambda_e) * u, u, w_bar
+
+    def pool_size(self, queue: QueueView, state: ClusterState, now: float) -> int:
+        """Choose the pool size from ``now`` on (see the module docstring)."""
+        last_w = 1.0
+        u = math.nan
+        if self._last is not None:
+            reward, u, last_w = self._interval_reward(state, now)
+            self.store_.pay(self._last_index, reward)
+        lowest = max(self.floor, state.in_use)
+        sizes = self.sizes[self.sizes > lowest]
+        sizes = np.concatenate(([lowest], sizes)).astype(np.int64)
+        s = self.features.state(state, last_w)
+        actions = self.features.actions(sizes, state.in_use)
+        qf = self.qfunction
+        if self.epsilon > 0.0 and self.rng.random() < self.epsilon:
+            i = int(self.rng.integers(sizes.size))
+        else:
+            i = int(np.argmax(qf.q_candidates(s, actions)))
+        x = qf.candidate_inputs(s, actions[i : i + 1])[0]
+        qf.commit(s, actions[i])
+        self._last_index = self.store_.add(x, now)
+        size = int(sizes[i])
+        self._last = (now, state.busy_core_s, state.completed, state.completed_w, size)
+        self.history_.append((now, size, u, last_w))
+        self.decisions_ += 1
+        if self.learning and self.decisions_ % self.refit_every == 0:
+            self.refit()
+        return size
+
+    def refit(self) -> int:
+        """Refit Q on the SARSA targets of the recent decisions; return the rows used."""
+        used = sarsa_refit(
+            self.qfunction,
+            self.store_,
+            window=self.window,
+            eta=self.eta,
+            gamma=self.gamma,
+            time_unit_s=None,
+        )
+        if used:
+            self.refits_ += 1
+        return used

@@ -1,0 +1,472 @@
+"""The RL scheduling supervisor: SARSA over a Q approximator, one job per decision.
+
+At each decision (a free core and waiting jobs) the supervisor builds the state vector s and the
+action vector of every candidate job (:class:`~gridtrace.sim.rl.SchedulingFeatures`), evaluates
+Q(s, a) for all candidates in one batched call, and elects the best one (ε-greedy). The engine asks
+again at the same instant (``one_per_decision``), so every decision sees the state the previous one
+left. The reward of a decision is paid when its job completes; every ``refit_every`` decisions
+the Q approximator is refitted on the SARSA targets of the last ``window`` transitions
+(:func:`~gridtrace.sim.rl.sarsa_refit`).
+
+Candidates. With a static estimator (oracle, walltime) every waiting job is a candidate. With the
+class-median estimator over (VO, interactive) classes, jobs of one class have the same action
+vector (the runtime entry is the class median, and the wait is not a feature), so Q is evaluated
+once per class and the class's oldest job that fits is the candidate: a decision costs
+O(#classes), not O(queue). Any other estimator falls back to every waiting job.
+
+Behaviour. ``behaviour="edf"`` elects by earliest deadline first instead of by Q while still
+recording and learning: the research's pre-training. ``learning=False`` freezes Q (no refit)
+and ``epsilon`` can be set to 0 for a greedy evaluation.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pyarrow as pa
+from numpy.typing import NDArray
+
+from gridtrace.errors import ConfigError
+from gridtrace.sim._estimators import ClassMedianEstimator
+from gridtrace.sim.rl._features import SchedulingFeatures
+from gridtrace.sim.rl._fitted_q import FittedQResult, fitted_q_iteration
+from gridtrace.sim.rl._qfunctions import QFunction
+from gridtrace.sim.rl._rewards import Reward
+from gridtrace.sim.rl._sarsa import sarsa_refit
+from gridtrace.sim.rl._transitions import TransitionStore
+
+if TYPE_CHECKING:
+    from gridtrace.sim._engine import ClusterState, JobRows, QueueView
+
+__all__ = ["SarsaScheduler"]
+
+Discounting = Literal["decision", "time"]
+Credit = Literal["job", "interval"]
+
+
+class SarsaScheduler:
+    """The RL scheduling supervisor (a :class:`~gridtrace.sim.Policy`).
+
+    Parameters
+    ----------
+    qfunction : QFunction
+        The Q approximator (:class:`~gridtrace.sim.rl.MLPQ` or :class:`~gridtrace.sim.rl.ESNQ`),
+        built for ``features.n_state`` and ``features.n_action``.
+    features : SchedulingFeatures
+        The state and action encoder.
+    reward : Reward
+        Paid when an elected job completes.
+    rng : numpy.random.Generator
+        The exploration stream (ε-greedy draws).
+    epsilon : float, default 0.05
+        Exploration probability.
+    gamma : float, default 0.8
+        Discount per decision, or per ``time_unit_s`` with ``discounting="time"``.
+    eta : float, default 0.2
+        SARSA learning rate: targets move Q by η of the TD error.
+    refit_every : int, default 500
+        Decisions between batch refits.
+    window : int, default 5000
+        Most recent transitions a refit uses.
+    discounting : {"decision", "time"}, default "decision"
+        γ per decision, or γ^(Δt / time_unit_s) between decisions (semi-MDP).
+    time_unit_s : float, default 900
+        Time unit of semi-MDP discounting.
+    learning : bool, default True
+        Refit during runs (continuing learning); False freezes Q.
+    behaviour : {"edf"} or None, default None
+        Elect by this rule instead of by Q (pre-training); see the module docstring.
+    target_w : float, default 0.9
+        W* of the EDF behaviour (deadline s + r̂ (1 − W*) / W*).
+    keep_candidates : bool, default False
+        Keep every candidate's input row (needed by :meth:`fit_offline`).
+    credit : {"job", "interval"}, default "job"
+        Which decision a job's reward is credited to: the decision that elected it (the
+        research's definition), or the decision in force when it completes (the rewards of the
+        jobs completing between two decisions are summed into the earlier one's reward).
+    name : str, default "rl"
+        Written into results.
+
+    Attributes
+    ----------
+    decisions_ : int
+        Decisions taken over all runs.
+    refits_ : int
+        Batch refits done.
+    store_ : TransitionStore
+        Every decision, its input row and its reward.
+    """
+
+    one_per_decision = True
+
+    def __init__(
+        self,
+        qfunction: QFunction,
+        features: SchedulingFeatures,
+        reward: Reward,
+        *,
+        rng: np.random.Generator,
+        epsilon: float = 0.05,
+        gamma: float = 0.8,
+        eta: float = 0.2,
+        refit_every: int = 500,
+        window: int = 5000,
+        discounting: Discounting = "decision",
+        time_unit_s: float = 900.0,
+        learning: bool = True,
+        behaviour: Literal["edf"] | None = None,
+        target_w: float = 0.9,
+        keep_candidates: bool = False,
+        credit: Credit = "job",
+        name: str = "rl",
+    ) -> None:
+        if qfunction.n_state != features.n_state or qfunction.n_action != features.n_action:
+            raise ConfigError(
+                f"the Q function expects {qfunction.n_state} state / {qfunction.n_action} action "
+                f"entries, the features give {features.n_state} / {features.n_action}"
+            )
+        if not 0.0 <= epsilon <= 1.0:
+            raise ConfigError(f"epsilon must be in [0, 1], got {epsilon}")
+        if not (0.0 <= gamma <= 1.0 and 0.0 < eta <= 1.0):
+            raise ConfigError(f"need 0 <= gamma <= 1 and 0 < eta <= 1, got {gamma}, {eta}")
+        if refit_every < 1 or window < 1:
+            raise ConfigError("refit_every and window must be >= 1")
+        if discounting not in ("decision", "time"):
+            raise ConfigError(f"discounting must be 'decision' or 'time', got {discounting!r}")
+        if credit not in ("job", "interval"):
+            raise ConfigError(f"credit must be 'job' or 'interval', got {credit!r}")
+        if behaviour not in (None, "edf"):
+            raise ConfigError(f"behaviour must be None or 'edf', got {behaviour!r}")
+        if not 0.0 < target_w < 1.0:
+            raise ConfigError(f"target_w must be in (0, 1), got {target_w}")
+        self.qfunction = qfunction
+        self.features = features
+        self.reward = reward
+        self.rng = rng
+        self.epsilon = float(epsilon)
+        self.gamma = float(gamma)
+        self.eta = float(eta)
+        self.refit_every = int(refit_every)
+        self.window = int(window)
+        self.discounting: Discounting = discounting
+        self.time_unit_s = float(time_unit_s)
+        self.learning = learning
+        self.behaviour = behaviour
+        self.target_w = float(target_w)
+        self.credit: Credit = credit
+        self._flow = 0.0
+        self._last_index = -1
+        self.name = name
+        self.decisions_ = 0
+        self.refits_ = 0
+        self.store_ = TransitionStore(qfunction.n_inputs, keep_candidates=keep_candidates)
+        self._state_vec = np.zeros(features.n_state, dtype=np.float64)
+        self._log: dict[str, list[Any]] = _empty_log()
+        self._pending: list[tuple[float, int, int, float]] = []
+        self._bound = False
+        self._actions = np.zeros((0, features.n_action), dtype=np.float64)
+        self._cores: list[int] = []
+        self._cores_arr = np.zeros(0, dtype=np.int64)
+        self._run: Sequence[float] = ()
+        self._submit: Sequence[float] = ()
+        self._class_of: list[tuple[int, bool, int]] = []
+        self._classes: dict[tuple[int, bool, int], deque[int]] = {}
+        self._seen = 0
+        self._mode: Literal["jobs", "classes"] = "jobs"
+        self._pick: Callable[[QueueView, ClusterState, float], tuple[int, int, int]] | None = None
+
+    # --- discounting ------------------------------------------------------------------------
+
+    @property
+    def _unit(self) -> float | None:
+        return self.time_unit_s if self.discounting == "time" else None
+
+    def describe(self) -> dict[str, Any]:
+        """Return the supervisor's settings (written into results)."""
+        return {
+            "name": self.name,
+            "qfunction": type(self.qfunction).__name__,
+            "reward": self.reward.describe(),
+            "epsilon": self.epsilon,
+            "gamma": self.gamma,
+            "eta": self.eta,
+            "refit_every": self.refit_every,
+            "window": self.window,
+            "discounting": (
+                "per decision"
+                if self.discounting == "decision"
+                else f"semi-MDP, gamma per {self.time_unit_s:g} s"
+            ),
+            "learning": self.learning,
+            "behaviour": self.behaviour,
+            "credit": self.credit,
+            "decisions": self.decisions_,
+            "refits": self.refits_,
+        }
+
+    # --- engine hooks -----------------------------------------------------------------------
+
+    def reset(self, jobs: JobRows) -> None:
+        """Start a run (episode) on ``jobs``: pay what the last run left, bind to the new jobs."""
+        self._pay_all()
+        self.store_.new_episode()
+        self.qfunction.reset_state()
+        self.reward.reset(jobs)
+        feats = self.features
+        slots = feats.slots(jobs.vo)
+        interactive = (
+            jobs.interactive if jobs.interactive is not None else [False] * len(jobs.run_s)
+        )
+        self._actions = feats.static_actions(interactive, slots, jobs.cores)
+        self._cores = list(jobs.cores)
+        self._cores_arr = np.asarray(jobs.cores, dtype=np.int64)
+        self._run = jobs.run_s
+        self._submit = jobs.submit_s
+        self._class_of = [
+            (int(s), bool(i), int(c))
+            for s, i, c in zip(slots, interactive, jobs.cores, strict=True)
+        ]
+        self._classes = {}
+        self._seen = 0
+        self._bound = False
+        self._pending = []
+
+    def _bind(self, state: ClusterState) -> None:
+        """Choose the candidate mode from the run's estimator (known at the first decision)."""
+        est = state.estimator
+        col = self.features.runtime_column
+        if est.static:
+            n = len(self._run)
+            guesses = np.fromiter((est.estimate(r, 0.0) for r in range(n)), np.float64, count=n)
+            self._actions[:, col] = self.features.runtime_feature(guesses)
+            self._mode = "jobs"
+        elif isinstance(est, ClassMedianEstimator) and set(est.by) <= {"vo", "interactive"}:
+            self._mode = "classes"
+        else:
+            self._mode = "jobs"
+        self._bound = True
+
+    def select(self, queue: QueueView, state: ClusterState, now: float) -> list[int]:
+        """Elect one job (or none if nothing fits); see the module docstring."""
+        if not self._bound:
+            self._bind(state)
+        if self._pending and self._pending[0][0] <= now:
+            self._pay_until(now)
+        free = state.free_cores
+        if free <= 0:
+            return []
+        rows: Sequence[int] | NDArray[np.int64]
+        if self._mode == "classes":
+            rows, actions = self._class_candidates(queue, state, free)
+        else:
+            rows, actions = self._job_candidates(queue, state, free)
+        k = len(rows)
+        if k == 0:
+            return []
+        s = self.features.state(state, self._state_vec)
+        qf = self.qfunction
+        explored = False
+        q_chosen = math.nan
+        if self.behaviour == "edf":
+            i = self._edf_choice(rows, actions)
+        elif self.epsilon > 0.0 and self.rng.random() < self.epsilon:
+            i = int(self.rng.integers(k))
+            explored = True
+        else:
+            q = qf.q_candidates(s, actions)
+            i = int(np.argmax(q))
+            q_chosen = float(q[i])
+        chosen_action = actions[i]
+        if self.store_.keep_candidates:
+            cand = qf.candidate_inputs(s, actions)
+            x = cand[i]
+        else:
+            cand = None
+            x = qf.candidate_inputs(s, actions[i : i + 1])[0]
+        qf.commit(s, chosen_action)
+        row = int(rows[i])
+        index = self.store_.add(x, now, cand)
+        if self.credit == "interval":
+            if self._last_index >= 0:
+                self.store_.pay(self._last_index, self._flow)
+            self._flow = 0.0
+            self._last_index = index
+        note = self.reward.elect(row, now)
+        heapq.heappush(self._pending, (now + self._run[row], index, row, note))
+        if self._mode == "classes":
+            self._classes[self._class_of[row]].remove(row)
+        log = self._log
+        log["time_s"].append(now)
+        log["row"].append(row)
+        log["q"].append(q_chosen)
+        log["explored"].append(explored)
+        log["queue_length"].append(len(queue))
+        log["candidates"].append(k)
+        self.decisions_ += 1
+        if self.learning and self.decisions_ % self.refit_every == 0:
+            self.refit()
+        return [row]
+
+    # --- candidates ---------------------------------------------------------------------------
+
+    def _job_candidates(
+        self, queue: QueueView, state: ClusterState, free: int
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        rows = np.fromiter(queue, dtype=np.int64, count=len(queue))
+        if free < len(self._cores_arr) and self._cores_arr[rows].max() > free:
+            rows = rows[self._cores_arr[rows] <= free]
+        actions = self._actions[rows]
+        if not state.estimator.static and rows.size:
+            estimate = state.estimate
+            guesses = np.fromiter((estimate(int(r)) for r in rows), np.float64, count=rows.size)
+            actions[:, self.features.runtime_column] = self.features.runtime_feature(guesses)
+        return rows, actions
+
+    def _class_candidates(
+        self, queue: QueueView, state: ClusterState, free: int
+    ) -> tuple[list[int], NDArray[np.float64]]:
+        classes = self._classes
+        class_of = self._class_of
+        for row in range(self._seen, queue.arrived):
+            key = class_of[row]
+            bucket = classes.get(key)
+            if bucket is None:
+                classes[key] = bucket = deque()
+            bucket.append(row)
+        self._seen = queue.arrived
+        rows: list[int] = []
+        for key, bucket in classes.items():
+            if bucket and key[2] <= free:
+                rows.append(bucket[0])
+        if not rows:
+            return rows, self._actions[:0]
+        rows.sort()
+        actions = self._actions[rows]
+        estimate = state.estimate
+        guesses = np.fromiter((estimate(r) for r in rows), np.float64, count=len(rows))
+        actions[:, self.features.runtime_column] = self.features.runtime_feature(guesses)
+        return rows, actions
+
+    def _edf_choice(
+        self, rows: Sequence[int] | NDArray[np.int64], actions: NDArray[np.float64]
+    ) -> int:
+        # deadline s + r̂ (1 − W*) / W*, with r̂ read back from the action's runtime entry
+        w = self.target_w
+        runtime = np.expm1(actions[:, self.features.runtime_column]) * self.features.tau_s
+        submit = np.asarray([self._submit[int(r)] for r in rows], dtype=np.float64)
+        deadline = submit + runtime * (1.0 - w) / w
+        return int(np.argmin(deadline))
+
+    # --- rewards and learning -------------------------------------------------------------------
+
+    def _pay_until(self, now: float) -> None:
+        pending = self._pending
+        reward = self.reward
+        store = self.store_
+        per_job = self.credit == "job"
+        while pending and pending[0][0] <= now:
+            end, index, row, note = heapq.heappop(pending)
+            value = reward.complete(row, end - self._run[row], note)
+            if per_job:
+                store.pay(index, value)
+            else:
+                self._flow += value
+
+    def _pay_all(self) -> None:
+        if self._pending:
+            self._pay_until(math.inf)
+        if self.credit == "interval" and self._last_index >= 0:
+            self.store_.pay(self._last_index, self._flow)
+            self._flow = 0.0
+            self._last_index = -1
+
+    def refit(self) -> int:
+        """Refit Q on the SARSA targets of the recent transitions; return the rows used."""
+        used = sarsa_refit(
+            self.qfunction,
+            self.store_,
+            window=self.window,
+            eta=self.eta,
+            gamma=self.gamma,
+            time_unit_s=self._unit,
+        )
+        if used:
+            self.refits_ += 1
+        return used
+
+    def finish(self) -> None:
+        """Pay the rewards of the last run's jobs (all have completed when a run ends)."""
+        self._pay_all()
+
+    def fit_offline(self, iterations: int = 20) -> FittedQResult:
+        """Fit Q by fitted-Q iteration over every transition kept, in arrival order.
+
+        Needs ``keep_candidates=True``. Each transition's target bootstraps from the maximum of
+        Q over the candidates of the next decision of the same episode (the last decision of an
+        episode is terminal).
+
+        Returns
+        -------
+        FittedQResult
+            Per-iteration diagnostics (:func:`~gridtrace.sim.rl.fitted_q_iteration`).
+        """
+        if not self.store_.keep_candidates:
+            raise ConfigError("fit_offline needs keep_candidates=True while collecting")
+        self._pay_all()
+        store = self.store_
+        n = store.size
+        index = np.flatnonzero(store.ready[:n]).astype(np.int64)
+        if index.size == 0:
+            raise ConfigError("no transition with a known reward to fit")
+        nxt, has_next = store.successors(index)
+        rows, offsets = store.candidates_csr(n)
+        # the next decision's candidate block of each transition; an empty block is terminal
+        starts = np.where(has_next, offsets[nxt], 0)
+        stops = np.where(has_next, offsets[np.minimum(nxt + 1, n)], 0)
+        next_offsets = np.zeros(index.size + 1, dtype=np.int64)
+        next_offsets[1:] = np.cumsum(stops - starts)
+        take = np.concatenate(
+            [np.arange(0, dtype=np.int64)]
+            + [np.arange(a, b, dtype=np.int64) for a, b in zip(starts, stops, strict=True)]
+        )
+        discounts = store.discounts(index, nxt, self.gamma, self._unit)
+        return fitted_q_iteration(
+            self.qfunction,
+            store.inputs[index],
+            store.reward[index],
+            discounts,
+            rows[take],
+            next_offsets,
+            iterations=iterations,
+        )
+
+    def decision_log(self) -> pa.Table:
+        """Return the decision log as a table.
+
+        One row per decision: time, row, Q of the elected job (NaN when explored or elected by
+        the behaviour rule), whether it was explored, queue length and candidates evaluated.
+        """
+        log = self._log
+        return pa.table(
+            {
+                "time_s": pa.array(log["time_s"], pa.float64()),
+                "row": pa.array(log["row"], pa.int64()),
+                "q": pa.array(log["q"], pa.float64()),
+                "explored": pa.array(log["explored"], pa.bool_()),
+                "queue_length": pa.array(log["queue_length"], pa.int32()),
+                "candidates": pa.array(log["candidates"], pa.int32()),
+            }
+        )
+
+    def clear_log(self) -> None:
+        """Forget the decision log (e.g. between training and evaluation)."""
+        self._log = _empty_log()
+
+
+def _empty_log() -> dict[str, list[Any]]:
+    return {k: [] for k in ("time_s", "row", "q", "explored", "queue_length", "candidates")}
