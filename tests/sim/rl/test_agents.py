@@ -1,0 +1,206 @@
+"""The RL agents' mechanics: features, rewards, the SARSA scheduler and the elastic controller."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from gridtrace.errors import ConfigError
+from gridtrace.models import generate_preset_trace
+from gridtrace.sim import JobRows, fairness_at_election, simulate
+from gridtrace.sim.rl import (
+    ESNQ,
+    MLPQ,
+    ElasticProvisioner,
+    ProvisioningFeatures,
+    ResponsivenessFairnessReward,
+    SarsaScheduler,
+    SchedulingFeatures,
+    TimeUtilityReward,
+)
+
+SHARES = {"vo1": 0.7, "vo2": 0.2, "vo3": 0.05, "vo4": 0.05}
+
+
+def _scheduler(kind: str, seed: int, **options: object) -> SarsaScheduler:
+    feats = SchedulingFeatures(list(SHARES), 50)
+    net, explore = np.random.SeedSequence(seed).spawn(2)
+    qf = (
+        MLPQ(feats.n_state, feats.n_action, rng=np.random.default_rng(net))
+        if kind == "mlp"
+        else ESNQ(feats.n_state, feats.n_action, rng=np.random.default_rng(net))
+    )
+    reward = ResponsivenessFairnessReward(0.5, SHARES)
+    return SarsaScheduler(qf, feats, reward, rng=np.random.default_rng(explore), **options)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def trace() -> pa.Table:
+    return generate_preset_trace("MM50-20", rng=3, size=1500)
+
+
+def test_state_and_action_vectors() -> None:
+    feats = SchedulingFeatures(["a", "b"], 10, tau_s=100.0)
+    assert feats.n_state == 4 + 3
+    assert feats.n_action == 1 + 3 + 2
+    slots = feats.slots(["a", "b", None, "zzz"])
+    assert slots.tolist() == [0, 1, 2, 2]
+    actions = feats.static_actions([True, False, True, False], slots, [1, 2, 1, 10])
+    actions[:, feats.runtime_column] = feats.runtime_feature(np.array([0.0, 100.0, 50.0, 1e9]))
+    assert actions[0].tolist() == [1.0, 1.0, 0.0, 0.0, 0.0, 0.1]
+    assert actions[1, feats.runtime_column] == pytest.approx(math.log(2.0))
+    assert actions[3, -1] == 1.0
+
+
+def test_incremental_fairness_equals_the_metric() -> None:
+    rng = np.random.default_rng(0)
+    n = 200
+    vo = [str(v) for v in rng.choice(["a", "b", "c", "x"], n)]
+    run = rng.exponential(100.0, n).tolist()
+    cores = rng.integers(1, 4, n).tolist()
+    jobs = JobRows(list(range(n)), [0.0] * n, run, cores, vo)
+    shares = {"a": 0.5, "b": 0.3, "c": 0.2}
+    reward = ResponsivenessFairnessReward(0.0, shares)
+    reward.reset(jobs)
+    order = rng.permutation(n)
+    got = np.empty(n)
+    for row in order:
+        got[row] = reward.elect(int(row), 0.0)
+    expected = fairness_at_election(run, cores, vo, shares, elected=order)
+    np.testing.assert_allclose(got, expected, atol=1e-12)
+
+
+def test_time_utility_reward_by_hand() -> None:
+    jobs = JobRows(
+        [0, 1], [0.0, 0.0], [100.0, 3600.0], [1, 1], ["a", "a"], interactive=[True, False]
+    )
+    reward = TimeUtilityReward(alpha=0.5, beta=0.3, sigma_s=60.0, time_unit_s=60.0)
+    reward.reset(jobs)
+    assert reward.complete(0, 30.0, 0.0) == 1.0  # turnaround 130 <= d = 160
+    # started at 220: turnaround 320, late by 160 s = 2.667 min
+    assert reward.complete(0, 220.0, 0.0) == pytest.approx(math.exp(-0.5 * 160 / 60))
+    # batch: turnaround 7260 over d = 3660
+    assert reward.complete(1, 3660.0, 0.0) == pytest.approx((7260 / 3660) ** -0.3)
+
+
+def test_lambda_below_one_needs_shares() -> None:
+    with pytest.raises(ConfigError, match="vo_shares"):
+        ResponsivenessFairnessReward(0.5)
+
+
+@pytest.mark.parametrize("kind", ["mlp", "esn"])
+def test_same_seed_same_schedule_and_rewards(trace: pa.Table, kind: str) -> None:
+    runs = []
+    for _ in range(2):
+        agent = _scheduler(kind, 11, refit_every=200)
+        result = simulate(trace, policy=agent, vo_shares=SHARES)
+        runs.append(
+            (result.jobs["start_s"].to_pylist(), agent.store_.reward[: agent.store_.size].tolist())
+        )
+        assert agent.refits_ > 0
+    assert runs[0] == runs[1]
+    other = _scheduler(kind, 12, refit_every=200)
+    assert simulate(trace, policy=other).jobs["start_s"].to_pylist() != runs[0][0]
+
+
+def test_every_decision_elects_one_job_and_every_reward_is_paid(trace: pa.Table) -> None:
+    agent = _scheduler("esn", 1)
+    result = simulate(trace, policy=agent, vo_shares=SHARES, warmup_jobs=0, drain_jobs=0)
+    agent.finish()
+    n = trace.num_rows
+    assert agent.decisions_ == n
+    assert agent.store_.size == n
+    assert agent.store_.ready[:n].all()
+    log = agent.decision_log()
+    assert log.num_rows == n
+    assert sorted(log["row"].to_pylist()) == list(range(n))
+    # the reward of a decision is lambda W + (1 - lambda) F of the job it elected
+    w = result.jobs["responsiveness"].to_numpy()
+    f = result.jobs["fairness"].to_numpy()
+    rows = log["row"].to_numpy()
+    np.testing.assert_allclose(
+        agent.store_.reward[:n], 0.5 * w[rows] + 0.5 * f[rows], rtol=0, atol=1e-12
+    )
+
+
+def test_explored_share_matches_epsilon(trace: pa.Table) -> None:
+    agent = _scheduler("mlp", 2, epsilon=0.2, learning=False)
+    simulate(trace, policy=agent)
+    explored = agent.decision_log()["explored"].to_numpy()
+    # ~1500 decisions, p = 0.2: 5 sigma is about 0.05
+    assert abs(explored.mean() - 0.2) < 0.05
+
+
+def test_frozen_greedy_agent_does_not_change(trace: pa.Table) -> None:
+    agent = _scheduler("mlp", 3, epsilon=0.0, learning=False)
+    first = simulate(trace, policy=agent).jobs["start_s"].to_pylist()
+    second = simulate(trace, policy=agent).jobs["start_s"].to_pylist()
+    assert agent.refits_ == 0
+    assert first == second
+
+
+def test_edf_behaviour_reproduces_the_edf_policy(trace: pa.Table) -> None:
+    agent = _scheduler("mlp", 4, behaviour="edf")
+    ours = simulate(trace, policy=agent).jobs["start_s"].to_numpy()
+    edf = simulate(trace, policy="edf").jobs["start_s"].to_numpy()
+    np.testing.assert_array_equal(ours, edf)
+
+
+def test_class_candidates_with_the_median_estimator(trace: pa.Table) -> None:
+    # with class-median estimates, the candidates are the oldest job of each (VO, interactive)
+    agent = _scheduler("esn", 5, epsilon=0.0, learning=False)
+    simulate(
+        trace, policy=agent, estimator="median", estimator_options={"by": ("vo", "interactive")}
+    )
+    log = agent.decision_log()
+    assert max(log["candidates"].to_pylist()) <= 2 * 5
+    assert max(log["queue_length"].to_pylist()) > 10  # the queue was longer than the classes
+
+
+def test_fitted_q_over_collected_transitions(trace: pa.Table) -> None:
+    agent = _scheduler("esn", 6, keep_candidates=True, learning=False)
+    simulate(trace, policy=agent, vo_shares=SHARES)
+    result = agent.fit_offline(iterations=5)
+    assert result.iterations == 5
+    assert np.all(np.isfinite(result.targets))
+    assert result.q_change[-1] < result.q_change[0]
+
+
+def _provisioner(seed: int, **options: object) -> ElasticProvisioner:
+    feats = ProvisioningFeatures(50)
+    net, explore = np.random.SeedSequence(seed).spawn(2)
+    qf = MLPQ(feats.n_state, feats.n_action, rng=np.random.default_rng(net))
+    return ElasticProvisioner(qf, feats, rng=np.random.default_rng(explore), **options)  # type: ignore[arg-type]
+
+
+def test_elastic_pool_never_below_running_jobs_or_floor(trace: pa.Table) -> None:
+    controller = _provisioner(1, epsilon=0.5, refit_every=5)
+    result = simulate(trace, policy="fifo", provisioning=controller, warmup_jobs=0, drain_jobs=0)
+    history = controller.history_
+    assert len(history) > 10
+    sizes = np.array([h[1] for h in history])
+    assert sizes.min() >= 30
+    assert sizes.max() <= 55
+    # at every moment, the running jobs fit in the pool that was in force
+    jobs = result.jobs
+    start, end = jobs["start_s"].to_numpy(), jobs["end_s"].to_numpy()
+    times = np.array(result.summary["pool_size"]["time_s"])
+    pool = np.array(result.summary["pool_size"]["size"])
+    for t, p in zip(times, pool, strict=True):
+        assert np.sum((start <= t) & (end > t)) <= p
+    assert controller.refits_ > 0
+    used = [h[2] for h in history[1:]]
+    assert all(0.0 <= u <= 1.0 for u in used)
+    assert result.summary["provisioned_core_s"] < 50 * result.summary["span_s"] * 1.1
+
+
+def test_elastic_same_seed_same_pool(trace: pa.Table) -> None:
+    a, b = _provisioner(2), _provisioner(2)
+    simulate(trace, provisioning=a, policy="fifo")
+    simulate(trace, provisioning=b, policy="fifo")
+    # U of the first decision is NaN (no interval yet): compare the rest exactly
+    assert a.history_[1:] == b.history_[1:]
+    assert a.history_[0][:2] == b.history_[0][:2]
