@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import math
 import subprocess
 import sys
@@ -365,6 +366,13 @@ def test_worker_thread_ends_on_reset_close_and_finish(gym: ModuleType, small: pa
     env.close()  # closing twice is fine
     rollout(env, 0, lambda info: 1)  # a finished episode leaves no thread
     assert env._thread is None
+    env.reset(seed=0)
+    third = env._thread
+    assert third is not None
+    del env  # an abandoned environment's thread ends when it is collected
+    gc.collect()
+    third.join(timeout=10.0)
+    assert not third.is_alive()
 
 
 class Misbehaving:
