@@ -4,20 +4,29 @@ The scheduling MDP (:class:`SchedulingFeatures`, :class:`SarsaScheduler`) elects
 per decision; the provisioning MDP (:class:`ElasticProvisioner`) chooses the pool size every
 15 minutes. Both learn by SARSA with batch refits (:func:`sarsa_refit`) of a Q approximator
 (:class:`MLPQ`, :class:`ESNQ`); the ESN can also be fitted offline by fitted-Q iteration
-(:func:`fitted_q_iteration`). Both are ordinary :class:`~gridtrace.sim.Policy` /
+(:func:`fitted_q_iteration`). The same MDPs are Gymnasium environments
+(:func:`make_scheduling_env`, :func:`make_provisioning_env`; optional ``rl`` extra). Both agents
+are ordinary :class:`~gridtrace.sim.Policy` /
 :class:`~gridtrace.sim.ProvisioningPolicy` objects: pass them to :func:`gridtrace.sim.simulate`.
 """
 
 from __future__ import annotations
 
-from gridtrace.sim.rl._elastic import ElasticProvisioner, ProvisioningFeatures
+from typing import TYPE_CHECKING, Any
+
+from gridtrace.sim.rl._elastic import ElasticProvisioner, ProvisioningFeatures, interval_reward
 from gridtrace.sim.rl._features import SchedulingFeatures
 from gridtrace.sim.rl._fitted_q import FittedQResult, fitted_q_iteration
+from gridtrace.sim.rl._gym import make_provisioning_env, make_scheduling_env
 from gridtrace.sim.rl._qfunctions import ESNQ, MLPQ, QFunction
 from gridtrace.sim.rl._rewards import ResponsivenessFairnessReward, Reward, TimeUtilityReward
 from gridtrace.sim.rl._sarsa import sarsa_refit, sarsa_targets
 from gridtrace.sim.rl._scheduler import SarsaScheduler
 from gridtrace.sim.rl._transitions import TransitionStore
+
+if TYPE_CHECKING:
+    from gridtrace.sim.rl._gym_envs import ProvisioningEnv as ProvisioningEnv
+    from gridtrace.sim.rl._gym_envs import SchedulingEnv as SchedulingEnv
 
 __all__ = [
     "ESNQ",
@@ -33,6 +42,21 @@ __all__ = [
     "TimeUtilityReward",
     "TransitionStore",
     "fitted_q_iteration",
+    "interval_reward",
+    "make_provisioning_env",
+    "make_scheduling_env",
     "sarsa_refit",
     "sarsa_targets",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # the Gymnasium classes need the optional `rl` extra: imported on first use only
+    if name in ("SchedulingEnv", "ProvisioningEnv"):
+        from gridtrace.sim.rl._gym import require_gymnasium
+
+        require_gymnasium()
+        from gridtrace.sim.rl import _gym_envs
+
+        return getattr(_gym_envs, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,7 +26,60 @@ from gridtrace.sim.rl._transitions import TransitionStore
 if TYPE_CHECKING:
     from gridtrace.sim._engine import ClusterState, JobRows, QueueView
 
-__all__ = ["ElasticProvisioner", "ProvisioningFeatures"]
+__all__ = ["ElasticProvisioner", "ProvisioningFeatures", "interval_reward", "next_multiple"]
+
+
+def next_multiple(first: float, interval_s: float, after: float) -> float:
+    """Return the first time ``first + k × interval_s`` (k ≥ 0) strictly after ``after``.
+
+    Decision times of the provisioning controllers. The division can round k down by one, so
+    the result is stepped up until it is past ``after``: returning ``after`` itself would make
+    the engine ask again at the same instant forever.
+    """
+    if after < first:
+        return first
+    k = math.floor((after - first) / interval_s)
+    t = first + k * interval_s
+    while t <= after:
+        k += 1
+        t = first + k * interval_s
+    return t
+
+
+def interval_reward(
+    state: ClusterState,
+    now: float,
+    last: tuple[float, float, int, float, int],
+    lambda_e: float,
+) -> tuple[float, float, float]:
+    """Return (reward, U, W̄) of the provisioning interval from the last decision to ``now``.
+
+    The formula of :class:`~gridtrace.sim.rl.ElasticProvisioner`: reward = λ_e W̄ + (1 − λ_e) U,
+    with U = core-seconds used / core-seconds provisioned in the interval (1 for an empty
+    interval) and W̄ the mean W of the jobs completed in it (the mean W of the run so far if none
+    did, 1 if none has).
+
+    Parameters
+    ----------
+    state : ClusterState
+        The cluster now (its integrals ``busy_core_s``, ``completed``, ``completed_w``).
+    now : float
+        End of the interval.
+    last : tuple
+        (time, busy_core_s, completed, completed_w, pool size) at the last decision.
+    lambda_e : float
+        Weight of W̄.
+    """
+    t0, busy0, done0, w0, size0 = last
+    provisioned = size0 * (now - t0)
+    used = state.busy_core_s - busy0
+    u = min(1.0, used / provisioned) if provisioned > 0 else 1.0
+    done = state.completed - done0
+    if done:
+        w_bar = (state.completed_w - w0) / done
+    else:
+        w_bar = state.completed_w / state.completed if state.completed else 1.0
+    return lambda_e * w_bar + (1.0 - lambda_e) * u, u, w_bar
 
 
 class ProvisioningFeatures:
@@ -202,31 +255,14 @@ class ElasticProvisioner:
 
     def next_decision(self, after: float) -> float:
         """Return the next multiple of ``interval_s`` after ``after``, from the first arrival."""
-        if after < self._first:
-            return self._first
-        k = math.floor((after - self._first) / self.interval_s) + 1
-        return self._first + k * self.interval_s
-
-    def _interval_reward(self, state: ClusterState, now: float) -> tuple[float, float, float]:
-        """Return (reward, U, W̄) of the interval since the last decision."""
-        assert self._last is not None
-        t0, busy0, done0, w0, size0 = self._last
-        provisioned = size0 * (now - t0)
-        used = state.busy_core_s - busy0
-        u = min(1.0, used / provisioned) if provisioned > 0 else 1.0
-        done = state.completed - done0
-        if done:
-            w_bar = (state.completed_w - w0) / done
-        else:
-            w_bar = state.completed_w / state.completed if state.completed else 1.0
-        return self.lambda_e * w_bar + (1.0 - self.lambda_e) * u, u, w_bar
+        return next_multiple(self._first, self.interval_s, after)
 
     def pool_size(self, queue: QueueView, state: ClusterState, now: float) -> int:
         """Choose the pool size from ``now`` on (see the module docstring)."""
         last_w = 1.0
         u = math.nan
         if self._last is not None:
-            reward, u, last_w = self._interval_reward(state, now)
+            reward, u, last_w = interval_reward(state, now, self._last, self.lambda_e)
             self.store_.pay(self._last_index, reward)
         lowest = max(self.floor, state.in_use)
         sizes = self.sizes[self.sizes > lowest]

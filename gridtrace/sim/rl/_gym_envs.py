@@ -53,11 +53,11 @@ from gridtrace.sim._engine import (
 )
 from gridtrace.sim._estimators import RuntimeEstimator, make_estimator
 from gridtrace.sim._policies import POLICIES, PolicyConfig, make_policy
-from gridtrace.sim.rl._elastic import ProvisioningFeatures
+from gridtrace.sim.rl._elastic import ProvisioningFeatures, interval_reward, next_multiple
 from gridtrace.sim.rl._features import SchedulingFeatures
 from gridtrace.sim.rl._rewards import ResponsivenessFairnessReward, Reward
 
-__all__ = ["LOG_CAP", "ProvisioningEnv", "SchedulingEnv", "TraceSource", "interval_reward"]
+__all__ = ["LOG_CAP", "ProvisioningEnv", "SchedulingEnv", "TraceSource"]
 
 TraceSource = pa.Table | Callable[[np.random.Generator], pa.Table]
 """A trace table, or a callable that draws one from the environment's numpy Generator."""
@@ -129,42 +129,6 @@ class _Traces:
                 f"a job needs {widest} cores but the environment offers at most {max_cores}"
             )
         return jobs
-
-
-def interval_reward(
-    state: ClusterState,
-    now: float,
-    last: tuple[float, float, int, float, int],
-    lambda_e: float,
-) -> tuple[float, float, float]:
-    """Return (reward, U, W̄) of the provisioning interval from the last decision to ``now``.
-
-    The formula of :class:`~gridtrace.sim.rl.ElasticProvisioner`: reward = λ_e W̄ + (1 − λ_e) U,
-    with U = core-seconds used / core-seconds provisioned in the interval (1 for an empty
-    interval) and W̄ the mean W of the jobs completed in it (the mean W of the run so far if none
-    did, 1 if none has).
-
-    Parameters
-    ----------
-    state : ClusterState
-        The cluster now (its integrals ``busy_core_s``, ``completed``, ``completed_w``).
-    now : float
-        End of the interval.
-    last : tuple
-        (time, busy_core_s, completed, completed_w, pool size) at the last decision.
-    lambda_e : float
-        Weight of W̄.
-    """
-    t0, busy0, done0, w0, size0 = last
-    provisioned = size0 * (now - t0)
-    used = state.busy_core_s - busy0
-    u = min(1.0, used / provisioned) if provisioned > 0 else 1.0
-    done = state.completed - done0
-    if done:
-        w_bar = (state.completed_w - w0) / done
-    else:
-        w_bar = state.completed_w / state.completed if state.completed else 1.0
-    return lambda_e * w_bar + (1.0 - lambda_e) * u, u, w_bar
 
 
 class SchedulingEnv(gymnasium.Env[Observation, np.int64]):
@@ -467,14 +431,7 @@ class _Handoff:
 
     def next_decision(self, after: float) -> float:
         """Return the first time first + k × interval_s strictly after ``after``."""
-        if after < self._first:
-            return self._first
-        k = math.floor((after - self._first) / self.interval_s)
-        t = self._first + k * self.interval_s
-        while t <= after:  # the division can round k down by one: never return ``after``
-            k += 1
-            t = self._first + k * self.interval_s
-        return t
+        return next_multiple(self._first, self.interval_s, after)
 
     def pool_size(self, queue: QueueView, state: ClusterState, now: float) -> int:
         self.to_env.put(("decision", state))

@@ -204,3 +204,16 @@ def test_elastic_same_seed_same_pool(trace: pa.Table) -> None:
     # U of the first decision is NaN (no interval yet): compare the rest exactly
     assert a.history_[1:] == b.history_[1:]
     assert a.history_[0][:2] == b.history_[0][:2]
+
+
+@pytest.mark.parametrize("first", [0.0, 1e-3, 12345.678, 1.7e9 + 0.1])
+def test_elastic_decision_times_always_move_forward(first: float) -> None:
+    from gridtrace.sim.rl._elastic import next_multiple
+
+    t = next_multiple(first, 900.0, -math.inf)
+    assert t == first
+    for _ in range(2000):
+        t_next = next_multiple(first, 900.0, t)
+        assert t_next > t
+        assert t_next - t == pytest.approx(900.0, abs=1e-6 * max(1.0, abs(first)))
+        t = t_next

@@ -19,9 +19,6 @@ from gridtrace.models import generate_preset_trace, get_preset
 from gridtrace.schema import with_trace_metadata
 from gridtrace.sim import ClusterState, JobRows, QueueView, fairness_at_election, simulate
 from gridtrace.sim.rl import (
-    MLPQ,
-    ElasticProvisioner,
-    ProvisioningFeatures,
     ResponsivenessFairnessReward,
 )
 from gridtrace.sim.rl._gym import make_provisioning_env, make_scheduling_env
@@ -254,18 +251,14 @@ def test_fairness_reward_matches_the_metric(gym: ModuleType) -> None:
     assert math.fsum(rewards) == pytest.approx(0.5 * w.sum() + 0.5 * f.sum(), rel=1e-9)
 
 
-def test_interval_reward_is_the_elastic_provisioners(gym: ModuleType) -> None:
-    from gridtrace.sim.rl._gym_envs import interval_reward
+def test_interval_reward_by_hand() -> None:
+    from gridtrace.sim.rl._elastic import interval_reward
 
     jobs = JobRows([0, 1], [0.0, 0.0], [10.0, 30.0], [1, 1], ["a", "a"])
     state = ClusterState(jobs, 4, _oracle(jobs))
     state.now, state.busy_core_s, state.completed, state.completed_w = 900.0, 1200.0, 5, 3.5
-    feats = ProvisioningFeatures(40)
-    rng = np.random.default_rng(0)
-    ctrl = ElasticProvisioner(MLPQ(6, 2, rng=rng), feats, rng=rng, lambda_e=0.3)
-    for last in [(0.0, 200.0, 2, 1.5, 4), (0.0, 200.0, 5, 3.5, 4), (900.0, 1200.0, 5, 3.5, 2)]:
-        ctrl._last = last
-        assert interval_reward(state, 900.0, last, 0.3) == ctrl._interval_reward(state, 900.0)
+    # no job completed in the interval: W̄ is the run's mean so far, 3.5 / 5
+    assert interval_reward(state, 900.0, (0.0, 200.0, 5, 3.5, 4), 0.3)[2] == 0.7
     # hand values: U = 1000 / (4 × 900), W̄ = 2 / 3
     reward, u, w_bar = interval_reward(state, 900.0, (0.0, 200.0, 2, 1.5, 4), 0.3)
     assert (u, w_bar) == pytest.approx((1000 / 3600, 2 / 3))
