@@ -27,9 +27,11 @@ from gridtrace.models._mmpp import (
 from gridtrace.models._presets import ARRIVAL_KINDS, PRESETS, Preset, get_preset
 from gridtrace.models._quality import (
     HeldOutScore,
+    ReplicaBand,
     anderson_darling,
     heldout_log_likelihood,
     ks_statistic,
+    replica_band,
 )
 from gridtrace.models._runtimes import (
     EmpiricalRuntime,
@@ -70,6 +72,7 @@ __all__ = [
     "PoissonArrivals",
     "PoissonHMMArrivals",
     "Preset",
+    "ReplicaBand",
     "RuntimeModel",
     "WeibullRuntime",
     "WorkloadModel",
@@ -88,6 +91,7 @@ __all__ = [
     "mmpp_idc",
     "mmpp_moments",
     "poisson_exponential_trace",
+    "replica_band",
     "runtime_model_from_dict",
     "select_hyperexponential",
     "select_mmpp",
