@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 
 import numpy as np
 import pytest
@@ -368,6 +369,24 @@ def test_sample_by_horizon_has_the_stationary_rate() -> None:
     drawn = m.sample(horizon_s=2e6, rng=4)
     assert drawn.max() <= 2e6
     assert drawn.shape[0] / 2e6 == pytest.approx(m.stationary_rate_, rel=0.05)
+
+
+def test_a_near_absorbing_phase_draws_only_what_is_asked() -> None:
+    # a fitted exit rate of 1e-9/s makes one sojourn ~1e9 s long: the draw is cut at the
+    # horizon (or at what the size needs), so it neither draws ~2e7 discarded arrivals nor
+    # changes the law: from phase 1, N(0, 1000 s] is Poisson(0.02 × 1000 = 20)
+    rates, gen = [0.0, 0.02], [[-1e-2, 1e-2], [1e-9, -1e-9]]
+    start = time.perf_counter()
+    counts = [
+        ctmc_mmpp_arrival_times(rates, gen, horizon_s=1000.0, initial=[0, 1], rng=s)[0].shape[0]
+        for s in range(2000)
+    ]
+    assert np.mean(counts) == pytest.approx(20.0, abs=0.4)  # 4 standard errors
+    assert np.var(counts) == pytest.approx(20.0, rel=0.15)
+    times, _ = ctmc_mmpp_arrival_times(rates, gen, size=50_000, initial=[0, 1], rng=1)
+    assert times.shape[0] == 50_000
+    assert times[-1] == pytest.approx(50_000 / 0.02, rel=0.02)
+    assert time.perf_counter() - start < 5.0
 
 
 # --- the count-HMM path --------------------------------------------------------------------------
