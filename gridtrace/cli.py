@@ -320,6 +320,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         streams=args.streams,
         per_vo=args.per_vo,
         name=args.name,
+        replicas=args.replicas,
     ):
         _say(line)
     return 0
@@ -509,6 +510,12 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--streams", choices=("site", "class", "vo"), default="site")
     fit.add_argument("--per-vo", action="store_true", help="runtime models per VO too")
     fit.add_argument("--name", help="model name (default: the trace file's stem)")
+    fit.add_argument(
+        "--replicas",
+        type=int,
+        default=20,
+        help="model draws for the IDC/ACF band of the fit summary (default 20; 0: none)",
+    )
     fit.set_defaults(run=_cmd_fit)
 
     synth = commands.add_parser("synth", help="seed preset or fitted model -> synthetic trace")

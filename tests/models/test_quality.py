@@ -97,7 +97,8 @@ def test_workload_model_replicas_are_its_sampled_submissions() -> None:
     # replica i is model.sample(horizon_s=..., rng=children[i]).submit_s
     children = np.random.SeedSequence(5).spawn(3)
     manual = [
-        model.sample(horizon_s=band.horizon_s, rng=c).column("submit_s").to_numpy() for c in children
+        model.sample(horizon_s=band.horizon_s, rng=c).column("submit_s").to_numpy()
+        for c in children
     ]
     assert band.replica_size_median == float(np.median([m.shape[0] for m in manual]))
     for child, expected in zip(np.random.SeedSequence(5).spawn(3), manual, strict=True):

@@ -437,6 +437,12 @@ def test_cli_fit_and_synth_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixt
     assert data["params"]["arrivals"] == "poisson"
     summary = json.loads((tmp_path / "models" / "pe1.fit-summary.json").read_text())
     assert summary["heldout_arrivals"]["site"]["gain"] == 0.0
+    # the IDC/ACF band of 20 replicas (Poisson fitted to Poisson: the trace mostly inside)
+    assert "replica band (20 draws, 95 %): trace IDC(t) inside at" in text
+    band = summary["replica_band"]
+    assert band["replicas"] == 20
+    assert sum(band["idc"]["inside"]) >= 0.7 * len(band["idc"]["inside"])
+    assert len(band["acf"]["lag"]) == 50
     synth = tmp_path / "synth"
     assert (
         main(
@@ -553,6 +559,10 @@ def test_fit_of_a_short_trace_reports_no_held_out_score_instead_of_failing(
     assert main([*fit, "--k-max", "2", "--name", "tiny"]) == 0
     assert "held-out LL per arrival (last 30 %): not available" in capsys.readouterr().out
     summary = json.loads((tmp_path / "tiny.fit-summary.json").read_text())
+    assert summary["replica_band"]["trace_size"] == 12
+    assert main([*fit, "--k-max", "2", "--name", "tiny0", "--replicas", "0"]) == 0
+    assert "replica band" not in capsys.readouterr().out
+    assert json.loads((tmp_path / "tiny0.fit-summary.json").read_text())["replica_band"] is None
     (stream,) = summary["heldout_arrivals"].values()
     assert stream["model"] is None
     assert "too few" in stream["unavailable"]
