@@ -666,9 +666,9 @@ def model_idc_band_svg(band: ReplicaBand) -> str:
         ax.yaxis.set_minor_formatter(plain if high / low < 10 else ticker.NullFormatter())
         ax.set_xlabel("window length t (s, log scale)")
         ax.set_ylabel("IDC(t) (dimensionless, log scale)")
-        ax.legend(loc="upper left")
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=3)
 
-    return _draw(_SIZE, draw)
+    return _draw(_TALL, draw)
 
 
 def model_acf_band_svg(band: ReplicaBand) -> str:
@@ -726,7 +726,7 @@ def model_acf_band_svg(band: ReplicaBand) -> str:
             )
         ax.axhline(0.0, color="#888888", linestyle="--", label="Poisson (ACF = 0)")
         ax.set_xlabel("lag k (inter-arrival times)")
-        ax.set_ylabel("ACF of inter-arrival times (dimensionless)")
-        ax.legend(loc="upper right")
+        ax.set_ylabel("gap ACF (dimensionless)")
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=3)
 
-    return _draw(_SIZE, draw)
+    return _draw(_TALL, draw)

@@ -192,7 +192,7 @@ def test_fitted_section_draws_the_trace_over_the_replica_band(
     assert "window length t (s, log scale)" in idc_labels
     assert "IDC(t) (dimensionless, log scale)" in idc_labels
     assert "lag k (inter-arrival times)" in acf_labels
-    assert "ACF of inter-arrival times (dimensionless)" in acf_labels
+    assert "gap ACF (dimensionless)" in acf_labels
     for svg in (str(idc_fig["svg"]), str(acf_fig["svg"])):
         assert "model: 95 % band of 20 replicas" in svg  # the shaded band's legend entry
         assert "trace outside the band" in svg
