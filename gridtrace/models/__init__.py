@@ -1,8 +1,9 @@
 """Workload models: arrival and runtime models, fit quality, seed presets, synthetic traces.
 
 The seed presets (:data:`PRESETS`: PE-1 … PE-4, MMPP-1/2, MM50-20/40/50) reproduce the synthetic
-workloads of the research; :func:`generate_preset_trace` turns one into a ``trace`` table that the
-simulator (:mod:`gridtrace.sim`) replays.
+workloads of the research, and :data:`DEEPRM_PRESETS` (DeepRM-10 … DeepRM-180) that of the deep-RL
+paper DeepRM; :func:`generate_preset_trace` turns one into a ``trace`` table that the simulator
+(:mod:`gridtrace.sim`) replays.
 """
 
 from __future__ import annotations
@@ -12,6 +13,14 @@ from gridtrace.models._arrivals import (
     PiecewisePoissonArrivals,
     PoissonArrivals,
     arrival_epochs,
+)
+from gridtrace.models._deeprm import (
+    DEEPRM_PRESETS,
+    DeepRMJobs,
+    DeepRMWorkload,
+    deeprm_jobs,
+    deeprm_trace,
+    get_deeprm,
 )
 from gridtrace.models._export import trace_to_jobs, write_trace_swf
 from gridtrace.models._mmpp import (
@@ -56,10 +65,13 @@ from gridtrace.models._workload import RUNTIME_FAMILIES, WorkloadModel, arrival_
 
 __all__ = [
     "ARRIVAL_KINDS",
+    "DEEPRM_PRESETS",
     "PRESETS",
     "RUNTIME_FAMILIES",
     "SYNTHETIC_ORIGIN",
     "ArrivalModel",
+    "DeepRMJobs",
+    "DeepRMWorkload",
     "EmpiricalRuntime",
     "ExponentialRuntime",
     "GammaRuntime",
@@ -80,8 +92,11 @@ __all__ = [
     "arrival_epochs",
     "arrival_model_from_dict",
     "ctmc_mmpp_arrival_times",
+    "deeprm_jobs",
+    "deeprm_trace",
     "embedded_phase_law",
     "generate_preset_trace",
+    "get_deeprm",
     "get_preset",
     "heldout_log_likelihood",
     "ks_statistic",

@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from gridtrace._shares import normalised_shares
 from gridtrace.errors import ConfigError
+from gridtrace.models._deeprm import DEEPRM_PRESETS, DeepRMWorkload, deeprm_trace
 from gridtrace.models._presets import Preset, get_preset
 from gridtrace.random import SeedLike, as_generator
 from gridtrace.schema import TRACE, conform, with_trace_metadata
@@ -459,7 +460,7 @@ def mmpp_exponential_trace(
 
 
 def generate_preset_trace(
-    preset: Preset | str,
+    preset: Preset | DeepRMWorkload | str,
     *,
     rng: SeedLike,
     size: int | None = None,
@@ -469,14 +470,15 @@ def generate_preset_trace(
 
     Parameters
     ----------
-    preset : Preset or str
-        A preset or the name of one in :data:`PRESETS`.
+    preset : Preset, DeepRMWorkload or str
+        A preset or the name of one in :data:`PRESETS` or in
+        :data:`~gridtrace.models.DEEPRM_PRESETS` (drawn by :func:`deeprm_trace`).
     rng : int, SeedSequence, Generator or None
         Random source; the same int seed always gives the same table.
     size : int, optional
         Number of jobs; defaults to ``preset.size``.
     users_per_vo : int, default 0
-        See :func:`poisson_exponential_trace`.
+        See :func:`poisson_exponential_trace` (DeepRM workloads have no VO: must be 0).
 
     Returns
     -------
@@ -490,6 +492,12 @@ def generate_preset_trace(
     >>> t.num_rows
     100
     """
+    if isinstance(preset, str) and preset in DEEPRM_PRESETS:
+        preset = DEEPRM_PRESETS[preset]
+    if isinstance(preset, DeepRMWorkload):
+        if users_per_vo:
+            raise ConfigError("DeepRM workloads have no VOs: users_per_vo must be 0")
+        return deeprm_trace(preset, rng=rng, size=size)
     if isinstance(preset, str):
         preset = get_preset(preset)
     n = preset.size if size is None else int(size)
