@@ -50,6 +50,7 @@ from gridtrace.models._runtimes import (
     LogNormalRuntime,
     RuntimeModel,
     WeibullRuntime,
+    hk_collapse,
     runtime_model_from_dict,
     select_hyperexponential,
 )
@@ -99,6 +100,7 @@ __all__ = [
     "get_deeprm",
     "get_preset",
     "heldout_log_likelihood",
+    "hk_collapse",
     "ks_statistic",
     "mmpp_arrival_times",
     "mmpp_exponential_trace",

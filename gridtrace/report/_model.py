@@ -29,6 +29,7 @@ _RUNTIME_PARAMS = {
     "rate": "rate (1/s)",
     "rates": "phase rates (1/s)",
     "weights": "phase weights",
+    "class_weights": "phase weights on the class range",
     "shape": "shape",
     "scale": "scale (s)",
     "zero_fraction": "zero-runtime fraction",
@@ -52,12 +53,28 @@ def _bic(value: Any) -> str:
     return f"{float(value):,.1f}"
 
 
-def _bic_rows(kind: str, group: str, table: Mapping[str, Any], chosen: str) -> list[dict[str, Any]]:
-    finite = [float(v) for v in table.values() if v is not None and math.isfinite(float(v))]
-    best = min(finite) if finite else None
+def _bic_rows(
+    kind: str,
+    group: str,
+    table: Mapping[str, Any],
+    chosen: str,
+    excluded: Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Rows of one stream's or class's BIC table; ΔBIC from the best candidate that could be chosen.
+
+    ``excluded`` maps candidates left out of the choice (collapsed hyperexponentials) to why;
+    their row says so instead of a ΔBIC.
+    """
+    left_out = dict(excluded or {})
+
+    def finite(value: Any) -> bool:
+        return value is not None and math.isfinite(float(value))
+
+    eligible = [float(v) for c, v in table.items() if finite(v) and c not in left_out]
+    best = min(eligible) if eligible else None
     rows = []
     for candidate, value in table.items():
-        ok = value is not None and math.isfinite(float(value))
+        ok = finite(value) and candidate not in left_out
         rows.append(
             {
                 "kind": kind,
@@ -66,6 +83,7 @@ def _bic_rows(kind: str, group: str, table: Mapping[str, Any], chosen: str) -> l
                 "bic": _bic(value),
                 "delta": _g(float(value) - best) if ok and best is not None else "—",
                 "chosen": candidate == chosen,
+                "note": f"left out: {left_out[candidate]}" if candidate in left_out else "",
             }
         )
     return rows
@@ -153,7 +171,8 @@ def fitted_model_section(
             }
         )
         table = bic_table.get("runtimes", {}).get(job_class, {})
-        bic_rows += _bic_rows("runtimes", job_class, table, str(entry["family"]))
+        left_out = (summary.get("runtime_excluded") or {}).get(job_class)
+        bic_rows += _bic_rows("runtimes", job_class, table, str(entry["family"]), left_out)
     held = [
         {
             "stream": name,

@@ -116,6 +116,30 @@ def test_fitted_section_tables_and_chosen_marks(traces: tuple[pa.Table, pa.Table
     assert view["heldout"][0]["ll_poisson"] == "-5.75"
 
 
+def test_collapsed_candidates_are_shown_as_left_out(
+    traces: tuple[pa.Table, pa.Table], tmp_path: Path
+) -> None:
+    trace, synthetic = traces
+    summary = json.loads(json.dumps(FIT_SUMMARY))
+    reason = "collapsed: two phases have the same rate within 1 % (0.001, 0.001/s)"
+    summary["bic_table"]["runtimes"]["batch"]["hyperexponential(k=3)"] = 6990.0
+    summary["summary"]["runtime_excluded"] = {"batch": {"hyperexponential(k=3)": reason}}
+    summary["summary"]["runtimes"]["batch"]["parameters"]["class_weights"] = [0.2, 0.8]
+    view = fitted_model_section(summary, trace=trace, synthetic=synthetic)
+    rows = {r["candidate"]: r for r in view["bic"] if r["group"] == "batch"}
+    left = rows["hyperexponential(k=3)"]
+    assert (left["bic"], left["delta"], left["chosen"]) == ("6,990.0", "—", False)
+    assert left["note"] == f"left out: {reason}"
+    # ΔBIC counts from the best candidate that could be chosen, the H2
+    assert rows["hyperexponential(k=2)"]["delta"] == "0"
+    assert rows["exponential"]["delta"] == "100"
+    batch = view["runtimes"][1]["parameters"]
+    assert "phase weights on the class range = [0.2, 0.8]" in batch
+    out = tmp_path / "index.html"
+    render_workload_report("site-a", trace=trace, results={}, out_path=out, model=view)
+    assert f'<td class="text">left out: {reason}</td>' in _model_html(out)
+
+
 def test_fitted_section_renders_safely_with_labelled_figures(
     traces: tuple[pa.Table, pa.Table], tmp_path: Path
 ) -> None:
