@@ -267,9 +267,16 @@ def _cmd_segment(args: argparse.Namespace) -> int:
 
 
 def _cmd_synth(args: argparse.Namespace) -> int:
+    import dataclasses
+
     import pyarrow.parquet as pq
 
-    from gridtrace.models import generate_preset_trace, get_preset, write_trace_swf
+    from gridtrace.models import (
+        DEEPRM_PRESETS,
+        generate_preset_trace,
+        get_preset,
+        write_trace_swf,
+    )
 
     if args.model:
         from gridtrace.models import WorkloadModel
@@ -290,13 +297,28 @@ def _cmd_synth(args: argparse.Namespace) -> int:
         if args.horizon is not None:
             msg = "--horizon needs --model (presets draw a number of jobs)"
             raise ConfigError(msg)
-        preset = get_preset(args.preset)
-        trace = generate_preset_trace(preset, rng=args.seed, size=args.size)
-        stem = args.name or f"{preset.name}-synth-seed{args.seed}"
-        what = (
-            f"preset {preset.name} (P = {preset.cores}, mu = {preset.service_rate:.5g}/s, "
-            f"lambda = {preset.arrival_rate:.5g}/s, rho = {preset.rho:.4g})"
-        )
+        if args.preset in DEEPRM_PRESETS:
+            workload = DEEPRM_PRESETS[args.preset]
+            if args.time_unit is not None:
+                workload = dataclasses.replace(workload, time_unit_s=args.time_unit)
+            trace = generate_preset_trace(workload, rng=args.seed, size=args.size)
+            stem = args.name or f"{workload.name}-synth-seed{args.seed}"
+            what = (
+                f"DeepRM preset {workload.name} (P = {workload.res_slot}, load "
+                f"{workload.load:.4g}, Bernoulli p = {workload.arrival_probability:.5g} per "
+                f"{workload.time_unit_s:g}-s step)"
+            )
+        else:
+            if args.time_unit is not None:
+                msg = "--time-unit applies to the DeepRM presets only"
+                raise ConfigError(msg)
+            preset = get_preset(args.preset)
+            trace = generate_preset_trace(preset, rng=args.seed, size=args.size)
+            stem = args.name or f"{preset.name}-synth-seed{args.seed}"
+            what = (
+                f"preset {preset.name} (P = {preset.cores}, mu = {preset.service_rate:.5g}/s, "
+                f"lambda = {preset.arrival_rate:.5g}/s, rho = {preset.rho:.4g})"
+            )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{stem}.parquet"
@@ -320,6 +342,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
         streams=args.streams,
         per_vo=args.per_vo,
         name=args.name,
+        replicas=args.replicas,
     ):
         _say(line)
     return 0
@@ -509,17 +532,28 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--streams", choices=("site", "class", "vo"), default="site")
     fit.add_argument("--per-vo", action="store_true", help="runtime models per VO too")
     fit.add_argument("--name", help="model name (default: the trace file's stem)")
+    fit.add_argument(
+        "--replicas",
+        type=int,
+        default=20,
+        help="model draws for the IDC/ACF band of the fit summary (default 20; 0: none)",
+    )
     fit.set_defaults(run=_cmd_fit)
 
     synth = commands.add_parser("synth", help="seed preset or fitted model -> synthetic trace")
     source = synth.add_mutually_exclusive_group(required=True)
-    source.add_argument("--preset", help="PE-1 ... PE-4, MMPP-1/2, MM50-20/40/50")
+    source.add_argument(
+        "--preset", help="PE-1 ... PE-4, MMPP-1/2, MM50-20/40/50, DeepRM-10 ... DeepRM-180"
+    )
     source.add_argument("--model", help="a model .json written by 'gridtrace fit'")
     synth.add_argument("--seed", type=int, required=True, help="root seed of the draw")
     synth.add_argument(
         "--jobs", "--size", dest="size", type=int, help="jobs to draw (presets: default their own)"
     )
     synth.add_argument("--horizon", type=float, help="with --model: draw jobs up to S seconds")
+    synth.add_argument(
+        "--time-unit", type=float, help="DeepRM presets: seconds per time step (default 1)"
+    )
     synth.add_argument("--swf", action="store_true", help="also write an SWF file")
     synth.add_argument("--name", help="file name without .parquet")
     synth.add_argument("-o", "--out", required=True, help="output folder")

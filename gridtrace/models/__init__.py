@@ -1,8 +1,9 @@
 """Workload models: arrival and runtime models, fit quality, seed presets, synthetic traces.
 
 The seed presets (:data:`PRESETS`: PE-1 … PE-4, MMPP-1/2, MM50-20/40/50) reproduce the synthetic
-workloads of the research; :func:`generate_preset_trace` turns one into a ``trace`` table that the
-simulator (:mod:`gridtrace.sim`) replays.
+workloads of the research, and :data:`DEEPRM_PRESETS` (DeepRM-10 … DeepRM-180) that of the deep-RL
+paper DeepRM; :func:`generate_preset_trace` turns one into a ``trace`` table that the simulator
+(:mod:`gridtrace.sim`) replays.
 """
 
 from __future__ import annotations
@@ -12,6 +13,14 @@ from gridtrace.models._arrivals import (
     PiecewisePoissonArrivals,
     PoissonArrivals,
     arrival_epochs,
+)
+from gridtrace.models._deeprm import (
+    DEEPRM_PRESETS,
+    DeepRMJobs,
+    DeepRMWorkload,
+    deeprm_jobs,
+    deeprm_trace,
+    get_deeprm,
 )
 from gridtrace.models._export import trace_to_jobs, write_trace_swf
 from gridtrace.models._mmpp import (
@@ -27,9 +36,11 @@ from gridtrace.models._mmpp import (
 from gridtrace.models._presets import ARRIVAL_KINDS, PRESETS, Preset, get_preset
 from gridtrace.models._quality import (
     HeldOutScore,
+    ReplicaBand,
     anderson_darling,
     heldout_log_likelihood,
     ks_statistic,
+    replica_band,
 )
 from gridtrace.models._runtimes import (
     EmpiricalRuntime,
@@ -39,6 +50,7 @@ from gridtrace.models._runtimes import (
     LogNormalRuntime,
     RuntimeModel,
     WeibullRuntime,
+    hk_collapse,
     runtime_model_from_dict,
     select_hyperexponential,
 )
@@ -54,10 +66,13 @@ from gridtrace.models._workload import RUNTIME_FAMILIES, WorkloadModel, arrival_
 
 __all__ = [
     "ARRIVAL_KINDS",
+    "DEEPRM_PRESETS",
     "PRESETS",
     "RUNTIME_FAMILIES",
     "SYNTHETIC_ORIGIN",
     "ArrivalModel",
+    "DeepRMJobs",
+    "DeepRMWorkload",
     "EmpiricalRuntime",
     "ExponentialRuntime",
     "GammaRuntime",
@@ -70,6 +85,7 @@ __all__ = [
     "PoissonArrivals",
     "PoissonHMMArrivals",
     "Preset",
+    "ReplicaBand",
     "RuntimeModel",
     "WeibullRuntime",
     "WorkloadModel",
@@ -77,10 +93,14 @@ __all__ = [
     "arrival_epochs",
     "arrival_model_from_dict",
     "ctmc_mmpp_arrival_times",
+    "deeprm_jobs",
+    "deeprm_trace",
     "embedded_phase_law",
     "generate_preset_trace",
+    "get_deeprm",
     "get_preset",
     "heldout_log_likelihood",
+    "hk_collapse",
     "ks_statistic",
     "mmpp_arrival_times",
     "mmpp_exponential_trace",
@@ -88,6 +108,7 @@ __all__ = [
     "mmpp_idc",
     "mmpp_moments",
     "poisson_exponential_trace",
+    "replica_band",
     "runtime_model_from_dict",
     "select_hyperexponential",
     "select_mmpp",

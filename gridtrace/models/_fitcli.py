@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from gridtrace.errors import FitError
 from gridtrace.models._arrivals import ArrivalModel, PoissonArrivals
 from gridtrace.models._mmpp import MMPPArrivals
-from gridtrace.models._quality import heldout_log_likelihood
+from gridtrace.models._quality import heldout_log_likelihood, replica_band
 from gridtrace.models._workload import WorkloadModel
 from gridtrace.schema import read_table
 
@@ -95,6 +95,7 @@ def fit_command(
     streams: str = "site",
     per_vo: bool = False,
     name: str | None = None,
+    replicas: int = 20,
 ) -> list[str]:
     """Fit a workload model to a trace file, write ``OUT/<name>.json`` and a fit summary.
 
@@ -111,6 +112,10 @@ def fit_command(
         Seed of the randomised MMPP EM starts.
     name : str, optional
         Model name (default: the trace file's stem).
+    replicas : int, default 20
+        Synthetic traces drawn over the trace's horizon for the IDC(t) and ACF band
+        (:func:`replica_band`, seeded with ``seed``; stored as ``replica_band`` in the fit
+        summary); 0 skips it.
 
     Returns
     -------
@@ -125,6 +130,12 @@ def fit_command(
         arrivals=arrivals, k_max=k_max, streams=streams, per_vo=per_vo, name=label, rng=seed
     ).fit(trace)
     heldout = heldout_arrivals(model, trace)
+    band = None
+    if replicas:
+        try:
+            band = replica_band(model, trace, replicas=replicas, rng=seed)
+        except FitError as exc:
+            logger.warning("no replica band (%s)", exc)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     model_path = folder / f"{label}.json"
@@ -134,6 +145,7 @@ def fit_command(
         "bic_table": model.bic_table_,
         "heldout_arrivals": heldout,
         "fit_notes": model.fit_notes_,
+        "replica_band": band.to_dict() if band is not None else None,
         "trace": str(path),
     }
     (folder / f"{label}.fit-summary.json").write_text(
@@ -170,6 +182,14 @@ def fit_command(
             f"runtimes [{job_class}]: {family} (BIC {_fmt(bic.get(family))}; "
             + ", ".join(f"{k} {_fmt(v)}" for k, v in bic.items() if k != family)
             + ")"
+        )
+    if band is not None:
+        width = 100 * (band.quantiles[2] - band.quantiles[0])
+        idc_in, acf_in = int(band.idc_inside.sum()), int(band.acf_inside.sum())
+        lines.append(
+            f"replica band ({band.replicas} draws, {width:g} %): trace IDC(t) inside at "
+            f"{idc_in}/{band.windows_s.shape[0]} windows, inter-arrival ACF at "
+            f"{acf_in}/{band.lags.shape[0]} lags"
         )
     if model.fit_notes_:
         lines.append(f"{len(model.fit_notes_)} fit note(s) in {label}.fit-summary.json")

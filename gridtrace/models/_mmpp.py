@@ -18,10 +18,12 @@ with ``P = (−D0)^{−1} D1``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
+import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -379,12 +381,14 @@ class MMPPArrivals(_MMPPBase):
                     rng=int(gen.integers(2**31 - 1)),
                     ties="keep",
                 )
+                hmm._as_start = True  # its notes are about a starting point: INFO, not WARNING
                 with warnings.catch_warnings():
                     # an initialiser only: its own convergence and resolution are not the result
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     hmm.fit(epochs)
                 starts.append(self._make("count_hmm", hmm.rates_, hmm.generator_))
             except (FitError, np.linalg.LinAlgError, ValueError) as exc:
+                logger.info("MMPP k=%d: no count-HMM start (%s)", k, exc)
                 starts.append(_failed("count_hmm", k, f"failed: {exc}"))
         if k == 2:
             try:
@@ -691,13 +695,24 @@ class PoissonHMMArrivals(_MMPPBase):
     count_log_likelihood_ : float
         hmmlearn's log-likelihood of the counts (not comparable with :meth:`score`).
     converged_ : bool
-        Whether hmmlearn's best restart converged.
+        Whether the best restart stopped because its log-likelihood gain fell under ``tol``
+        (hmmlearn's own ``monitor_.converged`` is also true when it merely hit ``n_iter``).
     n_iter_ : int
         Its iterations.
+    notes_ : list of str
+        What the fit could not do as asked: the iteration cap, a coarse bin, a first-order
+        generator, a log-likelihood decrease, hmmlearn's own warnings. Logged as warnings (INFO
+        when the fit is only the count-HMM start of :class:`MMPPArrivals`).
+
+    Notes
+    -----
+    hmmlearn's log records are taken in during the fit and said again here, once, with their
+    context; a log-likelihood "decrease" of rounding size (under 1e−9 relative) is dropped.
     """
 
     kind = "poisson_hmm"
     approximate = True
+    _as_start = False  # set by MMPPArrivals on the count-HMM start it fits
 
     def __init__(
         self,
@@ -743,27 +758,40 @@ class PoissonHMMArrivals(_MMPPBase):
         gen = as_generator(self.rng)
         best: Any = None
         best_score = -math.inf
-        for _ in range(max(int(self.n_restarts), 1)):
-            model = PoissonHMM(
-                n_components=k,
-                n_iter=int(self.n_iter),
-                tol=float(self.tol),
-                random_state=int(gen.integers(2**31 - 1)),
-            )
-            model.fit(counts)
-            score = float(model.score(counts))
-            if score > best_score:
-                best, best_score = model, score
+        best_restart = 0
+        records: list[logging.LogRecord] = []
+        restarts = max(int(self.n_restarts), 1)
+        with _hmmlearn_records(records):
+            for restart in range(restarts):
+                first = len(records)
+                model = PoissonHMM(
+                    n_components=k,
+                    n_iter=int(self.n_iter),
+                    tol=float(self.tol),
+                    random_state=int(gen.integers(2**31 - 1)),
+                )
+                model.fit(counts)
+                score = float(model.score(counts))
+                if score > best_score:
+                    best, best_score, best_restart = model, score, restart
+                for record in records[first:]:
+                    record.restart = restart
+        notes = _hmmlearn_notes(records, best_score)
         lam = np.asarray(best.lambdas_, dtype=np.float64).reshape(k) / width
         p = np.asarray(best.transmat_, dtype=np.float64)
-        q, method, clipped = _generator_from_transitions(p, width)
+        q, method, clipped, generator_note = _generator_from_transitions(p, width)
+        if generator_note:
+            notes.append(generator_note)
         self.bin_s_ = width
         self.transition_matrix_ = p
         self.generator_method_ = method
         self.generator_clipped_ = clipped
         self.count_log_likelihood_ = best_score
-        self.converged_ = bool(best.monitor_.converged)
+        history = [float(h) for h in best.monitor_.history]
+        gain = history[-1] - history[-2] if len(history) >= 2 else math.nan
         self.n_iter_ = int(best.monitor_.iter)
+        # hmmlearn calls a fit that hit n_iter "converged": only a gain under tol counts here
+        self.converged_ = bool(abs(gain) < float(self.tol))
         rates, q, _ = _sort_states(lam, q, np.ones(k) / k)
         order = np.argsort(lam, kind="stable")
         self.transition_matrix_ = p[np.ix_(order, order)]
@@ -772,18 +800,44 @@ class PoissonHMMArrivals(_MMPPBase):
         shortest = float(np.min(1.0 / leave[leave > 0])) if np.any(leave > 0) else math.inf
         self.resolution_ok_ = bool(width <= shortest / 15.0)
         if not self.resolution_ok_:
-            logger.warning(
-                "count HMM: bin %.3g s is not well under the shortest sojourn %.3g s; "
-                "the fit is biased (use a smaller bin_s or the exact MMPPArrivals)",
-                width,
-                shortest,
+            notes.append(
+                f"bin {width:.3g} s is not well under the shortest fitted sojourn "
+                f"{shortest:.3g} s (wanted <= 1/15 of it): the conversion to continuous time "
+                "is biased"
             )
         if not self.converged_:
-            warnings.warn(
-                f"PoissonHMM stopped at its cap of {self.n_iter} iterations",
-                ConvergenceWarning,
-                stacklevel=3,
+            notes.insert(
+                0,
+                f"stopped at its cap of {self.n_iter} iterations (last gain {gain:.3g} > tol "
+                f"{self.tol:g})",
             )
+        self.notes_ = notes
+        status = (
+            f"converged (last gain {gain:.3g} < tol {self.tol:g})"
+            if self.converged_
+            else "not converged"
+        )
+        summary = (
+            f"{n_bins} bins of {width:.3g} s, best of {restarts} restart(s) (#{best_restart + 1}): "
+            f"{self.n_iter_} of at most {self.n_iter} iterations, {status}"
+        )
+        if self._as_start:
+            logger.info(
+                "MMPP k=%d: count-HMM start (only seeds the exact EM): %s%s",
+                k,
+                summary,
+                "".join(f"; {n}" for n in notes),
+            )
+        else:
+            logger.info("count HMM k=%d: %s", k, summary)
+            for note in notes:
+                logger.warning("count HMM k=%d: %s", k, note)
+            if not self.converged_:
+                warnings.warn(
+                    f"PoissonHMM stopped at its cap of {self.n_iter} iterations",
+                    ConvergenceWarning,
+                    stacklevel=3,
+                )
         self.log_likelihood_ = self._score_epochs(epochs)
 
     def _params(self) -> dict[str, Any]:
@@ -810,6 +864,7 @@ class PoissonHMMArrivals(_MMPPBase):
             "log_likelihood": self.log_likelihood_,
             "converged": self.converged_,
             "n_iter": self.n_iter_,
+            "notes": list(self.notes_),
         }
 
     def _set_fitted(self, data: Mapping[str, Any]) -> None:
@@ -825,6 +880,65 @@ class PoissonHMMArrivals(_MMPPBase):
         self.log_likelihood_ = float(data["log_likelihood"])
         self.converged_ = bool(data["converged"])
         self.n_iter_ = int(data["n_iter"])
+        self.notes_ = [str(n) for n in data.get("notes", [])]  # absent in older models
+
+
+class _Collect(logging.Handler):
+    def __init__(self, records: list[logging.LogRecord]) -> None:
+        super().__init__(logging.DEBUG)
+        self.records = records
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@contextlib.contextmanager
+def _hmmlearn_records(records: list[logging.LogRecord]) -> Iterator[None]:
+    """Take in hmmlearn's log records instead of letting them reach the application's handlers."""
+    hmm_logger = logging.getLogger("hmmlearn")
+    handler = _Collect(records)
+    saved = (hmm_logger.propagate, hmm_logger.level)
+    hmm_logger.addHandler(handler)
+    hmm_logger.propagate = False
+    hmm_logger.setLevel(logging.DEBUG)
+    try:
+        yield
+    finally:
+        hmm_logger.removeHandler(handler)
+        hmm_logger.propagate, level = saved
+        hmm_logger.setLevel(level)
+
+
+_DECREASE = re.compile(r"not converging.*Delta is (\S+)", re.S)
+
+
+def _hmmlearn_notes(records: Sequence[logging.LogRecord], log_likelihood: float) -> list[str]:
+    """Say hmmlearn's warnings once each, with their restart; drop rounding-size decreases."""
+    notes: list[str] = []
+    worst: tuple[float, int] | None = None
+    for record in records:
+        if record.levelno < logging.WARNING:
+            continue
+        text = record.getMessage()
+        restart = int(getattr(record, "restart", 0)) + 1
+        found = _DECREASE.search(text)
+        if found:
+            delta = float(found.group(1))
+            if abs(delta) <= 1e-9 * max(abs(log_likelihood), 1.0):
+                logger.debug("count HMM restart %d: rounding-size decrease %.3g", restart, delta)
+                continue
+            if worst is None or delta < worst[0]:
+                worst = (delta, restart)
+            continue
+        note = f"hmmlearn (restart {restart}): {' '.join(text.split())}"
+        if note not in notes:
+            notes.append(note)
+    if worst is not None:
+        notes.append(
+            f"EM log-likelihood decreased by up to {-worst[0]:.3g} (restart {worst[1]}): "
+            "numerical trouble in hmmlearn, which EM itself never does"
+        )
+    return notes
 
 
 def _principal_log(p: F64) -> NDArray[Any]:
@@ -846,28 +960,35 @@ def _principal_log(p: F64) -> NDArray[Any]:
         np.random.set_state(state)  # noqa: NPY002
 
 
-def _generator_from_transitions(p: F64, width: float) -> tuple[F64, str, float]:
-    """``logm(P) / Δ`` checked to be a generator; else the first-order ``(P − I) / Δ``."""
+def _generator_from_transitions(p: F64, width: float) -> tuple[F64, str, float, str | None]:
+    """``logm(P) / Δ`` checked to be a generator; else the first-order ``(P − I) / Δ``.
+
+    Returns the generator, the method (``"logm"`` or ``"first-order"``), the largest negative
+    off-diagonal entry set to 0, and a note saying why the first-order form was used (None for
+    ``"logm"``); the caller logs the note in its context.
+    """
     k = p.shape[0]
     log = _principal_log(p)
     scale = 1.0 / width
     if np.iscomplexobj(log):
         if float(np.max(np.abs(log.imag))) > 1e-9:
-            logger.warning("logm(P) is complex: using the first-order generator (P - I)/bin")
-            return (p - np.eye(k)) / width, "first-order", 0.0
+            note = (
+                "logm(P) is complex (P has eigenvalues off the positive real axis): "
+                "generator by the first-order (P - I)/bin"
+            )
+            return (p - np.eye(k)) / width, "first-order", 0.0, note
         log = log.real
     q = log / width
     off = q - np.diag(np.diag(q))
     worst = float(-off.min()) if off.min() < 0 else 0.0
     if worst > 1e-3 * scale:
-        logger.warning(
-            "logm(P)/bin has off-diagonal entries down to %.3g: not a generator; "
-            "using the first-order generator (P - I)/bin",
-            -worst,
+        note = (
+            f"logm(P)/bin has off-diagonal entries down to {-worst:.3g}: not a generator; "
+            "generator by the first-order (P - I)/bin"
         )
-        return (p - np.eye(k)) / width, "first-order", 0.0
+        return (p - np.eye(k)) / width, "first-order", 0.0, note
     q = _generator_from_offdiag(np.maximum(off, 0.0))
-    return q, "logm", worst
+    return q, "logm", worst, None
 
 
 # --- model selection ----------------------------------------------------------------------------

@@ -338,5 +338,12 @@ def get_preset(name: str) -> Preset:
     try:
         return PRESETS[name]
     except KeyError:
+        from gridtrace.models._deeprm import DEEPRM_PRESETS
+
         known = ", ".join(PRESETS)
-        raise ConfigError(f"unknown preset {name!r}; known presets: {known}") from None
+        first = next(iter(DEEPRM_PRESETS.values()))
+        deeprm = f"{first.name} … {list(DEEPRM_PRESETS)[-1]}"
+        raise ConfigError(
+            f"unknown preset {name!r}; known presets: {known}, and DeepRM's {deeprm} (its "
+            f"Bernoulli arrivals cannot offer more than {100 * first.max_load:.4g} %)"
+        ) from None

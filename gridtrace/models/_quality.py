@@ -1,29 +1,42 @@
-"""Fit quality: KS D and Anderson–Darling A² as effect sizes, held-out log-likelihood vs Poisson.
+"""Fit quality: KS D, Anderson–Darling A², held-out log-likelihood, IDC and ACF replica bands.
 
 With 1e5 observations every goodness-of-fit test rejects; the statistics themselves (D, A²) and the
 held-out log-likelihood per arrival say *how much* better one model is, which is what matters.
+:func:`replica_band` asks the second-order question the marginal statistics cannot: does the
+model reproduce the trace's burstiness (IDC at long windows) and the memory of its gaps (ACF)?
 """
 
 from __future__ import annotations
 
 import copy
+import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow as pa
 from numpy.typing import ArrayLike, NDArray
 
-from gridtrace.errors import FitError
+from gridtrace.errors import ConfigError, FitError
 from gridtrace.models._arrivals import ArrivalModel, PoissonArrivals, check_times
+from gridtrace.random import SeedLike
+from gridtrace.stats import idc_curve, interarrival_acf
+
+if TYPE_CHECKING:
+    from gridtrace.models._workload import WorkloadModel
 
 __all__ = [
     "HeldOutScore",
+    "ReplicaBand",
     "anderson_darling",
     "heldout_log_likelihood",
     "ks_statistic",
+    "replica_band",
 ]
+
+logger = logging.getLogger(__name__)
 
 F64 = NDArray[np.float64]
 Cdf = Callable[[F64], F64]
@@ -158,4 +171,311 @@ def heldout_log_likelihood(
         n_train=int(train.shape[0]),
         n_test=n_test,
         split_s=split,
+    )
+
+
+# --- IDC(t) and ACF against a band of model replicas ---------------------------------------------
+
+
+def _idc_at(offsets: F64, windows_s: F64, span_s: float) -> F64:
+    """IDC of arrivals at ``offsets`` ≥ 0 over consecutive complete windows of ``[0, span_s)``.
+
+    The same estimator as :func:`gridtrace.stats.idc_curve` (counts per complete window, sample
+    variance with ddof 1 over the mean); NaN where fewer than two windows fit or none is occupied.
+    """
+    out = np.full(windows_s.shape[0], np.nan)
+    for i, t in enumerate(windows_s):
+        windows = int(span_s // t)
+        if windows < 2:
+            continue
+        index = (offsets // t).astype(np.int64)
+        counts = np.bincount(index[index < windows], minlength=windows)
+        mean = float(counts.mean())
+        if mean > 0:
+            out[i] = float(counts.var(ddof=1)) / mean
+    return out
+
+
+def _acf_at(times: F64, lags: int) -> F64:
+    """Inter-arrival ACF at lags 1..``lags`` (as :func:`gridtrace.stats.interarrival_acf`).
+
+    NaN-padded where the gaps are too few for a lag.
+    """
+    out = np.full(lags, np.nan)
+    table = interarrival_acf(times, lags=lags)
+    values = np.asarray(table.column("acf").to_numpy(), dtype=np.float64)
+    out[: values.shape[0]] = values
+    return out
+
+
+def _nan_list(values: NDArray[Any]) -> list[float | None]:
+    return [float(v) if math.isfinite(float(v)) else None for v in values]
+
+
+def _nan_array(values: Any) -> F64:
+    return np.asarray([math.nan if v is None else float(v) for v in values], dtype=np.float64)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ReplicaBand:
+    """The IDC(t) and inter-arrival ACF of a trace against a pointwise band of model replicas.
+
+    Attributes
+    ----------
+    replicas : int
+        Number of synthetic traces drawn.
+    horizon_s : float
+        Time span of the trace (first to last arrival); each replica covers ``(0, horizon_s]``.
+    quantiles : tuple of float
+        The band's lower, middle and upper quantile (default 0.025, 0.5, 0.975).
+    windows_s : ndarray
+        IDC window lengths t (seconds).
+    idc_trace, idc_low, idc_median, idc_high : ndarray
+        The trace's IDC(t) and the replicas' pointwise quantiles at each window.
+    idc_inside : ndarray of bool
+        Whether ``idc_low ≤ idc_trace ≤ idc_high`` (False where any of them is NaN).
+    lags : ndarray of int
+        ACF lags 1 … L.
+    acf_trace, acf_low, acf_median, acf_high : ndarray
+        The trace's inter-arrival ACF and the replicas' pointwise quantiles at each lag.
+    acf_inside : ndarray of bool
+        Whether the trace's ACF lies in the band at each lag.
+    replica_size_median : float
+        Median number of arrivals per replica (the trace has ``trace_size``).
+    trace_size : int
+        Arrivals in the trace.
+    """
+
+    replicas: int
+    horizon_s: float
+    quantiles: tuple[float, float, float]
+    windows_s: F64
+    idc_trace: F64
+    idc_low: F64
+    idc_median: F64
+    idc_high: F64
+    idc_inside: NDArray[np.bool_]
+    lags: NDArray[np.int64]
+    acf_trace: F64
+    acf_low: F64
+    acf_median: F64
+    acf_high: F64
+    acf_inside: NDArray[np.bool_]
+    replica_size_median: float
+    trace_size: int
+
+    @property
+    def idc_inside_fraction(self) -> float:
+        """Share of the windows where the trace's IDC is inside the band (NaN without windows)."""
+        n = self.idc_inside.shape[0]
+        return float(self.idc_inside.sum()) / n if n else math.nan
+
+    @property
+    def acf_inside_fraction(self) -> float:
+        """Share of the lags where the trace's ACF is inside the band (NaN without lags)."""
+        n = self.acf_inside.shape[0]
+        return float(self.acf_inside.sum()) / n if n else math.nan
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON types (NaN as None)."""
+        return {
+            "replicas": self.replicas,
+            "horizon_s": self.horizon_s,
+            "quantiles": list(self.quantiles),
+            "trace_size": self.trace_size,
+            "replica_size_median": self.replica_size_median,
+            "idc": {
+                "t_s": self.windows_s.tolist(),
+                "trace": _nan_list(self.idc_trace),
+                "low": _nan_list(self.idc_low),
+                "median": _nan_list(self.idc_median),
+                "high": _nan_list(self.idc_high),
+                "inside": self.idc_inside.tolist(),
+            },
+            "acf": {
+                "lag": self.lags.tolist(),
+                "trace": _nan_list(self.acf_trace),
+                "low": _nan_list(self.acf_low),
+                "median": _nan_list(self.acf_median),
+                "high": _nan_list(self.acf_high),
+                "inside": self.acf_inside.tolist(),
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ReplicaBand:
+        """Rebuild a band from :meth:`to_dict`."""
+        try:
+            idc, acf = data["idc"], data["acf"]
+            low, mid, high = (float(q) for q in data["quantiles"])
+            return cls(
+                replicas=int(data["replicas"]),
+                horizon_s=float(data["horizon_s"]),
+                quantiles=(low, mid, high),
+                windows_s=np.asarray(idc["t_s"], dtype=np.float64),
+                idc_trace=_nan_array(idc["trace"]),
+                idc_low=_nan_array(idc["low"]),
+                idc_median=_nan_array(idc["median"]),
+                idc_high=_nan_array(idc["high"]),
+                idc_inside=np.asarray(idc["inside"], dtype=np.bool_),
+                lags=np.asarray(acf["lag"], dtype=np.int64),
+                acf_trace=_nan_array(acf["trace"]),
+                acf_low=_nan_array(acf["low"]),
+                acf_median=_nan_array(acf["median"]),
+                acf_high=_nan_array(acf["high"]),
+                acf_inside=np.asarray(acf["inside"], dtype=np.bool_),
+                replica_size_median=float(data["replica_size_median"]),
+                trace_size=int(data["trace_size"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"not a replica band ({exc!r})") from exc
+
+
+def _band(values: F64, quantiles: tuple[float, float, float]) -> tuple[F64, F64, F64]:
+    """Pointwise quantiles over the rows of ``values`` (replicas × points), ignoring NaNs."""
+    out = np.full((3, values.shape[1]), np.nan)
+    for j in range(values.shape[1]):
+        column = values[:, j]
+        column = column[np.isfinite(column)]
+        if column.size:
+            out[:, j] = np.quantile(column, quantiles)
+    return out[0], out[1], out[2]
+
+
+def _inside(trace: F64, low: F64, high: F64) -> NDArray[np.bool_]:
+    with np.errstate(invalid="ignore"):
+        return np.asarray((low <= trace) & (trace <= high), dtype=np.bool_)
+
+
+def replica_band(
+    model: WorkloadModel | ArrivalModel,
+    trace: pa.Table | ArrayLike,
+    *,
+    replicas: int = 20,
+    windows_s: ArrayLike | None = None,
+    idc_points: int = 30,
+    lags: int = 50,
+    quantiles: tuple[float, float, float] = (0.025, 0.5, 0.975),
+    rng: SeedLike = 0,
+) -> ReplicaBand:
+    """IDC(t) and inter-arrival ACF of a trace against a pointwise band of model replicas.
+
+    ``replicas`` synthetic arrival sequences are drawn from the fitted ``model`` over the trace's
+    horizon (its first to last arrival); IDC(t) is computed on the same windows for the trace
+    and every replica (consecutive complete windows from the start, as in
+    :func:`gridtrace.stats.idc_curve`), the inter-arrival ACF at lags 1 … ``lags`` as in
+    :func:`gridtrace.stats.interarrival_acf`, and the band is the pointwise ``quantiles`` of the
+    replicas. A model that reproduces the trace's second-order structure keeps the trace's curve
+    inside the band at most windows and lags; a Poisson model fitted to bursty arrivals leaves the
+    trace's IDC far above its band at long windows.
+
+    Parameters
+    ----------
+    model : WorkloadModel or ArrivalModel
+        A fitted model. A :class:`~gridtrace.models.WorkloadModel` draws its merged streams with
+        :meth:`~gridtrace.models.WorkloadModel.sample_arrivals` (replica i is the ``submit_s`` of
+        ``model.sample(horizon_s=..., rng=children[i])``); an arrival model its own
+        :meth:`~gridtrace.models.ArrivalModel.sample`.
+    trace : pyarrow.Table or array_like
+        A ``trace`` table (its ``submit_s``) or arrival times in seconds; sorted here.
+    replicas : int, default 20
+        Number of synthetic traces (≥ 2). With 20, the 2.5 % and 97.5 % quantiles lie close to
+        the replicas' minimum and maximum: a cheap band that is enough to see a miss by a factor.
+    windows_s : array_like, optional
+        IDC windows in seconds; by default those of ``idc_curve(trace, points=idc_points)``,
+        i.e. the report's grid (mean inter-arrival time to a tenth of the span).
+    idc_points : int, default 30
+        Points of the default window grid.
+    lags : int, default 50
+        Largest ACF lag L.
+    quantiles : tuple of float, default (0.025, 0.5, 0.975)
+        Lower, middle and upper quantile of the band.
+    rng : int, SeedSequence, Generator or None, default 0
+        Random source, split with :meth:`numpy.random.SeedSequence.spawn` into one child per
+        replica: the same int seed gives the same band, and replica i does not depend on the
+        number of replicas.
+
+    Returns
+    -------
+    ReplicaBand
+        The trace's curves, the band and the per-window and per-lag "inside" flags.
+
+    Raises
+    ------
+    ConfigError
+        If ``replicas`` < 2, ``lags`` < 1 or the quantiles are not increasing in [0, 1].
+    FitError
+        If the trace has fewer than two arrivals or spans zero time.
+    """
+    from gridtrace.models._workload import WorkloadModel
+
+    if int(replicas) < 2:
+        raise ConfigError(f"replicas must be >= 2, got {replicas}")
+    if int(lags) < 1:
+        raise ConfigError(f"lags must be >= 1, got {lags}")
+    if len(quantiles) != 3:
+        raise ConfigError(f"quantiles must be three values, got {quantiles}")
+    q = (float(quantiles[0]), float(quantiles[1]), float(quantiles[2]))
+    if not 0.0 <= q[0] < q[1] < q[2] <= 1.0:
+        raise ConfigError(f"quantiles must be increasing values in [0, 1], got {quantiles}")
+    if isinstance(trace, pa.Table):
+        column = trace.column("submit_s").to_numpy(zero_copy_only=False)
+        times = np.sort(np.asarray(column, dtype=np.float64))
+    else:
+        times = np.sort(np.asarray(trace, dtype=np.float64).ravel())
+    if times.shape[0] < 2 or not times[-1] > times[0]:
+        raise FitError("the trace needs at least two arrivals spanning a positive time")
+    horizon = float(times[-1] - times[0])
+    if windows_s is None:
+        windows = np.asarray(
+            idc_curve(times, points=idc_points).column("t_s").to_numpy(), dtype=np.float64
+        )
+    else:
+        windows = np.asarray(windows_s, dtype=np.float64).ravel()
+        if windows.size and not np.all(np.isfinite(windows) & (windows > 0)):
+            raise ConfigError("windows_s must be positive and finite")
+    n_lags = int(lags)
+    seq = WorkloadModel._seed_sequence(rng)
+    idc = np.full((int(replicas), windows.shape[0]), np.nan)
+    acf = np.full((int(replicas), n_lags), np.nan)
+    sizes = np.zeros(int(replicas))
+    for i, child in enumerate(seq.spawn(int(replicas))):
+        if isinstance(model, WorkloadModel):
+            drawn = model.sample_arrivals(horizon_s=horizon, rng=child)
+        else:
+            drawn = model.sample(horizon_s=horizon, rng=np.random.default_rng(child))
+        sizes[i] = drawn.shape[0]
+        idc[i] = _idc_at(drawn, windows, horizon)
+        acf[i] = _acf_at(drawn, n_lags)
+    idc_trace = _idc_at(times - times[0], windows, horizon)
+    acf_trace = _acf_at(times, n_lags)
+    idc_low, idc_mid, idc_high = _band(idc, q)
+    acf_low, acf_mid, acf_high = _band(acf, q)
+    logger.debug(
+        "replica band: %d replicas over %.6g s, IDC inside at %d/%d windows, ACF at %d/%d lags",
+        replicas,
+        horizon,
+        int(_inside(idc_trace, idc_low, idc_high).sum()),
+        windows.shape[0],
+        int(_inside(acf_trace, acf_low, acf_high).sum()),
+        n_lags,
+    )
+    return ReplicaBand(
+        replicas=int(replicas),
+        horizon_s=horizon,
+        quantiles=q,
+        windows_s=windows,
+        idc_trace=idc_trace,
+        idc_low=idc_low,
+        idc_median=idc_mid,
+        idc_high=idc_high,
+        idc_inside=_inside(idc_trace, idc_low, idc_high),
+        lags=np.arange(1, n_lags + 1, dtype=np.int64),
+        acf_trace=acf_trace,
+        acf_low=acf_low,
+        acf_median=acf_mid,
+        acf_high=acf_high,
+        acf_inside=_inside(acf_trace, acf_low, acf_high),
+        replica_size_median=float(np.median(sizes)),
+        trace_size=int(times.shape[0]),
     )

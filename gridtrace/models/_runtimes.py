@@ -21,6 +21,8 @@ unless ``floor_s`` is given, in which case smaller values are raised to ``floor_
 
 from __future__ import annotations
 
+import itertools
+import logging
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
@@ -42,12 +44,80 @@ __all__ = [
     "LogNormalRuntime",
     "RuntimeModel",
     "WeibullRuntime",
+    "hk_collapse",
     "runtime_model_from_dict",
     "select_hyperexponential",
 ]
 
+logger = logging.getLogger(__name__)
+
 F64 = NDArray[np.float64]
 B = NDArray[np.bool_]
+
+HK_RATE_RTOL = 1e-2
+"""Two H_k phases whose rates differ by less than this (relatively) are one phase: their mixture's
+squared coefficient of variation exceeds 1 by at most ``HK_RATE_RTOL² / 4`` = 2.5e−5, which no
+runtime sample can tell from an exponential."""
+
+
+def hk_collapse(
+    weights: ArrayLike,
+    rates: ArrayLike,
+    n: int,
+    *,
+    span_s: float | None = None,
+    rate_rtol: float = HK_RATE_RTOL,
+    min_phase_jobs: float = 1.0,
+) -> str | None:
+    """Say whether a hyperexponential H_k is collapsed, i.e. effectively an H_{k−1}.
+
+    Parameters
+    ----------
+    weights, rates : array_like, shape (k,)
+        Phase weights and rates (s⁻¹). For a class truncated to a range, pass the weights the
+        phases have *on that range* (``w_j P_j(range) / Σ_i w_i P_i(range)``): the raw weights of a
+        truncated fit can be ~1e−11 for a phase that holds a fifth of the jobs.
+    n : int
+        Number of runtimes fitted.
+    span_s : float, optional
+        Length of a bounded range (0, span_s] the runtimes live on (the interactive class, τ):
+        two phases whose rates differ by less than ``rate_rtol / span_s`` have densities within a
+        factor ``e^{rate_rtol}`` of each other over the whole range, so they are one phase there
+        (e.g. two rates ≪ 1/τ, both flat on (0, τ]).
+    rate_rtol : float, default :data:`HK_RATE_RTOL`
+        Relative rate difference below which two phases are one.
+    min_phase_jobs : float, default 1.0
+        A phase whose weight times n is below this holds less than one job.
+
+    Returns
+    -------
+    str or None
+        Why the mixture is collapsed (a phase holding too few jobs, or two phases with the same
+        rate), or None when every phase is identified.
+    """
+    w = np.asarray(weights, dtype=np.float64).ravel()
+    mu = np.asarray(rates, dtype=np.float64).ravel()
+    reasons = []
+    for j in np.argsort(w):
+        if w[j] * n < min_phase_jobs:
+            reasons.append(
+                f"a phase (rate {mu[j]:.4g}/s) holds {w[j] * n:.3g} of {n} runtimes "
+                f"(weight {w[j]:.3g})"
+            )
+    order = np.argsort(mu)
+    for lo, hi in itertools.pairwise(order):
+        gap = float(mu[hi] - mu[lo])
+        if gap <= rate_rtol * float(mu[hi]):
+            reasons.append(
+                f"two phases have the same rate within {100 * rate_rtol:g} % "
+                f"({mu[lo]:.6g}, {mu[hi]:.6g}/s)"
+            )
+        elif span_s is not None and gap * span_s <= rate_rtol:
+            reasons.append(
+                f"two phases (rates {mu[lo]:.4g}, {mu[hi]:.4g}/s) are the same on "
+                f"(0, {span_s:g} s]: |Δμ| τ = {gap * span_s:.3g}"
+            )
+    return "; ".join(reasons) if reasons else None
 
 
 class RuntimeModel(ABC):
@@ -324,6 +394,12 @@ class HyperExponentialRuntime(RuntimeModel):
         Phase rates μ_j in s⁻¹, decreasing (shortest phase first).
     n_iter_ : int
     converged_ : bool
+    collapsed_ : str or None
+        Why the fit is effectively an H_{k−1} (:func:`hk_collapse`: a phase holding less than one
+        runtime, or two phases with the same rate), None when it is not. A collapsed H_k has
+        about the likelihood of H_{k−1} with more parameters; :func:`select_hyperexponential`
+        (and :class:`~gridtrace.models.WorkloadModel`, on the class range) leave it out of the
+        BIC choice.
 
     Notes
     -----
@@ -391,6 +467,11 @@ class HyperExponentialRuntime(RuntimeModel):
         order_r = np.argsort(-rates)
         self.rates_ = rates[order_r]
         self.weights_ = weights[order_r] / weights.sum()
+        self.collapsed_ = (
+            hk_collapse(self.weights_, self.rates_, int(x.shape[0])) if k > 1 else None
+        )
+        if self.collapsed_:
+            logger.debug("H%d EM on %d runtimes is collapsed: %s", k, x.shape[0], self.collapsed_)
         if not self.converged_:
             warnings.warn(
                 f"H{k} EM hit its cap of {self.max_iter} iterations",
@@ -446,6 +527,7 @@ class HyperExponentialRuntime(RuntimeModel):
             "rates": self.rates_.tolist(),
             "n_iter": self.n_iter_,
             "converged": self.converged_,
+            "collapsed": self.collapsed_,
         }
 
     def _set_fitted(self, data: Mapping[str, Any]) -> None:
@@ -453,12 +535,18 @@ class HyperExponentialRuntime(RuntimeModel):
         self.rates_ = np.asarray(data["rates"], dtype=np.float64)
         self.n_iter_ = int(data["n_iter"])
         self.converged_ = bool(data["converged"])
+        collapsed = data.get("collapsed")  # absent from models written before the check
+        self.collapsed_ = None if collapsed is None else str(collapsed)
 
 
 def select_hyperexponential(
     run_s: ArrayLike, k_max: int = 4, *, censor_s: ArrayLike | None = None, **kwargs: Any
 ) -> tuple[HyperExponentialRuntime, dict[int, float]]:
-    """Fit H_1 … H_{k_max} and return the one with the lowest BIC and the BIC table."""
+    """Fit H_1 … H_{k_max} and return the one with the lowest BIC and the BIC table.
+
+    A collapsed H_k (``collapsed_`` set: effectively an H_{k−1}) keeps its BIC in the table but
+    is not chosen; the exclusion is logged (INFO).
+    """
     fits: dict[int, HyperExponentialRuntime] = {}
     bic: dict[int, float] = {}
     n = np.asarray(run_s).size
@@ -466,7 +554,10 @@ def select_hyperexponential(
         m = HyperExponentialRuntime(k, **kwargs).fit(run_s, censor_s=censor_s)
         fits[k] = m
         bic[k] = -2.0 * m.log_likelihood_ + m.n_parameters * math.log(n)
-    best = min(bic, key=lambda k: bic[k])
+        if m.collapsed_:
+            logger.info("H%d left out of the BIC choice: collapsed (%s)", k, m.collapsed_)
+    usable = [k for k in bic if fits[k].collapsed_ is None]
+    best = min(usable, key=lambda k: bic[k])
     return fits[best], bic
 
 

@@ -8,6 +8,7 @@ so that changing one part of a workload (say the VO weights) leaves the others b
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ from numpy.typing import NDArray
 
 from gridtrace._shares import normalised_shares
 from gridtrace.errors import ConfigError
+from gridtrace.models._deeprm import DEEPRM_PRESETS, DeepRMWorkload, deeprm_trace
 from gridtrace.models._presets import Preset, get_preset
 from gridtrace.random import SeedLike, as_generator
 from gridtrace.schema import TRACE, conform, with_trace_metadata
@@ -195,11 +197,23 @@ def ctmc_mmpp_arrival_times(
     count_list: list[int] = []
     produced = 0
     while True:
+        # a sojourn longer than what is still needed (past the horizon, or far more arrivals
+        # than the size asks for) is cut there; the phase then stays put, and the rest of the
+        # sojourn is again exponential (memoryless), so the path is exact and a near-absorbing
+        # phase (a fitted exit rate of 1e-9/s) does not draw millions of discarded arrivals
+        stay = False
+        cap = math.inf
+        if horizon_s is not None:
+            cap = horizon_s - clock
+        elif lam[state] > 0:
+            assert size is not None
+            cap = 2.0 * (size - produced + 10) / lam[state]
         if leave[state] > 0:
             hold = float(gen.exponential(1.0 / leave[state]))
+            if hold > cap:
+                hold, stay = cap, True
         elif lam[state] > 0:  # absorbing phase: long enough for what is still needed
-            need = (size - produced) if size is not None else 0
-            hold = (horizon_s - clock) if horizon_s is not None else 2.0 * (need + 10) / lam[state]
+            hold, stay = cap, True
         else:
             raise ConfigError("the phase chain is absorbed in a phase with rate 0")
         count = int(gen.poisson(lam[state] * hold))
@@ -213,11 +227,9 @@ def ctmc_mmpp_arrival_times(
             horizon_s is not None and clock >= horizon_s
         ):
             break
-        if leave[state] > 0:
+        if not stay:
             u = gen.random()
             state = min(int(np.searchsorted(cum_jump[state], u, side="right")), k - 1)
-        elif size is not None and lam[state] > 0:
-            continue  # absorbing phase: another sojourn until the size is reached
     start_a = np.asarray(starts)
     length_a = np.asarray(lengths)
     state_a = np.asarray(states, dtype=np.int8)
@@ -448,7 +460,7 @@ def mmpp_exponential_trace(
 
 
 def generate_preset_trace(
-    preset: Preset | str,
+    preset: Preset | DeepRMWorkload | str,
     *,
     rng: SeedLike,
     size: int | None = None,
@@ -458,14 +470,15 @@ def generate_preset_trace(
 
     Parameters
     ----------
-    preset : Preset or str
-        A preset or the name of one in :data:`PRESETS`.
+    preset : Preset, DeepRMWorkload or str
+        A preset or the name of one in :data:`PRESETS` or in
+        :data:`~gridtrace.models.DEEPRM_PRESETS` (drawn by :func:`deeprm_trace`).
     rng : int, SeedSequence, Generator or None
         Random source; the same int seed always gives the same table.
     size : int, optional
         Number of jobs; defaults to ``preset.size``.
     users_per_vo : int, default 0
-        See :func:`poisson_exponential_trace`.
+        See :func:`poisson_exponential_trace` (DeepRM workloads have no VO: must be 0).
 
     Returns
     -------
@@ -479,6 +492,12 @@ def generate_preset_trace(
     >>> t.num_rows
     100
     """
+    if isinstance(preset, str) and preset in DEEPRM_PRESETS:
+        preset = DEEPRM_PRESETS[preset]
+    if isinstance(preset, DeepRMWorkload):
+        if users_per_vo:
+            raise ConfigError("DeepRM workloads have no VOs: users_per_vo must be 0")
+        return deeprm_trace(preset, rng=rng, size=size)
     if isinstance(preset, str):
         preset = get_preset(preset)
     n = preset.size if size is None else int(size)

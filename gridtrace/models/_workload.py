@@ -63,6 +63,7 @@ from gridtrace.models._runtimes import (
     LogNormalRuntime,
     RuntimeModel,
     WeibullRuntime,
+    hk_collapse,
     runtime_model_from_dict,
 )
 from gridtrace.models._synth import _seed_record
@@ -254,6 +255,26 @@ class _RuntimeChoice:
     label: str
     bic: dict[str, float | None]
     notes: list[str]
+    excluded: dict[str, str]
+
+
+def _class_phase_weights(model: HyperExponentialRuntime, job_class: str, tau_s: float) -> F64:
+    """Weights of the phases of an H_k *on a class range*: ``w_j P_j(range) / Σ_i w_i P_i(range)``.
+
+    These are the weights of the law actually sampled and scored for the class (interactive:
+    (0, τ], batch: (τ, ∞)). A truncated fit can put a raw weight of 1e−11 on a phase that holds
+    most of the class, or 1 on a phase that puts no mass above τ.
+    """
+    rates = model.rates_
+    with np.errstate(divide="ignore"):
+        if job_class == "interactive":
+            log_mass = np.log(-np.expm1(-rates * tau_s))
+        else:
+            log_mass = -rates * tau_s
+        log_w = np.log(model.weights_) + log_mass
+    top = float(np.max(log_w))
+    w = np.exp(log_w - top)
+    return np.asarray(w / w.sum(), dtype=np.float64)
 
 
 def _select_runtime(
@@ -270,12 +291,17 @@ def _select_runtime(
     notes: list[str] = []
     bic: dict[str, float | None] = {}
     fitted: dict[str, tuple[RuntimeModel, bool]] = {}
+    excluded: dict[str, str] = {}
     candidates: list[tuple[str, str, int]] = []
     for family in families:
         if family == "hyperexponential":
             candidates.extend((f"hyperexponential(k={k})", family, k) for k in range(2, k_max + 1))
         elif family != "empirical":
             candidates.append((family, family, 1))
+
+    def eligible() -> dict[str, float]:
+        return {k: v for k, v in bic.items() if v is not None and k not in excluded}
+
     for label, family, k in candidates:
         model = _make_family(family, k, floor_s)
         converged = True
@@ -303,7 +329,26 @@ def _select_runtime(
             continue
         bic[label] = -2.0 * ll + model.n_parameters * math.log(n)
         fitted[label] = (model, converged)
-    usable = {k: v for k, v in bic.items() if v is not None}
+        if isinstance(model, HyperExponentialRuntime):
+            # judged on the class range, where the model is sampled and scored
+            span = tau_s if job_class == "interactive" else None
+            weights = _class_phase_weights(model, job_class, tau_s)
+            model.collapsed_ = hk_collapse(weights, model.rates_, n, span_s=span)
+            if model.collapsed_:
+                excluded[label] = f"collapsed: {model.collapsed_}"
+                notes.append(
+                    f"{job_class} {label}: left out of the BIC choice, it has fewer than {k} "
+                    f"distinct phases on the class range ({model.collapsed_})"
+                )
+    if not eligible() and excluded and "exponential" not in families:
+        # every H_k collapsed: drop to H_1, the exponential
+        notes.append(f"{job_class}: every hyperexponential collapsed; using H1 (exponential)")
+        model = ExponentialRuntime(floor_s=floor_s).fit(run_s, censor_s=censor_s)
+        x, censored, _ = model._prepare(run_s, censor_s)
+        ll = _fit_truncated(model, x, censored, job_class, tau_s)
+        bic["exponential"] = -2.0 * ll + model.n_parameters * math.log(n)
+        fitted["exponential"] = (model, True)
+    usable = eligible()
     if not usable:
         if "empirical" not in families:
             raise FitError(
@@ -312,7 +357,7 @@ def _select_runtime(
             )
         model = EmpiricalRuntime(floor_s=floor_s).fit(run_s)
         bic["empirical"] = None
-        return _RuntimeChoice(model, "empirical", bic, notes)
+        return _RuntimeChoice(model, "empirical", bic, notes, excluded)
     label = min(usable, key=lambda key: usable[key])
     model, converged = fitted[label]
     if not converged:
@@ -321,7 +366,7 @@ def _select_runtime(
             ConvergenceWarning,
             stacklevel=4,
         )
-    return _RuntimeChoice(model, label, bic, notes)
+    return _RuntimeChoice(model, label, bic, notes, excluded)
 
 
 def _sample_runtimes(model: RuntimeModel, u: F64, job_class: str, tau_s: float) -> F64:
@@ -475,6 +520,11 @@ class WorkloadModel:
         {family: BIC}}}`` (None where a candidate failed).
     arrival_choice_ : dict of str to str
         Stream → chosen arrival model label (``"poisson"`` or ``"mmpp(k=2)"``, ...).
+    runtime_excluded_ : dict
+        ``{class or "vo/class": {candidate: reason}}``: candidates left out of the BIC choice,
+        i.e. hyperexponentials that are collapsed on the class range (a phase holding less than
+        one job, or two phases with the same rate there: see
+        :func:`~gridtrace.models.hk_collapse`). Their BIC stays in ``bic_table_``.
     fit_notes_ : list of str
         Warnings and failures of the candidate fits (nothing is dropped silently).
 
@@ -616,6 +666,7 @@ class WorkloadModel:
         # runtimes
         walltime = _floats(trace, "walltime_req_s")
         runtime_bic: dict[str, dict[str, float | None]] = {}
+        self.runtime_excluded_: dict[str, dict[str, str]] = {}
         self.runtime_models_: dict[str, RuntimeModel] = {}
         self.runtime_labels_: dict[str, str] = {}
         for job_class in CLASSES:
@@ -626,6 +677,8 @@ class WorkloadModel:
             self.runtime_models_[job_class] = choice.model
             self.runtime_labels_[job_class] = choice.label
             runtime_bic[job_class] = choice.bic
+            if choice.excluded:
+                self.runtime_excluded_[job_class] = choice.excluded
         self.interactive_fraction_vo_: dict[str | None, float] = {}
         self.runtime_models_vo_: dict[tuple[str | None, str], RuntimeModel] = {}
         self.runtime_labels_vo_: dict[tuple[str | None, str], str] = {}
@@ -644,6 +697,8 @@ class WorkloadModel:
                     self.runtime_models_vo_[(name, job_class)] = choice.model
                     self.runtime_labels_vo_[(name, job_class)] = choice.label
                     runtime_bic[f"{name}/{job_class}"] = choice.bic
+                    if choice.excluded:
+                        self.runtime_excluded_[f"{name}/{job_class}"] = choice.excluded
         self.bic_table_ = {"arrivals": arrival_bic, "runtimes": runtime_bic}
         self.fit_notes_ = notes
         for note in notes:
@@ -788,23 +843,7 @@ class WorkloadModel:
         seq = self._seed_sequence(rng)
         children = seq.spawn(len(_SAMPLE_STREAMS))
         gens = {k: np.random.default_rng(c) for k, c in zip(_SAMPLE_STREAMS, children, strict=True)}
-        arrival_seeds = children[0].spawn(len(self.streams_))
-
-        times_parts: list[F64] = []
-        stream_parts: list[NDArray[np.int64]] = []
-        for i, (stream, s) in enumerate(zip(self.streams_, arrival_seeds, strict=True)):
-            if size == 0:
-                t = np.zeros(0)
-            else:
-                t = stream.model.sample(size, horizon_s=horizon_s, rng=np.random.default_rng(s))
-            times_parts.append(t)
-            stream_parts.append(np.full(t.shape[0], i, dtype=np.int64))
-        times = np.concatenate(times_parts) if times_parts else np.zeros(0)
-        stream_of = np.concatenate(stream_parts) if stream_parts else np.zeros(0, np.int64)
-        order = np.argsort(times, kind="stable")
-        if size is not None:
-            order = order[:size]
-        times, stream_of = times[order], stream_of[order]
+        times, stream_of = self._draw_arrivals(size, horizon_s, children[0])
         n = int(times.shape[0])
 
         # VOs: one uniform per job, mapped through its stream's VO law
@@ -864,6 +903,57 @@ class WorkloadModel:
             tau_s=self.tau_s_,
             provenance=record,
         )
+
+    def sample_arrivals(
+        self, size: int | None = None, *, horizon_s: float | None = None, rng: SeedLike
+    ) -> F64:
+        """Draw only the merged arrival times, exactly as :meth:`sample` would.
+
+        ``sample_arrivals(..., rng=s)`` equals the ``submit_s`` column of
+        ``sample(..., rng=s)`` for the same int or SeedSequence ``s`` (the arrivals are the first
+        of the four random streams), without the cost of runtimes, VOs and cores.
+
+        Parameters
+        ----------
+        size, horizon_s, rng
+            As in :meth:`sample`.
+
+        Returns
+        -------
+        ndarray of float64
+            Sorted arrival times in seconds after 0.
+        """
+        self._check_fitted()
+        if (size is None) == (horizon_s is None):
+            raise ConfigError("give exactly one of size and horizon_s")
+        if size is not None and size < 0:
+            raise ConfigError(f"size must be >= 0, got {size}")
+        if horizon_s is not None and not (math.isfinite(horizon_s) and horizon_s > 0):
+            raise ConfigError(f"horizon_s must be a positive finite number, got {horizon_s}")
+        children = self._seed_sequence(rng).spawn(len(_SAMPLE_STREAMS))
+        return self._draw_arrivals(size, horizon_s, children[0])[0]
+
+    def _draw_arrivals(
+        self, size: int | None, horizon_s: float | None, seq: np.random.SeedSequence
+    ) -> tuple[F64, NDArray[np.int64]]:
+        """Arrival times of every stream, merged and sorted, and the stream of each arrival."""
+        times_parts: list[F64] = []
+        stream_parts: list[NDArray[np.int64]] = []
+        for i, (stream, s) in enumerate(
+            zip(self.streams_, seq.spawn(len(self.streams_)), strict=True)
+        ):
+            if size == 0:
+                t = np.zeros(0)
+            else:
+                t = stream.model.sample(size, horizon_s=horizon_s, rng=np.random.default_rng(s))
+            times_parts.append(t)
+            stream_parts.append(np.full(t.shape[0], i, dtype=np.int64))
+        times = np.concatenate(times_parts) if times_parts else np.zeros(0)
+        stream_of = np.concatenate(stream_parts) if stream_parts else np.zeros(0, np.int64)
+        order = np.argsort(times, kind="stable")
+        if size is not None:
+            order = order[:size]
+        return times[order], stream_of[order]
 
     @staticmethod
     def _seed_sequence(rng: SeedLike) -> np.random.SeedSequence:
@@ -1015,14 +1105,14 @@ class WorkloadModel:
         runtimes = {}
         for c, model in self.runtime_models_.items():
             d = model.to_dict().get("fitted", {})
-            runtimes[c] = {
-                "family": self.runtime_labels_[c],
-                "parameters": {
-                    k: v
-                    for k, v in d.items()
-                    if k in ("rate", "rates", "weights", "shape", "scale", "zero_fraction")
-                },
+            params = {
+                k: v
+                for k, v in d.items()
+                if k in ("rate", "rates", "weights", "shape", "scale", "zero_fraction")
             }
+            if isinstance(model, HyperExponentialRuntime):
+                params["class_weights"] = _class_phase_weights(model, c, self.tau_s_).tolist()
+            runtimes[c] = {"family": self.runtime_labels_[c], "parameters": params}
         return {
             "name": self.name_,
             "tau_s": self.tau_s_,
@@ -1030,6 +1120,7 @@ class WorkloadModel:
             "interactive_fraction": self.interactive_fraction_,
             "arrival_streams": streams,
             "runtimes": runtimes,
+            "runtime_excluded": copy.deepcopy(self.runtime_excluded_),
             "vo_shares": {
                 str(v): float(p) for v, p in zip(self.vo_names_, self.vo_probs_, strict=True)
             },
@@ -1073,6 +1164,7 @@ class WorkloadModel:
             "cores_values": self.cores_values_.tolist(),
             "cores_probs": self.cores_probs_.tolist(),
             "bic_table": copy.deepcopy(self.bic_table_),
+            "runtime_excluded": copy.deepcopy(self.runtime_excluded_),
             "fit_notes": list(self.fit_notes_),
         }
         return out
@@ -1118,5 +1210,10 @@ class WorkloadModel:
         model.cores_values_ = np.asarray(fitted["cores_values"], dtype=np.int64)
         model.cores_probs_ = np.asarray(fitted["cores_probs"], dtype=np.float64)
         model.bic_table_ = copy.deepcopy(dict(fitted["bic_table"]))
+        # absent from models written before the collapse check
+        model.runtime_excluded_ = {
+            str(k): {str(c): str(r) for c, r in v.items()}
+            for k, v in (fitted.get("runtime_excluded") or {}).items()
+        }
         model.fit_notes_ = [str(s) for s in fitted["fit_notes"]]
         return model

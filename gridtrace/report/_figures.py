@@ -15,7 +15,7 @@ import io
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib as mpl
 import numpy as np
@@ -28,6 +28,9 @@ from matplotlib.figure import Figure
 
 from gridtrace.errors import GridtraceError
 
+if TYPE_CHECKING:
+    from gridtrace.models import ReplicaBand
+
 __all__ = [
     "MAX_POINTS",
     "fairness_over_time_svg",
@@ -35,6 +38,8 @@ __all__ = [
     "inline_svg",
     "interactive_wait_cdf_svg",
     "interarrival_cdf_svg",
+    "model_acf_band_svg",
+    "model_idc_band_svg",
     "model_idc_svg",
     "profiles_svg",
     "responsiveness_inverse_cdf_svg",
@@ -592,3 +597,136 @@ def model_idc_svg(trace_idc: pa.Table, synthetic_idc: pa.Table) -> str:
         ax.legend(loc="upper left")
 
     return _draw(_SIZE, draw)
+
+
+def _band_label(band: ReplicaBand) -> str:
+    low, _, high = band.quantiles
+    return f"model: {100 * (high - low):g} % band of {band.replicas} replicas"
+
+
+def model_idc_band_svg(band: ReplicaBand) -> str:
+    """IDC(t) of a trace over the shaded pointwise band of its model's replicas, log–log axes.
+
+    Parameters
+    ----------
+    band : gridtrace.models.ReplicaBand
+        :func:`gridtrace.models.replica_band`'s result: the trace's IDC, the replicas' band and
+        median at each window. Windows where the trace is outside the band are ringed in red.
+    """
+    t = band.windows_s
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        ax = axes[0]
+        shown = np.isfinite(band.idc_low) & np.isfinite(band.idc_high) & (band.idc_low > 0)
+        if shown.any():
+            ax.fill_between(
+                t[shown],
+                band.idc_low[shown],
+                band.idc_high[shown],
+                color="#d62728",
+                alpha=0.2,
+                linewidth=0,
+                label=_band_label(band),
+            )
+            ax.plot(
+                t[shown],
+                band.idc_median[shown],
+                color="#d62728",
+                linewidth=1.0,
+                label="model: replica median",
+            )
+        keep = np.isfinite(band.idc_trace) & (band.idc_trace > 0)
+        if keep.any():
+            ax.plot(
+                t[keep],
+                band.idc_trace[keep],
+                color="#1f77b4",
+                marker="o",
+                markersize=3,
+                label="trace",
+            )
+        out = keep & ~band.idc_inside
+        if out.any():
+            ax.plot(
+                t[out],
+                band.idc_trace[out],
+                linestyle="none",
+                marker="o",
+                markersize=7,
+                markerfacecolor="none",
+                markeredgecolor="#d62728",
+                label="trace outside the band",
+            )
+        ax.axhline(1.0, color="#888888", linestyle="--", label="Poisson (IDC = 1)")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        plain = ticker.FuncFormatter(lambda v, _: f"{v:g}")
+        ax.yaxis.set_major_formatter(plain)
+        low, high = ax.get_ylim()
+        ax.yaxis.set_minor_formatter(plain if high / low < 10 else ticker.NullFormatter())
+        ax.set_xlabel("window length t (s, log scale)")
+        ax.set_ylabel("IDC(t) (dimensionless, log scale)")
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=3)
+
+    return _draw(_TALL, draw)
+
+
+def model_acf_band_svg(band: ReplicaBand) -> str:
+    """Inter-arrival ACF of a trace over the shaded pointwise band of its model's replicas.
+
+    Parameters
+    ----------
+    band : gridtrace.models.ReplicaBand
+        :func:`gridtrace.models.replica_band`'s result: the trace's ACF, the replicas' band and
+        median at lags 1 … L. Lags where the trace is outside the band are ringed in red.
+    """
+    lag = band.lags.astype(np.float64)
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        ax = axes[0]
+        shown = np.isfinite(band.acf_low) & np.isfinite(band.acf_high)
+        if shown.any():
+            ax.fill_between(
+                lag[shown],
+                band.acf_low[shown],
+                band.acf_high[shown],
+                color="#d62728",
+                alpha=0.2,
+                linewidth=0,
+                label=_band_label(band),
+            )
+            ax.plot(
+                lag[shown],
+                band.acf_median[shown],
+                color="#d62728",
+                linewidth=1.0,
+                label="model: replica median",
+            )
+        keep = np.isfinite(band.acf_trace)
+        if keep.any():
+            ax.plot(
+                lag[keep],
+                band.acf_trace[keep],
+                color="#1f77b4",
+                marker="o",
+                markersize=3,
+                label="trace",
+            )
+        out = keep & ~band.acf_inside
+        if out.any():
+            ax.plot(
+                lag[out],
+                band.acf_trace[out],
+                linestyle="none",
+                marker="o",
+                markersize=7,
+                markerfacecolor="none",
+                markeredgecolor="#d62728",
+                label="trace outside the band",
+            )
+        ax.axhline(0.0, color="#888888", linestyle="--", label="Poisson (ACF = 0)")
+        ax.set_xlabel("lag k (inter-arrival times)")
+        ax.set_ylabel("gap ACF (dimensionless)")
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=3)
+
+    return _draw(_TALL, draw)

@@ -18,7 +18,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from gridtrace.errors import ConfigError
-from gridtrace.models import Preset, get_preset
+from gridtrace.models import Preset, ReplicaBand, get_preset
 from gridtrace.report import _figures as figures
 from gridtrace.schema import TRACE, conform
 from gridtrace.stats import idc_curve
@@ -29,6 +29,7 @@ _RUNTIME_PARAMS = {
     "rate": "rate (1/s)",
     "rates": "phase rates (1/s)",
     "weights": "phase weights",
+    "class_weights": "phase weights on the class range",
     "shape": "shape",
     "scale": "scale (s)",
     "zero_fraction": "zero-runtime fraction",
@@ -52,12 +53,28 @@ def _bic(value: Any) -> str:
     return f"{float(value):,.1f}"
 
 
-def _bic_rows(kind: str, group: str, table: Mapping[str, Any], chosen: str) -> list[dict[str, Any]]:
-    finite = [float(v) for v in table.values() if v is not None and math.isfinite(float(v))]
-    best = min(finite) if finite else None
+def _bic_rows(
+    kind: str,
+    group: str,
+    table: Mapping[str, Any],
+    chosen: str,
+    excluded: Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Rows of one stream's or class's BIC table; ΔBIC from the best candidate that could be chosen.
+
+    ``excluded`` maps candidates left out of the choice (collapsed hyperexponentials) to why;
+    their row says so instead of a ΔBIC.
+    """
+    left_out = dict(excluded or {})
+
+    def finite(value: Any) -> bool:
+        return value is not None and math.isfinite(float(value))
+
+    eligible = [float(v) for c, v in table.items() if finite(v) and c not in left_out]
+    best = min(eligible) if eligible else None
     rows = []
     for candidate, value in table.items():
-        ok = value is not None and math.isfinite(float(value))
+        ok = finite(value) and candidate not in left_out
         rows.append(
             {
                 "kind": kind,
@@ -66,6 +83,7 @@ def _bic_rows(kind: str, group: str, table: Mapping[str, Any], chosen: str) -> l
                 "bic": _bic(value),
                 "delta": _g(float(value) - best) if ok and best is not None else "—",
                 "chosen": candidate == chosen,
+                "note": f"left out: {left_out[candidate]}" if candidate in left_out else "",
             }
         )
     return rows
@@ -90,8 +108,8 @@ def fitted_model_section(
     ----------
     fit_summary : mapping
         The ``<name>.fit-summary.json`` written by ``gridtrace fit``: ``summary``
-        (:meth:`gridtrace.models.WorkloadModel.summary`), ``bic_table``, ``heldout_arrivals``
-        and ``fit_notes``.
+        (:meth:`gridtrace.models.WorkloadModel.summary`), ``bic_table``, ``heldout_arrivals``,
+        ``fit_notes`` and ``replica_band`` (:meth:`gridtrace.models.ReplicaBand.to_dict`).
     trace : pyarrow.Table
         The ``trace`` table the model was fitted to.
     synthetic : pyarrow.Table
@@ -103,7 +121,10 @@ def fitted_model_section(
         ``kind`` ``"fitted"``, ``facts`` (name → text), ``arrivals`` and ``runtimes`` (parameter
         rows), ``bic`` (rows with the chosen candidate of each stream and class marked),
         ``heldout`` (log-likelihood per arrival against Poisson), ``notes`` and ``figures``
-        (runtime QQ plot and IDC(t), as ``{"id", "caption", "svg"}``).
+        (as ``{"id", "caption", "svg"}``): the runtime QQ plot, then, when the summary has a
+        ``replica_band``, IDC(t) and the inter-arrival ACF of the trace over the band of the
+        model's replicas; a summary without one (written before the band existed) gets IDC(t)
+        of the trace against the one synthetic trace instead, and no ACF figure.
 
     Raises
     ------
@@ -150,7 +171,8 @@ def fitted_model_section(
             }
         )
         table = bic_table.get("runtimes", {}).get(job_class, {})
-        bic_rows += _bic_rows("runtimes", job_class, table, str(entry["family"]))
+        left_out = (summary.get("runtime_excluded") or {}).get(job_class)
+        bic_rows += _bic_rows("runtimes", job_class, table, str(entry["family"]), left_out)
     held = [
         {
             "stream": name,
@@ -168,14 +190,6 @@ def fitted_model_section(
     obs_runs = _runtimes_by_class(observed)
     syn_runs = _runtimes_by_class(drawn)
     pairs = {c: (obs_runs[c], syn_runs[c]) for c in ("interactive", "batch")}
-    obs_submit = np.sort(_floats(observed, "submit_s"))
-    syn_submit = np.sort(_floats(drawn, "submit_s"))
-    trace_idc = idc_curve(obs_submit)
-    if trace_idc.num_rows:
-        t = trace_idc.column("t_s").to_numpy()
-        synthetic_idc = idc_curve(syn_submit, t_min=float(t[0]), t_max=float(t[-1]))
-    else:
-        synthetic_idc = idc_curve(syn_submit)
     tau = float(summary.get("tau_s", 900.0))
     figs = [
         {
@@ -187,15 +201,50 @@ def fitted_model_section(
             ),
             "svg": figures.inline_svg(figures.runtime_qq_svg(pairs)),
         },
-        {
-            "id": "fig-model-idc",
-            "caption": (
-                "IDC(t) of the trace against the synthetic trace on the same windows; a model "
-                "that captures the burstiness follows the trace's curve, Poisson stays at 1."
-            ),
-            "svg": figures.inline_svg(figures.model_idc_svg(trace_idc, synthetic_idc)),
-        },
     ]
+    band_data = fit_summary.get("replica_band")
+    band = ReplicaBand.from_dict(band_data) if band_data else None
+    if band is not None:
+        width = f"{100 * (band.quantiles[2] - band.quantiles[0]):g} %"
+        figs += [
+            {
+                "id": "fig-model-idc",
+                "caption": (
+                    f"IDC(t) of the trace over the {width} band of {band.replicas} synthetic "
+                    "traces drawn from the model on the same horizon; inside at "
+                    f"{int(band.idc_inside.sum())} of {band.windows_s.shape[0]} windows."
+                ),
+                "svg": figures.inline_svg(figures.model_idc_band_svg(band)),
+            },
+            {
+                "id": "fig-model-acf",
+                "caption": (
+                    f"Autocorrelation of the trace's inter-arrival times over the {width} band "
+                    f"of the same {band.replicas} model replicas; inside at "
+                    f"{int(band.acf_inside.sum())} of {band.lags.shape[0]} lags."
+                ),
+                "svg": figures.inline_svg(figures.model_acf_band_svg(band)),
+            },
+        ]
+    else:
+        obs_submit = np.sort(_floats(observed, "submit_s"))
+        syn_submit = np.sort(_floats(drawn, "submit_s"))
+        trace_idc = idc_curve(obs_submit)
+        if trace_idc.num_rows:
+            t = trace_idc.column("t_s").to_numpy()
+            synthetic_idc = idc_curve(syn_submit, t_min=float(t[0]), t_max=float(t[-1]))
+        else:
+            synthetic_idc = idc_curve(syn_submit)
+        figs.append(
+            {
+                "id": "fig-model-idc",
+                "caption": (
+                    "IDC(t) of the trace against one synthetic trace on the same windows (this "
+                    "fit summary has no replica band); Poisson stays at 1."
+                ),
+                "svg": figures.inline_svg(figures.model_idc_svg(trace_idc, synthetic_idc)),
+            }
+        )
     facts = {
         "Fitted jobs": f"{observed.num_rows:,d}",
         "Synthetic jobs": f"{drawn.num_rows:,d}",
@@ -208,6 +257,13 @@ def fitted_model_section(
         or "—",
         "Total BIC": _bic(summary.get("bic")),
     }
+    if band is not None:
+        facts["IDC(t) inside the replica band"] = (
+            f"{int(band.idc_inside.sum())} of {band.windows_s.shape[0]} windows"
+        )
+        facts["Inter-arrival ACF inside the replica band"] = (
+            f"{int(band.acf_inside.sum())} of {band.lags.shape[0]} lags"
+        )
     return {
         "kind": "fitted",
         "facts": facts,

@@ -24,6 +24,7 @@ from gridtrace.models import (
     arrival_epochs,
     ctmc_mmpp_arrival_times,
     heldout_log_likelihood,
+    hk_collapse,
     ks_statistic,
     runtime_model_from_dict,
     select_hyperexponential,
@@ -172,6 +173,52 @@ def test_bic_picks_h2_on_h2_data_and_h1_on_exponential_data() -> None:
     assert set(bic) == {1, 2, 3}
     best1, _ = select_hyperexponential(np.random.default_rng(2).exponential(50.0, 5000), k_max=3)
     assert best1.n_phases == 1
+
+
+def test_hk_collapse_names_a_phase_without_jobs_and_equal_rates() -> None:
+    # a phase holding less than one of the n runtimes
+    reason = hk_collapse([0.9995, 0.0005], [1e-2, 1e-4], 1000)
+    assert reason is not None
+    assert "holds 0.5 of 1000 runtimes" in reason
+    assert hk_collapse([0.999, 0.001], [1e-2, 1e-4], 1000) is None  # exactly one job: kept
+    # two rates within 1 % are one phase (SCV − 1 ≤ 2.5e−5), 2 % apart are not
+    assert "same rate within 1 %" in str(hk_collapse([0.4, 0.6], [1.000e-3, 0.995e-3], 5000))
+    assert hk_collapse([0.4, 0.6], [1.00e-3, 0.98e-3], 5000) is None
+    # on a bounded range (0, τ], two rates both ≪ 1/τ are the same flat phase
+    flat = [6.39e-15, 7.8e-39]
+    assert hk_collapse([0.5, 0.5], flat, 500) is None
+    assert "same on (0, 900 s]" in str(hk_collapse([0.5, 0.5], flat, 500, span_s=900.0))
+    # the demo's interactive H2 after its truncated fit: raw weights [3.5e-11, 1] look collapsed,
+    # but on (0, 900 s] the phases hold 83 % and 17 % of the 1,330 jobs (an exponential and a
+    # flat phase): judged on the class range, it is not collapsed
+    rates = [5.889966505097482e-3, 7.958641655178186e-15]
+    assert "holds" in str(hk_collapse([3.471e-11, 1.0], rates, 1330))
+    mass = np.array([3.471e-11, 1.0]) * -np.expm1(-np.array(rates) * 900.0)
+    assert mass / mass.sum() == pytest.approx([0.828, 0.172], abs=1e-3)
+    assert hk_collapse(mass / mass.sum(), rates, 1330, span_s=900.0) is None
+
+
+def test_h3_em_on_h2_data_collapses_and_is_left_out(caplog: pytest.LogCaptureFixture) -> None:
+    gen = np.random.default_rng(0)
+    slow = gen.random(200) < 0.3
+    x = np.where(slow, gen.exponential(5000.0, 200), gen.exponential(100.0, 200))
+    h3 = HyperExponentialRuntime(3).fit(x)
+    assert h3.collapsed_ is not None
+    assert "same rate within 1 %" in h3.collapsed_  # two phases at ≈ 0.00962/s
+    assert HyperExponentialRuntime(2).fit(x).collapsed_ is None
+    with caplog.at_level("INFO", logger="gridtrace.models._runtimes"):
+        best, bic = select_hyperexponential(x, k_max=3)
+    assert best.n_phases == 2
+    assert set(bic) == {1, 2, 3}  # the collapsed H3 keeps its BIC in the table
+    assert "H3 left out of the BIC choice: collapsed" in caplog.text
+    # the verdict is part of the model's JSON; models written before it read as not collapsed
+    d = h3.to_dict()
+    assert d["fitted"]["collapsed"] == h3.collapsed_
+    assert runtime_model_from_dict(json.loads(json.dumps(d))).to_dict() == d
+    del d["fitted"]["collapsed"]
+    old = runtime_model_from_dict(d)
+    assert isinstance(old, HyperExponentialRuntime)
+    assert old.collapsed_ is None
 
 
 def test_h2_with_censoring_recovers_the_long_phase() -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
+import time
 
 import numpy as np
 import pytest
@@ -370,6 +372,24 @@ def test_sample_by_horizon_has_the_stationary_rate() -> None:
     assert drawn.shape[0] / 2e6 == pytest.approx(m.stationary_rate_, rel=0.05)
 
 
+def test_a_near_absorbing_phase_draws_only_what_is_asked() -> None:
+    # a fitted exit rate of 1e-9/s makes one sojourn ~1e9 s long: the draw is cut at the
+    # horizon (or at what the size needs), so it neither draws ~2e7 discarded arrivals nor
+    # changes the law: from phase 1, N(0, 1000 s] is Poisson(0.02 × 1000 = 20)
+    rates, gen = [0.0, 0.02], [[-1e-2, 1e-2], [1e-9, -1e-9]]
+    start = time.perf_counter()
+    counts = [
+        ctmc_mmpp_arrival_times(rates, gen, horizon_s=1000.0, initial=[0, 1], rng=s)[0].shape[0]
+        for s in range(2000)
+    ]
+    assert np.mean(counts) == pytest.approx(20.0, abs=0.4)  # 4 standard errors
+    assert np.var(counts) == pytest.approx(20.0, rel=0.15)
+    times, _ = ctmc_mmpp_arrival_times(rates, gen, size=50_000, initial=[0, 1], rng=1)
+    assert times.shape[0] == 50_000
+    assert times[-1] == pytest.approx(50_000 / 0.02, rel=0.02)
+    assert time.perf_counter() - start < 5.0
+
+
 # --- the count-HMM path --------------------------------------------------------------------------
 
 
@@ -396,12 +416,77 @@ def test_generator_from_transitions_is_the_matrix_log() -> None:
 
     q = np.array([[-0.3, 0.2, 0.1], [0.05, -0.1, 0.05], [0.2, 0.2, -0.4]])
     p = scipy.linalg.expm(q * 2.0)
-    back, method, clipped = _generator_from_transitions(p, 2.0)
+    back, method, clipped, note = _generator_from_transitions(p, 2.0)
     np.testing.assert_allclose(back, q, atol=1e-12)
     assert method == "logm"
     assert clipped == 0.0
+    assert note is None
 
 
-def test_poisson_hmm_flags_a_bin_too_coarse_for_the_sojourns() -> None:
-    m = PoissonHMMArrivals(2, bin_s=900.0, n_restarts=1).fit(reference_times(20_000, 41))
+def test_poisson_hmm_flags_a_bin_too_coarse_for_the_sojourns(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level("INFO", logger="gridtrace.models._mmpp"):
+        m = PoissonHMMArrivals(2, bin_s=900.0, n_restarts=1).fit(reference_times(20_000, 41))
     assert not m.resolution_ok_
+    (note,) = [n for n in m.notes_ if "not well under" in n]
+    assert note.startswith("bin 900 s is not well under the shortest fitted sojourn")
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warned == [f"count HMM k=2: {n}" for n in m.notes_]
+
+
+def test_poisson_hmm_says_when_it_hit_its_cap(caplog: pytest.LogCaptureFixture) -> None:
+    times = reference_times(20_000, 42)
+    with (
+        caplog.at_level("INFO", logger="gridtrace.models._mmpp"),
+        pytest.warns(ConvergenceWarning, match="cap of 3 iterations"),
+    ):
+        m = PoissonHMMArrivals(3, bin_s=60.0, n_restarts=1, n_iter=3).fit(times)
+    # hmmlearn's monitor calls a fit that reached n_iter "converged"; this one is not
+    assert m.n_iter_ == 3
+    assert m.converged_ is False
+    assert m.notes_[0].startswith("stopped at its cap of 3 iterations (last gain ")
+    info = [r.getMessage() for r in caplog.records if r.levelname == "INFO"]
+    assert any("3 of at most 3 iterations, not converged" in line for line in info)
+    assert PoissonHMMArrivals.from_dict(json.loads(json.dumps(m.to_dict()))).notes_ == m.notes_
+
+
+def test_count_hmm_start_is_logged_as_a_start(caplog: pytest.LogCaptureFixture) -> None:
+    # the demo site's arrivals are Poisson-like: the count HMM's transition matrix then has no
+    # real logarithm and its bin is coarse for what it finds; as a start of the exact EM that is
+    # information (INFO), not a warning, and hmmlearn's own logger says nothing
+    times = np.cumsum(np.random.default_rng(3).exponential(176.0, 4000))
+    with caplog.at_level("DEBUG"):
+        MMPPArrivals(2, rng=0, max_iter=5000).fit(times)
+    mine = [r for r in caplog.records if r.name == "gridtrace.models._mmpp"]
+    assert [r for r in mine if r.levelno >= logging.WARNING] == []
+    (start,) = [r.getMessage() for r in mine if "count-HMM start" in r.getMessage()]
+    assert start.startswith("MMPP k=2: count-HMM start (only seeds the exact EM): ")
+    assert "of at most 50 iterations" in start
+    assert "generator by the first-order (P - I)/bin" in start
+    assert not [r for r in caplog.records if r.name.startswith("hmmlearn")]
+    assert logging.getLogger("hmmlearn").propagate  # restored after the fit
+
+
+def test_hmmlearn_records_are_taken_in_and_said_once(caplog: pytest.LogCaptureFixture) -> None:
+    from gridtrace.models._mmpp import _hmmlearn_notes, _hmmlearn_records
+
+    base = logging.getLogger("hmmlearn.base")
+    records: list[logging.LogRecord] = []
+    with caplog.at_level("DEBUG"), _hmmlearn_records(records):
+        for delta in (-1e-12, -0.5, -2.0):
+            base.warning(
+                "Model is not converging.  Current: -1000 is not greater than -999. Delta is %s",
+                delta,
+            )
+        for _ in range(2):
+            base.warning("Some rows of transmat_ have zero sum because no transition was seen.")
+    assert len(records) == 5
+    assert not [r for r in caplog.records if r.name.startswith("hmmlearn")]
+    notes = _hmmlearn_notes(records, -1000.0)
+    assert notes == [
+        "hmmlearn (restart 1): Some rows of transmat_ have zero sum because no transition was "
+        "seen.",
+        "EM log-likelihood decreased by up to 2 (restart 1): numerical trouble in hmmlearn, "
+        "which EM itself never does",
+    ]

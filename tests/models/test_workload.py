@@ -17,6 +17,7 @@ from gridtrace.errors import ConfigError, FitError, NotFittedError
 from gridtrace.logs import VOMapping, build_trace, read_swf
 from gridtrace.models import (
     ExponentialRuntime,
+    HyperExponentialRuntime,
     MMPPArrivals,
     PoissonArrivals,
     WorkloadModel,
@@ -78,6 +79,55 @@ def _trace(
         tau_s=tau_s,
         provenance={},
     )
+
+
+# --- collapsed hyperexponentials ----------------------------------------------------------------
+
+
+def test_collapsed_hyperexponentials_are_left_out_and_h1_is_used(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # exponential runtimes: every truncated H2 and H3 ends with equal rates on its class range;
+    # with hyperexponentials only, the choice drops to H1 (exponential) instead of a collapsed H2
+    trace = generate_preset_trace("PE-3", rng=1, size=5000)
+    with caplog.at_level("INFO", logger="gridtrace.models._workload"):
+        m = WorkloadModel(arrivals="poisson", runtime_families=["hyperexponential"]).fit(trace)
+    assert m.runtime_labels_ == {"interactive": "exponential", "batch": "exponential"}
+    for job_class in ("interactive", "batch"):
+        left_out = m.runtime_excluded_[job_class]
+        assert set(left_out) == {"hyperexponential(k=2)", "hyperexponential(k=3)"}
+        assert all("same rate within 1 %" in r for r in left_out.values())
+        bic = m.bic_table_["runtimes"][job_class]
+        assert bic["hyperexponential(k=2)"] is not None  # kept in the table, not chosen
+        assert bic["exponential"] < bic["hyperexponential(k=2)"]
+    assert "interactive hyperexponential(k=2): left out of the BIC choice" in caplog.text
+    assert "interactive: every hyperexponential collapsed; using H1 (exponential)" in caplog.text
+    assert m.summary()["runtime_excluded"] == m.runtime_excluded_
+    back = WorkloadModel.from_dict(json.loads(json.dumps(m.to_dict())))
+    assert back.runtime_excluded_ == m.runtime_excluded_
+    # a model written before the check reads with nothing left out
+    old = m.to_dict()
+    del old["fitted"]["runtime_excluded"]
+    assert WorkloadModel.from_dict(old).runtime_excluded_ == {}
+
+
+def test_hk_is_judged_by_its_weights_on_the_class_range() -> None:
+    # on (0, τ] the truncated H2 of this draw is an exponential phase plus a flat one (rate ~1e-11):
+    # raw weights [5e-8, 1] but 76 % / 24 % of the interactive jobs, so it is not collapsed (as
+    # on the demo site); the H3 has a phase holding half a job, also flat: that one is left out
+    trace = generate_preset_trace("PE-3", rng=2, size=5000)
+    m = WorkloadModel(arrivals="poisson", runtime_families=["hyperexponential"]).fit(trace)
+    assert m.runtime_labels_["interactive"] == "hyperexponential(k=2)"
+    params = m.summary()["runtimes"]["interactive"]["parameters"]
+    assert params["weights"][0] < 1e-6
+    assert params["class_weights"] == pytest.approx([0.759, 0.241], abs=1e-3)
+    model = m.runtime_models_["interactive"]
+    assert isinstance(model, HyperExponentialRuntime)
+    assert model.collapsed_ is None
+    (reason,) = m.runtime_excluded_["interactive"].values()
+    assert "holds 0.462 of 2502 runtimes" in reason
+    assert "are the same on (0, 900 s]" in reason
+    assert list(m.runtime_excluded_["interactive"]) == ["hyperexponential(k=3)"]
 
 
 # --- recovery on the PE-1 preset -----------------------------------------------------------------
@@ -437,6 +487,12 @@ def test_cli_fit_and_synth_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixt
     assert data["params"]["arrivals"] == "poisson"
     summary = json.loads((tmp_path / "models" / "pe1.fit-summary.json").read_text())
     assert summary["heldout_arrivals"]["site"]["gain"] == 0.0
+    # the IDC/ACF band of 20 replicas (Poisson fitted to Poisson: the trace mostly inside)
+    assert "replica band (20 draws, 95 %): trace IDC(t) inside at" in text
+    band = summary["replica_band"]
+    assert band["replicas"] == 20
+    assert sum(band["idc"]["inside"]) >= 0.7 * len(band["idc"]["inside"])
+    assert len(band["acf"]["lag"]) == 50
     synth = tmp_path / "synth"
     assert (
         main(
@@ -553,6 +609,10 @@ def test_fit_of_a_short_trace_reports_no_held_out_score_instead_of_failing(
     assert main([*fit, "--k-max", "2", "--name", "tiny"]) == 0
     assert "held-out LL per arrival (last 30 %): not available" in capsys.readouterr().out
     summary = json.loads((tmp_path / "tiny.fit-summary.json").read_text())
+    assert summary["replica_band"]["trace_size"] == 12
+    assert main([*fit, "--k-max", "2", "--name", "tiny0", "--replicas", "0"]) == 0
+    assert "replica band" not in capsys.readouterr().out
+    assert json.loads((tmp_path / "tiny0.fit-summary.json").read_text())["replica_band"] is None
     (stream,) = summary["heldout_arrivals"].values()
     assert stream["model"] is None
     assert "too few" in stream["unavailable"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,13 @@ import pyarrow as pa
 import pytest
 
 from gridtrace.errors import ConfigError
-from gridtrace.models import generate_preset_trace, get_preset
+from gridtrace.models import (
+    PoissonArrivals,
+    ctmc_mmpp_arrival_times,
+    generate_preset_trace,
+    get_preset,
+    replica_band,
+)
 from gridtrace.report import fitted_model_section, preset_model_section, render_workload_report
 
 SVG = re.compile(r"<svg\b.*?</svg>", re.S)
@@ -109,6 +116,30 @@ def test_fitted_section_tables_and_chosen_marks(traces: tuple[pa.Table, pa.Table
     assert view["heldout"][0]["ll_poisson"] == "-5.75"
 
 
+def test_collapsed_candidates_are_shown_as_left_out(
+    traces: tuple[pa.Table, pa.Table], tmp_path: Path
+) -> None:
+    trace, synthetic = traces
+    summary = json.loads(json.dumps(FIT_SUMMARY))
+    reason = "collapsed: two phases have the same rate within 1 % (0.001, 0.001/s)"
+    summary["bic_table"]["runtimes"]["batch"]["hyperexponential(k=3)"] = 6990.0
+    summary["summary"]["runtime_excluded"] = {"batch": {"hyperexponential(k=3)": reason}}
+    summary["summary"]["runtimes"]["batch"]["parameters"]["class_weights"] = [0.2, 0.8]
+    view = fitted_model_section(summary, trace=trace, synthetic=synthetic)
+    rows = {r["candidate"]: r for r in view["bic"] if r["group"] == "batch"}
+    left = rows["hyperexponential(k=3)"]
+    assert (left["bic"], left["delta"], left["chosen"]) == ("6,990.0", "—", False)
+    assert left["note"] == f"left out: {reason}"
+    # ΔBIC counts from the best candidate that could be chosen, the H2
+    assert rows["hyperexponential(k=2)"]["delta"] == "0"
+    assert rows["exponential"]["delta"] == "100"
+    batch = view["runtimes"][1]["parameters"]
+    assert "phase weights on the class range = [0.2, 0.8]" in batch
+    out = tmp_path / "index.html"
+    render_workload_report("site-a", trace=trace, results={}, out_path=out, model=view)
+    assert f'<td class="text">left out: {reason}</td>' in _model_html(out)
+
+
 def test_fitted_section_renders_safely_with_labelled_figures(
     traces: tuple[pa.Table, pa.Table], tmp_path: Path
 ) -> None:
@@ -158,6 +189,49 @@ def test_fitted_section_refuses_what_is_not_a_fit_summary(
     trace, synthetic = traces
     with pytest.raises(ConfigError, match="not a fit summary"):
         fitted_model_section({"summary": {}}, trace=trace, synthetic=synthetic)
+
+
+def test_fitted_section_draws_the_trace_over_the_replica_band(
+    traces: tuple[pa.Table, pa.Table], tmp_path: Path
+) -> None:
+    trace, synthetic = traces
+    # a Poisson model's band against a strongly bursty trace: IDC and ACF far outside it
+    times, _ = ctmc_mmpp_arrival_times(
+        [0.02, 0.2], [[-1 / 3600, 1 / 3600], [1 / 900, -1 / 900]], size=3000, rng=3
+    )
+    band = replica_band(PoissonArrivals().fit(times), times, replicas=20, lags=40, rng=0)
+    summary = {**FIT_SUMMARY, "replica_band": band.to_dict()}
+    view = fitted_model_section(summary, trace=trace, synthetic=synthetic)
+    assert [f["id"] for f in view["figures"]] == ["fig-model-qq", "fig-model-idc", "fig-model-acf"]
+    idc_in, acf_in = int(band.idc_inside.sum()), int(band.acf_inside.sum())
+    n_windows = band.windows_s.shape[0]
+    assert view["facts"]["IDC(t) inside the replica band"] == f"{idc_in} of {n_windows} windows"
+    assert view["facts"]["Inter-arrival ACF inside the replica band"] == f"{acf_in} of 40 lags"
+    idc_fig, acf_fig = view["figures"][1], view["figures"][2]
+    assert "95 % band of 20 synthetic traces" in idc_fig["caption"]
+    assert f"inside at {idc_in} of {n_windows} windows" in idc_fig["caption"]
+    assert f"inside at {acf_in} of 40 lags" in acf_fig["caption"]
+    idc_labels = AXIS_LABEL.findall(str(idc_fig["svg"]))
+    acf_labels = AXIS_LABEL.findall(str(acf_fig["svg"]))
+    assert "window length t (s, log scale)" in idc_labels
+    assert "IDC(t) (dimensionless, log scale)" in idc_labels
+    assert "lag k (inter-arrival times)" in acf_labels
+    assert "gap ACF (dimensionless)" in acf_labels
+    for svg in (str(idc_fig["svg"]), str(acf_fig["svg"])):
+        assert "model: 95 % band of 20 replicas" in svg  # the shaded band's legend entry
+        assert "trace outside the band" in svg
+    again = fitted_model_section(
+        json.loads(json.dumps(summary, allow_nan=False)), trace=trace, synthetic=synthetic
+    )
+    assert [f["svg"] for f in again["figures"]] == [f["svg"] for f in view["figures"]]
+    out = tmp_path / "index.html"
+    render_workload_report("site-a", trace=trace, results={}, out_path=out, model=view)
+    html = _model_html(out)
+    assert re.findall(r'<figure id="([^"]+)">', html) == [
+        "fig-model-qq",
+        "fig-model-idc",
+        "fig-model-acf",
+    ]
 
 
 def test_preset_section_shows_the_given_parameters(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ WORKLOAD_FIGURES = [
     "fig-profiles",
 ]
 SCHEDULING_FIGURES = ["fig-interactive-wait-cdf", "fig-w-inverse-cdf", "fig-fairness"]
-MODEL_FIGURES = ["fig-model-qq", "fig-model-idc"]
+MODEL_FIGURES = ["fig-model-qq", "fig-model-idc", "fig-model-acf"]
 SVG = re.compile(r"<svg\b.*?</svg>", re.S)
 # an axis label names its unit (or kind) in parentheses: "runtime (s, log scale)"
 AXIS_LABEL = re.compile(r"<text\b[^>]*>([^<]*\([^<]*\)[^<]*)</text>")
@@ -140,6 +140,10 @@ def test_sites_are_fitted_and_drawn_and_presets_show_their_parameters(run_dir: P
     fit = json.loads((run_dir / "models" / "demo.fit-summary.json").read_text())
     chosen = fit["summary"]["arrival_streams"][0]["model"]
     assert chosen in fit["bic_table"]["arrivals"]["site"]
+    # the IDC/ACF band of 20 model replicas that the report draws the trace over
+    band = fit["replica_band"]
+    assert band["replicas"] == 20
+    assert len(band["idc"]["t_s"]) == len(band["idc"]["inside"]) > 0
     original = read_table(run_dir / "traces" / "demo.parquet", "trace")
     synthetic = read_table(run_dir / "traces" / "demo-synth.parquet", "trace")
     assert synthetic.num_rows == original.num_rows == model["fitted"]["n_fit_jobs"]
