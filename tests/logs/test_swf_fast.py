@@ -166,7 +166,9 @@ _blank = st.sampled_from([" ", "  ", "\t", " \t", "\v", "\r"])
 def _line(draw: st.DrawFn) -> str:
     kind = draw(st.sampled_from(["job", "job", "job", "job", "comment", "blank", "odd"]))
     if kind == "comment":
-        return ";" + draw(st.text(st.characters(blacklist_characters="\n"), max_size=30))
+        # any encodable text: lone surrogates cannot be written to a file
+        chars = st.characters(blacklist_characters="\n", blacklist_categories=["Cs"])
+        return ";" + draw(st.text(chars, max_size=30))
     if kind == "blank":
         return draw(st.sampled_from(["", " ", "\t", "\r"]))
     count = 18 if kind == "job" else draw(st.integers(0, 20))
