@@ -11,10 +11,14 @@ EASY (Lifka; Mu'alem & Feitelson)
     Recomputed at every event. If the head can never fit the current pool (elastic pools),
     T_s = ∞ and every fitting job may start.
 Conservative
-    Every queued job, in queue order, gets a reservation: the earliest time from which its cores
-    are free for r̂_j in the availability profile left by the running jobs and the earlier
-    reservations. A job starts now if its reservation is now. Recomputed at every event; with
-    exact estimates no reservation is ever delayed.
+    Every queued job gets a reservation: the earliest time from which its cores are free for r̂_j
+    in the availability profile left by the running jobs and the reservations placed before it.
+    A new job is placed after every job already holding a reservation, in queue order. At every
+    event the profile is rebuilt (compressed) by placing the jobs in the order of their first
+    reservations, so a job can only move earlier: with exact estimates no job starts after its
+    first reservation. (Rebuilding in queue order instead lets an earlier-queued job take the slot
+    of a later one that was reserved before it, which the property tests caught.) A job starts
+    now if its reservation is now.
 Greedy first-fit (no reservation)
     Scan the queue in order and start every job that fits. This is what AccaSim calls "EASY
     backfilling"; it makes no reservation, so a wide job may starve.
@@ -144,7 +148,7 @@ class ConservativeBackfilling:
         self.reservations = {}
 
     def select(self, queue: QueueView, state: ClusterState, now: float) -> list[int]:
-        """Reserve every queued job in order; start those whose reservation is now."""
+        """Re-place the reservations in their order, then new jobs; start those due now."""
         cores = queue.cores
         # profile: free[i] cores during [times[i], times[i + 1]), the last one open-ended
         ends = sorted((e if e > now else now, cores[r]) for r, e in state.running.items())
@@ -159,7 +163,10 @@ class ConservativeBackfilling:
         chosen: list[int] = []
         now_free = state.free_cores  # also counts zero-length jobs started now
         reservations = self.reservations
-        for row in queue:
+        held = sorted((reservations[r], r) for r in queue if r in reservations)
+        order = [r for _, r in held]
+        order.extend(r for r in queue if r not in reservations)
+        for row in order:
             if free[0] == 0:
                 break
             need = cores[row]

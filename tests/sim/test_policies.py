@@ -403,3 +403,20 @@ def test_fairshare_decayed_usage() -> None:
     usage = policy.usage  # type: ignore[attr-defined]
     assert usage["a"] == pytest.approx(half / math.log(2) / 2)
     assert usage.get("b", 0.0) == 0.0  # b's job started at 2H: nothing accrued before that
+
+
+def test_conservative_never_starts_a_job_after_its_first_reservation() -> None:
+    # found by the property test: at t = 1 job 18 (3 cores, 0 s) is reserved at 4 (+ float steps
+    # of the zero-length jobs ahead) and job 17 (1 core, 7 s) after job 8 at 11; at t = 4 the
+    # zero-length holds are gone and job 17 now fits at 4. Rebuilding in queue order put job 17
+    # first and pushed job 18 to 11; rebuilding in reservation order keeps job 18 at 4.
+    run = [0, 0, 0, 4, 11, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7, 0]
+    cores = [1, 1, 1, 1, 1, 1, 3, 1, 4, 1, 1, 3, 1, 1, 1, 1, 1, 1, 3]
+    submit = [0.0] * 17 + [1.0, 1.0]
+    n = len(run)
+    rows = JobRows(list(range(n)), submit, [float(r) for r in run], cores, ["a"] * n)
+    policy = make_policy("conservative")
+    out = run_events(rows, total_cores=4, policy=policy)
+    for row, reserved in policy.reservations.items():  # type: ignore[attr-defined]
+        assert out.start_s[row] <= reserved
+    assert out.start_s[18] == 4.0
