@@ -62,7 +62,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from os import PathLike
 from pathlib import Path
 from typing import Any, Literal
@@ -322,7 +322,9 @@ def _child(seq: np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
 
 
 def _seed_record(seq: np.random.SeedSequence) -> dict[str, Any]:
-    return {"entropy": int(seq.entropy), "spawn_key": [int(k) for k in seq.spawn_key]}
+    entropy = seq.entropy
+    value: Any = int(entropy) if isinstance(entropy, int) else entropy
+    return {"entropy": value, "spawn_key": [int(k) for k in seq.spawn_key]}
 
 
 def _stream(root: int, name: str) -> np.random.SeedSequence:
@@ -439,14 +441,17 @@ def _variants(config: ExperimentConfig) -> list[_Variant]:
         return [_Variant(f"rl-{k}", k, "oracle", config.lambda_s) for k in config.q_kinds]
     out: list[_Variant] = []
     q = config.egee_q
-    for est, tag in (("oracle", "ora"), ("median", "est")):
-        for lam in config.rigid_lambdas:
-            out.append(_Variant(f"rig-{tag}-{lam:g}", q, est, lam))  # type: ignore[arg-type]
-    for est, tag in (("oracle", "ora"), ("median", "est")):
-        for lam in config.elastic_lambdas:
-            out.append(  # type: ignore[arg-type]
-                _Variant(f"ela-{tag}-{lam:g}", q, est, config.lambda_s, lam)  # type: ignore[arg-type]
-            )
+    estimators: tuple[tuple[Literal["oracle", "median"], str], ...] = (
+        ("oracle", "ora"),
+        ("median", "est"),
+    )
+    for est, tag in estimators:
+        out += [_Variant(f"rig-{tag}-{lam:g}", q, est, lam) for lam in config.rigid_lambdas]
+    for est, tag in estimators:
+        out += [
+            _Variant(f"ela-{tag}-{lam:g}", q, est, config.lambda_s, lam)
+            for lam in config.elastic_lambdas
+        ]
     return out
 
 
@@ -497,13 +502,12 @@ def time_split(trace: pa.Table, train_fraction: float) -> tuple[pa.Table, pa.Tab
     if not 0.0 < train_fraction < 1.0:
         raise ConfigError(f"train_fraction must be in (0, 1), got {train_fraction}")
     trace = trace.sort_by([("submit_s", "ascending"), ("job_id", "ascending")])
-    submit = trace.column("submit_s")
-    t0 = float(pc.min(submit).as_py())
-    t1 = float(pc.max(submit).as_py())
+    submit = trace.column("submit_s").to_numpy()
+    t0, t1 = float(submit.min()), float(submit.max())
     t_split = t0 + train_fraction * (t1 - t0)
-    before = pc.less(submit, t_split)
-    train = trace.filter(before)
-    evaluate = trace.filter(pc.invert(before))
+    before = submit < t_split
+    train = trace.filter(pa.array(before))
+    evaluate = trace.filter(pa.array(~before))
     if train.num_rows == 0 or evaluate.num_rows == 0:
         raise ConfigError(f"the time split at {t_split} leaves an empty part")
     return train, evaluate, t_split
@@ -581,7 +585,7 @@ def _trace_workload(
 # --- metrics and intervals ----------------------------------------------------------------------
 
 
-def t_interval(values: Sequence[float], level: float = 0.95) -> dict[str, float | None]:
+def t_interval(values: Sequence[float | None], level: float = 0.95) -> dict[str, float | None]:
     """Return the mean, the sample std and the two-sided Student-t interval of the mean.
 
     Parameters
@@ -864,7 +868,7 @@ def run_experiment(
     for i in range(config.eval_seeds):
         trace = wl.evaluate(i)
         warmup, drain = _exclusion(trace.num_rows, config)
-        common = {
+        common: dict[str, Any] = {
             "cores": wl.cores,
             "vo_shares": wl.vo_shares,
             "warmup_jobs": warmup,
@@ -886,9 +890,7 @@ def run_experiment(
                     provisioning="rigid",
                     agent_seed=None,
                 )
-        seeds = AgentSeeds(
-            *(_child(_stream(config.root_seed, s), i) for s in STREAMS[2:])
-        )
+        seeds = AgentSeeds(*(_child(_stream(config.root_seed, s), i) for s in STREAMS[2:]))
         agent_seeds.append(seeds.describe())
         for v in variants:
             t = time.perf_counter()
@@ -940,9 +942,7 @@ def run_experiment(
         "protocol": _protocol(config, wl, baselines, variants),
         "seeds": {
             "root": config.root_seed,
-            "streams": {
-                s: _seed_record(_stream(config.root_seed, s)) for s in STREAMS
-            },
+            "streams": {s: _seed_record(_stream(config.root_seed, s)) for s in STREAMS},
             "training": wl.seeds["training"],
             "evaluation": wl.seeds["evaluation"],
             "agents": agent_seeds,
@@ -1066,7 +1066,7 @@ def _verdict(
     aggregate: Sequence[Mapping[str, Any]],
     comparison: Sequence[Mapping[str, Any]],
 ) -> str:
-    """Plain sentences: does RL beat sjf-est / hrrn on interactive mean W?"""
+    """Return plain sentences: does RL beat sjf-est / hrrn on interactive mean W."""
     if not comparison:
         return f"{workload}: no RL run was compared with sjf-est or hrrn."
     agg = {(a["variant"], a["mode"]): a for a in aggregate}
@@ -1133,9 +1133,7 @@ def _protocol(
     variants: Sequence[_Variant],
 ) -> dict[str, Any]:
     if wl.source == "preset":
-        training = (
-            f"{config.train_draws} fresh draws of the preset from the train_workload stream"
-        )
+        training = f"{config.train_draws} fresh draws of the preset from the train_workload stream"
         evaluation = (
             f"{config.eval_seeds} fresh draws from the eval_workload stream (disjoint from "
             "training); seed i trains its own agent (network_init / reservoir / exploration "
@@ -1187,8 +1185,3 @@ def _baseline_text(name: str) -> str:
     est = spec.get("estimator", "oracle")
     by = spec.get("estimator_options", {}).get("by")
     return f"{spec['policy']}, {est} runtimes" + (f" by {tuple(by)}" if by else "")
-
-
-def with_defaults(config: ExperimentConfig, **changes: Any) -> ExperimentConfig:
-    """Return ``config`` with ``changes`` (None values ignored)."""
-    return replace(config, **{k: v for k, v in changes.items() if v is not None})
