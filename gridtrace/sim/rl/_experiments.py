@@ -36,8 +36,9 @@ Outputs (:meth:`ExperimentResult.write`)
 ----------------------------------------
 ``runs.parquet``: one row per (variant, mode, seed_index) with the columns of :data:`RUN_COLUMNS`
 (per-class wait mean/std/max and W mean, the share of interactive jobs with W > 0.9 and with wait
-< 120 s, F mean, utilisation, core-hours provisioned, the seeds) and the summary JSON in its
-metadata. ``summary.json`` (schema ``gridtrace.rl-experiment/1``)::
+< 120 s, F mean, utilisation, core-hours provisioned, the seeds, and the wall-clock seconds of
+the run and of the agent's training: the only non-deterministic columns) and the summary JSON in
+its metadata; the summary itself is a function of the configuration and the root seed alone. ``summary.json`` (schema ``gridtrace.rl-experiment/1``)::
 
     {"schema", "workload", "experiment", "source": "preset" | "trace",
      "protocol": {... the settings above, "discounting": "per decision", splits ...},
@@ -143,6 +144,7 @@ RUN_COLUMNS = (
     *(f"{c}_n" for c in CLASSES),
     *RUN_METRICS,
     "wall_s",
+    "train_wall_s",
 )
 """Columns of the per-seed table (``runs.parquet``)."""
 
@@ -523,7 +525,16 @@ def _preset_workload(name: str, config: ExperimentConfig) -> _Workload:
     eval_seeds = [_child(s_eval, i) for i in range(config.eval_seeds)]
 
     def draw(seq: np.random.SeedSequence) -> pa.Table:
-        return generate_preset_trace(preset, rng=seq, size=config.size)
+        # a fresh copy: drawing from a SeedSequence spawns from it, which would change the next
+        # draw from the same object
+        return generate_preset_trace(preset, rng=_child(seq), size=config.size)
+
+    cache: dict[int, pa.Table] = {}
+
+    def train(i: int) -> pa.Table:
+        if i not in cache:
+            cache[i] = draw(train_seeds[i])
+        return cache[i]
 
     return _Workload(
         name=name,
@@ -531,7 +542,7 @@ def _preset_workload(name: str, config: ExperimentConfig) -> _Workload:
         cores=preset.cores,
         tau_s=preset.tau_s,
         vo_shares=dict(preset.vo_shares),
-        train=lambda i: draw(train_seeds[i]),
+        train=train,
         evaluate=lambda i: draw(eval_seeds[i]),
         seeds={
             "training": [_seed_record(s) for s in train_seeds],
@@ -840,6 +851,7 @@ def run_experiment(
         estimator: str,
         provisioning: str,
         agent_seed: str | None,
+        train_wall: float | None = None,
     ) -> None:
         warmup, drain = _exclusion(result.jobs.num_rows, config)
         metrics = _run_metrics(result, warmup, drain)
@@ -858,6 +870,7 @@ def run_experiment(
                 "provisioning": provisioning,
                 **metrics,
                 "wall_s": wall,
+                "train_wall_s": train_wall,
             }
         )
         if i == 0:
@@ -900,7 +913,6 @@ def run_experiment(
                 agents[v.name] = {
                     "scheduler": agent.describe(),
                     "provisioner": prov.describe() if prov is not None else None,
-                    "training_wall_s": t_train,
                 }
             for mode in config.modes:
                 a, p = copy.deepcopy((agent, prov))
@@ -917,6 +929,7 @@ def run_experiment(
                     estimator=v.estimator,
                     provisioning=v.provisioning,
                     agent_seed=json.dumps(seeds.describe()),
+                    train_wall=t_train,
                 )
                 if i == 0 and p is not None:
                     hist = np.asarray(p.history_, dtype=np.float64).reshape(-1, 4)
