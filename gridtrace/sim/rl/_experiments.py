@@ -38,7 +38,8 @@ Outputs (:meth:`ExperimentResult.write`)
 (per-class wait mean/std/max and W mean, the share of interactive jobs with W > 0.9 and with wait
 < 120 s, F mean, utilisation, core-hours provisioned, the seeds, and the wall-clock seconds of
 the run and of the agent's training: the only non-deterministic columns) and the summary JSON in
-its metadata; the summary itself is a function of the configuration and the root seed alone. ``summary.json`` (schema ``gridtrace.rl-experiment/1``)::
+its metadata; the summary itself is a function of the configuration and the root seed alone.
+``summary.json`` (schema ``gridtrace.rl-experiment/1``)::
 
     {"schema", "workload", "experiment", "source": "preset" | "trace",
      "protocol": {... the settings above, "discounting": "per decision", splits ...},
@@ -1025,27 +1026,39 @@ def _aggregate(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 COMPARED = ("sjf-est", "hrrn")
+"""The strong baselines of the verdict."""
 VERDICT_METRIC = "interactive_w_mean"
+COMPARISONS = (
+    ("sjf-est", VERDICT_METRIC),
+    ("hrrn", VERDICT_METRIC),
+    ("fifo", VERDICT_METRIC),
+    ("fifo", "batch_w_mean"),
+)
+"""(baseline, metric) pairs of the paired comparisons in the summary."""
 
 
 def _compare(
     rows: Sequence[Mapping[str, Any]], variants: Sequence[str], modes: Sequence[str]
 ) -> list[dict[str, Any]]:
-    """Paired differences RL − baseline over seeds (the same evaluation workload per seed)."""
+    """Paired differences RL − baseline over seeds (the same evaluation workload per seed).
+
+    On a fixed trace a deterministic baseline ran once: every seed is paired with that run.
+    """
     groups = _groups(rows)
     out = []
-    for base in COMPARED:
+    for base, metric in COMPARISONS:
         brows = groups.get((base, "baseline"))
         if not brows:
             continue
-        bval = {r["seed_index"]: r[VERDICT_METRIC] for r in brows}
+        bval = {r["seed_index"]: r[metric] for r in brows}
+        single = next(iter(bval.values())) if len(bval) == 1 else None
         for v in variants:
             for mode in modes:
                 diffs = []
                 for r in groups.get((v, mode), []):
-                    b = bval.get(r["seed_index"], bval.get(0) if len(bval) == 1 else None)
-                    if b is not None and r[VERDICT_METRIC] is not None:
-                        diffs.append(r[VERDICT_METRIC] - b)
+                    b = bval.get(r["seed_index"], single)
+                    if b is not None and r[metric] is not None:
+                        diffs.append(r[metric] - b)
                 ci = t_interval(diffs)
                 if ci["ci_low"] is not None and ci["ci_low"] > 0:
                     outcome = "better"
@@ -1058,7 +1071,7 @@ def _compare(
                         "variant": v,
                         "mode": mode,
                         "baseline": base,
-                        "metric": VERDICT_METRIC,
+                        "metric": metric,
                         "n": ci["n"],
                         "mean_difference": ci["mean"],
                         "ci_low": ci["ci_low"],
@@ -1073,14 +1086,18 @@ def _fmt(x: Any, digits: int = 3) -> str:
     return "n/a" if x is None else f"{x:.{digits}f}"
 
 
+_WORDS = {"better": "beats", "worse": "is worse than", "within noise": "is within noise of"}
+
+
 def _verdict(
     workload: str,
     config: ExperimentConfig,
     aggregate: Sequence[Mapping[str, Any]],
     comparison: Sequence[Mapping[str, Any]],
 ) -> str:
-    """Return plain sentences: does RL beat sjf-est / hrrn on interactive mean W."""
-    if not comparison:
+    """Return plain sentences: does RL beat sjf-est / hrrn on interactive mean W, and FIFO."""
+    strong = [c for c in comparison if c["baseline"] in COMPARED]
+    if not strong:
         return f"{workload}: no RL run was compared with sjf-est or hrrn."
     agg = {(a["variant"], a["mode"]): a for a in aggregate}
     n = config.eval_seeds
@@ -1088,30 +1105,36 @@ def _verdict(
         f"{workload}, {config.experiment} experiment, {n} evaluation seed(s); criterion: "
         "interactive mean W, paired over seeds, 95 % t-interval of the difference."
     ]
-    for base in COMPARED:
+    for base in (*COMPARED, "fifo"):
         b = agg.get((base, "baseline"))
-        if b is None:
-            continue
-        lines.append(f"{base}: interactive mean W {_fmt(b['metrics'][VERDICT_METRIC]['mean'])}.")
+        if b is not None:
+            w = b["metrics"][VERDICT_METRIC]["mean"]
+            lines.append(f"{base}: interactive mean W {_fmt(w)}.")
     by_variant: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for c in comparison:
         by_variant.setdefault((c["variant"], c["mode"]), []).append(c)
     beats_all = []
+    favours_batch = []
     for (variant, mode), cs in by_variant.items():
         m = agg[(variant, mode)]["metrics"][VERDICT_METRIC]
-        parts = []
-        for c in cs:
-            word = {
-                "better": "beats",
-                "worse": "is worse than",
-                "within noise": "is within noise of",
-            }[c["outcome"]]
-            parts.append(
-                f"{word} {c['baseline']} (difference {_fmt(c['mean_difference'])}, "
-                f"[{_fmt(c['ci_low'])}, {_fmt(c['ci_high'])}])"
-            )
-        if all(c["outcome"] == "better" for c in cs):
+        parts = [
+            f"{_WORDS[c['outcome']]} {c['baseline']} (difference {_fmt(c['mean_difference'])}, "
+            f"[{_fmt(c['ci_low'])}, {_fmt(c['ci_high'])}])"
+            for c in cs
+            if c["metric"] == VERDICT_METRIC
+        ]
+        if all(c["outcome"] == "better" for c in cs if c["baseline"] in COMPARED):
             beats_all.append(f"{variant} ({mode})")
+        fifo = {c["metric"]: c for c in cs if c["baseline"] == "fifo"}
+        batch = fifo.get("batch_w_mean")
+        if batch is not None:
+            parts.append(
+                f"batch mean W {_fmt(batch['mean_difference'])} against fifo "
+                f"([{_fmt(batch['ci_low'])}, {_fmt(batch['ci_high'])}])"
+            )
+            inter = fifo.get(VERDICT_METRIC)
+            if inter and inter["outcome"] == "worse" and batch["outcome"] == "better":
+                favours_batch.append(f"{variant} ({mode})")
         lines.append(
             f"{variant} ({mode}): interactive mean W {_fmt(m['mean'])} "
             f"[{_fmt(m['ci_low'])}, {_fmt(m['ci_high'])}]; " + "; ".join(parts) + "."
@@ -1120,6 +1143,11 @@ def _verdict(
         lines.append("RL beats the strong baselines here: " + ", ".join(beats_all) + ".")
     else:
         lines.append("No RL variant beats both sjf-est and hrrn on this workload.")
+    if favours_batch:
+        lines.append(
+            "Below FIFO on interactive W but above it on batch W (the agent favours batch "
+            "jobs): " + ", ".join(favours_batch) + "."
+        )
     return " ".join(lines)
 
 

@@ -99,7 +99,13 @@ def test_summary_schema_and_runs_table(mm50: tuple[dict[str, Any], pa.Table]) ->
     sched = summary["agents"]["rl-mlp"]["scheduler"]
     assert sched["discounting"] == "per decision"
     assert sched["behaviour"] is None  # EDF pre-training is over
-    assert {c["baseline"] for c in summary["comparison"]} == {"sjf-est", "hrrn"}
+    pairs = {(c["baseline"], c["metric"]) for c in summary["comparison"]}
+    assert pairs == {
+        ("sjf-est", "interactive_w_mean"),
+        ("hrrn", "interactive_w_mean"),
+        ("fifo", "interactive_w_mean"),
+        ("fifo", "batch_w_mean"),
+    }
     assert all(c["outcome"] in {"better", "worse", "within noise"} for c in summary["comparison"])
     assert "sjf-est" in summary["verdict"]
     assert "hrrn" in summary["verdict"]
