@@ -479,6 +479,7 @@ class _Workload:
     seeds: dict[str, Any]
     split: dict[str, Any] | None
     mean_runtime_s: float | None
+    vo_shares_source: str = "given"
 
 
 def time_split(trace: pa.Table, train_fraction: float) -> tuple[pa.Table, pa.Table, float]:
@@ -585,13 +586,30 @@ def _trace_workload(
         source="trace",
         cores=pool,
         tau_s=float(meta["tau_s"]),
-        vo_shares=dict(vo_shares) if vo_shares else None,
+        vo_shares=dict(vo_shares) if vo_shares else _service_shares(train),
         train=lambda i: train,
         evaluate=lambda i: evaluate,
         seeds={"training": [], "evaluation": []},
         split=split,
         mean_runtime_s=float(np.mean(run)) if len(run) else None,
+        vo_shares_source=(
+            "given" if vo_shares else "the training part's core-second shares (top 8 VOs)"
+        ),
     )
+
+
+def _service_shares(trace: pa.Table, top: int = 8) -> dict[str, float] | None:
+    """Core-second shares of the ``top`` VOs of a trace (None without VOs), as targets."""
+    work = trace.column("run_s").to_numpy() * trace.column("cores").to_numpy()
+    served: dict[str, float] = {}
+    for vo, w in zip(trace.column("vo").to_pylist(), work, strict=True):
+        if vo is not None:
+            served[vo] = served.get(vo, 0.0) + float(w)
+    best = sorted(served, key=lambda v: (-served[v], v))[:top]
+    total = sum(served[v] for v in best)
+    if total <= 0:
+        return None
+    return {v: served[v] / total for v in best}
 
 
 # --- metrics and intervals ----------------------------------------------------------------------
@@ -821,6 +839,11 @@ def run_experiment(
         published_key = config.published
     wl_name = name or wl.name
     variants = _variants(config)
+    if wl.vo_shares is None and any(v.lambda_s < 1.0 for v in variants):
+        raise ConfigError(
+            f"{wl_name}: the reward's fairness term (lambda_s < 1) needs VO shares, and the "
+            "workload has no VOs to take them from; give vo_shares or use lambda_s = 1"
+        )
     baselines = list(config.baselines)
     has_native = (
         wl.source == "trace"
@@ -953,6 +976,7 @@ def run_experiment(
         "cores": wl.cores,
         "tau_s": wl.tau_s,
         "vo_shares": wl.vo_shares,
+        "vo_shares_source": wl.vo_shares_source,
         "protocol": _protocol(config, wl, baselines, variants),
         "seeds": {
             "root": config.root_seed,

@@ -208,3 +208,24 @@ def test_report_shows_the_rl_section(mm50: tuple[dict[str, Any], pa.Table], tmp_
     assert summary["verdict"].split(";")[0] in html
     with pytest.raises(ConfigError):
         rl_section({"schema": "something else"})
+
+
+def test_a_trace_without_shares_takes_them_from_its_training_part() -> None:
+    trace = generate_preset_trace("PE-1", rng=8, size=400)
+    config = ExperimentConfig(
+        train_draws=1, eval_seeds=1, q_kinds=("mlp",), baselines=("fifo", "hrrn")
+    )
+    summary = run_experiment(trace, config).summary
+    assert summary["vo_shares_source"].startswith("the training part")
+    assert sum(summary["vo_shares"].values()) == pytest.approx(1.0)
+    train, _, _ = time_split(trace, 0.5)
+    work = {}
+    for vo, run in zip(train["vo"].to_pylist(), train["run_s"].to_pylist(), strict=True):
+        work[vo] = work.get(vo, 0.0) + run
+    top = max(work, key=lambda v: work[v])
+    assert summary["vo_shares"][top] == pytest.approx(work[top] / sum(work.values()))
+    no_vo = trace.set_column(
+        trace.column_names.index("vo"), "vo", pa.nulls(trace.num_rows, pa.string())
+    )
+    with pytest.raises(ConfigError, match="needs VO shares"):
+        run_experiment(no_vo, config)
