@@ -143,10 +143,14 @@ def rl_section(summary: Mapping[str, Any]) -> dict[str, Any]:
         }
     series = summary.get("series", {})
     figs = []
+    f_series = series.get("fairness", {})
+    frozen = [name for name in f_series if name.endswith("(frozen)")]
+    if len(frozen) > 4:  # the egee variants: keep those whose reward weighs fairness (0.5)
+        frozen = [name for name in frozen if "-0.5 " in name][:4]
     fairness = {
         name: (s["time_s"], s["value"])
-        for name, s in series.get("fairness", {}).items()
-        if name in _F_BASELINES or name.endswith("(frozen)")
+        for name, s in f_series.items()
+        if name in _F_BASELINES or name in frozen
     }
     if any(len(t) for t, _ in fairness.values()):
         figs.append(
@@ -154,7 +158,8 @@ def rl_section(summary: Mapping[str, Any]) -> dict[str, Any]:
                 "id": "fig-rl-fairness",
                 "caption": (
                     "Fairness F at election over time on the first evaluation seed: reference "
-                    "baselines and the frozen RL agents."
+                    "baselines and the frozen RL agents (on the EGEE analogue, those whose "
+                    "reward weighs fairness, λ 0.5)."
                 ),
                 "svg": figures.inline_svg(figures.fairness_over_time_svg(fairness)),
             }
