@@ -8,10 +8,10 @@ rule rl_experiment:
     output:
         summary="sim/{workload}/rl/summary.json",
         runs="sim/{workload}/rl/runs.parquet",
-    wildcard_constraints:
-        workload=_alternatives(RL_WORKLOADS),
     log:
         "logs/rl/{workload}.log",
+    wildcard_constraints:
+        workload=_alternatives(RL_WORKLOADS),
     conda:
         "../envs/gridtrace.yaml"
     params:
