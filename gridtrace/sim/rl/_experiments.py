@@ -49,7 +49,8 @@ its metadata; the summary itself is a function of the configuration and the root
      "aggregate": [{"variant", "family", "mode", "n", "metrics": {name: {"mean", "std",
                     "ci_low", "ci_high"}}}],           # 95 % t-interval over seeds
      "comparison": [{"variant", "mode", "baseline", "metric", "n", "mean_difference",
-                     "ci_low", "ci_high", "outcome": "better" | "worse" | "within noise"}],
+                     "ci_low", "ci_high", "outcome": "better" | "worse" | "within noise",
+                     "negligible": |mean difference| < 0.005}],
      "published": null | {"source", "setup_note", "rows": [...]},
      "verdict": "plain-language sentences",
      "series": {"fairness": {label: {"time_s", "value"}}, "elastic": {label: {"time_s",
@@ -1061,6 +1062,8 @@ COMPARISONS = (
     ("fifo", "batch_w_mean"),
 )
 """(baseline, metric) pairs of the paired comparisons in the summary."""
+NEGLIGIBLE_DIFFERENCE = 0.005
+"""A mean W difference below this is called negligible in the verdict, separated or not."""
 
 
 def _compare(
@@ -1103,6 +1106,8 @@ def _compare(
                         "ci_low": ci["ci_low"],
                         "ci_high": ci["ci_high"],
                         "outcome": outcome,
+                        "negligible": ci["mean"] is not None
+                        and abs(ci["mean"]) < NEGLIGIBLE_DIFFERENCE,
                     }
                 )
     return out
@@ -1145,7 +1150,8 @@ def _verdict(
         m = agg[(variant, mode)]["metrics"][VERDICT_METRIC]
         parts = [
             f"{_WORDS[c['outcome']]} {c['baseline']} (difference {_fmt(c['mean_difference'])}, "
-            f"[{_fmt(c['ci_low'])}, {_fmt(c['ci_high'])}])"
+            f"[{_fmt(c['ci_low'])}, {_fmt(c['ci_high'])}]"
+            + (f", negligible: below {NEGLIGIBLE_DIFFERENCE:g})" if c["negligible"] else ")")
             for c in cs
             if c["metric"] == VERDICT_METRIC
         ]

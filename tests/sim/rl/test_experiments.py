@@ -107,6 +107,9 @@ def test_summary_schema_and_runs_table(mm50: tuple[dict[str, Any], pa.Table]) ->
         ("fifo", "batch_w_mean"),
     }
     assert all(c["outcome"] in {"better", "worse", "within noise"} for c in summary["comparison"])
+    assert all(
+        c["negligible"] == (abs(c["mean_difference"]) < 0.005) for c in summary["comparison"]
+    )
     assert "sjf-est" in summary["verdict"]
     assert "hrrn" in summary["verdict"]
     pub = summary["published"]
