@@ -380,6 +380,37 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_rl(args: argparse.Namespace) -> int:
+    import pyarrow.parquet as pq
+
+    from gridtrace.sim.rl._experiments import ExperimentConfig, run_experiment
+
+    config = ExperimentConfig(
+        experiment=args.experiment,
+        root_seed=args.seed,
+        train_draws=args.train_draws,
+        eval_seeds=args.eval_seeds,
+        train_fraction=args.train_fraction,
+        size=args.size,
+        published=args.published,
+    )
+    if args.preset:
+        result = run_experiment(args.preset, config, name=args.name)
+    else:
+        vo_shares = _read_json(args.vo_shares) if args.vo_shares else None
+        result = run_experiment(
+            pq.read_table(args.trace),
+            config,
+            name=args.name,
+            cores=args.cores,
+            vo_shares=vo_shares,
+        )
+    runs, summary = result.write(args.out)
+    _say(result.summary["verdict"])
+    _say(f"{result.runs.num_rows} runs written to {runs} and {summary}")
+    return 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
@@ -576,6 +607,25 @@ def _build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--warmup", type=int, default=500, help="jobs left out at the start")
     simulate.add_argument("--drain", type=int, default=500, help="jobs left out at the end")
     simulate.set_defaults(run=_cmd_simulate)
+
+    rl = commands.add_parser("rl", help="preset or trace -> RL experiment (runs + summary)")
+    rl_source = rl.add_mutually_exclusive_group(required=True)
+    rl_source.add_argument("--preset", help="a seed preset: fresh training and evaluation draws")
+    rl_source.add_argument("--trace", help="a trace .parquet: split by time into train / evaluate")
+    rl.add_argument("-o", "--out", required=True, help="output folder (runs.parquet, summary.json)")
+    rl.add_argument("--experiment", choices=("scheduling", "egee"), default="scheduling")
+    rl.add_argument("--seed", type=int, default=0, help="root seed of every stream (default 0)")
+    rl.add_argument("--train-draws", type=int, default=2, help="training draws or episodes")
+    rl.add_argument("--eval-seeds", type=int, default=10, help="evaluation seeds (default 10)")
+    rl.add_argument(
+        "--train-fraction", type=float, default=0.5, help="traces: share of time that trains"
+    )
+    rl.add_argument("--size", type=int, help="presets: jobs per draw (default the preset's)")
+    rl.add_argument("--cores", type=int, help="traces: P (default the trace's)")
+    rl.add_argument("--vo-shares", help="traces: JSON file of target VO shares")
+    rl.add_argument("--published", help="key of the published numbers the setup matches")
+    rl.add_argument("--name", help="workload name in outputs")
+    rl.set_defaults(run=_cmd_rl)
 
     report = commands.add_parser("report", help="trace + simulation runs -> HTML report")
     report.add_argument("runs", nargs="+", help="sim/<workload>/<policy>/seed<n>.parquet files")

@@ -14,6 +14,7 @@ from gridtrace.report._render import (
     render_workload_report,
     write_manifest,
 )
+from gridtrace.report._rl import rl_section
 
 __all__ = [
     "ResultLike",
@@ -22,5 +23,6 @@ __all__ = [
     "preset_model_section",
     "render_index",
     "render_workload_report",
+    "rl_section",
     "write_manifest",
 ]

@@ -514,6 +514,49 @@ def fairness_over_time_svg(
     return _draw(_SIZE, draw)
 
 
+def elastic_series_svg(
+    series: Mapping[str, Mapping[str, npt.ArrayLike]], *, pool_cores: int | None = None
+) -> str:
+    """Pool size and utilisation over time of elastic provisioning runs (two stacked panels).
+
+    Parameters
+    ----------
+    series : mapping
+        Run label → ``{"time_s", "pool_size", "utilisation"}``: one entry per provisioning
+        decision (the size chosen then, and U = used / provisioned core-seconds over the interval
+        that ended there).
+    pool_cores : int, optional
+        The site's P, drawn as a reference line on the pool size panel.
+    """
+    styles = _policy_styles(list(series))
+    clean = {
+        name: tuple(
+            np.asarray(s[k], dtype=np.float64) for k in ("time_s", "pool_size", "utilisation")
+        )
+        for name, s in series.items()
+    }
+    times = [t for t, _, _ in clean.values() if t.size]
+    lo = min((float(t.min()) for t in times), default=0.0)
+    hi = max((float(t.max()) for t in times), default=1.0)
+    per, unit = time_unit(hi - lo)
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        top, bottom = axes
+        for name, (t, size, util) in clean.items():
+            idx = thin_indices(t.size)
+            top.step(t[idx] / per, size[idx], where="post", label=name, **styles[name])
+            bottom.plot(t[idx] / per, util[idx], label=name, **styles[name])
+        if pool_cores is not None:
+            top.axhline(pool_cores, color="#777777", linewidth=0.8, linestyle=":", label="P")
+        top.set_ylabel("pool size (cores)")
+        bottom.set_ylabel("utilisation U (0–1)")
+        bottom.set_ylim(0.0, 1.02)
+        bottom.set_xlabel(f"decision time ({unit} from the trace origin)")
+        top.legend(loc="lower right", ncol=2)
+
+    return _draw(_TALL, draw, panels=2, sharex=True)
+
+
 # --- the model section --------------------------------------------------------------------------
 
 

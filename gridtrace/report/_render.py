@@ -551,6 +551,7 @@ def render_workload_report(
     segments: pa.Table | None = None,
     segmentation: Mapping[str, Any] | None = None,
     model: Mapping[str, Any] | None = None,
+    rl: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write the self-contained HTML report of one workload.
 
@@ -586,6 +587,8 @@ def render_workload_report(
         The Model section: :func:`gridtrace.report.fitted_model_section` (a fitted model's
         parameters, BIC table, held-out scores and fit figures) or
         :func:`gridtrace.report.preset_model_section` (a seed preset's given parameters).
+    rl : mapping, optional
+        The RL section: :func:`gridtrace.report.rl_section` of an RL experiment summary.
 
     Returns
     -------
@@ -630,7 +633,7 @@ def render_workload_report(
             exclusion_note="; ".join(notes) or "none",
             published=_published_table(published),
             model=model,
-            rl=None,  # later: the RL stage's section
+            rl=rl,
         )
     )
     _write(path, html)

@@ -26,6 +26,7 @@ WORKLOAD_FIGURES = [
 ]
 SCHEDULING_FIGURES = ["fig-interactive-wait-cdf", "fig-w-inverse-cdf", "fig-fairness"]
 MODEL_FIGURES = ["fig-model-qq", "fig-model-idc", "fig-model-acf"]
+RL_FIGURES = ["fig-rl-fairness"]
 SVG = re.compile(r"<svg\b.*?</svg>", re.S)
 # an axis label names its unit (or kind) in parentheses: "runtime (s, log scale)"
 AXIS_LABEL = re.compile(r"<text\b[^>]*>([^<]*\([^<]*\)[^<]*)</text>")
@@ -81,7 +82,8 @@ def test_reports_show_the_workload_and_scheduling_figures(run_dir: Path) -> None
         text = (run_dir / "reports" / workload / "index.html").read_text()
         ids = re.findall(r'<figure id="([^"]+)">', text)
         model = MODEL_FIGURES if workload == "demo" else []
-        assert ids == WORKLOAD_FIGURES + model + SCHEDULING_FIGURES, (workload, ids)
+        rl = RL_FIGURES if workload == "MM50-20" else []  # .test runs RL on MM50-20
+        assert ids == WORKLOAD_FIGURES + model + SCHEDULING_FIGURES + rl, (workload, ids)
         svgs = SVG.findall(text)
         assert len(svgs) == len(ids)
         for svg in svgs:
@@ -109,6 +111,38 @@ def test_demo_site_is_segmented_and_its_report_shows_the_segments(run_dir: Path)
     assert "start: first segment" in text
     assert "As logged (the site's own scheduler)" in text
     assert "<h3>Segments</h3>" not in (run_dir / "reports" / "PE-1" / "index.html").read_text()
+
+
+def test_rl_experiments_are_run_and_reported(run_dir: Path) -> None:
+    mm50 = json.loads((run_dir / "sim" / "MM50-20" / "rl" / "summary.json").read_text())
+    assert mm50["schema"] == "gridtrace.rl-experiment/1"
+    assert mm50["experiment"] == "scheduling"
+    assert len(mm50["seeds"]["evaluation"]) == 2  # the .test config's eval_seeds
+    assert mm50["published"]["key"] == "MM50-20"
+    runs = pq.read_table(run_dir / "sim" / "MM50-20" / "rl" / "runs.parquet")
+    assert set(runs.column("variant").to_pylist()) >= {
+        "fifo",
+        "sjf-est",
+        "hrrn",
+        "rl-mlp",
+        "rl-esn",
+    }
+    egee = json.loads((run_dir / "sim" / "demo-segment" / "rl" / "summary.json").read_text())
+    assert egee["source"] == "trace"
+    assert {a["variant"] for a in egee["aggregate"]} >= {"native", "rig-est-1", "ela-ora-0.5"}
+    assert egee["protocol"]["split"]["train_jobs"] > 0
+    for workload in ("MM50-20", "demo-segment"):
+        text = (run_dir / "reports" / workload / "index.html").read_text()
+        assert 'id="rl-table2"' in text
+        assert "Verdict." in text
+    assert (
+        'id="fig-rl-elastic"' in (run_dir / "reports" / "demo-segment" / "index.html").read_text()
+    )
+    # workloads without an RL experiment keep the placeholder
+    assert (
+        "No RL experiment for this workload yet."
+        in (run_dir / "reports" / "PE-1" / "index.html").read_text()
+    )
 
 
 def test_the_selected_segment_is_a_workload_of_its_own(run_dir: Path) -> None:

@@ -44,6 +44,14 @@ DETERMINISTIC_POLICIES = {
     "native",
 }
 
+# RL experiments (rule rl_experiment): configured workloads that exist in this run
+RL_SETTINGS = {k: v for k, v in config["rl"].items() if k != "workloads"}
+RL_WORKLOADS = {
+    w: dict(spec or {})
+    for w, spec in config["rl"].get("workloads", {}).items()
+    if w in WORKLOADS
+}
+
 if len(set(WORKLOADS)) != len(WORKLOADS):
     raise ValueError(
         f"workload names must be unique across presets and sites: {WORKLOADS}"
@@ -166,3 +174,17 @@ def workload_runs(wildcards):
             seed=seeds,
         )
     return runs
+
+
+def rl_input(wildcards):
+    """The trace an RL experiment splits by time (none for presets: they draw their own)."""
+    if wildcards.workload in PRESETS:
+        return {}
+    return {"trace": f"traces/{wildcards.workload}.parquet"}
+
+
+def report_rl(wildcards):
+    """A workload's RL experiment summary, if it has one."""
+    if wildcards.workload in RL_WORKLOADS:
+        return {"rl": f"sim/{wildcards.workload}/rl/summary.json"}
+    return {}

@@ -5,6 +5,7 @@ rule report_workload:
     input:
         unpack(report_segments),
         unpack(report_model),
+        unpack(report_rl),
         trace=report_trace,
         runs=workload_runs,
     output:

@@ -10,6 +10,7 @@ from gridtrace.report import (
     fitted_model_section,
     preset_model_section,
     render_workload_report,
+    rl_section,
 )
 from gridtrace.sim import read_result
 
@@ -36,6 +37,9 @@ if "fit_summary" in snakemake.input.keys():  # noqa: SIM118
     )
 elif snakemake.params.preset is not None:
     model = preset_model_section(snakemake.params.preset)
+rl = None
+if "rl" in snakemake.input.keys():  # noqa: SIM118
+    rl = rl_section(json.loads(Path(snakemake.input.rl).read_text()))
 figures = render_workload_report(
     snakemake.wildcards.workload,
     trace=trace,
@@ -45,5 +49,6 @@ figures = render_workload_report(
     segments=segments,
     segmentation=segmentation,
     model=model,
+    rl=rl,
 )
 Path(snakemake.output.figures).write_text(json.dumps(figures, indent=2, default=str) + "\n")

@@ -1,0 +1,1260 @@
+"""The research's RL experiments as library code: protocol, runs, aggregates, verdict.
+
+Protocol (:func:`run_experiment`)
+---------------------------------
+* **Seeds.** One root seed is split with :class:`numpy.random.SeedSequence` into five streams:
+  ``train_workload``, ``eval_workload``, ``network_init`` (MLP weights), ``reservoir`` (ESN
+  reservoir and readout mask) and ``exploration`` (ε-greedy draws). Child ``i`` of a stream is
+  ``SeedSequence(root, spawn_key=(stream, i))``: fixed by the root seed, never by call order.
+  Every seed used is written into the outputs.
+* **Synthetic workloads (presets).** Training: ``train_draws`` fresh draws from the training
+  stream. Evaluation: ``eval_seeds`` fresh draws from the evaluation stream, disjoint from the
+  training draws (different seed streams). Evaluation seed ``i`` trains agent ``i`` (its own
+  network, reservoir and exploration streams) and evaluates it on draw ``i``; every baseline runs
+  on the same draw ``i``.
+* **Real traces.** Split by time: jobs submitted before ``t0 + train_fraction (t1 − t0)`` train,
+  the later ones evaluate; the two parts are disjoint. ``train_draws`` is then the number of
+  training episodes over the training part, and seeds vary only the agent's initialisation and
+  exploration. Deterministic baselines (and ``native``, the as-logged schedule) run once.
+* **Training.** The first episode elects by earliest deadline first while learning
+  (``behaviour="edf"``: the research's EDF pre-training; EDF itself is also a baseline); then one
+  SARSA episode per training draw (ε 0.05). Discounting is per decision.
+* **Evaluation modes.** ``frozen``: learning off, ε 0. ``continuing``: learning on, ε
+  ``continuing_epsilon`` (0.05). Both start from a copy of the same trained agent.
+
+Experiments
+-----------
+``scheduling``: baselines fifo, sjf (oracle), sjf-est (class median by (VO, interactive)), hrrn,
+edf, easy; RL variants ``rl-mlp`` and ``rl-esn`` (oracle runtimes, reward λ_s W + (1 − λ_s) F).
+``egee``: the same baselines (and ``native`` on real traces) against ``rig-{ora,est}-{λ_s}``
+(the RL scheduler on the rigid pool, oracle or estimated runtimes, λ_s 0.5 and 1) and
+``ela-{ora,est}-{λ_e}`` (the RL scheduler with λ_s 0.5 plus the
+:class:`~gridtrace.sim.rl.ElasticProvisioner`, λ_e 0.5 and 1, pool between ``floor`` and
+``ceiling_factor`` P, a decision every ``interval_s``).
+
+Outputs (:meth:`ExperimentResult.write`)
+----------------------------------------
+``runs.parquet``: one row per (variant, mode, seed_index) with the columns of :data:`RUN_COLUMNS`
+(per-class wait mean/std/max and W mean, the share of interactive jobs with W > 0.9 and with wait
+< 120 s, F mean, utilisation, core-hours provisioned, the seeds, and the wall-clock seconds of
+the run and of the agent's training: the only non-deterministic columns) and the summary JSON in
+its metadata; the summary itself is a function of the configuration and the root seed alone.
+``summary.json`` (schema ``gridtrace.rl-experiment/1``)::
+
+    {"schema", "workload", "experiment", "source": "preset" | "trace",
+     "protocol": {... the settings above, "discounting": "per decision", splits ...},
+     "seeds": {"root", "streams", "training": [...], "evaluation": [...], "agents": [...]},
+     "agents": {variant: describe() of the trained scheduler (and provisioner)},
+     "units": {"mean_runtime_s": E[S] of the evaluation workload},
+     "aggregate": [{"variant", "family", "mode", "n", "metrics": {name: {"mean", "std",
+                    "ci_low", "ci_high"}}}],           # 95 % t-interval over seeds
+     "comparison": [{"variant", "mode", "baseline", "metric", "n", "mean_difference",
+                     "ci_low", "ci_high", "outcome": "better" | "worse" | "within noise",
+                     "negligible": |mean difference| < 0.005}],
+     "published": null | {"source", "setup_note", "rows": [...]},
+     "verdict": "plain-language sentences",
+     "series": {"fairness": {label: {"time_s", "value"}}, "elastic": {label: {"time_s",
+                "pool_size", "utilisation"}}}}      # the first evaluation seed's runs
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from os import PathLike
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from scipy import stats as sps
+
+from gridtrace.errors import ConfigError
+from gridtrace.schema import trace_metadata
+from gridtrace.sim._engine import simulate
+from gridtrace.sim._result import SimulationResult
+from gridtrace.sim.rl._elastic import ElasticProvisioner, ProvisioningFeatures
+from gridtrace.sim.rl._features import SchedulingFeatures
+from gridtrace.sim.rl._qfunctions import ESNQ, MLPQ, QFunction
+from gridtrace.sim.rl._rewards import ResponsivenessFairnessReward, Reward
+from gridtrace.sim.rl._scheduler import SarsaScheduler
+
+__all__ = [
+    "BASELINES",
+    "PUBLISHED",
+    "RUN_COLUMNS",
+    "SUMMARY_SCHEMA",
+    "AgentSeeds",
+    "ExperimentConfig",
+    "ExperimentResult",
+    "make_elastic_provisioner",
+    "make_rl_scheduler",
+    "run_experiment",
+    "t_interval",
+    "time_split",
+]
+
+logger = logging.getLogger(__name__)
+
+SUMMARY_SCHEMA = "gridtrace.rl-experiment/1"
+STREAMS = ("train_workload", "eval_workload", "network_init", "reservoir", "exploration")
+Experiment = Literal["scheduling", "egee"]
+QKind = Literal["mlp", "esn"]
+
+BASELINES: dict[str, dict[str, Any]] = {
+    "fifo": {"policy": "fifo"},
+    "sjf": {"policy": "sjf"},
+    "sjf-est": {
+        "policy": "sjf",
+        "estimator": "median",
+        "estimator_options": {"by": ("vo", "interactive")},
+    },
+    "hrrn": {"policy": "hrrn"},
+    "edf": {"policy": "edf"},
+    "easy": {"policy": "easy"},
+}
+"""The baselines: name → :func:`~gridtrace.sim.simulate` arguments."""
+
+MEASURES = ("wait_mean_s", "wait_std_s", "wait_max_s", "w_mean")
+CLASSES = ("interactive", "batch", "all")
+RUN_METRICS = (
+    *(f"{c}_{m}" for c in CLASSES for m in MEASURES),
+    "interactive_w_over_0_9",
+    "interactive_wait_under_120s",
+    "fairness_mean",
+    "utilisation",
+    "elastic_utilisation",
+    "provisioned_core_h",
+)
+RUN_COLUMNS = (
+    "workload",
+    "variant",
+    "family",
+    "mode",
+    "seed_index",
+    "eval_seed",
+    "agent_seed",
+    "estimator",
+    "provisioning",
+    *(f"{c}_n" for c in CLASSES),
+    *RUN_METRICS,
+    "wall_s",
+    "train_wall_s",
+)
+"""Columns of the per-seed table (``runs.parquet``)."""
+
+_MM50_NOTE = (
+    "published setup: M/M/50, rho 0.99, 20 % interactive; the published FIFO mean wait 923 s "
+    "implies E[S] ~ 503 s by Erlang C (1.834 E[S] at rho 0.99), while our MM50 presets have "
+    "E[S] = 1/mu = tau / -ln(1 - f) ~ 4033 s: compare waits in units of E[S], not seconds; "
+    "and at rho 0.99 a 6,000-job run is far from the steady state (a single run is mostly "
+    "noise), so even in E[S] units compare the ordering of the policies, not the values"
+)
+
+PUBLISHED: dict[str, dict[str, Any]] = {
+    "MM50-20": {
+        "source": "seed paper, Table 2 (M/M/50, 20 % interactive, FIFO vs RL)",
+        "setup_note": _MM50_NOTE,
+        "mean_runtime_s": 503.0,
+        "rows": [
+            {
+                "variant": "fifo",
+                "class": "interactive",
+                "wait_mean_s": 923.0,
+                "wait_std_s": 552.0,
+                "wait_max_s": 2361.0,
+            },
+            {
+                "variant": "rl",
+                "class": "interactive",
+                "wait_mean_s": 108.0,
+                "wait_std_s": 123.0,
+                "wait_max_s": 975.0,
+            },
+        ],
+    },
+    "PE-1": {
+        "source": "thesis, PE-1 (P = 80, 10,000 jobs): interactive mean W",
+        "setup_note": "same preset parameters (P = 80, 10,000 jobs, feasible VO weights)",
+        "mean_runtime_s": None,
+        "rows": [
+            {"variant": "fifo", "class": "interactive", "w_mean": 0.45},
+            {"variant": "rl-mlp", "class": "interactive", "w_mean": 0.48},
+            {"variant": "rl-esn", "class": "interactive", "w_mean": 0.56},
+        ],
+    },
+    "LPC-EGEE": {
+        "source": "seed papers, EGEE site trace: interactive mean W",
+        "setup_note": (
+            "published on an EGEE site's own trace (2006); ours is an LPC-EGEE-2004 segment, "
+            "the closest stored analogue: same kind of site, not the same jobs"
+        ),
+        "mean_runtime_s": None,
+        "rows": [
+            {"variant": "native", "class": "interactive", "w_mean": 0.63},
+            {"variant": "rigid rl", "class": "interactive", "w_mean": 0.87},
+            {"variant": "elastic rl", "class": "interactive", "w_mean": 0.96, "bound": ">="},
+        ],
+    },
+}
+"""Published numbers, by the key a workload's setup matches (``ExperimentConfig.published``)."""
+
+
+# --- configuration ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """Settings of one experiment (all written into the summary).
+
+    Parameters
+    ----------
+    experiment : {"scheduling", "egee"}
+        Which set of variants (see the module docstring).
+    root_seed : int, default 0
+        The root of every seed stream.
+    train_draws : int, default 2
+        Training draws (presets) or training episodes over the training part (traces).
+    eval_seeds : int, default 10
+        Evaluation seeds: fresh draws (presets) or agent seeds (traces).
+    train_fraction : float, default 0.5
+        Traces: the share of the time span that trains.
+    size : int, optional
+        Presets: jobs per draw (default the preset's own size).
+    q_kinds : tuple of str, default ("mlp", "esn")
+        ``scheduling``: the Q approximators, one RL variant each.
+    egee_q : {"mlp", "esn"}, default "esn"
+        ``egee``: the Q approximator of the schedulers and provisioners.
+    lambda_s : float, default 0.5
+        ``scheduling`` (and the elastic variants' scheduler): weight of W in λ_s W + (1 − λ_s) F.
+    rigid_lambdas, elastic_lambdas : tuple of float, default (0.5, 1.0)
+        ``egee``: λ_s of the rigid variants and λ_e of the elastic ones.
+    baselines : tuple of str
+        Names in :data:`BASELINES` (``native`` is added on traces with logged waits for ``egee``).
+    modes : tuple of str, default ("frozen", "continuing")
+    continuing_epsilon : float, default 0.05
+    floor : int, default 30
+    ceiling_factor : float, default 1.1
+    interval_s : float, default 900
+        Elastic provisioning: smallest pool, largest pool / P, time between decisions.
+    warmup_jobs, drain_jobs : int, default 500
+        Jobs left out of the statistics at each end of an evaluation run; capped at a tenth of
+        the evaluation workload's jobs each.
+    published : str, optional
+        Key of :data:`PUBLISHED` whose setup the workload matches (default: the preset's name if
+        it is a key).
+    agent_options : mapping, optional
+        Extra keyword arguments of :class:`~gridtrace.sim.rl.SarsaScheduler`.
+    """
+
+    experiment: Experiment = "scheduling"
+    root_seed: int = 0
+    train_draws: int = 2
+    eval_seeds: int = 10
+    train_fraction: float = 0.5
+    size: int | None = None
+    q_kinds: tuple[QKind, ...] = ("mlp", "esn")
+    egee_q: QKind = "esn"
+    lambda_s: float = 0.5
+    rigid_lambdas: tuple[float, ...] = (0.5, 1.0)
+    elastic_lambdas: tuple[float, ...] = (0.5, 1.0)
+    baselines: tuple[str, ...] = ("fifo", "sjf", "sjf-est", "hrrn", "edf", "easy")
+    modes: tuple[str, ...] = ("frozen", "continuing")
+    continuing_epsilon: float = 0.05
+    floor: int = 30
+    ceiling_factor: float = 1.1
+    interval_s: float = 900.0
+    warmup_jobs: int = 500
+    drain_jobs: int = 500
+    published: str | None = None
+    agent_options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.experiment not in ("scheduling", "egee"):
+            raise ConfigError(f"experiment must be 'scheduling' or 'egee', got {self.experiment!r}")
+        if self.train_draws < 1 or self.eval_seeds < 1:
+            raise ConfigError("train_draws and eval_seeds must be >= 1")
+        if not 0.0 < self.train_fraction < 1.0:
+            raise ConfigError(f"train_fraction must be in (0, 1), got {self.train_fraction}")
+        unknown = set(self.baselines) - set(BASELINES)
+        if unknown:
+            raise ConfigError(f"unknown baselines {sorted(unknown)}; known: {sorted(BASELINES)}")
+        if set(self.modes) - {"frozen", "continuing"} or not self.modes:
+            raise ConfigError(f"modes must be among 'frozen', 'continuing', got {self.modes}")
+        for kind in (*self.q_kinds, self.egee_q):
+            if kind not in ("mlp", "esn"):
+                raise ConfigError(f"Q kinds are 'mlp' or 'esn', got {kind!r}")
+        if self.published is not None and self.published not in PUBLISHED:
+            raise ConfigError(f"no published numbers under {self.published!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the settings as JSON types."""
+        out = asdict(self)
+        out["agent_options"] = dict(self.agent_options)
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
+
+
+@dataclass(frozen=True)
+class AgentSeeds:
+    """The seed streams of one agent: its network, reservoir and exploration."""
+
+    network_init: np.random.SeedSequence
+    reservoir: np.random.SeedSequence
+    exploration: np.random.SeedSequence
+
+    def child(self, key: int) -> AgentSeeds:
+        """Return independent streams for a second agent (e.g. the provisioner)."""
+        return AgentSeeds(*(_child(s, key) for s in self.as_tuple()))
+
+    def as_tuple(self) -> tuple[np.random.SeedSequence, ...]:
+        return (self.network_init, self.reservoir, self.exploration)
+
+    def describe(self) -> dict[str, Any]:
+        """Return the streams as (entropy, spawn_key) records."""
+        names = ("network_init", "reservoir", "exploration")
+        return {n: _seed_record(s) for n, s in zip(names, self.as_tuple(), strict=True)}
+
+
+def _child(seq: np.random.SeedSequence, *keys: int) -> np.random.SeedSequence:
+    """Child of ``seq`` fixed by its keys (not by how many children were spawned before)."""
+    return np.random.SeedSequence(seq.entropy, spawn_key=(*seq.spawn_key, *keys))
+
+
+def _seed_record(seq: np.random.SeedSequence) -> dict[str, Any]:
+    entropy = seq.entropy
+    value: Any = int(entropy) if isinstance(entropy, int) else entropy
+    return {"entropy": value, "spawn_key": [int(k) for k in seq.spawn_key]}
+
+
+def _stream(root: int, name: str) -> np.random.SeedSequence:
+    return np.random.SeedSequence(root, spawn_key=(STREAMS.index(name),))
+
+
+# --- agents: the one place where they are built -----------------------------------------------
+
+
+def _qfunction(kind: str, n_state: int, n_action: int, seeds: AgentSeeds) -> QFunction:
+    if kind == "mlp":
+        return MLPQ(n_state, n_action, rng=np.random.default_rng(seeds.network_init))
+    if kind == "esn":
+        return ESNQ(n_state, n_action, rng=np.random.default_rng(seeds.reservoir))
+    raise ConfigError(f"Q kinds are 'mlp' or 'esn', got {kind!r}")
+
+
+def make_rl_scheduler(
+    kind: str,
+    features: SchedulingFeatures,
+    reward: Reward,
+    seeds: AgentSeeds,
+    **options: Any,
+) -> SarsaScheduler:
+    """Build the RL scheduler every experiment uses (change the agent here, and only here).
+
+    Parameters
+    ----------
+    kind : {"mlp", "esn"}
+        The Q approximator: :class:`~gridtrace.sim.rl.MLPQ` from ``seeds.network_init`` or
+        :class:`~gridtrace.sim.rl.ESNQ` from ``seeds.reservoir``.
+    features : SchedulingFeatures
+    reward : Reward
+    seeds : AgentSeeds
+        ``seeds.exploration`` drives the ε-greedy draws.
+    **options
+        Keyword arguments of :class:`~gridtrace.sim.rl.SarsaScheduler` (``name``, ``epsilon``,
+        ``credit``, ...); defaults are the scheduler's own (ε 0.05, γ 0.8 per decision, η 0.2).
+
+    Returns
+    -------
+    SarsaScheduler
+    """
+    qf = _qfunction(kind, features.n_state, features.n_action, seeds)
+    opts = {"name": f"rl-{kind}", **options}
+    return SarsaScheduler(
+        qf, features, reward, rng=np.random.default_rng(seeds.exploration), **opts
+    )
+
+
+def make_elastic_provisioner(
+    kind: str,
+    pool_cores: int,
+    seeds: AgentSeeds,
+    *,
+    lambda_e: float,
+    floor: int = 30,
+    ceiling_factor: float = 1.1,
+    interval_s: float = 900.0,
+    tau_s: float = 900.0,
+    **options: Any,
+) -> ElasticProvisioner:
+    """Build the elastic provisioning controller of the ``ela-*`` variants.
+
+    Parameters
+    ----------
+    kind : {"mlp", "esn"}
+    pool_cores : int
+        P, the site's cores.
+    seeds : AgentSeeds
+    lambda_e : float
+        Weight of W̄ against U.
+    floor : int, default 30
+    ceiling_factor : float, default 1.1
+        Largest pool = round(ceiling_factor P).
+    interval_s : float, default 900
+    tau_s : float, default 900
+    **options
+        Keyword arguments of :class:`~gridtrace.sim.rl.ElasticProvisioner`.
+    """
+    feats = ProvisioningFeatures(pool_cores, tau_s=tau_s)
+    qf = _qfunction(kind, feats.n_state, feats.n_action, seeds)
+    floor = min(int(floor), pool_cores)
+    ceiling = max(round(ceiling_factor * pool_cores), floor)
+    return ElasticProvisioner(
+        qf,
+        feats,
+        rng=np.random.default_rng(seeds.exploration),
+        floor=floor,
+        ceiling=ceiling,
+        interval_s=interval_s,
+        lambda_e=lambda_e,
+        **options,
+    )
+
+
+@dataclass(frozen=True)
+class _Variant:
+    """One RL variant: how to build its agents and how to simulate with them."""
+
+    name: str
+    kind: str
+    estimator: Literal["oracle", "median"]
+    lambda_s: float
+    lambda_e: float | None = None  # None: rigid pool
+
+    @property
+    def provisioning(self) -> str:
+        return "rigid" if self.lambda_e is None else "elastic"
+
+
+def _variants(config: ExperimentConfig) -> list[_Variant]:
+    if config.experiment == "scheduling":
+        return [_Variant(f"rl-{k}", k, "oracle", config.lambda_s) for k in config.q_kinds]
+    out: list[_Variant] = []
+    q = config.egee_q
+    estimators: tuple[tuple[Literal["oracle", "median"], str], ...] = (
+        ("oracle", "ora"),
+        ("median", "est"),
+    )
+    for est, tag in estimators:
+        out += [_Variant(f"rig-{tag}-{lam:g}", q, est, lam) for lam in config.rigid_lambdas]
+    for est, tag in estimators:
+        out += [
+            _Variant(f"ela-{tag}-{lam:g}", q, est, config.lambda_s, lam)
+            for lam in config.elastic_lambdas
+        ]
+    return out
+
+
+def _sim_kwargs(variant: _Variant) -> dict[str, Any]:
+    if variant.estimator == "median":
+        return {"estimator": "median", "estimator_options": {"by": ("vo", "interactive")}}
+    return {"estimator": "oracle"}
+
+
+# --- workloads ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Workload:
+    name: str
+    source: Literal["preset", "trace"]
+    cores: int
+    tau_s: float
+    vo_shares: dict[str, float] | None
+    train: Callable[[int], pa.Table]  # training draw / episode i
+    evaluate: Callable[[int], pa.Table]  # evaluation workload of seed i
+    seeds: dict[str, Any]
+    split: dict[str, Any] | None
+    mean_runtime_s: float | None
+    vo_shares_source: str = "given"
+
+
+def time_split(trace: pa.Table, train_fraction: float) -> tuple[pa.Table, pa.Table, float]:
+    """Split a trace by submit time into a training part and a later, disjoint evaluation part.
+
+    Parameters
+    ----------
+    trace : pyarrow.Table
+        A ``trace`` table.
+    train_fraction : float
+        Share of the submit-time span [t0, t1] that trains.
+
+    Returns
+    -------
+    (train, evaluate, t_split)
+        Jobs with submit_s < t_split, jobs with submit_s ≥ t_split (metadata kept) and
+        t_split = t0 + train_fraction (t1 − t0).
+
+    Raises
+    ------
+    ConfigError
+        If either part is empty.
+    """
+    if not 0.0 < train_fraction < 1.0:
+        raise ConfigError(f"train_fraction must be in (0, 1), got {train_fraction}")
+    trace = trace.sort_by([("submit_s", "ascending"), ("job_id", "ascending")])
+    submit = trace.column("submit_s").to_numpy()
+    t0, t1 = float(submit.min()), float(submit.max())
+    t_split = t0 + train_fraction * (t1 - t0)
+    before = submit < t_split
+    train = trace.filter(pa.array(before))
+    evaluate = trace.filter(pa.array(~before))
+    if train.num_rows == 0 or evaluate.num_rows == 0:
+        raise ConfigError(f"the time split at {t_split} leaves an empty part")
+    return train, evaluate, t_split
+
+
+def _preset_workload(name: str, config: ExperimentConfig) -> _Workload:
+    from gridtrace.models import generate_preset_trace, get_preset
+
+    preset = get_preset(name)
+    s_train = _stream(config.root_seed, "train_workload")
+    s_eval = _stream(config.root_seed, "eval_workload")
+    train_seeds = [_child(s_train, i) for i in range(config.train_draws)]
+    eval_seeds = [_child(s_eval, i) for i in range(config.eval_seeds)]
+
+    def draw(seq: np.random.SeedSequence) -> pa.Table:
+        # a fresh copy: drawing from a SeedSequence spawns from it, which would change the next
+        # draw from the same object
+        return generate_preset_trace(preset, rng=_child(seq), size=config.size)
+
+    cache: dict[int, pa.Table] = {}
+
+    def train(i: int) -> pa.Table:
+        if i not in cache:
+            cache[i] = draw(train_seeds[i])
+        return cache[i]
+
+    return _Workload(
+        name=name,
+        source="preset",
+        cores=preset.cores,
+        tau_s=preset.tau_s,
+        vo_shares=dict(preset.vo_shares),
+        train=train,
+        evaluate=lambda i: draw(eval_seeds[i]),
+        seeds={
+            "training": [_seed_record(s) for s in train_seeds],
+            "evaluation": [_seed_record(s) for s in eval_seeds],
+        },
+        split=None,
+        mean_runtime_s=1.0 / preset.service_rate,
+    )
+
+
+def _trace_workload(
+    name: str,
+    trace: pa.Table,
+    config: ExperimentConfig,
+    *,
+    cores: int | None,
+    vo_shares: Mapping[str, float] | None,
+) -> _Workload:
+    meta = trace_metadata(trace)
+    pool = int(cores if cores is not None else meta["cores"])
+    train, evaluate, t_split = time_split(trace, config.train_fraction)
+    run = evaluate.column("run_s").to_numpy()
+    split = {
+        "train_fraction": config.train_fraction,
+        "t_split_s": t_split,
+        "train_jobs": train.num_rows,
+        "train_submit_s": [
+            float(pc.min(train.column("submit_s")).as_py()),
+            float(pc.max(train.column("submit_s")).as_py()),
+        ],
+        "eval_jobs": evaluate.num_rows,
+        "eval_submit_s": [
+            float(pc.min(evaluate.column("submit_s")).as_py()),
+            float(pc.max(evaluate.column("submit_s")).as_py()),
+        ],
+    }
+    return _Workload(
+        name=name,
+        source="trace",
+        cores=pool,
+        tau_s=float(meta["tau_s"]),
+        vo_shares=dict(vo_shares) if vo_shares else _service_shares(train),
+        train=lambda i: train,
+        evaluate=lambda i: evaluate,
+        seeds={"training": [], "evaluation": []},
+        split=split,
+        mean_runtime_s=float(np.mean(run)) if len(run) else None,
+        vo_shares_source=(
+            "given" if vo_shares else "the training part's core-second shares (top 8 VOs)"
+        ),
+    )
+
+
+def _service_shares(trace: pa.Table, top: int = 8) -> dict[str, float] | None:
+    """Core-second shares of the ``top`` VOs of a trace (None without VOs), as targets."""
+    work = trace.column("run_s").to_numpy() * trace.column("cores").to_numpy()
+    served: dict[str, float] = {}
+    for vo, w in zip(trace.column("vo").to_pylist(), work, strict=True):
+        if vo is not None:
+            served[vo] = served.get(vo, 0.0) + float(w)
+    best = sorted(served, key=lambda v: (-served[v], v))[:top]
+    total = sum(served[v] for v in best)
+    if total <= 0:
+        return None
+    return {v: served[v] / total for v in best}
+
+
+# --- metrics and intervals ----------------------------------------------------------------------
+
+
+def t_interval(values: Sequence[float | None], level: float = 0.95) -> dict[str, float | None]:
+    """Return the mean, the sample std and the two-sided Student-t interval of the mean.
+
+    Parameters
+    ----------
+    values : sequence of float
+        One value per seed (non-finite values are dropped).
+    level : float, default 0.95
+
+    Returns
+    -------
+    dict
+        ``mean``, ``std`` (ddof 1), ``ci_low``, ``ci_high``, ``n``; the interval (and std) is
+        None with fewer than two values.
+
+    Examples
+    --------
+    >>> r = t_interval([1.0, 2.0, 3.0])
+    >>> round(r["ci_low"], 4), round(r["ci_high"], 4)
+    (-0.4841, 4.4841)
+    """
+    x = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=np.float64)
+    n = len(x)
+    if n == 0:
+        return {"mean": None, "std": None, "ci_low": None, "ci_high": None, "n": 0}
+    mean = float(x.mean())
+    if n < 2:
+        return {"mean": mean, "std": None, "ci_low": None, "ci_high": None, "n": 1}
+    std = float(x.std(ddof=1))
+    half = float(sps.t.ppf(0.5 + level / 2.0, n - 1)) * std / math.sqrt(n)
+    return {"mean": mean, "std": std, "ci_low": mean - half, "ci_high": mean + half, "n": n}
+
+
+def _exclusion(n: int, config: ExperimentConfig) -> tuple[int, int]:
+    cap = n // 10
+    return min(config.warmup_jobs, cap), min(config.drain_jobs, cap)
+
+
+def _run_metrics(result: SimulationResult, warmup: int, drain: int) -> dict[str, float | None]:
+    summary = result.summary
+    out: dict[str, float | None] = {}
+    for c in CLASSES:
+        row = summary["classes"][c]
+        out[f"{c}_n"] = float(row["n"])
+        out[f"{c}_wait_mean_s"] = row.get("wait_mean_s")
+        out[f"{c}_wait_std_s"] = row.get("wait_std_s")
+        out[f"{c}_wait_max_s"] = row.get("wait_max_s")
+        out[f"{c}_w_mean"] = row.get("responsiveness_mean")
+    jobs = result.jobs
+    n = jobs.num_rows
+    lo, hi = (warmup, n - drain) if warmup + drain < n else (0, n)
+    part = jobs.slice(lo, hi - lo)
+    inter = np.asarray(part.column("interactive").to_numpy(zero_copy_only=False), dtype=bool)
+    w = part.column("responsiveness").to_numpy()[inter]
+    out["interactive_w_over_0_9"] = float(np.mean(w > 0.9)) if len(w) else None
+    out["interactive_wait_under_120s"] = summary.get("interactive_wait_under_120s")
+    fairness = summary.get("fairness")
+    out["fairness_mean"] = fairness.get("mean") if isinstance(fairness, Mapping) else None
+    out["utilisation"] = summary.get("utilisation")
+    out["elastic_utilisation"] = summary.get("elastic_utilisation")
+    prov = summary.get("provisioned_core_s")
+    out["provisioned_core_h"] = prov / 3600.0 if prov is not None else None
+    return {k: (float(v) if v is not None and math.isfinite(v) else None) for k, v in out.items()}
+
+
+def _binned(time_s: np.ndarray, value: np.ndarray, bins: int = 100) -> dict[str, list[float]]:
+    """Mean of ``value`` in ``bins`` equal time bins (empty bins dropped)."""
+    ok = np.isfinite(time_s) & np.isfinite(value)
+    t, v = time_s[ok], value[ok]
+    if len(t) == 0:
+        return {"time_s": [], "value": []}
+    edges = np.linspace(t.min(), t.max() + 1e-9, bins + 1)
+    idx = np.clip(np.searchsorted(edges, t, side="right") - 1, 0, bins - 1)
+    counts = np.bincount(idx, minlength=bins)
+    sums = np.bincount(idx, weights=v, minlength=bins)
+    keep = counts > 0
+    mids = 0.5 * (edges[:-1] + edges[1:])
+    return {"time_s": mids[keep].tolist(), "value": (sums[keep] / counts[keep]).tolist()}
+
+
+def _fairness_series(result: SimulationResult) -> dict[str, list[float]]:
+    jobs = result.jobs
+    f = jobs.column("fairness").to_numpy(zero_copy_only=False)
+    f = np.asarray([np.nan if x is None else x for x in f], dtype=np.float64)
+    return _binned(jobs.column("start_s").to_numpy(), f)
+
+
+# --- the experiment -----------------------------------------------------------------------------
+
+
+@dataclass
+class ExperimentResult:
+    """What :func:`run_experiment` returns: the per-seed table and the summary."""
+
+    runs: pa.Table
+    summary: dict[str, Any]
+
+    def write(self, out_dir: str | PathLike[str]) -> tuple[Path, Path]:
+        """Write ``runs.parquet`` and ``summary.json`` into ``out_dir``; return both paths."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(_json_safe(self.summary), indent=2, sort_keys=True, allow_nan=False)
+        table = self.runs.replace_schema_metadata({b"rl_summary": text.encode()})
+        runs_path = out / "runs.parquet"
+        summary_path = out / "summary.json"
+        pq.write_table(table, runs_path)
+        summary_path.write_text(text + "\n", encoding="utf-8")
+        return runs_path, summary_path
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, np.generic):
+        return _json_safe(value.item())
+    return value
+
+
+def _train(
+    variant: _Variant,
+    workload: _Workload,
+    config: ExperimentConfig,
+    seeds: AgentSeeds,
+    features: SchedulingFeatures,
+) -> tuple[SarsaScheduler, ElasticProvisioner | None]:
+    """EDF pre-training on the first training workload, then one SARSA episode per draw."""
+    reward = ResponsivenessFairnessReward(
+        variant.lambda_s, workload.vo_shares if variant.lambda_s < 1.0 else None
+    )
+    agent = make_rl_scheduler(
+        variant.kind,
+        features,
+        reward,
+        seeds,
+        name=variant.name,
+        behaviour="edf",
+        **dict(config.agent_options),
+    )
+    prov = None
+    if variant.lambda_e is not None:
+        prov = make_elastic_provisioner(
+            variant.kind,
+            workload.cores,
+            seeds.child(1),
+            lambda_e=variant.lambda_e,
+            floor=config.floor,
+            ceiling_factor=config.ceiling_factor,
+            interval_s=config.interval_s,
+            tau_s=workload.tau_s,
+            name=f"{variant.name}-provisioner",
+        )
+    episodes = [(0, "edf")] + [(i, None) for i in range(config.train_draws)]
+    for i, behaviour in episodes:
+        agent.behaviour = behaviour  # type: ignore[assignment]
+        trace = workload.train(i)
+        warmup, drain = _exclusion(trace.num_rows, config)
+        simulate(
+            trace,
+            cores=workload.cores,
+            policy=agent,
+            provisioning=prov,
+            vo_shares=workload.vo_shares,
+            warmup_jobs=warmup,
+            drain_jobs=drain,
+            **_sim_kwargs(variant),
+        )
+    agent.behaviour = None
+    agent.clear_log()
+    return agent, prov
+
+
+def _set_mode(
+    agent: SarsaScheduler, prov: ElasticProvisioner | None, mode: str, epsilon: float
+) -> None:
+    learning = mode == "continuing"
+    eps = epsilon if learning else 0.0
+    agent.learning = learning
+    agent.epsilon = eps
+    if prov is not None:
+        prov.learning = learning
+        prov.epsilon = eps
+
+
+def run_experiment(
+    workload: str | pa.Table,
+    config: ExperimentConfig | None = None,
+    *,
+    name: str | None = None,
+    cores: int | None = None,
+    vo_shares: Mapping[str, float] | None = None,
+) -> ExperimentResult:
+    """Run one experiment of the protocol (module docstring) on a preset or a trace.
+
+    Parameters
+    ----------
+    workload : str or pyarrow.Table
+        A preset name (synthetic protocol) or a ``trace`` table (time-split protocol).
+    config : ExperimentConfig, optional
+        Defaults to ``ExperimentConfig()`` (the scheduling experiment, 10 evaluation seeds).
+    name : str, optional
+        The workload's name in outputs (default the preset's name or the trace's site).
+    cores : int, optional
+        Traces: P (default the trace metadata's).
+    vo_shares : mapping of str to float, optional
+        Traces: target VO shares (presets use their own).
+
+    Returns
+    -------
+    ExperimentResult
+    """
+    config = config or ExperimentConfig()
+    if isinstance(workload, str):
+        wl = _preset_workload(workload, config)
+        published_key = config.published or (workload if workload in PUBLISHED else None)
+    else:
+        site = name or str(trace_metadata(workload)["site"])
+        wl = _trace_workload(site, workload, config, cores=cores, vo_shares=vo_shares)
+        published_key = config.published
+    wl_name = name or wl.name
+    variants = _variants(config)
+    if wl.vo_shares is None and any(v.lambda_s < 1.0 for v in variants):
+        raise ConfigError(
+            f"{wl_name}: the reward's fairness term (lambda_s < 1) needs VO shares, and the "
+            "workload has no VOs to take them from; give vo_shares or use lambda_s = 1"
+        )
+    baselines = list(config.baselines)
+    has_native = (
+        wl.source == "trace"
+        and config.experiment == "egee"
+        and "wait_s" in wl.evaluate(0).column_names
+        and wl.evaluate(0).column("wait_s").null_count == 0
+    )
+    if has_native:
+        baselines = ["native", *baselines]
+    features = SchedulingFeatures(
+        list(wl.vo_shares) if wl.vo_shares else _common_vos(wl.train(0)),
+        wl.cores,
+        tau_s=wl.tau_s,
+    )
+    rows: list[dict[str, Any]] = []
+    series_f: dict[str, dict[str, list[float]]] = {}
+    series_e: dict[str, dict[str, list[float]]] = {}
+    agents: dict[str, Any] = {}
+    agent_seeds: list[dict[str, Any]] = []
+
+    def record(
+        label: str,
+        family: str,
+        mode: str,
+        i: int,
+        result: SimulationResult,
+        wall: float,
+        *,
+        estimator: str,
+        provisioning: str,
+        agent_seed: str | None,
+        train_wall: float | None = None,
+    ) -> None:
+        warmup, drain = _exclusion(result.jobs.num_rows, config)
+        metrics = _run_metrics(result, warmup, drain)
+        rows.append(
+            {
+                "workload": wl_name,
+                "variant": label,
+                "family": family,
+                "mode": mode,
+                "seed_index": i,
+                "eval_seed": (
+                    json.dumps(wl.seeds["evaluation"][i]) if wl.seeds["evaluation"] else None
+                ),
+                "agent_seed": agent_seed,
+                "estimator": estimator,
+                "provisioning": provisioning,
+                **metrics,
+                "wall_s": wall,
+                "train_wall_s": train_wall,
+            }
+        )
+        if i == 0:
+            key = label if family != "rl" else f"{label} ({mode})"
+            series_f[key] = _fairness_series(result)
+
+    deterministic_fixed = wl.source == "trace"
+    for i in range(config.eval_seeds):
+        trace = wl.evaluate(i)
+        warmup, drain = _exclusion(trace.num_rows, config)
+        common: dict[str, Any] = {
+            "cores": wl.cores,
+            "vo_shares": wl.vo_shares,
+            "warmup_jobs": warmup,
+            "drain_jobs": drain,
+        }
+        if not (deterministic_fixed and i > 0):
+            for b in baselines:
+                spec = BASELINES.get(b, {"policy": b})
+                t = time.perf_counter()
+                res = simulate(trace, **spec, **common)
+                record(
+                    b,
+                    "native" if b == "native" else "baseline",
+                    "baseline",
+                    i,
+                    res,
+                    time.perf_counter() - t,
+                    estimator=str(spec.get("estimator", "oracle")),
+                    provisioning="rigid",
+                    agent_seed=None,
+                )
+        seeds = AgentSeeds(*(_child(_stream(config.root_seed, s), i) for s in STREAMS[2:]))
+        agent_seeds.append(seeds.describe())
+        for v in variants:
+            t = time.perf_counter()
+            agent, prov = _train(v, wl, config, seeds, features)
+            t_train = time.perf_counter() - t
+            if i == 0:
+                agents[v.name] = {
+                    "scheduler": agent.describe(),
+                    "provisioner": prov.describe() if prov is not None else None,
+                }
+            for mode in config.modes:
+                a, p = copy.deepcopy((agent, prov))
+                _set_mode(a, p, mode, config.continuing_epsilon)
+                t = time.perf_counter()
+                res = simulate(trace, policy=a, provisioning=p, **_sim_kwargs(v), **common)
+                record(
+                    v.name,
+                    "rl",
+                    mode,
+                    i,
+                    res,
+                    time.perf_counter() - t,
+                    estimator=v.estimator,
+                    provisioning=v.provisioning,
+                    agent_seed=json.dumps(seeds.describe()),
+                    train_wall=t_train,
+                )
+                if i == 0 and p is not None:
+                    hist = np.asarray(p.history_, dtype=np.float64).reshape(-1, 4)
+                    series_e[f"{v.name} ({mode})"] = {
+                        "time_s": hist[:, 0].tolist(),
+                        "pool_size": hist[:, 1].tolist(),
+                        "utilisation": hist[:, 2].tolist(),
+                    }
+        logger.info("%s: evaluation seed %d of %d done", wl_name, i + 1, config.eval_seeds)
+
+    runs = _runs_table(rows)
+    aggregate = _aggregate(rows)
+    comparison = _compare(rows, [v.name for v in variants], config.modes)
+    published = _published(published_key, wl)
+    summary: dict[str, Any] = {
+        "schema": SUMMARY_SCHEMA,
+        "workload": wl_name,
+        "experiment": config.experiment,
+        "source": wl.source,
+        "cores": wl.cores,
+        "tau_s": wl.tau_s,
+        "vo_shares": wl.vo_shares,
+        "vo_shares_source": wl.vo_shares_source,
+        "protocol": _protocol(config, wl, baselines, variants),
+        "seeds": {
+            "root": config.root_seed,
+            "streams": {s: _seed_record(_stream(config.root_seed, s)) for s in STREAMS},
+            "training": wl.seeds["training"],
+            "evaluation": wl.seeds["evaluation"],
+            "agents": agent_seeds,
+        },
+        "agents": agents,
+        "units": {"mean_runtime_s": wl.mean_runtime_s},
+        "aggregate": aggregate,
+        "comparison": comparison,
+        "published": published,
+        "verdict": _verdict(wl_name, config, aggregate, comparison),
+        "series": {"fairness": series_f, "elastic": series_e},
+    }
+    return ExperimentResult(runs=runs, summary=_json_safe(summary))
+
+
+def _common_vos(trace: pa.Table, top: int = 8) -> list[str]:
+    counts: dict[str, int] = {}
+    for vo in trace.column("vo").to_pylist():
+        if vo is not None:
+            counts[vo] = counts.get(vo, 0) + 1
+    return sorted(counts, key=lambda v: (-counts[v], v))[:top]
+
+
+def _runs_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
+    ints = {"seed_index"}
+    strings = {
+        "workload",
+        "variant",
+        "family",
+        "mode",
+        "eval_seed",
+        "agent_seed",
+        "estimator",
+        "provisioning",
+    }
+    fields = []
+    for col in RUN_COLUMNS:
+        typ = pa.int64() if col in ints else pa.string() if col in strings else pa.float64()
+        fields.append(pa.field(col, typ))
+    schema = pa.schema(fields)
+    return pa.Table.from_pylist([{c: r.get(c) for c in RUN_COLUMNS} for r in rows], schema)
+
+
+def _groups(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
+    out: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for r in rows:
+        out.setdefault((r["variant"], r["mode"]), []).append(r)
+    return out
+
+
+def _aggregate(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for (variant, mode), group in _groups(rows).items():
+        metrics = {m: t_interval([r[m] for r in group if r[m] is not None]) for m in RUN_METRICS}
+        out.append(
+            {
+                "variant": variant,
+                "family": group[0]["family"],
+                "mode": mode,
+                "estimator": group[0]["estimator"],
+                "provisioning": group[0]["provisioning"],
+                "n": len(group),
+                "metrics": metrics,
+            }
+        )
+    return out
+
+
+COMPARED = ("sjf-est", "hrrn")
+"""The strong baselines of the verdict."""
+VERDICT_METRIC = "interactive_w_mean"
+COMPARISONS = (
+    ("sjf-est", VERDICT_METRIC),
+    ("hrrn", VERDICT_METRIC),
+    ("fifo", VERDICT_METRIC),
+    ("fifo", "batch_w_mean"),
+)
+"""(baseline, metric) pairs of the paired comparisons in the summary."""
+NEGLIGIBLE_DIFFERENCE = 0.005
+"""A mean W difference below this is called negligible in the verdict, separated or not."""
+
+
+def _compare(
+    rows: Sequence[Mapping[str, Any]], variants: Sequence[str], modes: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Paired differences RL − baseline over seeds (the same evaluation workload per seed).
+
+    On a fixed trace a deterministic baseline ran once: every seed is paired with that run.
+    """
+    groups = _groups(rows)
+    out = []
+    for base, metric in COMPARISONS:
+        brows = groups.get((base, "baseline"))
+        if not brows:
+            continue
+        bval = {r["seed_index"]: r[metric] for r in brows}
+        single = next(iter(bval.values())) if len(bval) == 1 else None
+        for v in variants:
+            for mode in modes:
+                diffs = []
+                for r in groups.get((v, mode), []):
+                    b = bval.get(r["seed_index"], single)
+                    if b is not None and r[metric] is not None:
+                        diffs.append(r[metric] - b)
+                ci = t_interval(diffs)
+                if ci["ci_low"] is not None and ci["ci_low"] > 0:
+                    outcome = "better"
+                elif ci["ci_high"] is not None and ci["ci_high"] < 0:
+                    outcome = "worse"
+                else:
+                    outcome = "within noise"
+                out.append(
+                    {
+                        "variant": v,
+                        "mode": mode,
+                        "baseline": base,
+                        "metric": metric,
+                        "n": ci["n"],
+                        "mean_difference": ci["mean"],
+                        "ci_low": ci["ci_low"],
+                        "ci_high": ci["ci_high"],
+                        "outcome": outcome,
+                        "negligible": ci["mean"] is not None
+                        and abs(ci["mean"]) < NEGLIGIBLE_DIFFERENCE,
+                    }
+                )
+    return out
+
+
+def _fmt(x: Any, digits: int = 3) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+_WORDS = {"better": "beats", "worse": "is worse than", "within noise": "is within noise of"}
+
+
+def _verdict(
+    workload: str,
+    config: ExperimentConfig,
+    aggregate: Sequence[Mapping[str, Any]],
+    comparison: Sequence[Mapping[str, Any]],
+) -> str:
+    """Return plain sentences: does RL beat sjf-est / hrrn on interactive mean W, and FIFO."""
+    strong = [c for c in comparison if c["baseline"] in COMPARED]
+    if not strong:
+        return f"{workload}: no RL run was compared with sjf-est or hrrn."
+    agg = {(a["variant"], a["mode"]): a for a in aggregate}
+    n = config.eval_seeds
+    lines = [
+        f"{workload}, {config.experiment} experiment, {n} evaluation seed(s); criterion: "
+        "interactive mean W, paired over seeds, 95 % t-interval of the difference."
+    ]
+    for base in (*COMPARED, "fifo"):
+        b = agg.get((base, "baseline"))
+        if b is not None:
+            w = b["metrics"][VERDICT_METRIC]["mean"]
+            lines.append(f"{base}: interactive mean W {_fmt(w)}.")
+    by_variant: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for c in comparison:
+        by_variant.setdefault((c["variant"], c["mode"]), []).append(c)
+    beats_all = []
+    favours_batch = []
+    for (variant, mode), cs in by_variant.items():
+        m = agg[(variant, mode)]["metrics"][VERDICT_METRIC]
+        parts = [
+            f"{_WORDS[c['outcome']]} {c['baseline']} (difference {_fmt(c['mean_difference'])}, "
+            f"[{_fmt(c['ci_low'])}, {_fmt(c['ci_high'])}]"
+            + (f", negligible: below {NEGLIGIBLE_DIFFERENCE:g})" if c["negligible"] else ")")
+            for c in cs
+            if c["metric"] == VERDICT_METRIC
+        ]
+        if all(c["outcome"] == "better" for c in cs if c["baseline"] in COMPARED):
+            beats_all.append(f"{variant} ({mode})")
+        fifo = {c["metric"]: c for c in cs if c["baseline"] == "fifo"}
+        batch = fifo.get("batch_w_mean")
+        if batch is not None:
+            parts.append(
+                f"batch mean W {_fmt(batch['mean_difference'])} against fifo "
+                f"([{_fmt(batch['ci_low'])}, {_fmt(batch['ci_high'])}])"
+            )
+            inter = fifo.get(VERDICT_METRIC)
+            if inter and inter["outcome"] == "worse" and batch["outcome"] == "better":
+                favours_batch.append(f"{variant} ({mode})")
+        lines.append(
+            f"{variant} ({mode}): interactive mean W {_fmt(m['mean'])} "
+            f"[{_fmt(m['ci_low'])}, {_fmt(m['ci_high'])}]; " + "; ".join(parts) + "."
+        )
+    if beats_all:
+        lines.append("RL beats the strong baselines here: " + ", ".join(beats_all) + ".")
+    else:
+        lines.append("No RL variant beats both sjf-est and hrrn on this workload.")
+    if favours_batch:
+        lines.append(
+            "Below FIFO on interactive W but above it on batch W (the agent favours batch "
+            "jobs): " + ", ".join(favours_batch) + "."
+        )
+    return " ".join(lines)
+
+
+def _published(key: str | None, wl: _Workload) -> dict[str, Any] | None:
+    if key is None:
+        return None
+    pub = copy.deepcopy(PUBLISHED[key])
+    es_pub = pub.get("mean_runtime_s")
+    for row in pub["rows"]:
+        row["label"] = "published"
+        if es_pub:
+            for m in ("wait_mean_s", "wait_std_s", "wait_max_s"):
+                if m in row:
+                    row[m.replace("_s", "_es")] = row[m] / es_pub
+    pub["key"] = key
+    pub["our_mean_runtime_s"] = wl.mean_runtime_s
+    return pub
+
+
+def _protocol(
+    config: ExperimentConfig,
+    wl: _Workload,
+    baselines: Sequence[str],
+    variants: Sequence[_Variant],
+) -> dict[str, Any]:
+    if wl.source == "preset":
+        training = f"{config.train_draws} fresh draws of the preset from the train_workload stream"
+        evaluation = (
+            f"{config.eval_seeds} fresh draws from the eval_workload stream (disjoint from "
+            "training); seed i trains its own agent (network_init / reservoir / exploration "
+            "child i) and evaluates it on draw i; every baseline runs on the same draws"
+        )
+    else:
+        training = (
+            f"{config.train_draws} episode(s) over the first {config.train_fraction:.0%} of the "
+            "trace's submit-time span"
+        )
+        evaluation = (
+            "the later, disjoint part of the trace; seeds vary the agent's initialisation and "
+            "exploration only; deterministic baselines run once"
+        )
+    return {
+        "training": training,
+        "pretraining": "first training episode elects by EDF while learning (behaviour='edf')",
+        "evaluation": evaluation,
+        "modes": {
+            "frozen": "learning off, epsilon 0",
+            "continuing": f"learning on, epsilon {config.continuing_epsilon:g}",
+        },
+        "discounting": "per decision",
+        "interval": "95 % Student-t interval of the mean over seeds",
+        "exclusion": (
+            f"first min({config.warmup_jobs}, n/10) and last min({config.drain_jobs}, n/10) "
+            "jobs of each evaluation run left out of the statistics"
+        ),
+        "baselines": {b: _baseline_text(b) for b in baselines},
+        "variants": {
+            v.name: {
+                "q": v.kind,
+                "estimator": v.estimator,
+                "lambda_s": v.lambda_s,
+                "lambda_e": v.lambda_e,
+                "provisioning": v.provisioning,
+            }
+            for v in variants
+        },
+        "split": wl.split,
+        "config": config.to_dict(),
+    }
+
+
+def _baseline_text(name: str) -> str:
+    if name == "native":
+        return "the logged start times (as-logged schedule)"
+    spec = BASELINES[name]
+    est = spec.get("estimator", "oracle")
+    by = spec.get("estimator_options", {}).get("by")
+    return f"{spec['policy']}, {est} runtimes" + (f" by {tuple(by)}" if by else "")

@@ -1,0 +1,234 @@
+"""The RL experiment protocol: splits, seeds, determinism, schema, intervals, CLI, report."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from gridtrace.cli import main
+from gridtrace.errors import ConfigError
+from gridtrace.models import generate_preset_trace
+from gridtrace.report import render_workload_report, rl_section
+from gridtrace.sim import simulate
+from gridtrace.sim.rl._experiments import (
+    RUN_COLUMNS,
+    RUN_METRICS,
+    SUMMARY_SCHEMA,
+    ExperimentConfig,
+    _preset_workload,
+    run_experiment,
+    t_interval,
+    time_split,
+)
+
+TINY = {"train_draws": 1, "eval_seeds": 2, "size": 300, "warmup_jobs": 20, "drain_jobs": 20}
+
+
+@pytest.fixture(scope="module")
+def mm50() -> tuple[dict[str, Any], pa.Table]:
+    config = ExperimentConfig(**TINY, q_kinds=("mlp",))
+    result = run_experiment("MM50-20", config)
+    return result.summary, result.runs
+
+
+def test_t_interval_on_a_hand_example() -> None:
+    r = t_interval([1.0, 2.0, 3.0])
+    # mean 2, s = 1, t_{0.975, 2} = 4.302653 -> half-width 4.302653 / sqrt(3) = 2.484138
+    assert r["mean"] == pytest.approx(2.0)
+    assert r["std"] == pytest.approx(1.0)
+    assert r["ci_low"] == pytest.approx(2.0 - 2.484138, abs=1e-5)
+    assert r["ci_high"] == pytest.approx(2.0 + 2.484138, abs=1e-5)
+    assert r["n"] == 3
+    one = t_interval([0.7, math.nan, None])
+    assert one == {"mean": 0.7, "std": None, "ci_low": None, "ci_high": None, "n": 1}
+    assert t_interval([])["mean"] is None
+
+
+def test_time_split_is_disjoint_and_complete() -> None:
+    trace = generate_preset_trace("PE-1", rng=3, size=500)
+    train, evaluate, t_split = time_split(trace, 0.4)
+    assert train.num_rows + evaluate.num_rows == trace.num_rows
+    assert max(train.column("submit_s").to_pylist()) < t_split
+    assert min(evaluate.column("submit_s").to_pylist()) >= t_split
+    assert not set(train.column("job_id").to_pylist()) & set(evaluate.column("job_id").to_pylist())
+    assert evaluate.schema.metadata == trace.schema.metadata  # P, tau, site survive the split
+    with pytest.raises(ConfigError):
+        time_split(trace, 1.0)
+
+
+def test_preset_training_and_evaluation_draws_are_disjoint() -> None:
+    config = ExperimentConfig(train_draws=2, eval_seeds=3, size=200)
+    wl = _preset_workload("MM50-20", config)
+    keys = [tuple(s["spawn_key"]) for s in wl.seeds["training"] + wl.seeds["evaluation"]]
+    assert len(set(keys)) == 5
+    submits = [wl.train(i).column("submit_s").to_numpy() for i in range(2)]
+    submits += [wl.evaluate(i).column("submit_s").to_numpy() for i in range(3)]
+    for a in range(5):
+        for b in range(a + 1, 5):
+            assert not np.array_equal(submits[a], submits[b])
+    # a draw is a function of its seed alone
+    assert wl.evaluate(1).equals(wl.evaluate(1))
+    assert wl.train(0).equals(_preset_workload("MM50-20", config).train(0))
+
+
+def test_summary_schema_and_runs_table(mm50: tuple[dict[str, Any], pa.Table]) -> None:
+    summary, runs = mm50
+    assert summary["schema"] == SUMMARY_SCHEMA
+    assert summary["protocol"]["discounting"] == "per decision"
+    assert set(summary["protocol"]["modes"]) == {"frozen", "continuing"}
+    assert runs.column_names == list(RUN_COLUMNS)
+    variants = set(runs.column("variant").to_pylist())
+    assert variants == {"fifo", "sjf", "sjf-est", "hrrn", "edf", "easy", "rl-mlp"}
+    # 6 baselines + 1 RL variant x 2 modes, on each of the 2 evaluation seeds
+    assert runs.num_rows == (6 + 2) * 2
+    assert len(summary["seeds"]["evaluation"]) == 2
+    assert len(summary["seeds"]["agents"]) == 2
+    for agg in summary["aggregate"]:
+        assert agg["n"] == 2
+        assert set(agg["metrics"]) == set(RUN_METRICS)
+        w = agg["metrics"]["interactive_w_mean"]
+        assert w["ci_low"] <= w["mean"] <= w["ci_high"]
+    sched = summary["agents"]["rl-mlp"]["scheduler"]
+    assert sched["discounting"] == "per decision"
+    assert sched["behaviour"] is None  # EDF pre-training is over
+    pairs = {(c["baseline"], c["metric"]) for c in summary["comparison"]}
+    assert pairs == {
+        ("sjf-est", "interactive_w_mean"),
+        ("hrrn", "interactive_w_mean"),
+        ("fifo", "interactive_w_mean"),
+        ("fifo", "batch_w_mean"),
+    }
+    assert all(c["outcome"] in {"better", "worse", "within noise"} for c in summary["comparison"])
+    assert all(
+        c["negligible"] == (abs(c["mean_difference"]) < 0.005) for c in summary["comparison"]
+    )
+    assert "sjf-est" in summary["verdict"]
+    assert "hrrn" in summary["verdict"]
+    pub = summary["published"]
+    assert pub["key"] == "MM50-20"
+    fifo = next(r for r in pub["rows"] if r["variant"] == "fifo")
+    assert fifo["label"] == "published"
+    assert fifo["wait_mean_es"] == pytest.approx(923.0 / 503.0)
+    assert summary["units"]["mean_runtime_s"] == pytest.approx(900.0 / -math.log(0.8))
+    json.dumps(summary, allow_nan=False)  # strict JSON
+
+
+def test_baselines_see_the_same_draws_as_the_agents(mm50: tuple[dict[str, Any], pa.Table]) -> None:
+    _, runs = mm50
+    seeds = {}
+    for row in runs.to_pylist():
+        seeds.setdefault(row["seed_index"], set()).add(row["eval_seed"])
+    assert all(len(s) == 1 for s in seeds.values())
+    assert len({next(iter(s)) for s in seeds.values()}) == 2
+
+
+def test_same_seed_gives_the_same_summary(mm50: tuple[dict[str, Any], pa.Table]) -> None:
+    summary, runs = mm50
+    again = run_experiment("MM50-20", ExperimentConfig(**TINY, q_kinds=("mlp",)))
+    assert json.dumps(again.summary, sort_keys=True) == json.dumps(summary, sort_keys=True)
+    timing = {"wall_s", "train_wall_s"}
+    keep = [c for c in RUN_COLUMNS if c not in timing]
+    assert again.runs.select(keep).equals(runs.select(keep))
+    other = run_experiment("MM50-20", ExperimentConfig(**TINY, q_kinds=("mlp",), root_seed=1))
+    assert other.summary["seeds"]["evaluation"] != summary["seeds"]["evaluation"]
+
+
+def test_egee_experiment_on_a_time_split_trace() -> None:
+    trace = generate_preset_trace("PE-1", rng=5, size=600)
+    # a logged schedule to replay as "native": FIFO's own waits
+    logged = simulate(trace, policy="fifo", warmup_jobs=0, drain_jobs=0).jobs
+    trace = trace.set_column(trace.column_names.index("wait_s"), "wait_s", logged.column("wait_s"))
+    config = ExperimentConfig(
+        experiment="egee",
+        train_draws=1,
+        eval_seeds=2,
+        rigid_lambdas=(1.0,),
+        elastic_lambdas=(1.0,),
+        baselines=("fifo", "sjf-est", "hrrn"),
+        warmup_jobs=20,
+        drain_jobs=20,
+        published="LPC-EGEE",
+    )
+    result = run_experiment(trace, config, name="pe1-trace", vo_shares={"vo1": 0.5, "vo2": 0.5})
+    summary, runs = result.summary, result.runs
+    split = summary["protocol"]["split"]
+    assert split["train_submit_s"][1] < split["t_split_s"] <= split["eval_submit_s"][0]
+    assert split["train_jobs"] + split["eval_jobs"] == 600
+    agg = {(a["variant"], a["mode"]): a for a in summary["aggregate"]}
+    assert agg[("native", "baseline")]["n"] == 1  # deterministic on a fixed trace: run once
+    assert agg[("fifo", "baseline")]["n"] == 1
+    for name in ("rig-ora-1", "rig-est-1", "ela-ora-1", "ela-est-1"):
+        assert agg[(name, "frozen")]["n"] == 2
+    assert summary["seeds"]["evaluation"] == []  # seeds vary the agents only
+    assert len({json.dumps(s) for s in summary["seeds"]["agents"]}) == 2
+    elastic = summary["series"]["elastic"]["ela-ora-1 (frozen)"]
+    prov = summary["agents"]["ela-ora-1"]["provisioner"]
+    sizes = np.asarray(elastic["pool_size"])
+    assert sizes.size > 0
+    assert sizes.min() >= prov["floor"]
+    assert sizes.max() <= prov["ceiling"]
+    ela = runs.filter(pc.equal(runs["variant"], "ela-ora-1"))
+    assert set(ela.column("provisioning").to_pylist()) == {"elastic"}
+    assert summary["published"]["rows"][0]["variant"] == "native"
+
+    section = rl_section(summary)
+    assert [f["id"] for f in section["figures"]] == ["fig-rl-fairness", "fig-rl-elastic"]
+
+
+def test_cli_rl_on_a_tiny_preset(tmp_path: Path) -> None:
+    out = tmp_path / "rl"
+    args = ["rl", "--preset", "PE-1", "--size", "300", "--eval-seeds", "2"]
+    assert main([*args, "--train-draws", "1", "-o", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["schema"] == SUMMARY_SCHEMA
+    assert summary["published"]["key"] == "PE-1"
+    runs = pq.read_table(out / "runs.parquet")
+    assert runs.num_rows == (6 + 2 * 2) * 2
+    assert json.loads(runs.schema.metadata[b"rl_summary"]) == summary
+    assert main(["rl", "--preset", "PE-1", "-o", str(out), "--eval-seeds", "0"]) == 2
+
+
+def test_report_shows_the_rl_section(mm50: tuple[dict[str, Any], pa.Table], tmp_path: Path) -> None:
+    summary, _ = mm50
+    trace = generate_preset_trace("MM50-20", rng=1, size=300)
+    path = tmp_path / "index.html"
+    render_workload_report(
+        "MM50-20", trace=trace, results={}, out_path=path, rl=rl_section(summary)
+    )
+    html = path.read_text()
+    assert 'id="rl-table2"' in html
+    assert 'id="fig-rl-fairness"' in html
+    assert "(published)" in html
+    assert "E[S]" in html
+    assert summary["verdict"].split(";")[0] in html
+    with pytest.raises(ConfigError):
+        rl_section({"schema": "something else"})
+
+
+def test_a_trace_without_shares_takes_them_from_its_training_part() -> None:
+    trace = generate_preset_trace("PE-1", rng=8, size=400)
+    config = ExperimentConfig(
+        train_draws=1, eval_seeds=1, q_kinds=("mlp",), baselines=("fifo", "hrrn")
+    )
+    summary = run_experiment(trace, config).summary
+    assert summary["vo_shares_source"].startswith("the training part")
+    assert sum(summary["vo_shares"].values()) == pytest.approx(1.0)
+    train, _, _ = time_split(trace, 0.5)
+    work = {}
+    for vo, run in zip(train["vo"].to_pylist(), train["run_s"].to_pylist(), strict=True):
+        work[vo] = work.get(vo, 0.0) + run
+    top = max(work, key=lambda v: work[v])
+    assert summary["vo_shares"][top] == pytest.approx(work[top] / sum(work.values()))
+    no_vo = trace.set_column(
+        trace.column_names.index("vo"), "vo", pa.nulls(trace.num_rows, pa.string())
+    )
+    with pytest.raises(ConfigError, match="needs VO shares"):
+        run_experiment(no_vo, config)
