@@ -383,7 +383,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 def _cmd_rl(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
-    from gridtrace.sim.rl._experiments import ExperimentConfig, run_experiment
+    from gridtrace.sim.rl import ExperimentConfig, run_experiment
 
     config = ExperimentConfig(
         experiment=args.experiment,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 # gridtrace.sim.rl re-exports these once merged; the private module keeps this branch standalone
-from gridtrace.sim.rl._experiments import ExperimentConfig, run_experiment
+from gridtrace.sim.rl import ExperimentConfig, run_experiment
 
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True)
 logging.captureWarnings(True)

@@ -8,6 +8,8 @@ per decision; the provisioning MDP (:class:`ElasticProvisioner`) chooses the poo
 (:func:`make_scheduling_env`, :func:`make_provisioning_env`; optional ``rl`` extra). Both agents
 are ordinary :class:`~gridtrace.sim.Policy` /
 :class:`~gridtrace.sim.ProvisioningPolicy` objects: pass them to :func:`gridtrace.sim.simulate`.
+:func:`run_experiment` runs the research's experiments against the baselines (training and
+evaluation on disjoint draws or time ranges, frozen and continuing modes, 95 % intervals).
 """
 
 from __future__ import annotations
@@ -15,6 +17,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from gridtrace.sim.rl._elastic import ElasticProvisioner, ProvisioningFeatures, interval_reward
+from gridtrace.sim.rl._experiments import (
+    BASELINES,
+    PUBLISHED,
+    RUN_COLUMNS,
+    SUMMARY_SCHEMA,
+    AgentSeeds,
+    ExperimentConfig,
+    ExperimentResult,
+    make_elastic_provisioner,
+    make_rl_scheduler,
+    run_experiment,
+    t_interval,
+    time_split,
+)
 from gridtrace.sim.rl._features import SchedulingFeatures
 from gridtrace.sim.rl._fitted_q import FittedQResult, fitted_q_iteration
 from gridtrace.sim.rl._gym import make_provisioning_env, make_scheduling_env
@@ -29,9 +45,16 @@ if TYPE_CHECKING:
     from gridtrace.sim.rl._gym_envs import SchedulingEnv as SchedulingEnv
 
 __all__ = [
+    "BASELINES",
     "ESNQ",
     "MLPQ",
+    "PUBLISHED",
+    "RUN_COLUMNS",
+    "SUMMARY_SCHEMA",
+    "AgentSeeds",
     "ElasticProvisioner",
+    "ExperimentConfig",
+    "ExperimentResult",
     "FittedQResult",
     "ProvisioningFeatures",
     "QFunction",
@@ -43,10 +66,15 @@ __all__ = [
     "TransitionStore",
     "fitted_q_iteration",
     "interval_reward",
+    "make_elastic_provisioner",
     "make_provisioning_env",
+    "make_rl_scheduler",
     "make_scheduling_env",
+    "run_experiment",
     "sarsa_refit",
     "sarsa_targets",
+    "t_interval",
+    "time_split",
 ]
 
 
