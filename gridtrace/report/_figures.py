@@ -647,6 +647,50 @@ def _band_label(band: ReplicaBand) -> str:
     return f"model: {100 * (high - low):g} % band of {band.replicas} replicas"
 
 
+def _trace_over_band(
+    ax: Axes,
+    x: F64,
+    curves: tuple[F64, ...],
+    inside: npt.NDArray[np.bool_],
+    label: str,
+    *,
+    positive: bool,
+) -> None:
+    """Draw a trace's curve over the shaded band and median of its model's replicas.
+
+    ``curves`` is (low, median, high, trace); points where the trace is outside the band are
+    ringed in red. With ``positive`` only values > 0 are drawn (log axes).
+    """
+    low, median, high, trace = curves
+    shown = np.isfinite(low) & np.isfinite(high)
+    if positive:
+        shown &= low > 0
+    if shown.any():
+        ax.fill_between(
+            x[shown], low[shown], high[shown], color="#d62728", alpha=0.2, linewidth=0, label=label
+        )
+        ax.plot(
+            x[shown], median[shown], color="#d62728", linewidth=1.0, label="model: replica median"
+        )
+    keep = np.isfinite(trace)
+    if positive:
+        keep &= trace > 0
+    if keep.any():
+        ax.plot(x[keep], trace[keep], color="#1f77b4", marker="o", markersize=3, label="trace")
+    out = keep & ~inside
+    if out.any():
+        ax.plot(
+            x[out],
+            trace[out],
+            linestyle="none",
+            marker="o",
+            markersize=7,
+            markerfacecolor="none",
+            markeredgecolor="#d62728",
+            label="trace outside the band",
+        )
+
+
 def model_idc_band_svg(band: ReplicaBand) -> str:
     """IDC(t) of a trace over the shaded pointwise band of its model's replicas, log–log axes.
 
@@ -660,46 +704,8 @@ def model_idc_band_svg(band: ReplicaBand) -> str:
 
     def draw(fig: Figure, axes: list[Axes]) -> None:
         ax = axes[0]
-        shown = np.isfinite(band.idc_low) & np.isfinite(band.idc_high) & (band.idc_low > 0)
-        if shown.any():
-            ax.fill_between(
-                t[shown],
-                band.idc_low[shown],
-                band.idc_high[shown],
-                color="#d62728",
-                alpha=0.2,
-                linewidth=0,
-                label=_band_label(band),
-            )
-            ax.plot(
-                t[shown],
-                band.idc_median[shown],
-                color="#d62728",
-                linewidth=1.0,
-                label="model: replica median",
-            )
-        keep = np.isfinite(band.idc_trace) & (band.idc_trace > 0)
-        if keep.any():
-            ax.plot(
-                t[keep],
-                band.idc_trace[keep],
-                color="#1f77b4",
-                marker="o",
-                markersize=3,
-                label="trace",
-            )
-        out = keep & ~band.idc_inside
-        if out.any():
-            ax.plot(
-                t[out],
-                band.idc_trace[out],
-                linestyle="none",
-                marker="o",
-                markersize=7,
-                markerfacecolor="none",
-                markeredgecolor="#d62728",
-                label="trace outside the band",
-            )
+        curves = (band.idc_low, band.idc_median, band.idc_high, band.idc_trace)
+        _trace_over_band(ax, t, curves, band.idc_inside, _band_label(band), positive=True)
         ax.axhline(1.0, color="#888888", linestyle="--", label="Poisson (IDC = 1)")
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -727,46 +733,8 @@ def model_acf_band_svg(band: ReplicaBand) -> str:
 
     def draw(fig: Figure, axes: list[Axes]) -> None:
         ax = axes[0]
-        shown = np.isfinite(band.acf_low) & np.isfinite(band.acf_high)
-        if shown.any():
-            ax.fill_between(
-                lag[shown],
-                band.acf_low[shown],
-                band.acf_high[shown],
-                color="#d62728",
-                alpha=0.2,
-                linewidth=0,
-                label=_band_label(band),
-            )
-            ax.plot(
-                lag[shown],
-                band.acf_median[shown],
-                color="#d62728",
-                linewidth=1.0,
-                label="model: replica median",
-            )
-        keep = np.isfinite(band.acf_trace)
-        if keep.any():
-            ax.plot(
-                lag[keep],
-                band.acf_trace[keep],
-                color="#1f77b4",
-                marker="o",
-                markersize=3,
-                label="trace",
-            )
-        out = keep & ~band.acf_inside
-        if out.any():
-            ax.plot(
-                lag[out],
-                band.acf_trace[out],
-                linestyle="none",
-                marker="o",
-                markersize=7,
-                markerfacecolor="none",
-                markeredgecolor="#d62728",
-                label="trace outside the band",
-            )
+        curves = (band.acf_low, band.acf_median, band.acf_high, band.acf_trace)
+        _trace_over_band(ax, lag, curves, band.acf_inside, _band_label(band), positive=False)
         ax.axhline(0.0, color="#888888", linestyle="--", label="Poisson (ACF = 0)")
         ax.set_xlabel("lag k (inter-arrival times)")
         ax.set_ylabel("gap ACF (dimensionless)")
