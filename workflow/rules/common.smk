@@ -44,7 +44,7 @@ DETERMINISTIC_POLICIES = {
     "native",
 }
 
-# RL experiments (rule rl_experiment): configured workloads that exist in this run
+# RL experiments (rl.smk): the configured workloads that exist in this run
 RL_SETTINGS = {k: v for k, v in config["rl"].items() if k != "workloads"}
 RL_WORKLOADS = {
     w: dict(spec or {})
@@ -181,6 +181,16 @@ def rl_input(wildcards):
     if wildcards.workload in PRESETS:
         return {}
     return {"trace": f"traces/{wildcards.workload}.parquet"}
+
+
+def rl_spec(wildcards):
+    """A workload's RL experiment settings from `rl: workloads:`."""
+    return RL_WORKLOADS[wildcards.workload]
+
+
+def rl_is_preset(wildcards):
+    """True if the workload is a seed preset (fresh draws), False for a site (time split)."""
+    return wildcards.workload in PRESETS
 
 
 def report_rl(wildcards):

@@ -8,10 +8,10 @@ rule fit:
     output:
         model="models/{workload}.json",
         summary="models/{workload}.fit-summary.json",
-    wildcard_constraints:
-        workload=_alternatives(FITTED_WORKLOADS),
     log:
         "logs/fit/{workload}.log",
+    wildcard_constraints:
+        workload=_alternatives(FITTED_WORKLOADS),
     conda:
         "../envs/gridtrace.yaml"
     params:
@@ -30,10 +30,10 @@ rule synth_model:
     output:
         trace="traces/{workload}-synth.parquet",
         swf="traces/{workload}-synth.swf",
-    wildcard_constraints:
-        workload=_alternatives(FITTED_WORKLOADS),
     log:
         "logs/synth/{workload}-model.log",
+    wildcard_constraints:
+        workload=_alternatives(FITTED_WORKLOADS),
     conda:
         "../envs/gridtrace.yaml"
     params:

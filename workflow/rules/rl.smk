@@ -15,10 +15,10 @@ rule rl_experiment:
     conda:
         "../envs/gridtrace.yaml"
     params:
-        spec=lambda wildcards: RL_WORKLOADS[wildcards.workload],
+        spec=rl_spec,
         settings=RL_SETTINGS,
         vo_shares=workload_vo_shares,
-        preset=lambda wildcards: wildcards.workload in PRESETS,
+        preset=rl_is_preset,
         warmup_jobs=config["warmup_jobs"],
         drain_jobs=config["drain_jobs"],
     message:
