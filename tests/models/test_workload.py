@@ -575,7 +575,11 @@ def test_lpc_egee_2004_workload_model(real_data: Path) -> None:
     assert m.cores_ == 140
     assert m.tau_s_ == 900.0
     assert m.interactive_fraction_ == pytest.approx(0.9354, abs=1e-4)
-    assert m.fit_notes_ == []  # every candidate converged (MMPP k = 3 within 1000 iterations)
+    # every candidate converged (MMPP k = 3 within 1000 iterations); the only notes are the
+    # H3 fits whose two phases share a rate, left out of the BIC choice
+    assert len(m.fit_notes_) == 2
+    for job_class, note in zip(("interactive", "batch"), m.fit_notes_, strict=True):
+        assert note.startswith(f"{job_class} hyperexponential(k=3): left out of the BIC choice")
     # arrivals: BIC falls from Poisson to k = 2 to k = 3
     bic = m.bic_table_["arrivals"]["site"]
     assert bic["poisson"] > bic["mmpp(k=2)"] > bic["mmpp(k=3)"]
