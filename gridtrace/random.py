@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["as_generator", "spawn_generators", "spawn_seeds"]
+__all__ = ["as_generator", "as_seed_sequence", "spawn_generators", "spawn_seeds"]
 
 SeedLike = int | np.random.SeedSequence | np.random.Generator | None
 
@@ -30,6 +30,30 @@ def as_generator(rng: SeedLike) -> np.random.Generator:
     if isinstance(rng, np.random.Generator):
         return rng
     return np.random.default_rng(rng)
+
+
+def as_seed_sequence(rng: SeedLike) -> np.random.SeedSequence:
+    """Return a SeedSequence to spawn independent streams from ``rng``.
+
+    Parameters
+    ----------
+    rng : int, SeedSequence, Generator or None
+        A SeedSequence is returned as is. A Generator gives a child of its own seed sequence
+        (spawning advances it, so two calls give different children), or, if it has none, a
+        sequence seeded by one draw from it.
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+    """
+    if isinstance(rng, np.random.SeedSequence):
+        return rng
+    if isinstance(rng, np.random.Generator):
+        seq = rng.bit_generator.seed_seq
+        if isinstance(seq, np.random.SeedSequence):
+            return seq.spawn(1)[0]
+        return np.random.SeedSequence(int(rng.integers(2**63 - 1)))
+    return np.random.SeedSequence(rng)
 
 
 def spawn_seeds(seed: int | np.random.SeedSequence, n: int) -> list[np.random.SeedSequence]:

@@ -65,7 +65,7 @@ import pyarrow as pa
 from numpy.typing import NDArray
 
 from gridtrace.errors import ConfigError
-from gridtrace.random import SeedLike
+from gridtrace.random import SeedLike, as_seed_sequence
 from gridtrace.schema import TRACE, conform, with_trace_metadata
 
 __all__ = [
@@ -285,17 +285,6 @@ class DeepRMJobs:
         return np.asarray(work / float(res_slot) / float(self.steps), dtype=np.float64)
 
 
-def _seed_sequence(rng: SeedLike) -> np.random.SeedSequence:
-    if isinstance(rng, np.random.SeedSequence):
-        return rng
-    if isinstance(rng, np.random.Generator):
-        seq = rng.bit_generator.seed_seq
-        if isinstance(seq, np.random.SeedSequence):
-            return seq.spawn(1)[0]
-        return np.random.SeedSequence(int(rng.integers(2**63 - 1)))
-    return np.random.SeedSequence(rng)
-
-
 def deeprm_jobs(
     workload: DeepRMWorkload,
     *,
@@ -331,7 +320,7 @@ def deeprm_jobs(
         raise ConfigError(f"steps must be >= 0, got {steps}")
     gens = {
         k: np.random.default_rng(c)
-        for k, c in zip(_STREAMS, _seed_sequence(rng).spawn(len(_STREAMS)), strict=True)
+        for k, c in zip(_STREAMS, as_seed_sequence(rng).spawn(len(_STREAMS)), strict=True)
     }
     p = workload.arrival_probability
     if size is not None:

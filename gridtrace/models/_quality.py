@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from gridtrace.errors import ConfigError, FitError
 from gridtrace.models._arrivals import ArrivalModel, PoissonArrivals, check_times
-from gridtrace.random import SeedLike
+from gridtrace.random import SeedLike, as_seed_sequence
 from gridtrace.stats import idc_curve, interarrival_acf
 
 if TYPE_CHECKING:
@@ -435,7 +435,7 @@ def replica_band(
         if windows.size and not np.all(np.isfinite(windows) & (windows > 0)):
             raise ConfigError("windows_s must be positive and finite")
     n_lags = int(lags)
-    seq = WorkloadModel._seed_sequence(rng)
+    seq = as_seed_sequence(rng)
     idc = np.full((int(replicas), windows.shape[0]), np.nan)
     acf = np.full((int(replicas), n_lags), np.nan)
     sizes = np.zeros(int(replicas))

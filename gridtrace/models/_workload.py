@@ -67,7 +67,7 @@ from gridtrace.models._runtimes import (
     runtime_model_from_dict,
 )
 from gridtrace.models._synth import _seed_record
-from gridtrace.random import SeedLike
+from gridtrace.random import SeedLike, as_seed_sequence
 from gridtrace.schema import TRACE, conform, trace_metadata, validate, with_trace_metadata
 
 __all__ = ["RUNTIME_FAMILIES", "WorkloadModel", "arrival_model_from_dict"]
@@ -840,7 +840,7 @@ class WorkloadModel:
             raise ConfigError(f"size must be >= 0, got {size}")
         if horizon_s is not None and not (math.isfinite(horizon_s) and horizon_s > 0):
             raise ConfigError(f"horizon_s must be a positive finite number, got {horizon_s}")
-        seq = self._seed_sequence(rng)
+        seq = as_seed_sequence(rng)
         children = seq.spawn(len(_SAMPLE_STREAMS))
         gens = {k: np.random.default_rng(c) for k, c in zip(_SAMPLE_STREAMS, children, strict=True)}
         times, stream_of = self._draw_arrivals(size, horizon_s, children[0])
@@ -930,7 +930,7 @@ class WorkloadModel:
             raise ConfigError(f"size must be >= 0, got {size}")
         if horizon_s is not None and not (math.isfinite(horizon_s) and horizon_s > 0):
             raise ConfigError(f"horizon_s must be a positive finite number, got {horizon_s}")
-        children = self._seed_sequence(rng).spawn(len(_SAMPLE_STREAMS))
+        children = as_seed_sequence(rng).spawn(len(_SAMPLE_STREAMS))
         return self._draw_arrivals(size, horizon_s, children[0])[0]
 
     def _draw_arrivals(
@@ -954,17 +954,6 @@ class WorkloadModel:
         if size is not None:
             order = order[:size]
         return times[order], stream_of[order]
-
-    @staticmethod
-    def _seed_sequence(rng: SeedLike) -> np.random.SeedSequence:
-        if isinstance(rng, np.random.SeedSequence):
-            return rng
-        if isinstance(rng, np.random.Generator):
-            seq = rng.bit_generator.seed_seq
-            if isinstance(seq, np.random.SeedSequence):
-                return seq.spawn(1)[0]
-            return np.random.SeedSequence(int(rng.integers(2**63 - 1)))
-        return np.random.SeedSequence(rng)
 
     # --- score and BIC ---------------------------------------------------------------------------
 
