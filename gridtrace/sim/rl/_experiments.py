@@ -1120,6 +1120,19 @@ def _fmt(x: Any, digits: int = 3) -> str:
 _WORDS = {"better": "beats", "worse": "is worse than", "within noise": "is within noise of"}
 
 
+def _core_hours_note(
+    agg: Mapping[tuple[str, str], Mapping[str, Any]], variant: str, mode: str
+) -> str:
+    """Say how many core-hours a run provisioned against FIFO's, when they differ by > 1 %."""
+    ours = agg[(variant, mode)]["metrics"].get("provisioned_core_h", {}).get("mean")
+    fifo = agg.get(("fifo", "baseline"))
+    base = fifo["metrics"].get("provisioned_core_h", {}).get("mean") if fifo else None
+    if ours is None or not base:
+        return ""
+    ratio = ours / base
+    return f", with {100 * ratio:.0f} % of FIFO's core-hours" if abs(ratio - 1) > 0.01 else ""
+
+
 def _verdict(
     workload: str,
     config: ExperimentConfig,
@@ -1144,7 +1157,8 @@ def _verdict(
     by_variant: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for c in comparison:
         by_variant.setdefault((c["variant"], c["mode"]), []).append(c)
-    beats_all = []
+    beats_all: list[str] = []
+    beats_negligibly: list[str] = []
     favours_batch = []
     for (variant, mode), cs in by_variant.items():
         m = agg[(variant, mode)]["metrics"][VERDICT_METRIC]
@@ -1155,8 +1169,13 @@ def _verdict(
             for c in cs
             if c["metric"] == VERDICT_METRIC
         ]
-        if all(c["outcome"] == "better" for c in cs if c["baseline"] in COMPARED):
-            beats_all.append(f"{variant} ({mode})")
+        strong_cs = [c for c in cs if c["baseline"] in COMPARED and c["metric"] == VERDICT_METRIC]
+        if strong_cs and all(c["outcome"] == "better" for c in strong_cs):
+            label = f"{variant} ({mode}){_core_hours_note(agg, variant, mode)}"
+            if any(c["negligible"] for c in strong_cs):
+                beats_negligibly.append(label)
+            else:
+                beats_all.append(label)
         fifo = {c["metric"]: c for c in cs if c["baseline"] == "fifo"}
         batch = fifo.get("batch_w_mean")
         if batch is not None:
@@ -1175,6 +1194,11 @@ def _verdict(
         lines.append("RL beats the strong baselines here: " + ", ".join(beats_all) + ".")
     else:
         lines.append("No RL variant beats both sjf-est and hrrn on this workload.")
+    if beats_negligibly:
+        lines.append(
+            f"Separated from sjf-est and hrrn but by less than {NEGLIGIBLE_DIFFERENCE:g} in W "
+            "(negligible): " + ", ".join(beats_negligibly) + "."
+        )
     if favours_batch:
         lines.append(
             "Below FIFO on interactive W but above it on batch W (the agent favours batch "

@@ -232,3 +232,43 @@ def test_a_trace_without_shares_takes_them_from_its_training_part() -> None:
     )
     with pytest.raises(ConfigError, match="needs VO shares"):
         run_experiment(no_vo, config)
+
+
+def _agg(variant: str, mode: str, w: float, core_h: float) -> dict[str, Any]:
+    metric = {"mean": w, "ci_low": w, "ci_high": w, "n": 3, "std": 0.0}
+    return {
+        "variant": variant,
+        "mode": mode,
+        "metrics": {"interactive_w_mean": metric, "provisioned_core_h": {"mean": core_h}},
+    }
+
+
+def _cmp(variant: str, baseline: str, diff: float) -> dict[str, Any]:
+    return {
+        "variant": variant,
+        "mode": "frozen",
+        "baseline": baseline,
+        "metric": "interactive_w_mean",
+        "mean_difference": diff,
+        "ci_low": diff - 0.001,
+        "ci_high": diff + 0.001,
+        "outcome": "better" if diff - 0.001 > 0 else "within noise",
+        "negligible": abs(diff) < 0.005,
+    }
+
+
+def test_verdict_never_calls_a_negligible_difference_a_win() -> None:
+    from gridtrace.sim.rl._experiments import _verdict
+
+    aggregate = [
+        _agg("fifo", "baseline", 0.95, 100.0),
+        _agg("sjf-est", "baseline", 0.95, 100.0),
+        _agg("hrrn", "baseline", 0.95, 100.0),
+        _agg("ela", "frozen", 0.952, 103.0),
+        _agg("rig", "frozen", 0.97, 100.0),
+    ]
+    comparison = [_cmp("ela", b, 0.002) for b in ("sjf-est", "hrrn", "fifo")]
+    comparison += [_cmp("rig", b, 0.02) for b in ("sjf-est", "hrrn", "fifo")]
+    text = _verdict("w", ExperimentConfig(experiment="egee", eval_seeds=3), aggregate, comparison)
+    assert "RL beats the strong baselines here: rig (frozen)." in text
+    assert "(negligible): ela (frozen), with 103 % of FIFO's core-hours." in text
