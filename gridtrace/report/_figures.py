@@ -329,6 +329,20 @@ def service_series_svg(
     return _draw(_TALL, draw, panels=2, sharex=True)
 
 
+def _idc_axes(ax: Axes) -> None:
+    """Log–log IDC axes with the Poisson reference line (IDC = 1) and labelled units."""
+    ax.axhline(1.0, color="#888888", linestyle="--", label="Poisson (IDC = 1)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    plain = ticker.FuncFormatter(lambda v, _: f"{v:g}")
+    ax.yaxis.set_major_formatter(plain)
+    low, high = ax.get_ylim()
+    # within a decade, label the minor ticks as plain numbers; beyond it, only the decades
+    ax.yaxis.set_minor_formatter(plain if high / low < 10 else ticker.NullFormatter())
+    ax.set_xlabel("window length t (s, log scale)")
+    ax.set_ylabel("IDC(t) (dimensionless, log scale)")
+
+
 def idc_svg(idc: pa.Table) -> str:
     """IDC(t) = Var N(t) / E N(t) on log–log axes, with the Poisson line IDC = 1.
 
@@ -345,16 +359,7 @@ def idc_svg(idc: pa.Table) -> str:
         ax = axes[0]
         if keep.any():
             ax.plot(t[keep], value[keep], color="#1f77b4", marker="o", markersize=3, label="trace")
-        ax.axhline(1.0, color="#888888", linestyle="--", label="Poisson (IDC = 1)")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        plain = ticker.FuncFormatter(lambda v, _: f"{v:g}")
-        ax.yaxis.set_major_formatter(plain)
-        low, high = ax.get_ylim()
-        # within a decade, label the minor ticks as plain numbers; beyond it, only the decades
-        ax.yaxis.set_minor_formatter(plain if high / low < 10 else ticker.NullFormatter())
-        ax.set_xlabel("window length t (s, log scale)")
-        ax.set_ylabel("IDC(t) (dimensionless, log scale)")
+        _idc_axes(ax)
         ax.legend(loc="upper left")
 
     return _draw(_SIZE, draw)
@@ -628,15 +633,7 @@ def model_idc_svg(trace_idc: pa.Table, synthetic_idc: pa.Table) -> str:
             keep = np.isfinite(value) & (value > 0)
             if keep.any():
                 ax.plot(t[keep], value[keep], markersize=3, label=label, **style)
-        ax.axhline(1.0, color="#888888", linestyle="--", label="Poisson (IDC = 1)")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        plain = ticker.FuncFormatter(lambda v, _: f"{v:g}")
-        ax.yaxis.set_major_formatter(plain)
-        low, high = ax.get_ylim()
-        ax.yaxis.set_minor_formatter(plain if high / low < 10 else ticker.NullFormatter())
-        ax.set_xlabel("window length t (s, log scale)")
-        ax.set_ylabel("IDC(t) (dimensionless, log scale)")
+        _idc_axes(ax)
         ax.legend(loc="upper left")
 
     return _draw(_SIZE, draw)
@@ -706,15 +703,7 @@ def model_idc_band_svg(band: ReplicaBand) -> str:
         ax = axes[0]
         curves = (band.idc_low, band.idc_median, band.idc_high, band.idc_trace)
         _trace_over_band(ax, t, curves, band.idc_inside, _band_label(band), positive=True)
-        ax.axhline(1.0, color="#888888", linestyle="--", label="Poisson (IDC = 1)")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        plain = ticker.FuncFormatter(lambda v, _: f"{v:g}")
-        ax.yaxis.set_major_formatter(plain)
-        low, high = ax.get_ylim()
-        ax.yaxis.set_minor_formatter(plain if high / low < 10 else ticker.NullFormatter())
-        ax.set_xlabel("window length t (s, log scale)")
-        ax.set_ylabel("IDC(t) (dimensionless, log scale)")
+        _idc_axes(ax)
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=3)
 
     return _draw(_TALL, draw)
