@@ -833,15 +833,7 @@ class WorkloadModel:
         """
         from gridtrace.models._synth import SYNTHETIC_ORIGIN
 
-        self._check_fitted()
-        if (size is None) == (horizon_s is None):
-            raise ConfigError("give exactly one of size and horizon_s")
-        if size is not None and size < 0:
-            raise ConfigError(f"size must be >= 0, got {size}")
-        if horizon_s is not None and not (math.isfinite(horizon_s) and horizon_s > 0):
-            raise ConfigError(f"horizon_s must be a positive finite number, got {horizon_s}")
-        seq = as_seed_sequence(rng)
-        children = seq.spawn(len(_SAMPLE_STREAMS))
+        children = self._sample_streams(size, horizon_s, rng)
         gens = {k: np.random.default_rng(c) for k, c in zip(_SAMPLE_STREAMS, children, strict=True)}
         times, stream_of = self._draw_arrivals(size, horizon_s, children[0])
         n = int(times.shape[0])
@@ -923,6 +915,13 @@ class WorkloadModel:
         ndarray of float64
             Sorted arrival times in seconds after 0.
         """
+        children = self._sample_streams(size, horizon_s, rng)
+        return self._draw_arrivals(size, horizon_s, children[0])[0]
+
+    def _sample_streams(
+        self, size: int | None, horizon_s: float | None, rng: SeedLike
+    ) -> list[np.random.SeedSequence]:
+        """Check a sampling request and split ``rng`` into the four sampling streams."""
         self._check_fitted()
         if (size is None) == (horizon_s is None):
             raise ConfigError("give exactly one of size and horizon_s")
@@ -930,8 +929,7 @@ class WorkloadModel:
             raise ConfigError(f"size must be >= 0, got {size}")
         if horizon_s is not None and not (math.isfinite(horizon_s) and horizon_s > 0):
             raise ConfigError(f"horizon_s must be a positive finite number, got {horizon_s}")
-        children = as_seed_sequence(rng).spawn(len(_SAMPLE_STREAMS))
-        return self._draw_arrivals(size, horizon_s, children[0])[0]
+        return as_seed_sequence(rng).spawn(len(_SAMPLE_STREAMS))
 
     def _draw_arrivals(
         self, size: int | None, horizon_s: float | None, seq: np.random.SeedSequence
