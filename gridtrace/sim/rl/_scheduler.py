@@ -24,7 +24,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -170,7 +170,6 @@ class SarsaScheduler:
         self._pending: list[tuple[float, int, int, float]] = []
         self._bound = False
         self._actions = np.zeros((0, features.n_action), dtype=np.float64)
-        self._cores: list[int] = []
         self._cores_arr = np.zeros(0, dtype=np.int64)
         self._run: Sequence[float] = ()
         self._submit: Sequence[float] = ()
@@ -178,7 +177,6 @@ class SarsaScheduler:
         self._classes: dict[tuple[int, bool, int], deque[int]] = {}
         self._seen = 0
         self._mode: Literal["jobs", "classes"] = "jobs"
-        self._pick: Callable[[QueueView, ClusterState, float], tuple[int, int, int]] | None = None
 
     # --- discounting ------------------------------------------------------------------------
 
@@ -223,7 +221,6 @@ class SarsaScheduler:
             jobs.interactive if jobs.interactive is not None else [False] * len(jobs.run_s)
         )
         self._actions = feats.static_actions(interactive, slots, jobs.cores)
-        self._cores = list(jobs.cores)
         self._cores_arr = np.asarray(jobs.cores, dtype=np.int64)
         self._run = jobs.run_s
         self._submit = jobs.submit_s
