@@ -171,6 +171,7 @@ class SarsaScheduler:
         self._bound = False
         self._actions = np.zeros((0, features.n_action), dtype=np.float64)
         self._cores_arr = np.zeros(0, dtype=np.int64)
+        self._max_cores = 0
         self._run: Sequence[float] = ()
         self._submit: Sequence[float] = ()
         self._class_of: list[tuple[int, bool, int]] = []
@@ -222,6 +223,7 @@ class SarsaScheduler:
         )
         self._actions = feats.static_actions(interactive, slots, jobs.cores)
         self._cores_arr = np.asarray(jobs.cores, dtype=np.int64)
+        self._max_cores = int(self._cores_arr.max()) if self._cores_arr.size else 0
         self._run = jobs.run_s
         self._submit = jobs.submit_s
         self._class_of = [
@@ -315,7 +317,7 @@ class SarsaScheduler:
         self, queue: QueueView, state: ClusterState, free: int
     ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
         rows = np.fromiter(queue, dtype=np.int64, count=len(queue))
-        if free < len(self._cores_arr) and self._cores_arr[rows].max() > free:
+        if self._max_cores > free:  # some job of the run may not fit now
             rows = rows[self._cores_arr[rows] <= free]
         actions = self._actions[rows]
         if not state.estimator.static and rows.size:

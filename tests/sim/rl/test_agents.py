@@ -262,3 +262,26 @@ def test_sarsa_esn_learns_a_class_preference_its_reward_makes_optimal() -> None:
     w_fifo = np.array([c["responsiveness_mean"] for c in fifo])
     assert np.all(w_ours > w_fifo)
     assert stats.ttest_rel(w_ours, w_fifo, alternative="greater").pvalue < 0.01
+
+
+def test_jobs_that_do_not_fit_are_never_candidates_on_short_traces() -> None:
+    # two jobs on 8 cores: the 8-core job cannot start while the 1-core one runs; with fewer
+    # jobs than free cores the candidate filter must still drop it
+    from gridtrace.schema import with_trace_metadata
+
+    trace = pa.table(
+        {
+            "job_id": pa.array([0, 1], pa.int64()),
+            "submit_s": pa.array([0.0, 1.0]),
+            "run_s": pa.array([100.0, 10.0]),
+            "cores": pa.array([1, 8], pa.int32()),
+            "vo": pa.array(["vo1", "vo1"]),
+            "interactive": pa.array([True, True]),
+        }
+    )
+    trace = with_trace_metadata(
+        trace, origin="1970-01-01T00:00:00+00:00", site="t", cores=8, tau_s=900.0, provenance={}
+    )
+    agent = _scheduler("mlp", 7, epsilon=1.0, learning=False)
+    result = simulate(trace, policy=agent, warmup_jobs=0, drain_jobs=0)
+    assert result.jobs["start_s"].to_pylist() == [0.0, 100.0]
