@@ -35,7 +35,13 @@ from gridtrace.sim.rl._features import SchedulingFeatures
 from gridtrace.sim.rl._fitted_q import FittedQResult, fitted_q_iteration
 from gridtrace.sim.rl._gym import make_provisioning_env, make_scheduling_env
 from gridtrace.sim.rl._qfunctions import ESNQ, MLPQ, QFunction
-from gridtrace.sim.rl._rewards import ResponsivenessFairnessReward, Reward, TimeUtilityReward
+from gridtrace.sim.rl._rewards import (
+    IntervalReward,
+    QueueSlowdownReward,
+    ResponsivenessFairnessReward,
+    Reward,
+    TimeUtilityReward,
+)
 from gridtrace.sim.rl._sarsa import sarsa_refit, sarsa_targets
 from gridtrace.sim.rl._scheduler import SarsaScheduler
 from gridtrace.sim.rl._transitions import TransitionStore
@@ -56,8 +62,10 @@ __all__ = [
     "ExperimentConfig",
     "ExperimentResult",
     "FittedQResult",
+    "IntervalReward",
     "ProvisioningFeatures",
     "QFunction",
+    "QueueSlowdownReward",
     "ResponsivenessFairnessReward",
     "Reward",
     "SarsaScheduler",

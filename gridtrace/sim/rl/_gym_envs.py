@@ -160,7 +160,7 @@ class SchedulingEnv(gymnasium.Env[Observation, np.int64]):
         Target VO shares: the VO slots of the features (else the trace's most common VOs; required
         with a factory unless ``features`` is given) and the shares of a fairness reward.
     reward : Reward, optional
-        Per-job reward; default :class:`ResponsivenessFairnessReward` with λ_s = 1 (W alone).
+        Per-job reward (``paid = "job"``); default :class:`ResponsivenessFairnessReward` with λ_s = 1 (W alone).
     estimator : str or RuntimeEstimator, default "oracle"
         Runtime estimates in the action rows (``oracle``, ``median``, ``walltime``, or an object).
     estimator_options : mapping, optional
@@ -212,6 +212,11 @@ class SchedulingEnv(gymnasium.Env[Observation, np.int64]):
                 raise ConfigError("with a trace factory, pass vo_shares or features")
         self.features = features
         self.reward: Reward = reward if reward is not None else ResponsivenessFairnessReward(1.0)
+        if self.reward.paid != "job":
+            raise ConfigError(
+                f"the environment pays per-job rewards; the {self.reward.name} reward is paid "
+                f"{self.reward.paid!r} (use it with SarsaScheduler)"
+            )
         self._estimator = make_estimator(estimator, **dict(estimator_options or {}))
         self.max_queue = int(max_queue)
         n_s, n_a, m = features.n_state, features.n_action, self.max_queue

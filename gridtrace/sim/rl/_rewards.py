@@ -9,6 +9,15 @@
   ((t − a) / d)^{−β}, each capped at 1 (a job that finishes within d has full utility). α is per
   ``time_unit_s`` (default one minute): the research gives α = 0.5 without a unit, and per second
   the utility of an interactive job would vanish after a few seconds of waiting.
+* :class:`QueueSlowdownReward`: not the research's. The per-time slowdown penalty of the deep-RL
+  scheduler (Mao et al., HotNets 2016): between two decisions every waiting job costs
+  Δt / max(run, floor), so an episode's rewards sum to −Σ_j wait_j / max(run_j, floor). It is paid
+  per interval (to the decision that opens it), not per job, and uses the true runtimes of the
+  waiting jobs, as DeepRM does; a reward in hindsight, known once those jobs have run.
+
+The first two are paid per job (``paid = "job"``): noted at the election, paid at the
+completion. The third is paid per interval (``paid = "interval"``): the scheduler calls
+``advance`` at every decision and pays the result to the previous one.
 """
 
 from __future__ import annotations
@@ -25,13 +34,24 @@ from gridtrace.errors import ConfigError
 if TYPE_CHECKING:
     from gridtrace.sim._engine import JobRows
 
-__all__ = ["ResponsivenessFairnessReward", "Reward", "TimeUtilityReward"]
+__all__ = [
+    "IntervalReward",
+    "QueueSlowdownReward",
+    "ResponsivenessFairnessReward",
+    "Reward",
+    "TimeUtilityReward",
+]
 
 
 class Reward(Protocol):
-    """A per-job reward: noted at the job's election, paid at its completion."""
+    """A reward: noted at the job's election, paid at its completion (``paid = "job"``).
+
+    A reward with ``paid = "interval"`` is an :class:`IntervalReward`: ``complete`` returns 0 and
+    the value comes from ``advance``.
+    """
 
     name: str
+    paid: str
 
     def reset(self, jobs: JobRows) -> None:
         """Bind to the jobs of a run and forget the previous one."""
@@ -50,6 +70,14 @@ class Reward(Protocol):
         ...
 
 
+class IntervalReward(Reward, Protocol):
+    """A reward paid per interval between decisions (``paid = "interval"``)."""
+
+    def advance(self, arrived: int, now: float) -> float:
+        """Return the reward accrued since the last call; take in the rows below ``arrived``."""
+        ...
+
+
 class ResponsivenessFairnessReward:
     """r = λ_s W + (1 − λ_s) F (see the module docstring).
 
@@ -62,6 +90,7 @@ class ResponsivenessFairnessReward:
     """
 
     name = "w-f"
+    paid = "job"
 
     def __init__(self, lambda_s: float = 0.5, vo_shares: Mapping[str, float] | None = None) -> None:
         if not 0.0 <= lambda_s <= 1.0:
@@ -137,6 +166,7 @@ class TimeUtilityReward:
     """
 
     name = "time-utility"
+    paid = "job"
 
     def __init__(
         self,
@@ -189,3 +219,71 @@ class TimeUtilityReward:
             "sigma_s": self.sigma_s,
             "time_unit_s": self.time_unit_s,
         }
+
+
+class QueueSlowdownReward:
+    """The per-time slowdown penalty (see the module docstring).
+
+    Between the decision at t_k and the next one at t_{k+1} the reward is
+    −Σ_j |(t_k, t_{k+1}] ∩ [a_j, s_j)| / max(run_j, floor_s) over the jobs waiting in that
+    interval (a_j arrival, s_j start). A waiting short job costs more per second than a long one,
+    so electing short jobs first is what this reward makes optimal; it is aligned with mean W
+    (Σ_j wait_j / run_j = Σ_j (1 / W_j − 1)) but is not W.
+
+    Parameters
+    ----------
+    floor_s : float, default 60
+        Runtimes below this count as this (DeepRM's time step: a job of zero runtime would
+        otherwise cost an infinite amount per second of wait).
+    """
+
+    name = "queue-slowdown"
+    paid = "interval"
+
+    def __init__(self, floor_s: float = 60.0) -> None:
+        if not floor_s > 0:
+            raise ConfigError(f"floor_s must be > 0, got {floor_s}")
+        self.floor_s = float(floor_s)
+        self._cost: list[float] = []
+        self._submit: list[float] | tuple[float, ...] = ()
+        self._rate = 0.0
+        self._seen = 0
+        self._last = math.nan
+
+    def reset(self, jobs: JobRows) -> None:
+        """Bind to ``jobs``: nothing has arrived yet."""
+        floor = self.floor_s
+        self._cost = [1.0 / max(run, floor) for run in jobs.run_s]
+        self._submit = list(jobs.submit_s)
+        self._rate = 0.0
+        self._seen = 0
+        self._last = math.nan
+
+    def advance(self, arrived: int, now: float) -> float:
+        """Return the penalty of the waiting since the last call (negative or zero).
+
+        ``arrived`` is the engine's count of arrived rows (``QueueView.arrived``); rows arrive in
+        row order, so the rows from the last count up to it arrived in (last call, now].
+        """
+        penalty = 0.0 if math.isnan(self._last) else self._rate * (now - self._last)
+        cost = self._cost
+        submit = self._submit
+        for row in range(self._seen, arrived):
+            penalty += (now - submit[row]) * cost[row]
+            self._rate += cost[row]
+        self._seen = max(self._seen, arrived)
+        self._last = now
+        return -penalty
+
+    def elect(self, row: int, now: float) -> float:
+        """Take the job out of the waiting rate: it stops waiting now."""
+        self._rate -= self._cost[row]
+        return 0.0
+
+    def complete(self, row: int, start_s: float, note: float) -> float:
+        """Nothing is paid per job."""
+        return 0.0
+
+    def describe(self) -> dict[str, object]:
+        """Return the settings."""
+        return {"name": self.name, "floor_s": self.floor_s, "paid": "per interval"}

@@ -25,7 +25,7 @@ import heapq
 import math
 from collections import deque
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 import pyarrow as pa
@@ -36,7 +36,7 @@ from gridtrace.sim._estimators import ClassMedianEstimator
 from gridtrace.sim.rl._features import SchedulingFeatures
 from gridtrace.sim.rl._fitted_q import FittedQResult, fitted_q_iteration
 from gridtrace.sim.rl._qfunctions import QFunction
-from gridtrace.sim.rl._rewards import Reward
+from gridtrace.sim.rl._rewards import IntervalReward, Reward
 from gridtrace.sim.rl._sarsa import sarsa_refit
 from gridtrace.sim.rl._transitions import TransitionStore
 
@@ -60,7 +60,9 @@ class SarsaScheduler:
     features : SchedulingFeatures
         The state and action encoder.
     reward : Reward
-        Paid when an elected job completes.
+        Paid when an elected job completes, or per interval between decisions for a reward with
+        ``paid = "interval"`` (:class:`~gridtrace.sim.rl.QueueSlowdownReward`), whose value for
+        the interval after a decision is paid to that decision.
     rng : numpy.random.Generator
         The exploration stream (ε-greedy draws).
     epsilon : float, default 0.05
@@ -140,6 +142,13 @@ class SarsaScheduler:
             raise ConfigError(f"discounting must be 'decision' or 'time', got {discounting!r}")
         if credit not in ("job", "interval"):
             raise ConfigError(f"credit must be 'job' or 'interval', got {credit!r}")
+        if reward.paid not in ("job", "interval"):
+            raise ConfigError(f"reward.paid must be 'job' or 'interval', got {reward.paid!r}")
+        if reward.paid == "interval" and credit != "job":
+            raise ConfigError(
+                f"the {reward.name} reward is paid per interval already; credit={credit!r} "
+                "applies to per-job rewards only"
+            )
         if behaviour not in (None, "edf"):
             raise ConfigError(f"behaviour must be None or 'edf', got {behaviour!r}")
         if not 0.0 < target_w < 1.0:
@@ -159,6 +168,9 @@ class SarsaScheduler:
         self.behaviour = behaviour
         self.target_w = float(target_w)
         self.credit: Credit = credit
+        self._interval: IntervalReward | None = (
+            cast("IntervalReward", reward) if reward.paid == "interval" else None
+        )
         self._flow = 0.0
         self._last_index = -1
         self.name = name
@@ -290,13 +302,20 @@ class SarsaScheduler:
         qf.commit(s, chosen_action)
         row = int(rows[i])
         index = self.store_.add(x, now, cand)
-        if self.credit == "interval":
+        if self._interval is not None:
+            # the penalty since the previous decision, taken before this election ends a wait
+            value = self._interval.advance(queue.arrived, now)
+            if self._last_index >= 0:
+                self.store_.pay(self._last_index, value)
+            self._last_index = index
+        elif self.credit == "interval":
             if self._last_index >= 0:
                 self.store_.pay(self._last_index, self._flow)
             self._flow = 0.0
             self._last_index = index
         note = self.reward.elect(row, now)
-        heapq.heappush(self._pending, (now + self._run[row], index, row, note))
+        if self._interval is None:
+            heapq.heappush(self._pending, (now + self._run[row], index, row, note))
         if self._mode == "classes":
             self._classes[self._class_of[row]].remove(row)
         log = self._log
@@ -379,7 +398,8 @@ class SarsaScheduler:
     def _pay_all(self) -> None:
         if self._pending:
             self._pay_until(math.inf)
-        if self.credit == "interval" and self._last_index >= 0:
+        if self._last_index >= 0:
+            # an episode's last decision empties the queue: per-interval rewards owe it nothing more
             self.store_.pay(self._last_index, self._flow)
             self._flow = 0.0
             self._last_index = -1

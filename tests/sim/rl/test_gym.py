@@ -19,6 +19,7 @@ from gridtrace.models import generate_preset_trace, get_preset
 from gridtrace.schema import with_trace_metadata
 from gridtrace.sim import ClusterState, JobRows, QueueView, fairness_at_election, simulate
 from gridtrace.sim.rl import (
+    QueueSlowdownReward,
     ResponsivenessFairnessReward,
 )
 from gridtrace.sim.rl._gym import make_provisioning_env, make_scheduling_env
@@ -392,6 +393,8 @@ def test_bad_configurations(gym: ModuleType, small: pa.Table) -> None:
         make_scheduling_env(draw_small, cores=50)
     with pytest.raises(ConfigError, match="max_queue"):
         make_scheduling_env(small, max_queue=0)
+    with pytest.raises(ConfigError, match="per-job rewards"):
+        make_scheduling_env(small, reward=QueueSlowdownReward())
     with pytest.raises(ConfigError, match="unknown scheduler"):
         make_provisioning_env(small, scheduler="native")
     with pytest.raises(ConfigError, match="unknown policy option"):
