@@ -393,17 +393,21 @@ def _cmd_rl(args: argparse.Namespace) -> int:
         train_fraction=args.train_fraction,
         size=args.size,
         published=args.published,
+        rewards=tuple(args.rewards.split(",")),
     )
+    vo_shares = _read_json(args.vo_shares) if args.vo_shares else None
     if args.preset:
-        result = run_experiment(args.preset, config, name=args.name)
+        result = run_experiment(
+            args.preset, config, name=args.name, vo_shares=vo_shares, targets=args.targets
+        )
     else:
-        vo_shares = _read_json(args.vo_shares) if args.vo_shares else None
         result = run_experiment(
             pq.read_table(args.trace),
             config,
             name=args.name,
             cores=args.cores,
             vo_shares=vo_shares,
+            targets=args.targets,
         )
     runs, summary = result.write(args.out)
     _say(result.summary["verdict"])
@@ -622,7 +626,17 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     rl.add_argument("--size", type=int, help="presets: jobs per draw (default the preset's)")
     rl.add_argument("--cores", type=int, help="traces: P (default the trace's)")
-    rl.add_argument("--vo-shares", help="traces: JSON file of target VO shares")
+    rl.add_argument(
+        "--vo-shares",
+        help="JSON file of target VO shares (default: a preset's own, a trace's training part's)",
+    )
+    rl.add_argument("--targets", help="label of the VO-target setting, e.g. infeasible")
+    rl.add_argument(
+        "--rewards",
+        default="w-f,slowdown",
+        help="scheduler rewards of the RL variants, comma-separated: w-f (the research's) and "
+        "slowdown (DeepRM's per-time penalty) (default: both)",
+    )
     rl.add_argument("--published", help="key of the published numbers the setup matches")
     rl.add_argument("--name", help="workload name in outputs")
     rl.set_defaults(run=_cmd_rl)

@@ -32,6 +32,18 @@ edf, easy; RL variants ``rl-mlp`` and ``rl-esn`` (oracle runtimes, reward λ_s W
 :class:`~gridtrace.sim.rl.ElasticProvisioner`, λ_e 0.5 and 1, pool between ``floor`` and
 ``ceiling_factor`` P, a decision every ``interval_s``).
 
+Rewards. ``rewards`` lists the scheduler rewards of the RL variants: ``"w-f"`` is the research's
+λ_s W + (1 − λ_s) F; ``"slowdown"`` adds variants named ``…-slowdown`` (``rl-{mlp,esn}-slowdown``;
+``rig-{ora,est}-slowdown`` in ``egee``) whose scheduler is paid the per-time slowdown penalty
+(:class:`~gridtrace.sim.rl.QueueSlowdownReward`, DeepRM's), not the research's reward. It is there
+because with the per-job W reward the agent favours batch jobs (a long job's W is near 1 whatever
+its wait); the slowdown penalty makes electing short jobs first optimal. It has no fairness term,
+so its schedules do not depend on the VO targets.
+
+VO targets. The fairness reward and metric compare the service of each VO with target shares:
+a preset's own (its arrival mix: feasible) unless ``vo_shares`` is given, e.g. the research's
+"infeasible" weights; ``targets`` labels the setting in the outputs.
+
 Outputs (:meth:`ExperimentResult.write`)
 ----------------------------------------
 ``runs.parquet``: one row per (variant, mode, seed_index) with the columns of :data:`RUN_COLUMNS`
@@ -83,7 +95,7 @@ from gridtrace.sim._result import SimulationResult
 from gridtrace.sim.rl._elastic import ElasticProvisioner, ProvisioningFeatures
 from gridtrace.sim.rl._features import SchedulingFeatures
 from gridtrace.sim.rl._qfunctions import ESNQ, MLPQ, QFunction
-from gridtrace.sim.rl._rewards import ResponsivenessFairnessReward, Reward
+from gridtrace.sim.rl._rewards import QueueSlowdownReward, ResponsivenessFairnessReward, Reward
 from gridtrace.sim.rl._scheduler import SarsaScheduler
 
 __all__ = [
@@ -107,6 +119,8 @@ SUMMARY_SCHEMA = "gridtrace.rl-experiment/1"
 STREAMS = ("train_workload", "eval_workload", "network_init", "reservoir", "exploration")
 Experiment = Literal["scheduling", "egee"]
 QKind = Literal["mlp", "esn"]
+RewardKind = Literal["w-f", "slowdown"]
+REWARDS: tuple[RewardKind, ...] = ("w-f", "slowdown")
 
 BASELINES: dict[str, dict[str, Any]] = {
     "fifo": {"policy": "fifo"},
@@ -234,6 +248,9 @@ class ExperimentConfig:
         ``egee``: the Q approximator of the schedulers and provisioners.
     lambda_s : float, default 0.5
         ``scheduling`` (and the elastic variants' scheduler): weight of W in λ_s W + (1 − λ_s) F.
+    rewards : tuple of str, default ("w-f", "slowdown")
+        The scheduler rewards of the RL variants (see the module docstring); ``"w-f"`` must be
+        among them (the research's variants).
     rigid_lambdas, elastic_lambdas : tuple of float, default (0.5, 1.0)
         ``egee``: λ_s of the rigid variants and λ_e of the elastic ones.
     baselines : tuple of str
@@ -263,6 +280,7 @@ class ExperimentConfig:
     q_kinds: tuple[QKind, ...] = ("mlp", "esn")
     egee_q: QKind = "esn"
     lambda_s: float = 0.5
+    rewards: tuple[RewardKind, ...] = REWARDS
     rigid_lambdas: tuple[float, ...] = (0.5, 1.0)
     elastic_lambdas: tuple[float, ...] = (0.5, 1.0)
     baselines: tuple[str, ...] = ("fifo", "sjf", "sjf-est", "hrrn", "edf", "easy")
@@ -288,6 +306,10 @@ class ExperimentConfig:
             raise ConfigError(f"unknown baselines {sorted(unknown)}; known: {sorted(BASELINES)}")
         if set(self.modes) - {"frozen", "continuing"} or not self.modes:
             raise ConfigError(f"modes must be among 'frozen', 'continuing', got {self.modes}")
+        if set(self.rewards) - set(REWARDS) or "w-f" not in self.rewards:
+            raise ConfigError(
+                f"rewards must include 'w-f' and be among {list(REWARDS)}, got {self.rewards}"
+            )
         for kind in (*self.q_kinds, self.egee_q):
             if kind not in ("mlp", "esn"):
                 raise ConfigError(f"Q kinds are 'mlp' or 'esn', got {kind!r}")
@@ -434,8 +456,12 @@ class _Variant:
     name: str
     kind: str
     estimator: Literal["oracle", "median"]
-    lambda_s: float
+    lambda_s: float | None  # None: the slowdown reward (no W/F weighting)
     lambda_e: float | None = None  # None: rigid pool
+
+    @property
+    def reward(self) -> RewardKind:
+        return "slowdown" if self.lambda_s is None else "w-f"
 
     @property
     def provisioning(self) -> str:
@@ -443,9 +469,13 @@ class _Variant:
 
 
 def _variants(config: ExperimentConfig) -> list[_Variant]:
+    slowdown = "slowdown" in config.rewards
     if config.experiment == "scheduling":
-        return [_Variant(f"rl-{k}", k, "oracle", config.lambda_s) for k in config.q_kinds]
-    out: list[_Variant] = []
+        out = [_Variant(f"rl-{k}", k, "oracle", config.lambda_s) for k in config.q_kinds]
+        if slowdown:
+            out += [_Variant(f"rl-{k}-slowdown", k, "oracle", None) for k in config.q_kinds]
+        return out
+    out = []
     q = config.egee_q
     estimators: tuple[tuple[Literal["oracle", "median"], str], ...] = (
         ("oracle", "ora"),
@@ -453,6 +483,8 @@ def _variants(config: ExperimentConfig) -> list[_Variant]:
     )
     for est, tag in estimators:
         out += [_Variant(f"rig-{tag}-{lam:g}", q, est, lam) for lam in config.rigid_lambdas]
+        if slowdown:
+            out.append(_Variant(f"rig-{tag}-slowdown", q, est, None))
     for est, tag in estimators:
         out += [
             _Variant(f"ela-{tag}-{lam:g}", q, est, config.lambda_s, lam)
@@ -520,10 +552,19 @@ def time_split(trace: pa.Table, train_fraction: float) -> tuple[pa.Table, pa.Tab
     return train, evaluate, t_split
 
 
-def _preset_workload(name: str, config: ExperimentConfig) -> _Workload:
+def _preset_workload(
+    name: str, config: ExperimentConfig, vo_shares: Mapping[str, float] | None = None
+) -> _Workload:
     from gridtrace.models import generate_preset_trace, get_preset
 
     preset = get_preset(name)
+    if vo_shares:
+        unknown = set(vo_shares) - set(preset.vo_shares)
+        if unknown:
+            raise ConfigError(
+                f"{name}: target shares for VOs the preset does not draw: {sorted(unknown)}; "
+                f"its VOs are {sorted(preset.vo_shares)}"
+            )
     s_train = _stream(config.root_seed, "train_workload")
     s_eval = _stream(config.root_seed, "eval_workload")
     train_seeds = [_child(s_train, i) for i in range(config.train_draws)]
@@ -546,7 +587,7 @@ def _preset_workload(name: str, config: ExperimentConfig) -> _Workload:
         source="preset",
         cores=preset.cores,
         tau_s=preset.tau_s,
-        vo_shares=dict(preset.vo_shares),
+        vo_shares=dict(vo_shares) if vo_shares else dict(preset.vo_shares),
         train=train,
         evaluate=lambda i: draw(eval_seeds[i]),
         seeds={
@@ -555,6 +596,7 @@ def _preset_workload(name: str, config: ExperimentConfig) -> _Workload:
         },
         split=None,
         mean_runtime_s=1.0 / preset.service_rate,
+        vo_shares_source="given" if vo_shares else "the preset's own (its arrival mix)",
     )
 
 
@@ -748,9 +790,13 @@ def _train(
     features: SchedulingFeatures,
 ) -> tuple[SarsaScheduler, ElasticProvisioner | None]:
     """EDF pre-training on the first training workload, then one SARSA episode per draw."""
-    reward = ResponsivenessFairnessReward(
-        variant.lambda_s, workload.vo_shares if variant.lambda_s < 1.0 else None
-    )
+    reward: Reward
+    if variant.lambda_s is None:
+        reward = QueueSlowdownReward()
+    else:
+        reward = ResponsivenessFairnessReward(
+            variant.lambda_s, workload.vo_shares if variant.lambda_s < 1.0 else None
+        )
     agent = make_rl_scheduler(
         variant.kind,
         features,
@@ -812,6 +858,7 @@ def run_experiment(
     name: str | None = None,
     cores: int | None = None,
     vo_shares: Mapping[str, float] | None = None,
+    targets: str | None = None,
 ) -> ExperimentResult:
     """Run one experiment of the protocol (module docstring) on a preset or a trace.
 
@@ -826,7 +873,10 @@ def run_experiment(
     cores : int, optional
         Traces: P (default the trace metadata's).
     vo_shares : mapping of str to float, optional
-        Traces: target VO shares (presets use their own).
+        Target VO shares: of the fairness reward and metric, and the VO slots of the features.
+        Default: a preset's own (its arrival mix), a trace's training-part service shares.
+    targets : str, optional
+        A label for the VO-target setting (e.g. ``"infeasible"``), written into the summary.
 
     Returns
     -------
@@ -834,7 +884,7 @@ def run_experiment(
     """
     config = config or ExperimentConfig()
     if isinstance(workload, str):
-        wl = _preset_workload(workload, config)
+        wl = _preset_workload(workload, config, vo_shares)
         published_key = config.published or (workload if workload in PUBLISHED else None)
     else:
         site = name or str(trace_metadata(workload)["site"])
@@ -842,7 +892,7 @@ def run_experiment(
         published_key = config.published
     wl_name = name or wl.name
     variants = _variants(config)
-    if wl.vo_shares is None and any(v.lambda_s < 1.0 for v in variants):
+    if wl.vo_shares is None and any(v.lambda_s is not None and v.lambda_s < 1.0 for v in variants):
         raise ConfigError(
             f"{wl_name}: the reward's fairness term (lambda_s < 1) needs VO shares, and the "
             "workload has no VOs to take them from; give vo_shares or use lambda_s = 1"
@@ -980,6 +1030,7 @@ def run_experiment(
         "tau_s": wl.tau_s,
         "vo_shares": wl.vo_shares,
         "vo_shares_source": wl.vo_shares_source,
+        "targets": targets,
         "protocol": _protocol(config, wl, baselines, variants),
         "seeds": {
             "root": config.root_seed,
@@ -1204,6 +1255,11 @@ def _verdict(
             "Below FIFO on interactive W but above it on batch W (the agent favours batch "
             "jobs): " + ", ".join(favours_batch) + "."
         )
+    if any(variant.endswith("-slowdown") for variant, _ in by_variant):
+        lines.append(
+            "Variants named *-slowdown are paid the per-time slowdown penalty (DeepRM), not the "
+            "research's reward."
+        )
     return " ".join(lines)
 
 
@@ -1264,6 +1320,11 @@ def _protocol(
             v.name: {
                 "q": v.kind,
                 "estimator": v.estimator,
+                "reward": (
+                    "per-time slowdown penalty (DeepRM), paid per interval: not the research's"
+                    if v.reward == "slowdown"
+                    else "lambda_s W + (1 - lambda_s) F, paid per job (the research's)"
+                ),
                 "lambda_s": v.lambda_s,
                 "lambda_e": v.lambda_e,
                 "provisioning": v.provisioning,

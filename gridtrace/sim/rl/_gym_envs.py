@@ -160,7 +160,8 @@ class SchedulingEnv(gymnasium.Env[Observation, np.int64]):
         Target VO shares: the VO slots of the features (else the trace's most common VOs; required
         with a factory unless ``features`` is given) and the shares of a fairness reward.
     reward : Reward, optional
-        Per-job reward (``paid = "job"``); default :class:`ResponsivenessFairnessReward` with λ_s = 1 (W alone).
+        Per-job reward (``paid = "job"``); default :class:`ResponsivenessFairnessReward` with
+        λ_s = 1 (W alone).
     estimator : str or RuntimeEstimator, default "oracle"
         Runtime estimates in the action rows (``oracle``, ``median``, ``walltime``, or an object).
     estimator_options : mapping, optional

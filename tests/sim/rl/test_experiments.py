@@ -86,9 +86,18 @@ def test_summary_schema_and_runs_table(mm50: tuple[dict[str, Any], pa.Table]) ->
     assert set(summary["protocol"]["modes"]) == {"frozen", "continuing"}
     assert runs.column_names == list(RUN_COLUMNS)
     variants = set(runs.column("variant").to_pylist())
-    assert variants == {"fifo", "sjf", "sjf-est", "hrrn", "edf", "easy", "rl-mlp"}
-    # 6 baselines + 1 RL variant x 2 modes, on each of the 2 evaluation seeds
-    assert runs.num_rows == (6 + 2) * 2
+    baselines = {"fifo", "sjf", "sjf-est", "hrrn", "edf", "easy"}
+    assert variants == baselines | {"rl-mlp", "rl-mlp-slowdown"}
+    # 6 baselines + 2 RL variants x 2 modes, on each of the 2 evaluation seeds
+    assert runs.num_rows == (6 + 2 * 2) * 2
+    rewards = {v: d["reward"] for v, d in summary["protocol"]["variants"].items()}
+    assert "the research's" in rewards["rl-mlp"]
+    assert "not the research's" in rewards["rl-mlp-slowdown"]
+    slow = summary["agents"]["rl-mlp-slowdown"]["scheduler"]["reward"]
+    assert slow["name"] == "queue-slowdown"
+    assert "*-slowdown" in summary["verdict"]
+    assert summary["targets"] is None
+    assert summary["vo_shares_source"] == "the preset's own (its arrival mix)"
     assert len(summary["seeds"]["evaluation"]) == 2
     assert len(summary["seeds"]["agents"]) == 2
     for agg in summary["aggregate"]:
@@ -191,7 +200,7 @@ def test_cli_rl_on_a_tiny_preset(tmp_path: Path) -> None:
     assert summary["schema"] == SUMMARY_SCHEMA
     assert summary["published"]["key"] == "PE-1"
     runs = pq.read_table(out / "runs.parquet")
-    assert runs.num_rows == (6 + 2 * 2) * 2
+    assert runs.num_rows == (6 + 4 * 2) * 2
     assert json.loads(runs.schema.metadata[b"rl_summary"]) == summary
     assert main(["rl", "--preset", "PE-1", "-o", str(out), "--eval-seeds", "0"]) == 2
 
@@ -272,3 +281,38 @@ def test_verdict_never_calls_a_negligible_difference_a_win() -> None:
     text = _verdict("w", ExperimentConfig(experiment="egee", eval_seeds=3), aggregate, comparison)
     assert "RL beats the strong baselines here: rig (frozen)." in text
     assert "(negligible): ela (frozen), with 103 % of FIFO's core-hours." in text
+
+
+def test_infeasible_vo_targets_change_fairness_not_the_draws(
+    mm50: tuple[dict[str, Any], pa.Table],
+) -> None:
+    # the research's infeasible weights against the preset's arrival mix 0.7/0.2/0.05/0.05
+    _, runs = mm50
+    infeasible = {"vo1": 0.4, "vo2": 0.2, "vo3": 0.2, "vo4": 0.2}
+    config = ExperimentConfig(**TINY, q_kinds=("mlp",), rewards=("w-f",))
+    other = run_experiment("MM50-20", config, vo_shares=infeasible, targets="infeasible")
+    assert other.summary["targets"] == "infeasible"
+    assert other.summary["vo_shares"] == infeasible
+    assert other.summary["vo_shares_source"] == "given"
+    assert set(other.runs.column("variant").to_pylist()) == {
+        "fifo",
+        "sjf",
+        "sjf-est",
+        "hrrn",
+        "edf",
+        "easy",
+        "rl-mlp",
+    }
+
+    def fifo(table: pa.Table, column: str) -> list[float]:
+        return table.filter(pc.equal(table["variant"], "fifo")).column(column).to_pylist()
+
+    # the same evaluation draws: FIFO's schedule is the same, its fairness against other targets
+    # is not (FIFO serves the arrival mix, so the feasible targets are met better)
+    assert fifo(other.runs, "interactive_wait_mean_s") == fifo(runs, "interactive_wait_mean_s")
+    f_feasible, f_infeasible = fifo(runs, "fairness_mean"), fifo(other.runs, "fairness_mean")
+    assert all(a > b for a, b in zip(f_feasible, f_infeasible, strict=True))
+    with pytest.raises(ConfigError, match="does not draw"):
+        run_experiment("MM50-20", config, vo_shares={"vo9": 1.0})
+    with pytest.raises(ConfigError, match="rewards"):
+        ExperimentConfig(rewards=("slowdown",))
