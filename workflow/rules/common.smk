@@ -51,6 +51,11 @@ RL_WORKLOADS = {
     for w, spec in config["rl"].get("workloads", {}).items()
     if w in WORKLOADS
 }
+# an RL workload's output folders: rl/ (its own VO targets) and rl-<label>/ per extra setting
+RL_DIRS = {
+    w: ["rl"] + [f"rl-{label}" for label in sorted(spec.get("targets", {}))]
+    for w, spec in RL_WORKLOADS.items()
+}
 
 if len(set(WORKLOADS)) != len(WORKLOADS):
     raise ValueError(
@@ -188,13 +193,33 @@ def rl_spec(wildcards):
     return RL_WORKLOADS[wildcards.workload]
 
 
+def rl_run(wildcards):
+    """One RL run's VO-target label and shares, and the rewards of its RL variants.
+
+    rl/ uses the workload's own targets (a preset's arrival mix, a site's configured shares) and
+    every configured reward; rl-<label>/ uses the shares configured under `targets: <label>` and
+    the research's reward only (the slowdown reward has no fairness term: its schedules would be
+    those of rl/).
+    """
+    label = wildcards.rl_dir.removeprefix("rl").removeprefix("-") or None
+    if label is None:
+        own = None if wildcards.workload in PRESETS else workload_vo_shares(wildcards)
+        return {"targets": None, "vo_shares": own, "rewards": RL_SETTINGS["rewards"]}
+    shares = RL_WORKLOADS[wildcards.workload]["targets"][label]
+    return {"targets": label, "vo_shares": dict(shares), "rewards": ["w-f"]}
+
+
 def rl_is_preset(wildcards):
     """True if the workload is a seed preset (fresh draws), False for a site (time split)."""
     return wildcards.workload in PRESETS
 
 
 def report_rl(wildcards):
-    """A workload's RL experiment summary, if it has one."""
-    if wildcards.workload in RL_WORKLOADS:
-        return {"rl": f"sim/{wildcards.workload}/rl/summary.json"}
-    return {}
+    """A workload's RL experiment summaries, if it has any: its own targets', then the others'."""
+    if wildcards.workload not in RL_WORKLOADS:
+        return {}
+    first, *others = RL_DIRS[wildcards.workload]
+    out = {"rl": f"sim/{wildcards.workload}/{first}/summary.json"}
+    if others:
+        out["rl_targets"] = [f"sim/{wildcards.workload}/{d}/summary.json" for d in others]
+    return out

@@ -40,6 +40,11 @@ elif snakemake.params.preset is not None:
 rl = None
 if "rl" in snakemake.input.keys():  # noqa: SIM118
     rl = rl_section(json.loads(Path(snakemake.input.rl).read_text()))
+rl_targets = []
+if "rl_targets" in snakemake.input.keys():  # noqa: SIM118
+    paths = snakemake.input.rl_targets
+    for path in [paths] if isinstance(paths, str) else paths:
+        rl_targets.append(rl_section(json.loads(Path(path).read_text())))
 figures = render_workload_report(
     snakemake.wildcards.workload,
     trace=trace,
@@ -50,5 +55,6 @@ figures = render_workload_report(
     segmentation=segmentation,
     model=model,
     rl=rl,
+    rl_targets=rl_targets,
 )
 Path(snakemake.output.figures).write_text(json.dumps(figures, indent=2, default=str) + "\n")

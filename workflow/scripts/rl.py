@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-# gridtrace.sim.rl re-exports these once merged; the private module keeps this branch standalone
 from gridtrace.sim.rl import ExperimentConfig, run_experiment
 
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True)
@@ -14,6 +13,7 @@ logging.captureWarnings(True)
 
 spec = snakemake.params.spec
 settings = snakemake.params.settings
+setting = snakemake.params.setting
 workload = snakemake.wildcards.workload
 config = ExperimentConfig(
     experiment=spec.get("experiment", "scheduling"),
@@ -22,20 +22,20 @@ config = ExperimentConfig(
     eval_seeds=settings.get("eval_seeds", 10),
     train_fraction=settings.get("train_fraction", 0.5),
     size=settings.get("size"),
+    rewards=tuple(setting["rewards"]),
     published=spec.get("published"),
     warmup_jobs=snakemake.params.warmup_jobs,
     drain_jobs=snakemake.params.drain_jobs,
 )
 start = time.perf_counter()
-if snakemake.params.preset:
-    result = run_experiment(workload, config)
-else:
-    result = run_experiment(
-        pq.read_table(snakemake.input.trace),
-        config,
-        name=workload,
-        vo_shares=snakemake.params.vo_shares,
-    )
+source = workload if snakemake.params.preset else pq.read_table(snakemake.input.trace)
+result = run_experiment(
+    source,
+    config,
+    name=workload,
+    vo_shares=setting["vo_shares"],
+    targets=setting["targets"],
+)
 result.write(Path(snakemake.output.summary).parent)
 logging.getLogger("rl").info(
     "%s: %d runs in %.1f s; %s",
