@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
+from markupsafe import Markup
 from scipy import stats
 
 from gridtrace import __version__
@@ -57,6 +58,11 @@ _CLASS_METRICS = (
     "responsiveness_median",
 )
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+=@-]*$")
+# an id prefix the page sets (a figure's id)
+_SAFE_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+# an SVG element's id, and a local reference to one (xlink:href="#x", href="#x", url(#x))
+_SVG_ID = re.compile(r'(?<![\w:-])id="([^"]+)"')
+_SVG_REF = re.compile(r'((?<![\w:-])id="|href="#|url\(#)([^")]+)(?=[")])')
 
 
 def check_workload_name(workload: str) -> str:
@@ -144,6 +150,32 @@ def _pct_cell(x: Any) -> str:
     return text + " %"
 
 
+def _scoped_svg(svg: str, prefix: str) -> Markup:
+    """Prefix the ids an inline SVG defines, and its references to them, with ``prefix-``.
+
+    matplotlib numbers the elements of every figure the same way (``figure_1``, ``axes_1``, ...)
+    and names markers and clip paths by a hash of their shape, so two figures on one page would
+    share ids; prefixed with the figure's own id they are unique in the page.
+
+    Raises
+    ------
+    ConfigError
+        If ``prefix`` is not a plain id (a letter, then letters, digits, ``_`` and ``-``).
+    GridtraceError
+        If the SVG is not safe to inline (:func:`gridtrace.report._figures.inline_svg`).
+    """
+    if not _SAFE_ID.match(prefix):
+        raise ConfigError(f"not a plain element id: {prefix!r}")
+    text = str(svg)
+    defined = set(_SVG_ID.findall(text))
+
+    def scope(m: re.Match[str]) -> str:
+        name = m.group(2)
+        return m.group(1) + (f"{prefix}-{name}" if name in defined else name)
+
+    return figures.inline_svg(_SVG_REF.sub(scope, text) if defined else text)
+
+
 @lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -155,7 +187,13 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(
-        num=_num, thousands=_thousands, pct=_pct, duration=_duration, cell=_cell, pctcell=_pct_cell
+        num=_num,
+        thousands=_thousands,
+        pct=_pct,
+        duration=_duration,
+        cell=_cell,
+        pctcell=_pct_cell,
+        scoped_svg=_scoped_svg,
     )
     env.globals["version"] = __version__
     return env
