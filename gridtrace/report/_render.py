@@ -58,11 +58,14 @@ _CLASS_METRICS = (
     "responsiveness_median",
 )
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+=@-]*$")
-# an id prefix the page sets (a figure's id)
+# an id prefix the page sets (figure ids, suffixed), and a character a suffix may not hold
 _SAFE_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+_NOT_ID = re.compile(r"[^a-z0-9_]+")
 # an SVG element's id, and a local reference to one (xlink:href="#x", href="#x", url(#x))
 _SVG_ID = re.compile(r'(?<![\w:-])id="([^"]+)"')
 _SVG_REF = re.compile(r'((?<![\w:-])id="|href="#|url\(#)([^")]+)(?=[")])')
+# the keys render_workload_report reads from an rl_section() mapping
+_RL_KEYS = ("title", "verdict", "facts", "table2", "shares", "published", "figures", "has_es")
 
 
 def check_workload_name(workload: str) -> str:
@@ -577,6 +580,58 @@ def _published_table(published: Mapping[str, Mapping[str, Any]] | None) -> dict[
     return {"columns": columns, "rows": rows}
 
 
+# --- the RL section ----------------------------------------------------------------------------
+
+
+def _rl_suffix(targets: Any, used: set[str]) -> str:
+    """Return an id suffix ``-<label>`` for a VO-target setting not yet in ``used``; add it."""
+    label = "own" if targets is None else str(targets)
+    base = "-" + (_NOT_ID.sub("-", label.lower()).strip("-") or "targets")
+    suffix, k = base, 2
+    while suffix in used:
+        suffix, k = f"{base}-{k}", k + 1
+    used.add(suffix)
+    return suffix
+
+
+def _rl_targets_view(
+    rl: Mapping[str, Any] | None, rl_targets: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Lay out the further VO-target settings of the RL section, each with its id suffix.
+
+    A setting shows the facts and published numbers that differ from those of the section
+    above it (the main section, else the first setting), and not its VO targets (its heading).
+    """
+    used = {""}
+    out: list[dict[str, Any]] = []
+    reference = rl
+    for i, section in enumerate(rl_targets):
+        if not isinstance(section, Mapping):
+            raise ConfigError(f"rl_targets[{i}] is not a mapping: {section!r}")
+        missing = [k for k in _RL_KEYS if k not in section]
+        if missing:
+            raise ConfigError(
+                f"rl_targets[{i}] is not an rl_section() mapping (no {', '.join(missing)})"
+            )
+        facts = {k: v for k, v in section["facts"].items() if k != "VO targets"}
+        published = section["published"]
+        if reference is not None:
+            above = reference.get("facts", {})
+            facts = {k: v for k, v in facts.items() if above.get(k) != v}
+            if published == reference.get("published"):
+                published = None
+        out.append(
+            {
+                "section": {**section, "facts": facts, "published": published},
+                "suffix": _rl_suffix(section.get("targets"), used),
+                "full": reference is None,
+            }
+        )
+        if reference is None:
+            reference = section
+    return out
+
+
 def render_workload_report(
     workload: str,
     *,
@@ -590,6 +645,7 @@ def render_workload_report(
     segmentation: Mapping[str, Any] | None = None,
     model: Mapping[str, Any] | None = None,
     rl: Mapping[str, Any] | None = None,
+    rl_targets: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Write the self-contained HTML report of one workload.
 
@@ -627,6 +683,12 @@ def render_workload_report(
         :func:`gridtrace.report.preset_model_section` (a seed preset's given parameters).
     rl : mapping, optional
         The RL section: :func:`gridtrace.report.rl_section` of an RL experiment summary.
+    rl_targets : sequence of mapping, optional
+        Further RL sections (:func:`gridtrace.report.rl_section` outputs) of the same workload
+        under other VO-target settings (e.g. ``"infeasible"`` shares), shown after ``rl``, each
+        under its ``title`` with its verdict, tables and figures; its settings are shown where
+        they differ from those above. Element ids get the setting's label as a suffix
+        (``rl-table2-infeasible``); those of ``rl`` are unchanged.
 
     Returns
     -------
@@ -640,9 +702,11 @@ def render_workload_report(
     Raises
     ------
     ConfigError
-        If the workload name is refused or a result is malformed.
+        If the workload name is refused, a result is malformed or an ``rl_targets`` item is not
+        an :func:`~gridtrace.report.rl_section` mapping.
     """
     check_workload_name(workload)
+    targets_view = _rl_targets_view(rl, rl_targets or ())
     path = Path(out_path)
     if path.is_dir():
         path = path / "index.html"
@@ -672,6 +736,7 @@ def render_workload_report(
             published=_published_table(published),
             model=model,
             rl=rl,
+            rl_targets=targets_view,
         )
     )
     _write(path, html)
