@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
+from markupsafe import Markup
 from scipy import stats
 
 from gridtrace import __version__
@@ -57,6 +58,14 @@ _CLASS_METRICS = (
     "responsiveness_median",
 )
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+=@-]*$")
+# an id prefix the page sets (figure ids, suffixed), and a character a suffix may not hold
+_SAFE_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+_NOT_ID = re.compile(r"[^a-z0-9_]+")
+# an SVG element's id, and a local reference to one (xlink:href="#x", href="#x", url(#x))
+_SVG_ID = re.compile(r'(?<![\w:-])id="([^"]+)"')
+_SVG_REF = re.compile(r'((?<![\w:-])id="|href="#|url\(#)([^")]+)(?=[")])')
+# the keys render_workload_report reads from an rl_section() mapping
+_RL_KEYS = ("title", "verdict", "facts", "table2", "shares", "published", "figures", "has_es")
 
 
 def check_workload_name(workload: str) -> str:
@@ -144,6 +153,32 @@ def _pct_cell(x: Any) -> str:
     return text + " %"
 
 
+def _scoped_svg(svg: str, prefix: str) -> Markup:
+    """Prefix the ids an inline SVG defines, and its references to them, with ``prefix-``.
+
+    matplotlib numbers the elements of every figure the same way (``figure_1``, ``axes_1``, ...)
+    and names markers and clip paths by a hash of their shape, so two figures on one page would
+    share ids; prefixed with the figure's own id they are unique in the page.
+
+    Raises
+    ------
+    ConfigError
+        If ``prefix`` is not a plain id (a letter, then letters, digits, ``_`` and ``-``).
+    GridtraceError
+        If the SVG is not safe to inline (:func:`gridtrace.report._figures.inline_svg`).
+    """
+    if not _SAFE_ID.match(prefix):
+        raise ConfigError(f"not a plain element id: {prefix!r}")
+    text = str(svg)
+    defined = set(_SVG_ID.findall(text))
+
+    def scope(m: re.Match[str]) -> str:
+        name = m.group(2)
+        return m.group(1) + (f"{prefix}-{name}" if name in defined else name)
+
+    return figures.inline_svg(_SVG_REF.sub(scope, text) if defined else text)
+
+
 @lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -155,7 +190,13 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(
-        num=_num, thousands=_thousands, pct=_pct, duration=_duration, cell=_cell, pctcell=_pct_cell
+        num=_num,
+        thousands=_thousands,
+        pct=_pct,
+        duration=_duration,
+        cell=_cell,
+        pctcell=_pct_cell,
+        scoped_svg=_scoped_svg,
     )
     env.globals["version"] = __version__
     return env
@@ -539,6 +580,58 @@ def _published_table(published: Mapping[str, Mapping[str, Any]] | None) -> dict[
     return {"columns": columns, "rows": rows}
 
 
+# --- the RL section ----------------------------------------------------------------------------
+
+
+def _rl_suffix(targets: Any, used: set[str]) -> str:
+    """Return an id suffix ``-<label>`` for a VO-target setting not yet in ``used``; add it."""
+    label = "own" if targets is None else str(targets)
+    base = "-" + (_NOT_ID.sub("-", label.lower()).strip("-") or "targets")
+    suffix, k = base, 2
+    while suffix in used:
+        suffix, k = f"{base}-{k}", k + 1
+    used.add(suffix)
+    return suffix
+
+
+def _rl_targets_view(
+    rl: Mapping[str, Any] | None, rl_targets: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Lay out the further VO-target settings of the RL section, each with its id suffix.
+
+    A setting shows the facts and published numbers that differ from those of the section
+    above it (the main section, else the first setting), and not its VO targets (its heading).
+    """
+    used = {""}
+    out: list[dict[str, Any]] = []
+    reference = rl
+    for i, section in enumerate(rl_targets):
+        if not isinstance(section, Mapping):
+            raise ConfigError(f"rl_targets[{i}] is not a mapping: {section!r}")
+        missing = [k for k in _RL_KEYS if k not in section]
+        if missing:
+            raise ConfigError(
+                f"rl_targets[{i}] is not an rl_section() mapping (no {', '.join(missing)})"
+            )
+        facts = {k: v for k, v in section["facts"].items() if k != "VO targets"}
+        published = section["published"]
+        if reference is not None:
+            above = reference.get("facts", {})
+            facts = {k: v for k, v in facts.items() if above.get(k) != v}
+            if published == reference.get("published"):
+                published = None
+        out.append(
+            {
+                "section": {**section, "facts": facts, "published": published},
+                "suffix": _rl_suffix(section.get("targets"), used),
+                "full": reference is None,
+            }
+        )
+        if reference is None:
+            reference = section
+    return out
+
+
 def render_workload_report(
     workload: str,
     *,
@@ -552,6 +645,7 @@ def render_workload_report(
     segmentation: Mapping[str, Any] | None = None,
     model: Mapping[str, Any] | None = None,
     rl: Mapping[str, Any] | None = None,
+    rl_targets: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Write the self-contained HTML report of one workload.
 
@@ -589,6 +683,12 @@ def render_workload_report(
         :func:`gridtrace.report.preset_model_section` (a seed preset's given parameters).
     rl : mapping, optional
         The RL section: :func:`gridtrace.report.rl_section` of an RL experiment summary.
+    rl_targets : sequence of mapping, optional
+        Further RL sections (:func:`gridtrace.report.rl_section` outputs) of the same workload
+        under other VO-target settings (e.g. ``"infeasible"`` shares), shown after ``rl``, each
+        under its ``title`` with its verdict, tables and figures; its settings are shown where
+        they differ from those above. Element ids get the setting's label as a suffix
+        (``rl-table2-infeasible``); those of ``rl`` are unchanged.
 
     Returns
     -------
@@ -602,9 +702,11 @@ def render_workload_report(
     Raises
     ------
     ConfigError
-        If the workload name is refused or a result is malformed.
+        If the workload name is refused, a result is malformed or an ``rl_targets`` item is not
+        an :func:`~gridtrace.report.rl_section` mapping.
     """
     check_workload_name(workload)
+    targets_view = _rl_targets_view(rl, rl_targets or ())
     path = Path(out_path)
     if path.is_dir():
         path = path / "index.html"
@@ -634,6 +736,7 @@ def render_workload_report(
             published=_published_table(published),
             model=model,
             rl=rl,
+            rl_targets=targets_view,
         )
     )
     _write(path, html)

@@ -5,6 +5,12 @@ mapping :func:`gridtrace.report.render_workload_report` takes as ``rl``: a Table
 mean/std/max and W mean per class, per policy and evaluation mode), the protocol's shares and
 utilisations, the published numbers beside ours (labelled), the verdict sentence and the
 figures (F over time; pool size and utilisation over time of the elastic runs).
+
+A workload's experiments run under more than one setting of the VO target shares (its own, and
+e.g. an "infeasible" one that asks for shares its arrivals cannot give): the summary's
+``targets`` labels the setting (None: the workload's own) and ``vo_shares`` gives the shares, and
+the section carries both as its ``title``. Its ``reward`` fact names each RL variant's reward, so
+that rows trained on the research's reward (``w-f``) are told apart from the others.
 """
 
 from __future__ import annotations
@@ -21,6 +27,14 @@ __all__ = ["rl_section"]
 _CLASSES = ("interactive", "batch", "all")
 # F-over-time lines: the reference baselines and the frozen RL runs (the figure stays readable)
 _F_BASELINES = ("native", "fifo", "sjf-est", "hrrn")
+# what each reward is, for the reward fact (the names of gridtrace.sim.rl's rewards)
+_REWARDS = {
+    "w-f": "the research's reward λ_s W + (1 − λ_s) F",
+    "time-utility": "the time-utility functions of the research's earliest variant",
+    "queue-slowdown": "not the research's: the per-time slowdown penalty of DeepRM",
+}
+# how a title names the workload's own target shares (summary targets None)
+_OWN_TARGETS = "the workload's own"
 
 
 def _missing(x: Any) -> bool:
@@ -60,6 +74,44 @@ def _published_rows(published: Mapping[str, Any] | None) -> list[dict[str, str]]
     return out
 
 
+def _shares_text(vo_shares: Mapping[str, Any] | None) -> str:
+    """Format target shares as ``vo1 0.70, vo2 0.20`` (``none`` without shares)."""
+    if not vo_shares:
+        return "none"
+    return ", ".join(f"{vo} {float(share):.2f}" for vo, share in vo_shares.items())
+
+
+def _targets_text(targets: str | None, vo_shares: Mapping[str, Any] | None) -> str:
+    """Name a VO-target setting with its shares: ``infeasible (vo1 0.40, vo2 0.20, ...)``."""
+    label = _OWN_TARGETS if targets is None else targets
+    return f"{label} ({_shares_text(vo_shares)})"
+
+
+def _reward_of(agent: Mapping[str, Any]) -> tuple[str, str]:
+    """Return an agent's reward name and a parameter note (the λ_s of ``w-f``)."""
+    reward = (agent.get("scheduler") or {}).get("reward") or {}
+    name = str(reward.get("name") or "not recorded")
+    lam = reward.get("lambda_s")
+    note = f" (λ_s {float(lam):g})" if name == "w-f" and lam is not None else ""
+    return name, note
+
+
+def _reward_fact(agents: Mapping[str, Any]) -> str | None:
+    """One line naming each RL variant's reward, grouped by reward (None without agents)."""
+    groups: dict[str, list[str]] = {}
+    for variant, agent in agents.items():
+        name, note = _reward_of(agent)
+        groups.setdefault(name, []).append(f"{variant}{note}")
+    if not groups:
+        return None
+    parts = []
+    for name, variants in groups.items():
+        what = _REWARDS.get(name)
+        head = f"{name} ({what})" if what else name
+        parts.append(f"{head}: {', '.join(variants)}")
+    return "; ".join(parts)
+
+
 def rl_section(summary: Mapping[str, Any]) -> dict[str, Any]:
     """Build the RL section from an RL experiment summary.
 
@@ -72,8 +124,12 @@ def rl_section(summary: Mapping[str, Any]) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``facts``, ``verdict``, ``table2`` (rows of policy/mode × class), ``shares`` (one row
-        per policy/mode), ``published`` (rows and note, or None), ``agents`` and ``figures``.
+        ``facts`` (among them ``VO targets`` and ``reward``: each RL variant's reward),
+        ``verdict``, ``table2`` (rows of policy/mode × class), ``shares`` (one row per
+        policy/mode), ``published`` (rows and note, or None), ``agents`` (each with its
+        ``reward`` name), ``figures``, ``has_es``, ``targets`` (the VO-target setting's label,
+        None for the workload's own), ``vo_shares`` (the target shares, or None) and ``title``
+        (e.g. ``VO targets: infeasible (vo1 0.40, vo2 0.20, ...)``).
 
     Raises
     ------
@@ -115,8 +171,17 @@ def rl_section(summary: Mapping[str, Any]) -> dict[str, Any]:
             }
         )
     protocol = summary.get("protocol", {})
+    targets = summary.get("targets")
+    if targets is not None and not isinstance(targets, str):
+        raise ConfigError(f"the summary's targets must be a label or null, got {targets!r}")
+    vo_shares = summary.get("vo_shares")
+    vo_shares = {str(vo): float(share) for vo, share in vo_shares.items()} if vo_shares else None
+    setting = _targets_text(targets, vo_shares)
+    source = summary.get("vo_shares_source")
     facts = {
         "experiment": summary.get("experiment"),
+        "VO targets": setting if source in (None, "given") else f"{setting}, {source}",
+        "reward": _reward_fact(summary.get("agents", {})),
         "workload source": summary.get("source"),
         "training": protocol.get("training"),
         "pre-training": protocol.get("pretraining"),
@@ -181,6 +246,7 @@ def rl_section(summary: Mapping[str, Any]) -> dict[str, Any]:
     agents = [
         {
             "variant": name,
+            "reward": _reward_of(a)[0],
             "scheduler": a.get("scheduler"),
             "provisioner": a.get("provisioner"),
         }
@@ -195,4 +261,7 @@ def rl_section(summary: Mapping[str, Any]) -> dict[str, Any]:
         "agents": agents,
         "figures": figs,
         "has_es": bool(es),
+        "targets": targets,
+        "vo_shares": vo_shares,
+        "title": f"VO targets: {setting}",
     }

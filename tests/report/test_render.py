@@ -9,9 +9,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from gridtrace.errors import ConfigError
+from gridtrace.errors import ConfigError, GridtraceError
 from gridtrace.models import generate_preset_trace
 from gridtrace.report import render_index, render_workload_report, write_manifest
+from gridtrace.report._render import _scoped_svg
 from gridtrace.schema import SEGMENTS, trace_metadata, with_trace_metadata
 from gridtrace.segment import SegmentParams, SelectionCriteria, segment, select_segment
 from gridtrace.sim import read_result, simulate
@@ -183,6 +184,13 @@ def figure_ids(html: str) -> list[str]:
     return re.findall(r'<figure id="([^"]+)">', html)
 
 
+def assert_ids_unique(html: str) -> None:
+    """Every id in the page once (those inside the figures too), every #reference defined."""
+    ids = re.findall(r'(?<![\w:-])id="([^"]*)"', html)
+    assert len(ids) == len(set(ids)), sorted(i for i in set(ids) if ids.count(i) > 1)[:10]
+    assert set(re.findall(r'(?:href="#|url\(#)([^")]+)', html)) <= set(ids)
+
+
 def assert_every_svg_has_axis_labels(html: str) -> None:
     svgs = SVG.findall(html)
     assert svgs
@@ -214,6 +222,7 @@ def test_workload_and_scheduling_figures(pe1, tmp_path: Path) -> None:
     ]
     assert html.count("<figcaption") == 8
     assert_every_svg_has_axis_labels(html)
+    assert_ids_unique(html)
     assert "one run per policy" in html
     stats = characterise(trace)
     assert f"<dd>{stats.utilisation:,.3f}</dd>" in html  # U
@@ -223,6 +232,29 @@ def test_workload_and_scheduling_figures(pe1, tmp_path: Path) -> None:
     again = tmp_path / "again.html"
     render_workload_report("PE-1", trace=trace, results=runs, out_path=again)
     assert again.read_text(encoding="utf-8") == html
+
+
+def test_svg_ids_are_scoped_by_the_figure() -> None:
+    svg = (
+        '<svg role="img"><defs><path id="m1" d="M0 0"/><clipPath id="p1"><rect/></clipPath>'
+        '</defs><g id="figure_1"><use xlink:href="#m1" x="1"/><path clip-path="url(#p1)"/>'
+        '<use xlink:href="#elsewhere"/></g></svg>'
+    )
+    scoped = str(_scoped_svg(svg, "fig-a"))
+    assert re.findall(r' id="([^"]+)"', scoped) == ["fig-a-m1", "fig-a-p1", "fig-a-figure_1"]
+    # references to ids the figure defines follow them; others are left alone
+    assert re.findall(r'(?:href="#|url\(#)([^")]+)', scoped) == [
+        "fig-a-m1",
+        "fig-a-p1",
+        "elsewhere",
+    ]
+    assert _scoped_svg('<svg role="img"><path d="M0 0"/></svg>', "fig-a") == (
+        '<svg role="img"><path d="M0 0"/></svg>'
+    )
+    with pytest.raises(ConfigError):
+        _scoped_svg(svg, '"><script>')
+    with pytest.raises(GridtraceError):
+        _scoped_svg("<svg><script>alert(1)</script></svg>", "fig-a")
 
 
 def test_seeds_are_pooled_and_fairness_needs_vo_shares(pe1, tmp_path: Path) -> None:

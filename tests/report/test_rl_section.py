@@ -1,0 +1,228 @@
+"""The report's RL section: VO-target settings, reward names and further sections in the page."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from gridtrace.errors import ConfigError
+from gridtrace.models import generate_preset_trace
+from gridtrace.report import render_workload_report, rl_section
+from gridtrace.sim.rl import ExperimentConfig, QueueSlowdownReward, run_experiment
+
+HOSTILE = "<script>alert(1)</script>"
+INFEASIBLE = {"vo1": 0.4, "vo2": 0.2, "vo3": 0.2, "vo4": 0.2}
+# every id="..." of the page (not data-id= or xlink:id=), and every local reference to one
+ID = re.compile(r'(?<![\w:-])id="([^"]*)"')
+REF = re.compile(r'(?:href="#|url\(#)([^")]+)')
+SVG = re.compile(r"<svg\b.*?</svg>", re.S)
+SMALL = {"eval_seeds": 2, "train_draws": 1, "warmup_jobs": 50, "drain_jobs": 50}
+
+
+@pytest.fixture(scope="module")
+def own() -> dict[str, Any]:
+    """A real summary under the preset's own targets (no ``targets`` key: as written so far)."""
+    return run_experiment("MM50-20", ExperimentConfig(size=600, **SMALL)).summary
+
+
+@pytest.fixture(scope="module")
+def infeasible() -> dict[str, Any]:
+    """A real run under infeasible targets (the preset's draw as a trace: presets use their own).
+
+    Labelled as run_experiment will label it, with one more variant trained on the
+    queue-slowdown reward (its agent description as the reward describes itself).
+    """
+    trace = generate_preset_trace("MM50-20", rng=5, size=1200)
+    summary = copy.deepcopy(
+        run_experiment(
+            trace, ExperimentConfig(**SMALL), name="MM50-20", vo_shares=INFEASIBLE
+        ).summary
+    )
+    summary["targets"] = "infeasible"
+    agent = copy.deepcopy(summary["agents"]["rl-esn"])
+    agent["scheduler"]["name"] = "rl-esn-slowdown"
+    agent["scheduler"]["reward"] = QueueSlowdownReward().describe()
+    summary["agents"]["rl-esn-slowdown"] = agent
+    return summary
+
+
+@pytest.fixture(scope="module")
+def trace() -> pa.Table:
+    return generate_preset_trace("MM50-20", rng=0, size=600)
+
+
+def between(html: str, start: str, end: str | None = None) -> str:
+    part = html.split(start, 1)[1]
+    return part.split(end, 1)[0] if end else part
+
+
+def assert_ids_unique_and_resolved(html: str) -> list[str]:
+    ids = ID.findall(html)
+    assert ids
+    twice = {k: n for k, n in Counter(ids).items() if n > 1}
+    assert not twice, sorted(twice)[:10]
+    dangling = set(REF.findall(html)) - set(ids)
+    assert not dangling, sorted(dangling)[:10]
+    return ids
+
+
+# --- rl_section ---------------------------------------------------------------------------------
+
+
+def test_own_targets_title_and_reward_fact(own) -> None:
+    section = rl_section(own)
+    assert section["targets"] is None
+    assert section["vo_shares"] == {"vo1": 0.7, "vo2": 0.2, "vo3": 0.05, "vo4": 0.05}
+    title = "VO targets: the workload's own (vo1 0.70, vo2 0.20, vo3 0.05, vo4 0.05)"
+    assert section["title"] == title
+    assert section["facts"]["VO targets"] == title.removeprefix("VO targets: ")
+    assert section["facts"]["reward"] == (
+        "w-f (the research's reward λ_s W + (1 − λ_s) F): rl-mlp (λ_s 0.5), rl-esn (λ_s 0.5)"
+    )
+    assert [(a["variant"], a["reward"]) for a in section["agents"]] == [
+        ("rl-mlp", "w-f"),
+        ("rl-esn", "w-f"),
+    ]
+    # the keys the section had before stay
+    for key in ("facts", "verdict", "table2", "shares", "published", "figures", "has_es"):
+        assert key in section
+    assert section["facts"]["experiment"] == "scheduling"
+    assert len(section["table2"]) == 3 * len(own["aggregate"])
+
+
+def test_infeasible_targets_and_a_reward_not_the_researchs(infeasible) -> None:
+    section = rl_section(infeasible)
+    assert section["targets"] == "infeasible"
+    assert section["vo_shares"] == INFEASIBLE
+    assert section["title"] == "VO targets: infeasible (vo1 0.40, vo2 0.20, vo3 0.20, vo4 0.20)"
+    assert section["facts"]["reward"] == (
+        "w-f (the research's reward λ_s W + (1 − λ_s) F): rl-mlp (λ_s 0.5), rl-esn (λ_s 0.5); "
+        "queue-slowdown (not the research's: the per-time slowdown penalty of DeepRM): "
+        "rl-esn-slowdown"
+    )
+    assert section["agents"][-1] == {
+        "variant": "rl-esn-slowdown",
+        "reward": "queue-slowdown",
+        "scheduler": infeasible["agents"]["rl-esn-slowdown"]["scheduler"],
+        "provisioner": None,
+    }
+
+
+def test_summary_without_shares_or_agents(own) -> None:
+    bare = {**own, "vo_shares": None, "agents": {}}
+    section = rl_section(bare)
+    assert section["title"] == "VO targets: the workload's own (none)"
+    assert "reward" not in section["facts"]
+    traced = {**own, "vo_shares_source": "the training part's core-second shares (top 8 VOs)"}
+    assert rl_section(traced)["facts"]["VO targets"].endswith(", " + traced["vo_shares_source"])
+
+
+def test_targets_must_be_a_label(own) -> None:
+    with pytest.raises(ConfigError, match="targets"):
+        rl_section({**own, "targets": 1})
+
+
+# --- the page -----------------------------------------------------------------------------------
+
+
+def test_further_targets_follow_the_main_section(own, infeasible, trace, tmp_path: Path) -> None:
+    out = tmp_path / "MM50-20" / "index.html"
+    main, extra = rl_section(own), rl_section(infeasible)
+    render_workload_report(
+        "MM50-20", trace=trace, results={}, out_path=out, rl=main, rl_targets=[extra]
+    )
+    html = out.read_text(encoding="utf-8")
+    assert "<script" not in html.lower()
+    ids = assert_ids_unique_and_resolved(html)
+    rl = between(html, '<section id="rl">', "</section>")
+    # the main section keeps its ids; the further one has them suffixed with its label
+    assert ID.findall(SVG.sub("", rl)) == [
+        "rl-table2",
+        "rl-shares",
+        "fig-rl-fairness",
+        "rl-targets-infeasible",
+        "rl-table2-infeasible",
+        "rl-shares-infeasible",
+        "fig-rl-fairness-infeasible",
+    ]
+    assert "rl-table2" in ids
+    head, tail = rl.split('<h3 id="rl-targets-infeasible">', 1)
+    # the main section: its targets as a fact, under the h2
+    assert "<h2>RL</h2>" in head
+    assert (
+        "<dt>VO targets</dt><dd>the workload&#39;s own (vo1 0.70, vo2 0.20, vo3 0.05, vo4 0.05)"
+        in head
+    )
+    assert "<dt>reward</dt><dd>w-f (the research&#39;s reward" in head
+    # the further section: its heading with the shares, verdict, tables and figure
+    assert tail.startswith("VO targets: infeasible (vo1 0.40, vo2 0.20, vo3 0.20, vo4 0.20)</h3>")
+    assert f"<strong>Verdict.</strong> {extra['verdict'][:40]}" in tail
+    assert '<h4 id="rl-table2-infeasible">Wait and responsiveness per class</h4>' in tail
+    assert tail.count("<tr>") - 2 == len(extra["table2"]) + len(extra["shares"])
+    for row in extra["shares"]:
+        assert f'<td class="text">{row["policy"]}</td><td>{row["w_over_0_9"]}</td>' in tail
+    assert "queue-slowdown (not the research&#39;s" in tail
+    # only the settings that differ from the main section's: the workload source, not the seed
+    facts = between(tail, "<dl>", "</dl>")
+    assert "<dt>workload source</dt><dd>trace</dd>" in facts
+    assert "<dt>time split</dt>" in facts
+    assert "<dt>root seed</dt>" not in facts
+    assert "<dt>VO targets</dt>" not in facts  # in its heading
+    assert "Settings not listed are those of the experiment above." in tail
+    assert "<table>" not in facts
+    # the published numbers of the main section are not repeated under other targets
+    assert main["published"] is not None
+    assert head.count("(published)") == len(main["published"]["rows"])
+    assert "(published)" not in tail
+
+
+def test_further_targets_without_a_main_section_and_hostile_labels(
+    own, infeasible, trace, tmp_path: Path
+) -> None:
+    first = rl_section(own)
+    hostile = rl_section({**infeasible, "targets": HOSTILE})
+    again = rl_section(infeasible)
+    out = tmp_path / "r.html"
+    render_workload_report(
+        "MM50-20",
+        trace=trace,
+        results={},
+        out_path=out,
+        rl_targets=[first, hostile, rl_section(infeasible), again],
+    )
+    html = out.read_text(encoding="utf-8")
+    assert HOSTILE not in html
+    assert "VO targets: &lt;script&gt;alert(1)&lt;/script&gt; (vo1 0.40," in html
+    assert_ids_unique_and_resolved(html)
+    headings = re.findall(r'<h3 id="(rl-targets[^"]*)">', html)
+    assert headings == [
+        "rl-targets-own",
+        "rl-targets-script-alert-1-script",
+        "rl-targets-infeasible",
+        "rl-targets-infeasible-2",
+    ]
+    rl = between(html, '<section id="rl">', "</section>")
+    assert "No RL experiment for this workload yet." in rl
+    # the first setting stands in for the main section: all its settings and the full captions
+    first_part = between(rl, 'id="rl-targets-own"', 'id="rl-targets-script')
+    assert "<dt>root seed</dt>" in first_part
+    assert "The layout of the research's Table 2" in first_part
+    assert rl.count("The layout of the research's Table 2") == 1
+
+
+def test_rl_targets_must_be_rl_sections(own, trace, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"rl_targets\[0\]"):
+        render_workload_report(
+            "MM50-20",
+            trace=trace,
+            results={},
+            out_path=tmp_path / "x.html",
+            rl_targets=[{"verdict": "x"}],
+        )
+    assert not (tmp_path / "x.html").exists()
