@@ -11,7 +11,9 @@ Semantics (DESIGN.md, "Simulator semantics")
   to the policy, and the tie-break between otherwise equal jobs.
 * Times are float64 seconds from the trace origin.
 * The pool starts at P cores; a :class:`~gridtrace.sim.ProvisioningPolicy` may change it at its
-  decision times, never below the cores in use.
+  decision times, never below the cores in use. A provisioning policy with an integer
+  ``every_starts`` attribute also decides, at the same instant, once that many jobs have started
+  since its last decision (after the scheduling decision that started the last of them).
 
 A policy is a strategy object with one method, ``select(queue, state, now)``, that returns the
 queued jobs to start now, in order (:class:`Policy`). It sees the queue (:class:`QueueView`), the
@@ -548,6 +550,8 @@ def iter_decisions(
     nxt = 0
     inf = math.inf
     t_prov = prov.next_decision(-inf)
+    every_starts = getattr(prov, "every_starts", None)
+    started = 0  # jobs started since the last provisioning decision
     stuck = 0
     while True:
         t_arrival = submit[nxt] if nxt < n else inf
@@ -578,6 +582,7 @@ def iter_decisions(
                 state.pool_size = size
                 pool.append((now, size))
             t_prov = prov.next_decision(now)
+            started = 0
             if queue and not running and nxt == n:
                 stuck += 1
                 if stuck > MAX_STUCK_PROVISIONING:
@@ -601,8 +606,11 @@ def iter_decisions(
                 start[row] = now
                 elected.append(row)
                 heapq.heappush(running, (now + run[row], row))
+            started += len(chosen)
             if not (repeat and chosen):
                 break
+        if every_starts is not None and started >= every_starts:
+            t_prov = now  # the next pass decides at this same instant
         if running or nxt < n:
             stuck = 0
     if queue:

@@ -29,6 +29,12 @@ class ProvisioningPolicy(Protocol):
     ----------
     name : str
         Identifier written into results.
+
+    Notes
+    -----
+    A policy may also have an ``every_starts`` attribute (int or None): the engine then asks it
+    again, at the same instant, as soon as that many jobs have started since its last decision,
+    besides its own decision times (``next_decision`` is called after every decision).
     """
 
     name: str

@@ -22,6 +22,7 @@ config = ExperimentConfig(
     eval_seeds=settings.get("eval_seeds", 10),
     train_fraction=settings.get("train_fraction", 0.5),
     size=settings.get("size"),
+    every_jobs=settings.get("every_jobs"),
     rewards=tuple(setting["rewards"]),
     published=spec.get("published"),
     warmup_jobs=snakemake.params.warmup_jobs,

@@ -1,6 +1,8 @@
-"""The elastic provisioning supervisor: SARSA over the pool size, every 15 minutes.
+"""The elastic provisioning supervisor: SARSA over the pool size, every 15 minutes or m jobs.
 
-At each decision (every ``interval_s`` of simulated time from the first arrival) the controller
+At each decision (every ``interval_s`` of simulated time from the first arrival; or, with
+``every_jobs`` = m, after every m jobs started or ``interval_s`` after the previous decision,
+whichever comes first) the controller
 sees the cluster (:class:`ProvisioningFeatures`) and chooses the pool size among ``levels``
 sizes spaced evenly between ``floor`` and ``ceiling``, ε-greedy on Q. Sizes below the running
 jobs' cores (or the floor) are never candidates: the lowest candidate is max(floor, cores in use),
@@ -148,7 +150,10 @@ class ElasticProvisioner:
     levels : int, default 9
         Candidate sizes, evenly spaced from ``floor`` to ``ceiling``.
     interval_s : float, default 900
-        Time between decisions.
+        Time between decisions (with ``every_jobs``: the longest time between decisions).
+    every_jobs : int, optional
+        Also decide as soon as this many jobs have started since the last decision (the
+        research's "every m scheduled jobs"); the clock then restarts at each decision.
     lambda_e : float, default 0.5
         Weight of W̄ against U in the reward.
     epsilon, gamma, eta : float
@@ -182,6 +187,7 @@ class ElasticProvisioner:
         ceiling: int | None = None,
         levels: int = 9,
         interval_s: float = 900.0,
+        every_jobs: int | None = None,
         lambda_e: float = 0.5,
         epsilon: float = 0.05,
         gamma: float = 0.8,
@@ -200,6 +206,8 @@ class ElasticProvisioner:
             raise ConfigError("need levels >= 2, interval_s > 0 and lambda_e in [0, 1]")
         if refit_every < 1 or window < 1 or not 0.0 <= epsilon <= 1.0:
             raise ConfigError("need refit_every, window >= 1 and epsilon in [0, 1]")
+        if every_jobs is not None and every_jobs < 1:
+            raise ConfigError(f"every_jobs must be >= 1 or None, got {every_jobs}")
         self.qfunction = qfunction
         self.features = features
         self.rng = rng
@@ -207,6 +215,7 @@ class ElasticProvisioner:
         self.ceiling = top
         self.sizes = np.unique(np.round(np.linspace(floor, top, levels)).astype(np.int64))
         self.interval_s = float(interval_s)
+        self.every_starts = None if every_jobs is None else int(every_jobs)
         self.lambda_e = float(lambda_e)
         self.epsilon = float(epsilon)
         self.gamma = float(gamma)
@@ -232,6 +241,7 @@ class ElasticProvisioner:
             "ceiling": self.ceiling,
             "sizes": self.sizes.tolist(),
             "interval_s": self.interval_s,
+            "every_jobs": self.every_starts,
             "lambda_e": self.lambda_e,
             "epsilon": self.epsilon,
             "gamma": self.gamma,
@@ -254,8 +264,14 @@ class ElasticProvisioner:
         self.history_ = []
 
     def next_decision(self, after: float) -> float:
-        """Return the next multiple of ``interval_s`` after ``after``, from the first arrival."""
-        return next_multiple(self._first, self.interval_s, after)
+        """Return the next decision time on the clock after the decision at ``after``.
+
+        The next multiple of ``interval_s`` from the first arrival; with ``every_jobs``,
+        ``after + interval_s`` (the engine decides earlier once m jobs have started).
+        """
+        if self.every_starts is None:
+            return next_multiple(self._first, self.interval_s, after)
+        return self._first if after == -math.inf else after + self.interval_s
 
     def pool_size(self, queue: QueueView, state: ClusterState, now: float) -> int:
         """Choose the pool size from ``now`` on (see the module docstring)."""

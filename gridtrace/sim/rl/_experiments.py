@@ -261,6 +261,9 @@ class ExperimentConfig:
     ceiling_factor : float, default 1.1
     interval_s : float, default 900
         Elastic provisioning: smallest pool, largest pool / P, time between decisions.
+    every_jobs : int, optional
+        Elastic provisioning: also decide after every ``every_jobs`` started jobs (then
+        ``interval_s`` is the longest time between decisions).
     warmup_jobs, drain_jobs : int, default 500
         Jobs left out of the statistics at each end of an evaluation run; capped at a tenth of
         the evaluation workload's jobs each.
@@ -289,6 +292,7 @@ class ExperimentConfig:
     floor: int = 30
     ceiling_factor: float = 1.1
     interval_s: float = 900.0
+    every_jobs: int | None = None
     warmup_jobs: int = 500
     drain_jobs: int = 500
     published: str | None = None
@@ -817,6 +821,7 @@ def _train(
             ceiling_factor=config.ceiling_factor,
             interval_s=config.interval_s,
             tau_s=workload.tau_s,
+            every_jobs=config.every_jobs,
             name=f"{variant.name}-provisioner",
         )
     episodes = [(0, "edf")] + [(i, None) for i in range(config.train_draws)]

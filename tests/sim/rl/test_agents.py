@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -236,6 +237,26 @@ def test_elastic_pool_never_below_running_jobs_or_floor(trace: pa.Table) -> None
     used = [h[2] for h in history[1:]]
     assert all(0.0 <= u <= 1.0 for u in used)
     assert result.summary["provisioned_core_s"] < 50 * result.summary["span_s"] * 1.1
+
+
+def test_elastic_decides_every_m_started_jobs_or_every_interval(trace: pa.Table) -> None:
+    m = 20
+    controller = _provisioner(3, every_jobs=m, interval_s=900.0)
+    result = simulate(trace, policy="fifo", provisioning=controller, warmup_jobs=0, drain_jobs=0)
+    times = np.array([h[0] for h in controller.history_])
+    start = np.sort(result.jobs["start_s"].to_numpy())
+    gaps = np.diff(times)
+    assert np.all(gaps >= 0.0)
+    assert np.all(gaps <= 900.0 + 1e-6)  # the clock restarts at each decision
+    by_jobs = 0
+    for t0, t1 in itertools.pairwise(times):
+        if t1 - t0 < 900.0 - 1e-6:  # an early decision: m jobs started since the last one
+            assert np.sum((start >= t0) & (start <= t1)) >= m
+            by_jobs += 1
+    assert by_jobs > 0
+    assert controller.describe()["every_jobs"] == m
+    with pytest.raises(ConfigError, match="every_jobs"):
+        _provisioner(3, every_jobs=0)
 
 
 def test_elastic_same_seed_same_pool(trace: pa.Table) -> None:
