@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import re
 from collections import Counter
 from pathlib import Path
@@ -14,7 +13,7 @@ import pytest
 from gridtrace.errors import ConfigError
 from gridtrace.models import generate_preset_trace
 from gridtrace.report import render_workload_report, rl_section
-from gridtrace.sim.rl import ExperimentConfig, QueueSlowdownReward, run_experiment
+from gridtrace.sim.rl import ExperimentConfig, run_experiment
 
 HOSTILE = "<script>alert(1)</script>"
 INFEASIBLE = {"vo1": 0.4, "vo2": 0.2, "vo3": 0.2, "vo4": 0.2}
@@ -27,29 +26,15 @@ SMALL = {"eval_seeds": 2, "train_draws": 1, "warmup_jobs": 50, "drain_jobs": 50}
 
 @pytest.fixture(scope="module")
 def own() -> dict[str, Any]:
-    """A real summary under the preset's own targets (no ``targets`` key: as written so far)."""
+    """A real summary under the preset's own targets, with the slowdown-reward variants."""
     return run_experiment("MM50-20", ExperimentConfig(size=600, **SMALL)).summary
 
 
 @pytest.fixture(scope="module")
 def infeasible() -> dict[str, Any]:
-    """A real run under infeasible targets (the preset's draw as a trace: presets use their own).
-
-    Labelled as run_experiment will label it, with one more variant trained on the
-    queue-slowdown reward (its agent description as the reward describes itself).
-    """
-    trace = generate_preset_trace("MM50-20", rng=5, size=1200)
-    summary = copy.deepcopy(
-        run_experiment(
-            trace, ExperimentConfig(**SMALL), name="MM50-20", vo_shares=INFEASIBLE
-        ).summary
-    )
-    summary["targets"] = "infeasible"
-    agent = copy.deepcopy(summary["agents"]["rl-esn"])
-    agent["scheduler"]["name"] = "rl-esn-slowdown"
-    agent["scheduler"]["reward"] = QueueSlowdownReward().describe()
-    summary["agents"]["rl-esn-slowdown"] = agent
-    return summary
+    """A real run under the research's infeasible targets, with its reward only."""
+    config = ExperimentConfig(size=600, rewards=("w-f",), **SMALL)
+    return run_experiment("MM50-20", config, vo_shares=INFEASIBLE, targets="infeasible").summary
 
 
 @pytest.fixture(scope="module")
@@ -81,13 +66,19 @@ def test_own_targets_title_and_reward_fact(own) -> None:
     assert section["vo_shares"] == {"vo1": 0.7, "vo2": 0.2, "vo3": 0.05, "vo4": 0.05}
     title = "VO targets: the workload's own (vo1 0.70, vo2 0.20, vo3 0.05, vo4 0.05)"
     assert section["title"] == title
-    assert section["facts"]["VO targets"] == title.removeprefix("VO targets: ")
+    assert section["facts"]["VO targets"] == (
+        title.removeprefix("VO targets: ") + ", the preset's arrival mix"
+    )
     assert section["facts"]["reward"] == (
-        "w-f (the research's reward λ_s W + (1 − λ_s) F): rl-mlp (λ_s 0.5), rl-esn (λ_s 0.5)"
+        "w-f (the research's reward λ_s W + (1 − λ_s) F): rl-mlp (λ_s 0.5), rl-esn (λ_s 0.5); "
+        "queue-slowdown (not the research's: the per-time slowdown penalty of DeepRM): "
+        "rl-mlp-slowdown, rl-esn-slowdown"
     )
     assert [(a["variant"], a["reward"]) for a in section["agents"]] == [
         ("rl-mlp", "w-f"),
         ("rl-esn", "w-f"),
+        ("rl-mlp-slowdown", "queue-slowdown"),
+        ("rl-esn-slowdown", "queue-slowdown"),
     ]
     # the keys the section had before stay
     for key in ("facts", "verdict", "table2", "shares", "published", "figures", "has_es"):
@@ -101,15 +92,14 @@ def test_infeasible_targets_and_a_reward_not_the_researchs(infeasible) -> None:
     assert section["targets"] == "infeasible"
     assert section["vo_shares"] == INFEASIBLE
     assert section["title"] == "VO targets: infeasible (vo1 0.40, vo2 0.20, vo3 0.20, vo4 0.20)"
+    assert section["facts"]["VO targets"] == section["title"].removeprefix("VO targets: ")
     assert section["facts"]["reward"] == (
-        "w-f (the research's reward λ_s W + (1 − λ_s) F): rl-mlp (λ_s 0.5), rl-esn (λ_s 0.5); "
-        "queue-slowdown (not the research's: the per-time slowdown penalty of DeepRM): "
-        "rl-esn-slowdown"
+        "w-f (the research's reward λ_s W + (1 − λ_s) F): rl-mlp (λ_s 0.5), rl-esn (λ_s 0.5)"
     )
     assert section["agents"][-1] == {
-        "variant": "rl-esn-slowdown",
-        "reward": "queue-slowdown",
-        "scheduler": infeasible["agents"]["rl-esn-slowdown"]["scheduler"],
+        "variant": "rl-esn",
+        "reward": "w-f",
+        "scheduler": infeasible["agents"]["rl-esn"]["scheduler"],
         "provisioner": None,
     }
 
@@ -167,11 +157,12 @@ def test_further_targets_follow_the_main_section(own, infeasible, trace, tmp_pat
     assert tail.count("<tr>") - 2 == len(extra["table2"]) + len(extra["shares"])
     for row in extra["shares"]:
         assert f'<td class="text">{row["policy"]}</td><td>{row["w_over_0_9"]}</td>' in tail
-    assert "queue-slowdown (not the research&#39;s" in tail
-    # only the settings that differ from the main section's: the workload source, not the seed
+    assert "queue-slowdown (not the research&#39;s" in head
+    # only the settings that differ from the main section's: the rewards, not the seed
     facts = between(tail, "<dl>", "</dl>")
-    assert "<dt>workload source</dt><dd>trace</dd>" in facts
-    assert "<dt>time split</dt>" in facts
+    assert "<dt>reward</dt><dd>w-f (the research&#39;s reward" in facts
+    assert "queue-slowdown" not in tail
+    assert "<dt>workload source</dt>" not in facts
     assert "<dt>root seed</dt>" not in facts
     assert "<dt>VO targets</dt>" not in facts  # in its heading
     assert "Settings not listed are those of the experiment above." in tail

@@ -600,7 +600,7 @@ def _preset_workload(
         },
         split=None,
         mean_runtime_s=1.0 / preset.service_rate,
-        vo_shares_source="given" if vo_shares else "the preset's own (its arrival mix)",
+        vo_shares_source="given" if vo_shares else "the preset's arrival mix",
     )
 
 

@@ -97,7 +97,7 @@ def test_summary_schema_and_runs_table(mm50: tuple[dict[str, Any], pa.Table]) ->
     assert slow["name"] == "queue-slowdown"
     assert "*-slowdown" in summary["verdict"]
     assert summary["targets"] is None
-    assert summary["vo_shares_source"] == "the preset's own (its arrival mix)"
+    assert summary["vo_shares_source"] == "the preset's arrival mix"
     assert len(summary["seeds"]["evaluation"]) == 2
     assert len(summary["seeds"]["agents"]) == 2
     for agg in summary["aggregate"]:
