@@ -82,7 +82,8 @@ def test_reports_show_the_workload_and_scheduling_figures(run_dir: Path) -> None
         text = (run_dir / "reports" / workload / "index.html").read_text()
         ids = re.findall(r'<figure id="([^"]+)">', text)
         model = MODEL_FIGURES if workload == "demo" else []
-        rl = RL_FIGURES if workload == "MM50-20" else []  # .test runs RL on MM50-20
+        # .test runs RL on MM50-20, on its own VO targets and on the infeasible ones
+        rl = [*RL_FIGURES, "fig-rl-fairness-infeasible"] if workload == "MM50-20" else []
         assert ids == WORKLOAD_FIGURES + model + SCHEDULING_FIGURES + rl, (workload, ids)
         svgs = SVG.findall(text)
         assert len(svgs) == len(ids)
@@ -126,7 +127,18 @@ def test_rl_experiments_are_run_and_reported(run_dir: Path) -> None:
         "hrrn",
         "rl-mlp",
         "rl-esn",
+        "rl-mlp-slowdown",
+        "rl-esn-slowdown",
     }
+    infeasible = json.loads(
+        (run_dir / "sim" / "MM50-20" / "rl-infeasible" / "summary.json").read_text()
+    )
+    assert infeasible["targets"] == "infeasible"
+    assert infeasible["vo_shares"] == {"vo1": 0.4, "vo2": 0.2, "vo3": 0.2, "vo4": 0.2}
+    # the research's reward only: the slowdown reward's schedules do not depend on the targets
+    assert set(infeasible["agents"]) == {"rl-mlp", "rl-esn"}
+    mm50_html = (run_dir / "reports" / "MM50-20" / "index.html").read_text()
+    assert '<h3 id="rl-targets-infeasible">VO targets: infeasible (vo1 0.40' in mm50_html
     egee = json.loads((run_dir / "sim" / "demo-segment" / "rl" / "summary.json").read_text())
     assert egee["source"] == "trace"
     assert {a["variant"] for a in egee["aggregate"]} >= {"native", "rig-est-1", "ela-ora-0.5"}
