@@ -1,6 +1,7 @@
 """Decisions per second of the RL scheduling supervisor inside the simulator, end to end.
 
     .venv/bin/python benchmarks/simulate_rl.py --repeat 5
+    .venv/bin/python benchmarks/simulate_rl.py --repeat 5 --reward slowdown
 
 One MM50-20 draw (6,000 single-core jobs on 50 cores, rho 0.99) replayed by ``simulate`` under
 the SARSA scheduler with an MLP (16 hidden units) or an ESN (100 units) Q-function: frozen greedy
@@ -9,7 +10,9 @@ oracle runtimes (every waiting job is a candidate, one batched Q call per decisi
 class-median estimator (one candidate per (VO, interactive) class). Baseline in the same run:
 the same trace under HRRN through the same general event loop (a heuristic that ranks every
 waiting job at each decision). Reports decisions/s (one decision elects one job: 6,000 per run),
-the median and the range over the repeats, and the queue lengths the decisions saw.
+the median and the range over the repeats, and the queue lengths the decisions saw. ``--reward``
+picks the scheduler's reward: the research's λ_s W + (1 − λ_s) F (``w-f``, default) or the
+per-interval slowdown penalty (``slowdown``); the learned policies, hence the queues, differ.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from gridtrace.sim import simulate
 from gridtrace.sim.rl import (
     ESNQ,
     MLPQ,
+    QueueSlowdownReward,
     ResponsivenessFairnessReward,
+    Reward,
     SarsaScheduler,
     SchedulingFeatures,
 )
@@ -39,7 +44,7 @@ except ImportError:  # run from another folder
 SHARES = {"vo1": 0.7, "vo2": 0.2, "vo3": 0.05, "vo4": 0.05}
 
 
-def make_agent(kind: str, learning: bool) -> SarsaScheduler:
+def make_agent(kind: str, learning: bool, reward_name: str) -> SarsaScheduler:
     feats = SchedulingFeatures(list(SHARES), 50)
     net, explore = np.random.SeedSequence(0).spawn(2)
     q = (
@@ -47,10 +52,15 @@ def make_agent(kind: str, learning: bool) -> SarsaScheduler:
         if kind == "mlp"
         else ESNQ(feats.n_state, feats.n_action, rng=np.random.default_rng(net))
     )
+    reward: Reward = (
+        QueueSlowdownReward()
+        if reward_name == "slowdown"
+        else ResponsivenessFairnessReward(0.5, SHARES)
+    )
     return SarsaScheduler(
         q,
         feats,
-        ResponsivenessFairnessReward(0.5, SHARES),
+        reward,
         rng=np.random.default_rng(explore),
         learning=learning,
         epsilon=0.05 if learning else 0.0,
@@ -69,11 +79,13 @@ def timed(run: Callable[[], object], repeat: int) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--reward", choices=("w-f", "slowdown"), default="w-f")
     args = parser.parse_args()
     trace = generate_preset_trace("MM50-20", rng=1)
     n = trace.num_rows
     by = {"by": ("vo", "interactive")}
     print(describe_machine())
+    print(f"reward: {args.reward}")
     print("| run | decisions/s (median) | range | queue p50 / p95 / max |")
     print("|---|---:|---:|---:|")
     base = timed(lambda: simulate(trace, policy="hrrn", fast_path=False), args.repeat)
@@ -85,7 +97,7 @@ def main() -> None:
     for kind in ("mlp", "esn"):
         for learning in (False, True):
             for estimator in ("oracle", "median"):
-                agent = make_agent(kind, learning)
+                agent = make_agent(kind, learning, args.reward)
                 options = by if estimator == "median" else None
 
                 def run(a: SarsaScheduler = agent, e: str = estimator, o: object = options) -> None:
