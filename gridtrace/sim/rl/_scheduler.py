@@ -4,8 +4,9 @@ At each decision (a free core and waiting jobs) the supervisor builds the state 
 action vector of every candidate job (:class:`~gridtrace.sim.rl.SchedulingFeatures`), evaluates
 Q(s, a) for all candidates in one batched call, and elects the best one (ε-greedy). The engine asks
 again at the same instant (``one_per_decision``), so every decision sees the state the previous one
-left. The reward of a decision is paid when its job completes; every ``refit_every`` decisions
-the Q approximator is refitted on the SARSA targets of the last ``window`` transitions
+left. The reward of a decision is paid when its job completes (a per-interval reward such as
+:class:`~gridtrace.sim.rl.QueueSlowdownReward`: at the next decision); every ``refit_every``
+decisions the Q approximator is refitted on the SARSA targets of the last ``window`` transitions
 (:func:`~gridtrace.sim.rl.sarsa_refit`).
 
 Candidates. With a static estimator (oracle, walltime) every waiting job is a candidate. With the
