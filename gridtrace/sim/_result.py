@@ -10,6 +10,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -59,13 +60,15 @@ def sim_metadata(table: pa.Table) -> dict[str, Any]:
 
 
 def _json_safe(value: Any) -> Any:
-    """Replace non-finite floats by None so that the summary is strict JSON."""
+    """Replace non-finite floats by None and numpy scalars by Python ones: strict JSON."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, Mapping):
         return {str(k): _json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_json_safe(v) for v in value]
+    if isinstance(value, np.generic):
+        return _json_safe(value.item())
     return value
 
 

@@ -91,7 +91,7 @@ from scipy import stats as sps
 from gridtrace.errors import ConfigError
 from gridtrace.schema import trace_metadata
 from gridtrace.sim._engine import simulate
-from gridtrace.sim._result import SimulationResult
+from gridtrace.sim._result import SimulationResult, _json_safe
 from gridtrace.sim.rl._elastic import ElasticProvisioner, ProvisioningFeatures
 from gridtrace.sim.rl._features import SchedulingFeatures
 from gridtrace.sim.rl._qfunctions import ESNQ, MLPQ, QFunction
@@ -772,18 +772,6 @@ class ExperimentResult:
         pq.write_table(table, runs_path)
         summary_path.write_text(text + "\n", encoding="utf-8")
         return runs_path, summary_path
-
-
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, np.generic):
-        return _json_safe(value.item())
-    return value
 
 
 def _train(

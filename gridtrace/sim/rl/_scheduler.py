@@ -400,7 +400,8 @@ class SarsaScheduler:
         if self._pending:
             self._pay_until(math.inf)
         if self._last_index >= 0:
-            # an episode's last decision empties the queue: per-interval rewards owe it nothing more
+            # the last decision gets the completions since it (credit="interval"); a per-interval
+            # reward owes it nothing more, as the episode's last election empties the queue
             self.store_.pay(self._last_index, self._flow)
             self._flow = 0.0
             self._last_index = -1
