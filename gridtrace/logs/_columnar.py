@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from gridtrace.logs._text import decode_line
 from gridtrace.schema import RECORDS
 
 __all__ = [
@@ -43,7 +44,11 @@ def split_lines(data: bytes) -> list[bytes]:
 
 
 def as_text(lines: Arr) -> tuple[Arr, Bool]:
-    """Decode a binary array as UTF-8; lines that are not get U+FFFD and a True in the mask."""
+    """Decode a binary array; lines that are not UTF-8 take ``decode_line``'s fallback.
+
+    Returns the string array and a mask, True where the fallback (Windows-1252, else Latin-1)
+    decoded the line.
+    """
     try:
         return lines.cast(pa.string()), np.zeros(len(lines), dtype=bool)
     except pa.ArrowInvalid:
@@ -51,11 +56,8 @@ def as_text(lines: Arr) -> tuple[Arr, Bool]:
         bad = np.zeros(len(raw), dtype=bool)
         text: list[str] = []
         for i, line in enumerate(raw):
-            try:
-                text.append(line.decode("utf-8"))
-            except UnicodeDecodeError:
-                text.append(line.decode("utf-8", errors="replace"))
-                bad[i] = True
+            decoded, bad[i] = decode_line(line)
+            text.append(decoded)
         return _pa.array(text, pa.string()), bad
 
 
