@@ -10,6 +10,7 @@ from __future__ import annotations
 from gridtrace.logs._anonymize import anonymize_table
 from gridtrace.logs._base import ERROR_POLICIES, ErrorPolicy, FileParse, ParseResult
 from gridtrace.logs._batsim import write_batsim
+from gridtrace.logs._flags import describe_flag, flag_meanings
 from gridtrace.logs._gwf import read_gwf, write_gwf
 from gridtrace.logs._htcondor import read_htcondor
 from gridtrace.logs._io import detect_compression, expand_log_paths, read_log_bytes
@@ -21,6 +22,7 @@ from gridtrace.logs._registry import (
     get_format,
     parse_logs,
     register_format,
+    registered_formats,
 )
 from gridtrace.logs._sge import read_sge
 from gridtrace.logs._slurm import read_slurm
@@ -49,11 +51,13 @@ __all__ = [
     "anonymize_table",
     "available_formats",
     "build_trace",
+    "describe_flag",
     "detect_compression",
     "detect_format",
     "estimate_cores",
     "execution_slots",
     "expand_log_paths",
+    "flag_meanings",
     "get_format",
     "has_flag",
     "parse_logs",
@@ -66,6 +70,7 @@ __all__ = [
     "read_swf",
     "read_torque",
     "register_format",
+    "registered_formats",
     "write_batsim",
     "write_gwf",
     "write_swf",

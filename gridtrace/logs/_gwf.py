@@ -98,6 +98,7 @@ from gridtrace.logs._swf import (
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
 __all__ = [
+    "FLAGS",
     "GWF_FIELDS",
     "assemble_gwf",
     "looks_like_gwf",
@@ -105,6 +106,9 @@ __all__ = [
     "tokenize_gwf_file",
     "write_gwf",
 ]
+
+FLAGS: Mapping[str, str] = {}
+"""Every flag this reader sets on a row, with what it means (see ``flag_meanings``)."""
 
 logger = logging.getLogger(__name__)
 

@@ -64,7 +64,7 @@ import json
 import logging
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -85,11 +85,15 @@ from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, rea
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
 __all__ = [
+    "FLAGS",
     "assemble_htcondor",
     "looks_like_htcondor",
     "read_htcondor",
     "tokenize_htcondor_file",
 ]
+
+FLAGS: Mapping[str, str] = {}
+"""Every flag this reader sets on a row, with what it means (see ``flag_meanings``)."""
 
 logger = logging.getLogger(__name__)
 

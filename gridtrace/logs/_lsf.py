@@ -87,7 +87,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import accumulate, chain
 from operator import add
 from typing import Any, TypeAlias
@@ -110,6 +110,7 @@ from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, rea
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
 __all__ = [
+    "FLAGS",
     "LSF_REQUIRED_FIELDS",
     "LSF_TAIL_FIELDS",
     "assemble_lsf",
@@ -118,6 +119,9 @@ __all__ = [
     "split_lsf_record",
     "tokenize_lsf_file",
 ]
+
+FLAGS: Mapping[str, str] = {}
+"""Every flag this reader sets on a row, with what it means (see ``flag_meanings``)."""
 
 logger = logging.getLogger(__name__)
 

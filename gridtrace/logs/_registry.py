@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from gridtrace.errors import ConfigError, UnknownFormatError
@@ -34,14 +35,39 @@ from gridtrace.logs._base import (
     apply_error_policy,
     check_error_policy,
 )
+from gridtrace.logs._gwf import FLAGS as GWF_FLAGS
 from gridtrace.logs._gwf import assemble_gwf, looks_like_gwf, tokenize_gwf_file
-from gridtrace.logs._htcondor import assemble_htcondor, looks_like_htcondor, tokenize_htcondor_file
+from gridtrace.logs._htcondor import (
+    FLAGS as HTCONDOR_FLAGS,
+)
+from gridtrace.logs._htcondor import (
+    assemble_htcondor,
+    looks_like_htcondor,
+    tokenize_htcondor_file,
+)
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.logs._lsf import FLAGS as LSF_FLAGS
 from gridtrace.logs._lsf import assemble_lsf, looks_like_lsf, tokenize_lsf_file
+from gridtrace.logs._sge import FLAGS as SGE_FLAGS
 from gridtrace.logs._sge import assemble_sge, looks_like_sge, tokenize_sge_file
-from gridtrace.logs._slurm import assemble_slurm, looks_like_slurm, tokenize_slurm_file
+from gridtrace.logs._slurm import (
+    FLAGS as SLURM_FLAGS,
+)
+from gridtrace.logs._slurm import (
+    assemble_slurm,
+    looks_like_slurm,
+    tokenize_slurm_file,
+)
+from gridtrace.logs._swf import FLAGS as SWF_FLAGS
 from gridtrace.logs._swf import assemble_swf, looks_like_swf, tokenize_swf_file
-from gridtrace.logs._torque import assemble_torque, looks_like_torque, tokenize_torque_file
+from gridtrace.logs._torque import (
+    FLAGS as TORQUE_FLAGS,
+)
+from gridtrace.logs._torque import (
+    assemble_torque,
+    looks_like_torque,
+    tokenize_torque_file,
+)
 
 __all__ = [
     "LogFormat",
@@ -50,6 +76,7 @@ __all__ = [
     "get_format",
     "parse_logs",
     "register_format",
+    "registered_formats",
 ]
 
 logger = logging.getLogger(__name__)
@@ -79,6 +106,9 @@ class LogFormat:
         ``assemble(parts, *, tz) -> ParseResult``, given every file's records in reading order.
     aliases : tuple of str
         Other names accepted for the format.
+    flags : mapping of str to str
+        Every flag the format's reader can set on a row, with one line saying what it means
+        (see :func:`gridtrace.logs.flag_meanings`).
     """
 
     name: str
@@ -87,6 +117,7 @@ class LogFormat:
     tokenize_file: Callable[..., FileParse]
     assemble: _Assemble
     aliases: tuple[str, ...] = ()
+    flags: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
 _FORMATS: dict[str, LogFormat] = {}
@@ -127,6 +158,12 @@ def _load_entry_points() -> None:
             )
             raise ConfigError(msg)
         register_format(log_format)
+
+
+def registered_formats() -> list[LogFormat]:
+    """Return the registered formats, each once, in the order they were registered."""
+    _load_entry_points()
+    return list({id(f): f for f in _FORMATS.values()}.values())
 
 
 def available_formats() -> list[str]:
@@ -311,6 +348,7 @@ register_format(
         looks_like=looks_like_torque,
         tokenize_file=tokenize_torque_file,
         assemble=assemble_torque,
+        flags=TORQUE_FLAGS,
         aliases=("pbs", "pbspro", "openpbs"),
     )
 )
@@ -322,6 +360,7 @@ register_format(
         looks_like=looks_like_swf,
         tokenize_file=tokenize_swf_file,
         assemble=assemble_swf,
+        flags=SWF_FLAGS,
     )
 )
 
@@ -332,6 +371,7 @@ register_format(
         looks_like=looks_like_gwf,
         tokenize_file=tokenize_gwf_file,
         assemble=assemble_gwf,
+        flags=GWF_FLAGS,
     )
 )
 
@@ -342,6 +382,7 @@ register_format(
         looks_like=looks_like_slurm,
         tokenize_file=tokenize_slurm_file,
         assemble=assemble_slurm,
+        flags=SLURM_FLAGS,
         aliases=("sacct",),
     )
 )
@@ -353,6 +394,7 @@ register_format(
         looks_like=looks_like_sge,
         tokenize_file=tokenize_sge_file,
         assemble=assemble_sge,
+        flags=SGE_FLAGS,
         aliases=("uge", "gridengine"),
     )
 )
@@ -364,6 +406,7 @@ register_format(
         looks_like=looks_like_lsf,
         tokenize_file=tokenize_lsf_file,
         assemble=assemble_lsf,
+        flags=LSF_FLAGS,
         aliases=("lsb.acct",),
     )
 )
@@ -375,6 +418,7 @@ register_format(
         looks_like=looks_like_htcondor,
         tokenize_file=tokenize_htcondor_file,
         assemble=assemble_htcondor,
+        flags=HTCONDOR_FLAGS,
         aliases=("condor",),
     )
 )

@@ -106,7 +106,7 @@ from __future__ import annotations
 import itertools
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -126,6 +126,7 @@ from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, rea
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
 __all__ = [
+    "FLAGS",
     "SGE_FIELDS",
     "assemble_sge",
     "looks_like_sge",
@@ -133,6 +134,9 @@ __all__ = [
     "read_sge",
     "tokenize_sge_file",
 ]
+
+FLAGS: Mapping[str, str] = {}
+"""Every flag this reader sets on a row, with what it means (see ``flag_meanings``)."""
 
 logger = logging.getLogger(__name__)
 

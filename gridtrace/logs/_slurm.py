@@ -90,7 +90,7 @@ from __future__ import annotations
 import logging
 import re
 import zoneinfo
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import product
 from typing import Any, TypeAlias
 
@@ -112,6 +112,7 @@ from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, rea
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
 __all__ = [
+    "FLAGS",
     "SLURM_FIELDS",
     "assemble_slurm",
     "expand_array_ids",
@@ -120,6 +121,9 @@ __all__ = [
     "read_slurm",
     "tokenize_slurm_file",
 ]
+
+FLAGS: Mapping[str, str] = {}
+"""Every flag this reader sets on a row, with what it means (see ``flag_meanings``)."""
 
 logger = logging.getLogger(__name__)
 

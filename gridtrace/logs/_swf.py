@@ -90,6 +90,7 @@ from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, rea
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
 __all__ = [
+    "FLAGS",
     "SWF_FIELDS",
     "assemble_swf",
     "looks_like_swf",
@@ -100,6 +101,9 @@ __all__ = [
     "tokenize_swf_reference",
     "write_swf",
 ]
+
+FLAGS: Mapping[str, str] = {}
+"""Every flag this reader sets on a row, with what it means (see ``flag_meanings``)."""
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ records routinely sit in different daily files.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import pyarrow as pa
 
@@ -27,11 +27,15 @@ from gridtrace.logs._torque_lines import parse_torque_line
 from gridtrace.schema import QUARANTINE, RECORDS
 
 __all__ = [
+    "FLAGS",
     "assemble_torque",
     "looks_like_torque",
     "read_torque",
     "tokenize_torque_file",
 ]
+
+FLAGS: Mapping[str, str] = {}
+"""Every flag this reader sets on a row, with what it means (see ``flag_meanings``)."""
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,66 @@
+"""What every flag on a ``records`` or ``jobs`` row means.
+
+A reader never changes a value silently: every fallback, repair, guess or resolved conflict sets a
+flag on the row. Each reader module declares the flags it can set in a module-level ``FLAGS``
+mapping (flag → one line saying what was decided and what the row holds); a registered
+:class:`~gridtrace.logs.LogFormat` carries its mapping in ``flags``. :func:`flag_meanings` gathers
+them all, so that ``gridtrace parse`` can print each count with its meaning and a test can check
+that no reader sets a flag nobody has explained. A name ending in ``*`` stands for every flag with
+that prefix (``VO_FROM_*``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gridtrace.logs._text import NON_UTF8
+
+__all__ = ["COMMON_FLAGS", "describe_flag", "flag_meanings"]
+
+COMMON_FLAGS: Mapping[str, str] = {
+    NON_UTF8: (
+        "bytes that are not UTF-8 were decoded as Windows-1252 (Latin-1 where it has no "
+        "character); the original bytes are kept in the row's raw column"
+    ),
+    "VO_FROM_*": (
+        "no VO rule matched; the VO is copied from the column the suffix names (the "
+        "mapping's fallback field)"
+    ),
+    "VO_UNMAPPED": "no VO rule matched and the fallback column is empty: vo is null",
+    "MONITORING": "the job belongs to a monitoring VO (test jobs a grid site runs on itself)",
+}
+
+
+def flag_meanings() -> dict[str, str]:
+    """Every flag a registered reader (or the VO mapping) can set, with what it means.
+
+    Returns
+    -------
+    dict
+        Flag (or ``PREFIX_*``) → meaning, sorted by flag. Where two formats explain the same flag,
+        the first registered one's words are kept.
+    """
+    from gridtrace.logs._registry import registered_formats
+
+    meanings = dict(COMMON_FLAGS)
+    for log_format in registered_formats():
+        for flag, meaning in log_format.flags.items():
+            meanings.setdefault(flag, meaning)
+    return dict(sorted(meanings.items()))
+
+
+def describe_flag(flag: str, meanings: Mapping[str, str] | None = None) -> str | None:
+    """Return what ``flag`` means, or None when no reader explains it.
+
+    Parameters
+    ----------
+    flag : str
+        A flag as found on a row.
+    meanings : mapping, optional
+        The catalog to look in; :func:`flag_meanings` by default.
+    """
+    catalog = flag_meanings() if meanings is None else meanings
+    if flag in catalog:
+        return catalog[flag]
+    prefixes = [key for key in catalog if key.endswith("*") and flag.startswith(key[:-1])]
+    return catalog[max(prefixes, key=len)] if prefixes else None
