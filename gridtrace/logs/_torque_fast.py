@@ -12,8 +12,9 @@ bytes once, recognises those lines and copies their stamps, ids, keys and values
 buffers of Arrow arrays, so no Python object is made per line or per token. Every other line
 (NUL and other control characters, non-UTF-8 or any non-ASCII byte, a ``name:`` prefix, a bad
 stamp, blank or garbage lines, free-text record types, bare tokens, repeated keys, the last line
-when it has no line end) is *declined* and handed to :func:`~gridtrace.logs._torque_lines.parse_torque_line`, the
-readable reference, so that there is one definition of every repair and flag. The two sets of rows
+when it has no line end) is *declined* and handed to
+:func:`~gridtrace.logs._torque_lines.parse_torque_line`, the readable reference, so that there is
+one definition of every repair and flag. The two sets of rows
 are then put back in line order. The one flag a clean line can carry, ``CRLF`` (the line ended in
 CR LF), the kernel sets itself, so that a file that passed through Windows stays on the fast path.
 

@@ -35,7 +35,8 @@ Flags set here (``records.flags``), in this order:
     its record type always has, so it was most likely written whole.
 ``TRUNCATED``
     The last line has no line end and lacks a key its record type always has (E: ``end``,
-    ``Exit_status``; S: ``start``, ``exec_host``): a crash cut it. It is kept (raw included) and
+    ``Exit_status``; S: ``start``, ``exec_host``), or stops on the value of one (which may be
+    cut: ``Exit_status=1`` of ``Exit_status=137``): a crash cut it. It is kept (raw included) and
     used as far as its keys go, except its last value, which may be cut (unless the line ends
     in a space).
 
@@ -208,6 +209,7 @@ def _parse_text(
     record_type = match["type"]
     message = match["msg"]
     attrs: dict[str, str] = {}
+    last_key = ""
     if last_without_newline and message is None and record_type not in FREE_TEXT_TYPES:
         return REASON_ID_CUT
     if record_type in FREE_TEXT_TYPES:
@@ -218,6 +220,7 @@ def _parse_text(
         job_id = match["id"]
         for token in split_message(message or ""):
             key, sep, value = token.partition("=")
+            last_key = key
             if not sep:
                 if "BARE_TOKEN" not in flags:
                     flags.append("BARE_TOKEN")
@@ -232,7 +235,10 @@ def _parse_text(
                 attrs[key] = value
     if last_without_newline:
         flags.append("NO_NEWLINE")
-        if any(k not in attrs for k in ALWAYS_KEYS.get(record_type, ())):
+        always = ALWAYS_KEYS.get(record_type, ())
+        # the line stops on the value of such a key: that value may be cut
+        stops_on_one = last_key in always and not text.endswith((" ", "\t"))
+        if stops_on_one or any(k not in attrs for k in always):
             flags.append("TRUNCATED")
     return record_type, match["stamp"], job_id, attrs, match["prefix"] is not None
 
