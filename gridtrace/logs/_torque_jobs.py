@@ -71,74 +71,21 @@ from ``exec_host`` (else ``exec_vnode``, else ``unique_node_count`` for the coun
 ``pmem`` × ``cores_req``. ``account`` is ``account``, else PBS Pro ``project`` (except its default
 ``_pbs_project_default``).
 
-Flags (``jobs.flags``)
-----------------------
-``ID_REUSE``
-    The job id was logged with another ``ctime`` too: the other job has its own key.
-``DUPLICATE``
-    A byte-identical copy of one of the job's lines was ignored (overlapping files, re-runs).
-``DUPLICATE_END``
-    The attempt had two E records with the same start and end; they were merged.
-``RERUN``
-    The attempt was ended by an R (rerun) record; its end is the R record's stamp.
-``ATTEMPT_UNLOGGED``
-    An R record ended an attempt whose S is not in the log: attempt numbers count it.
-``START_RETRIED``
-    The attempt had several S records (the server retried the start); the last one counts.
-``DELETED_BY_USER``
-    A D (delete) record was logged during the attempt (its requestor may be an operator or
-    the server itself).
-``ABORTED``
-    An A (abort) record was logged during the attempt.
-``END_RECORD_TRUNCATED``
-    An E record of the job was cut off (TRUNCATED in ``records``) and was not used.
-``NO_END_RECORD``
-    The log has no E record for the attempt (RUNNING, PENDING, or ended by D/A alone).
-``TIME_FROM_STAMP``
-    A time comes from a local record stamp placed in UTC (``submit_time`` from the first Q,
-    ``end_time`` from an R, A or D record).
-``TZ_ASSUMED_UTC``
-    Such a stamp was read as UTC because neither a zone nor any offset was available.
-``DST_AMBIGUOUS``
-    Such a stamp fell in the repeated hour of a fall-back change; neighbours chose the offset.
-``DST_GAP``
-    Such a stamp fell in the skipped hour of a spring-forward change; it was moved 1 h forward.
-``NEVER_STARTED``
-    E with ``start=0`` but an ``exec_host``: resources were assigned, the job never ran.
-``EXEC_FAILED``
-    E with a start, no ``exec_host`` and a negative ``Exit_status`` (−3: retry): execution
-    failed; ``run_s`` is null.
-``SIGNAL_INFERRED``
-    ``Exit_status`` in 129..255 read as 128 + signal.
-``NEG_WALLTIME`` / ``NEG_CPUTIME``
-    A negative walltime or CPU time was logged; the value is null (``run_s`` still comes from
-    the epochs).
-``WALLTIME_MISMATCH``
-    ``resources_used.walltime`` and ``run_s`` differ by more than 60 s (``run_s`` is kept).
-``END_BEFORE_START``
-    ``end`` < ``start``: ``run_s`` is null.
-``START_BEFORE_SUBMIT``
-    ``start`` < ``submit``: ``wait_s`` is negative, as logged.
-``NO_EXIT_STATUS``
-    The E record has no ``Exit_status``: state UNKNOWN.
-``UNIT_NONSTANDARD``
-    A memory value in a form PBS does not document (``12.27M``): read as binary multiples.
-``UNIT_GUESSED``
-    A memory value without unit: read in the ``unitless_memory`` unit.
-``MEM_FROM_PMEM``
-    ``mem_req_bytes`` is ``pmem`` × ``cores_req``.
-``NODESPEC_UNPARSED``
-    The nodes spec (or ``select``) could not be read; the other sources were used, if any.
-``NODESPEC_FROM_NODECT``
-    The nodes request was read from a ``nodect`` written as a nodes spec.
-``GPUS_ALLOC_FROM_REQUEST``
-    No ``exec_vnode``: ``gpus_alloc`` is the GPU request of a job that was given hosts.
-``VALUE_UNREADABLE:<key>``
-    The attribute ``<key>`` could not be read; its value is null.
+Damaged lines
+-------------
+A cut-off last line (``TRUNCATED`` in ``records``) is used as far as its keys go; its last value,
+which may itself be cut, is not. An attempt closed by a cut-off E takes its end from the E's own
+stamp when ``end`` was lost (placed with the site's offset like any stamp-only record), and its
+start, hosts and slots from its S record when the E lost them; without any start its state is
+UNKNOWN (nothing says it never ran). A later E of the same attempt (a complete copy from an
+overlapping file) replaces a cut-off one. Lines repaired by the tokeniser (NUL runs, non-UTF-8
+bytes, control characters, a missing last line end) flag the jobs that take values from them.
 
-Flags added to ``records.flags``: ``DUPLICATE`` (a later byte-identical copy, not used),
-``DST_AMBIGUOUS``, ``DST_GAP``, ``STAMP_UNREADABLE`` (the stamp is not a date: ``stamp_utc``
-null).
+Flags
+-----
+:data:`JOB_FLAGS` lists every flag set here; :data:`gridtrace.logs._torque.FLAGS` says what each
+one (and each flag of ``records``) means. Flags added to ``records.flags`` here: ``DUPLICATE``,
+``DST_AMBIGUOUS``, ``DST_GAP``, ``STAMP_UNREADABLE``.
 """
 
 from __future__ import annotations
