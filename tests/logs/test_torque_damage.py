@@ -27,8 +27,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gridtrace.logs import ParseResult
-from gridtrace.logs._torque import assemble_torque
+from gridtrace.logs import ParseResult, describe_flag
+from gridtrace.logs._torque import FLAGS, assemble_torque
 from gridtrace.logs._torque_fast import tokenize_torque
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS, validate
 
@@ -87,6 +87,9 @@ def parse(*files: bytes) -> ParseResult:
     expected = sum(len(data.split(b"\n")) - (data.endswith(b"\n") or not data) for data in files)
     assert result.lines_read == expected
     assert result.lines_read == result.lines_parsed + result.lines_quarantined
+    for table in (result.records, result.jobs):  # every flag set is one FLAGS explains
+        for flags in table.column("flags").to_pylist():
+            assert all(describe_flag(flag, FLAGS) for flag in flags or ()), flags
     return result
 
 
