@@ -1074,3 +1074,53 @@ def test_vectorised_and_record_by_record_paths_agree(shapes: list[list[str]]) ->
     rows = fast.jobs.to_pylist()
     for row in rows:
         assert 0 <= row["attempt"] < row["n_attempts"]
+
+
+# --------------------------------------------------------------------------------------------
+# issue 16: conflicts between sources, files out of order, CRLF (synthetic; real copies in
+# test_torque_damaged_copies.py)
+
+CONFLICT = (
+    "05/03/2024 12:00:00;E;300.pbs01;user=bob group=cms queue=grid ctime=1714730000 "
+    "start=1714730100 exec_host=n1/0-7 total_execution_slots=4 unique_node_count=2 "
+    "Resource_List.nodes=1:ppn=8 Resource_List.ncpus=1 end=1714737600 Exit_status=0"
+)
+
+
+def test_slot_counts_that_disagree_are_flagged_and_exec_host_kept() -> None:
+    job = one(lines(CONFLICT))
+    assert (job["cores_alloc"], job["nodes_alloc"], job["cores_req"]) == (8, 1, 8)
+    assert {"CORES_CONFLICT", "NODES_CONFLICT", "CORES_REQ_CONFLICT"} <= set(job["flags"])
+    assert "CORES_REQ_MISMATCH" not in job["flags"]
+    agreeing = CONFLICT.replace("total_execution_slots=4", "total_execution_slots=8")
+    agreeing = agreeing.replace("unique_node_count=2", "unique_node_count=1")
+    agreeing = agreeing.replace("Resource_List.ncpus=1", "Resource_List.ncpus=8")
+    assert one(lines(agreeing))["flags"] == []
+
+
+def test_a_project_standing_in_for_the_account_is_flagged() -> None:
+    line = CONFLICT.replace("user=bob", "user=bob project=climate")
+    job = one(lines(line))
+    assert job["account"] == "climate"
+    assert "ACCOUNT_FROM_PROJECT" in job["flags"]
+
+
+def test_files_out_of_order_assemble_as_in_order(tmp_path: Any) -> None:
+    from gridtrace.logs import read_torque
+
+    day1 = lines(
+        "05/02/2024 23:00:00;Q;210.pbs01;queue=grid",
+        "05/02/2024 23:59:00;S;210.pbs01;user=bob queue=grid ctime=1714690800 "
+        "start=1714694340 exec_host=n5/0-1",
+    )
+    day2 = lines(
+        "05/03/2024 01:00:00;E;210.pbs01;user=bob queue=grid ctime=1714690800 "
+        "start=1714694340 exec_host=n5/0-1 end=1714698000 Exit_status=0",
+    )
+    (tmp_path / "accounting.1").write_bytes(day1)  # rotation: the larger number is older
+    (tmp_path / "accounting").write_bytes(day2.replace(b"\n", b"\r\n"))
+    result = read_torque(tmp_path, site="s", tz="UTC")
+    (job,) = result.jobs.to_pylist()
+    assert (job["state"], job["run_s"], job["n_attempts"]) == ("COMPLETED", 3660, 1)
+    assert result.info["files_reordered"] == 2
+    assert result.summary()["record_flags"] == {"CRLF": 1}
