@@ -50,6 +50,10 @@ FLAGS: Mapping[str, str] = {
         "the line held a run of NUL bytes (a crash or log rotation); the record is the text after "
         "the last run, raw keeps the whole line (job too)"
     ),
+    "NUL_INSIDE": (
+        "NUL bytes inside one record (text after them that starts no record) were removed and "
+        "the rest parsed; the record may have lost bytes; raw keeps the line (job too)"
+    ),
     "CUT_FRAGMENT": (
         "before the NUL run stood the cut-off start of another record: never parsed, never a "
         "job; its bytes are in the row's raw (the one readable record of the line is the row)"

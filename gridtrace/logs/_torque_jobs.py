@@ -139,6 +139,7 @@ JOB_FLAGS = (
     "FROM_S_RECORD",
     "NO_NEWLINE",
     "NUL_STRIPPED",
+    "NUL_INSIDE",
     "NON_UTF8",
     "CONTROL_CHARS",
     "NO_END_RECORD",
@@ -180,6 +181,7 @@ _RECORD_FLAGS_ON_JOBS = (
     "TRUNCATED",
     "NO_NEWLINE",
     "NUL_STRIPPED",
+    "NUL_INSIDE",
     "NON_UTF8",
     "CONTROL_CHARS",
 )

@@ -11,10 +11,15 @@ Flags set here (``records.flags``), in this order:
 ``CRLF``
     The line ended in CR LF (a file that passed through Windows); the CR was removed.
 ``NUL_STRIPPED``
-    The line held a run of NUL bytes (what a crash or a log rotation leaves); the record is the
-    text after the last run (the raw line is kept).
+    The line held a run of NUL bytes (what a crash or a log rotation leaves) followed by a
+    record; the record is the text after the last run (the raw line is kept).
+``NUL_INSIDE``
+    NUL bytes stood inside the line, with text before them and text after them that does not
+    start a record: one record with stray NULs. They were removed and the rest parsed (the raw
+    line is kept); the record may have lost bytes.
 ``CUT_FRAGMENT``
-    Text stood before that NUL run: the cut-off start of another record. It is never parsed
+    Text stood before the NUL run and a record after it: the text is the cut-off start of
+    another record. It is never parsed
     and never makes a job; its bytes are in the row's ``raw``. One physical line stays one row:
     the row is the intact record that follows the run, since that is the line's only readable
     record, and the fragment travels with it in ``raw`` (a second row would break lines read =
@@ -75,6 +80,8 @@ ALWAYS_KEYS: dict[str, tuple[str, ...]] = {
     "S": ("start", "exec_host"),
 }
 _NUL = b"\x00"
+# the start of a record: what must follow a NUL run for the text before it to be a fragment
+_HEAD = re.compile(rb"\s*(?:[^;/\s]+:)?\d{2}/\d{2}/\d{4} \d{2}:\d{2}:\d{2};[A-Za-z];")
 REASON_NUL_ONLY = "NUL bytes only (what a crash or a log rotation leaves)"
 REASON_FRAGMENT = "cut-off record fragment before a NUL run (a crash or a log rotation)"
 REASON_ID_CUT = "last line cut off before its message: the job id may be incomplete"
@@ -160,13 +167,19 @@ def parse_torque_line(raw: bytes, *, last_without_newline: bool = False) -> Torq
     if _NUL in raw:
         keep_raw = True
         cut = raw.rfind(_NUL)
-        fragment, raw = raw[:cut].replace(_NUL, b""), raw[cut + 1 :]
-        if not raw.strip():
+        fragment, tail = raw[:cut].replace(_NUL, b""), raw[cut + 1 :]
+        if not tail.strip():
             return REASON_FRAGMENT if fragment.strip() else REASON_NUL_ONLY
-        flags.append("NUL_STRIPPED")
-        if fragment.strip():
-            flags.append("CUT_FRAGMENT")
-        prefix = "after a NUL run: "
+        if fragment.strip() and not _HEAD.match(tail):
+            # NULs inside one record (its text goes on after them): removed, the rest parsed
+            flags.append("NUL_INSIDE")
+            raw = raw.replace(_NUL, b"")
+        else:
+            flags.append("NUL_STRIPPED")
+            if fragment.strip():
+                flags.append("CUT_FRAGMENT")
+            raw = tail
+            prefix = "after a NUL run: "
     text, repaired = decode_line(raw)
     if repaired:
         flags.append(NON_UTF8)

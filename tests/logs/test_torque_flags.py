@@ -11,6 +11,7 @@ from gridtrace.logs._torque_lines import tokenize_torque_reference
 LINE_FLAGS = (
     "CRLF",
     "NUL_STRIPPED",
+    "NUL_INSIDE",
     "CUT_FRAGMENT",
     "NON_UTF8",
     "CONTROL_CHARS",
@@ -46,6 +47,7 @@ def test_every_line_flag_is_reachable() -> None:
     lines = [
         stamp + b";S;1.p;user=a queue=q\r",
         b"frag\x00\x00" + stamp + b";Q;2.p;queue=q",
+        stamp + b";Q;6.p;queue=q\x00 more=1",
         stamp + b";Q;3.p;queue=q\xe9\x07 bare tasks=a tasks=b",
         b"20240503:" + stamp + b";Q;4.p;queue=q",
     ]

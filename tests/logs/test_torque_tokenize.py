@@ -218,6 +218,15 @@ def test_a_fragment_before_a_nul_run_is_never_parsed(tokenize: Any) -> None:
 
 
 @TOKENIZERS
+def test_stray_nuls_inside_one_record_are_removed(tokenize: Any) -> None:
+    line = b"05/03/2024 12:00:00;E;303.pbs01;user=carol\x00 group=atlas end=1714726801"
+    row = _one_record(tokenize, line)
+    assert row["flags"] == ["NUL_INSIDE"]
+    assert _attrs(row) == {"user": "carol", "group": "atlas", "end": "1714726801"}
+    assert row["raw"] == line
+
+
+@TOKENIZERS
 def test_nul_only_and_fragment_only_lines_are_quarantined(tokenize: Any) -> None:
     lines = [b"\x00" * 512, TRUNCATED + b"\x00" * 10, b"\x00\x00" + GARBAGE, QUEUED]
     result = _tokenize(tokenize, b"\n".join(lines) + b"\n")
