@@ -4,7 +4,11 @@ The log is made the way a real one comes about: a synthetic grid workload (sever
 accounts, multi-core pilots, the ``dteam``/``ops`` monitoring probes, jobs deleted while queued,
 failures and walltime kills) is scheduled by the strict-FIFO simulator on the site's cores,
 placed on worker nodes, and written with the TORQUE writer in the site's local time. A few
-damaged lines are planted, as real logs have them. Parsing the log back is then the pipeline's
+damaged lines are planted, as real logs have them: two unreadable lines; a crash's leftovers (the
+cut-off start of a record, a run of NULs, then an intact record on the same line); a queue name in
+Latin-1 and one with a terminal control character (both on queue records of jobs that never got
+further, which parse as PENDING); and the last line of the log, the end record of a real job, cut
+by a crash before its ``end=`` and without its line end. Parsing the log back is then the pipeline's
 first stage, so parse → trace → simulate → report runs with no outside data.
 """
 
@@ -19,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from gridtrace._atomic import write_bytes
 from gridtrace.errors import ConfigError
 from gridtrace.logs._io import StrPath
 from gridtrace.logs._torque_writer import write_torque
@@ -86,11 +91,18 @@ class DemoSite:
         The ``jobs`` table the files were written from (the truth a parse is checked against).
     planted_bad_lines : int
         Lines planted that a reader must quarantine.
+    truncated_job : str
+        ``job_id_raw`` of the job whose end record, the log's last line, was cut before its
+        ``end=`` (its truth in ``jobs`` is the job as it ran).
+    planted_pending : tuple of str
+        ``job_id_raw`` of the planted queue records of jobs that never got further.
     """
 
     files: list[Path]
     jobs: pa.Table
     planted_bad_lines: int
+    truncated_job: str
+    planted_pending: tuple[str, ...]
 
 
 def write_demo_site(
@@ -188,22 +200,42 @@ def write_demo_site(
         b"this line is not an accounting record",
         b"13/45/2024 25:61:00;E;99999999.demo-ce;user=nobody",
     ]
+    # readable but damaged, each flagged: a crash's cut record, NULs, then an intact record; a
+    # queue name with a Latin-1 byte; one with a terminal bell
+    fragment = _stamp_line(span, tz, b"E", b"99999991.demo-ce", b"user=patl001 group=prdatl ct")
+    pending = ("99999990.demo-ce", "99999992.demo-ce", "99999993.demo-ce")
     damaged = [
-        # readable but damaged: NUL padding, and a queue name with a Latin-1 byte (both flagged)
-        b"\x00\x00" + _stamp_line(submit_s[0], tz, b"Q", b"99999990.demo-ce", b"queue=atlas"),
-        _stamp_line(submit_s[0], tz, b"Q", b"99999992.demo-ce", b"queue=atl\xe9"),
+        fragment
+        + b"\x00" * 1024
+        + _stamp_line(submit_s[0], tz, b"Q", pending[0].encode(), b"queue=atlas"),
+        _stamp_line(submit_s[0], tz, b"Q", pending[1].encode(), b"queue=atl\xe9"),
+        _stamp_line(submit_s[0], tz, b"Q", pending[2].encode(), b"queue=atlas\x07"),
     ]
     files = write_torque(table, out_dir, tz=tz, exec_host=exec_hosts)
     first, last = files[0], files[-1]
-    with first.open("ab") as handle:
-        handle.write(b"\n".join([*bad_lines, *damaged]) + b"\n")
-    with last.open("ab") as handle:
-        # a server crash cut the last record short: no line end, no end time
-        handle.write(
-            _stamp_line(span, tz, b"E", b"99999991.demo-ce", b"user=patl001 group=prdatl ctime=17")
-        )
+    write_bytes(first, first.read_bytes() + b"\n".join([*bad_lines, *damaged]) + b"\n")
+    truncated_job = _cut_last_end_record(last)
     logger.info("demo site: %d job rows in %d files", table.num_rows, len(files))
-    return DemoSite(files=files, jobs=table, planted_bad_lines=len(bad_lines))
+    return DemoSite(
+        files=files,
+        jobs=table,
+        planted_bad_lines=len(bad_lines),
+        truncated_job=truncated_job,
+        planted_pending=pending,
+    )
+
+
+def _cut_last_end_record(path: Path) -> str:
+    """Cut the file's last E record before ``end=`` (a crash), as the file's last line.
+
+    The record is moved to the end of the file first if other records follow it (which changes
+    nothing for their jobs); returns its job id.
+    """
+    lines = path.read_bytes().split(b"\n")[:-1]
+    at = max(i for i, line in enumerate(lines) if line[19:22] == b";E;")
+    record = lines.pop(at)
+    write_bytes(path, b"".join(line + b"\n" for line in lines) + record.split(b" end=")[0])
+    return record.split(b";")[2].decode()
 
 
 def _runtimes_and_cores(

@@ -36,12 +36,24 @@ def test_demo_log_parses_back_to_its_jobs_across_the_dst_change(tmp_path: Path) 
     # the log spans the change to summer time: both offsets are inferred from the records
     assert parsed.info["offsets_seen"].keys() == {"3600", "7200"}
     assert parsed.info["dst"] is True
-    truth = demo.jobs.select(COLUMNS).sort_by("job_id_raw")
-    # the two planted readable-but-damaged Q lines make jobs of their own, still pending
-    seen = parsed.jobs.filter(
-        parsed.jobs.column("state").to_numpy(zero_copy_only=False) != "PENDING"
+    # the planted queue records of jobs that never got further are pending jobs, each flagged
+    state = parsed.jobs.column("state").to_numpy(zero_copy_only=False)
+    pending = parsed.jobs.filter(state == "PENDING").to_pylist()
+    assert {j["job_id_raw"]: j["flags"][0] for j in pending} == dict(
+        zip(demo.planted_pending, ["NUL_STRIPPED", "NON_UTF8", "CONTROL_CHARS"], strict=True)
     )
-    assert seen.select(COLUMNS).sort_by("job_id_raw").equals(truth)
+    assert parsed.summary()["record_flags"]["CUT_FRAGMENT"] == 1  # never a job
+    assert parsed.info["nul_bytes_stripped"] == 1024
+    # the end record cut by the crash: recovered, its end its own stamp, its exit status lost
+    truth = demo.jobs.select(COLUMNS).to_pylist()
+    for row in truth:
+        if row["job_id_raw"] == demo.truncated_job:
+            row.update(state="UNKNOWN", exit_code=None)
+    (cut,) = [j for j in parsed.jobs.to_pylist() if j["job_id_raw"] == demo.truncated_job]
+    assert {"TRUNCATED", "END_FROM_STAMP", "NO_NEWLINE"} <= set(cut["flags"])
+    seen = parsed.jobs.filter(state != "PENDING")
+    by_id = sorted(truth, key=lambda row: row["job_id_raw"])
+    assert seen.select(COLUMNS).sort_by("job_id_raw").to_pylist() == by_id
     trace = build_trace(seen, records=parsed.records)
     assert trace_metadata(trace)["cores"] == 40
 

@@ -2,16 +2,24 @@
 
 Reading is two steps. Each file is tokenised on its own into ``records`` and ``quarantine`` (this is
 what runs in parallel, one file per worker, so memory stays bounded by the largest file); then the
-records of all files, in reading order, are assembled into ``jobs``, because a job's Q, S and E
+records of all files, in time order, are assembled into ``jobs``, because a job's Q, S and E
 records routinely sit in different daily files.
+
+Files given out of time order (``20240503`` before ``20240502``, or rotation names such as
+``accounting.1`` and ``accounting.2``, where the larger number is older) are put in the order of
+their records' stamps before assembly; the summary counts them (``files_reordered``) and a
+warning names the order taken. :data:`FLAGS` explains every flag the reader sets.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from gridtrace.logs._base import (
     ErrorPolicy,
@@ -29,18 +37,147 @@ from gridtrace.schema import QUARANTINE, RECORDS
 __all__ = [
     "FLAGS",
     "assemble_torque",
+    "in_time_order",
     "looks_like_torque",
     "read_torque",
     "tokenize_torque_file",
 ]
 
-FLAGS: Mapping[str, str] = {}
-"""Every flag this reader sets on a row, with what it means (see ``flag_meanings``)."""
+FLAGS: Mapping[str, str] = {
+    # -- lines (records.flags; those marked "job too" also on the jobs that use the record)
+    "CRLF": "the line ended in CR LF; the CR was removed (nothing else changes)",
+    "NUL_STRIPPED": (
+        "the line held a run of NUL bytes (a crash or log rotation); the record is the text after "
+        "the last run, raw keeps the whole line (job too)"
+    ),
+    "NUL_INSIDE": (
+        "NUL bytes inside one record (text after them that starts no record) were removed and "
+        "the rest parsed; the record may have lost bytes; raw keeps the line (job too)"
+    ),
+    "CUT_FRAGMENT": (
+        "before the NUL run stood the cut-off start of another record: never parsed, never a "
+        "job; its bytes are in the row's raw (the one readable record of the line is the row)"
+    ),
+    "NON_UTF8": (
+        "bytes that are not UTF-8 were decoded as Windows-1252 (Latin-1 where it has no "
+        "character); the original bytes are in the record's raw (job too)"
+    ),
+    "CONTROL_CHARS": (
+        "control bytes other than NUL were removed from the line before parsing; raw keeps "
+        "them (job too)"
+    ),
+    "FILE_PREFIX": "a 'name:' prefix left by grep before the stamp was removed; raw keeps it",
+    "BARE_TOKEN": "a token without '=' is kept as a key with an empty value (not used for jobs)",
+    "REPEATED_KEY": "a key appeared more than once; its values are joined with '+'",
+    "NO_NEWLINE": (
+        "the file's last line has no line end but every key its record type always has: its "
+        "values are used as logged (job too)"
+    ),
+    "TRUNCATED": (
+        "the file's last line has no line end and lacks a key its type always has (E: end, "
+        "Exit_status; S: start, exec_host) or stops on one: a crash cut it; it is used as far "
+        "as its keys go, its last (maybe cut) value not (job too: the attempt uses it)"
+    ),
+    "DUPLICATE": (
+        "a byte-identical copy of an earlier line (copied or overlapping files): the record is "
+        "not used; on a job: one of its lines was such a copy"
+    ),
+    "STAMP_UNREADABLE": "the record's stamp is not a real date: stamp_utc is null",
+    "DST_AMBIGUOUS": (
+        "a stamp in the repeated hour of a fall-back change: the offset of its neighbours in the "
+        "file was taken (on a job: a time it took from such a stamp)"
+    ),
+    "DST_GAP": (
+        "a stamp in the hour a spring-forward change skips: read 1 h later (on a job: a time it "
+        "took from such a stamp)"
+    ),
+    # -- jobs.flags
+    "ID_REUSE": "the job id was logged with another ctime too: that job has its own key",
+    "DUPLICATE_END": (
+        "two E records with the same start and end closed the attempt: merged, the first "
+        "non-empty value of each attribute kept"
+    ),
+    "RERUN": "an R (rerun) record ended the attempt: end_time is its stamp, state REQUEUED",
+    "ATTEMPT_UNLOGGED": "an R record ended an attempt whose S is not in the log: counted, no row",
+    "START_RETRIED": "the attempt had several S records: the last one's start and hosts are kept",
+    "DELETED_BY_USER": "a D (delete) record was logged during the attempt (requestor may be root)",
+    "ABORTED": "an A (abort) record was logged during the attempt",
+    "END_RECORD_TRUNCATED": (
+        "a cut-off E record of the attempt was replaced by a later complete E of the same "
+        "attempt (an overlapping file): the complete one is used"
+    ),
+    "END_FROM_STAMP": (
+        "the attempt's E record was cut off before end=: end_time is the record's local stamp "
+        "placed with the site's offset (also TIME_FROM_STAMP)"
+    ),
+    "FROM_S_RECORD": (
+        "the attempt's E record was cut off before start/exec_host/slots: those come from the "
+        "attempt's S record"
+    ),
+    "NO_END_RECORD": "no E record for the attempt: RUNNING, PENDING, or ended by D/A alone",
+    "SUBMIT_UNKNOWN": "no ctime and no Q record: submit_time is null, job_key ends in @unknown",
+    "TIME_FROM_STAMP": (
+        "a time comes from a local record stamp placed in UTC (submit from the first Q; end "
+        "from an R, A or D record, or a cut-off E)"
+    ),
+    "TZ_ASSUMED_UTC": "such a stamp was read as UTC: no zone was given and no record had an epoch",
+    "NEVER_STARTED": "E with start=0 but an exec_host: resources were assigned, the job never ran",
+    "EXEC_FAILED": "E with a start, no exec_host and a negative Exit_status: run_s is null",
+    "SIGNAL_INFERRED": "Exit_status in 129..255 read as 128 + signal (exit_signal)",
+    "TIMEOUT_INFERRED": (
+        "state TIMEOUT because a signal killed the job after it used at least its walltime "
+        "limit (not Exit_status -11, which says so itself)"
+    ),
+    "NEG_WALLTIME": "a negative walltime was logged: the value is null (run_s from the epochs)",
+    "NEG_CPUTIME": "a negative CPU time was logged: cpu_time_s is null",
+    "WALLTIME_MISMATCH": "resources_used.walltime and run_s differ by over 60 s: run_s is kept",
+    "END_BEFORE_START": "end < start: run_s is null",
+    "START_BEFORE_SUBMIT": "start < submit: wait_s is negative, as logged",
+    "NO_EXIT_STATUS": "the attempt ran but its E record has no Exit_status: state UNKNOWN",
+    "UNIT_NONSTANDARD": "a memory value in a form PBS does not document (12.27M): binary multiples",
+    "UNIT_GUESSED": "a memory value without unit: read in the unitless_memory unit (default b)",
+    "MEM_FROM_PMEM": "no mem request: mem_req_bytes is pmem x cores_req",
+    "NODESPEC_UNPARSED": "the nodes spec or select could not be read: the other sources were used",
+    "NODESPEC_FROM_NODECT": "the nodes request was read from a nodect written as a nodes spec",
+    "GPUS_ALLOC_FROM_REQUEST": "no exec_vnode: gpus_alloc is the GPU request of a placed job",
+    "CORES_CONFLICT": (
+        "exec_vnode, exec_host, total_execution_slots and resources_used.ncpus give different "
+        "core counts: cores_alloc keeps the first of them logged (the slots the server listed)"
+    ),
+    "NODES_CONFLICT": (
+        "the hosts of exec_host (or exec_vnode) and unique_node_count differ: nodes_alloc keeps "
+        "the host count"
+    ),
+    "CORES_REQ_CONFLICT": (
+        "the nodes spec (nodes=N:ppn=P), select, procs and ncpus ask for different core counts: "
+        "cores_req keeps the first logged, in that order"
+    ),
+    "NODES_REQ_CONFLICT": (
+        "the nodes spec, nodect and select ask for different node counts: nodes_req keeps the "
+        "first logged, in that order"
+    ),
+    "GPUS_REQ_CONFLICT": (
+        "ngpus, gpus, gpu and the GPUs of select or the nodes spec disagree: gpus_req keeps the "
+        "first logged, in that order"
+    ),
+    "MEM_REQ_CONFLICT": "Resource_List.mem and the select's memory differ: mem_req_bytes keeps mem",
+    "CORES_REQ_MISMATCH": (
+        "cores_alloc (the slots logged) differs from cores_req (the request): both are kept; "
+        "a trace uses cores_alloc"
+    ),
+    "ACCOUNT_FROM_PROJECT": "no account: account is the PBS Pro project (not its default project)",
+    "VALUE_UNREADABLE:*": "the attribute named after the colon could not be read: value null",
+}
+"""Every flag this reader sets on a ``records`` or ``jobs`` row, with what it means.
+
+Gathered by :func:`gridtrace.logs.flag_meanings`; ``gridtrace parse`` prints each count with it.
+"""
 
 logger = logging.getLogger(__name__)
 
 # Markers only PBS Pro writes: licence records, vnode allocations, run counts.
 _PBSPRO_MARKERS = (b";L;", b" exec_vnode=", b" run_count=")
+_STAMP_FORMAT = "%m/%d/%Y %H:%M:%S"
 # PBS Pro writes its markers from the first end record on; a whole-file scan costs half a tokenise
 _FLAVOUR_SNIFF_BYTES = 4 << 20
 
@@ -70,10 +207,71 @@ def tokenize_torque_file(path: StrPath, *, site: str) -> FileParse:
     return parsed
 
 
+def _median_stamp(records: pa.Table) -> float | None:
+    """Return the median local stamp of a file's records, in seconds (None when it has none)."""
+    if records.num_rows == 0:
+        return None
+    stamps = records.column("stamp")
+    parsed = pc.strptime(stamps, format=_STAMP_FORMAT, unit="s", error_is_null=True)
+    seconds = pc.drop_null(parsed.cast(pa.int64())).to_numpy()
+    return float(np.median(seconds)) if len(seconds) else None
+
+
+def in_time_order(parts: Sequence[FileParse]) -> tuple[list[FileParse], int]:
+    """Order tokenised files by the median stamp of their records; say how many moved.
+
+    Files in time order, and files with equal medians (a copy of a file), keep the order given;
+    a file without readable records stays after the one before it.
+    """
+    keys: list[float] = []
+    previous = float("-inf")
+    for part in parts:
+        median = _median_stamp(part.records)
+        previous = previous if median is None else median
+        keys.append(previous)
+    order = sorted(range(len(parts)), key=lambda i: (keys[i], i))
+    moved = sum(i != j for i, j in enumerate(order))
+    if moved:
+        logger.warning(
+            "%d of %d files were given out of time order; read in the order of their records' "
+            "stamps: %s",
+            moved,
+            len(parts),
+            ", ".join(parts[i].src_file for i in order),
+        )
+    return [parts[i] for i in order], moved
+
+
+def _nul_bytes(*columns: pa.ChunkedArray[Any]) -> int:
+    total = 0
+    for column in columns:
+        found = pc.sum(pc.count_substring(column, "\x00")).as_py()
+        total += int(found or 0)
+    return total
+
+
 def assemble_torque(
     parts: Sequence[FileParse], *, tz: str | None = None, unitless_memory: str = "b"
 ) -> ParseResult:
-    """Assemble tokenised files, given in reading order, into a :class:`ParseResult`."""
+    """Assemble tokenised files into a :class:`ParseResult`, in the time order of their records.
+
+    Parameters
+    ----------
+    parts : sequence of FileParse
+        The tokenised files, in any order (see :func:`in_time_order`).
+    tz : str, optional
+        The site's IANA zone (see :func:`read_torque`).
+    unitless_memory : str, default "b"
+        The unit of memory values logged without one.
+
+    Returns
+    -------
+    ParseResult
+        Its ``info`` adds ``files_reordered`` (files moved into time order) and
+        ``nul_bytes_stripped`` (NUL bytes removed from parsed lines or found in quarantined
+        ones) to the assembly's facts.
+    """
+    parts, moved = in_time_order(parts)
     records = pa.concat_tables([p.records for p in parts]) if parts else RECORDS.empty_table()
     quarantine = (
         pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
@@ -86,7 +284,12 @@ def assemble_torque(
         files=tuple(p.src_file for p in parts),
         lines_read=sum(p.lines_read for p in parts),
         tz_offset_s=assembly.tz_offset_s,
-        info={"format": "torque", **assembly.info},
+        info={
+            "format": "torque",
+            **assembly.info,
+            "files_reordered": moved,
+            "nul_bytes_stripped": _nul_bytes(records.column("raw"), quarantine.column("raw")),
+        },
     )
 
 

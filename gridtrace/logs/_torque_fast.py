@@ -10,11 +10,13 @@ Nearly every line of a real log is *clean*: printable ASCII, ``MM/DD/YYYY HH:MM:
 start, then ``key=value`` tokens with distinct keys. A compiled kernel (numba) walks the file's
 bytes once, recognises those lines and copies their stamps, ids, keys and values straight into the
 buffers of Arrow arrays, so no Python object is made per line or per token. Every other line
-(control characters, non-UTF-8 or any non-ASCII byte, a ``name:`` prefix, a bad stamp, blank or
-garbage lines, free-text record types, bare tokens, repeated keys, the last line when it has no line
-end) is *declined* and handed to :func:`~gridtrace.logs._torque_lines.parse_torque_line`, the
-readable reference, so that there is one definition of every repair and flag. The two sets of rows
-are then put back in line order.
+(NUL and other control characters, non-UTF-8 or any non-ASCII byte, a ``name:`` prefix, a bad
+stamp, blank or garbage lines, free-text record types, bare tokens, repeated keys, the last line
+when it has no line end) is *declined* and handed to
+:func:`~gridtrace.logs._torque_lines.parse_torque_line`, the readable reference, so that there is
+one definition of every repair and flag. The two sets of rows
+are then put back in line order. The one flag a clean line can carry, ``CRLF`` (the line ended in
+CR LF), the kernel sets itself, so that a file that passed through Windows stays on the fast path.
 
 The kernel decides on the side of caution: a line it declines is always parsed right, only more
 slowly. It does handle PBS Pro's double quotes itself (``account="my proj"``), since those are on
@@ -246,18 +248,20 @@ def _has_repeated_key(
 
 def _tokenize_lines(
     buf: U8, n_lines: int, last_open: bool, n_equals: int, free_text: Bools
-) -> tuple[I64, I64, Bools, U8, U8, I32, U8, I32, I32, U8, I32, U8]:
+) -> tuple[I64, I64, Bools, U8, U8, I32, U8, I32, I32, U8, I32, U8, Bools]:
     """Tokenise every clean line straight into Arrow buffers, in one pass over the bytes.
 
     Returns the start and end (line end excluded) of every line, ``fast`` (per line: tokenised
     here, else declined), and for the fast lines in order: the record type bytes, the stamps
     (19 bytes each), offsets and bytes of the job ids, the offsets of each line's entries among
-    the keys and values, and offsets and bytes of the keys and of the values.
+    the keys and values, offsets and bytes of the keys and of the values, and whether each fast
+    line ended in CR LF.
     """
     starts = np.empty(n_lines, dtype=np.int64)
     ends = np.empty(n_lines, dtype=np.int64)
     fast = np.zeros(n_lines, dtype=np.bool_)
     kinds = np.empty(n_lines, dtype=np.uint8)
+    crlf = np.zeros(n_lines, dtype=np.bool_)
     stamps = np.empty(n_lines * _STAMP_LEN, dtype=np.uint8)
     id_offsets = np.zeros(n_lines + 1, dtype=np.int32)
     map_offsets = np.zeros(n_lines + 1, dtype=np.int32)
@@ -365,8 +369,13 @@ def _tokenize_lines(
         ):
             clean = False  # the reference joins the values of a repeated key and flags it
 
+        # q is still within the line: find its end (no cost for clean lines, already there).
+        q = _line_end(buf, q if q > s else s)
+        ends[line] = q
+        p = q + 1
         if clean:
             fast[line] = True
+            crlf[n_fast] = q > s and buf[q - 1] == _CR
             kinds[n_fast] = buf[s + 20]
             for d in range(_STAMP_LEN):
                 stamps[n_fast * _STAMP_LEN + d] = buf[s + d]
@@ -375,10 +384,6 @@ def _tokenize_lines(
             map_offsets[n_fast] = n_tokens
         else:
             n_id, n_tokens, n_key, n_value = id_mark, tokens_mark, key_mark, value_mark
-        # q is still within the line: find its end (no cost for clean lines, already there).
-        q = _line_end(buf, q if q > s else s)
-        ends[line] = q
-        p = q + 1
 
     return (
         starts,
@@ -393,6 +398,7 @@ def _tokenize_lines(
         key_data[:n_key],
         value_offsets[: n_tokens + 1],
         value_data[:n_value],
+        crlf[:n_fast],
     )
 
 
@@ -409,6 +415,9 @@ def _strings(offsets: I32, data: U8) -> pa.Array[Any]:
     return pa.Array.from_buffers(
         pa.string(), len(offsets) - 1, [None, _buffer(offsets), _buffer(data)]
     )
+
+
+_NO_TEXT = pa.array([], pa.string())
 
 
 def _constant(value: str, n: int) -> pa.Array[Any]:
@@ -430,6 +439,7 @@ class _Tokens(NamedTuple):
     keys: U8
     value_offsets: I32
     values: U8
+    crlf: Bools
 
 
 def _fast_records(
@@ -448,11 +458,15 @@ def _fast_records(
     attrs = pa.Array.from_buffers(
         attrs_type, n, [None, _buffer(tokens.map_offsets)], children=[entries]
     )
-    no_flags = pa.Array.from_buffers(
+    # the only flag of a clean line: CRLF, where it ended in CR LF
+    flag_offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(tokens.crlf, out=flag_offsets[1:])
+    n_crlf = int(flag_offsets[-1])
+    flags = pa.Array.from_buffers(
         RECORDS.field("flags").type,
         n,
-        [None, _buffer(np.zeros(n + 1, dtype=np.int32))],
-        children=[pa.array([], pa.string())],
+        [None, _buffer(flag_offsets)],
+        children=[pa.repeat(pa.scalar("CRLF", pa.string()), n_crlf) if n_crlf else _NO_TEXT],
     )
     stamp_offsets = np.arange(0, _STAMP_LEN * (n + 1), _STAMP_LEN, dtype=np.int32)
     columns = {
@@ -465,7 +479,7 @@ def _fast_records(
         "stamp_utc": pa.nulls(n, RECORDS.field("stamp_utc").type),
         "job_id_raw": _strings(tokens.id_offsets, tokens.ids),
         "attrs": attrs,
-        "flags": no_flags,
+        "flags": flags,
         "raw": pa.nulls(n, pa.binary()),
     }
     return pa.Table.from_arrays(list(columns.values()), schema=RECORDS)

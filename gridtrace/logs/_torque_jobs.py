@@ -71,74 +71,21 @@ from ``exec_host`` (else ``exec_vnode``, else ``unique_node_count`` for the coun
 ``pmem`` × ``cores_req``. ``account`` is ``account``, else PBS Pro ``project`` (except its default
 ``_pbs_project_default``).
 
-Flags (``jobs.flags``)
-----------------------
-``ID_REUSE``
-    The job id was logged with another ``ctime`` too: the other job has its own key.
-``DUPLICATE``
-    A byte-identical copy of one of the job's lines was ignored (overlapping files, re-runs).
-``DUPLICATE_END``
-    The attempt had two E records with the same start and end; they were merged.
-``RERUN``
-    The attempt was ended by an R (rerun) record; its end is the R record's stamp.
-``ATTEMPT_UNLOGGED``
-    An R record ended an attempt whose S is not in the log: attempt numbers count it.
-``START_RETRIED``
-    The attempt had several S records (the server retried the start); the last one counts.
-``DELETED_BY_USER``
-    A D (delete) record was logged during the attempt (its requestor may be an operator or
-    the server itself).
-``ABORTED``
-    An A (abort) record was logged during the attempt.
-``END_RECORD_TRUNCATED``
-    An E record of the job was cut off (TRUNCATED in ``records``) and was not used.
-``NO_END_RECORD``
-    The log has no E record for the attempt (RUNNING, PENDING, or ended by D/A alone).
-``TIME_FROM_STAMP``
-    A time comes from a local record stamp placed in UTC (``submit_time`` from the first Q,
-    ``end_time`` from an R, A or D record).
-``TZ_ASSUMED_UTC``
-    Such a stamp was read as UTC because neither a zone nor any offset was available.
-``DST_AMBIGUOUS``
-    Such a stamp fell in the repeated hour of a fall-back change; neighbours chose the offset.
-``DST_GAP``
-    Such a stamp fell in the skipped hour of a spring-forward change; it was moved 1 h forward.
-``NEVER_STARTED``
-    E with ``start=0`` but an ``exec_host``: resources were assigned, the job never ran.
-``EXEC_FAILED``
-    E with a start, no ``exec_host`` and a negative ``Exit_status`` (−3: retry): execution
-    failed; ``run_s`` is null.
-``SIGNAL_INFERRED``
-    ``Exit_status`` in 129..255 read as 128 + signal.
-``NEG_WALLTIME`` / ``NEG_CPUTIME``
-    A negative walltime or CPU time was logged; the value is null (``run_s`` still comes from
-    the epochs).
-``WALLTIME_MISMATCH``
-    ``resources_used.walltime`` and ``run_s`` differ by more than 60 s (``run_s`` is kept).
-``END_BEFORE_START``
-    ``end`` < ``start``: ``run_s`` is null.
-``START_BEFORE_SUBMIT``
-    ``start`` < ``submit``: ``wait_s`` is negative, as logged.
-``NO_EXIT_STATUS``
-    The E record has no ``Exit_status``: state UNKNOWN.
-``UNIT_NONSTANDARD``
-    A memory value in a form PBS does not document (``12.27M``): read as binary multiples.
-``UNIT_GUESSED``
-    A memory value without unit: read in the ``unitless_memory`` unit.
-``MEM_FROM_PMEM``
-    ``mem_req_bytes`` is ``pmem`` × ``cores_req``.
-``NODESPEC_UNPARSED``
-    The nodes spec (or ``select``) could not be read; the other sources were used, if any.
-``NODESPEC_FROM_NODECT``
-    The nodes request was read from a ``nodect`` written as a nodes spec.
-``GPUS_ALLOC_FROM_REQUEST``
-    No ``exec_vnode``: ``gpus_alloc`` is the GPU request of a job that was given hosts.
-``VALUE_UNREADABLE:<key>``
-    The attribute ``<key>`` could not be read; its value is null.
+Damaged lines
+-------------
+A cut-off last line (``TRUNCATED`` in ``records``) is used as far as its keys go; its last value,
+which may itself be cut, is not. An attempt closed by a cut-off E takes its end from the E's own
+stamp when ``end`` was lost (placed with the site's offset like any stamp-only record), and its
+start, hosts and slots from its S record when the E lost them; without any start its state is
+UNKNOWN (nothing says it never ran). A later E of the same attempt (a complete copy from an
+overlapping file) replaces a cut-off one. Lines repaired by the tokeniser (NUL runs, non-UTF-8
+bytes, control characters, a missing last line end) flag the jobs that take values from them.
 
-Flags added to ``records.flags``: ``DUPLICATE`` (a later byte-identical copy, not used),
-``DST_AMBIGUOUS``, ``DST_GAP``, ``STAMP_UNREADABLE`` (the stamp is not a date: ``stamp_utc``
-null).
+Flags
+-----
+:data:`JOB_FLAGS` lists every flag set here; :data:`gridtrace.logs._torque.FLAGS` says what each
+one (and each flag of ``records``) means. Flags added to ``records.flags`` here: ``DUPLICATE``,
+``DST_AMBIGUOUS``, ``DST_GAP``, ``STAMP_UNREADABLE``.
 """
 
 from __future__ import annotations
@@ -187,7 +134,16 @@ JOB_FLAGS = (
     "DELETED_BY_USER",
     "ABORTED",
     "END_RECORD_TRUNCATED",
+    "TRUNCATED",
+    "END_FROM_STAMP",
+    "FROM_S_RECORD",
+    "NO_NEWLINE",
+    "NUL_STRIPPED",
+    "NUL_INSIDE",
+    "NON_UTF8",
+    "CONTROL_CHARS",
     "NO_END_RECORD",
+    "SUBMIT_UNKNOWN",
     "TIME_FROM_STAMP",
     "TZ_ASSUMED_UTC",
     "DST_AMBIGUOUS",
@@ -195,6 +151,7 @@ JOB_FLAGS = (
     "NEVER_STARTED",
     "EXEC_FAILED",
     "SIGNAL_INFERRED",
+    "TIMEOUT_INFERRED",
     "NEG_WALLTIME",
     "NEG_CPUTIME",
     "WALLTIME_MISMATCH",
@@ -207,9 +164,35 @@ JOB_FLAGS = (
     "NODESPEC_UNPARSED",
     "NODESPEC_FROM_NODECT",
     "GPUS_ALLOC_FROM_REQUEST",
+    "CORES_CONFLICT",
+    "NODES_CONFLICT",
+    "CORES_REQ_CONFLICT",
+    "NODES_REQ_CONFLICT",
+    "GPUS_REQ_CONFLICT",
+    "MEM_REQ_CONFLICT",
+    "CORES_REQ_MISMATCH",
+    "ACCOUNT_FROM_PROJECT",
     "VALUE_UNREADABLE",
 )
 """Every flag :func:`assemble_torque_jobs` sets (``VALUE_UNREADABLE`` carries ``:<key>``)."""
+
+# record flags a job carries when one of the records it takes values from has them
+_RECORD_FLAGS_ON_JOBS = (
+    "TRUNCATED",
+    "NO_NEWLINE",
+    "NUL_STRIPPED",
+    "NUL_INSIDE",
+    "NON_UTF8",
+    "CONTROL_CHARS",
+)
+# the attributes an attempt closed by a cut-off E record may take from its S record instead
+_FROM_S_KEYS = (
+    "start",
+    "exec_host",
+    "exec_vnode",
+    "total_execution_slots",
+    "unique_node_count",
+)
 
 # record types
 _Q, _S, _E, _D, _R, _A = 1, 2, 3, 4, 5, 6
@@ -539,7 +522,8 @@ class _Attrs:
     index: dict[str, I64]
 
     @classmethod
-    def extract(cls, attrs: Arr, keys: Sequence[str]) -> _Attrs:
+    def extract(cls, attrs: Arr, keys: Sequence[str], drop_last: Bool | None = None) -> _Attrs:
+        """Index ``keys``; rows where ``drop_last`` is true lose their last entry (a cut value)."""
         n = len(attrs)
         maps = cast("pa.MapArray[Any, Any]", attrs)
         offsets = np.asarray(maps.offsets.to_numpy(), dtype=np.int64)
@@ -551,6 +535,9 @@ class _Attrs:
         found = pc.index_in(names, value_set=pa.array(list(wanted), pa.string()))
         key_id = _np_int(found).clip(min=-1).astype(np.int16)
         key_id[_mask(pc.equal(values, _EMPTY_TEXT))] = -1
+        if drop_last is not None:
+            rows = _rows(drop_last & (offsets[1:] > offsets[:-1]))
+            key_id[offsets[rows + 1] - 1 - first] = -1
         selected = np.flatnonzero(key_id >= 0)
         table = np.full((len(wanted), n), -1, dtype=np.int64)
         table[key_id[selected], parent[selected]] = selected
@@ -803,12 +790,18 @@ class _Builder:
     """Cuts the records of the jobs that need it into attempts, record by record."""
 
     def __init__(
-        self, rtype: list[int], ctime: list[int], start: list[int], end: list[int]
+        self,
+        rtype: list[int],
+        ctime: list[int],
+        start: list[int],
+        end: list[int],
+        truncated: list[bool],
     ) -> None:
         self.rtype = rtype
         self.ctime = ctime
         self.start = start
         self.end = end
+        self.truncated = truncated
         self.out: dict[str, list[int]] = {name: [] for name in _FIELDS}
         self.counts = {"rerun_records": 0, "records_after_end": 0}
 
@@ -859,6 +852,12 @@ class _Builder:
             kind = rtype[row]
             if kind == _E:
                 previous = out["primary"][last_e] if last_e >= 0 else -1
+                if previous >= 0 and s_row < 0 and self.truncated[previous]:
+                    # the E that closed the attempt was cut off; a later one (a complete copy,
+                    # from an overlapping file) replaces it
+                    out["primary"][last_e] = row
+                    out["bits"][last_e] |= _B_TRUNCATED
+                    continue
                 if (
                     previous >= 0
                     and s_row < 0
@@ -935,6 +934,7 @@ def _attempts(
     start: I64,
     end: I64,
     group_bits: I64,
+    truncated: Bool,
 ) -> tuple[dict[str, I64], dict[str, int]]:
     """Cut every job into attempts: common shapes vectorised, the others record by record.
 
@@ -984,7 +984,9 @@ def _attempts(
         "bits": bits[pick],
         "ctime": ct_high[pick],
     }
-    builder = _Builder(rtype.tolist(), ctime.tolist(), start.tolist(), end.tolist())
+    builder = _Builder(
+        rtype.tolist(), ctime.tolist(), start.tolist(), end.tolist(), truncated.tolist()
+    )
     order_list = order.tolist()
     for g in _rows(~fast).tolist():
         rows = order_list[heads[g] : tails[g] + 1]
@@ -1060,7 +1062,11 @@ def assemble_torque_jobs(
         return TorqueAssembly(records, JOBS.empty_table(), None, info)
 
     # -- per record: type, stamp, epochs, identity
-    attrs = _Attrs.extract(_array(records.column("attrs")), _KEYS)
+    record_flags = _array(records.column("flags"))
+    truncated = _has_flag(record_flags, "TRUNCATED")
+    # the last value of a cut-off line may itself be cut: it is not used
+    cut_value = truncated & ~_ends_in_blank(_array(records.column("raw")), truncated)
+    attrs = _Attrs.extract(_array(records.column("attrs")), _KEYS, drop_last=cut_value)
     type_names, type_codes = _codes(_array(records.column("record_type")))
     lookup = [_TYPE_CODES.get(str(t), 0) for t in type_names.to_pylist()]
     rtype = np.array([*lookup, 0], dtype=np.int64)[type_codes]
@@ -1082,10 +1088,10 @@ def assemble_torque_jobs(
     duplicate = _duplicate_lines(
         records, attrs, [site_codes, rtype, naive, id_code, rec_start, rec_end, n_attrs]
     )
-    truncated = _has_flag(_array(records.column("flags")), "TRUNCATED") & (rtype == _E)
-    usable = is_job & ~duplicate & ~truncated
+    usable = is_job & ~duplicate
     info["duplicate_lines"] = int(np.count_nonzero(duplicate))
-    info["truncated_end_records"] = int(np.count_nonzero(truncated & is_job))
+    info["truncated_records"] = int(np.count_nonzero(truncated))
+    info["truncated_end_records"] = int(np.count_nonzero(truncated & is_job & (rtype == _E)))
     info["array_parent_records"] = int(np.count_nonzero(parent))
     info["records_without_job"] = int(np.count_nonzero(~is_job & ~parent))
 
@@ -1096,11 +1102,10 @@ def assemble_torque_jobs(
     group_all[is_job] = group
     group_bits = np.zeros(int(group_all.max()) + 2, dtype=np.int64)
     np.bitwise_or.at(group_bits, group_all[is_job & duplicate], _B_DUPLICATE)
-    np.bitwise_or.at(group_bits, group_all[is_job & truncated], _B_TRUNCATED)
     used_rows = _rows(usable)
     order = used_rows[np.argsort(group_all[used_rows], kind="stable")]
     attempts, counts = _attempts(
-        order, group_all[order], rtype, rec_ctime, rec_start, rec_end, group_bits
+        order, group_all[order], rtype, rec_ctime, rec_start, rec_end, group_bits, truncated
     )
     info.update(counts)
     info["attempts"] = len(attempts["group"])
@@ -1115,6 +1120,7 @@ def assemble_torque_jobs(
         stamp_utc=stamp_utc,
         offset=placement.offset,
         record_flags=placement.record_flags,
+        line_flags={name: _has_flag(record_flags, name) for name in _RECORD_FLAGS_ON_JOBS},
         assumed_utc=placement.info.get("tz_source") == "assumed_utc",
         unit=unit,
     )
@@ -1124,11 +1130,20 @@ def assemble_torque_jobs(
     out_records = _with_stamp_utc(records, _to_arrow_time(stamp_utc))
     pieces = [("DUPLICATE", _rows(duplicate)), *placement.record_flags.items()]
     if any(len(rows) for _, rows in pieces):
-        flags = _flags_array(n, pieces, base=_array(records.column("flags")))
+        flags = _flags_array(n, pieces, base=record_flags)
         out_records = out_records.set_column(
             out_records.schema.get_field_index("flags"), RECORDS.field("flags"), flags
         )
     return TorqueAssembly(out_records, jobs, placement.dominant, info)
+
+
+def _ends_in_blank(raw: Arr, rows: Bool) -> Bool:
+    """Whether the raw line of each of ``rows`` ends in a space or tab (its last value is whole)."""
+    out = np.zeros(len(rows), dtype=bool)
+    picked = _rows(rows)
+    for row, line in zip(picked.tolist(), raw.take(_index(picked)).to_pylist(), strict=True):
+        out[row] = line is not None and line.rstrip(b"\r")[-1:] in (b" ", b"\t")
+    return out
 
 
 def _with_stamp_utc(records: pa.Table, values: Arr) -> pa.Table:
@@ -1149,6 +1164,7 @@ def _jobs_table(
     stamp_utc: I64,
     offset: I64,
     record_flags: dict[str, I64],
+    line_flags: dict[str, Bool],
     assumed_utc: bool,
     unit: str,
 ) -> tuple[pa.Table, dict[str, Any]]:
@@ -1159,8 +1175,17 @@ def _jobs_table(
     kind, primary, dup, s_row = att["kind"], att["primary"], att["dup"], att["s"]
     bits = att["bits"]
     closed_by_e = kind == _K_E
-    own_second = np.where(closed_by_e, dup, s_row)  # timing and usage: E + its duplicate, else S
+    # an attempt closed by a cut-off E takes what the E lost from its S record
+    cut_e = closed_by_e & line_flags["TRUNCATED"][primary]
+    # timing and usage: E + its duplicate, else S
+    own_second = np.where(closed_by_e & ~cut_e, dup, s_row)
     pieces: _Problems = []
+    for name, marked in line_flags.items():
+        pieces.append((name, _rows(_used_records_have(marked, primary, dup, s_row, att["last_q"]))))
+    from_s = np.zeros(n_att, dtype=bool)
+    for key in _FROM_S_KEYS:
+        from_s |= cut_e & (attrs.positions(key, primary) < 0) & (attrs.positions(key, s_row) >= 0)
+    pieces.append(("FROM_S_RECORD", _rows(from_s)))
 
     def gather(key: str) -> Arr:
         if key in _OWN_KEYS:
@@ -1203,12 +1228,15 @@ def _jobs_table(
     submit = np.where(submit_from_stamp, q_stamp, ctime)
     started = start != NA
     by_a_or_d = (kind == _K_A) | (kind == _K_D)
-    # attempts that end without an epoch: R (unless it logs ``end``), A and D after a start
-    stamp_end = ((kind == _K_R) & (end == NA)) | (by_a_or_d & started)
+    # attempts that end without an epoch: R (unless it logs ``end``), A and D after a start,
+    # and a cut-off E, whose stamp is its end
+    stamp_end = ((kind == _K_R) & (end == NA)) | (by_a_or_d & started) | (cut_e & (end == NA))
     end = np.where(stamp_end, stamp_utc[primary], end)
     end = np.where((kind == _K_S) | (kind == _K_Q) | (by_a_or_d & ~started), NA, end)
     stamp_end &= end != NA
     from_stamp = submit_from_stamp | stamp_end
+    pieces.append(("END_FROM_STAMP", _rows(cut_e & stamp_end)))
+    pieces.append(("SUBMIT_UNKNOWN", _rows(submit == NA)))
 
     # -- resources
     walltime_used = duration("resources_used.walltime", "NEG_WALLTIME")
@@ -1219,6 +1247,7 @@ def _jobs_table(
     mem_req = memory("Resource_List.mem")
     pmem = memory("Resource_List.pmem")
     nodes_req, cores_req, gpus_req, select_mem = _requests(gather, ints, pieces, unit)
+    pieces.append(("MEM_REQ_CONFLICT", _rows(_disagree(mem_req, select_mem))))
     mem_req = _first(mem_req, select_mem)
     use_pmem = (mem_req == NA) & (pmem != NA) & (cores_req != NA)
     mem_req = np.where(use_pmem, pmem * np.where(use_pmem, cores_req, 0), mem_req)
@@ -1227,6 +1256,8 @@ def _jobs_table(
     gpus_guess = (gpus_alloc == NA) & has_exec & (gpus_req != NA) & (gpus_req > 0)
     gpus_alloc = np.where(gpus_guess, gpus_req, gpus_alloc)
     pieces.append(("GPUS_ALLOC_FROM_REQUEST", _rows(gpus_guess)))
+    differs = (cores_alloc != NA) & (cores_req != NA) & (cores_alloc != cores_req)
+    pieces.append(("CORES_REQ_MISMATCH", _rows(differs)))
 
     # -- exit status and state
     exit_known = exit_status != NA
@@ -1264,7 +1295,12 @@ def _jobs_table(
         ["REQUEUED", "DELETED", "CANCELLED", "FAILED", "RUNNING"],
         default="PENDING",
     )
+    # a cut-off E without a start: whether the job ran is not known
+    no_start_logged = attrs.positions("start", primary, own_second) < 0
+    e_state = np.where(cut_e & no_start_logged, "UNKNOWN", e_state)
     state = np.where(closed_by_e, e_state, other_state)
+    timeout_inferred = closed_by_e & (e_state == "TIMEOUT") & (status != -11)
+    pieces.append(("TIMEOUT_INFERRED", _rows(timeout_inferred)))
     state = np.where((bits & _B_LATER) != 0, "REQUEUED", state)
     pieces.append(("NEVER_STARTED", _rows(never_started)))
     pieces.append(("EXEC_FAILED", _rows(exec_failed)))
@@ -1292,13 +1328,13 @@ def _jobs_table(
         marked = np.zeros(len(offset), dtype=bool)
         marked[record_flags.get(name, _NONE)] = True
         pieces.append((name, np.unique(stamp_attempts[marked[stamp_rows]])))
-    pieces = [(name, _rows((bits & bit) != 0)) for bit, name in _BIT_FLAGS] + pieces
-    flags = _flags_array(n_att, _order_flags(pieces))
 
     # -- identity and text columns
     account = gather("account")
     project = gather("project")
     not_default = pc.not_equal(project, pa.scalar(_PBS_DEFAULT_PROJECT))
+    from_project = _mask(pc.and_(pc.is_null(account), not_default))
+    pieces.append(("ACCOUNT_FROM_PROJECT", _rows(from_project)))
     account = pc.coalesce(account, pc.if_else(not_default, project, None))
     site = _take(_array(records.column("site")), primary)
     job_seq, array_index = seq[primary], index[primary]
@@ -1313,6 +1349,8 @@ def _jobs_table(
         cast(Arr, pc.fill_null(_to_arrow_int(key_submit, pa.int64()).cast(pa.string()), _UNKNOWN)),
     )
     end_type = pa.array(_END_TYPES[kind].tolist(), pa.string())
+    pieces = [(name, _rows((bits & bit) != 0)) for bit, name in _BIT_FLAGS] + pieces
+    flags = _flags_array(n_att, _order_flags(pieces))
     columns: dict[str, Arr] = {
         "site": site,
         "source_format": _take(_array(records.column("source_format")), primary),
@@ -1372,6 +1410,25 @@ _EMPTY_TEXT = pa.scalar("", pa.string())
 _UNKNOWN = pa.scalar("unknown", pa.string())
 
 
+def _used_records_have(marked: Bool, *sources: I64) -> Bool:
+    """Whether one of the ``sources`` rows (−1: none) of each attempt is ``marked``."""
+    out = np.zeros(len(sources[0]), dtype=bool)
+    for rows in sources:
+        out |= (rows >= 0) & marked[np.maximum(rows, 0)]
+    return out
+
+
+def _disagree(*sources: I64) -> Bool:
+    """Rows where two of the known (non-``NA``) values of ``sources`` differ."""
+    stacked = np.vstack(sources)
+    known = stacked != NA
+    big = np.iinfo(np.int64).max
+    low = np.where(known, stacked, big).min(axis=0)
+    high = np.where(known, stacked, NA).max(axis=0)
+    disagree: Bool = (known.sum(axis=0) >= 2) & (low != high)
+    return disagree
+
+
 def _order_flags(pieces: _Problems) -> _Problems:
     """Merge the pieces of each flag and order them as :data:`JOB_FLAGS` lists them."""
     merged: dict[str, list[I64]] = {}
@@ -1421,25 +1478,32 @@ def _requests(
     ) -> I64:
         return _lookup([None if r is None else getattr(r, name) for r in results], codes)
 
-    nodes_req = _first(
+    # each value is the first source that has one; where sources disagree, the flag says so
+    nodes_sources = (
         field(spec, spec_codes, "nodes"),
         np.where(nodect > 0, nodect, NA),
         field(select, select_codes, "nodes"),
     )
-    cores_req = _first(
+    cores_sources = (
         field(spec, spec_codes, "cores"),
         field(select, select_codes, "cores"),
         ints("Resource_List.procs"),
         ints("Resource_List.ncpus"),
     )
-    gpus_req = _first(
+    gpus_sources = (
         ints("Resource_List.ngpus"),
         ints("Resource_List.gpus"),
         ints("Resource_List.gpu"),
         field(select, select_codes, "gpus"),
         field(spec, spec_codes, "gpus"),
     )
-    return nodes_req, cores_req, gpus_req, field(select, select_codes, "mem_bytes")
+    select_mem = field(select, select_codes, "mem_bytes")
+    pieces.append(("NODES_REQ_CONFLICT", _rows(_disagree(*nodes_sources))))
+    pieces.append(("CORES_REQ_CONFLICT", _rows(_disagree(*cores_sources))))
+    # a spec or select without gpus= asks for none: only a number it states can disagree
+    stated_gpus = [np.where(g > 0, g, NA) for g in gpus_sources[3:]]
+    pieces.append(("GPUS_REQ_CONFLICT", _rows(_disagree(*gpus_sources[:3], *stated_gpus))))
+    return _first(*nodes_sources), _first(*cores_sources), _first(*gpus_sources), select_mem
 
 
 def _allocation(
@@ -1461,12 +1525,14 @@ def _allocation(
     vnode, vnode_codes = _map_unique(gather("exec_vnode"), pv.parse_exec_vnode)
     bad_vnode = _rows(_hits([r is None for r in vnode], vnode_codes))
     pieces.append(("VALUE_UNREADABLE:exec_vnode", bad_vnode))
-    cores = _first(
+    cores_sources = (
         _lookup([r.cores if r and r.cores else None for r in vnode], vnode_codes),
         np.where(host_cores > 0, host_cores, NA),
         ints("total_execution_slots"),
         ints("resources_used.ncpus"),
     )
+    cores = _first(*cores_sources)
+    pieces.append(("CORES_CONFLICT", _rows(_disagree(*cores_sources))))
     gpus = _lookup([None if r is None else r.gpus for r in vnode], vnode_codes)
     # host lists: the simple ones, the others, then exec_vnode's for rows without exec_host
     rows_parts = [host_rows]
@@ -1491,7 +1557,9 @@ def _allocation(
     listed[vnode_only] = True
     listed[bad_host] = False
     hosts_array = _lists(counts, names.take(_index(order)), ~listed)
-    nodes = _first(np.where(listed, counts, NA), ints("unique_node_count"))
+    node_sources = (np.where(listed, counts, NA), ints("unique_node_count"))
+    nodes = _first(*node_sources)
+    pieces.append(("NODES_CONFLICT", _rows(_disagree(*node_sources))))
     return hosts_array, nodes, cores, gpus, has_exec
 
 

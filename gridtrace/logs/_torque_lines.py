@@ -6,23 +6,48 @@ contain ``;``. This module turns one line into one ``records`` row, or into a qu
 It is the reference implementation: the vectorised fast path must give identical rows, and it
 handles every line the fast path declines (quotes, control characters, non-UTF-8 bytes, ...).
 
-Flags set here (``records.flags``):
+Flags set here (``records.flags``), in this order:
 
-``CONTROL_CHARS``
-    NUL or other control bytes were removed before parsing (the raw line is kept).
+``CRLF``
+    The line ended in CR LF (a file that passed through Windows); the CR was removed.
+``NUL_STRIPPED``
+    The line held a run of NUL bytes (what a crash or a log rotation leaves) followed by a
+    record; the record is the text after the last run (the raw line is kept).
+``NUL_INSIDE``
+    NUL bytes stood inside the line, with text before them and text after them that does not
+    start a record: one record with stray NULs. They were removed and the rest parsed (the raw
+    line is kept); the record may have lost bytes.
+``CUT_FRAGMENT``
+    Text stood before the NUL run and a record after it: the text is the cut-off start of
+    another record. It is never parsed
+    and never makes a job; its bytes are in the row's ``raw``. One physical line stays one row:
+    the row is the intact record that follows the run, since that is the line's only readable
+    record, and the fragment travels with it in ``raw`` (a second row would break lines read =
+    parsed + quarantined).
 ``NON_UTF8``
-    Bytes that are not UTF-8 are shown as ``\xNN`` escapes (the raw line is kept).
+    Bytes that are not UTF-8 were decoded as Windows-1252 (else Latin-1) by
+    :func:`~gridtrace.logs._text.decode_line` (the raw line is kept).
+``CONTROL_CHARS``
+    Control bytes other than NUL were removed before parsing (the raw line is kept).
 ``FILE_PREFIX``
     A ``name:`` prefix, as left by ``grep`` over many files, preceded the stamp and was removed.
-``NO_NEWLINE``
-    The last line of the file has no line end.
-``TRUNCATED``
-    The last line has no line end and lacks keys its record type always has: it is kept in
-    ``records`` but must not make a job.
-``REPEATED_KEY``
-    A key appeared more than once; its values are joined with ``+`` (TORQUE 6.1 ``tasks=``).
 ``BARE_TOKEN``
     A token without ``=``; it is kept as a key with an empty value.
+``REPEATED_KEY``
+    A key appeared more than once; its values are joined with ``+`` (TORQUE 6.1 ``tasks=``).
+``NO_NEWLINE``
+    The last line of the file has no line end. Its values are used as logged: it has every key
+    its record type always has, so it was most likely written whole.
+``TRUNCATED``
+    The last line has no line end and lacks a key its record type always has (E: ``end``,
+    ``Exit_status``; S: ``start``, ``exec_host``), or stops on the value of one (which may be
+    cut: ``Exit_status=1`` of ``Exit_status=137``): a crash cut it. It is kept (raw included) and
+    used as far as its keys go, except its last value, which may be cut (unless the line ends
+    in a space).
+
+A last line without a line end that stops before its message (no ``;`` after the job id) may
+hold a cut job id: it is quarantined, never a job. So are lines with nothing but NUL bytes, and
+lines whose only text is a fragment before a NUL run.
 """
 
 from __future__ import annotations
@@ -33,6 +58,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from gridtrace.logs._base import FileParse
+from gridtrace.logs._text import NON_UTF8, decode_line
 from gridtrace.schema import QUARANTINE, RECORDS
 
 __all__ = ["TorqueLine", "parse_torque_line", "split_message", "tokenize_torque_reference"]
@@ -48,8 +74,17 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 # Record types whose message is free text rather than key=value tokens (PBS Pro licence records).
 FREE_TEXT_TYPES = frozenset({"L"})
-# Keys the end record of a job always carries; a last line without them was cut off.
-_END_KEYS = ("end", "Exit_status")
+# Keys a record type always carries; a last line without one of them was cut off.
+ALWAYS_KEYS: dict[str, tuple[str, ...]] = {
+    "E": ("end", "Exit_status"),
+    "S": ("start", "exec_host"),
+}
+_NUL = b"\x00"
+# the start of a record: what must follow a NUL run for the text before it to be a fragment
+_HEAD = re.compile(rb"\s*(?:[^;/\s]+:)?\d{2}/\d{2}/\d{4} \d{2}:\d{2}:\d{2};[A-Za-z];")
+REASON_NUL_ONLY = "NUL bytes only (what a crash or a log rotation leaves)"
+REASON_FRAGMENT = "cut-off record fragment before a NUL run (a crash or a log rotation)"
+REASON_ID_CUT = "last line cut off before its message: the job id may be incomplete"
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,16 +162,50 @@ def parse_torque_line(raw: bytes, *, last_without_newline: bool = False) -> Torq
     keep_raw = False
     if raw.endswith(b"\r"):
         raw = raw[:-1]
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        text = raw.decode("utf-8", errors="backslashreplace")
-        flags.append("NON_UTF8")
+        flags.append("CRLF")
+    prefix = ""
+    if _NUL in raw:
+        keep_raw = True
+        cut = raw.rfind(_NUL)
+        fragment, tail = raw[:cut].replace(_NUL, b""), raw[cut + 1 :]
+        if not tail.strip():
+            return REASON_FRAGMENT if fragment.strip() else REASON_NUL_ONLY
+        if fragment.strip() and not _HEAD.match(tail):
+            # NULs inside one record (its text goes on after them): removed, the rest parsed
+            flags.append("NUL_INSIDE")
+            raw = raw.replace(_NUL, b"")
+        else:
+            flags.append("NUL_STRIPPED")
+            if fragment.strip():
+                flags.append("CUT_FRAGMENT")
+            raw = tail
+            prefix = "after a NUL run: "
+    text, repaired = decode_line(raw)
+    if repaired:
+        flags.append(NON_UTF8)
         keep_raw = True
     if _CONTROL.search(text):
         text = _CONTROL.sub("", text)
         flags.append("CONTROL_CHARS")
         keep_raw = True
+    reason = _parse_text(text, flags, last_without_newline)
+    if isinstance(reason, str):
+        return prefix + reason
+    record_type, stamp, job_id, attrs, prefixed = reason
+    return TorqueLine(
+        record_type=record_type,
+        stamp=stamp,
+        job_id_raw=job_id,
+        attrs=attrs,
+        flags=tuple(flags),
+        keep_raw=keep_raw or prefixed or "TRUNCATED" in flags,
+    )
+
+
+def _parse_text(
+    text: str, flags: list[str], last_without_newline: bool
+) -> tuple[str, str, str | None, dict[str, str], bool] | str:
+    """Parse decoded, cleaned text; append flags; return the fields or a quarantine reason."""
     if not text.strip():
         return "blank line"
     match = _LINE.fullmatch(text)
@@ -150,18 +219,21 @@ def parse_torque_line(raw: bytes, *, last_without_newline: bool = False) -> Torq
         return f"impossible time in stamp {match['stamp']!r}"
     if match["prefix"] is not None:
         flags.append("FILE_PREFIX")
-        keep_raw = True
     record_type = match["type"]
-    message = match["msg"] or ""
+    message = match["msg"]
     attrs: dict[str, str] = {}
+    last_key = ""
+    if last_without_newline and message is None and record_type not in FREE_TEXT_TYPES:
+        return REASON_ID_CUT
     if record_type in FREE_TEXT_TYPES:
         job_id = None
         if message:
             attrs["message"] = message
     else:
         job_id = match["id"]
-        for token in split_message(message):
+        for token in split_message(message or ""):
             key, sep, value = token.partition("=")
+            last_key = key
             if not sep:
                 if "BARE_TOKEN" not in flags:
                     flags.append("BARE_TOKEN")
@@ -176,17 +248,12 @@ def parse_torque_line(raw: bytes, *, last_without_newline: bool = False) -> Torq
                 attrs[key] = value
     if last_without_newline:
         flags.append("NO_NEWLINE")
-        if record_type == "E" and any(k not in attrs for k in _END_KEYS):
+        always = ALWAYS_KEYS.get(record_type, ())
+        # the line stops on the value of such a key: that value may be cut
+        stops_on_one = last_key in always and not text.endswith((" ", "\t"))
+        if stops_on_one or any(k not in attrs for k in always):
             flags.append("TRUNCATED")
-            keep_raw = True
-    return TorqueLine(
-        record_type=record_type,
-        stamp=match["stamp"],
-        job_id_raw=job_id,
-        attrs=attrs,
-        flags=tuple(flags),
-        keep_raw=keep_raw,
-    )
+    return record_type, match["stamp"], job_id, attrs, match["prefix"] is not None
 
 
 def split_lines(data: bytes) -> tuple[list[bytes], bool]:

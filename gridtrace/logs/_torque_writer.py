@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 
 import pyarrow as pa
 
+from gridtrace._atomic import write_bytes
 from gridtrace.errors import ConfigError
 from gridtrace.logs._io import StrPath
 
@@ -189,7 +190,7 @@ def write_torque(
     Returns
     -------
     list of Path
-        The files written, in date order.
+        The files written, in date order (each atomically: a temporary file, then a rename).
 
     Raises
     ------
@@ -212,6 +213,6 @@ def write_torque(
     written = []
     for day in sorted(by_day):
         path = out / day
-        path.write_bytes(b"".join(line + b"\n" for line in by_day[day]))
+        write_bytes(path, b"".join(line + b"\n" for line in by_day[day]))
         written.append(path)
     return written

@@ -438,9 +438,58 @@ def test_15_daily_rotation_merges_a_job_across_files() -> None:
     assert result.records.column("stamp_utc").to_pylist()[0] == t(1714694280)
 
 
-def test_16_truncated_end_record_makes_no_job() -> None:
+CUT_S = (
+    "05/03/2024 21:00:00;S;204.pbs01;user=bob group=cms jobname=x queue=grid ctime=1714760000 "
+    "qtime=1714760000 etime=1714760000 start=1714770000 exec_host=n1/0-3 "
+    "Resource_List.nodes=1:ppn=4"
+)
+CUT_E = (
+    "05/03/2024 23:59:59;E;204.pbs01;user=bob group=cms jobname=x queue=grid ctime=1714760000 "
+    "qtime=1714760000 etime=1714760000 start=1714770000 exec_host=n1/0-3 "
+    "Resource_List.nodes=1:ppn=4 Resource_List.walltime=72:0"
+)
+
+
+def test_16_truncated_end_record_is_recovered_as_far_as_its_fields_go() -> None:
+    # a crash cut the last E record of the file: its own stamp is the end (in the site's zone)
+    job = one(lines(CUT_S), CUT_E.encode(), tz="UTC")
+    assert (job["state"], job["end_record_type"]) == ("UNKNOWN", "E")  # Exit_status was cut
+    assert job["end_time"] == t(1714780799)  # 05/03/2024 23:59:59 UTC, the record's stamp
+    assert job["start_time"] == t(1714770000)
+    assert job["run_s"] == 10799
+    assert job["cores_alloc"] == 4
+    assert job["exit_code"] is None
+    assert job["walltime_req_s"] is None  # the last value may be cut: not used
+    assert set(job["flags"]) == {
+        "TRUNCATED",
+        "END_FROM_STAMP",
+        "NO_NEWLINE",
+        "TIME_FROM_STAMP",
+        "NO_EXIT_STATUS",
+    }
+
+
+def test_16_truncated_end_record_takes_what_it_lost_from_the_start_record() -> None:
+    cut = CUT_E[: CUT_E.index(" start=")].encode()
+    job = one(lines(CUT_S), cut, tz="Europe/Paris")
+    assert job["start_time"] == t(1714770000)
+    assert job["exec_hosts"] == ["n1"]
+    assert job["end_time"] == t(1714780799 - 7200)  # local CEST stamp placed with the zone
+    assert "FROM_S_RECORD" in job["flags"]
+    assert job["state"] == "UNKNOWN"
+
+
+def test_16_truncated_end_record_without_any_start_is_unknown_not_deleted() -> None:
     cut = b"05/03/2024 23:59:59;E;204.pbs01;user=bob group=cms jobname=x queue=grid ctime=17147"
-    assert jobs(cut) == []
+    job = one(cut)
+    assert job["state"] == "UNKNOWN"
+    assert job["submit_time"] is None  # ctime=17147 is the cut value: not used
+    assert job["job_key"] == "s:204@unknown"
+    assert {"TRUNCATED", "SUBMIT_UNKNOWN", "END_FROM_STAMP", "TZ_ASSUMED_UTC"} <= set(job["flags"])
+
+
+def test_16_a_later_complete_end_record_wins() -> None:
+    cut = b"05/03/2024 23:59:59;E;204.pbs01;user=bob group=cms jobname=x queue=grid ctime=17147"
     whole = lines(
         "05/04/2024 00:00:10;E;204.pbs01;user=bob group=cms jobname=x queue=grid ctime=1714720000 "
         "start=1714730400 exec_host=n1/0 end=1714780810 Exit_status=0"
@@ -451,21 +500,49 @@ def test_16_truncated_end_record_makes_no_job() -> None:
     assert job["state"] == "COMPLETED"
     assert job["flags"] == ["END_RECORD_TRUNCATED"]
     assert result.info["truncated_end_records"] == 1
+    # the same when the job's S came first, and the cut copy sits in an overlapping file
+    result = assemble(lines(CUT_S) + CUT_E.encode(), lines(CUT_S, CUT_E + " end=1714780799"))
+    (job,) = result.jobs.to_pylist()
+    assert "END_RECORD_TRUNCATED" in job["flags"]
+    assert "TRUNCATED" not in job["flags"]
+    assert (job["state"], job["end_time"]) == ("UNKNOWN", t(1714780799))
+
+
+def test_16_a_last_value_that_may_be_cut_is_flagged_truncated() -> None:
+    # Exit_status=1 may be the start of Exit_status=137: the line stops on a key E always has
+    line = CUT_E.replace(" Resource_List.walltime=72:0", " end=1714780799 Exit_status=1")
+    job = one(lines(CUT_S), line.encode())
+    assert job["exit_code"] is None
+    assert job["end_time"] == t(1714780799)
+    assert "TRUNCATED" in job["flags"]
+    assert "END_FROM_STAMP" not in job["flags"]
 
 
 def test_17_nul_padding_parses_normally() -> None:
     job = one(b"\x00\x00\x00\x0005/04/2024 00:00:01;Q;205.pbs01;queue=grid\n", tz="UTC")
     assert (job["state"], job["queue"], job["submit_time"]) == ("PENDING", "grid", t(1714780801))
+    assert job["flags"] == ["NUL_STRIPPED", "NO_END_RECORD", "TIME_FROM_STAMP"]
+
+
+def test_17_a_fragment_before_a_nul_run_is_never_a_job() -> None:
+    fragment = b"05/04/2024 00:00:00;Q;299.pbs01;que"
+    data = fragment + b"\x00" * 100 + b"05/04/2024 00:00:01;Q;205.pbs01;queue=grid\n"
+    data += b"05/04/2024 00:00:02;Q;298.pbs0" + b"\x00" * 8 + b"\n"
+    result = assemble(data, tz="UTC")
+    assert result.jobs.column("job_id_raw").to_pylist() == ["205.pbs01"]
+    assert result.records.column("flags").to_pylist() == [["NUL_STRIPPED", "CUT_FRAGMENT"]]
 
 
 def test_18_non_utf8_bytes_never_abort() -> None:
     line = (
-        b"05/04/2024 00:00:02;E;207.pbs01;user=bob jobname=r\xe9sultat queue=grid "
+        b"05/04/2024 00:00:02;E;207.pbs01;user=ga\xe9ndalf jobname=r\xe9sultat queue=grid "
         b"ctime=1714780000 start=1714780100 exec_host=n1/0 end=1714780802 Exit_status=0\n"
     )
     result = assemble(line)
-    assert result.jobs.column("job_name").to_pylist() == ["r\\xe9sultat"]
+    assert result.jobs.column("job_name").to_pylist() == ["r\u00e9sultat"]
+    assert result.jobs.column("user").to_pylist() == ["ga\u00e9ndalf"]
     assert result.jobs.column("state").to_pylist() == ["COMPLETED"]
+    assert result.jobs.column("flags").to_pylist() == [["NON_UTF8"]]
     assert result.records.column("flags").to_pylist() == [["NON_UTF8"]]
 
 
@@ -698,7 +775,8 @@ def test_running_start_storm_takes_the_last_start() -> None:
     job = one(lines(*S_STORM[:4]))
     assert (job["state"], job["start_time"]) == ("RUNNING", t(1465029388))
     assert job["exec_hosts"] == ["r11i2n4", "r11i2n5"]
-    assert job["flags"] == ["START_RETRIED", "NO_END_RECORD"]
+    # exec_host shows 48 slots of the 192 asked for
+    assert job["flags"] == ["START_RETRIED", "NO_END_RECORD", "CORES_REQ_MISMATCH"]
 
 
 DELETED_QUEUED = (
@@ -842,12 +920,13 @@ def test_xdmod_minimal_and_odd_lines() -> None:
         "UNIT_NONSTANDARD",
         "NODESPEC_FROM_NODECT",
         "GPUS_ALLOC_FROM_REQUEST",
+        "CORES_REQ_MISMATCH",  # 28 slots in exec_host, ppn=24 asked
     ]
 
 
 def test_job_id_with_and_without_server_suffix_is_one_job() -> None:
     job = one(lines(XDMOD_2009, XDMOD_2009.replace(";6.edge.ccr.buffalo.edu;", ";6;")))
-    assert job["flags"] == ["DUPLICATE_END"]
+    assert job["flags"] == ["DUPLICATE_END", "CORES_REQ_MISMATCH"]  # 4 slots of 32 asked
     assert job["job_id_raw"] == "6.edge.ccr.buffalo.edu"
 
 
@@ -869,6 +948,7 @@ def test_unreadable_values_become_null_and_flagged() -> None:
     assert (job["cores_alloc"], job["exec_hosts"], job["walltime_used_s"]) == (None, None, None)
     assert job["state"] == "UNKNOWN"
     assert job["flags"] == [
+        "SUBMIT_UNKNOWN",
         "NO_EXIT_STATUS",
         "VALUE_UNREADABLE:Exit_status",
         "VALUE_UNREADABLE:Resource_List.nodect",
@@ -994,3 +1074,53 @@ def test_vectorised_and_record_by_record_paths_agree(shapes: list[list[str]]) ->
     rows = fast.jobs.to_pylist()
     for row in rows:
         assert 0 <= row["attempt"] < row["n_attempts"]
+
+
+# --------------------------------------------------------------------------------------------
+# issue 16: conflicts between sources, files out of order, CRLF (synthetic; real copies in
+# test_torque_damaged_copies.py)
+
+CONFLICT = (
+    "05/03/2024 12:00:00;E;300.pbs01;user=bob group=cms queue=grid ctime=1714730000 "
+    "start=1714730100 exec_host=n1/0-7 total_execution_slots=4 unique_node_count=2 "
+    "Resource_List.nodes=1:ppn=8 Resource_List.ncpus=1 end=1714737600 Exit_status=0"
+)
+
+
+def test_slot_counts_that_disagree_are_flagged_and_exec_host_kept() -> None:
+    job = one(lines(CONFLICT))
+    assert (job["cores_alloc"], job["nodes_alloc"], job["cores_req"]) == (8, 1, 8)
+    assert {"CORES_CONFLICT", "NODES_CONFLICT", "CORES_REQ_CONFLICT"} <= set(job["flags"])
+    assert "CORES_REQ_MISMATCH" not in job["flags"]
+    agreeing = CONFLICT.replace("total_execution_slots=4", "total_execution_slots=8")
+    agreeing = agreeing.replace("unique_node_count=2", "unique_node_count=1")
+    agreeing = agreeing.replace("Resource_List.ncpus=1", "Resource_List.ncpus=8")
+    assert one(lines(agreeing))["flags"] == []
+
+
+def test_a_project_standing_in_for_the_account_is_flagged() -> None:
+    line = CONFLICT.replace("user=bob", "user=bob project=climate")
+    job = one(lines(line))
+    assert job["account"] == "climate"
+    assert "ACCOUNT_FROM_PROJECT" in job["flags"]
+
+
+def test_files_out_of_order_assemble_as_in_order(tmp_path: Any) -> None:
+    from gridtrace.logs import read_torque
+
+    day1 = lines(
+        "05/02/2024 23:00:00;Q;210.pbs01;queue=grid",
+        "05/02/2024 23:59:00;S;210.pbs01;user=bob queue=grid ctime=1714690800 "
+        "start=1714694340 exec_host=n5/0-1",
+    )
+    day2 = lines(
+        "05/03/2024 01:00:00;E;210.pbs01;user=bob queue=grid ctime=1714690800 "
+        "start=1714694340 exec_host=n5/0-1 end=1714698000 Exit_status=0",
+    )
+    (tmp_path / "accounting.1").write_bytes(day1)  # rotation: the larger number is older
+    (tmp_path / "accounting").write_bytes(day2.replace(b"\n", b"\r\n"))
+    result = read_torque(tmp_path, site="s", tz="UTC")
+    (job,) = result.jobs.to_pylist()
+    assert (job["state"], job["run_s"], job["n_attempts"]) == ("COMPLETED", 3660, 1)
+    assert result.info["files_reordered"] == 2
+    assert result.summary()["record_flags"] == {"CRLF": 1}

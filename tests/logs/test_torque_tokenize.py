@@ -118,6 +118,8 @@ DECLINED_LINES = [
     b"05/03/2024 12:00:00;S;220.pbs01;user=bob queue=grid\r\r",
     b"05/03/2024 12:00:00;S;221.pbs01;user=j\xc3\xa9r\xc3\xb4me",  # valid UTF-8, not ASCII
     b"\xef\xbb\xbf05/03/2024 12:00:00;S;222.pbs01;user=bob",  # a byte-order mark
+    TRUNCATED + b"\x00" * 7 + QUEUED,  # a fragment, a NUL run, then a record
+    b"\x00" * 64,
 ]
 FIXTURE_LINES = CLEAN_LINES + DECLINED_LINES
 
@@ -197,7 +199,7 @@ def test_equals_inside_a_value_splits_on_the_first(tokenize: Any) -> None:
 @TOKENIZERS
 def test_nul_padding_is_removed_and_flagged(tokenize: Any) -> None:
     row = _one_record(tokenize, NUL_PADDED)
-    assert row["flags"] == ["CONTROL_CHARS"]
+    assert row["flags"] == ["NUL_STRIPPED"]
     assert row["raw"] == NUL_PADDED
     assert row["stamp"] == "05/04/2024 00:00:01"
     assert row["record_type"] == "Q"
@@ -205,11 +207,43 @@ def test_nul_padding_is_removed_and_flagged(tokenize: Any) -> None:
 
 
 @TOKENIZERS
-def test_non_utf8_bytes_are_kept_losslessly(tokenize: Any) -> None:
+def test_a_fragment_before_a_nul_run_is_never_parsed(tokenize: Any) -> None:
+    # a crash cut an E record; the server went on after a run of NULs with the next record
+    line = TRUNCATED + b"\x00" * 40 + QUEUED
+    row = _one_record(tokenize, line)
+    assert row["flags"] == ["NUL_STRIPPED", "CUT_FRAGMENT"]
+    assert (row["record_type"], row["job_id_raw"]) == ("Q", QUEUED.split(b";")[2].decode())
+    assert row["attrs"] == [("queue", "qdef")]
+    assert row["raw"] == line  # the fragment is recoverable
+
+
+@TOKENIZERS
+def test_stray_nuls_inside_one_record_are_removed(tokenize: Any) -> None:
+    line = b"05/03/2024 12:00:00;E;303.pbs01;user=carol\x00 group=atlas end=1714726801"
+    row = _one_record(tokenize, line)
+    assert row["flags"] == ["NUL_INSIDE"]
+    assert _attrs(row) == {"user": "carol", "group": "atlas", "end": "1714726801"}
+    assert row["raw"] == line
+
+
+@TOKENIZERS
+def test_nul_only_and_fragment_only_lines_are_quarantined(tokenize: Any) -> None:
+    lines = [b"\x00" * 512, TRUNCATED + b"\x00" * 10, b"\x00\x00" + GARBAGE, QUEUED]
+    result = _tokenize(tokenize, b"\n".join(lines) + b"\n")
+    assert result.records.column("src_line").to_pylist() == [4]
+    reasons = result.quarantine.column("reason").to_pylist()
+    assert reasons[0].startswith("NUL bytes only")
+    assert reasons[1].startswith("cut-off record fragment")
+    assert reasons[2].startswith("after a NUL run: not a TORQUE/PBS accounting line")
+    assert result.quarantine.column("raw").to_pylist() == lines[:3]
+
+
+@TOKENIZERS
+def test_non_utf8_bytes_are_decoded_by_the_stated_fallback(tokenize: Any) -> None:
     row = _one_record(tokenize, NON_UTF8)
     assert row["flags"] == ["NON_UTF8"]
     assert row["raw"] == NON_UTF8  # the original bytes, exactly
-    assert _attrs(row)["jobname"] == "r\\xe9sultat"
+    assert _attrs(row)["jobname"] == "r\u00e9sultat"  # Windows-1252 / Latin-1
     assert _attrs(row)["queue"] == "grid"
 
 
@@ -230,8 +264,24 @@ def test_truncated_last_line_is_kept_and_flagged(tokenize: Any) -> None:
     assert first["flags"] == []
     assert last["flags"] == ["NO_NEWLINE", "TRUNCATED"]
     assert last["raw"] == TRUNCATED
-    assert _attrs(last)["ctime"] == "17147"
+    assert _attrs(last)["ctime"] == "17147"  # as logged; the assembler does not use it
     assert result.lines_read == 2
+
+
+@TOKENIZERS
+def test_a_start_record_cut_before_its_start_is_truncated(tokenize: Any) -> None:
+    cut = VSC_S[: VSC_S.index(b" start=")]
+    row = _one_record(tokenize, cut, newline=False)
+    assert row["flags"] == ["NO_NEWLINE", "TRUNCATED"]
+
+
+@TOKENIZERS
+def test_a_last_line_cut_in_its_job_id_is_quarantined(tokenize: Any) -> None:
+    result = _tokenize(tokenize, QUEUED + b"\n" + QUEUED[:25])
+    assert result.records.num_rows == 1
+    (bad,) = result.quarantine.to_pylist()
+    assert bad["reason"].startswith("last line cut off before its message")
+    assert bad["raw"] == QUEUED[:25]
 
 
 @TOKENIZERS
@@ -299,7 +349,7 @@ def test_repeated_keys_are_joined_and_bare_tokens_kept(tokenize: Any) -> None:
 def test_crlf_line_ends_and_trailing_spaces(tokenize: Any) -> None:
     row = _one_record(tokenize, CRLF)
     assert row["attrs"] == [("user", "bob"), ("queue", "grid")]
-    assert row["flags"] == []
+    assert row["flags"] == ["CRLF"]  # counted; nothing else changes
     assert row["raw"] is None
     row = _one_record(tokenize, VSC_S)
     assert row["attrs"][-1] == ("Resource_List.walltime", "72:00:00")
