@@ -95,6 +95,9 @@ logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "gridtrace.log_formats"
 
+NOTHING_READ = "gave no record"
+"""Words of the warning about a file none of whose lines became a record."""
+
 
 class _Assemble(Protocol):
     def __call__(self, parts: Sequence[FileParse], *, tz: str | None = ...) -> ParseResult: ...
@@ -408,7 +411,8 @@ def parse_logs(
     result = dataclasses.replace(result, info=info)
     if policy == "warn":
         for entry in failed:
-            warnings.warn(f"{entry['file']}: {entry['why']}", DataQualityWarning, stacklevel=2)
+            message = f"{entry['file']}: {NOTHING_READ}: {entry['why']}"
+            warnings.warn(message, DataQualityWarning, stacklevel=2)
     if anonymize is not None:
         from gridtrace.logs._anonymize import anonymize_result
 
