@@ -117,6 +117,10 @@ class LogFormat:
         ``looks_like(head: bytes) -> bool`` on the first (decompressed) bytes of a file.
     tokenize_file : callable
         ``tokenize_file(path, *, site) -> FileParse``; must be a picklable module-level function.
+        It should read the file with :func:`gridtrace.logs.read_log_bytes`: then compressed
+        files are read for it, and :func:`parse_logs` (through
+        :func:`gridtrace.logs.tokenize_guarded`) quarantines a broken stream's rest, over-long
+        lines and garbage for it, within the limits every built-in format is read under.
     assemble : callable
         ``assemble(parts, *, tz) -> ParseResult``, given every file's records in reading order.
     aliases : tuple of str
