@@ -11,11 +11,12 @@ import dataclasses
 import json
 import logging
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gridtrace.errors import ConfigError, GridtraceError
+from gridtrace.errors import ConfigError, DataQualityWarning, GridtraceError
 
 __all__ = ["main"]
 
@@ -58,49 +59,116 @@ def _split_vo_rule(rule: str) -> tuple[str, str, str]:
     return field, pattern, vo
 
 
-def _cmd_parse(args: argparse.Namespace) -> int:
-    import pyarrow.parquet as pq
+_PARSE_OUTPUTS = ("records.parquet", "jobs.parquet", "quarantine.parquet")
+_MOST_LISTED = 20  # entries of a list printed before "... and N more"
 
-    from gridtrace.logs import parse_logs
+
+def _cmd_parse(args: argparse.Namespace) -> int:
+    from gridtrace._atomic import write_parquet, write_text
+    from gridtrace.logs import flag_meanings, parse_logs
     from gridtrace.logs._anonymize import anonymize_result, read_key_file
+    from gridtrace.logs._registry import NOTHING_READ
 
     key = read_key_file(args.anonymize_key_file) if args.anonymize_key_file else None
-    result = parse_logs(
-        args.paths,
-        format=args.format,
-        site=args.site,
-        tz=args.tz,
-        errors=args.errors,
-        workers=args.workers,
-        processes=args.processes,
-        scheduler=args.scheduler,
-        progress=args.progress,
-    )
-    jobs = _vo_mapping(args).apply(result.jobs)
+    with warnings.catch_warnings():
+        # files that gave no record are said once, as errors, below
+        warnings.filterwarnings("ignore", f".*: {NOTHING_READ}: ", DataQualityWarning)
+        result = parse_logs(
+            args.paths,
+            format=args.format,
+            site=args.site,
+            tz=args.tz,
+            errors=args.errors,
+            workers=args.workers,
+            processes=args.processes,
+            scheduler=args.scheduler,
+            progress=args.progress,
+        )
+    result = dataclasses.replace(result, jobs=_vo_mapping(args).apply(result.jobs))
     if key is not None:  # after the VO rules, which read the real group names
-        result = anonymize_result(dataclasses.replace(result, jobs=jobs), key)
-        jobs = result.jobs
+        result = anonymize_result(result, key, src_file=args.anonymize_src_file)
+    summary = result.summary()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    pq.write_table(result.records, out / "records.parquet")
-    pq.write_table(jobs, out / "jobs.parquet")
-    pq.write_table(result.quarantine, out / "quarantine.parquet")
-    summary = result.summary()
-    (out / "parse-summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    # the summary goes first and comes back last: a folder with a summary holds the complete
+    # tables of that run, whenever a run over it was killed (each file is renamed into place)
+    summary_path = out / "parse-summary.json"
+    summary_path.unlink(missing_ok=True)
+    tables = (result.records, result.jobs, result.quarantine)
+    for name, table in zip(_PARSE_OUTPUTS, tables, strict=True):
+        write_parquet(table, out / name)
+    write_text(summary_path, json.dumps(summary, indent=2) + "\n")
+
     _say(
         f"{summary['lines_read']} lines read from {summary['files']} file(s): "
         f"{summary['lines_parsed']} parsed, {summary['lines_quarantined']} quarantined"
     )
     _say("records by type: " + _counts(summary["records_by_type"]))
     _say(f"{summary['jobs']} job attempts; by state: " + _counts(summary["jobs_by_state"]))
-    if summary["job_flags"]:
-        _say("job flags: " + _counts(summary["job_flags"]))
-    if summary["record_flags"]:
-        _say("record flags: " + _counts(summary["record_flags"]))
+    meanings = flag_meanings()
+    for label, key_name in (("job flags", "job_flags"), ("record flags", "record_flags")):
+        if summary[key_name]:
+            _say(f"{label}:")
+            for line in _flag_lines(summary[key_name], meanings):
+                _say(line)
     if summary["quarantine_reasons"]:
-        _say("quarantined: " + _counts(summary["quarantine_reasons"]))
+        _say("quarantined: " + _counts(_top(summary["quarantine_reasons"])))
+    _say_input_findings(summary)
+    for entry in _listed(summary.get("skipped", [])):
+        _say(f"skipped {entry['path']}: {entry['why']}" if isinstance(entry, dict) else entry)
     _say(f"tables written to {out}/")
+    failed = summary.get("files_failed", [])
+    for entry in failed:
+        logger.error("%s: %s: %s", entry["file"], NOTHING_READ, entry["why"])
+    if failed:
+        logger.error(
+            "%d of %d file(s) gave no record; the tables are written, their lines are in the "
+            "quarantine table (exit status 1)",
+            len(failed),
+            summary["files"] + sum(not entry.get("lines_read") for entry in failed),
+        )
+        return 1
     return 0
+
+
+def _flag_lines(counts: dict[str, int], meanings: dict[str, str]) -> list[str]:
+    from gridtrace.logs import describe_flag
+
+    width = max(len(flag) for flag in counts)
+    return [
+        f"  {flag:<{width}} {count:>9}  {describe_flag(flag, meanings) or '(unexplained)'}"
+        for flag, count in counts.items()
+    ]
+
+
+def _top(counts: dict[str, int]) -> dict[str, int]:
+    ranked = sorted(counts.items(), key=lambda item: -item[1])
+    top = dict(ranked[:_MOST_LISTED])
+    if len(ranked) > _MOST_LISTED:
+        top[f"and {len(ranked) - _MOST_LISTED} other reasons"] = sum(c for _, c in ranked[20:])
+    return top
+
+
+def _listed(entries: list[Any]) -> list[Any]:
+    if len(entries) <= _MOST_LISTED:
+        return entries
+    more = len(entries) - _MOST_LISTED
+    return [*entries[:_MOST_LISTED], f"... and {more} more (see parse-summary.json)"]
+
+
+def _say_input_findings(summary: dict[str, Any]) -> None:
+    found = summary.get("input", {})
+    limits = found.get("limits", {})
+    if found.get("lines_cut"):
+        _say(
+            f"{found['lines_cut']} line(s) longer than {limits['max_line_bytes']:,} bytes "
+            "quarantined unparsed"
+        )
+    for entry in _listed(found.get("files_broken", []) + found.get("files_stopped", [])):
+        if isinstance(entry, dict):
+            _say(f"{entry['file']}:{entry['line']}: {entry['reason']}")
+        else:
+            _say(entry)
 
 
 def _counts(counts: dict[str, int]) -> str:
@@ -110,6 +178,7 @@ def _counts(counts: dict[str, int]) -> str:
 def _cmd_anonymize(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
+    from gridtrace._atomic import write_parquet
     from gridtrace.logs._anonymize import (
         ALL_KINDS,
         DEFAULT_KINDS,
@@ -139,8 +208,8 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
         if (out / name).resolve() == Path(path).resolve():
             msg = f"{path}: the output would overwrite the input; choose another -o folder"
             raise ConfigError(msg)
-        table = anonymize_table(pq.read_table(path), key, kinds=kinds)
-        pq.write_table(table, out / name)
+        table = anonymize_table(pq.read_table(path), key, kinds=kinds, src_file=args.src_file)
+        write_parquet(table, out / name)
         _say(f"{path}: {table.num_rows} rows anonymised -> {out / name}")
     return 0
 
@@ -206,6 +275,7 @@ def _cmd_trace(args: argparse.Namespace) -> int:
 def _cmd_segment(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
+    from gridtrace._atomic import write_parquet, write_text
     from gridtrace.logs import build_trace
     from gridtrace.schema import read_table, trace_metadata
     from gridtrace.segment import (
@@ -241,7 +311,9 @@ def _cmd_segment(args: argparse.Namespace) -> int:
     choice = select_segment(result.segments, criteria)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    pq.write_table(result.segments, out / "segments.parquet")
+    summary_path = out / "segmentation.json"
+    summary_path.unlink(missing_ok=True)  # written last: present means the rest is complete
+    write_parquet(result.segments, out / "segments.parquet")
     name = args.name or str(trace_metadata(trace)["site"])
     chosen = [r["segment_id"] for r in choice.ranking if r["eligible"]][: args.top]
     if not chosen:
@@ -249,10 +321,10 @@ def _cmd_segment(args: argparse.Namespace) -> int:
     written = []
     for segment_id in chosen:
         path = out / f"{name}-seg{segment_id}.parquet"
-        pq.write_table(segment_trace(trace, result.segments, segment_id), path)
+        write_parquet(segment_trace(trace, result.segments, segment_id), path)
         written.append(str(path))
     summary = {**result.info(), "choice": choice.to_dict(), "traces": written}
-    (out / "segmentation.json").write_text(json.dumps(summary, indent=2) + "\n")
+    write_text(summary_path, json.dumps(summary, indent=2) + "\n")
     for row in result.segments.to_pylist():
         _say(
             f"segment {row['segment_id']}: {row['jobs']} jobs, U = {row['utilisation']:.3f}, "
@@ -269,8 +341,7 @@ def _cmd_segment(args: argparse.Namespace) -> int:
 def _cmd_synth(args: argparse.Namespace) -> int:
     import dataclasses
 
-    import pyarrow.parquet as pq
-
+    from gridtrace._atomic import atomic_path, write_parquet
     from gridtrace.models import (
         DEEPRM_PRESETS,
         generate_preset_trace,
@@ -322,10 +393,13 @@ def _cmd_synth(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{stem}.parquet"
-    pq.write_table(trace, path)
+    write_parquet(trace, path)
     written = str(path)
     if args.swf:
-        written += f" and {write_trace_swf(trace, out / f'{stem}.swf')}"
+        swf = out / f"{stem}.swf"
+        with atomic_path(swf) as temporary:
+            write_trace_swf(trace, temporary)
+        written += f" and {swf}"
     _say(f"{trace.num_rows} jobs of {what}, seed {args.seed}; written to {written}")
     return 0
 
@@ -418,6 +492,7 @@ def _cmd_rl(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
+    from gridtrace._atomic import write_text
     from gridtrace.report import render_workload_report
     from gridtrace.sim import read_result
 
@@ -442,7 +517,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         segments=segments,
         segmentation=segmentation,
     )
-    (out / "key-figures.json").write_text(json.dumps(figures, indent=2, default=str) + "\n")
+    write_text(out / "key-figures.json", json.dumps(figures, indent=2, default=str) + "\n")
     _say(f"report of {args.workload} written to {out / 'index.html'}")
     return 0
 
@@ -468,9 +543,33 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
     parser.add_argument("-q", "--quiet", action="store_true", help="only errors")
+    parser.add_argument(
+        "--traceback",
+        action="store_true",
+        help="on an error, show the Python traceback instead of a one-line message",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
-    parse = commands.add_parser("parse", help="accounting logs -> records, jobs, quarantine")
+    parse = commands.add_parser(
+        "parse",
+        help="accounting logs -> records, jobs, quarantine",
+        description="Parse accounting logs into records.parquet, jobs.parquet, "
+        "quarantine.parquet and parse-summary.json in the output folder.",
+        epilog="Each file's format is recognised from its content (unless --format is given); "
+        "a folder's files are read in date order, its sub-folders, hidden files and files no "
+        "format recognises are skipped and listed. Lines that cannot be read are quarantined, "
+        "never lost: lines read = parsed + quarantined. Files are read under stated limits: a "
+        "truncated compressed file is read up to the break, a line over 1 MiB is quarantined "
+        "unparsed, a file whose 100,000-line window is over 99%% blank or NUL lines is stopped; "
+        "each is one quarantine row, listed on the console and in the summary. The tables are "
+        "written first and parse-summary.json last, each through a temporary file: a folder "
+        "holding a summary holds the complete tables of that run. "
+        "Exit status: 0 when every file gave records; 1 when the tables are written but some "
+        "file gave none (every line quarantined, e.g. a wrong --format, or a named file no "
+        "format recognises): those files are named on stderr and in files_failed of the "
+        "summary; 2 on an error, with nothing written (a path that does not exist or cannot be "
+        "read, a bad option, --errors raise at a bad line).",
+    )
     parse.add_argument("paths", nargs="+", help="log files or directories of daily files")
     parse.add_argument("-o", "--out", required=True, help="output folder")
     parse.add_argument("--format", help="log format (default: recognised from the content)")
@@ -495,7 +594,15 @@ def _build_parser() -> argparse.ArgumentParser:
     parse.add_argument(
         "--anonymize-key-file",
         metavar="FILE",
-        help="pseudonymise names with the secret key in FILE (see 'gridtrace anonymize')",
+        help="pseudonymise names with the secret key in FILE (see 'gridtrace anonymize'); "
+        "src_file and the summary then keep file names only, not their folders",
+    )
+    parse.add_argument(
+        "--anonymize-src-file",
+        choices=("name", "pseudonym"),
+        default="name",
+        help="with --anonymize-key-file: what src_file keeps of each path, the file's name "
+        "(default) or a keyed pseudonym of it (f-..., for file names that name someone)",
     )
     parse.set_defaults(run=_cmd_parse)
 
@@ -514,6 +621,13 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     anonymize.add_argument(
         "--pseudonymise-vo", action="store_true", help="replace VO names too (public by default)"
+    )
+    anonymize.add_argument(
+        "--src-file",
+        choices=("name", "pseudonym"),
+        default="name",
+        help="what src_file keeps of each path: the file's name (default; folders are dropped) "
+        "or a keyed pseudonym of it",
     )
     anonymize.set_defaults(run=_cmd_anonymize)
 
@@ -659,16 +773,36 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(exc: BaseException) -> str:
+    """Say what went wrong in one line, naming the file and what to do."""
+    if isinstance(exc, PermissionError):
+        return (
+            f"{exc.filename}: permission denied; make the file readable (and its folder "
+            "searchable) for this user, or leave it out"
+        )
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        what = exc.strerror[:1].lower() + exc.strerror[1:]
+        return f"{exc.filename}: {what}; check the path, or leave the file out"
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``gridtrace`` command line; return the exit status."""
+    """Run the ``gridtrace`` command line; return the exit status.
+
+    Errors gridtrace expects (a :class:`~gridtrace.errors.GridtraceError`, a file that does not
+    exist or cannot be read) end in one line on stderr, naming the file and what to do, and
+    exit status 2; ``--traceback`` shows the Python traceback instead.
+    """
     args = _build_parser().parse_args(argv)
     level = logging.ERROR if args.quiet else (logging.DEBUG if args.verbose else logging.INFO)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     logging.captureWarnings(True)  # data-quality warnings read as log lines on the command line
     try:
         status: int = args.run(args)
-    except (GridtraceError, FileNotFoundError) as exc:
-        logger.error("%s", exc)
+    except (GridtraceError, OSError) as exc:
+        if args.traceback:
+            raise
+        logger.error("%s", _one_line(exc))
         return 2
     finally:
         logging.captureWarnings(False)

@@ -8,12 +8,24 @@
 from __future__ import annotations
 
 from gridtrace.logs._anonymize import anonymize_table
-from gridtrace.logs._base import ERROR_POLICIES, ErrorPolicy, FileParse, ParseResult
+from gridtrace.logs._base import (
+    ERROR_POLICIES,
+    ErrorPolicy,
+    FileParse,
+    ParseResult,
+    tokenize_guarded,
+)
 from gridtrace.logs._batsim import write_batsim
 from gridtrace.logs._flags import describe_flag, flag_meanings
 from gridtrace.logs._gwf import read_gwf, write_gwf
 from gridtrace.logs._htcondor import read_htcondor
-from gridtrace.logs._io import detect_compression, expand_log_paths, read_log_bytes
+from gridtrace.logs._io import (
+    detect_compression,
+    expand_log_paths,
+    read_log_bytes,
+    read_log_head,
+    scan_log_paths,
+)
 from gridtrace.logs._lsf import read_lsf
 from gridtrace.logs._registry import (
     LogFormat,
@@ -64,6 +76,7 @@ __all__ = [
     "read_gwf",
     "read_htcondor",
     "read_log_bytes",
+    "read_log_head",
     "read_lsf",
     "read_sge",
     "read_slurm",
@@ -71,6 +84,8 @@ __all__ = [
     "read_torque",
     "register_format",
     "registered_formats",
+    "scan_log_paths",
+    "tokenize_guarded",
     "write_batsim",
     "write_gwf",
     "write_swf",

@@ -26,7 +26,7 @@ What each table keeps
     group by them. Two exceptions: ``kinds`` containing ``"vo"`` pseudonymises every VO, and a VO
     that a :class:`~gridtrace.logs.VOMapping` copied from the group, user or account column (flag
     ``VO_FROM_GROUP`` …) is pseudonymised like that column, since it *is* that name. ``site``,
-    ``queue``, ``src_file``, times, sizes, states and flags are kept.
+    ``queue``, times, sizes, states and flags are kept.
 ``trace``
     ``user`` replaced, ``vo`` as above (a trace has no flags: build it from anonymised ``jobs``,
     or pass ``kinds`` with ``"vo"``, when VOs were taken from group names).
@@ -43,9 +43,18 @@ What each table keeps
     add its rules to ``_RECORD_RULES``. Row count, ``src_line``, ``record_type``, ``stamp`` and
     ``flags`` are untouched, so lines read = parsed + quarantined still holds.
 ``quarantine``
-    ``raw`` becomes empty bytes (an unreadable line can hold any name); file, line and reason stay.
+    ``raw`` becomes empty bytes (an unreadable line can hold any name); line stays; in the
+    reason, a quoted value (``impossible date in stamp '…'``) is replaced by ``'…'``.
 ``sim_result``
     ``vo`` as above.
+
+``src_file`` (in ``jobs``, ``records`` and ``quarantine``) keeps only what ``src_file`` asks:
+the file's name without its folders (``"name"``, the default: ``/home/alice/logs/20240503.gz``
+becomes ``20240503.gz``), or a keyed pseudonym of that name (``"pseudonym"``: ``f-…``), for
+sites whose file names themselves name someone. Paths in the metadata of a trace
+(``provenance``: ``jobs_table``, ``model_file``) are reduced the same way, and
+:func:`anonymize_result` does the same to the files, skipped paths and reasons a parse lists
+in its ``info`` (and so in its summary), keeping of a log's header only its plain values.
 
 The table's schema metadata gains ``gridtrace.anonymized``: the scheme, the kinds replaced and a
 key id (an HMAC of a fixed text), so that two files can be checked to share a key without it.
@@ -61,7 +70,7 @@ import os
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Final, Literal, cast
 
 import numpy as np
@@ -76,6 +85,7 @@ from gridtrace.schema import SCHEMAS
 __all__ = [
     "ALL_KINDS",
     "DEFAULT_KINDS",
+    "SRC_FILE_MODES",
     "anonymize_result",
     "anonymize_table",
     "check_key",
@@ -98,6 +108,10 @@ ALL_KINDS: Final[tuple[Kind, ...]] = ("user", "group", "account", "job_name", "h
 DEFAULT_KINDS: Final[frozenset[Kind]] = frozenset({"user", "group", "account", "job_name", "host"})
 """The kinds replaced unless told otherwise: every name but the (public) VO."""
 
+SrcFileMode = Literal["name", "pseudonym"]
+SRC_FILE_MODES: Final[tuple[SrcFileMode, ...]] = ("name", "pseudonym")
+"""What an anonymised ``src_file`` keeps: the file's name, or a keyed pseudonym of it."""
+
 _PREFIX: Final[dict[str, str]] = {
     "user": "u",
     "group": "g",
@@ -106,6 +120,7 @@ _PREFIX: Final[dict[str, str]] = {
     "host": "h",
     "vo": "v",
 }
+_FILE_PREFIX = "f"
 _HEX_DIGITS = 12  # 48 bits
 _SCHEME = "hmac-sha256-48"
 _METADATA_KEY = b"gridtrace.anonymized"
@@ -223,6 +238,17 @@ class _Pseudonymizer:
         }
         self._forward: dict[Kind, dict[str, str]] = {kind: {} for kind in ALL_KINDS}
         self._backward: dict[Kind, dict[str, str]] = {kind: {} for kind in ALL_KINDS}
+        self._file = hmac.new(key, b"file\x00", hashlib.sha256)
+        self.src_file: SrcFileMode = "name"
+
+    def file(self, path: str) -> str:
+        """Reduce a file's path to its name, or to a pseudonym of its name."""
+        name = re.split(r"[\\/]", path.rstrip("/\\"))[-1]
+        if self.src_file == "name" or not name:
+            return name
+        mac = self._file.copy()
+        mac.update(name.encode("utf-8", "surrogatepass"))
+        return f"{_FILE_PREFIX}-{mac.hexdigest()[:_HEX_DIGITS]}"
 
     def name(self, value: str, kind: Kind) -> str:
         if kind not in self.kinds or not value:
@@ -576,6 +602,7 @@ def anonymize_table(
     key: bytes,
     *,
     kinds: Collection[str] = DEFAULT_KINDS,
+    src_file: str = "name",
 ) -> pa.Table:
     """Replace the names in a gridtrace table by keyed pseudonyms.
 
@@ -589,6 +616,8 @@ def anonymize_table(
     kinds : collection of str, default every kind but ``"vo"``
         The kinds of names to replace: ``user``, ``group``, ``account``, ``job_name``, ``host``,
         ``vo``. Free text and raw bytes are dropped whatever the kinds.
+    src_file : {"name", "pseudonym"}, default "name"
+        What ``src_file`` keeps of the path: the file's name, or a keyed pseudonym of it.
 
     Returns
     -------
@@ -598,8 +627,8 @@ def anonymize_table(
     Raises
     ------
     ConfigError
-        If the key is empty, a kind is unknown, the table is not one of gridtrace's, or two
-        names of one kind would share a pseudonym.
+        If the key is empty, a kind or ``src_file`` mode is unknown, the table is not one of
+        gridtrace's, or two names of one kind would share a pseudonym.
 
     Examples
     --------
@@ -612,24 +641,122 @@ def anonymize_table(
     >>> anonymize_table(jobs, b"a secret of 16 bytes").column("user")[0].as_py()[:2]
     'u-'
     """
-    return _anonymize(table, _Pseudonymizer(check_key(key), _check_kinds(kinds)), key)
+    return _anonymize(table, _pseudonymizer(key, kinds, src_file), key)
+
+
+def _pseudonymizer(key: bytes, kinds: Collection[str], src_file: str) -> _Pseudonymizer:
+    pseudo = _Pseudonymizer(check_key(key), _check_kinds(kinds))
+    for mode in SRC_FILE_MODES:
+        if src_file == mode:
+            pseudo.src_file = mode
+            return pseudo
+    msg = f"src_file must be one of {', '.join(SRC_FILE_MODES)}, not {src_file!r}"
+    raise ConfigError(msg)
 
 
 def anonymize_result(
-    result: ParseResult, key: bytes, *, kinds: Collection[str] = DEFAULT_KINDS
+    result: ParseResult,
+    key: bytes,
+    *,
+    kinds: Collection[str] = DEFAULT_KINDS,
+    src_file: str = "name",
 ) -> ParseResult:
     """Anonymise the ``records``, ``jobs`` and ``quarantine`` of a parse with one key.
 
-    The counts are unchanged (no row is removed), so the result still reconciles. See
-    :func:`anonymize_table` for the parameters.
+    The file paths of ``files`` and of ``info`` (skipped entries, files that failed, the
+    findings of each format) keep what ``src_file`` asks, reasons lose their quoted values, and
+    a log header in ``info`` keeps only its plain values, so that the summary written beside the
+    tables names nobody either. The counts are unchanged (no row is removed), so the result
+    still reconciles. See :func:`anonymize_table` for the parameters.
     """
-    pseudo = _Pseudonymizer(check_key(key), _check_kinds(kinds))
+    pseudo = _pseudonymizer(key, kinds, src_file)
     return replace(
         result,
         records=_anonymize(result.records, pseudo, key),
         jobs=_anonymize(result.jobs, pseudo, key),
         quarantine=_anonymize(result.quarantine, pseudo, key),
+        files=tuple(pseudo.file(f) for f in result.files),
+        info=_scrub_info(result.info, pseudo, _paths_of(result)),
     )
+
+
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_FILE_KEYS = frozenset({"file", "path", "src_file", "jobs_table", "model_file", "trace_file"})
+_REASON_KEYS = frozenset({"reason", "why", "first_reason"})
+
+
+def _redact(text: str) -> str:
+    """Replace the quoted values of a reason (``'alice'``, ``"r1i0n9"``) by ``'…'``."""
+    return _QUOTED.sub("'…'", text)
+
+
+def _paths_of(result: ParseResult) -> list[str]:
+    """Every path a parse names, and their folders, longest first (to replace in free text)."""
+    paths: set[str] = set()
+    for path in result.files:
+        paths.add(path)
+        parent = str(PurePath(path).parent)
+        while parent not in {"/", ".", ""} and parent not in paths:
+            paths.add(parent)
+            parent = str(PurePath(parent).parent)
+    return sorted(paths, key=len, reverse=True)
+
+
+def _scrub_info(value: Any, pseudo: _Pseudonymizer, paths: list[str], key: str = "") -> Any:
+    """``info`` with paths reduced, reasons redacted and headers kept plain (see above)."""
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for name, item in value.items():
+            if name.endswith("_header") and isinstance(item, dict):
+                out[name] = _plain_header(item, pseudo)
+            else:  # keys too: a count by reason is keyed by the reason
+                key_text = _scrub_info(str(name), pseudo, paths, "reason")
+                scrubbed = _scrub_info(item, pseudo, paths, str(name))
+                if isinstance(out.get(key_text), int) and isinstance(scrubbed, int):
+                    scrubbed += out[key_text]  # two reasons that differed only in a value
+                out[key_text] = scrubbed
+        return out
+    if isinstance(value, list | tuple):
+        return [_scrub_info(item, pseudo, paths, key) for item in value]
+    if not isinstance(value, str):
+        return value
+    if key in _FILE_KEYS or key == "files":
+        return pseudo.file(value)
+    if key in _REASON_KEYS:
+        value = _redact(value)
+    for path in paths:  # a path inside free text: reduce it too
+        if path in value:
+            value = value.replace(path, pseudo.file(path))
+    return value
+
+
+def _plain_header(header: Mapping[str, Any], pseudo: _Pseudonymizer) -> dict[str, Any]:
+    """Keep the entries of a log header that name nobody: harmless keys and plain values."""
+    rules = {**_SWF_RULES, **_GWF_RULES}
+    out: dict[str, Any] = {}
+    for name, value in header.items():
+        action = rules.get(name)
+        if isinstance(value, bool | int | float) or value is None or action == "keep":
+            out[name] = value
+        elif action in _PREFIX and isinstance(value, str):
+            out[name] = pseudo.name(value, cast(Kind, action))
+        elif isinstance(value, str) and re.fullmatch(_PLAIN, value.strip()):
+            out[name] = value
+    return out
+
+
+def _scrub_metadata(metadata: Mapping[bytes, bytes], pseudo: _Pseudonymizer) -> dict[bytes, bytes]:
+    """Table metadata with the paths it holds (a trace's provenance) reduced to names."""
+    out: dict[bytes, bytes] = {}
+    for name, raw in metadata.items():
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            out[name] = raw
+            continue
+        scrubbed = _scrub_info(value, pseudo, [])
+        out[name] = raw if scrubbed == value else json.dumps(scrubbed).encode()
+    return out
 
 
 def _anonymize(table: pa.Table, pseudo: _Pseudonymizer, key: bytes) -> pa.Table:
@@ -643,11 +770,19 @@ def _anonymize(table: pa.Table, pseudo: _Pseudonymizer, key: bytes) -> pa.Table:
         out = _anonymize_records(table, pseudo)
     elif kind == "quarantine":
         out = _set(table, "raw", pa.repeat(pa.scalar(b"", pa.binary()), table.num_rows))
+        out = _set(out, "reason", _strings(table.column("reason"), _redact))
     else:  # sim_result
         out = _set(table, "vo", _vo(table, pseudo, flags=None))
-    metadata = dict(table.schema.metadata or {})
+    if "src_file" in table.column_names:
+        out = _set(out, "src_file", _strings(table.column("src_file"), pseudo.file))
+    metadata = _scrub_metadata(table.schema.metadata or {}, pseudo)
     metadata[_METADATA_KEY] = json.dumps(
-        {"scheme": _SCHEME, "kinds": sorted(pseudo.kinds), "key_id": key_id(key)},
+        {
+            "scheme": _SCHEME,
+            "kinds": sorted(pseudo.kinds),
+            "src_file": pseudo.src_file,
+            "key_id": key_id(key),
+        },
         sort_keys=True,
     ).encode()
     return out.replace_schema_metadata(metadata)

@@ -2,23 +2,54 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from gridtrace.errors import DataQualityWarning, LogParseError
+from gridtrace.logs._io import (
+    GARBAGE_SHARE,
+    GARBAGE_WINDOW_BYTES,
+    GARBAGE_WINDOW_LINES,
+    KEPT_RAW_BYTES,
+    MAX_LINE_BYTES,
+    REASON_LINE_TOO_LONG,
+    REASON_STOPPED,
+    REASON_STREAM_BROKEN,
+    ReadReport,
+    collect_read_reports,
+)
+from gridtrace.schema import QUARANTINE
 
 __all__ = [
     "ERROR_POLICIES",
+    "INPUT_LIMITS",
+    "REASON_LINE_TOO_LONG",
+    "REASON_STOPPED",
+    "REASON_STREAM_BROKEN",
     "ErrorPolicy",
     "FileParse",
     "ParseResult",
     "apply_error_policy",
     "check_error_policy",
+    "tokenize_guarded",
 ]
+
+INPUT_LIMITS: dict[str, float] = {
+    "max_line_bytes": MAX_LINE_BYTES,
+    "kept_raw_bytes": KEPT_RAW_BYTES,
+    "garbage_window_lines": GARBAGE_WINDOW_LINES,
+    "garbage_window_bytes": GARBAGE_WINDOW_BYTES,
+    "garbage_share_to_stop": GARBAGE_SHARE,
+}
+"""The limits every file is read under (see :mod:`gridtrace.logs._io`), as summaries state them."""
 
 ErrorPolicy = Literal["raise", "warn", "skip"]
 """What a reader does with a line it cannot read: ``raise`` a :class:`LogParseError` at the first
@@ -119,8 +150,129 @@ class ParseResult:
             "job_flags": dict(sorted(job_flags.items())),
             "quarantine_reasons": dict(sorted(reasons.items())),
             "tz_offset_s": self.tz_offset_s,
+            "input": _input_findings(self.quarantine),
             **self.info,
         }
+
+
+def _input_findings(quarantine: pa.Table) -> dict[str, Any]:
+    """Return the limits files were read under, and what they caught (from quarantine rows)."""
+    reasons = quarantine.column("reason")
+    cut = pc.starts_with(reasons, REASON_LINE_TOO_LONG)
+    ends = pc.or_(
+        pc.starts_with(reasons, REASON_STREAM_BROKEN), pc.starts_with(reasons, REASON_STOPPED)
+    )
+    rows = quarantine.filter(ends).select(["src_file", "src_line", "reason"]).to_pylist()
+    return {
+        "limits": dict(INPUT_LIMITS),
+        "lines_cut": int(pc.sum(cut.cast(pa.int64())).as_py() or 0),
+        "files_broken": [
+            {"file": r["src_file"], "line": r["src_line"], "reason": r["reason"]}
+            for r in rows
+            if r["reason"].startswith(REASON_STREAM_BROKEN)
+        ],
+        "files_stopped": [
+            {"file": r["src_file"], "line": r["src_line"], "reason": r["reason"]}
+            for r in rows
+            if r["reason"].startswith(REASON_STOPPED)
+        ],
+    }
+
+
+def tokenize_guarded(
+    tokenize: Callable[..., FileParse],
+    path: str | os.PathLike[str],
+    *,
+    site: str,
+    source_format: str,
+    **options: Any,
+) -> FileParse:
+    """Tokenise one file with ``tokenize``, turning what the read left out into quarantine rows.
+
+    Every reader reads a file through :func:`gridtrace.logs._io.read_log_bytes`, which streams it
+    under the limits of :mod:`gridtrace.logs._io` (lines of at most 1 MiB; reading stopped after
+    a window of 100,000 lines or 256 MiB that is more than 99 % garbage; a broken compressed
+    stream read as far as it goes). Inside this wrapper it reports what it left out instead of
+    raising, and the wrapper adds to the file's quarantine:
+
+    * one row per over-long line, in place of the empty line the reader was given (reason
+      ``line too long: N bytes ...``, raw its first 4,096 bytes);
+    * one row for the rest of a file whose compressed stream broke (``compressed stream broken
+      ...``, where and why) or that the garbage test stopped (``reading stopped ...``), numbered
+      after the last line the reader got and counted as a line read.
+
+    So lines read = parsed + quarantined holds, and no file aborts a parse. ``parse_logs`` and
+    every ``read_*`` function tokenise through it, so a format registered by a plugin gets the
+    same guarantees as long as it reads its files with ``read_log_bytes``.
+
+    Parameters
+    ----------
+    tokenize : callable
+        ``tokenize(path, *, site, **options) -> FileParse``, a format's per-file tokeniser.
+    path : str or path-like
+        The file.
+    site : str
+        Site name for every row.
+    source_format : str
+        ``source_format`` of the rows added when the reader gave none to copy.
+    **options
+        Passed on to ``tokenize``.
+
+    Returns
+    -------
+    FileParse
+        The reader's tables with the rows above added.
+    """
+    with collect_read_reports() as reports:
+        parsed = tokenize(path, site=site, **options)
+    report = reports.get(str(path)) or reports.get(os.fspath(Path(path)))
+    if report is None and len(reports) == 1:
+        report = next(iter(reports.values()))
+    if report is None or report.clean:
+        return parsed
+    return _add_read_findings(parsed, report, site=site, source_format=source_format)
+
+
+def _add_read_findings(
+    parsed: FileParse, report: ReadReport, *, site: str, source_format: str
+) -> FileParse:
+    for table in (parsed.quarantine, parsed.records):
+        if table.num_rows:
+            source_format = str(table.column("source_format")[0].as_py())
+            break
+    rows: list[dict[str, Any]] = []
+    records, quarantine = parsed.records, parsed.quarantine
+    if report.cut_lines:
+        cut = pa.array([line for line, _, _ in report.cut_lines], pa.int64())
+        records = records.filter(pc.invert(pc.is_in(records.column("src_line"), cut)))
+        quarantine = quarantine.filter(pc.invert(pc.is_in(quarantine.column("src_line"), cut)))
+        for line, length, head in report.cut_lines:
+            reason = (
+                f"{REASON_LINE_TOO_LONG}: {length:,} bytes, over the limit of "
+                f"{MAX_LINE_BYTES:,}; not parsed, its first {len(head):,} bytes kept"
+            )
+            rows.append({"src_line": line, "reason": reason, "raw": head})
+    lines_read = parsed.lines_read
+    if report.tail_reason is not None:
+        lines_read += 1
+        rows.append(
+            {"src_line": report.lines + 1, "reason": report.tail_reason, "raw": report.tail_raw}
+        )
+    added = pa.table(
+        {
+            "site": pa.array([site] * len(rows), pa.string()),
+            "source_format": pa.array([source_format] * len(rows), pa.string()),
+            "src_file": pa.array([parsed.src_file] * len(rows), pa.string()),
+            "src_line": pa.array([r["src_line"] for r in rows], pa.int64()),
+            "reason": pa.array([r["reason"] for r in rows], pa.string()),
+            "raw": pa.array([r["raw"] for r in rows], pa.binary()),
+        },
+        schema=QUARANTINE,
+    )
+    quarantine = pa.concat_tables([quarantine.cast(QUARANTINE), added])
+    if report.cut_lines:
+        quarantine = quarantine.sort_by("src_line")
+    return FileParse(parsed.src_file, records, quarantine, lines_read)
 
 
 def apply_error_policy(parsed: FileParse, errors: ErrorPolicy) -> FileParse:

@@ -74,6 +74,7 @@ from gridtrace.logs._base import (
     ParseResult,
     apply_error_policy,
     check_error_policy,
+    tokenize_guarded,
 )
 from gridtrace.logs._columnar import as_text, offsets_of, records_table, repeat_string, split_lines
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
@@ -550,7 +551,12 @@ def read_gwf(
     policy = check_error_policy(errors)
     files = expand_log_paths(paths)
     site = site or default_site_name(paths)
-    parts = [apply_error_policy(tokenize_gwf_file(f, site=site), policy) for f in files]
+    parts = [
+        apply_error_policy(
+            tokenize_guarded(tokenize_gwf_file, f, site=site, source_format="gwf"), policy
+        )
+        for f in files
+    ]
     return assemble_gwf(parts)
 
 

@@ -80,6 +80,7 @@ from gridtrace.logs._base import (
     ParseResult,
     apply_error_policy,
     check_error_policy,
+    tokenize_guarded,
 )
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
@@ -746,5 +747,10 @@ def read_htcondor(
     policy = check_error_policy(errors)
     files = expand_log_paths(paths)
     site = site or default_site_name(paths)
-    parts = [apply_error_policy(tokenize_htcondor_file(f, site=site), policy) for f in files]
+    parts = [
+        apply_error_policy(
+            tokenize_guarded(tokenize_htcondor_file, f, site=site, source_format="htcondor"), policy
+        )
+        for f in files
+    ]
     return assemble_htcondor(parts)

@@ -1,4 +1,33 @@
-"""Reading log files: compression detected by magic bytes, directories expanded in date order."""
+"""Reading log files: compression detected by magic bytes, bounded expansion, directories expanded.
+
+:func:`read_log_bytes` hands a reader the whole decompressed content of one file, as bytes, but it
+reads the file as a stream and guards what it hands over, so that no input can exhaust memory or
+turn a few kilobytes into millions of rows:
+
+* **A damaged compressed stream** (a truncated or corrupt gzip, bzip2, xz or zstd file) is read as
+  far as the decompressor delivers; the reader gets the lines up to the break (the last one
+  possibly cut short), and the unreadable rest becomes one quarantine row saying where the stream
+  broke and why.
+* **Line length** is bounded by :data:`MAX_LINE_BYTES` (1 MiB, far above the longest accounting
+  record seen: a TORQUE ``E`` record of a 10,000-host job is about 150 kB). A longer line is not
+  handed to the reader (it gets an empty line in its place, so line numbers stay true); the line
+  becomes a quarantine row giving its true length, with its first :data:`KEPT_RAW_BYTES` bytes.
+* **Garbage**: lines that are blank, whitespace or NUL only, or over-long, say nothing. The file is
+  cut into windows of :data:`GARBAGE_WINDOW_LINES` lines (100,000) or :data:`GARBAGE_WINDOW_BYTES`
+  bytes (256 MiB), whichever ends first; when more than :data:`GARBAGE_SHARE` (99 %) of a
+  window's lines are garbage, the file is not a log (or is damaged from there on): reading stops
+  after that window, and one quarantine row says where and why. A real log has blank lines, a
+  NUL-padded block after a crash, the odd over-long line, but not 99,000 such lines out of
+  100,000; and a window is large enough that a crash's NUL padding (a few kilobytes to a few
+  megabytes: a handful of lines) never fills one. A 2 kB gzip of two million blank lines thus
+  gives 100,000 quarantine rows and a stop, and a gzip of 4 GB of zeros (one NUL line) is stopped
+  after 256 MiB, in bounded memory.
+
+Whoever tokenises a file through :func:`gridtrace.logs._base.tokenize_guarded` (every reader's
+``read_*`` and :func:`gridtrace.logs.parse_logs` do) receives these findings as rows, counted as
+lines read, so lines read = parsed + quarantined still holds. :func:`read_log_bytes` called on its
+own, outside that guard, raises instead, naming the file and line: it never cuts silently.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +37,64 @@ import lzma
 import os
 import re
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
-from gridtrace.errors import UnknownFormatError
+import numpy as np
 
-__all__ = ["default_site_name", "detect_compression", "expand_log_paths", "read_log_bytes"]
+from gridtrace.errors import LogParseError, UnknownFormatError
+
+__all__ = [
+    "GARBAGE_SHARE",
+    "GARBAGE_WINDOW_BYTES",
+    "GARBAGE_WINDOW_LINES",
+    "KEPT_RAW_BYTES",
+    "MAX_LINE_BYTES",
+    "REASON_LINE_TOO_LONG",
+    "REASON_STOPPED",
+    "REASON_STREAM_BROKEN",
+    "LogFiles",
+    "ReadReport",
+    "collect_read_reports",
+    "default_site_name",
+    "detect_compression",
+    "expand_log_paths",
+    "read_log_bytes",
+    "read_log_head",
+    "scan_log_paths",
+]
+
+MAX_LINE_BYTES = 1 << 20
+"""Longest line handed to a reader, in bytes (1 MiB); longer ones are quarantined (length given)."""
+
+KEPT_RAW_BYTES = 4096
+"""Bytes of an over-long line, or of the rest of a stopped file, kept in its quarantine row."""
+
+GARBAGE_WINDOW_LINES = 100_000
+"""Lines in one window of the garbage test."""
+
+GARBAGE_WINDOW_BYTES = 256 << 20
+"""Decompressed bytes after which a window of the garbage test ends, if its lines have not."""
+
+GARBAGE_SHARE = 0.99
+"""Share of garbage lines in a window that stops reading."""
+
+REASON_LINE_TOO_LONG = "line too long"
+"""Start of the quarantine reason of a line longer than ``MAX_LINE_BYTES``."""
+REASON_STREAM_BROKEN = "compressed stream broken"
+"""Start of the quarantine reason of the unreadable rest of a damaged compressed file."""
+REASON_STOPPED = "reading stopped"
+"""Start of the quarantine reason of the rest of a file the garbage test stopped."""
+
+_CHUNK = 1 << 20  # decompressed bytes per read; at most MAX_LINE_BYTES (see _LineGuard.feed)
+_ZSTD_INPUT = 1024  # compressed bytes per zstd call: bounds one call's output to ~32 MiB
+_JUNK = b" \t\r\x0b\x0c\x00"
+# a window with this many lines that are not garbage can no longer be stopped, whatever its length
+_GOOD_ENOUGH = int(GARBAGE_WINDOW_LINES * (1 - GARBAGE_SHARE)) + 1
 
 _MAGIC = (
     (b"\x1f\x8b", "gzip"),
@@ -33,8 +114,365 @@ def detect_compression(head: bytes) -> str | None:
     return None
 
 
+# ------------------------------------------------------------------------------ what a read found
+
+
+@dataclass
+class ReadReport:
+    """What reading one file found beyond its lines: cut lines, a broken stream, a stop.
+
+    Attributes
+    ----------
+    path : str
+        The file.
+    compression : str or None
+        ``gzip``, ``bz2``, ``xz``, ``zstd`` or None for plain text.
+    lines : int
+        Lines handed to the reader (counted as readers count them: a last line without a newline
+        counts).
+    cut_lines : list of (int, int, bytes)
+        Each over-long line: its number, its true length in bytes, its first bytes.
+    tail_reason : str or None
+        Why the rest of the file, after line ``lines``, could not be or was not read.
+    tail_raw : bytes
+        The first bytes of that rest, where there are any.
+    """
+
+    path: str
+    compression: str | None
+    lines: int = 0
+    cut_lines: list[tuple[int, int, bytes]] = field(default_factory=list)
+    tail_reason: str | None = None
+    tail_raw: bytes = b""
+
+    @property
+    def clean(self) -> bool:
+        """True when the reader got the whole file, every line of it."""
+        return not self.cut_lines and self.tail_reason is None
+
+
+_REPORTS: ContextVar[dict[str, ReadReport] | None] = ContextVar("_REPORTS", default=None)
+
+
+@contextmanager
+def collect_read_reports() -> Iterator[dict[str, ReadReport]]:
+    """Collect the :class:`ReadReport` of every file :func:`read_log_bytes` reads in the block.
+
+    Inside the block, :func:`read_log_bytes` hands over what it could read and reports the rest
+    here (keyed by the path as given, made a string) instead of raising; the caller owes the user
+    a quarantine row for each finding (:func:`gridtrace.logs._base.tokenize_guarded` does that).
+    """
+    reports: dict[str, ReadReport] = {}
+    token = _REPORTS.set(reports)
+    try:
+        yield reports
+    finally:
+        _REPORTS.reset(token)
+
+
+# ------------------------------------------------------------------------------ streams
+
+
+class _StreamBroken(Exception):
+    """A compressed stream could not be decompressed further."""
+
+    def __init__(self, cause: BaseException, position: int | None) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+        self.position = position
+
+
+def _compressed_chunks(raw: IO[bytes], kind: str) -> Iterator[bytes]:
+    """Decompressed chunks of at most ``_CHUNK`` bytes (zstd: of bounded size)."""
+    if kind == "zstd":
+        yield from _zstd_chunks(raw)
+        return
+    stream: gzip.GzipFile | bz2.BZ2File | lzma.LZMAFile
+    if kind == "gzip":
+        stream = gzip.GzipFile(fileobj=raw, mode="rb")
+    elif kind == "bz2":
+        stream = bz2.BZ2File(raw, mode="rb")
+    else:
+        stream = lzma.LZMAFile(raw, mode="rb")  # noqa: SIM115 - closed by the with below
+    with stream:
+        while True:
+            try:
+                chunk = stream.read1(_CHUNK)  # read1: a break loses no earlier chunk
+            except (OSError, EOFError, ValueError, lzma.LZMAError, zlib.error) as exc:
+                raise _StreamBroken(exc, _tell(raw)) from exc
+            if not chunk:
+                return
+            yield chunk
+
+
+def _zstd_chunks(raw: IO[bytes]) -> Iterator[bytes]:
+    try:
+        import zstandard
+    except ImportError:  # pragma: no cover - a dependency; kept for a trimmed install
+        msg = "zstd-compressed logs need the zstandard package (pip install zstandard)"
+        raise UnknownFormatError(msg) from None
+    context = zstandard.ZstdDecompressor()
+    stream = context.decompressobj()
+    started = False
+    while True:
+        block = raw.read(_ZSTD_INPUT)
+        if not block:
+            break
+        while block:
+            started = True
+            try:
+                out = stream.decompress(block)
+            except zstandard.ZstdError as exc:
+                raise _StreamBroken(exc, _tell(raw)) from exc
+            if out:
+                yield out
+            if stream.eof:  # the next frame, if any, starts in what this one left over
+                block = stream.unused_data
+                stream = context.decompressobj()
+                started = False
+            else:
+                block = b""
+    if started and not stream.eof:
+        cause = EOFError("compressed file ended before the end-of-frame marker was reached")
+        raise _StreamBroken(cause, _tell(raw))
+
+
+def _tell(raw: IO[bytes]) -> int | None:
+    try:
+        return raw.tell()
+    except (OSError, ValueError):
+        return None
+
+
+# ------------------------------------------------------------------------------ the line guard
+
+
+class _Stop(Exception):
+    """The garbage test stopped the file."""
+
+
+class _LineGuard:
+    """Receives decompressed data; keeps what a reader may see; notes cuts and stops.
+
+    Data arrives as ranges ``buf[lo:hi]`` of at most ``_CHUNK`` (≤ ``MAX_LINE_BYTES``) bytes, so
+    only a line that spans ranges can be over-long; lines inside one range are handed over as
+    views of it, without a copy.
+    """
+
+    def __init__(self, report: ReadReport) -> None:
+        self.report = report
+        self.parts: list[bytes | memoryview] = []
+        self.modified = False
+        self.total = 0  # decompressed bytes seen
+        self.cursor = 0  # next byte of the current range not yet handed over or pending
+        # the line in progress (not yet ended by a newline)
+        self.pending: list[bytes] = []
+        self.pending_len = 0
+        self.pending_head = b""  # first bytes of an over-long pending line
+        # the current window of the garbage test
+        self.win_lines = 0
+        self.win_garbage = 0
+        self.win_good = 0
+        self.win_bytes = 0
+
+    # -- the garbage test
+
+    def _close_window(self, extra_garbage: int = 0) -> None:
+        lines = self.win_lines + extra_garbage
+        garbage = self.win_garbage + extra_garbage
+        if lines and garbage > GARBAGE_SHARE * lines:
+            self.report.tail_reason = (
+                f"{REASON_STOPPED} after line {self.report.lines:,}: {garbage:,} of the last "
+                f"{lines:,} lines ({self.win_bytes:,} bytes) are blank, whitespace or NUL only, "
+                f"or longer than {MAX_LINE_BYTES:,} bytes (the limit is {GARBAGE_SHARE:.0%} of "
+                f"a window of {GARBAGE_WINDOW_LINES:,} lines or {GARBAGE_WINDOW_BYTES:,} bytes): "
+                "this does not look like an accounting log from here on, so the rest of the file "
+                "is not read"
+            )
+            self.modified = True
+            raise _Stop
+        self.win_lines = self.win_garbage = self.win_good = self.win_bytes = 0
+
+    def _window_full(self) -> bool:
+        return self.win_lines >= GARBAGE_WINDOW_LINES or self.win_bytes >= GARBAGE_WINDOW_BYTES
+
+    # -- the line in progress
+
+    def _add_pending(self, buf: bytes, lo: int, hi: int) -> None:
+        if hi <= lo:
+            return
+        was_long = self.pending_len > MAX_LINE_BYTES
+        if not was_long:
+            self.pending.append(buf[lo:hi])
+        self.pending_len += hi - lo
+        if self.pending_len > MAX_LINE_BYTES:
+            if was_long:
+                self.win_bytes += hi - lo
+            else:  # over-long from here on: keep its first bytes only
+                self.pending_head = b"".join(self.pending)[:KEPT_RAW_BYTES]
+                self.pending = []
+                self.win_bytes += self.pending_len
+            if self.win_bytes >= GARBAGE_WINDOW_BYTES:
+                # a window ending inside an over-long line counts it as garbage; if the file
+                # goes on, the line counts in the window it ends in
+                self._close_window(extra_garbage=1)
+
+    def _end_pending(self, final: bool) -> None:
+        """End the line in progress (at a newline, or at the end of the data if ``final``)."""
+        size = self.pending_len
+        if size > MAX_LINE_BYTES:
+            self.report.cut_lines.append((self.report.lines + 1, size, self.pending_head))
+            self.parts.append(b"\n")  # an empty line in its place keeps the numbering
+            self.modified = True
+            self.pending, self.pending_len, self.pending_head = [], 0, b""
+            self.win_bytes += 0 if final else 1  # the rest of it is counted already
+            garbage = True
+        else:
+            line = b"".join(self.pending)
+            self.parts.append(line if final else line + b"\n")
+            self.pending, self.pending_len = [], 0
+            self.win_bytes += size + (0 if final else 1)
+            garbage = not line.strip(_JUNK)
+        self.report.lines += 1
+        self.win_lines += 1
+        self.win_garbage += garbage
+        self.win_good += not garbage
+        if self._window_full():
+            self._close_window()
+
+    # -- whole lines
+
+    def _whole_lines(self, buf: bytes, lo: int, hi: int) -> None:
+        """Lines that start and end in one range (each shorter than it: none over-long)."""
+        while lo < hi:
+            count = buf.count(b"\n", lo, hi)
+            room = GARBAGE_WINDOW_LINES - self.win_lines
+            if count < room:
+                self._account(buf, lo, hi, count)
+                return
+            # the window ends inside: hand over its last lines, close it, go on
+            window = np.frombuffer(buf, dtype=np.uint8, count=hi - lo, offset=lo)
+            ends = np.flatnonzero(window == 10)
+            cut = lo + int(ends[room - 1]) + 1
+            self._account(buf, lo, cut, room)
+            lo = cut
+
+    def _account(self, buf: bytes, lo: int, hi: int, count: int) -> None:
+        """Hand ``count`` whole lines ``buf[lo:hi]`` to the reader and to the window."""
+        self.parts.append(memoryview(buf)[lo:hi])
+        self.cursor = hi
+        garbage = 0
+        if self.win_good < _GOOD_ENOUGH:
+            # only a window that has not yet seen enough good lines needs them counted
+            good = 0
+            for line in buf[lo:hi].split(b"\n")[:-1]:
+                if line.strip(_JUNK):
+                    good += 1
+                    if self.win_good + good >= _GOOD_ENOUGH:
+                        break
+            if self.win_good + good < _GOOD_ENOUGH:
+                garbage = count - good
+            self.win_good += good
+        self.report.lines += count
+        self.win_lines += count
+        self.win_garbage += garbage
+        self.win_bytes += hi - lo
+        if self._window_full():
+            self._close_window()
+
+    # -- data in
+
+    def feed(self, buf: bytes, lo: int, hi: int) -> None:
+        """Take ``buf[lo:hi]``; raise :class:`_Stop` when the garbage test stops the file."""
+        self.total += hi - lo
+        self.cursor = lo
+        try:
+            first = buf.find(b"\n", lo, hi)
+            if first < 0:
+                self._add_pending(buf, lo, hi)
+                self.cursor = hi
+                return
+            self._add_pending(buf, lo, first)
+            self.cursor = first + 1
+            self._end_pending(final=False)
+            last = buf.rfind(b"\n", lo, hi)
+            if last > first:
+                self._whole_lines(buf, first + 1, last + 1)
+            self.cursor = last + 1
+            self._add_pending(buf, last + 1, hi)
+            self.cursor = hi
+        except _Stop:
+            if self.pending_len > MAX_LINE_BYTES:
+                self.report.tail_raw = self.pending_head
+            else:
+                rest = b"".join(self.pending) + buf[self.cursor : self.cursor + KEPT_RAW_BYTES]
+                self.report.tail_raw = rest[:KEPT_RAW_BYTES]
+            raise
+
+    def finish(self) -> None:
+        """Hand over the last line, if the data ends without a newline."""
+        if self.pending_len:
+            self._end_pending(final=self.pending_len <= MAX_LINE_BYTES)
+
+    def broken(self, exc: _StreamBroken, kind: str, size: int) -> None:
+        """Hand over the line in progress of a broken stream; note where the stream ended."""
+        self.modified = True
+        where = "" if exc.position is None else f", about {exc.position:,} of {size:,} bytes in"
+        reason = (
+            f"{REASON_STREAM_BROKEN}: the {kind} stream ends after {self.total:,} decompressed "
+            f"bytes{where} "
+            f"({type(exc.cause).__name__}: {exc.cause}): the rest of the file cannot be "
+            "decompressed; copy the file again from its source if you can"
+        )
+        try:
+            self.finish()
+        except _Stop:
+            return  # the garbage test stopped it at its last line: that reason stands
+        self.report.tail_reason = reason
+
+    def data(self, original: bytes | None) -> bytes:
+        if original is not None and not self.modified:
+            return original
+        return b"".join(self.parts)
+
+
+def _read(path: StrPath) -> tuple[bytes, ReadReport]:
+    """Read ``path`` through the line guard; never raise for damage, report it."""
+    with Path(path).open("rb") as raw:
+        kind = detect_compression(raw.read(8))
+        raw.seek(0)
+        report = ReadReport(str(path), kind)
+        guard = _LineGuard(report)
+        if kind is None:
+            original = raw.read()
+            try:
+                for lo in range(0, len(original), _CHUNK):
+                    guard.feed(original, lo, min(lo + _CHUNK, len(original)))
+                guard.finish()
+            except _Stop:
+                pass
+            return guard.data(original), report
+        size = os.fstat(raw.fileno()).st_size
+        chunks = _compressed_chunks(raw, kind)
+        try:
+            for chunk in chunks:
+                guard.feed(chunk, 0, len(chunk))
+            guard.finish()
+        except _Stop:
+            if not report.tail_raw:
+                with suppress(_StreamBroken):  # the first bytes after the stop, for the row
+                    report.tail_raw = next(chunks, b"")[:KEPT_RAW_BYTES]
+        except _StreamBroken as exc:
+            guard.broken(exc, kind, size)
+        return guard.data(None), report
+
+
 def read_log_bytes(path: StrPath) -> bytes:
-    """Read a whole log file, decompressing gzip, bzip2 or xz whatever its name says.
+    """Read a whole log file, decompressing gzip, bzip2, xz or zstd whatever its name says.
+
+    The file is read as a stream under the limits of :mod:`gridtrace.logs._io`: lines of at
+    most :data:`MAX_LINE_BYTES`, reading stopped when more than :data:`GARBAGE_SHARE` of a window
+    of lines is garbage, a broken compressed stream read as far as it goes.
 
     Parameters
     ----------
@@ -44,34 +482,80 @@ def read_log_bytes(path: StrPath) -> bytes:
     Returns
     -------
     bytes
-        The decompressed content.
+        The decompressed content, as far as it could be read; an over-long line is replaced by an
+        empty one. Inside :func:`collect_read_reports` what was left out is reported there.
 
     Raises
     ------
     UnknownFormatError
-        For zstd-compressed files (decompress them with ``zstd -d`` first), and for files that
-        start like a compressed file but cannot be decompressed (truncated or corrupt): no line
-        of them can be read, so there is nothing to quarantine line by line.
+        Outside :func:`collect_read_reports`, for a compressed file that cannot be decompressed
+        to its end (truncated or corrupt).
+    LogParseError
+        Outside :func:`collect_read_reports`, for an over-long line or a file stopped by the
+        garbage test, naming the file and line.
+    OSError
+        If the file cannot be opened or read.
     """
-    raw = Path(path).read_bytes()
-    kind = detect_compression(raw[:8])
-    try:
-        if kind == "gzip":
-            return gzip.decompress(raw)
-        if kind == "bz2":
-            return bz2.decompress(raw)
-        if kind == "xz":
-            return lzma.decompress(raw)
-    except (OSError, EOFError, ValueError, lzma.LZMAError, zlib.error) as exc:
+    data, report = _read(path)
+    reports = _REPORTS.get()
+    if reports is not None:
+        reports[str(path)] = report
+        return data
+    if report.tail_reason is not None and report.compression is not None:
+        kind = report.compression
+        if report.tail_reason.startswith(REASON_STREAM_BROKEN):
+            msg = (
+                f"{path}: starts like a {kind} file but cannot be decompressed to its end "
+                f"({report.tail_reason}); read it with parse_logs or a read_* function to "
+                "quarantine the damaged part, or repair it first"
+            )
+            raise UnknownFormatError(msg)
+    if report.cut_lines:
+        line, length, head = report.cut_lines[0]
         msg = (
-            f"{path}: starts like a {kind} file but cannot be decompressed ({exc}); "
-            "repair or decompress it first"
+            f"line of {length:,} bytes, longer than the {MAX_LINE_BYTES:,}-byte limit; read the "
+            "file with parse_logs or a read_* function to quarantine it"
         )
-        raise UnknownFormatError(msg) from exc
-    if kind == "zstd":
-        msg = f"{path}: zstd-compressed logs are not supported; run `zstd -d {path}` first"
-        raise UnknownFormatError(msg)
-    return raw
+        raise LogParseError(msg, path=str(path), lineno=line, line=head)
+    if report.tail_reason is not None:
+        raise LogParseError(
+            report.tail_reason, path=str(path), lineno=report.lines + 1, line=report.tail_raw
+        )
+    return data
+
+
+def read_log_head(path: StrPath, size: int = 65536) -> tuple[bytes, bool]:
+    """Read the first ``size`` decompressed bytes of a file, for format detection.
+
+    Returns
+    -------
+    head : bytes
+        Up to ``size`` bytes; fewer when the file is shorter or its stream breaks first.
+    damaged : bool
+        True when the compressed stream broke before ``size`` bytes (or its end).
+
+    Raises
+    ------
+    OSError
+        If the file cannot be opened or read.
+    """
+    with Path(path).open("rb") as raw:
+        kind = detect_compression(raw.read(8))
+        raw.seek(0)
+        if kind is None:
+            return raw.read(size), False
+        out = bytearray()
+        try:
+            for chunk in _compressed_chunks(raw, kind):
+                out += chunk[: size - len(out)]
+                if len(out) >= size:
+                    break
+        except _StreamBroken:
+            return bytes(out), True
+        return bytes(out), False
+
+
+# ------------------------------------------------------------------------------ paths
 
 
 _DIGITS = re.compile(r"\d+")
@@ -84,11 +568,25 @@ def _date_key(path: Path) -> tuple[str, str]:
     return (digits.zfill(16), path.name)
 
 
-def expand_log_paths(paths: StrPath | Iterable[StrPath]) -> list[Path]:
-    """Expand files and directories into the ordered list of log files to read.
+@dataclass(frozen=True)
+class LogFiles:
+    """The files a set of paths names, and what was passed by.
 
-    Directories contribute every regular, non-hidden file directly inside them, ordered by the
-    date in the file name (then by name). Files named explicitly keep the order given.
+    Attributes
+    ----------
+    files : list of pathlib.Path
+        The files to read: named files in the order given, a folder's files in date order.
+    skipped : list of (str, str)
+        Each entry of a folder that is not read, with why: a sub-folder (folders are not read
+        recursively; name it to read it), a hidden file, or not a regular file.
+    """
+
+    files: list[Path]
+    skipped: list[tuple[str, str]]
+
+
+def scan_log_paths(paths: StrPath | Iterable[StrPath]) -> LogFiles:
+    """Expand files and directories into the files to read, saying what was passed by.
 
     Raises
     ------
@@ -98,17 +596,45 @@ def expand_log_paths(paths: StrPath | Iterable[StrPath]) -> list[Path]:
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
     files: list[Path] = []
+    skipped: list[tuple[str, str]] = []
     for item in paths:
         path = Path(item)
         if path.is_dir():
-            inside = [p for p in path.iterdir() if p.is_file() and not p.name.startswith(".")]
+            inside = []
+            for entry in sorted(path.iterdir()):
+                if entry.name.startswith("."):
+                    skipped.append((str(entry), "hidden"))
+                elif entry.is_dir():
+                    skipped.append((str(entry), "a sub-folder (name it to read it)"))
+                elif not entry.is_file():
+                    skipped.append((str(entry), "not a regular file"))
+                else:
+                    inside.append(entry)
             files.extend(sorted(inside, key=_date_key))
         elif path.is_file():
             files.append(path)
+        elif path.exists():
+            msg = f"{path}: not a regular file or folder"
+            raise FileNotFoundError(msg)
         else:
             msg = f"{path}: no such file or directory"
             raise FileNotFoundError(msg)
-    return files
+    return LogFiles(files, skipped)
+
+
+def expand_log_paths(paths: StrPath | Iterable[StrPath]) -> list[Path]:
+    """Expand files and directories into the ordered list of log files to read.
+
+    Directories contribute every regular, non-hidden file directly inside them, ordered by the
+    date in the file name (then by name); :func:`scan_log_paths` also says what it passed by.
+    Files named explicitly keep the order given.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a path does not exist.
+    """
+    return scan_log_paths(paths).files
 
 
 def default_site_name(paths: StrPath | Iterable[StrPath]) -> str:

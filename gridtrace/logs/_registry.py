@@ -19,21 +19,27 @@ cannot be imported, is a :class:`ConfigError` naming it.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from gridtrace.errors import ConfigError, UnknownFormatError
+import pyarrow as pa
+
+from gridtrace.errors import ConfigError, DataQualityWarning, UnknownFormatError
 from gridtrace.logs._base import (
     ErrorPolicy,
     FileParse,
     ParseResult,
     apply_error_policy,
     check_error_policy,
+    tokenize_guarded,
 )
 from gridtrace.logs._gwf import FLAGS as GWF_FLAGS
 from gridtrace.logs._gwf import assemble_gwf, looks_like_gwf, tokenize_gwf_file
@@ -45,7 +51,13 @@ from gridtrace.logs._htcondor import (
     looks_like_htcondor,
     tokenize_htcondor_file,
 )
-from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.logs._io import (
+    LogFiles,
+    StrPath,
+    default_site_name,
+    read_log_head,
+    scan_log_paths,
+)
 from gridtrace.logs._lsf import FLAGS as LSF_FLAGS
 from gridtrace.logs._lsf import assemble_lsf, looks_like_lsf, tokenize_lsf_file
 from gridtrace.logs._sge import FLAGS as SGE_FLAGS
@@ -83,6 +95,9 @@ logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "gridtrace.log_formats"
 
+NOTHING_READ = "gave no record"
+"""Words of the warning about a file none of whose lines became a record."""
+
 
 class _Assemble(Protocol):
     def __call__(self, parts: Sequence[FileParse], *, tz: str | None = ...) -> ParseResult: ...
@@ -102,6 +117,10 @@ class LogFormat:
         ``looks_like(head: bytes) -> bool`` on the first (decompressed) bytes of a file.
     tokenize_file : callable
         ``tokenize_file(path, *, site) -> FileParse``; must be a picklable module-level function.
+        It should read the file with :func:`gridtrace.logs.read_log_bytes`: then compressed
+        files are read for it, and :func:`parse_logs` (through
+        :func:`gridtrace.logs.tokenize_guarded`) quarantines a broken stream's rest, over-long
+        lines and garbage for it, within the limits every built-in format is read under.
     assemble : callable
         ``assemble(parts, *, tz) -> ParseResult``, given every file's records in reading order.
     aliases : tuple of str
@@ -189,27 +208,85 @@ def get_format(name: str) -> LogFormat:
         raise UnknownFormatError(msg) from None
 
 
+def _recognise(head: bytes) -> str | None:
+    for log_format in {f.name: f for f in _FORMATS.values()}.values():
+        if log_format.looks_like(head):
+            return log_format.name
+    return None
+
+
 def detect_format(path: StrPath) -> str:
     """Recognise a file's format from its content (compression is undone first).
+
+    Only the first 64 KiB of the decompressed content are read.
 
     Raises
     ------
     UnknownFormatError
         If no registered format recognises the file; pass the format explicitly then.
+    OSError
+        If the file cannot be read.
     """
     _load_entry_points()
-    head = read_log_bytes(path)[:65536]
-    for log_format in {f.name: f for f in _FORMATS.values()}.values():
-        if log_format.looks_like(head):
-            return log_format.name
+    head, damaged = read_log_head(path)
+    name = _recognise(head)
+    if name is not None:
+        return name
     known = ", ".join(available_formats())
-    msg = f"{path}: not recognised as any known log format ({known}); name it with --format"
+    why = " (its compressed stream breaks early)" if damaged else ""
+    msg = f"{path}: not recognised as any known log format ({known}){why}; name it with --format"
     raise UnknownFormatError(msg)
 
 
 def _tokenize(log_format: str, path: str, site: str) -> FileParse:
-    # module-level so dask can ship it to worker processes by reference
-    return get_format(log_format).tokenize_file(path, site=site)
+    # module-level so dask can ship it to worker processes by reference; guarded, so that a
+    # damaged or hostile file becomes quarantine rows, in the worker, like in this process
+    chosen = get_format(log_format)
+    return tokenize_guarded(chosen.tokenize_file, path, site=site, source_format=chosen.name)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Which format reads which file, and which files are not read."""
+
+    groups: dict[str, list[str]]
+    skipped: list[dict[str, str]]
+    failed: list[dict[str, Any]]
+
+
+def _plan(scan: LogFiles, given: list[StrPath], format: str | None) -> _Plan:
+    skipped = [{"path": path, "why": why} for path, why in scan.skipped]
+    files = [str(f) for f in scan.files]
+    if format:
+        return _Plan({get_format(format).name: files}, skipped, [])
+    named = {str(Path(p)) for p in given}
+    groups: dict[str, list[str]] = {}
+    unsure: list[str] = []
+    failed: list[dict[str, Any]] = []
+    for path in files:
+        head, damaged = read_log_head(path)
+        name = _recognise(head)
+        if name is not None:
+            groups.setdefault(name, []).append(path)
+        elif damaged or not head.strip():
+            unsure.append(path)  # nothing to recognise: read as the other files are
+        elif path in named:
+            failed.append({"file": path, "why": "not recognised as any log format"})
+        else:
+            skipped.append({"path": path, "why": "not recognised as any log format"})
+    if unsure:
+        if groups:
+            # the format most files have (the first seen on a tie)
+            common = max(groups, key=lambda n: len(groups[n]))
+            groups[common].extend(unsure)
+            order = {path: i for i, path in enumerate(files)}
+            groups[common].sort(key=order.__getitem__)
+        else:
+            for path in unsure:
+                failed.append(
+                    {"file": path, "why": "empty or damaged from its start: no format to read it"}
+                )
+    return _Plan(groups, skipped, failed)
 
 
 def parse_logs(
@@ -227,12 +304,32 @@ def parse_logs(
 ) -> ParseResult:
     """Parse accounting logs of any registered format, one file per task, in parallel.
 
+    Each file's format is recognised from its own content (unless ``format`` is given), so a
+    folder may mix formats: the files of each format are assembled together, and the tables of
+    all formats are concatenated (``info["by_format"]`` then holds each format's summary). A
+    file whose content is empty or damaged from its first bytes is read as the format most other
+    files have. What is not read is said in ``info``:
+
+    ``info["skipped"]``
+        Entries of the folders given that are not read, with why: sub-folders (folders are not
+        read recursively), hidden files, files no format recognises.
+    ``info["files_failed"]``
+        Files that gave nothing: no line of them became a record (every line quarantined — a
+        wrong ``format`` does that), or, named explicitly, no format recognises them. With
+        ``errors="warn"`` each is also a :class:`~gridtrace.errors.DataQualityWarning`;
+        ``gridtrace parse`` exits with status 1 when there are any.
+
+    Every file is read under the limits of :mod:`gridtrace.logs._io`, through
+    :func:`~gridtrace.logs._base.tokenize_guarded`: a truncated compressed file gives its lines
+    up to the break and one quarantine row for the rest; over-long lines and garbage are
+    quarantined, and a file that is mostly garbage is stopped.
+
     Parameters
     ----------
     paths : path or iterable of paths
         Files and directories (a directory contributes its files in date order).
     format : str, optional
-        The format name; recognised from the first file's content when omitted.
+        The format of every file; recognised from each file's content when omitted.
     site : str, optional
         Site name; defaults to the first path's name up to its first dot.
     tz : str, optional
@@ -252,14 +349,26 @@ def parse_logs(
         Show a progress bar over the files.
     anonymize : bytes, optional
         A secret key: user, group, account, job and host names in ``jobs`` and ``records`` are
-        replaced by keyed pseudonyms, raw line bytes are dropped (see
-        :func:`gridtrace.logs.anonymize_table`). Map VOs from group names before anonymising:
-        parse without the key, apply the :class:`~gridtrace.logs.VOMapping`, then anonymise.
+        replaced by keyed pseudonyms, raw line bytes are dropped and ``src_file`` keeps the file
+        name only (see :func:`gridtrace.logs.anonymize_table`). Map VOs from group names before
+        anonymising: parse without the key, apply the :class:`~gridtrace.logs.VOMapping`, then
+        anonymise.
 
     Returns
     -------
     ParseResult
         The tables and reconciled counts.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a path does not exist, or the paths hold no file.
+    UnknownFormatError
+        If ``format`` names no registered format, or no file is recognised.
+    LogParseError
+        With ``errors="raise"``, at the first unreadable line.
+    OSError
+        If a file cannot be read.
     """
     policy = check_error_policy(errors)
     if anonymize is not None:
@@ -270,23 +379,87 @@ def parse_logs(
         msg = f"workers must be at least 1, not {workers}"
         raise ConfigError(msg)
     given = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
-    files = [str(p) for p in expand_log_paths(given)]
+    scan = scan_log_paths(given)
     site = site or default_site_name(given)
-    if not files:
-        msg = f"no log files under {', '.join(str(p) for p in given)}"
+    if not scan.files:
+        passed = "".join(f"; {path} skipped: {why}" for path, why in scan.skipped)
+        msg = f"no log files under {', '.join(str(p) for p in given)}{passed}"
         raise FileNotFoundError(msg)
-    name = get_format(format).name if format else detect_format(files[0])
+    _load_entry_points()
+    plan = _plan(scan, given, format)
+    if not plan.groups:
+        known = ", ".join(available_formats())
+        names = ", ".join(f["file"] for f in plan.failed) or "none"
+        msg = (
+            f"no file is recognised as a log format ({known}): {names}; "
+            "name the format with --format"
+        )
+        raise UnknownFormatError(msg)
+    tasks = [(name, path) for name, group in plan.groups.items() for path in group]
     if scheduler is None and workers == 1:
-        parts = _tokenize_here(name, files, site, progress)
+        parts = _tokenize_here(tasks, site, progress)
     else:
-        parts = _tokenize_with_dask(name, files, site, workers, processes, scheduler, progress)
+        parts = _tokenize_with_dask(tasks, site, workers, processes, scheduler, progress)
     parts = [apply_error_policy(part, policy) for part in parts]
-    result = get_format(name).assemble(parts, tz=tz)
+    failed = list(plan.failed)
+    for (name, path), part in zip(tasks, parts, strict=True):
+        if part.lines_read and not part.records.num_rows:
+            failed.append(_nothing_read(name, path, part, forced=bool(format)))
+    results: dict[str, ParseResult] = {}
+    for name, group in plan.groups.items():
+        mine = [part for (owner, _), part in zip(tasks, parts, strict=True) if owner == name]
+        results[name] = get_format(name).assemble(mine, tz=tz)
+        del group
+    result = _combine(results)
+    info = {**result.info, "skipped": plan.skipped, "files_failed": failed}
+    result = dataclasses.replace(result, info=info)
+    if policy == "warn":
+        for entry in failed:
+            message = f"{entry['file']}: {NOTHING_READ}: {entry['why']}"
+            warnings.warn(message, DataQualityWarning, stacklevel=2)
     if anonymize is not None:
         from gridtrace.logs._anonymize import anonymize_result
 
         result = anonymize_result(result, anonymize)
     return result
+
+
+def _nothing_read(name: str, path: str, part: FileParse, *, forced: bool) -> dict[str, Any]:
+    first = part.quarantine.slice(0, 1).to_pylist()
+    because = f" (first: line {first[0]['src_line']}, {first[0]['reason']})" if first else ""
+    why = f"none of its {part.lines_read:,} lines could be read as {name}{because}"
+    if forced:
+        head, _ = read_log_head(path)
+        seen = _recognise(head)
+        if seen is not None and seen != name:
+            why += f"; it looks like {seen}: leave out --format, or give --format {seen}"
+        else:
+            why += f"; is it a {name} log?"
+    return {"file": path, "format": name, "lines_read": part.lines_read, "why": why}
+
+
+def _combine(results: dict[str, ParseResult]) -> ParseResult:
+    """One result of several formats: tables concatenated, a summary per format in info."""
+    if len(results) == 1:
+        return next(iter(results.values()))
+    values = list(results.values())
+
+    def concat(tables: list[pa.Table]) -> pa.Table:
+        return pa.concat_tables([t.replace_schema_metadata(None) for t in tables])
+
+    offsets = {r.tz_offset_s for r in values}
+    return ParseResult(
+        records=concat([r.records for r in values]),
+        jobs=concat([r.jobs for r in values]),
+        quarantine=concat([r.quarantine for r in values]),
+        files=tuple(f for r in values for f in r.files),
+        lines_read=sum(r.lines_read for r in values),
+        tz_offset_s=offsets.pop() if len(offsets) == 1 else None,
+        info={
+            "format": "+".join(results),
+            "by_format": {name: r.summary() for name, r in results.items()},
+        },
+    )
 
 
 def _progress(iterable: Iterable[Any], total: int, enabled: bool) -> Iterable[Any]:
@@ -297,13 +470,12 @@ def _progress(iterable: Iterable[Any], total: int, enabled: bool) -> Iterable[An
     return tqdm(iterable, total=total, unit="file", desc="parsing")
 
 
-def _tokenize_here(name: str, files: list[str], site: str, progress: bool) -> list[FileParse]:
-    return [_tokenize(name, f, site) for f in _progress(files, len(files), progress)]
+def _tokenize_here(tasks: list[tuple[str, str]], site: str, progress: bool) -> list[FileParse]:
+    return [_tokenize(name, path, site) for name, path in _progress(tasks, len(tasks), progress)]
 
 
 def _tokenize_with_dask(
-    name: str,
-    files: list[str],
+    tasks: list[tuple[str, str]],
     site: str,
     workers: int,
     processes: bool,
@@ -327,9 +499,15 @@ def _tokenize_with_dask(
         )
         client = Client(cluster)
     try:
-        futures = client.map(_tokenize, [name] * len(files), files, [site] * len(files), pure=False)
+        futures = client.map(
+            _tokenize,
+            [name for name, _ in tasks],
+            [path for _, path in tasks],
+            [site] * len(tasks),
+            pure=False,
+        )
         position = {future.key: i for i, future in enumerate(futures)}
-        parts: list[FileParse | None] = [None] * len(files)
+        parts: list[FileParse | None] = [None] * len(tasks)
         for future in _progress(as_completed(futures), len(futures), progress):
             parts[position[future.key]] = future.result()
             future.release()

@@ -121,6 +121,7 @@ from gridtrace.logs._base import (
     ParseResult,
     apply_error_policy,
     check_error_policy,
+    tokenize_guarded,
 )
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
@@ -1207,5 +1208,10 @@ def read_sge(
     policy = check_error_policy(errors)
     files = expand_log_paths(paths)
     site = site or default_site_name(paths)
-    parts = [apply_error_policy(tokenize_sge_file(f, site=site), policy) for f in files]
+    parts = [
+        apply_error_policy(
+            tokenize_guarded(tokenize_sge_file, f, site=site, source_format="sge"), policy
+        )
+        for f in files
+    ]
     return assemble_sge(parts)

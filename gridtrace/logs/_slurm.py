@@ -107,6 +107,7 @@ from gridtrace.logs._base import (
     ParseResult,
     apply_error_policy,
     check_error_policy,
+    tokenize_guarded,
 )
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
@@ -1104,7 +1105,15 @@ def read_slurm(
     site = site or default_site_name(paths)
     parts = [
         apply_error_policy(
-            tokenize_slurm_file(f, site=site, delimiter=delimiter, header=header), policy
+            tokenize_guarded(
+                tokenize_slurm_file,
+                f,
+                site=site,
+                source_format="slurm",
+                delimiter=delimiter,
+                header=header,
+            ),
+            policy,
         )
         for f in files
     ]

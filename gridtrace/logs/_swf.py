@@ -76,6 +76,7 @@ from gridtrace.logs._base import (
     ParseResult,
     apply_error_policy,
     check_error_policy,
+    tokenize_guarded,
 )
 from gridtrace.logs._columnar import (
     as_text,
@@ -822,7 +823,12 @@ def read_swf(
     policy = check_error_policy(errors)
     files = expand_log_paths(path)
     site = site or default_site_name(path)
-    parts = [apply_error_policy(tokenize_swf_file(f, site=site), policy) for f in files]
+    parts = [
+        apply_error_policy(
+            tokenize_guarded(tokenize_swf_file, f, site=site, source_format="swf"), policy
+        )
+        for f in files
+    ]
     return assemble_swf(parts)
 
 

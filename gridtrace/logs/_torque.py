@@ -27,6 +27,7 @@ from gridtrace.logs._base import (
     ParseResult,
     apply_error_policy,
     check_error_policy,
+    tokenize_guarded,
 )
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
 from gridtrace.logs._torque_fast import tokenize_torque
@@ -338,5 +339,10 @@ def read_torque(
     policy = check_error_policy(errors)
     files = expand_log_paths(paths)
     site = site or default_site_name(paths)
-    parts = [apply_error_policy(tokenize_torque_file(f, site=site), policy) for f in files]
+    parts = [
+        apply_error_policy(
+            tokenize_guarded(tokenize_torque_file, f, site=site, source_format="torque"), policy
+        )
+        for f in files
+    ]
     return assemble_torque(parts, tz=tz, unitless_memory=unitless_memory)

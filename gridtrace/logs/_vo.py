@@ -87,21 +87,44 @@ class VOMapping:
         ``{"rules": [{"field": "group", "pattern": "prdatl.*", "vo": "atlas"}, ...],
         "fallback_field": "group", "monitoring": ["dteam", "ops"]}``; every key is optional.
         """
+        if not isinstance(cast(object, spec), Mapping):  # plain data from a file: check
+            msg = f"a VO mapping is a mapping of rules, fallback_field, monitoring, not {spec!r}"
+            raise ConfigError(msg)
         unknown = set(spec) - {"rules", "fallback_field", "monitoring"}
         if unknown:
-            msg = f"unknown VO mapping key(s): {', '.join(sorted(unknown))}"
+            msg = (
+                f"unknown VO mapping key(s): {', '.join(sorted(map(str, unknown)))}; the keys are "
+                "rules, fallback_field and monitoring"
+            )
+            raise ConfigError(msg)
+        given_rules = spec.get("rules") or ()
+        if not isinstance(given_rules, list | tuple):
+            msg = f"VO rules are a list of {{field, pattern, vo}}, not {given_rules!r}"
+            raise ConfigError(msg)
+        monitoring = spec.get("monitoring", DEFAULT_MONITORING_VOS)
+        if not isinstance(monitoring, list | tuple) or not all(
+            isinstance(vo, str) for vo in monitoring
+        ):
+            msg = f"monitoring is a list of VO names, not {monitoring!r}"
             raise ConfigError(msg)
         rules: list[VORule] = []
-        for index, rule in enumerate(spec.get("rules") or ()):
+        for index, rule in enumerate(given_rules):
+            if not isinstance(rule, Mapping):
+                msg = f"VO rule {index} is not a mapping of field, pattern and vo: {rule!r}"
+                raise ConfigError(msg)
             missing = {"field", "pattern", "vo"} - set(rule)
             if missing:
                 msg = f"VO rule {index} lacks {', '.join(sorted(missing))}"
+                raise ConfigError(msg)
+            extra = set(rule) - {"field", "pattern", "vo"}
+            if extra:
+                msg = f"VO rule {index} has unknown key(s) {', '.join(sorted(map(str, extra)))}"
                 raise ConfigError(msg)
             rules.append(VORule(field=rule["field"], pattern=rule["pattern"], vo=rule["vo"]))
         return cls(
             rules=tuple(rules),
             fallback_field=spec.get("fallback_field", "group"),
-            monitoring=tuple(spec.get("monitoring", DEFAULT_MONITORING_VOS)),
+            monitoring=tuple(monitoring),
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from functools import lru_cache
 from os import PathLike
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import jinja2
 import numpy as np
@@ -27,6 +28,7 @@ from markupsafe import Markup
 from scipy import stats
 
 from gridtrace import __version__
+from gridtrace._atomic import write_text
 from gridtrace.errors import ConfigError, SchemaError
 from gridtrace.report import _figures as figures
 from gridtrace.schema import SEGMENTS, TRACE, conform, trace_metadata
@@ -35,6 +37,7 @@ from gridtrace.stats import WorkloadStats, characterise
 
 __all__ = [
     "ResultLike",
+    "check_report_link",
     "check_workload_name",
     "render_index",
     "render_workload_report",
@@ -203,8 +206,48 @@ def _environment() -> jinja2.Environment:
 
 
 def _write(path: Path, text: str) -> None:
+    # atomic: a reader (or a run killed mid-write) sees the old page or the new one, never half
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    write_text(path, text)
+
+
+def check_report_link(href: str) -> str:
+    """Return ``href`` if it is a relative link that stays inside the reports folder.
+
+    The index takes its links from the key-figure JSON files beside the reports; a link from
+    there must not run script (``javascript:``), leave for another site (``http://``, ``//host``)
+    or point outside the folder (an absolute path, ``..`` above the index). Percent-escapes are
+    undone before the check, as a browser does.
+
+    Raises
+    ------
+    ConfigError
+        Naming the link and what is wrong with it.
+    """
+    problem = None
+    if not href or any(ord(c) < 0x20 or c in "\\\x7f" for c in href) or href != href.strip():
+        problem = "it is empty or holds spaces at its ends, control characters or backslashes"
+    else:
+        parts = urlsplit(href)
+        path = unquote(parts.path)
+        if parts.scheme or parts.netloc:
+            problem = f"it names a scheme or host ({parts.scheme or '//' + parts.netloc})"
+        elif path.startswith("/"):
+            problem = "it is an absolute path"
+        else:
+            depth = 0
+            for segment in path.split("/"):
+                depth += {"..": -1, ".": 0, "": 0}.get(segment, 1)
+                if depth < 0:
+                    problem = "it leaves the reports folder ('..')"
+                    break
+    if problem is not None:
+        msg = (
+            f"report link {href!r} refused: {problem}; an index links only to pages inside the "
+            "reports folder, by relative paths such as '<workload>/index.html'"
+        )
+        raise ConfigError(msg)
+    return href
 
 
 # --- the workload section -----------------------------------------------------------------------
@@ -772,7 +815,8 @@ def render_index(entries: Sequence[Mapping[str, Any]], out_path: str | PathLike[
     Raises
     ------
     ConfigError
-        If a workload name is refused.
+        If a workload name is refused, or a link is not a relative path inside the reports
+        folder (see :func:`check_report_link`).
     """
     rows = []
     for entry in entries:
@@ -787,7 +831,7 @@ def render_index(entries: Sequence[Mapping[str, Any]], out_path: str | PathLike[
             **entry,
         }
         row["workload"] = name
-        row["href"] = str(entry.get("href") or f"{name}/index.html")
+        row["href"] = check_report_link(str(entry.get("href") or f"{name}/index.html"))
         rows.append(row)
     rows.sort(key=lambda r: r["workload"])
     html = _environment().get_template("index.html.j2").render(entries=rows)

@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from gridtrace._atomic import write_parquet, write_text
 from gridtrace.errors import SchemaError
 from gridtrace.schema import SIM_RESULT, conform, trace_metadata, with_trace_metadata
 
@@ -103,14 +104,20 @@ class SimulationResult:
     def write(
         self, parquet_path: str | PathLike[str], summary_json_path: str | PathLike[str]
     ) -> None:
-        """Write the jobs as Parquet and the summary as JSON (parent folders are created)."""
+        """Write the jobs as Parquet and the summary as JSON (parent folders are created).
+
+        Each file is written to a temporary file beside it and renamed, and the summary last
+        (the old one removed first): a summary present means the jobs beside it are complete
+        and of the same run, whenever the run was stopped.
+        """
         parquet = Path(parquet_path)
         summary = Path(summary_json_path)
         parquet.parent.mkdir(parents=True, exist_ok=True)
         summary.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(self.jobs, parquet)
         text = json.dumps(_json_safe(self.summary), indent=2, sort_keys=True, allow_nan=False)
-        summary.write_text(text + "\n", encoding="utf-8")
+        summary.unlink(missing_ok=True)
+        write_parquet(self.jobs, parquet)
+        write_text(summary, text + "\n")
 
 
 def read_result(

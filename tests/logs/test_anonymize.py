@@ -31,7 +31,13 @@ from gridtrace.logs._anonymize import (
     pseudonym,
     read_key_file,
 )
-from gridtrace.schema import conform, empty_table, validate
+from gridtrace.schema import (
+    conform,
+    empty_table,
+    trace_metadata,
+    validate,
+    with_trace_metadata,
+)
 
 KEY = b"a-test-key-of-more-than-16-bytes"
 OTHER_KEY = b"another-test-key-of-32-bytes...."
@@ -198,8 +204,50 @@ def test_trace_nulls_stay_null_and_vo_is_kept_by_default() -> None:
     assert meta == {
         "scheme": "hmac-sha256-48",
         "kinds": ["account", "group", "host", "job_name", "user"],
+        "src_file": "name",
         "key_id": key_id(KEY),
     }
+
+
+def test_src_file_keeps_the_name_or_a_pseudonym_and_provenance_loses_its_folders() -> None:
+    jobs = anonymize_table(_jobs_with_files(), KEY)
+    assert jobs.column("src_file").to_pylist() == ["20240503.gz", "20240503.gz", "x.log"]
+    hidden = anonymize_table(_jobs_with_files(), KEY, src_file="pseudonym")
+    first, second, third = hidden.column("src_file").to_pylist()
+    assert first == second != third  # the same name, the same pseudonym
+    assert re.fullmatch(r"f-[0-9a-f]{12}", first)
+    with pytest.raises(ConfigError, match="src_file must be one of name, pseudonym"):
+        anonymize_table(_jobs_with_files(), KEY, src_file="path")
+    trace = with_trace_metadata(
+        _trace(["alice"], ["atlas"]),
+        origin="2024-05-02T00:00:00+00:00",
+        site="s",
+        cores=4,
+        tau_s=900.0,
+        provenance={"jobs_table": "/home/alice/traces/s/jobs.parquet"},
+    )
+    meta = trace_metadata(anonymize_table(trace, KEY))
+    assert meta["provenance"]["jobs_table"] == "jobs.parquet"
+
+
+def _jobs_with_files() -> pa.Table:
+    paths = ["/home/alice/logs/20240503.gz", "logs/20240503.gz", "C:\\logs\\x.log"]
+    return conform(
+        pa.table(
+            {
+                "site": ["s"] * 3,
+                "source_format": ["slurm"] * 3,
+                "job_key": ["a", "b", "c"],
+                "job_id_raw": ["1", "2", "3"],
+                "attempt": pa.array([0] * 3, pa.int16()),
+                "n_attempts": pa.array([1] * 3, pa.int16()),
+                "state": ["COMPLETED"] * 3,
+                "src_file": paths,
+                "src_line": [1, 2, 3],
+            }
+        ),
+        "jobs",
+    )
 
 
 def test_vo_is_pseudonymised_when_asked() -> None:

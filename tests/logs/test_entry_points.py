@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
 import sys
 import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pyarrow.compute as pc
 import pytest
 
 from gridtrace.errors import ConfigError
@@ -18,7 +20,7 @@ FORMAT_MODULE = '''
 
 import pyarrow as pa
 
-from gridtrace.logs import FileParse, LogFormat, ParseResult
+from gridtrace.logs import FileParse, LogFormat, ParseResult, read_log_bytes
 from gridtrace.schema import QUARANTINE, RECORDS, conform
 
 
@@ -27,7 +29,9 @@ def looks_like(head: bytes) -> bool:
 
 
 def tokenize(path, *, site):
-    lines = open(path, "rb").read().splitlines()
+    lines = read_log_bytes(path).split(b"\\n")
+    if lines[-1] == b"":
+        lines.pop()
     good, bad = [], []
     for number, line in enumerate(lines, 1):
         words = line.decode().split()
@@ -132,12 +136,35 @@ def test_entry_point_format_is_listed_detected_and_parsed(
         assert _registry.get_format("sitefmt-v1").name == "sitefmt"
         assert detect_format(log) == "sitefmt"
         result = parse_logs(log, errors="skip")
-        assert result.info == {"format": "sitefmt"}
+        assert result.info == {"format": "sitefmt", "skipped": [], "files_failed": []}
         assert result.jobs.column("user").to_pylist() == ["alice", "bob"]
         assert result.jobs.column("run_s").to_pylist() == [60, 3600]
         assert (result.lines_read, result.lines_parsed, result.lines_quarantined) == (3, 2, 1)
         assert result.quarantine.column("src_line").to_pylist() == [3]
     assert "sitefmt" not in available_formats()  # the registry is as it was
+
+
+def test_a_plugin_format_gets_the_guarded_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plugin reading its files with read_log_bytes gets a truncated .gz quarantined too."""
+    module = "gridtrace_test_sitefmt_guard"
+    _fake_distribution(tmp_path, module, "SITE_FORMAT")
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    lines = b"".join(b"SITEJOB %d alice 60\n" % i for i in range(20_000))
+    (folder / "1.log").write_bytes(b"SITEJOB 1 bob 10\n")
+    packed = gzip.compress(lines, mtime=0)
+    (folder / "2.log.gz").write_bytes(packed[: len(packed) // 2])
+    with _fresh_registry(module):
+        monkeypatch.syspath_prepend(str(tmp_path))
+        result = parse_logs(folder, errors="skip")
+    assert result.lines_read == result.lines_parsed + result.lines_quarantined
+    assert 1 < result.lines_parsed < 20_001  # the good file and the readable part of the other
+    broken = pc.starts_with(result.quarantine["reason"], "compressed stream broken")
+    (tail,) = result.quarantine.filter(broken).to_pylist()
+    assert tail["src_file"] == str(folder / "2.log.gz")
+    assert "gzip stream ends after" in tail["reason"]
 
 
 def test_entry_point_that_is_not_a_log_format_is_a_config_error(

@@ -174,6 +174,39 @@ def test_index_links_every_workload_and_manifest(pe1, tmp_path: Path) -> None:
     assert (reports / "all").read_text(encoding="utf-8").splitlines() == paths
 
 
+@pytest.mark.parametrize(
+    ("href", "why"),
+    [
+        ("javascript:alert(document.cookie)", "scheme"),
+        ("http://example.org/report.html", "scheme"),
+        ("//example.org/report.html", "host"),
+        ("/etc/passwd", "absolute path"),
+        ("../../outside.html", "leaves the reports folder"),
+        ("PE-1/%2e%2e/%2e%2e/outside.html", "leaves the reports folder"),
+        ("java\tscript:alert(1)", "control characters"),
+    ],
+)
+def test_index_refuses_links_that_leave_the_reports(tmp_path: Path, href: str, why: str) -> None:
+    """Links come from key-figure JSON files: only relative paths inside the folder are kept."""
+    entry = {"workload": "PE-1", "href": href, "jobs": 10}
+    with pytest.raises(ConfigError, match=f"report link .* refused: .*{why}"):
+        render_index([entry], tmp_path / "index.html")
+    assert not (tmp_path / "index.html").exists()
+    render_index([{**entry, "href": "PE-1/./index.html"}], tmp_path / "index.html")
+    assert 'href="PE-1/./index.html"' in (tmp_path / "index.html").read_text(encoding="utf-8")
+
+
+def test_reports_are_written_whole(pe1, tmp_path: Path) -> None:
+    """A report replaces the old page in one rename: no temporary file is left beside it."""
+    trace, results = pe1
+    out = tmp_path / "PE-1" / "index.html"
+    out.parent.mkdir()
+    out.write_text("an older report")
+    render_workload_report("PE-1", trace=trace, results=results, out_path=out)
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert sorted(p.name for p in out.parent.iterdir()) == ["index.html"]
+
+
 # --- figures, workload statistics and segments ---------------------------------------------------
 
 SVG = re.compile(r"<svg\b.*?</svg>", re.S)

@@ -1,10 +1,45 @@
 # Configuration, workload lists and input functions shared by every rule.
 import re
+import zoneinfo
 
 from snakemake.utils import validate
 
+from gridtrace.errors import ConfigError, UnknownFormatError
+from gridtrace.logs import VOMapping, get_format
 from gridtrace.models import get_preset
 
+
+def check_site(name, spec):
+    """Check what the schema cannot about one site, naming the key: a job must not be the
+    first to find a missing path, an unknown format, a bad zone or VO rule."""
+    where = f"config sites.{name}"
+    if not isinstance(spec, dict):
+        raise ValueError(f"{where}: a site is a mapping of path, format, tz, ... not {spec!r}")
+    if not spec.get("demo") and not spec.get("path"):
+        raise ValueError(
+            f"{where}.path: missing; give the log file or folder of daily files "
+            "(or demo: true for the generated demo log)"
+        )
+    if spec.get("format") is not None:
+        try:
+            get_format(str(spec["format"]))
+        except UnknownFormatError as exc:
+            raise ValueError(f"{where}.format: {exc} (or leave it out: recognised per file)")
+    if spec.get("tz") is not None:
+        try:
+            zoneinfo.ZoneInfo(str(spec["tz"]))
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise ValueError(
+                f"{where}.tz: {spec['tz']!r} is not an IANA time zone (e.g. Europe/Paris, UTC)"
+            )
+    try:
+        VOMapping.from_dict(spec.get("vo_map") or {})
+    except ConfigError as exc:
+        raise ValueError(f"{where}.vo_map: {exc}")
+
+
+for _name, _spec in (config.get("sites") if isinstance(config.get("sites"), dict) else {}).items():
+    check_site(_name, _spec)
 validate(config, schema="../schemas/config.schema.yaml")
 
 PRESETS = list(config["presets"])

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from gridtrace._atomic import write_text
 from gridtrace.report import (
     fitted_model_section,
     preset_model_section,
@@ -57,4 +58,4 @@ figures = render_workload_report(
     rl=rl,
     rl_targets=rl_targets,
 )
-Path(snakemake.output.figures).write_text(json.dumps(figures, indent=2, default=str) + "\n")
+write_text(snakemake.output.figures, json.dumps(figures, indent=2, default=str) + "\n")

@@ -4,8 +4,7 @@ import json
 import logging
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
+from gridtrace._atomic import write_parquet, write_text
 from gridtrace.schema import read_table
 from gridtrace.segment import SegmentParams, SelectionCriteria, segment, select_segment
 
@@ -24,7 +23,8 @@ choice = select_segment(
     result.segments,
     SelectionCriteria(min_jobs=min_jobs, utilisation=tuple(band) if band else None),
 )
-pq.write_table(result.segments, snakemake.output.segments)
+Path(snakemake.output.summary).unlink(missing_ok=True)  # the summary comes last
+write_parquet(result.segments, snakemake.output.segments)
 summary = {**result.info(), "choice": choice.to_dict()}
-Path(snakemake.output.summary).write_text(json.dumps(summary, indent=2) + "\n")
+write_text(snakemake.output.summary, json.dumps(summary, indent=2) + "\n")
 logging.getLogger(__name__).info("%s", choice.explanation)

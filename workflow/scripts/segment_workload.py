@@ -4,8 +4,7 @@ import json
 import logging
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
+from gridtrace._atomic import write_parquet
 from gridtrace.schema import read_table, trace_metadata
 from gridtrace.segment import segment_trace
 
@@ -22,4 +21,4 @@ workload = segment_trace(
     int(choice["segment_id"]),
     cores=int(trace_metadata(trace)["cores"]),
 )
-pq.write_table(workload, snakemake.output.trace)
+write_parquet(workload, snakemake.output.trace)

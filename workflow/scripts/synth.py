@@ -2,8 +2,7 @@
 
 import logging
 
-import pyarrow.parquet as pq
-
+from gridtrace._atomic import write_parquet
 from gridtrace.models import generate_preset_trace
 
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True)
@@ -12,4 +11,4 @@ logging.captureWarnings(True)
 trace = generate_preset_trace(
     snakemake.wildcards.preset, rng=int(snakemake.wildcards.seed), size=snakemake.params.size
 )
-pq.write_table(trace, snakemake.output.trace)
+write_parquet(trace, snakemake.output.trace)

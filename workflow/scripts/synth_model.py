@@ -4,8 +4,7 @@ import json
 import logging
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
+from gridtrace._atomic import atomic_path, write_parquet
 from gridtrace.models import WorkloadModel, write_trace_swf
 
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True)
@@ -17,6 +16,7 @@ model = WorkloadModel.from_dict(data)
 size = int(data["fitted"]["n_fit_jobs"])  # as many jobs as the fitted trace
 seed = int(snakemake.params.seed)
 trace = model.sample(size=size, rng=seed, provenance={"model_file": str(snakemake.input.model)})
-pq.write_table(trace, snakemake.output.trace)
-write_trace_swf(trace, snakemake.output.swf)
+write_parquet(trace, snakemake.output.trace)
+with atomic_path(snakemake.output.swf) as temporary:
+    write_trace_swf(trace, temporary)
 logger.info("drew %d jobs from %s with seed %d", trace.num_rows, snakemake.input.model, seed)

@@ -4,6 +4,7 @@ import logging
 
 import pyarrow.parquet as pq
 
+from gridtrace._atomic import write_parquet
 from gridtrace.logs import build_trace
 
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True)
@@ -17,4 +18,4 @@ trace = build_trace(
     provenance={"jobs_table": snakemake.input.jobs},
     tz=snakemake.params.tz,
 )
-pq.write_table(trace, snakemake.output.trace)
+write_parquet(trace, snakemake.output.trace)

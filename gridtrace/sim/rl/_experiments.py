@@ -85,9 +85,9 @@ from typing import Any, Literal
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 from scipy import stats as sps
 
+from gridtrace._atomic import write_parquet, write_text
 from gridtrace.errors import ConfigError
 from gridtrace.schema import trace_metadata
 from gridtrace.sim._engine import simulate
@@ -769,8 +769,11 @@ class ExperimentResult:
         table = self.runs.replace_schema_metadata({b"rl_summary": text.encode()})
         runs_path = out / "runs.parquet"
         summary_path = out / "summary.json"
-        pq.write_table(table, runs_path)
-        summary_path.write_text(text + "\n", encoding="utf-8")
+        # atomic, summary last (the old one removed first): a summary present means the runs
+        # beside it are complete and of the same experiment
+        summary_path.unlink(missing_ok=True)
+        write_parquet(table, runs_path)
+        write_text(summary_path, text + "\n")
         return runs_path, summary_path
 
 
