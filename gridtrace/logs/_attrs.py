@@ -2,8 +2,9 @@
 
 :func:`attr_columns` extracts columns from the ``attrs`` maps; :func:`attr_fingerprints` gives
 each map a text that is equal exactly when two maps are (a record written twice);
-:func:`append_flag` adds a flag to chosen rows of a ``flags`` column. All three are vectorised:
-no Python work per row.
+:func:`flag_array` builds a ``flags`` column from boolean masks, :func:`flag_mask` says which rows
+of one carry a flag and :func:`append_flag` adds a flag to chosen rows. All are vectorised: no
+Python work per row.
 
 
 ``pyarrow.compute.map_lookup`` scans every entry of every map for each key it is asked for;
@@ -16,14 +17,14 @@ rows where the guess was wrong.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["append_flag", "attr_columns", "attr_fingerprints"]
+__all__ = ["append_flag", "attr_columns", "attr_fingerprints", "flag_array", "flag_mask"]
 
 _pc: Any = pc
 _pa: Any = pa
@@ -136,7 +137,8 @@ def attr_fingerprints(attrs: Any) -> Any:
     for part in (attrs.keys, attrs.items):
         hit = np.asarray(_pc.match_substring(part, _SEP).fill_null(False), dtype=bool)
         if hit.any():
-            owner = np.repeat(np.arange(n), np.diff(np.asarray(attrs.offsets, dtype=np.int64)))
+            sizes = np.diff(np.asarray(attrs.offsets, dtype=np.int64)).astype(np.int64)
+            owner = np.repeat(np.arange(n), sizes)
             holds_sep[owner[hit]] = True
     if holds_sep.any():
         rows = np.flatnonzero(holds_sep)
@@ -184,3 +186,42 @@ def append_flag(flags: Any, mask: Any, name: str) -> Any:
     return _pa.ListArray.from_arrays(
         _pa.array(new_offsets.astype(np.int32)), values, mask=_pa.array(new_counts == 0)
     )
+
+
+def flag_array(n: int, masks: Sequence[tuple[str, Any]]) -> Any:
+    """Build a ``list<string>`` flags column: each row's flags in ``masks`` order, null for none.
+
+    Parameters
+    ----------
+    n : int
+        The number of rows.
+    masks : sequence of (str, numpy.ndarray of bool)
+        Each flag with the rows that carry it.
+    """
+    rows_parts = [np.flatnonzero(np.asarray(mask, dtype=bool)) for _, mask in masks]
+    rows = np.concatenate(rows_parts) if rows_parts else np.zeros(0, np.int64)
+    if not len(rows):
+        return pa.nulls(n, pa.list_(pa.string()))
+    which = np.repeat(np.arange(len(masks)), [len(r) for r in rows_parts])
+    order = np.argsort(rows, kind="stable")
+    values = _pa.array([name for name, _ in masks], pa.string()).take(_pa.array(which[order]))
+    counts = np.bincount(rows, minlength=n)
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(counts, out=offsets[1:])
+    return _pa.ListArray.from_arrays(_pa.array(offsets), values, mask=_pa.array(counts == 0))
+
+
+def flag_mask(flags: Any, name: str) -> Any:
+    """Return a numpy boolean mask: True on the rows of ``flags`` that carry ``name``."""
+    if isinstance(flags, pa.ChunkedArray):
+        flags = flags.combine_chunks()
+    n = len(flags)
+    out = np.zeros(n, dtype=bool)
+    if not n or flags.null_count == n:
+        return out
+    flat = _pc.list_flatten(flags)
+    hit = np.asarray(_pc.equal(flat, name).fill_null(False), dtype=bool)
+    if hit.any():
+        parents = np.asarray(_pc.list_parent_indices(flags), dtype=np.int64)
+        out[parents[hit]] = True
+    return out

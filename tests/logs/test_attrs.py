@@ -8,7 +8,13 @@ import pyarrow.compute as pc
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gridtrace.logs._attrs import append_flag, attr_columns, attr_fingerprints
+from gridtrace.logs._attrs import (
+    append_flag,
+    attr_columns,
+    attr_fingerprints,
+    flag_array,
+    flag_mask,
+)
 
 MAP = pa.map_(pa.string(), pa.string())
 KEYS = [f"k{j}" for j in range(6)]
@@ -98,3 +104,14 @@ def test_append_flag_adds_at_the_end_of_the_chosen_rows(
         return
     expected = [[*(r or []), "NEW"] if m else (r or None) for r, m in zip(rows, mask, strict=True)]
     assert got == expected
+
+
+def test_flag_array_and_flag_mask() -> None:
+    flags = flag_array(
+        4, [("A", np.array([1, 0, 1, 0], bool)), ("B", np.array([1, 0, 0, 0], bool))]
+    )
+    assert flags.to_pylist() == [["A", "B"], None, ["A"], None]
+    assert flag_mask(flags, "A").tolist() == [True, False, True, False]
+    assert flag_mask(flags, "C").tolist() == [False] * 4
+    assert flag_array(2, []).to_pylist() == [None, None]
+    assert flag_mask(pa.chunked_array([flags.slice(1)]), "B").tolist() == [False] * 3

@@ -304,11 +304,24 @@ def test_duplicates_become_attempts(tmp_path: Path) -> None:
     assert rows[1]["wait_s"] == 540
 
 
-def test_exact_repeats_are_duplicates_not_requeues(tmp_path: Path) -> None:
-    result = _read(tmp_path, _line(), _line())
+def test_same_id_and_times_are_duplicates_not_requeues(tmp_path: Path) -> None:
+    result = _read(tmp_path, _line(), _line(JobName="sim-again"))
     assert result.jobs.column("state").to_pylist() == ["COMPLETED", "COMPLETED"]
     assert result.jobs.column("attempt").to_pylist() == [0, 1]
     assert all("DUPLICATE" in f for f in result.jobs.column("flags").to_pylist())
+
+
+def test_a_line_written_twice_makes_one_job(tmp_path: Path) -> None:
+    # was: two rows, attempts 0 and 1, both flagged DUPLICATE; the same line twice is one record
+    result = _read(tmp_path, _line(), _line(JobID="1002", JobIDRaw="1002"), _line())
+    _reconciled(result)
+    assert result.jobs.column("job_id_raw").to_pylist() == ["1001", "1002"]
+    job = _row(result)
+    assert (job["attempt"], job["n_attempts"], job["src_line"]) == (0, 1, 1)
+    assert "DUPLICATE_LINE" in job["flags"]
+    assert result.records.column("flags").to_pylist() == [None, None, ["DUPLICATE_LINE"]]
+    assert result.info["duplicate_lines"] == 1
+    assert result.summary()["record_flags"] == {"DUPLICATE_LINE": 1}
 
 
 def test_end_unknown_is_not_ended(tmp_path: Path) -> None:
@@ -384,12 +397,22 @@ def test_durations(tmp_path: Path, text: str, seconds: int | None) -> None:
         ("1.5Gn", int(1.5 * 2**30) * 2, ["MEM_PER_NODE"]),
         ("0n", None, ["MEM_REQ_ALL"]),
         ("2147486648Mn", 3000 * 2**20 * 16, ["MEM_PER_CPU", "MEM_FLAG_BIT"]),
+        ("4000", 4000 * 2**20, ["MEM_UNIT_ASSUMED"]),
     ],
 )
 def test_req_mem(tmp_path: Path, req_mem: str, expected: int | None, flags: Any) -> None:
-    job = _row(_read(tmp_path, _line(ReqMem=req_mem)))
+    tres = "billing=16,cpu=16,node=2"  # no mem= to check the request against
+    job = _row(_read(tmp_path, _line(ReqMem=req_mem, ReqTRES=tres)))
     assert job["mem_req_bytes"] == expected
     assert job["flags"] == flags
+
+
+def test_req_mem_that_disagrees_with_req_tres_is_flagged(tmp_path: Path) -> None:
+    agrees = _row(_read(tmp_path, _line()))  # 2000Mc x 16 cores = mem=32000M
+    assert agrees["flags"] == ["MEM_PER_CPU"]
+    job = _row(_read(tmp_path, _line(ReqMem="4000Mc")))
+    assert job["mem_req_bytes"] == 4000 * 2**20 * 16  # ReqMem kept
+    assert job["flags"] == ["MEM_PER_CPU", "MEM_REQ_CONFLICT"]
 
 
 def test_exit_code_and_signal(tmp_path: Path) -> None:
@@ -436,7 +459,9 @@ def test_non_utf8_line(tmp_path: Path) -> None:
     result = read_slurm(path, tz="UTC")
     assert result.records.column("flags").to_pylist() == [["NON_UTF8"]]
     assert result.records.column("raw")[0].as_py().endswith(b"r\xe9sultat")
-    assert _row(result)["job_name"] == "r\ufffdsultat"
+    job = _row(result)
+    assert job["job_name"] == "résultat"  # Windows-1252, the stated fallback
+    assert "NON_UTF8" in job["flags"]
 
 
 def test_gzip_and_tokenise_assemble(tmp_path: Path) -> None:
