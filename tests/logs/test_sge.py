@@ -127,7 +127,8 @@ def test_a_plain_record_with_the_version_header(tmp_path: Path) -> None:
     assert job["vmem_used_bytes"] == 2**31
     assert (job["exit_code"], job["exit_signal"], job["state"]) == (0, None, "COMPLETED")
     assert job["tz_offset_s"] is None
-    assert _flags(job) == {"MEM_PER_SLOT"}
+    # was {"MEM_PER_SLOT"}: cores_req 1 for a job without -pe is a default, now flagged
+    assert _flags(job) == {"MEM_PER_SLOT", "CORES_REQ_SERIAL"}
     record = result.records.slice(4, 1).to_pylist()[0]
     assert record["stamp"] == "1714726700"
     assert record["job_id_raw"] == "4711"
@@ -504,7 +505,8 @@ def test_non_utf8_line_is_kept(tmp_path: Path) -> None:
     result = read_sge(path)
     _reconciled(result)
     (job,) = _rows(result)
-    assert job["job_name"] == "r\ufffdsultat"
+    assert job["job_name"] == "résultat"  # Windows-1252, the stated fallback
+    assert "NON_UTF8" in _flags(job)
     record = result.records.to_pylist()[0]
     assert record["flags"] == ["NON_UTF8"]
     assert record["raw"] == _line(job_name="r\xe9sultat").encode("latin-1")
@@ -659,7 +661,10 @@ def test_real_xdmod_sge_fixture(real_data: Path) -> None:
     assert job["mem_req_bytes"] == 2**40
     assert parse_sge_memory("1.024t") == 1_000_000_000 * 1024
     assert (job["state"], job["exit_code"]) == ("COMPLETED", 0)
-    assert _flags(job) == {"DUPLICATE", "MEM_PER_SLOT"}
+    # was {"DUPLICATE", "MEM_PER_SLOT"}: mem_free=1.000T and s_vmem=1.024t disagree, and the
+    # first is kept: now flagged MEM_REQ_CONFLICT
+    assert _flags(job) == {"DUPLICATE", "MEM_PER_SLOT", "MEM_REQ_CONFLICT"}
+    assert result.records.column("flags").to_pylist() == [["DUPLICATE_DROPPED"], None]
 
 
 @pytest.mark.realdata
