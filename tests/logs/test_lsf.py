@@ -308,8 +308,19 @@ def test_requeued_job_makes_attempts(tmp_path: Path) -> None:
     assert rows[0]["job_key"] == rows[1]["job_key"]
 
 
-def test_same_record_twice_is_a_duplicate(tmp_path: Path) -> None:
+def test_same_record_twice_makes_one_job(tmp_path: Path) -> None:
+    # was: two rows, both flagged DUPLICATE; the same line twice is one record written twice
     result = _read(tmp_path, LINE, LINE)
+    _reconciled(result)
+    assert [r["flags"] for r in result.jobs.to_pylist()] == [["DUPLICATE_LINE"]]
+    assert (_row(result)["src_line"], _row(result)["n_attempts"]) == (1, 1)
+    assert result.records.column("flags").to_pylist() == [None, ["DUPLICATE_LINE"]]
+    assert result.info["duplicate_lines"] == 1
+
+
+def test_same_times_in_two_different_records_are_duplicates(tmp_path: Path) -> None:
+    other = LINE.replace('"sim ""fast"" run"', '"renamed"')
+    result = _read(tmp_path, LINE, other)
     assert [r["flags"] for r in result.jobs.to_pylist()] == [["DUPLICATE"], ["DUPLICATE"]]
     assert set(result.jobs.column("state").to_pylist()) == {"COMPLETED"}
 
