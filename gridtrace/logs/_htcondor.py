@@ -124,7 +124,7 @@ FLAGS: Mapping[str, str] = {
     "TRUNCATED": (
         "the file's last ad was cut short by the end of the file (a crash): the attributes "
         "followed by a ',' are kept, the last one and the rest are null; state UNKNOWN unless "
-        "JobStatus survived; the bytes are in records.raw"
+        "JobStatus (and, for a completed job, ExitCode) survived; the bytes are in records.raw"
     ),
     "DUPLICATE_LINE": (
         "the ad was written more than once, attribute for attribute (overlapping history "
@@ -734,6 +734,9 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     status_lost = truncated & missing("JobStatus")  # cut off with the file's last object
     nonstandard = ~np.isin(code, [1, 2, 3, 4, 5, 6, 7]) & ~status_lost
     exit_missing = (code == 4) & np.isnan(exit_code) & ~by_signal
+    exit_lost = exit_missing & truncated & missing("ExitCode")  # cut off: not known, not 0
+    state[exit_lost] = "UNKNOWN"
+    exit_missing &= ~exit_lost
     starts_missing = started & np.isnan(starts)
 
     hosts: list[list[str] | None] = []

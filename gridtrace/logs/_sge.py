@@ -172,7 +172,8 @@ FLAGS: Mapping[str, str] = {
         "the file's last line has no line end and fewer fields than the file's other lines (a "
         "crash cut it): the fields before the last one present are kept, the rest are null; "
         "state UNKNOWN unless start_time, end_time, failed and exit_status survived; a record "
-        "cut before pe_taskid is taken as a job record; the bytes are in records.raw"
+        "cut before task_number has the job number alone as its id, one cut before pe_taskid "
+        "is taken as a job record; the bytes are in records.raw"
     ),
     "FIELD_SHIFT_REALIGNED": (
         "a ':' inside job_name, account or category shifted the fields: put back in the one "
