@@ -246,6 +246,25 @@ def test_cores_alloc_from_request(tmp_path: Path) -> None:
 def test_remote_host_when_no_last_remote_host(tmp_path: Path) -> None:
     row = _row(_read(tmp_path, _jsonl(_ad(LastRemoteHost=..., RemoteHost="slot1@wn7"))))
     assert row["exec_hosts"] == ["wn7"]
+    assert row["flags"] == ["HOST_FROM_REMOTE_HOST"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "column", "value", "flag"),
+    [
+        ({"ResidentSetSize_RAW": ...}, "mem_used_bytes", 1048576 * 1024, "MEM_USED_ROUNDED"),
+        ({"ExitCode": ...}, "state", "COMPLETED", "EXIT_CODE_MISSING"),
+        ({"NumJobStarts": ...}, "attempt", 0, "NUM_STARTS_MISSING"),
+        ({"AccountingGroup": "group_atlas"}, "account", "group_atlas", "ACCOUNT_GROUP_WHOLE"),
+        ({}, "account", "group_atlas.prod", None),
+    ],
+)
+def test_fallbacks_are_flagged(
+    tmp_path: Path, changes: dict[str, Any], column: str, value: Any, flag: str | None
+) -> None:
+    row = _row(_read(tmp_path, _jsonl(_ad(**changes))))
+    assert row[column] == value
+    assert row["flags"] == ([flag] if flag else None)
 
 
 @pytest.mark.parametrize(

@@ -12,23 +12,33 @@ its jobs alone.
 
 from __future__ import annotations
 
+import ast
 import gzip
 import json
+import re
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from gridtrace.logs import ParseResult, describe_flag, read_htcondor, read_lsf, read_sge, read_slurm
+from gridtrace.logs import (
+    ParseResult,
+    _htcondor,
+    _lsf,
+    _sge,
+    _slurm,
+    describe_flag,
+    read_htcondor,
+    read_lsf,
+    read_sge,
+    read_slurm,
+)
 from gridtrace.logs._flags import COMMON_FLAGS
-from gridtrace.logs._htcondor import FLAGS as HTCONDOR_FLAGS
-from gridtrace.logs._lsf import FLAGS as LSF_FLAGS
-from gridtrace.logs._sge import FLAGS as SGE_FLAGS
-from gridtrace.logs._slurm import FLAGS as SLURM_FLAGS
 from gridtrace.schema import validate
 
 NUL_REASON = "NUL bytes in the line (a crash or a log rotation left them): a fragment, not a record"
@@ -39,12 +49,8 @@ READERS: dict[str, Callable[..., ParseResult]] = {
     "lsf": read_lsf,
     "htcondor": read_htcondor,
 }
-FLAGS: dict[str, Mapping[str, str]] = {
-    "slurm": SLURM_FLAGS,
-    "sge": SGE_FLAGS,
-    "lsf": LSF_FLAGS,
-    "htcondor": HTCONDOR_FLAGS,
-}
+MODULES: dict[str, ModuleType] = {"slurm": _slurm, "sge": _sge, "lsf": _lsf, "htcondor": _htcondor}
+FLAGS: dict[str, Mapping[str, str]] = {fmt: module.FLAGS for fmt, module in MODULES.items()}
 JOB_RECORDS = {"J", "STEP", "PE", "JOB_FINISH", "AD", "CONT", "CONTINUATION"}
 """Record types that make (or belong to) a job; garbage must never become one of them."""
 
@@ -687,3 +693,72 @@ def test_garbage_appended_to_a_valid_log_leaves_its_jobs_alone(fmt: str) -> None
 @pytest.mark.parametrize("fmt", LINE_FORMATS)
 def test_garbage_appended_to_a_real_log_leaves_its_jobs_alone(real_data: Path, fmt: str) -> None:
     _fuzz_garbage(fmt, _sources(fmt, real_data))
+
+
+# ------------------------------------------------------------------ every flag explained
+
+_FLAG_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$")
+
+
+def _flag_literals(module: ModuleType) -> set[str]:
+    """The flag names a reader's source sets.
+
+    Found where flags are made: ``("FLAG", mask)`` pairs in a list, ``("STATE", "FLAG")`` pairs
+    of a state map, ``append("FLAG")``/``append_flag(..., "FLAG")``, ``flags=["FLAG"]``, a list
+    assigned to a name holding "flag", and tuples of names a loop copies flags by.
+    """
+    tree = ast.parse(Path(str(module.__file__)).read_text())
+    found: set[str] = set()
+
+    def name(node: ast.AST) -> str | None:
+        text = node.value if isinstance(node, ast.Constant) else None
+        return text if isinstance(text, str) and _FLAG_NAME.match(text) else None
+
+    def names(node: ast.AST) -> set[str]:
+        return {str(name(e)) for e in ast.walk(node) if name(e)}
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.List):
+            for item in node.elts:
+                pair = isinstance(item, ast.Tuple) and len(item.elts) == 2
+                if pair and name(item.elts[0]) and not isinstance(item.elts[1], ast.Constant):
+                    found.add(str(name(item.elts[0])))  # ("FLAG", mask)
+        elif isinstance(node, ast.Tuple) and len(node.elts) == 2:
+            if name(node.elts[0]) and name(node.elts[1]):
+                found.add(str(name(node.elts[1])))  # ("STATE", "FLAG") of a state map
+        elif isinstance(node, ast.Call):
+            func = node.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called in {"append_flag", "append"} and node.args and name(node.args[-1]):
+                found.add(str(name(node.args[-1])))
+            for keyword in node.keywords:
+                if keyword.arg == "flags":
+                    found |= names(keyword.value)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            labels = [t.id for t in targets if isinstance(t, ast.Name)]
+            if any("flag" in label for label in labels) and node.value is not None:
+                for part in ast.walk(node.value):
+                    if isinstance(part, ast.List):
+                        found |= names(part)
+        elif isinstance(node, ast.For | ast.comprehension):
+            loop = node.iter
+            if isinstance(loop, ast.Tuple) and loop.elts and all(name(e) for e in loop.elts):
+                found |= names(loop)
+    return found
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_flag_a_reader_can_set_is_explained(fmt: str) -> None:
+    module = MODULES[fmt]
+    catalog = {**COMMON_FLAGS, **FLAGS[fmt]}
+    literals = _flag_literals(module)
+    assert {"NON_UTF8", "TRUNCATED"} <= literals  # the scan finds the flags it should
+    missing = sorted(flag for flag in literals if describe_flag(flag, catalog) is None)
+    assert missing == [], f"{fmt}: flags set but not in FLAGS: {missing}"
+    unused = sorted(flag for flag in FLAGS[fmt] if not flag.endswith("*") and flag not in literals)
+    assert unused == [], f"{fmt}: FLAGS explains flags the reader never sets: {unused}"
+    for flag, meaning in FLAGS[fmt].items():
+        assert _FLAG_NAME.match(flag.removesuffix("_*")), flag
+        assert isinstance(meaning, str), flag
+        assert meaning.strip(), flag

@@ -187,6 +187,7 @@ def test_header_line_and_steps_fold_maxrss(tmp_path: Path) -> None:
     assert result.jobs.num_rows == 1
     job = _row(result)
     assert job["mem_used_bytes"] == 3 * 2**20
+    assert job["flags"] == ["STEPS_FOLDED"]  # the job line had no MaxRSS: the steps' maximum
     assert job["cores_alloc"] == 4
     assert job["src_line"] == 2
     assert result.info["slurm_steps"] == 3
@@ -301,6 +302,7 @@ def test_duplicates_become_attempts(tmp_path: Path) -> None:
     assert rows[0]["job_key"] == rows[1]["job_key"]
     assert rows[1]["submit_time"] == _at("2024-05-03T10:00:00")
     assert rows[1]["queue_time"] == _at("2024-05-03T10:31:00")
+    assert "SUBMIT_FROM_FIRST_ATTEMPT" in rows[1]["flags"]
     assert rows[1]["wait_s"] == 540
 
 
@@ -352,6 +354,7 @@ def test_cancelled_before_start_is_deleted(tmp_path: Path) -> None:
     line = _line(State="CANCELLED by 1500", Start="Unknown", NodeList="None assigned")
     job = _row(_read(tmp_path, line))
     assert job["state"] == "DELETED"
+    assert {"CANCELLED_BY", "CANCELLED_NOT_STARTED"} <= set(job["flags"])
     assert (job["start_time"], job["run_s"], job["exec_hosts"]) == (None, None, None)
     assert job["end_time"] == _at("2024-05-03T11:01:40")
 
@@ -575,3 +578,54 @@ def test_real_shredder_fixture(real_data: Path) -> None:
     assert [r["state"] for r in rows] == ["TIMEOUT", "CANCELLED", "COMPLETED", "COMPLETED"]
     assert len(rows[0]["exec_hosts"]) == 32
     assert rows[3]["eligible_time"] is None
+
+
+# ------------------------------------------------------------------ choices between fields
+
+
+@pytest.mark.parametrize(
+    ("overrides", "flag", "column", "kept"),
+    [
+        ({"AllocTRES": "billing=16,cpu=8,node=2"}, "CORES_ALLOC_CONFLICT", "cores_alloc", 16),
+        ({"NodeList": "n[01-03]"}, "NODES_ALLOC_CONFLICT", "nodes_alloc", 2),
+        ({"AllocTRES": "cpu=16,node=3"}, "NODES_ALLOC_CONFLICT", "nodes_alloc", 2),
+        ({"ReqTRES": "cpu=8,node=2"}, "CORES_REQ_CONFLICT", "cores_req", 16),
+    ],
+)
+def test_fields_that_disagree_are_flagged(
+    tmp_path: Path, overrides: dict[str, str], flag: str, column: str, kept: int
+) -> None:
+    job = _row(_read(tmp_path, _line(**overrides)))
+    assert job[column] == kept
+    assert flag in job["flags"]
+    assert "CONFLICT" not in " ".join(_row(_read(tmp_path, _line()))["flags"])
+
+
+def test_a_pending_job_takes_its_request_from_the_allocation_fields(tmp_path: Path) -> None:
+    line = _line(
+        State="PENDING",
+        Start="2024-05-04T00:00:00",  # sacct's expected start
+        End="Unknown",
+        ReqCPUS="",
+        ReqTRES="billing=16,cpu=16",
+        NodeList="None assigned",
+    )
+    job = _row(_read(tmp_path, line))
+    assert (job["cores_req"], job["nodes_req"], job["start_time"]) == (16, 2, None)
+    assert {"CORES_REQ_FROM_NCPUS", "NODES_REQ_FROM_NNODES", "START_NOT_FINAL"} <= set(job["flags"])
+
+
+def test_text_that_is_not_a_value_is_null_and_flagged(tmp_path: Path) -> None:
+    job = _row(_read(tmp_path, _line(NCPUS="sixteen", Timelimit="soon")))
+    assert (job["cores_alloc"], job["walltime_req_s"]) == (None, None)
+    assert "VALUE_UNREADABLE" in job["flags"]
+    plain = _row(_read(tmp_path, _line(Timelimit="UNLIMITED", Eligible="Unknown")))
+    assert "VALUE_UNREADABLE" not in (plain["flags"] or [])
+
+
+def test_sizes_without_a_unit(tmp_path: Path) -> None:
+    names = [*SLURM_FIELDS, "MaxRSS"]
+    head = "|".join(names)
+    job = _row(_read(tmp_path, head, _line() + "|123456"))
+    assert job["mem_used_bytes"] == 123456
+    assert "MEM_USED_UNIT_ASSUMED" in job["flags"]
