@@ -147,6 +147,44 @@ def attr_fingerprints(attrs: Any) -> Any:
     return text
 
 
+def repeated_rows(attrs: Any, among: Any) -> tuple[Any, Any]:
+    """Find the rows whose map repeats an earlier row's exactly (a record written twice).
+
+    Parameters
+    ----------
+    attrs : pyarrow.MapArray or ChunkedArray of map<string, string>
+        The ``attrs`` column.
+    among : numpy.ndarray of bool
+        The rows to compare (the others are never a copy nor copied).
+
+    Returns
+    -------
+    copies : numpy.ndarray of bool
+        The later copies.
+    repeated : numpy.ndarray of bool
+        The first rows of maps that have later copies.
+    """
+    among = np.asarray(among, dtype=bool)
+    n = len(among)
+    copies = np.zeros(n, dtype=bool)
+    repeated = np.zeros(n, dtype=bool)
+    rows = np.flatnonzero(among)
+    if len(rows) < 2:
+        return copies, repeated
+    if isinstance(attrs, pa.ChunkedArray):
+        attrs = attrs.combine_chunks()
+    codes = np.asarray(
+        attr_fingerprints(attrs.take(_pa.array(rows))).dictionary_encode().indices, np.int64
+    )
+    _, first = np.unique(codes, return_index=True)
+    is_first = np.zeros(len(rows), dtype=bool)
+    is_first[first] = True
+    counts = np.bincount(codes)
+    copies[rows[~is_first]] = True
+    repeated[rows[is_first & (counts[codes] > 1)]] = True
+    return copies, repeated
+
+
 def append_flag(flags: Any, mask: Any, name: str) -> Any:
     """Add ``name`` at the end of the flag list of every row where ``mask`` is True.
 

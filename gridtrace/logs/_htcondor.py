@@ -91,9 +91,9 @@ import pyarrow.compute as pc
 from gridtrace.logs._attrs import (
     append_flag,
     attr_columns,
-    attr_fingerprints,
     flag_array,
     flag_mask,
+    repeated_rows,
 )
 from gridtrace.logs._base import (
     ErrorPolicy,
@@ -861,28 +861,6 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     )
 
 
-def _repeated_lines(records: pa.Table, among: Bool) -> tuple[Bool, Bool]:
-    """Find records repeating an earlier one field for field: ``(later copies, first copies)``.
-
-    Only rows where ``among`` is True are compared; copies may come from different files.
-    """
-    n = records.num_rows
-    copies = np.zeros(n, dtype=bool)
-    repeated = np.zeros(n, dtype=bool)
-    rows = np.flatnonzero(among)
-    if len(rows) < 2:
-        return copies, repeated
-    prints = pd.Series(
-        attr_fingerprints(records.column("attrs").combine_chunks().take(_pa.array(rows))).to_numpy(
-            zero_copy_only=False
-        )
-    )
-    later = prints.duplicated(keep="first").to_numpy()
-    copies[rows[later]] = True
-    repeated[rows[prints.duplicated(keep=False).to_numpy() & ~later]] = True
-    return copies, repeated
-
-
 def _nul_counts(quarantine: pa.Table) -> dict[str, int]:
     """Lines quarantined for NUL bytes, and the NUL bytes they held."""
     nul = _pc.equal(quarantine.column("reason"), _NUL_REASON)
@@ -907,7 +885,7 @@ def assemble_htcondor(parts: Sequence[FileParse], *, tz: str | None = None) -> P
         pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
     )
     is_ad = _numpy(_pc.equal(records.column("record_type"), "AD"), bool)
-    copies, repeated = _repeated_lines(records, is_ad)
+    copies, repeated = repeated_rows(records.column("attrs"), is_ad)
     if copies.any():
         flags = append_flag(records.column("flags"), copies, "DUPLICATE_LINE")
         records = records.set_column(records.schema.get_field_index("flags"), "flags", flags)

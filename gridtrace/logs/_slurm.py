@@ -116,7 +116,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gridtrace.errors import ConfigError
-from gridtrace.logs._attrs import append_flag, attr_fingerprints, flag_array, flag_mask
+from gridtrace.logs._attrs import append_flag, flag_array, flag_mask, repeated_rows
 from gridtrace.logs._base import (
     ErrorPolicy,
     FileParse,
@@ -889,28 +889,6 @@ def _ids(job_id: Arr) -> tuple[F64, F64, list[str | None], list[str]]:
     return seq, idx, ranges, key.to_pylist()
 
 
-def _repeated_lines(records: pa.Table, among: Bool) -> tuple[Bool, Bool]:
-    """Find records repeating an earlier one field for field: ``(later copies, first copies)``.
-
-    Only rows where ``among`` is True are compared; copies may come from different files.
-    """
-    n = records.num_rows
-    copies = np.zeros(n, dtype=bool)
-    repeated = np.zeros(n, dtype=bool)
-    rows = np.flatnonzero(among)
-    if len(rows) < 2:
-        return copies, repeated
-    prints = pd.Series(
-        attr_fingerprints(records.column("attrs").combine_chunks().take(_pa.array(rows))).to_numpy(
-            zero_copy_only=False
-        )
-    )
-    later = prints.duplicated(keep="first").to_numpy()
-    copies[rows[later]] = True
-    repeated[rows[prints.duplicated(keep=False).to_numpy() & ~later]] = True
-    return copies, repeated
-
-
 def _nul_counts(quarantine: pa.Table) -> dict[str, int]:
     """Lines quarantined for NUL bytes, and the NUL bytes they held."""
     nul = _pc.equal(quarantine.column("reason"), _NUL_REASON)
@@ -949,7 +927,7 @@ def assemble_slurm(parts: Sequence[FileParse], *, tz: str | None = None) -> Pars
     )
     kinds = _numpy(records.column("record_type").combine_chunks(), object)
     is_data = (kinds == "J") | (kinds == "STEP")
-    copies, repeated = _repeated_lines(records, is_data)
+    copies, repeated = repeated_rows(records.column("attrs"), is_data)
     if copies.any():
         flags = append_flag(records.column("flags"), copies, "DUPLICATE_LINE")
         records = records.set_column(records.schema.get_field_index("flags"), "flags", flags)

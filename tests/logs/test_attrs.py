@@ -14,6 +14,7 @@ from gridtrace.logs._attrs import (
     attr_fingerprints,
     flag_array,
     flag_mask,
+    repeated_rows,
 )
 
 MAP = pa.map_(pa.string(), pa.string())
@@ -115,3 +116,16 @@ def test_flag_array_and_flag_mask() -> None:
     assert flag_mask(flags, "C").tolist() == [False] * 4
     assert flag_array(2, []).to_pylist() == [None, None]
     assert flag_mask(pa.chunked_array([flags.slice(1)]), "B").tolist() == [False] * 3
+
+
+def test_repeated_rows_finds_later_copies_among_the_chosen_rows() -> None:
+    attrs = pa.array(
+        [[("a", "1")], [("a", "2")], [("a", "1")], [("a", "1")], [("a", "2")], [("a", "3")]], MAP
+    )
+    among = np.array([True, True, True, True, False, True])
+    copies, repeated = repeated_rows(attrs, among)
+    assert copies.tolist() == [False, False, True, True, False, False]
+    assert repeated.tolist() == [True, False, False, False, False, False]
+    none, nothing = repeated_rows(attrs, np.zeros(6, dtype=bool))
+    assert not none.any()
+    assert not nothing.any()
