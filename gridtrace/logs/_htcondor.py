@@ -52,10 +52,25 @@ NumJobStarts − 1 and ``n_attempts`` NumJobStarts (at least 1); when the job st
 once, the earlier runs are not in the file: flag ``ATTEMPT_UNLOGGED``. The same job id and QDate
 in several ads (overlapping history files) are flagged ``DUPLICATE``.
 
-Other ``jobs`` flags: ``EXPRESSION`` (a mapped attribute is an unevaluated expression: null),
-``VALUE_UNREADABLE`` (a mapped attribute is not a number: null), ``END_BEFORE_START`` (negative
-run: null), ``NON_UTF8`` (the ad held bytes that are not UTF-8, replaced; the bytes kept in
-``raw``).
+Every other fallback is flagged too (``HOST_FROM_REMOTE_HOST``, ``MEM_USED_ROUNDED``,
+``EXIT_CODE_MISSING``, ``NUM_STARTS_MISSING``, ``ACCOUNT_GROUP_WHOLE``, ``EXPRESSION``,
+``VALUE_UNREADABLE``, ...): :data:`FLAGS` says what each flag means.
+
+Damaged bytes
+-------------
+* A line holding NUL bytes (what a crash or a log rotation leaves) is a fragment: quarantined,
+  never part of a job (an ad touching it is quarantined); ``info["nul_lines"]`` and
+  ``info["nul_bytes"]`` count them.
+* Bytes that are not UTF-8 are decoded as Windows-1252 (else Latin-1), flag ``NON_UTF8`` on the
+  record and the job, the bytes kept in ``records.raw``.
+* CR LF line ends are JSON blank space; the rows of such lines are flagged ``CRLF``.
+* The file's last ad cut short by the end of the file (decoding fails only because the text
+  ends): the attributes followed by a ``,`` are kept (the last one may have lost characters, a
+  number cut short still reads as a number), flag ``TRUNCATED``, or the object is quarantined
+  when ClusterId and ProcId did not survive. An ad broken anywhere else is quarantined.
+* An ad repeating an earlier one attribute for attribute (overlapping history files) makes no
+  job: the first copy's job and the later copies (in ``records``) are flagged
+  ``DUPLICATE_LINE`` (``info["duplicate_lines"]``).
 """
 
 from __future__ import annotations
@@ -73,7 +88,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gridtrace.logs._attrs import attr_columns
+from gridtrace.logs._attrs import (
+    append_flag,
+    attr_columns,
+    flag_array,
+    flag_mask,
+    repeated_rows,
+)
 from gridtrace.logs._base import (
     ErrorPolicy,
     FileParse,
@@ -83,6 +104,7 @@ from gridtrace.logs._base import (
     tokenize_guarded,
 )
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.logs._text import decode_line
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
 __all__ = [
@@ -93,7 +115,60 @@ __all__ = [
     "tokenize_htcondor_file",
 ]
 
-FLAGS: Mapping[str, str] = {}
+FLAGS: Mapping[str, str] = {
+    # the ad (records; all but CRLF are copied to the job made from it)
+    "NON_UTF8": (
+        "the ad held bytes that are not UTF-8: decoded as Windows-1252 (Latin-1 where it has "
+        "no character); the original bytes are in records.raw"
+    ),
+    "CRLF": "records: the line ended in CR LF (a Windows copy); the CR is JSON blank space",
+    "TRUNCATED": (
+        "the file's last ad was cut short by the end of the file (a crash): the attributes "
+        "followed by a ',' are kept, the last one and the rest are null; state UNKNOWN unless "
+        "JobStatus (and, for a completed job, ExitCode) survived; the bytes are in records.raw"
+    ),
+    "DUPLICATE_LINE": (
+        "the ad was written more than once, attribute for attribute (overlapping history "
+        "files): the job is made from the first copy; each later copy stays in records with "
+        "this flag and makes no job"
+    ),
+    # jobs
+    "DUPLICATE": (
+        "another ad has the same job id and QDate but differs elsewhere: both rows are kept"
+    ),
+    "ATTEMPT_UNLOGGED": (
+        "NumJobStarts > 1: the earlier runs are not in the history; attempt is "
+        "NumJobStarts - 1, walltime_used_s (RemoteWallClockTime) covers every run"
+    ),
+    "NUM_STARTS_MISSING": "no NumJobStarts for a job that started: attempt 0 of 1 assumed",
+    "START_FROM_FIRST_RUN": "no JobCurrentStartDate: start_time is JobStartDate (the first run)",
+    "END_FROM_STATUS_TIME": (
+        "no CompletionDate for a job that left the queue after starting: end_time is "
+        "EnteredCurrentStatus"
+    ),
+    "END_BEFORE_START": "end before start: run_s null",
+    "WALLTIME_MISMATCH": (
+        "|RemoteWallClockTime - (end - start)| > 60 s for a job that started once: run_s is "
+        "end - start"
+    ),
+    "CORES_ALLOC_FROM_REQUEST": "no CpusProvisioned: cores_alloc is RequestCpus (job started)",
+    "HOST_FROM_REMOTE_HOST": "no LastRemoteHost: exec_hosts is the host of RemoteHost",
+    "ACCOUNT_GROUP_WHOLE": (
+        "no AcctGroup and AccountingGroup does not end in .<user>: account is AccountingGroup whole"
+    ),
+    "MEM_USED_ROUNDED": (
+        "no ResidentSetSize_RAW: mem_used_bytes is ResidentSetSize, which HTCondor rounds up"
+    ),
+    "EXIT_CODE_MISSING": (
+        "JobStatus 4 (completed) without ExitCode and not by a signal: state COMPLETED assumed"
+    ),
+    "HELD": "JobStatus 5 (held): state PENDING",
+    "TRANSFERRING_OUTPUT": "JobStatus 6 (transferring output): state RUNNING",
+    "SUSPENDED": "JobStatus 7 (suspended): state RUNNING",
+    "STATUS_NONSTANDARD": "JobStatus missing or not 1-7: state UNKNOWN",
+    "EXPRESSION": "an attribute read into a job column is an unevaluated expression: null",
+    "VALUE_UNREADABLE": "an attribute read into a job column is not a number: null",
+}
 """Every flag this reader sets on a row, with what it means (see ``flag_meanings``)."""
 
 logger = logging.getLogger(__name__)
@@ -238,7 +313,11 @@ class _Rows:
 
 
 def _decode(data: bytes) -> tuple[str, list[bytes], list[bool]]:
-    """Text of the file, its raw lines, and which lines were not UTF-8."""
+    r"""Text of the file, its raw lines, and which lines were not UTF-8.
+
+    A line that is not UTF-8 is decoded by :func:`decode_line`'s stated fallback (Windows-1252,
+    else Latin-1); the text keeps one ``\n`` per line end, so that offsets map to lines.
+    """
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()
@@ -246,14 +325,70 @@ def _decode(data: bytes) -> tuple[str, list[bytes], list[bool]]:
         text = data.decode("utf-8")
         return text, lines, [False] * len(lines)
     except UnicodeDecodeError:
-        bad = []
-        for line in lines:
-            try:
-                line.decode("utf-8")
-                bad.append(False)
-            except UnicodeDecodeError:
-                bad.append(True)
-        return data.decode("utf-8", errors="replace"), lines, bad
+        pass
+    decoded = [decode_line(line) for line in lines]
+    text = "\n".join(line for line, _ in decoded)
+    if data.endswith(b"\n"):
+        text += "\n"
+    return text, lines, [repaired for _, repaired in decoded]
+
+
+_NUL_REASON = (
+    "NUL bytes in the line (a crash or a log rotation left them): a fragment, not a record"
+)
+
+
+def _line_flags(k: int, crlf: list[bool], extra: list[str] | None = None) -> list[str] | None:
+    """Return the flags of the row of line ``k`` (0-based)."""
+    flags = list(extra or ())
+    if crlf[k]:
+        flags.append("CRLF")
+    return flags or None
+
+
+def _cut_by_the_end(text: str, err: json.JSONDecodeError) -> bool:
+    """Whether decoding failed only because the text ended (a last object cut short)."""
+    if err.msg.startswith("Unterminated string"):
+        return True  # no closing quote (nor line end) before the end of the text
+    return err.pos >= len(text.rstrip())
+
+
+def _skip_blanks(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+def _surviving_members(text: str, pos: int) -> dict[str, Any]:
+    """Read the members of an object at ``pos`` that the end of the text cut short.
+
+    A member is kept when a ``,`` follows its value: the last one before the end may have lost
+    characters (a number cut short still reads as a number), so it is dropped.
+    """
+    members: dict[str, Any] = {}
+    i = pos + 1
+    n = len(text)
+    while True:
+        i = _skip_blanks(text, i)
+        if i >= n or text[i] != '"':
+            break
+        try:
+            key, i = _DECODER.raw_decode(text, i)
+        except json.JSONDecodeError:
+            break
+        i = _skip_blanks(text, i)
+        if i >= n or text[i] != ":":
+            break
+        try:
+            value, i = _DECODER.raw_decode(text, _skip_blanks(text, i + 1))
+        except json.JSONDecodeError:
+            break
+        i = _skip_blanks(text, i)
+        if i >= n or text[i] != ",":
+            break
+        members[key] = value
+        i += 1
+    return members
 
 
 def _tokenize_lines(
@@ -269,13 +404,16 @@ def _tokenize_lines(
         lines.pop()  # the newline ending the last line starts no line
     if len(lines) != len(raw_lines):
         return None
+    if "\x00" in text:
+        return None  # lines holding NUL bytes are quarantined by the object scanner
     rows = _Rows()
     any_non_utf8 = any(non_utf8)
+    crlf = [line.endswith(b"\r") for line in raw_lines] if "\r" in text else [False] * len(lines)
     for k, line in enumerate(lines):
         if not line.lstrip().startswith("{"):
             if _SKIP.fullmatch(line) is None:
                 return None
-            rows.add(k + 1, "SEP")
+            rows.add(k + 1, "SEP", flags=_line_flags(k, crlf))
             continue
         attrs = _line_attrs(line)
         if attrs is None:
@@ -290,7 +428,7 @@ def _tokenize_lines(
             attrs,
             stamp=stamp,
             job_id=f"{attrs['ClusterId']}.{attrs['ProcId']}",
-            flags=["NON_UTF8"] if bad_bytes else None,
+            flags=_line_flags(k, crlf, ["NON_UTF8"] if bad_bytes else None),
             raw=raw_lines[k] if bad_bytes else None,
         )
     records = rows.table(site, src_file)
@@ -336,6 +474,8 @@ def tokenize_htcondor_file(path: StrPath, *, site: str) -> FileParse:
     rows = _Rows()
     bad_lines: list[int] = []
     reasons: list[str] = []
+    nul = [b"\x00" in line for line in raw_lines] if "\x00" in text else [False] * n_physical
+    crlf = [line.endswith(b"\r") for line in raw_lines] if "\r" in text else [False] * n_physical
     # per line: the ad (first line, id) it belongs to, and whether it is taken (ad start or
     # quarantine); rows for the other lines (CONT, SEP) are made once every object is placed
     owner: list[tuple[int, str] | None] = [None] * n_physical
@@ -350,15 +490,29 @@ def tokenize_htcondor_file(path: StrPath, *, site: str) -> FileParse:
         obj: Any = None
         end = pos
         error = ""
+        cut = False  # the object was cut short by the end of the file
         if text[pos] == "{":
             try:
                 obj, end = _DECODER.raw_decode(text, pos)
             except json.JSONDecodeError as err:
                 error = f"broken JSON object: {err.msg} (line {err.lineno})"
+                last_object = _OBJECT_LINE.search(text, pos + 1) is None
+                if last_object and not any(nul[first:]) and _cut_by_the_end(text, err):
+                    obj = _surviving_members(text, pos)
+                    end = end_text
+                    cut = True
+                    error = (
+                        ""
+                        if "ClusterId" in obj and "ProcId" in obj
+                        else "the file's last object was cut short before ClusterId and "
+                        "ProcId: nothing to recover"
+                    )
         else:
             error = "not a JSON object"
         if not error and not (isinstance(obj, dict) and "ClusterId" in obj and "ProcId" in obj):
             error = "ClassAd without ClusterId and ProcId: not a job ad"
+        if not error and any(nul[first : line_of(end - 1) + 1]):
+            error = _NUL_REASON
         if error:
             resume = starts[first + 1] if first + 1 < n_physical else end_text
             found = _OBJECT_LINE.search(text, resume)
@@ -386,14 +540,15 @@ def tokenize_htcondor_file(path: StrPath, *, site: str) -> FileParse:
         stamp = attrs.get("CompletionDate")
         if stamp in (None, "0"):
             stamp = attrs.get("EnteredCurrentStatus")
+        extra = (["NON_UTF8"] if bad_bytes else []) + (["TRUNCATED"] if cut else [])
         rows.add(
             first + 1,
             "AD",
             attrs,
             stamp=stamp,
             job_id=job_id,
-            flags=["NON_UTF8"] if bad_bytes else None,
-            raw=b"\n".join(raw_lines[first : last + 1]) if bad_bytes else None,
+            flags=_line_flags(first, crlf, extra),
+            raw=b"\n".join(raw_lines[first : last + 1]) if bad_bytes or cut else None,
         )
         taken[first] = True
         for k in range(first + 1, last + 1):
@@ -404,9 +559,15 @@ def tokenize_htcondor_file(path: StrPath, *, site: str) -> FileParse:
             continue
         belongs = owner[k]
         if belongs is None:
-            rows.add(k + 1, "SEP")
+            rows.add(k + 1, "SEP", flags=_line_flags(k, crlf))
         else:
-            rows.add(k + 1, "CONT", {"record_line": str(belongs[0])}, job_id=belongs[1])
+            rows.add(
+                k + 1,
+                "CONT",
+                {"record_line": str(belongs[0])},
+                job_id=belongs[1],
+                flags=_line_flags(k, crlf),
+            )
 
     records = rows.table(site, src_file)
     order = np.argsort(np.asarray(bad_lines, dtype=np.int64), kind="stable")
@@ -416,7 +577,9 @@ def tokenize_htcondor_file(path: StrPath, *, site: str) -> FileParse:
             _repeat("htcondor", len(bad_lines)),
             _repeat(src_file, len(bad_lines)),
             _pa.array([bad_lines[i] + 1 for i in order], pa.int64()),
-            _pa.array([reasons[i] for i in order], pa.string()),
+            _pa.array(
+                [_NUL_REASON if nul[bad_lines[i]] else reasons[i] for i in order], pa.string()
+            ),
             _pa.array([raw_lines[bad_lines[i]] for i in order], pa.binary()),
         ],
         schema=QUARANTINE,
@@ -438,18 +601,6 @@ def _numpy(array: Arr, dtype: Any = np.float64) -> npt.NDArray[Any]:
 def _int_or_null(values: F64, dtype: Any) -> Arr:
     known = ~np.isnan(values)
     return _pa.array(np.where(known, np.round(values), 0).astype(np.int64), mask=~known).cast(dtype)
-
-
-def _flag_lists(n: int, masks: Sequence[tuple[str, Bool]]) -> list[list[str] | None]:
-    flags: list[list[str] | None] = [None] * n
-    for name, mask in masks:
-        for i in np.flatnonzero(mask):
-            row = flags[i]
-            if row is None:
-                flags[i] = [name]
-            else:
-                row.append(name)
-    return flags
 
 
 def _host(remote: str | None) -> str | None:
@@ -491,7 +642,7 @@ _JOB_ATTRS = (
 )
 
 
-def _jobs(rec: pa.Table) -> pa.Table:
+def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     n = rec.num_rows
     columns_of = attr_columns(rec.column("attrs"), _JOB_ATTRS)
 
@@ -538,6 +689,12 @@ def _jobs(rec: pa.Table) -> pa.Table:
     exit_signal_v = num("ExitSignal")
     starts = num("NumJobStarts")
     by_signal = boolean("ExitBySignal")
+    record_flags = rec.column("flags")
+    truncated = flag_mask(record_flags, "TRUNCATED")
+
+    def missing(key: str) -> Bool:
+        found: Bool = _numpy(_pc.is_null(text(key)), bool)
+        return found
 
     start = np.where(current_start > 0, current_start, np.nan)
     from_first = np.isnan(start) & (first_start > 0)
@@ -561,6 +718,7 @@ def _jobs(rec: pa.Table) -> pa.Table:
     cores_guess = np.isnan(cores_alloc) & started & ~np.isnan(req_cpus)
     cores_alloc = np.where(cores_guess, req_cpus, cores_alloc)
     mem_req = req_mem * 2.0**20
+    rss_rounded = np.isnan(rss_raw) & ~np.isnan(rss)
     mem_used = np.where(~np.isnan(rss_raw), rss_raw, rss) * 1024.0
     exit_code = np.where(finished & started & ~by_signal, exit_code_v, np.nan)
     exit_signal = np.where(finished & by_signal, exit_signal_v, np.nan)
@@ -574,13 +732,23 @@ def _jobs(rec: pa.Table) -> pa.Table:
     state[code == 1] = "PENDING"
     state[code == 5] = "PENDING"
     state[np.isin(code, [2, 6, 7])] = "RUNNING"
-    nonstandard = ~np.isin(code, [1, 2, 3, 4, 5, 6, 7])
+    status_lost = truncated & missing("JobStatus")  # cut off with the file's last object
+    nonstandard = ~np.isin(code, [1, 2, 3, 4, 5, 6, 7]) & ~status_lost
+    exit_missing = (code == 4) & np.isnan(exit_code) & ~by_signal
+    exit_lost = exit_missing & truncated & missing("ExitCode")  # cut off: not known, not 0
+    state[exit_lost] = "UNKNOWN"
+    exit_missing &= ~exit_lost
+    starts_missing = started & np.isnan(starts)
 
     hosts: list[list[str] | None] = []
-    for last, current in zip(
-        text("LastRemoteHost").to_pylist(), text("RemoteHost").to_pylist(), strict=True
+    host_fallback = np.zeros(n, dtype=bool)
+    for i, (last, current) in enumerate(
+        zip(text("LastRemoteHost").to_pylist(), text("RemoteHost").to_pylist(), strict=True)
     ):
-        host = _host(last) or _host(current)
+        host = _host(last)
+        if host is None:
+            host = _host(current)
+            host_fallback[i] = host is not None
         hosts.append([host] if host else None)
     nodes = np.array([1.0 if h else np.nan for h in hosts], dtype=np.float64)
 
@@ -588,27 +756,33 @@ def _jobs(rec: pa.Table) -> pa.Table:
     group_user = text("AcctGroupUser").to_pylist()
     owners = user.to_pylist()
     account: list[str | None] = []
-    for acct, full, who, member in zip(
-        text("AcctGroup").to_pylist(),
-        text("AccountingGroup").to_pylist(),
-        owners,
-        group_user,
-        strict=True,
+    from_group = np.zeros(n, dtype=bool)
+    for i, (acct, full, who, member) in enumerate(
+        zip(
+            text("AcctGroup").to_pylist(),
+            text("AccountingGroup").to_pylist(),
+            owners,
+            group_user,
+            strict=True,
+        )
     ):
         if acct:
             account.append(acct)
         elif full:
             suffix = "." + (member or who or "")
-            account.append(full.removesuffix(suffix) if suffix != "." else full)
+            kept = full.removesuffix(suffix) if suffix != "." else full
+            account.append(kept)
+            from_group[i] = kept == full  # no ".<user>" to strip: the whole name is taken
         else:
             account.append(None)
 
     id_text = rec.column("job_id_raw").to_pylist()
     same = pd.DataFrame({"key": id_text, "qdate": qdate})
     duplicate = np.asarray(same.duplicated(keep=False), dtype=bool)
-    record_flags = rec.column("flags").to_pylist()
     masks: list[tuple[str, Bool]] = [
-        ("NON_UTF8", np.array([bool(f and "NON_UTF8" in f) for f in record_flags], dtype=bool)),
+        ("NON_UTF8", flag_mask(record_flags, "NON_UTF8")),
+        ("TRUNCATED", truncated),
+        ("DUPLICATE_LINE", repeated),
         ("DUPLICATE", duplicate),
         ("ATTEMPT_UNLOGGED", restarted),
         ("START_FROM_FIRST_RUN", from_first),
@@ -616,6 +790,11 @@ def _jobs(rec: pa.Table) -> pa.Table:
         ("END_BEFORE_START", negative),
         ("WALLTIME_MISMATCH", mismatch),
         ("CORES_ALLOC_FROM_REQUEST", cores_guess),
+        ("HOST_FROM_REMOTE_HOST", host_fallback),
+        ("ACCOUNT_GROUP_WHOLE", from_group),
+        ("MEM_USED_ROUNDED", rss_rounded),
+        ("EXIT_CODE_MISSING", exit_missing),
+        ("NUM_STARTS_MISSING", starts_missing),
         ("HELD", code == 5),
         ("TRANSFERRING_OUTPUT", code == 6),
         ("SUSPENDED", code == 7),
@@ -623,7 +802,7 @@ def _jobs(rec: pa.Table) -> pa.Table:
         ("EXPRESSION", expression),
         ("VALUE_UNREADABLE", unreadable),
     ]
-    flags = _flag_lists(n, masks)
+    flags = flag_array(n, masks)
 
     site = rec.column("site").combine_chunks() if n else _pa.array([], pa.string())
     src_file = rec.column("src_file").combine_chunks() if n else _pa.array([], pa.string())
@@ -676,11 +855,19 @@ def _jobs(rec: pa.Table) -> pa.Table:
         "state": _pa.array(state.astype(str), pa.string()),
         "src_file": src_file,
         "src_line": _pa.array(src_line, pa.int64()),
-        "flags": _pa.array(flags, pa.list_(pa.string())),
+        "flags": flags,
     }
     return pa.Table.from_arrays(
         [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in JOBS], schema=JOBS
     )
+
+
+def _nul_counts(quarantine: pa.Table) -> dict[str, int]:
+    """Lines quarantined for NUL bytes, and the NUL bytes they held."""
+    nul = _pc.equal(quarantine.column("reason"), _NUL_REASON)
+    raw = quarantine.column("raw").filter(nul)
+    nul_bytes = _pc.sum(_pc.count_substring(raw, b"\x00")).as_py() if len(raw) else 0
+    return {"nul_lines": len(raw), "nul_bytes": int(nul_bytes or 0)}
 
 
 def assemble_htcondor(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseResult:
@@ -698,8 +885,14 @@ def assemble_htcondor(parts: Sequence[FileParse], *, tz: str | None = None) -> P
     quarantine = (
         pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
     )
-    ads = records.filter(_pc.equal(records.column("record_type"), "AD"))
-    jobs = _jobs(ads)
+    is_ad = _numpy(_pc.equal(records.column("record_type"), "AD"), bool)
+    copies, repeated = repeated_rows(records.column("attrs"), is_ad)
+    if copies.any():
+        flags = append_flag(records.column("flags"), copies, "DUPLICATE_LINE")
+        records = records.set_column(records.schema.get_field_index("flags"), "flags", flags)
+    rows = np.flatnonzero(is_ad & ~copies)
+    ads = records.take(_pa.array(rows))
+    jobs = _jobs(ads, repeated[rows])
     return ParseResult(
         records=records,
         jobs=jobs,
@@ -707,7 +900,12 @@ def assemble_htcondor(parts: Sequence[FileParse], *, tz: str | None = None) -> P
         files=tuple(p.src_file for p in parts),
         lines_read=sum(p.lines_read for p in parts),
         tz_offset_s=None,
-        info={"format": "htcondor", "htcondor_ads": int(ads.num_rows)},
+        info={
+            "format": "htcondor",
+            "htcondor_ads": int(is_ad.sum()),
+            "duplicate_lines": int(copies.sum()),
+            **_nul_counts(quarantine),
+        },
     )
 
 

@@ -47,8 +47,18 @@ first line's ``records`` row (flag ``MULTILINE``), each further line a row of re
 ``CONTINUATION`` pointing at it (``attrs["record_line"]``). A quote that never closes
 quarantines the first line alone (reason ``unterminated quoted string``) and reading goes on with
 the next. Blank lines and lines that are not an event record are quarantined; ``#`` lines (the
-``lsb.events`` header) are records of type ``COMMENT``. Lines that are not UTF-8 are decoded with
-replacement, flag ``NON_UTF8``, the bytes kept in ``raw``.
+``lsb.events`` header) are records of type ``COMMENT``.
+
+Damaged lines: a line holding NUL bytes (what a crash or a log rotation leaves) is a fragment,
+quarantined and never a job (``info["nul_lines"]``, ``info["nul_bytes"]``); a record stops
+joining lines at one. Lines that are not UTF-8 are decoded as Windows-1252 (else Latin-1), flag
+``NON_UTF8``, the bytes kept in ``raw``. A CR before the line end is removed (flag ``CRLF``).
+LSF ends every record with a line end, so a last line without one was cut by a crash: what
+surely survived is kept (a string left open and the last field are dropped, the fields before
+are read up to the first counted list that lost entries), flag ``TRUNCATED``, or the line is
+quarantined when the job id did not survive. A record repeating an earlier one field for field
+(a copied or overlapping file) makes no job: the first copy's job and the later copies (in
+``records``) are flagged ``DUPLICATE_LINE`` (``info["duplicate_lines"]``).
 
 Jobs (``shared/reference/parsers.md`` §8, LSF column)
 ----------------------------------------------------
@@ -77,9 +87,9 @@ time) seen in several JOB_FINISH records makes attempts in event-time order; the
 become REQUEUED (flag ``STATE_WAS_<state>`` when they logged another state); identical event,
 start and submit times are flagged ``DUPLICATE`` instead.
 
-Other ``jobs`` flags: ``EXTRA_FIELDS``, ``TAIL_UNPARSED``, ``HOST_RUSAGE_WIDTH_GUESSED``,
-``MULTILINE``, ``NON_UTF8`` (copied from the record), ``END_BEFORE_START`` (negative run: null),
-``START_BEFORE_SUBMIT`` (kept), ``VALUE_UNREADABLE`` (a mapped field that is not a number: null).
+Every other value the reader decides is flagged too (``CORES_REQ_RANGE``, ``EXIT_NOT_STARTED``,
+``EXIT_STATUS_CONFLICT``, ``END_BEFORE_START``, ``VALUE_UNREADABLE``, ...): :data:`FLAGS` says
+what each flag means.
 """
 
 from __future__ import annotations
@@ -88,6 +98,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import accumulate, chain
 from operator import add
 from typing import Any, TypeAlias
@@ -98,7 +109,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gridtrace.logs._attrs import attr_columns
+from gridtrace.logs._attrs import (
+    append_flag,
+    attr_columns,
+    flag_array,
+    flag_mask,
+    repeated_rows,
+)
 from gridtrace.logs._base import (
     ErrorPolicy,
     FileParse,
@@ -108,6 +125,7 @@ from gridtrace.logs._base import (
     tokenize_guarded,
 )
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.logs._text import decode_line
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
 __all__ = [
@@ -121,7 +139,69 @@ __all__ = [
     "tokenize_lsf_file",
 ]
 
-FLAGS: Mapping[str, str] = {}
+FLAGS: Mapping[str, str] = {
+    # the record (records; all but CRLF are copied to the job made from it)
+    "NON_UTF8": (
+        "the record is not UTF-8: decoded as Windows-1252 (Latin-1 where it has no character); "
+        "the original bytes are in records.raw"
+    ),
+    "CRLF": "records: the line ended in CR LF (a Windows copy); the CR was removed",
+    "TRUNCATED": (
+        "the file's last record has no line end (a crash cut it; LSF ends every record with "
+        "one): a string left open and the last field are dropped, the fields before are kept "
+        "up to the first counted list that lost entries, the rest are null; state UNKNOWN "
+        "unless jStatus survived (no start or end either unless startTime did); the bytes are "
+        "in records.raw"
+    ),
+    "MULTILINE": (
+        "a quoted string spanned lines: the record is its first line's row, the others are "
+        "CONTINUATION rows"
+    ),
+    "EXTRA_FIELDS": "fields after the last known one (a newer LSF), kept as unknown1, ...",
+    "TAIL_UNPARSED": (
+        "a counted section of the optional tail could not be read: the tail stops there, the "
+        "rest kept as unknownN"
+    ),
+    "HOST_RUSAGE_WIDTH_GUESSED": (
+        "host rusage entries fit both 5 and 6 tokens: 6 taken before LSF 10, 5 from 10 on"
+    ),
+    "DUPLICATE_LINE": (
+        "the record was written more than once, field for field (a copied or overlapping "
+        "file): the job is made from the first copy; each later copy stays in records with "
+        "this flag and makes no job"
+    ),
+    # jobs
+    "DUPLICATE": (
+        "another JOB_FINISH record has the same job id, submit, start and event time but "
+        "differs elsewhere: both rows are kept, neither is taken for a requeue"
+    ),
+    "STATE_WAS_*": (
+        "an earlier attempt of a job finished several times, logged with the state the suffix "
+        "names: its state is REQUEUED"
+    ),
+    "STATUS_NONSTANDARD": "jStatus is neither DONE (64) nor EXIT (32): state UNKNOWN",
+    "EXIT_NOT_STARTED": "jStatus EXIT with startTime 0: the job never ran, state DELETED",
+    "EXIT_STATUS_CONFLICT": (
+        "jStatus DONE but exitStatus says a non-zero exit or a signal: state COMPLETED kept, "
+        "exit_code/exit_signal as logged"
+    ),
+    "TERM_*": (
+        "jStatus EXIT with the exitInfo reason the suffix names: PREEMPT → PREEMPTED, "
+        "RUNLIMIT → TIMEOUT, OWNER/ADMIN/FORCE_OWNER/FORCE_ADMIN → CANCELLED"
+    ),
+    "CORES_REQ_RANGE": (
+        "a processor range was asked (maxNumProcessors > numProcessors): cores_req is the "
+        "minimum, numProcessors"
+    ),
+    "END_BEFORE_START": "the event time is before startTime: run_s null",
+    "START_BEFORE_SUBMIT": "startTime before submitTime: wait_s negative, as logged",
+    "WALLTIME_MISMATCH": "|runTime - (end - start)| > 60 s: run_s is end - start, runTime kept",
+    "VALUE_UNREADABLE": "a field read into a job column is not a number: that value is null",
+    "GPUS_PER_HOST": "ngpus_physical was per host (/host): gpus_req is it times the hosts",
+    "GPUS_ALLOC_FROM_REQUEST": (
+        "the log has no allocated GPU count: gpus_alloc is the request of a job that started"
+    ),
+}
 """Every flag this reader sets on a row, with what it means (see ``flag_meanings``)."""
 
 logger = logging.getLogger(__name__)
@@ -562,16 +642,26 @@ def _gpu_section(tokens: Sequence[str], pos: int, n: int) -> int:
     return pos
 
 
-def _job_finish(tokens: list[str], quoted: Quoted) -> tuple[list[str], int, list[str]]:
+class _Cut(Exception):
+    """The fields of a record cut short by the end of the file ran out here."""
+
+
+def _job_finish(
+    tokens: list[str], quoted: Quoted, *, cut: bool = False
+) -> tuple[list[str], int, list[str]]:
     """Read a ``JOB_FINISH`` record; raise :class:`_Bad` when it cannot be read.
 
     Returns the values in the order of :data:`_FINISH_KEYS` followed by the unknown fields,
-    how many of them are named by :data:`_FINISH_KEYS`, and the record's flags.
+    how many of them are named by :data:`_FINISH_KEYS`, and the record's flags. With ``cut``
+    (the end of the file cut the record short) the values stop where the fields run out, before
+    a counted list that lost entries, instead of failing.
     """
     flags: list[str] = []
     n = len(tokens)
 
-    def short(name: str) -> _Bad:
+    def short(name: str) -> Exception:
+        if cut:
+            return _Cut()
         return _Bad(
             f"JOB_FINISH record ends after {n} fields, before {name} (at least "
             f"{len(LSF_REQUIRED_FIELDS) - 2} fields are needed)"
@@ -580,6 +670,9 @@ def _job_finish(tokens: list[str], quoted: Quoted) -> tuple[list[str], int, list
     def fixed(names: tuple[str, ...], checks: tuple[tuple[int, str, bool], ...], pos: int) -> int:
         end = pos + len(names)
         if end > n:
+            if cut:
+                values.extend(tokens[pos:n])
+                _check_numbers(tokens, pos, tuple(c for c in checks if pos + c[0] < n))
             raise short(names[n - pos])
         values.extend(tokens[pos:end])
         _check_numbers(tokens, pos, checks)
@@ -591,6 +684,8 @@ def _job_finish(tokens: list[str], quoted: Quoted) -> tuple[list[str], int, list
         count = _count(tokens[pos], count_name)
         pos += 1
         if pos + count > n:
+            if cut:
+                raise _Cut()
             msg = f"{count_name} is {count} but the record ends after {n - pos} more fields"
             raise _Bad(msg)
         values.append(tokens[pos - 1])
@@ -598,13 +693,17 @@ def _job_finish(tokens: list[str], quoted: Quoted) -> tuple[list[str], int, list
         return pos + count
 
     values: list[str] = []
-    pos = fixed(_HEAD, _HEAD_CHECKS, 0)
-    pos = hosts("numAskedHosts", pos)
-    pos = hosts("numExHosts", pos)
-    pos = fixed(_MIDDLE, _MIDDLE_CHECKS, pos)
+    try:
+        pos = fixed(_HEAD, _HEAD_CHECKS, 0)
+        pos = hosts("numAskedHosts", pos)
+        pos = hosts("numExHosts", pos)
+        pos = fixed(_MIDDLE, _MIDDLE_CHECKS, pos)
+    except _Cut:
+        return values, len(values), flags
 
     version = tokens[1].split(".", 1)[0]
     major = int(version) if version.isdigit() else 0
+    stopped = False  # a section the end of the file cut: what follows it is not kept
     for names, section in _TAIL_RUNS:
         end = min(pos + len(names), n)
         values.extend(tokens[pos:end])
@@ -628,6 +727,9 @@ def _job_finish(tokens: list[str], quoted: Quoted) -> tuple[list[str], int, list
                 msg = f"{count_name} is {count} but the record ends first"
                 raise _Bad(msg)
         except _Bad as bad:
+            if cut:
+                stopped = True  # the end of the file cut this section: the record ends here
+                break
             logger.debug("tail of a JOB_FINISH record not read: %s", bad)
             flags.append("TAIL_UNPARSED")
             break
@@ -635,7 +737,7 @@ def _job_finish(tokens: list[str], quoted: Quoted) -> tuple[list[str], int, list
         values.append(_json_list(tokens[start:end]))
         pos = end
     named = len(values)
-    if pos < n:
+    if pos < n and not stopped:
         if "TAIL_UNPARSED" not in flags:
             flags.append("EXTRA_FIELDS")
         values.extend(tokens[pos:])
@@ -758,16 +860,31 @@ def _repeat(value: str, n: int) -> Arr:
     return _pa.array([value], pa.string()).take(_pa.array(np.zeros(n, dtype=np.int32)))
 
 
-def _split_lines(data: bytes) -> list[bytes]:
+_NUL_REASON = (
+    "NUL bytes in the line (a crash or a log rotation left them): a fragment, not a record"
+)
+
+
+def _split_lines(data: bytes) -> tuple[list[bytes], list[bool], bool]:
+    r"""Split a file into lines: ``(lines, ended by CR LF, last line without line end)``.
+
+    One ``\r`` before the ``\n`` (or at the end of the file) is removed from a line.
+    """
     lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
+    no_newline = bool(lines) and lines[-1] != b""
+    if not no_newline:
         lines.pop()
+    crlf = [False] * len(lines)
     if b"\r" in data:
-        lines = [line[:-1] if line.endswith(b"\r") else line for line in lines]
-    return lines
+        for i, line in enumerate(lines):
+            if line.endswith(b"\r"):
+                lines[i] = line[:-1]
+                crlf[i] = True
+    return lines, crlf, no_newline
 
 
 def _decode(lines: list[bytes]) -> tuple[list[str], list[bool]]:
+    """Decode the lines; those that are not UTF-8 by :func:`decode_line`'s stated fallback."""
     try:
         text = b"\n".join(lines).decode("utf-8")
     except UnicodeDecodeError:
@@ -778,13 +895,26 @@ def _decode(lines: list[bytes]) -> tuple[list[str], list[bool]]:
     out: list[str] = []
     bad: list[bool] = []
     for line in lines:
-        try:
-            out.append(line.decode("utf-8"))
-            bad.append(False)
-        except UnicodeDecodeError:
-            out.append(line.decode("utf-8", errors="replace"))
-            bad.append(True)
+        decoded, repaired = decode_line(line)
+        out.append(decoded)
+        bad.append(repaired)
     return out, bad
+
+
+@dataclass(frozen=True)
+class _Lines:
+    """The decoded lines of one file and what is known about each."""
+
+    text: list[str]
+    raw: list[bytes]
+    non_utf8: list[bool]
+    crlf: list[bool]
+    nul: list[bool]
+    no_newline: bool
+
+    def cut_at(self, last: int) -> bool:
+        """Whether a record ending at line ``last`` (0-based) was cut by the end of the file."""
+        return self.no_newline and last == len(self.text) - 1
 
 
 _JOB_ID, _IDX = _AT["jobId"], _AT["idx"]
@@ -810,9 +940,11 @@ def tokenize_lsf_file(path: StrPath, *, site: str) -> FileParse:
         ``lines_read`` = records + quarantined.
     """
     src_file = str(path)
-    raw_lines = _split_lines(read_log_bytes(path))
+    data = read_log_bytes(path)
+    raw_lines, crlf, no_newline = _split_lines(data)
     text, non_utf8 = _decode(raw_lines)
-    any_non_utf8 = any(non_utf8)
+    nul = [b"\x00" in line for line in raw_lines] if b"\x00" in data else [False] * len(text)
+    lines = _Lines(text, raw_lines, non_utf8, crlf, nul, no_newline)
     n_lines = len(text)
     rows = _Rows()
     bad_lines: list[int] = []
@@ -825,32 +957,37 @@ def tokenize_lsf_file(path: StrPath, *, site: str) -> FileParse:
     i = 0
     while i < n_lines:
         line = text[i]
-        if not line.startswith('"'):
+        if nul[i]:
+            quarantine(i, _NUL_REASON)
+        elif not line.startswith('"'):
             stripped = line.strip()
             if not stripped:
                 quarantine(i, "blank line")
             elif stripped.startswith("#"):
-                rows.add(i + 1, "COMMENT", _COMMENT, [stripped[1:].strip()], 1)
+                flags = ["CRLF"] if crlf[i] else None
+                rows.add(i + 1, "COMMENT", _COMMENT, [stripped[1:].strip()], 1, flags=flags)
             elif not stripped.startswith('"'):
                 quarantine(i, "not an LSF event record (no quoted event name first)")
             else:
-                i = _record(text, i, rows, quarantine, raw_lines, non_utf8, any_non_utf8)
+                i = _record(lines, i, rows, quarantine)
                 continue
-            i += 1
+        else:
+            i = _record(lines, i, rows, quarantine)
             continue
-        i = _record(text, i, rows, quarantine, raw_lines, non_utf8, any_non_utf8)
+        i += 1
 
     records = rows.table(site, src_file)
     if records.num_rows and bool(np.any(np.diff(np.asarray(rows.lines)) < 0)):
         records = records.take(_pc.sort_indices(records, [("src_line", "ascending")]))
+    order = np.argsort(np.asarray(bad_lines, dtype=np.int64), kind="stable")
     quarantine_table = pa.Table.from_arrays(
         [
             _repeat(site, len(bad_lines)),
             _repeat("lsf", len(bad_lines)),
             _repeat(src_file, len(bad_lines)),
-            _pa.array([k + 1 for k in bad_lines], pa.int64()),
-            _pa.array(reasons, pa.string()),
-            _pa.array([raw_lines[k] for k in bad_lines], pa.binary()),
+            _pa.array([bad_lines[k] + 1 for k in order], pa.int64()),
+            _pa.array([reasons[k] for k in order], pa.string()),
+            _pa.array([raw_lines[bad_lines[k]] for k in order], pa.binary()),
         ],
         schema=QUARANTINE,
     )
@@ -860,56 +997,95 @@ def tokenize_lsf_file(path: StrPath, *, site: str) -> FileParse:
     )
 
 
-def _record(
-    text: list[str],
-    i: int,
-    rows: _Rows,
-    quarantine: Callable[[int, str], None],
-    raw_lines: list[bytes],
-    non_utf8: list[bool],
-    any_non_utf8: bool,
-) -> int:
+def _cut_tokens(record: str) -> tuple[list[str], Quoted]:
+    """Split a record the end of the file cut short, keeping only the fields that surely survived.
+
+    A quoted string left open is dropped; so is the last field when the text does not end with
+    a blank (it may have lost characters).
+
+    Raises
+    ------
+    ValueError
+        If the quoting before the cut is broken.
+    """
+    if record.count('"') % 2:
+        record = record[: record.rfind('"')]
+    tokens, quoted = _split(record)
+    if tokens and record[-1:] not in {" ", "\t"}:
+        tokens = tokens[:-1]
+    return tokens, quoted
+
+
+def _record(lines: _Lines, i: int, rows: _Rows, quarantine: Callable[[int, str], None]) -> int:
     """Read the event record starting at line ``i`` (0-based); return the next line to read."""
+    text = lines.text
     span = 1
     record = text[i]
+    tokens: list[str] = []
+    quoted: Quoted = bool
+    cut = False
+    reason = "unterminated quoted string"
     try:
         tokens, quoted = _split(record)
     except ValueError as err:
         if str(err) != "unterminated quoted string":
-            quarantine(i, f"{err}: the fields cannot be separated")
-            return i + 1
-        tokens = []
-        while span < _MAX_JOIN and i + span < len(text):
-            following = text[i + span]
-            if _RECORD_START.match(following):
+            if not lines.cut_at(i):
+                quarantine(i, f"{err}: the fields cannot be separated")
+                return i + 1
+        else:
+            while span < _MAX_JOIN and i + span < len(text):
+                following = text[i + span]
+                if _RECORD_START.match(following) or lines.nul[i + span]:
+                    break
+                record = record + "\n" + following
+                span += 1
+                try:
+                    tokens, quoted = _split(record)
+                except ValueError:
+                    continue
                 break
-            record = record + "\n" + following
-            span += 1
-            try:
-                tokens, quoted = _split(record)
-            except ValueError:
-                continue
-            break
-        if not tokens:
-            quarantine(i, "unterminated quoted string")
+    if lines.cut_at(i + span - 1):
+        # the end of the file cut this record (no line end): keep what surely survived
+        cut = True
+        try:
+            tokens, quoted = _cut_tokens(record)
+            reason = "the file's last record was cut short before its first field: nothing left"
+        except ValueError as err:
+            tokens = []
+            reason = f"the file's last record was cut short and its quoting is broken ({err})"
+    if not tokens:
+        if not cut:
+            quarantine(i, reason)
             return i + 1
-    event = tokens[0] if tokens and quoted(0) else ""
+        for k in range(span):
+            quarantine(i + k, reason if k == 0 else f"inside the record of line {i + 1}")
+        return i + span
+    event = tokens[0] if quoted(0) else ""
     if not _EVENT.fullmatch(event):
         quarantine(i, "not an LSF event record (no quoted event name first)")
         return i + 1
     flags: list[str] = ["MULTILINE"] if span > 1 else []
     raw = None
-    if any_non_utf8 and any(non_utf8[i : i + span]):
+    if any(lines.non_utf8[i : i + span]) or cut:
+        raw = b"\n".join(lines.raw[i : i + span])
+    if any(lines.non_utf8[i : i + span]):
         flags.append("NON_UTF8")
-        raw = b"\n".join(raw_lines[i : i + span])
+    if lines.crlf[i]:
+        flags.append("CRLF")
+    if cut:
+        flags.append("TRUNCATED")
     if event == "JOB_FINISH":
         try:
-            values, named, more = _job_finish(tokens, quoted)
+            values, named, more = _job_finish(tokens, quoted, cut=cut)
+            if cut and named <= _JOB_ID:
+                raise _Bad(
+                    "the file's last record was cut short before its job id: nothing to recover"
+                )
         except _Bad as bad:
             for k in range(span):
                 quarantine(i + k, str(bad) if k == 0 else f"inside the record of line {i + 1}")
             return i + span
-        idx = values[_IDX]
+        idx = values[_IDX] if named > _IDX else ""
         job_id = values[_JOB_ID] if idx in {"0", ""} else f"{values[_JOB_ID]}[{idx}]"
         rows.add(
             i + 1,
@@ -917,7 +1093,7 @@ def _record(
             _FINISH,
             values,
             named,
-            stamp=values[2],
+            stamp=values[2] if named > 2 else None,
             job_id=job_id,
             flags=flags + more,
             raw=raw,
@@ -936,7 +1112,8 @@ def _record(
             raw=raw,
         )
     for k in range(1, span):
-        rows.add(i + k + 1, "CONTINUATION", _CONTINUATION, [str(i + 1)], 1)
+        more_flags = ["CRLF"] if lines.crlf[i + k] else None
+        rows.add(i + k + 1, "CONTINUATION", _CONTINUATION, [str(i + 1)], 1, flags=more_flags)
     return i + span
 
 
@@ -983,18 +1160,6 @@ def _hosts(text: str | None) -> tuple[list[str] | None, int]:
     return (list(seen) or None), slots
 
 
-def _flag_lists(n: int, masks: Sequence[tuple[str, Bool]]) -> list[list[str] | None]:
-    flags: list[list[str] | None] = [None] * n
-    for name, mask in masks:
-        for i in np.flatnonzero(mask):
-            row = flags[i]
-            if row is None:
-                flags[i] = [name]
-            else:
-                row.append(name)
-    return flags
-
-
 _JOB_ATTRS = (
     "eventTime",
     "jobId",
@@ -1003,6 +1168,7 @@ _JOB_ATTRS = (
     "beginTime",
     "startTime",
     "numProcessors",
+    "maxNumProcessors",
     "jStatus",
     "exitStatus",
     "exitInfo",
@@ -1021,7 +1187,7 @@ _JOB_ATTRS = (
 )
 
 
-def _jobs(rec: pa.Table) -> pa.Table:
+def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     n = rec.num_rows
     columns_of = attr_columns(rec.column("attrs"), _JOB_ATTRS)
 
@@ -1043,6 +1209,7 @@ def _jobs(rec: pa.Table) -> pa.Table:
     begin = num("beginTime")
     start_logged = num("startTime")
     procs = num("numProcessors")
+    max_procs = num("maxNumProcessors")
     jstatus = num("jStatus")
     exit_status = num("exitStatus")
     exit_info = num("exitInfo")
@@ -1053,6 +1220,11 @@ def _jobs(rec: pa.Table) -> pa.Table:
     run_limit = num("runLimit")
     run_time = num("runTime")
 
+    record_flags = rec.column("flags")
+    truncated = flag_mask(record_flags, "TRUNCATED")
+    # fields a record cut short by the end of the file lost are not known: no state from them
+    start_lost = truncated & _numpy(_pc.is_null(text("startTime")), bool)
+    status_lost = truncated & _numpy(_pc.is_null(text("jStatus")), bool)
     started = start_logged > 0
     start = np.where(started, start_logged, np.nan)
     end = np.where(started, event, np.nan)
@@ -1087,9 +1259,13 @@ def _jobs(rec: pa.Table) -> pa.Table:
         hit = failed & (info_code == code)
         state[hit] = name
         term_flag[hit] = flag
-    nonstandard = ~done & ~failed
-    never = ~started & (done | failed)
-    state[never & failed] = "DELETED"
+    nonstandard = ~done & ~failed & ~status_lost
+    never = ~started & (done | failed) & ~start_lost
+    exit_not_started = never & failed
+    state[exit_not_started] = "DELETED"
+    state[start_lost] = "UNKNOWN"
+    exit_conflict = done & ((~np.isnan(exit_code) & (exit_code != 0)) | ~np.isnan(exit_signal))
+    range_req = ~np.isnan(max_procs) & ~np.isnan(procs) & (procs > 0) & (max_procs > procs)
     hosts_text = text("execHosts").to_pylist()
     hosts: list[list[str] | None] = []
     slots = np.full(n, np.nan)
@@ -1150,14 +1326,24 @@ def _jobs(rec: pa.Table) -> pa.Table:
         earlier & (logged_state != "REQUEUED"), "STATE_WAS_" + logged_state.astype(str), ""
     )
 
-    record_flags = rec.column("flags").to_pylist()
-    masks: list[tuple[str, Bool]] = []
-    for name in ("EXTRA_FIELDS", "TAIL_UNPARSED", "HOST_RUSAGE_WIDTH_GUESSED", "MULTILINE"):
-        masks.append((name, np.array([bool(f and name in f) for f in record_flags], dtype=bool)))
-    masks.append(("NON_UTF8", np.array([bool(f and "NON_UTF8" in f) for f in record_flags])))
+    masks: list[tuple[str, Bool]] = [
+        (name, flag_mask(record_flags, name))
+        for name in (
+            "NON_UTF8",
+            "TRUNCATED",
+            "EXTRA_FIELDS",
+            "TAIL_UNPARSED",
+            "HOST_RUSAGE_WIDTH_GUESSED",
+            "MULTILINE",
+        )
+    ]
     masks += [
+        ("DUPLICATE_LINE", repeated),
         ("DUPLICATE", duplicate),
         ("STATUS_NONSTANDARD", nonstandard),
+        ("EXIT_NOT_STARTED", exit_not_started),
+        ("EXIT_STATUS_CONFLICT", exit_conflict),
+        ("CORES_REQ_RANGE", range_req),
         ("END_BEFORE_START", end_before_start),
         ("START_BEFORE_SUBMIT", start_before_submit),
         ("WALLTIME_MISMATCH", mismatch),
@@ -1169,7 +1355,7 @@ def _jobs(rec: pa.Table) -> pa.Table:
         masks.append((name, term_flag == name))
     for name in sorted({f for f in was if f}):
         masks.append((name, was == name))
-    flags = _flag_lists(n, masks)
+    flags = flag_array(n, masks)
 
     site = rec.column("site").combine_chunks() if n else _pa.array([], pa.string())
     base = np.array([k or "" for k in id_text], dtype=object)
@@ -1220,11 +1406,19 @@ def _jobs(rec: pa.Table) -> pa.Table:
         "end_record_type": _repeat("JOB_FINISH", n),
         "src_file": src_file,
         "src_line": _pa.array(src_line, pa.int64()),
-        "flags": _pa.array(flags, pa.list_(pa.string())),
+        "flags": flags,
     }
     return pa.Table.from_arrays(
         [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in JOBS], schema=JOBS
     )
+
+
+def _nul_counts(quarantine: pa.Table) -> dict[str, int]:
+    """Lines quarantined for NUL bytes, and the NUL bytes they held."""
+    nul = _pc.equal(quarantine.column("reason"), _NUL_REASON)
+    raw = quarantine.column("raw").filter(nul)
+    nul_bytes = _pc.sum(_pc.count_substring(raw, b"\x00")).as_py() if len(raw) else 0
+    return {"nul_lines": len(raw), "nul_bytes": int(nul_bytes or 0)}
 
 
 def assemble_lsf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseResult:
@@ -1243,8 +1437,14 @@ def assemble_lsf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
     quarantine = (
         pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
     )
-    finish = records.filter(_pc.equal(records.column("record_type"), "JOB_FINISH"))
-    jobs = _jobs(finish)
+    is_finish = _numpy(_pc.equal(records.column("record_type"), "JOB_FINISH"), bool)
+    copies, repeated = repeated_rows(records.column("attrs"), is_finish)
+    if copies.any():
+        flags = append_flag(records.column("flags"), copies, "DUPLICATE_LINE")
+        records = records.set_column(records.schema.get_field_index("flags"), "flags", flags)
+    rows = np.flatnonzero(is_finish & ~copies)
+    finish = records.take(_pa.array(rows))
+    jobs = _jobs(finish, repeated[rows])
     versions: list[str] = []
     if finish.num_rows:
         found = attr_columns(finish.column("attrs"), ["version"])["version"]
@@ -1266,6 +1466,8 @@ def assemble_lsf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
             "format": "lsf",
             "lsf_versions": versions,
             "lsf_events": dict(sorted(events.items())),
+            "duplicate_lines": int(copies.sum()),
+            **_nul_counts(quarantine),
         },
     )
 

@@ -93,9 +93,29 @@ Jobs (``shared/reference/parsers.md`` §8, SGE column)
   ``FAILED``. Every ``failed`` ≠ 0 adds flag ``SGE_FAILED_<code>``; the code is also in
   ``records``.
 
-Other ``jobs`` flags: ``END_BEFORE_START`` (``run_s`` null), ``START_BEFORE_SUBMIT`` (``wait_s``
-negative, as logged). Flags on ``records``: ``NON_UTF8`` (decoded with replacement, bytes in
-``raw``), ``FIELD_SHIFT_REALIGNED`` (bytes in ``raw``), ``EXTRA_FIELDS``.
+Every other value the reader decides is flagged too: a default filled (``CORES_REQ_SERIAL``), a
+fallback taken (``WALLTIME_REQ_SOFT``, ``SUBMIT_FROM_ATTEMPT``), a conflict resolved
+(``MEM_REQ_CONFLICT``, ``RESOURCE_REPEATED``), a state inferred (``TIMEOUT_INFERRED``), a value
+that cannot be read (``MEM_UNPARSED``, ``WALLTIME_REQ_UNPARSED``, ``VALUE_UNREADABLE``).
+:data:`FLAGS` says what each flag means.
+
+Damaged lines
+-------------
+* A line holding NUL bytes (what a crash or a log rotation leaves) is a fragment: quarantined,
+  never a job; ``info["nul_lines"]`` and ``info["nul_bytes"]`` count them.
+* Bytes that are not UTF-8 are decoded as Windows-1252 (else Latin-1), flag ``NON_UTF8`` on the
+  record and the job, the original bytes in ``records.raw``.
+* A line ending in CR LF loses its CR (record flag ``CRLF``).
+* The file's last line without a line end: with the file's usual field count it is read (flag
+  ``NO_NEWLINE``); with fewer (a crash cut it; even a line that still has 43 fields, which would
+  pass for SGE 6.0, when the file's lines have 45) the fields before the last one present are
+  kept and the others are null (flag ``TRUNCATED``, bytes in ``records.raw``; state UNKNOWN
+  when the fields it is read from were lost), or the line is quarantined when ``job_number``
+  did not survive. A record is written when its job ends, so its end_time, if it survived, is
+  the job's end.
+* A record repeating another attempt's (see Duplicates above) is folded, and marked
+  ``DUPLICATE_DROPPED`` in ``records``; never-started records written twice stay attempts,
+  since Grid Engine writes one per failed start and two failed starts may look alike.
 
 Throughput: ``benchmarks/parse_formats_extra.py`` (the UCSF Wynton file repeated, job numbers
 shifted).
@@ -115,6 +135,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gridtrace.logs._attrs import append_flag, flag_array, flag_mask
 from gridtrace.logs._base import (
     ErrorPolicy,
     FileParse,
@@ -123,6 +144,7 @@ from gridtrace.logs._base import (
     check_error_policy,
     tokenize_guarded,
 )
+from gridtrace.logs._columnar import as_text
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
@@ -136,7 +158,87 @@ __all__ = [
     "tokenize_sge_file",
 ]
 
-FLAGS: Mapping[str, str] = {}
+FLAGS: Mapping[str, str] = {
+    # the line (records; those marked * are copied to the job made from it)
+    "NON_UTF8": (
+        "the line is not UTF-8: decoded as Windows-1252 (Latin-1 where it has no character); "
+        "the original bytes are in records.raw"
+    ),
+    "CRLF": "records: the line ended in CR LF (a Windows copy); the CR was removed",
+    "NO_NEWLINE": (
+        "the file's last line has no line end but all its fields: read as written, though its "
+        "last field may have been cut short"
+    ),
+    "TRUNCATED": (
+        "the file's last line has no line end and fewer fields than the file's other lines (a "
+        "crash cut it): the fields before the last one present are kept, the rest are null; "
+        "state UNKNOWN unless start_time, end_time, failed and exit_status survived; a record "
+        "cut before task_number has the job number alone as its id, one cut before pe_taskid "
+        "is taken as a job record; the bytes are in records.raw"
+    ),
+    "FIELD_SHIFT_REALIGNED": (
+        "a ':' inside job_name, account or category shifted the fields: put back in the one "
+        "placement that makes every numeric field a number; the bytes are in records.raw"
+    ),
+    "EXTRA_FIELDS": "records: fields after the 45 known ones (Univa), kept as field_46, ...",
+    "DUPLICATE_DROPPED": (
+        "records: a later record of the same attempt (same job, task, times, host, failed and "
+        "exit status) follows, whose values the job holds; this one makes no job"
+    ),
+    # jobs
+    "DUPLICATE": (
+        "the attempt was logged twice (same job, task, times, host, failed, exit status; a "
+        "copied or overlapping file): one row, the later record's values"
+    ),
+    "TIME_MILLISECONDS": (
+        "a time stamp above 10^11 was in milliseconds (Univa >= 8.2): floored to seconds"
+    ),
+    "SUBMIT_TIME_ZERO": "submission_time 0 (failed job, PE slave): not a time",
+    "SUBMIT_FROM_ATTEMPT": (
+        "submission_time 0 or cut off: submit_time is that of the job's other attempt (the only "
+        "one known for this job number and task)"
+    ),
+    "NEVER_STARTED": "start_time 0: the job never started, start and end null",
+    "STATE_WAS_*": (
+        "a retry: an earlier record of the job, whose own fields give the state the suffix "
+        "names; its state is REQUEUED"
+    ),
+    "PE_SLAVES_FOLDED": (
+        "parallel-environment slave records were folded in (to the attempt running when each "
+        "started, else the last): cpu_time_s summed, memory maxima, their hosts added"
+    ),
+    "HOSTS_PARTIAL": (
+        "a parallel job without slave records: exec_hosts is the master host alone, "
+        "nodes_alloc null"
+    ),
+    "PE_RANGE": "the -pe request is a slot range (4-8): cores_req null",
+    "CORES_REQ_SERIAL": (
+        "no -pe request in category: a serial job, cores_req 1 (Grid Engine gives it one slot)"
+    ),
+    "SIGNAL_INFERRED": "exit_status 129-192 is 128 + a signal: exit_signal = status - 128",
+    "TIMEOUT_INFERRED": (
+        "killed by a signal or by qmaster (failed 37) after running at least its h_rt: "
+        "state TIMEOUT (the log does not say why it was killed)"
+    ),
+    "SGE_FAILED_*": "the failed field held the code the suffix names (sge_status(5))",
+    "END_BEFORE_START": "end_time before start_time: run_s null",
+    "START_BEFORE_SUBMIT": "start_time before submission_time: wait_s negative, as logged",
+    "WALLTIME_MISMATCH": (
+        "|ru_wallclock - (end - start)| > 60 s: run_s is end - start, ru_wallclock kept"
+    ),
+    "WALLTIME_REQ_SOFT": "no h_rt in category: walltime_req_s is s_rt, the soft limit",
+    "WALLTIME_REQ_UNPARSED": "h_rt (or s_rt) is not a time: walltime_req_s null",
+    "MEM_PER_SLOT": "memory requests are per slot: mem_req_bytes is the request times slots",
+    "MEM_UNPARSED": "the memory request is not a memory specifier: mem_req_bytes null",
+    "MEM_REQ_CONFLICT": (
+        "category names several memory resources with different values: the first of "
+        "m_mem_free, mem_free, h_vmem, s_vmem, virtual_free, h_rss, s_rss is kept"
+    ),
+    "MEM_UNIT_BYTES": "the memory request has no unit: bytes, as sge_types(5) defines",
+    "RESOURCE_REPEATED": "category names a -l resource twice with different values: first kept",
+    "MAXRSS_ZERO": "ru_maxrss 0 (not measured): mem_used_bytes null",
+    "VALUE_UNREADABLE": "a number field holds inf or nan: that value is null",
+}
 """Every flag this reader sets on a row, with what it means (see ``flag_meanings``)."""
 
 logger = logging.getLogger(__name__)
@@ -322,14 +424,32 @@ def _seconds(text: str) -> float | None:
 class _Category:
     """What gridtrace reads from a ``category`` string (``-l h_rt=3600,mem_free=2G -pe smp 8``)."""
 
-    __slots__ = ("mem_bad", "mem_per_slot", "pe_range", "pe_slots", "walltime")
+    __slots__ = (
+        "mem_bad",
+        "mem_conflict",
+        "mem_no_unit",
+        "mem_per_slot",
+        "pe_range",
+        "pe_slots",
+        "repeated",
+        "serial",
+        "walltime",
+        "walltime_bad",
+        "walltime_soft",
+    )
 
     def __init__(self, text: str) -> None:
         self.walltime: float | None = None
+        self.walltime_bad = False
+        self.walltime_soft = False
         self.mem_per_slot: float | None = None
         self.mem_bad = False
+        self.mem_conflict = False
+        self.mem_no_unit = False
         self.pe_slots: float | None = None
         self.pe_range = False
+        self.serial = False
+        self.repeated = False
         resources: dict[str, str] = {}
         words = text.split()
         pe_seen = False
@@ -338,7 +458,8 @@ class _Category:
                 for item in words[i + 1].split(","):
                     key, sep, value = item.partition("=")
                     if sep:
-                        resources.setdefault(key.strip(), value.strip())
+                        kept = resources.setdefault(key.strip(), value.strip())
+                        self.repeated |= kept != value.strip()
             elif word == "-pe" and i + 2 < len(words):
                 pe_seen = True
                 count = words[i + 2]
@@ -347,21 +468,34 @@ class _Category:
                 else:
                     self.pe_range = True
         if not pe_seen:
-            self.pe_slots = 1.0
+            self.pe_slots = 1.0  # Grid Engine gives a job without -pe one slot
+            self.serial = True
         for key in ("h_rt", "s_rt"):
             if key in resources:
                 try:
                     self.walltime = _seconds(resources[key])
                 except ValueError:
                     self.walltime = None
+                    self.walltime_bad = True
+                self.walltime_soft = key == "s_rt"
                 break
+        chosen = False
         for key in _MEM_KEYS:
-            if key in resources:
-                try:
-                    self.mem_per_slot = parse_sge_memory(resources[key])
-                except ValueError:
+            if key not in resources:
+                continue
+            try:
+                size = parse_sge_memory(resources[key])
+            except ValueError:
+                if not chosen:
                     self.mem_bad = True
-                break
+                    chosen = True
+                continue
+            if not chosen:
+                self.mem_per_slot = size
+                self.mem_no_unit = size is not None and resources[key].strip()[-1:].isdigit()
+                chosen = True
+            elif not self.mem_bad and size != self.mem_per_slot:
+                self.mem_conflict = True
 
 
 # --------------------------------------------------------------------------- tokeniser
@@ -387,29 +521,55 @@ def looks_like_sge(head: bytes) -> bool:
     return good >= 1 and good * 10 >= len(data) * 9
 
 
-def _split_lines(data: bytes) -> list[bytes]:
+_NUL_REASON = (
+    "NUL bytes in the line (a crash or a log rotation left them): a fragment, not a record"
+)
+
+
+def _split_lines(data: bytes) -> tuple[list[bytes], Bool, bool]:
+    r"""Split a file into lines: ``(lines, ended by CR LF, last line without line end)``.
+
+    One ``\r`` before the ``\n`` (or at the end of the file) is removed from a line.
+    """
     lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
+    no_newline = bool(lines) and lines[-1] != b""
+    if not no_newline:
         lines.pop()
-    if b"\r" not in data:
-        return lines
-    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
+    crlf = np.zeros(len(lines), dtype=bool)
+    if b"\r" in data:
+        for i, line in enumerate(lines):
+            if line.endswith(b"\r"):
+                lines[i] = line[:-1]
+                crlf[i] = True
+    return lines, crlf, no_newline
 
 
-def _as_text(lines: Arr) -> tuple[Arr, Bool]:
-    try:
-        return lines.cast(pa.string()), np.zeros(len(lines), dtype=bool)
-    except pa.ArrowInvalid:
-        raw = lines.to_pylist()
-        bad = np.zeros(len(raw), dtype=bool)
-        text: list[str] = []
-        for i, line in enumerate(raw):
-            try:
-                text.append(line.decode("utf-8"))
-            except UnicodeDecodeError:
-                text.append(line.decode("utf-8", errors="replace"))
-                bad[i] = True
-        return _pa.array(text, pa.string()), bad
+def _nul_lines(lines: list[bytes], data: bytes) -> Bool:
+    """Which lines hold a NUL byte (one scan of the file when none does)."""
+    if b"\x00" not in data:
+        return np.zeros(len(lines), dtype=bool)
+    return np.fromiter((b"\x00" in line for line in lines), dtype=bool, count=len(lines))
+
+
+def _cut_fields(tokens: list[str]) -> tuple[list[str] | None, str]:
+    """Read the fields of a last line cut short: all but the last one present, if they are sound.
+
+    Returns ``(fields, "")``, or ``(None, reason)`` when ``job_number`` did not survive or a
+    surviving field is not what its column holds.
+    """
+    fields = tokens[:-1]  # the last field present may be cut short
+    if len(fields) <= _I["job_number"]:
+        return None, (
+            "the file's last line has no line end and was cut short before job_number: "
+            "nothing to recover"
+        )
+    for i, token in enumerate(fields[:_FULL]):
+        if not _FIELD_RES[i].match(token):
+            return None, (
+                f"the file's last line has no line end and was cut short; its field "
+                f"{SGE_FIELDS[i]} {token[:40]!r} is not a number"
+            )
+    return fields, ""
 
 
 def _numpy(array: Arr, dtype: Any = np.float64) -> npt.NDArray[Any]:
@@ -489,32 +649,48 @@ def tokenize_sge_file(path: StrPath, *, site: str) -> FileParse:
         uniquely), in line order; ``lines_read`` = records + quarantined.
     """
     src_file = str(path)
-    raw_lines = _split_lines(read_log_bytes(path))
+    content = read_log_bytes(path)
+    raw_lines, crlf, no_newline = _split_lines(content)
     n_lines = len(raw_lines)
+    nul = _nul_lines(raw_lines, content)
     binary = _pa.array(raw_lines, pa.binary())
-    text, non_utf8 = _as_text(binary)
+    text, non_utf8 = as_text(binary)
     if n_lines:
-        blank = _numpy(_pc.equal(_pc.utf8_trim_whitespace(text), ""), bool)
-        comment = _numpy(_pc.starts_with(text, "#"), bool)
+        blank = _numpy(_pc.equal(_pc.utf8_trim_whitespace(text), ""), bool) & ~nul
+        comment = _numpy(_pc.starts_with(text, "#"), bool) & ~nul
         checked = _numpy(_pc.match_substring_regex(text, _LINE, ignore_case=True), bool)
     else:
         blank = comment = checked = np.zeros(0, dtype=bool)
-    data = ~blank & ~comment
+    data = ~blank & ~comment & ~nul
     good = data & checked
     tokens = _pc.split_pattern(text, ":")
     counts = _numpy(_pc.list_value_length(tokens), np.int64) if n_lines else np.zeros(0, np.int64)
+    last_cut = np.zeros(n_lines, dtype=bool)  # the last line, without a line end
+    if no_newline and n_lines:
+        last_cut[-1] = True
     # the usual field count: that of most good lines, else what the "# Version" line implies
     width = _FULL
     for line in text.filter(_pa.array(comment)).to_pylist() if comment.any() else ():
         match = _VERSION_RE.match(str(line))
         if match and re.match(r"^6\.[01](?!\d)", match.group(1)):
             width = _MIN_FIELDS
-    if good.any():
-        values, freq = np.unique(counts[good], return_counts=True)
+    if (good & ~last_cut).any():
+        values, freq = np.unique(counts[good & ~last_cut], return_counts=True)
         width = int(values[np.argmax(freq)])
 
     reasons: dict[int, str] = {}
     realigned: dict[int, list[str]] = {}
+    truncated: dict[int, list[str]] = {}
+    last = n_lines - 1
+    if n_lines and no_newline and data[last] and counts[last] < width:
+        # a crash cut the last line: keep the fields that surely survived
+        fields, why = _cut_fields(str(text[last].as_py()).split(":"))
+        if fields is None:
+            reasons[last] = why
+        else:
+            truncated[last] = fields
+        good[last] = False
+        data[last] = False
     for j in np.flatnonzero(data & ~checked):
         row = int(j)
         fields = str(text[row].as_py()).split(":")
@@ -536,6 +712,8 @@ def tokenize_sge_file(path: StrPath, *, site: str) -> FileParse:
         )
     for j in np.flatnonzero(blank):
         reasons[int(j)] = "blank line"
+    for j in np.flatnonzero(nul):
+        reasons[int(j)] = _NUL_REASON
 
     tables: list[pa.Table] = []
     comment_rows = np.flatnonzero(comment)
@@ -555,7 +733,14 @@ def tokenize_sge_file(path: StrPath, *, site: str) -> FileParse:
                 pa.nulls(len(comment_rows), pa.string()),
                 pa.nulls(len(comment_rows), pa.string()),
                 _pa.array(header_attrs, pa.map_(pa.string(), pa.string())),
-                _flags([["NON_UTF8"] if b else [] for b in bad]),
+                flag_array(
+                    len(comment_rows),
+                    [
+                        ("NON_UTF8", bad),
+                        ("CRLF", crlf[comment_rows]),
+                        ("NO_NEWLINE", last_cut[comment_rows]),
+                    ],
+                ),
                 _pc.if_else(
                     _pa.array(bad),
                     binary.take(_pa.array(comment_rows)),
@@ -575,9 +760,12 @@ def tokenize_sge_file(path: StrPath, *, site: str) -> FileParse:
                 tokens.slice(first, len(good_rows))
                 if contiguous
                 else tokens.take(_pa.array(good_rows)),
-                non_utf8[good_rows],
-                np.zeros(len(good_rows), dtype=bool),
                 binary,
+                [
+                    ("NON_UTF8", non_utf8[good_rows]),
+                    ("CRLF", crlf[good_rows]),
+                    ("NO_NEWLINE", last_cut[good_rows]),
+                ],
             )
         )
     if realigned:
@@ -588,9 +776,29 @@ def tokenize_sge_file(path: StrPath, *, site: str) -> FileParse:
                 src_file,
                 rows,
                 _pa.array([realigned[int(r)] for r in rows], pa.list_(pa.string())),
-                non_utf8[rows],
-                np.ones(len(rows), dtype=bool),
                 binary,
+                [
+                    ("NON_UTF8", non_utf8[rows]),
+                    ("CRLF", crlf[rows]),
+                    ("NO_NEWLINE", last_cut[rows]),
+                    ("FIELD_SHIFT_REALIGNED", np.ones(len(rows), dtype=bool)),
+                ],
+            )
+        )
+    if truncated:
+        rows = np.array(sorted(truncated), dtype=np.int64)
+        tables.append(
+            _job_records(
+                site,
+                src_file,
+                rows,
+                _pa.array([truncated[int(r)] for r in rows], pa.list_(pa.string())),
+                binary,
+                [
+                    ("NON_UTF8", non_utf8[rows]),
+                    ("CRLF", crlf[rows]),
+                    ("TRUNCATED", np.ones(len(rows), dtype=bool)),
+                ],
             )
         )
     if tables:
@@ -622,22 +830,19 @@ def tokenize_sge_file(path: StrPath, *, site: str) -> FileParse:
     return FileParse(src_file=src_file, records=records, quarantine=quarantine, lines_read=n_lines)
 
 
-def _flags(lists: Sequence[Sequence[str]]) -> Arr:
-    if not any(lists):
-        return pa.nulls(len(lists), pa.list_(pa.string()))
-    return _pa.array([list(f) if f else None for f in lists], pa.list_(pa.string()))
-
-
 def _job_records(
     site: str,
     src_file: str,
     rows: I64,
     tokens: Arr,
-    non_utf8: Bool,
-    shifted: Bool,
     lines: Arr,
+    masks: list[tuple[str, Bool]],
 ) -> pa.Table:
-    """``J``/``PE`` records of the file's ``lines`` at ``rows``, already split into fields."""
+    """``J``/``PE`` records of the file's ``lines`` at ``rows``, already split into fields.
+
+    ``masks`` are the line's flags; ``EXTRA_FIELDS`` is added here. The bytes are kept in
+    ``raw`` for a line flagged ``NON_UTF8``, ``FIELD_SHIFT_REALIGNED`` or ``TRUNCATED``.
+    """
     n = len(rows)
     counts = _numpy(_pc.list_value_length(tokens), np.int64)
     values = _pc.list_flatten(tokens)
@@ -649,22 +854,30 @@ def _job_records(
     attrs = _pa.MapArray.from_arrays(_pa.array(starts.astype(np.int32)), keys, values)
 
     def field(name: str) -> Arr:
-        return values.take(_pa.array(starts[:-1] + _I[name]))
+        i = _I[name]
+        present = counts > i
+        if present.all():
+            return values.take(_pa.array(starts[:-1] + i))
+        # a line cut short: the fields it lost are null
+        taken = values.take(_pa.array(np.where(present, starts[:-1] + i, 0)))
+        return _pc.if_else(_pa.array(present), taken, None)
 
     job = field("job_number")
     task = field("task_number")
     job_id_raw = _pc.if_else(
-        _pc.equal(task, "0"), job, _pc.binary_join_element_wise(job, task, ".")
+        _pc.fill_null(_pc.equal(task, "0"), True),
+        job,
+        _pc.binary_join_element_wise(job, task, "."),
     )
-    pe_taskid = field("pe_taskid")
+    pe_taskid = _pc.fill_null(field("pe_taskid"), "NONE")
     slave = _pc.invert(_pc.or_(_pc.equal(pe_taskid, "NONE"), _pc.equal(pe_taskid, "")))
     record_type = _pc.if_else(slave, "PE", "J")
     extra = counts > _FULL
-    flags = _flag_array(
-        n,
-        [("NON_UTF8", non_utf8), ("FIELD_SHIFT_REALIGNED", shifted), ("EXTRA_FIELDS", extra)],
-    )
-    keep_raw = non_utf8 | shifted
+    flags = flag_array(n, [*masks, ("EXTRA_FIELDS", extra)])
+    keep_raw = np.zeros(n, dtype=bool)
+    for name, mask in masks:
+        if name in {"NON_UTF8", "FIELD_SHIFT_REALIGNED", "TRUNCATED"}:
+            keep_raw |= mask
     raw = (
         _pc.if_else(
             _pa.array(keep_raw),
@@ -752,6 +965,12 @@ class _Fields:
         offsets = _numpy(attrs.offsets, np.int64)
         self.starts = offsets[:-1]
         self.counts = np.diff(offsets)
+        self.unreadable = np.zeros(self.n, dtype=bool)  # a number field holding inf or nan
+
+    def absent(self, name: str) -> Bool:
+        """Rows without the field (a last line cut short)."""
+        missing: Bool = self.counts <= _I[name]
+        return missing
 
     def text(self, name: str) -> Arr:
         i = _I[name]
@@ -773,6 +992,8 @@ class _Fields:
         except pa.ArrowInvalid:
             # a form Arrow's parser refuses: Python's float, NaN where not a number
             values = np.array([_to_float(v) for v in text.to_pylist()], dtype=np.float64)
+        odd = ~np.isfinite(values) & ~self.absent(name)
+        self.unreadable |= odd
         values[~np.isfinite(values)] = np.nan  # "inf", "-nan" as written by some versions
         return values
 
@@ -789,21 +1010,6 @@ def _to_float(text: str | None) -> float:
 def _int_or_null(values: F64, dtype: Any) -> Arr:
     known = ~np.isnan(values)
     return _pa.array(np.where(known, np.round(values), 0).astype(np.int64), mask=~known).cast(dtype)
-
-
-def _flag_array(n: int, masks: Sequence[tuple[str, Bool]]) -> Arr:
-    """Build a ``list<string>`` array: each row's flags in ``masks`` order, null for none."""
-    rows_parts = [np.flatnonzero(mask) for _, mask in masks]
-    rows = np.concatenate(rows_parts) if rows_parts else np.zeros(0, np.int64)
-    if not len(rows):
-        return pa.nulls(n, pa.list_(pa.string()))
-    which = np.repeat(np.arange(len(masks)), [len(r) for r in rows_parts])
-    order = np.argsort(rows, kind="stable")
-    values = _pa.array([name for name, _ in masks], pa.string()).take(_pa.array(which[order]))
-    counts = np.bincount(rows, minlength=n)
-    offsets = np.zeros(n + 1, dtype=np.int32)
-    np.cumsum(counts, out=offsets[1:])
-    return _pa.ListArray.from_arrays(_pa.array(offsets), values, mask=_pa.array(counts == 0))
 
 
 def _stamps(values: F64) -> tuple[F64, Bool]:
@@ -844,8 +1050,16 @@ def assemble_sge(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
         for key, value in attrs or ():
             if key == "version" and value not in versions:
                 versions.append(value)
-    rec = records.filter(_pc.is_in(kinds, _pa.array(["J", "PE"])))
+    rows = np.flatnonzero(_numpy(_pc.is_in(kinds, _pa.array(["J", "PE"])), bool))
+    rec = records.take(_pa.array(rows))
     jobs, info = _jobs(rec)
+    dropped = info.pop("sge_dropped_copies")
+    if dropped.any():
+        marked = np.zeros(records.num_rows, dtype=bool)
+        marked[rows[dropped]] = True
+        flags = append_flag(records.column("flags"), marked, "DUPLICATE_DROPPED")
+        records = records.set_column(records.schema.get_field_index("flags"), "flags", flags)
+    info.update(_nul_counts(quarantine))
     return ParseResult(
         records=records,
         jobs=jobs,
@@ -855,6 +1069,14 @@ def assemble_sge(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
         tz_offset_s=None,
         info={"format": "sge", "sge_versions": versions, **info},
     )
+
+
+def _nul_counts(quarantine: pa.Table) -> dict[str, int]:
+    """Lines quarantined for NUL bytes, and the NUL bytes they held."""
+    nul = _pc.equal(quarantine.column("reason"), _NUL_REASON)
+    raw = quarantine.column("raw").filter(nul)
+    nul_bytes = _pc.sum(_pc.count_substring(raw, b"\x00")).as_py() if len(raw) else 0
+    return {"nul_lines": len(raw), "nul_bytes": int(nul_bytes or 0)}
 
 
 def _int_text(values: F64) -> Arr:
@@ -889,13 +1111,15 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     cpu_all = get.number("cpu")
     vmem_all = get.number("maxvmem")
     rss_all = get.number("ru_maxrss") * 1024.0
-    shifted_all = np.zeros(n_all, dtype=bool)
-    rec_flags = rec.column("flags").combine_chunks()
-    if rec_flags.null_count < n_all:
-        flat = _pc.list_flatten(rec_flags)
-        hit = _numpy(_pc.equal(flat, "FIELD_SHIFT_REALIGNED"), bool)
-        parents = _numpy(_pc.list_parent_indices(rec_flags), np.int64)
-        shifted_all[parents[hit]] = True
+    rec_flags = rec.column("flags")
+    shifted_all = flag_mask(rec_flags, "FIELD_SHIFT_REALIGNED")
+    non_utf8_all = flag_mask(rec_flags, "NON_UTF8")
+    truncated_all = flag_mask(rec_flags, "TRUNCATED")
+    no_newline_all = flag_mask(rec_flags, "NO_NEWLINE")
+    # fields a cut last line lost are not known; the flags a 0 there would set are not set
+    lost = {name: get.absent(name) for name in ("submission_time", "start_time", "category")}
+    state_lost = get.absent("start_time") | get.absent("end_time")
+    state_lost |= get.absent("failed") | get.absent("exit_status")
 
     masters = np.flatnonzero(~is_slave)
     slaves = np.flatnonzero(is_slave)
@@ -918,6 +1142,8 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     has_copy = frame.duplicated(keep=False).to_numpy() & started_m
     keep = masters[~later_copy]
     duplicate = has_copy[~later_copy]
+    dropped = np.zeros(n_all, dtype=bool)
+    dropped[masters[later_copy]] = True
     n = len(keep)
     take_keep = _pa.array(keep)
 
@@ -928,6 +1154,7 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     end = end_all[keep]
     ms = ms_all[keep].copy()
     submit_zero = np.isnan(submit)
+    submit_lost = lost["submission_time"][keep]
 
     # submission_time 0: the job's other attempt's submit when exactly one is known
     adopted = np.zeros(n, dtype=bool)
@@ -953,7 +1180,7 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     order = pd.DataFrame(
         {
             "job": job,
-            "task": tsk,
+            "task": np.nan_to_num(tsk, nan=-1.0),  # a cut line without task_number
             "submit": np.nan_to_num(submit, nan=-1.0),
             "file": file_no[keep],
             "line": src_line[keep],
@@ -996,6 +1223,7 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
             rss[target] = np.fmax(rss[target], rss_all[s])
             ms[target] |= ms_all[s]
             shifted_all[keep[target]] |= shifted_all[s]
+            non_utf8_all[keep[target]] |= non_utf8_all[s]
             master_host = host_names[host_no[keep[target]]]
             host = host_names[host_no[s]]
             known_hosts = extra_hosts.setdefault(target, [])
@@ -1020,9 +1248,16 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
 
     walltime_req = per_category([np.nan if c.walltime is None else c.walltime for c in parsed])
     mem_slot = per_category([np.nan if c.mem_per_slot is None else c.mem_per_slot for c in parsed])
-    mem_bad = per_category([c.mem_bad for c in parsed]).astype(bool)
+    category_lost = lost["category"][keep]
     pe_slots = per_category([np.nan if c.pe_slots is None else c.pe_slots for c in parsed])
-    pe_range = per_category([c.pe_range for c in parsed]).astype(bool)
+    pe_slots = np.where(category_lost, np.nan, pe_slots)
+
+    def category_flag(name: str) -> Bool:
+        hit: Bool = per_category([getattr(c, name) for c in parsed]).astype(bool)
+        return hit & ~category_lost
+
+    mem_bad = category_flag("mem_bad")
+    pe_range = category_flag("pe_range")
 
     started = ~np.isnan(start)
     ended = ~np.isnan(end)
@@ -1053,9 +1288,11 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     over_limit = (started & ~np.isnan(run) & ~np.isnan(walltime_req) & (run >= walltime_req)) & (
         signal_inferred | (failed == _LIMIT_CODE)
     )
-    state_names = np.array(["FAILED", "DELETED", "REQUEUED", "TIMEOUT", "COMPLETED"])
+    state_names = np.array(["FAILED", "DELETED", "REQUEUED", "TIMEOUT", "COMPLETED", "UNKNOWN"])
+    unknown = state_lost[keep]  # a cut last line lost what the state is read from
     state_code = np.select(
         [
+            unknown,
             ~started & (failed != 0),
             ~started,
             np.isin(failed, _REQUEUE_CODES),
@@ -1063,16 +1300,20 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
             failed != 0,
             status == 0,
         ],
-        [0, 1, 2, 3, 0, 4],
+        [5, 0, 1, 2, 3, 0, 4],
         default=0,
     )
     earlier = attempt < n_attempts - 1
     final_code = np.where(earlier, 2, state_code)
+    start_lost = lost["start_time"][keep]
     masks: list[tuple[str, Bool]] = [
+        ("NON_UTF8", non_utf8_all[keep]),
+        ("TRUNCATED", truncated_all[keep]),
+        ("NO_NEWLINE", no_newline_all[keep]),
         ("TIME_MILLISECONDS", ms),
-        ("SUBMIT_TIME_ZERO", submit_zero),
+        ("SUBMIT_TIME_ZERO", submit_zero & ~submit_lost),
         ("SUBMIT_FROM_ATTEMPT", adopted),
-        ("NEVER_STARTED", ~started),
+        ("NEVER_STARTED", ~started & ~start_lost),
         ("DUPLICATE", duplicate),
         ("FIELD_SHIFT_REALIGNED", shifted_all[keep]),
         ("PE_SLAVES_FOLDED", slave_count > 0),
@@ -1084,7 +1325,15 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
         ("WALLTIME_MISMATCH", mismatch),
         ("MEM_PER_SLOT", ~np.isnan(mem_req)),
         ("MEM_UNPARSED", mem_bad),
+        ("MEM_REQ_CONFLICT", category_flag("mem_conflict")),
+        ("MEM_UNIT_BYTES", category_flag("mem_no_unit")),
         ("MAXRSS_ZERO", rss_zero),
+        ("CORES_REQ_SERIAL", category_flag("serial")),
+        ("RESOURCE_REPEATED", category_flag("repeated")),
+        ("WALLTIME_REQ_SOFT", category_flag("walltime_soft")),
+        ("WALLTIME_REQ_UNPARSED", category_flag("walltime_bad")),
+        ("TIMEOUT_INFERRED", (final_code == 3)),
+        ("VALUE_UNREADABLE", get.unreadable[keep]),
     ]
     for failed_code in sorted({int(c) for c in np.unique(failed[~np.isnan(failed)]) if c}):
         masks.append((f"SGE_FAILED_{failed_code}", failed == failed_code))
@@ -1154,7 +1403,7 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
         "state": _pa.array(state_names).take(_pa.array(final_code)),
         "src_file": src_file_all.take(take_keep),
         "src_line": _pa.array(src_line[keep], pa.int64()),
-        "flags": _flag_array(n, masks),
+        "flags": flag_array(n, masks),
     }
     table = pa.Table.from_arrays(
         [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in JOBS], schema=JOBS
@@ -1162,6 +1411,7 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     ms_codes = np.unique(file_no[ms_all]) if n_all else np.zeros(0, np.int64)
     file_names = file_codes.dictionary.to_pylist() if n_all else []
     info = {
+        "sge_dropped_copies": dropped,
         "sge_millisecond_files": [str(file_names[int(c)]) for c in ms_codes],
         "sge_realigned": int(shifted_all.sum()),
         "sge_pe_slaves": int(len(slaves) - orphans),

@@ -73,16 +73,31 @@ Jobs (``shared/reference/parsers.md`` §8, Slurm column)
   taken per CPU, with flags ``MEM_PER_CPU`` and ``MEM_FLAG_BIT``. ``0`` (all of a node's memory)
   → null with flag ``MEM_REQ_ALL``.
 
-Other ``jobs`` flags: ``DST_AMBIGUOUS``, ``DST_GAP`` (above); ``STATE_WAS_<STATE>`` (an earlier
-attempt logged with another state than REQUEUED, e.g. NODE_FAIL); ``END_UNKNOWN`` (End
-``Unknown`` with an ended state: RUNNING if started, else PENDING); ``WALLTIME_MISMATCH``
-(|Elapsed − run_s| > 60 s, run_s kept); ``MEM_SCOPE_UNKNOWN`` (per-CPU/node memory without a
-count to scale by: null); ``JOBID_NONSTANDARD``, ``ARRAY_RANGE_UNPARSED``,
-``NODELIST_UNPARSED`` (a value that could not be read: nulls).
+Every other value the reader decides is flagged too: a fallback (``CORES_REQ_FROM_NCPUS``,
+``NODES_REQ_FROM_NNODES``, ``SUBMIT_FROM_FIRST_ATTEMPT``), a conflict between fields resolved
+(``CORES_REQ_CONFLICT``, ``CORES_ALLOC_CONFLICT``, ``NODES_ALLOC_CONFLICT``,
+``MEM_REQ_CONFLICT`` against ReqTRES ``mem=``), a unit assumed (``MEM_UNIT_ASSUMED``,
+``MEM_USED_UNIT_ASSUMED``), a logged time ignored (``END_NOT_FINAL``, ``START_NOT_FINAL``), a
+value that cannot be read (``VALUE_UNREADABLE``, ``JOBID_NONSTANDARD``, ``ARRAY_RANGE_UNPARSED``,
+``NODELIST_UNPARSED``). :data:`FLAGS` says what each flag means.
+
+Damaged lines
+-------------
+* A line holding NUL bytes (what a crash or a log rotation leaves) is a fragment: quarantined,
+  never a job; ``info["nul_lines"]`` and ``info["nul_bytes"]`` count them.
+* Bytes that are not UTF-8 are decoded as Windows-1252 (else Latin-1), flag ``NON_UTF8`` on the
+  record and the job, the original bytes in ``records.raw``.
+* A line ending in CR LF loses its CR (record flag ``CRLF``).
+* The file's last line without a line end: with all its fields it is read (flag ``NO_NEWLINE``:
+  its last field may be cut); with fewer (a crash cut it) the fields before the last one present
+  are kept and the others are null (flag ``TRUNCATED``, bytes in ``records.raw``; state UNKNOWN
+  unless State survived), or it is quarantined when its JobID did not survive.
+* A line repeating an earlier one field for field (a copied or overlapping export) makes no job:
+  the first copy's job is flagged ``DUPLICATE_LINE``, the later copies stay in ``records`` with
+  that flag (``info["duplicate_lines"]``).
 
 ``records``: ``stamp`` is the End field as logged (sacct has no record stamp of its own);
-``stamp_utc`` is left null. Flags on ``records``: ``NON_UTF8`` (decoded with replacement, the
-bytes kept in ``raw``).
+``stamp_utc`` is left null.
 """
 
 from __future__ import annotations
@@ -101,6 +116,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gridtrace.errors import ConfigError
+from gridtrace.logs._attrs import append_flag, flag_array, flag_mask, repeated_rows
 from gridtrace.logs._base import (
     ErrorPolicy,
     FileParse,
@@ -109,6 +125,7 @@ from gridtrace.logs._base import (
     check_error_policy,
     tokenize_guarded,
 )
+from gridtrace.logs._columnar import as_text
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
@@ -123,7 +140,114 @@ __all__ = [
     "tokenize_slurm_file",
 ]
 
-FLAGS: Mapping[str, str] = {}
+FLAGS: Mapping[str, str] = {
+    # the line (records; copied to the job made from it)
+    "NON_UTF8": (
+        "the line is not UTF-8: decoded as Windows-1252 (Latin-1 where it has no character); "
+        "the original bytes are in records.raw"
+    ),
+    "CRLF": "records: the line ended in CR LF (a Windows copy); the CR was removed",
+    "NO_NEWLINE": (
+        "the file's last line has no line end but all its fields: read as written, though its "
+        "last field (JobName in XDMoD's layout) may have been cut short"
+    ),
+    "TRUNCATED": (
+        "the file's last line has no line end and too few fields (a crash cut it): the fields "
+        "before the last one present are kept, the rest are null, and the state is UNKNOWN "
+        "unless the State field survived; the bytes are in records.raw"
+    ),
+    "DUPLICATE_LINE": (
+        "the line was written more than once, field for field (a copied or overlapping "
+        "export): the job is made from the first copy; each later copy stays in records with "
+        "this flag and makes no job"
+    ),
+    # ids, attempts, arrays, steps
+    "JOBID_NONSTANDARD": "the JobID is not NNN[_idx][.step]: job_seq is null, the key is the text",
+    "ARRAY_RANGE_EXPANDED": (
+        "the line stood for a range of array tasks (123_[1-3]): one row per index, as XDMoD "
+        "does; the % throttle is dropped"
+    ),
+    "ARRAY_RANGE_UNPARSED": "the array range could not be read: one row, array_index null",
+    "DUPLICATE": (
+        "another row has the same JobID, Submit, Start and End (overlapping exports or array "
+        "ranges) but differs elsewhere: not a requeue, both rows are kept with their own state"
+    ),
+    "SUBMIT_FROM_FIRST_ATTEMPT": (
+        "a later attempt of a requeued job: submit_time is the first attempt's Submit (Slurm "
+        "resets Submit at a requeue); this attempt's own Submit is queue_time"
+    ),
+    "STATE_WAS_*": (
+        "an earlier attempt of a requeued job, logged with the state the suffix names: its "
+        "state is REQUEUED"
+    ),
+    "STEPS_FOLDED": (
+        "mem_used_bytes/vmem_used_bytes are the maxima over the job line and its step lines "
+        "(each step goes to the attempt running when it started, else the last attempt)"
+    ),
+    # states
+    "CANCELLED_BY": "State was 'CANCELLED by <uid>': state CANCELLED (the uid stays in records)",
+    "CANCELLED_NOT_STARTED": "State CANCELLED but the job never started: state DELETED",
+    "OUT_OF_MEMORY": "State OUT_OF_MEMORY: state FAILED",
+    "BOOT_FAIL": "State BOOT_FAIL: state FAILED",
+    "SPECIAL_EXIT": "State SPECIAL_EXIT: state FAILED",
+    "DEADLINE": "State DEADLINE: state TIMEOUT",
+    "REVOKED": "State REVOKED (a federated sibling ran instead): state CANCELLED",
+    "SUSPENDED": "State SUSPENDED: state RUNNING",
+    "RESIZING": "State RESIZING: state RUNNING",
+    "STATE_NONSTANDARD": "State is none of Slurm's job states: state UNKNOWN",
+    "END_UNKNOWN": (
+        "End is Unknown although State says the job ended: state RUNNING if it started, else "
+        "PENDING, no end_time"
+    ),
+    "END_NOT_FINAL": (
+        "a job still running or pending: the time in End (sacct prints the window end) is "
+        "ignored, end_time and run_s are null"
+    ),
+    "START_NOT_FINAL": (
+        "a pending job: the time in Start (sacct's expected start) is ignored, start_time is null"
+    ),
+    # times
+    "DST_AMBIGUOUS": (
+        "a local time in the hour the clock falls back: its first (summer) occurrence is taken"
+    ),
+    "DST_GAP": "a local time in the hour the clock springs forward: shifted one hour later",
+    "WALLTIME_MISMATCH": "|Elapsed - (end - start)| > 60 s: run_s is end - start, Elapsed kept",
+    "VALUE_UNREADABLE": (
+        "a time, duration or count field holds text that is not one (nor Unknown, None, "
+        "UNLIMITED, Partition_Limit): that value is null"
+    ),
+    # sizes
+    "CORES_REQ_FROM_NCPUS": "never started and no ReqCPUS: cores_req is NCPUS (the request then)",
+    "NODES_REQ_FROM_NNODES": (
+        "never started and no node= in ReqTRES: nodes_req is NNodes (the request then)"
+    ),
+    "CORES_REQ_CONFLICT": "ReqCPUS and ReqTRES cpu= differ: cores_req is ReqCPUS",
+    "CORES_ALLOC_CONFLICT": "NCPUS and AllocTRES cpu= differ: cores_alloc is NCPUS",
+    "NODES_ALLOC_CONFLICT": (
+        "NNodes differs from AllocTRES node= or from the hosts in NodeList: nodes_alloc is "
+        "NNodes, exec_hosts the NodeList"
+    ),
+    "NODELIST_UNPARSED": "NodeList could not be expanded: exec_hosts is null",
+    # memory
+    "MEM_PER_CPU": (
+        "ReqMem was per CPU (suffix c, or the 2^31 bit): mem_req_bytes is it times the "
+        "allocated cores (the requested ones for a job that did not start)"
+    ),
+    "MEM_PER_NODE": (
+        "ReqMem was per node (suffix n): mem_req_bytes is it times the allocated nodes (the "
+        "requested ones for a job that did not start)"
+    ),
+    "MEM_FLAG_BIT": (
+        "ReqMem held old Slurm's per-CPU bit (2^31): removed, and the value taken per CPU"
+    ),
+    "MEM_REQ_ALL": "ReqMem 0 (all of a node's memory): mem_req_bytes is null",
+    "MEM_SCOPE_UNKNOWN": "ReqMem per CPU or node without a count to scale by: mem_req_bytes null",
+    "MEM_UNIT_ASSUMED": "ReqMem has no unit: megabytes assumed (sacct's default unit)",
+    "MEM_REQ_CONFLICT": (
+        "mem_req_bytes from ReqMem differs by more than 1 % from ReqTRES mem=: ReqMem kept"
+    ),
+    "MEM_USED_UNIT_ASSUMED": "MaxRSS or MaxVMSize is a number without a unit: bytes assumed",
+}
 """Every flag this reader sets on a row, with what it means (see ``flag_meanings``)."""
 
 logger = logging.getLogger(__name__)
@@ -351,27 +475,38 @@ def looks_like_slurm(head: bytes) -> bool:
     return True
 
 
-def _split_lines(data: bytes) -> list[bytes]:
+_NUL_REASON = (
+    "NUL bytes in the line (a crash or a log rotation left them): a fragment, not a record"
+)
+_CUT_REASON = (
+    "the file's last line has no line end and was cut short before its JobID was complete: "
+    "nothing to recover"
+)
+
+
+def _split_lines(data: bytes) -> tuple[list[bytes], Bool, bool]:
+    r"""Split a file into lines: ``(lines, ended by CR LF, last line without line end)``.
+
+    One ``\r`` before the ``\n`` (or at the end of the file) is removed from a line.
+    """
     lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
+    no_newline = bool(lines) and lines[-1] != b""
+    if not no_newline:
         lines.pop()
-    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
+    crlf = np.zeros(len(lines), dtype=bool)
+    if b"\r" in data:
+        for i, line in enumerate(lines):
+            if line.endswith(b"\r"):
+                lines[i] = line[:-1]
+                crlf[i] = True
+    return lines, crlf, no_newline
 
 
-def _as_text(lines: Arr) -> tuple[Arr, Bool]:
-    try:
-        return lines.cast(pa.string()), np.zeros(len(lines), dtype=bool)
-    except pa.ArrowInvalid:
-        raw = lines.to_pylist()
-        bad = np.zeros(len(raw), dtype=bool)
-        text: list[str] = []
-        for i, line in enumerate(raw):
-            try:
-                text.append(line.decode("utf-8"))
-            except UnicodeDecodeError:
-                text.append(line.decode("utf-8", errors="replace"))
-                bad[i] = True
-        return _pa.array(text, pa.string()), bad
+def _nul_lines(lines: list[bytes], data: bytes) -> Bool:
+    """Which lines hold a NUL byte (one scan of the file when none does)."""
+    if b"\x00" not in data:
+        return np.zeros(len(lines), dtype=bool)
+    return np.fromiter((b"\x00" in line for line in lines), dtype=bool, count=len(lines))
 
 
 def _repeat(value: str, n: int) -> Arr:
@@ -409,17 +544,19 @@ def tokenize_slurm_file(
     if not delimiter:
         raise ConfigError("the delimiter must not be empty")
     src_file = str(path)
-    raw_lines = _split_lines(read_log_bytes(path))
+    data = read_log_bytes(path)
+    raw_lines, crlf, no_newline = _split_lines(data)
     n_lines = len(raw_lines)
+    nul = _nul_lines(raw_lines, data)
     binary = _pa.array(raw_lines, pa.binary())
-    text, non_utf8 = _as_text(binary)
+    text, non_utf8 = as_text(binary)
 
     first_row = 0
     names: list[str]
     header_line = False
     if header is not None:
         names = [_CANONICAL.get(h.strip().lower(), h.strip()) for h in header]
-    elif n_lines and _is_header(str(text[0].as_py()).split(delimiter)):
+    elif n_lines and not nul[0] and _is_header(str(text[0].as_py()).split(delimiter)):
         names = [
             _CANONICAL.get(h.strip().lower(), h.strip())
             for h in str(text[0].as_py()).split(delimiter)
@@ -430,8 +567,11 @@ def tokenize_slurm_file(
         names = list(SLURM_FIELDS)
     n_fields = len(names)
     name_last = names[-1] == "JobName"
+    job_pos = names.index("JobID") if "JobID" in names else 0
 
     body = text.slice(first_row)
+    n_body = len(body)
+    body_nul = nul[first_row:]
     max_splits = n_fields - 1 if name_last else None
     tokens = _pc.split_pattern(body, delimiter, max_splits=max_splits)
     counts = _numpy(_pc.list_value_length(tokens), np.int64)
@@ -447,12 +587,28 @@ def tokenize_slurm_file(
     no_id = ~blank & (counts >= 1)
     if len(first_tokens):
         no_id &= _numpy(_pc.equal(_pc.utf8_trim_whitespace(first_tokens), ""), bool)
-    good = (counts == n_fields) & ~blank & ~no_id
+    good = (counts == n_fields) & ~blank & ~no_id & ~body_nul
+
+    # the last line without a line end: complete (flag NO_NEWLINE), or cut short by a crash
+    # (flag TRUNCATED: the fields before the last one present are kept, the rest are null)
+    cut: list[str | None] | None = None
+    last = n_body - 1
+    damaged = not n_body or good[last] or blank[last] or body_nul[last]
+    if no_newline and not damaged and counts[last] < n_fields:
+        present = tokens[last].as_py()[:-1]  # the last field present may be cut short
+        if job_pos < len(present) and present[job_pos].strip():
+            cut = [*present, *([None] * (n_fields - len(present)))]
 
     reasons: dict[int, str] = {}
     for j in np.flatnonzero(~good):
-        if blank[j]:
+        if cut is not None and j == last:
+            continue
+        if body_nul[j]:
+            reasons[int(j)] = _NUL_REASON
+        elif blank[j]:
             reasons[int(j)] = "blank line"
+        elif no_newline and j == last and counts[j] < n_fields:
+            reasons[int(j)] = _CUT_REASON
         elif counts[j] != n_fields:
             reasons[int(j)] = (
                 f"expected {n_fields} {delimiter!r}-separated fields, found {int(counts[j])}"
@@ -463,25 +619,37 @@ def tokenize_slurm_file(
     rows = np.flatnonzero(good)
     keep = np.repeat(good, counts)
     values = flat.filter(_pa.array(keep)) if len(flat) else _pa.array([], pa.string())
+    if cut is not None:
+        rows = np.append(rows, last)
+        values = pa.concat_arrays([values.cast(pa.string()), _pa.array(cut, pa.string())])
     n_rec = len(rows)
     keys = _pa.array(names, pa.string()).take(_pa.array(np.tile(np.arange(n_fields), n_rec)))
     attrs = _pa.MapArray.from_arrays(
         _pa.array(np.arange(0, (n_rec + 1) * n_fields, n_fields, dtype=np.int32)), keys, values
     )
-    job_pos = names.index("JobID") if "JobID" in names else 0
     job_ids = values.take(_pa.array(np.arange(job_pos, n_rec * n_fields, n_fields, dtype=np.int64)))
     is_step = _numpy(_pc.match_substring(job_ids, "."), bool)
     record_type = _pc.if_else(_pa.array(is_step), "STEP", "J")
 
     line_no = rows + 1 + first_row
     bad_text = non_utf8[first_row:][rows]
-    flags = (
-        _pa.array([["NON_UTF8"] if b else None for b in bad_text], pa.list_(pa.string()))
-        if bad_text.any()
-        else pa.nulls(n_rec, pa.list_(pa.string()))
+    truncated = np.zeros(n_rec, dtype=bool)
+    last_line = np.zeros(n_rec, dtype=bool)
+    if no_newline and n_rec and rows[-1] == last:
+        last_line[-1] = True
+        truncated[-1] = cut is not None
+    flags = flag_array(
+        n_rec,
+        [
+            ("NON_UTF8", bad_text),
+            ("CRLF", crlf[first_row:][rows]),
+            ("TRUNCATED", truncated),
+            ("NO_NEWLINE", last_line & ~truncated),
+        ],
     )
+    keep_raw = bad_text | truncated
     raw = binary.slice(first_row).take(_pa.array(rows))
-    raw = _pc.if_else(_pa.array(bad_text), raw, pa.scalar(None, pa.binary()))
+    raw = _pc.if_else(_pa.array(keep_raw), raw, pa.scalar(None, pa.binary()))
     end_pos = names.index("End") if "End" in names else None
     stamp = (
         values.take(_pa.array(np.arange(end_pos, n_rec * n_fields, n_fields, dtype=np.int64)))
@@ -504,8 +672,8 @@ def tokenize_slurm_file(
                     head_names,
                     _pc.cast(_pa.array([str(i) for i in range(n_fields)]), pa.string()),
                 ),
-                pa.nulls(1, pa.list_(pa.string())),
-                pa.nulls(1, pa.binary()),
+                flag_array(1, [("NON_UTF8", non_utf8[:1]), ("CRLF", crlf[:1])]),
+                _pc.if_else(_pa.array(non_utf8[:1]), binary.slice(0, 1), None),
             )
         )
     tables.append(_records(site, src_file, line_no, record_type, stamp, job_ids, attrs, flags, raw))
@@ -628,13 +796,31 @@ class _Clock:
         return epoch, ambiguous, gap, offset
 
 
-def _sizes(array: Arr, default_unit: int) -> F64:
-    """``1234K``, ``2G``, ``512`` → bytes (units powers of 1024); NaN otherwise."""
+def _sizes(array: Arr, default_unit: int) -> tuple[F64, Bool]:
+    """Read sizes: ``1234K``, ``2G``, ``512`` → bytes (powers of 1024; NaN if not a size).
+
+    Also returns which values had no unit (``default_unit`` taken).
+    """
     parts = _pc.extract_regex(_pc.fill_null(array, ""), r"^(?P<v>\d+(?:\.\d+)?)(?P<u>[KMGTP]?)$")
     value = _floats(_pc.fill_null(_pc.struct_field(parts, "v"), ""))
-    unit = np.asarray(_pc.fill_null(_pc.struct_field(parts, "u"), "").to_pylist(), dtype=object)
-    scale = np.array([_UNITS[u] if u else default_unit for u in unit], dtype=np.float64)
-    return value * scale
+    unit = _pc.fill_null(_pc.struct_field(parts, "u"), "")
+    bare = _numpy(_pc.equal(unit, ""), bool) & ~np.isnan(value)
+    scale = np.full(len(value), float(default_unit))
+    for name, size in _UNITS.items():
+        if name:
+            scale[_numpy(_pc.equal(unit, name), bool)] = size
+    return value * scale, bare
+
+
+def _unreadable(text: Arr, parsed: F64, words: tuple[str, ...]) -> Bool:
+    """Say where a field holds text that is not blank, not in ``words`` and not in ``parsed``."""
+    trimmed = _pc.utf8_trim_whitespace(_pc.fill_null(text, ""))
+    known: Bool = _numpy(_pc.is_in(trimmed, _pa.array(["", *words], pa.string())), bool)
+    return np.isnan(parsed) & ~known
+
+
+def _no_sizes(n: int) -> tuple[F64, Bool]:
+    return np.full(n, np.nan), np.zeros(n, dtype=bool)
 
 
 _JOBID = (
@@ -688,18 +874,6 @@ class _Fields:
         return _pc.map_lookup(self.attrs, key, "first")
 
 
-def _flag_lists(n: int, masks: Sequence[tuple[str, Bool]]) -> list[list[str] | None]:
-    flags: list[list[str] | None] = [None] * n
-    for name, mask in masks:
-        for i in np.flatnonzero(mask):
-            row = flags[i]
-            if row is None:
-                flags[i] = [name]
-            else:
-                row.append(name)
-    return flags
-
-
 def _ids(job_id: Arr) -> tuple[F64, F64, list[str | None], list[str]]:
     """``(job_seq, array_index, range text, attempt key)`` of JobIDs (steps map to their job)."""
     text = _pc.fill_null(job_id, "")
@@ -714,6 +888,14 @@ def _ids(job_id: Arr) -> tuple[F64, F64, list[str | None], list[str]]:
     key = _pc.if_else(_pc.is_valid(parts), base, text)
     del het
     return seq, idx, ranges, key.to_pylist()
+
+
+def _nul_counts(quarantine: pa.Table) -> dict[str, int]:
+    """Lines quarantined for NUL bytes, and the NUL bytes they held."""
+    nul = _pc.equal(quarantine.column("reason"), _NUL_REASON)
+    raw = quarantine.column("raw").filter(nul)
+    nul_bytes = _pc.sum(_pc.count_substring(raw, b"\x00")).as_py() if len(raw) else 0
+    return {"nul_lines": len(raw), "nul_bytes": int(nul_bytes or 0)}
 
 
 def assemble_slurm(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseResult:
@@ -744,10 +926,18 @@ def assemble_slurm(parts: Sequence[FileParse], *, tz: str | None = None) -> Pars
     quarantine = (
         pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
     )
-    kinds = records.column("record_type")
-    job_rec = records.filter(_pc.equal(kinds, "J"))
-    step_rec = records.filter(_pc.equal(kinds, "STEP"))
-    jobs, info = _jobs(job_rec, step_rec, clock)
+    kinds = _numpy(records.column("record_type").combine_chunks(), object)
+    is_data = (kinds == "J") | (kinds == "STEP")
+    copies, repeated = repeated_rows(records.column("attrs"), is_data)
+    if copies.any():
+        flags = append_flag(records.column("flags"), copies, "DUPLICATE_LINE")
+        records = records.set_column(records.schema.get_field_index("flags"), "flags", flags)
+    job_rows = np.flatnonzero((kinds == "J") & ~copies)
+    job_rec = records.take(_pa.array(job_rows))
+    step_rec = records.take(_pa.array(np.flatnonzero((kinds == "STEP") & ~copies)))
+    jobs, info = _jobs(job_rec, step_rec, clock, repeated[job_rows])
+    info["duplicate_lines"] = int(copies.sum())
+    info.update(_nul_counts(quarantine))
     offsets = jobs.column("tz_offset_s").drop_null().to_numpy()
     tz_offset: int | None = None
     if len(offsets):
@@ -764,7 +954,9 @@ def assemble_slurm(parts: Sequence[FileParse], *, tz: str | None = None) -> Pars
     )
 
 
-def _jobs(rec: pa.Table, steps: pa.Table, clock: _Clock) -> tuple[pa.Table, dict[str, Any]]:
+def _jobs(
+    rec: pa.Table, steps: pa.Table, clock: _Clock, repeated: Bool
+) -> tuple[pa.Table, dict[str, Any]]:
     n_lines = rec.num_rows
     fields = _Fields(rec)
     get = {name: fields[name] for name in (*SLURM_FIELDS, "MaxRSS", "MaxVMSize")}
@@ -809,10 +1001,28 @@ def _jobs(rec: pa.Table, steps: pa.Table, clock: _Clock) -> tuple[pa.Table, dict
     def col(name: str) -> Arr:
         return get[name] if identity else get[name].take(_pa.array(take))
 
+    def absent(name: str) -> Bool:
+        """Fields missing from the row (cut off with the file's last line): null, not blank."""
+        return _numpy(_pc.is_null(col(name)), bool)
+
+    rec_flags = rec.column("flags")
+    truncated = flag_mask(rec_flags, "TRUNCATED")[take]
+    carried: list[tuple[str, Bool]] = [
+        (name, flag_mask(rec_flags, name)[take]) for name in ("NON_UTF8", "NO_NEWLINE")
+    ]
+
     submit, amb_submit, gap_submit, offset = clock(col("Submit"))
     eligible, amb_elig, gap_elig, _ = clock(col("Eligible"))
     start, amb_start, gap_start, _ = clock(col("Start"))
     end_logged, amb_end, gap_end, _ = clock(col("End"))
+    unreadable = np.zeros(n, dtype=bool)
+    for name, parsed in (
+        ("Submit", submit),
+        ("Eligible", eligible),
+        ("Start", start),
+        ("End", end_logged),
+    ):
+        unreadable |= _unreadable(col(name), parsed, ("Unknown", "None"))
     src_line = _numpy(rec.column("src_line").combine_chunks(), np.int64)[take]
     src_file = rec.column("src_file").combine_chunks().take(_pa.array(take))
     file_no = (
@@ -850,11 +1060,13 @@ def _jobs(rec: pa.Table, steps: pa.Table, clock: _Clock) -> tuple[pa.Table, dict
     mapped = [_STATE_MAP.get(str(w).upper(), ("UNKNOWN", "STATE_NONSTANDARD")) for w in words]
     state = np.array([m[0] for m in mapped], dtype=object)
     state_flag = np.array([m[1] or "" for m in mapped], dtype=object)
+    state_cut = absent("State")  # a truncated line: the state is not known (flag TRUNCATED)
+    state_flag[state_cut] = ""
     started = ~np.isnan(start)
     end_unknown = np.isnan(end_logged)
-    fix_state = end_unknown & ~np.isin(state, list(_NOT_ENDED))
+    fix_state = end_unknown & ~absent("End") & ~state_cut & ~np.isin(state, list(_NOT_ENDED))
     state = np.where(fix_state, np.where(started, "RUNNING", "PENDING"), state)
-    deleted = (state == "CANCELLED") & ~started
+    deleted = (state == "CANCELLED") & ~started & ~absent("Start")
     state = np.where(deleted, "DELETED", state)
     # a row repeating another's id, submit, start and end (overlapping exports, overlapping array
     # ranges) is not a requeue: it keeps its state, flagged DUPLICATE
@@ -866,25 +1078,41 @@ def _jobs(rec: pa.Table, steps: pa.Table, clock: _Clock) -> tuple[pa.Table, dict
     not_ended = np.isin(state, list(_NOT_ENDED))
     end_not_final = not_ended & ~end_unknown
     end = np.where(not_ended, np.nan, end_logged)
+    start_not_final = (state == "PENDING") & started
     start = np.where(state == "PENDING", np.nan, start)
     started = ~np.isnan(start)
+    from_first = (attempt > 0) & ~np.isnan(first_submit) & (first_submit != submit)
 
     run = end - start
     wait = start - submit
     elapsed = _durations(col("Elapsed"))
     timelimit = _durations(col("Timelimit"))
+    unreadable |= _unreadable(col("Elapsed"), elapsed, ())
+    unreadable |= _unreadable(col("Timelimit"), timelimit, ("UNLIMITED", "Partition_Limit"))
     mismatch = ~np.isnan(run) & ~np.isnan(elapsed) & (np.abs(run - elapsed) > 60)
 
     nnodes = _floats(col("NNodes"))
     ncpus = _floats(col("NCPUS"))
     reqcpus = _floats(col("ReqCPUS"))
+    for name, parsed in (("NNodes", nnodes), ("NCPUS", ncpus), ("ReqCPUS", reqcpus)):
+        unreadable |= _unreadable(col(name), parsed, ())
     req_tres = col("ReqTRES")
     alloc_tres = col("AllocTRES")
-    nodes_req = _tres(req_tres, "node")
-    nodes_req = np.where(np.isnan(nodes_req) & ~started, nnodes, nodes_req)
-    cores_req = np.where(np.isnan(reqcpus) & ~started, ncpus, reqcpus)
+    # a job that never started: its NNodes/NCPUS are the request, where ReqTRES/ReqCPUS are not
+    tres_nodes = _tres(req_tres, "node")
+    nodes_req_fallback = np.isnan(tres_nodes) & ~started & ~np.isnan(nnodes)
+    nodes_req = np.where(nodes_req_fallback, nnodes, tres_nodes)
+    cores_req_fallback = np.isnan(reqcpus) & ~started & ~np.isnan(ncpus)
+    cores_req = np.where(cores_req_fallback, ncpus, reqcpus)
+    tres_cpus = _tres(req_tres, "cpu")
+    cores_req_conflict = ~np.isnan(reqcpus) & ~np.isnan(tres_cpus) & (reqcpus != tres_cpus)
     nodes_alloc = np.where(started, nnodes, np.nan)
     cores_alloc = np.where(started, ncpus, np.nan)
+    alloc_cpus = _tres(alloc_tres, "cpu")
+    alloc_nodes = _tres(alloc_tres, "node")
+    cores_alloc_conflict = (
+        ~np.isnan(cores_alloc) & ~np.isnan(alloc_cpus) & (cores_alloc != alloc_cpus)
+    )
     gpus_req = _tres(req_tres, "gres/gpu")
     gpus_alloc = np.where(started, _tres(alloc_tres, "gres/gpu"), np.nan)
 
@@ -905,6 +1133,18 @@ def _jobs(rec: pa.Table, steps: pa.Table, clock: _Clock) -> tuple[pa.Table, dict
     mem_all = mem_value == 0
     mem_req = np.where(mem_all, np.nan, mem_value * unit_bytes * factor)
     scope_unknown = ~np.isnan(mem_value) & ~mem_all & np.isnan(factor)
+    unit_assumed = ~np.isnan(mem_value) & ~mem_all & (np.asarray(mem_unit, dtype=object) == "")
+    tres_mem, _ = _sizes(
+        _pc.struct_field(
+            _pc.extract_regex(_pc.fill_null(req_tres, ""), r"(?:^|,)mem=(?P<v>[^,]+)"), "v"
+        ),
+        _UNITS["M"],
+    )
+    mem_conflict = (
+        ~np.isnan(mem_req)
+        & ~np.isnan(tres_mem)
+        & (np.abs(mem_req - tres_mem) > 0.01 * np.fmax(mem_req, tres_mem))
+    )
 
     exit_parts = _pc.extract_regex(_pc.fill_null(col("ExitCode"), ""), r"^(?P<c>-?\d+):(?P<s>\d+)$")
     exit_code = _floats(_pc.fill_null(_pc.struct_field(exit_parts, "c"), ""))
@@ -915,6 +1155,7 @@ def _jobs(rec: pa.Table, steps: pa.Table, clock: _Clock) -> tuple[pa.Table, dict
     cache: dict[str, list[str] | None] = {}
     hosts: list[list[str] | None] = []
     bad_nodes = np.zeros(n, dtype=bool)
+    n_hosts = np.full(n, np.nan)
     for i, text in enumerate(node_text):
         if text not in cache:
             try:
@@ -926,17 +1167,26 @@ def _jobs(rec: pa.Table, steps: pa.Table, clock: _Clock) -> tuple[pa.Table, dict
             cache[text] is None and bool(text) and text != "None assigned"
         )
         hosts.append(cache[text])
+        listed = cache[text]
+        if listed:
+            n_hosts[i] = len(listed)
+    nodes_alloc_conflict = ~np.isnan(nodes_alloc) & (
+        (~np.isnan(alloc_nodes) & (alloc_nodes != nodes_alloc))
+        | (~np.isnan(n_hosts) & (n_hosts != nodes_alloc))
+    )
 
     # steps fold into the attempt running when they started: MaxRSS / MaxVMSize maxima
     present = fields.names()
-    rss = _sizes(col("MaxRSS"), 1) if "MaxRSS" in present else np.full(n, np.nan)
-    vmem = _sizes(col("MaxVMSize"), 1) if "MaxVMSize" in present else np.full(n, np.nan)
+    rss, rss_bare = _sizes(col("MaxRSS"), 1) if "MaxRSS" in present else _no_sizes(n)
+    vmem, vmem_bare = _sizes(col("MaxVMSize"), 1) if "MaxVMSize" in present else _no_sizes(n)
+    used_unit_assumed = (rss_bare & (rss > 0)) | (vmem_bare & (vmem > 0))
+    folded = np.zeros(n, dtype=bool)
     orphans = 0
     if steps.num_rows:
         s_seq, s_idx, _, s_keys = _ids(_lookup(steps, "JobID"))
         s_start = clock(_lookup(steps, "Start"))[0]
-        s_rss = _sizes(_lookup(steps, "MaxRSS"), 1)
-        s_vmem = _sizes(_lookup(steps, "MaxVMSize"), 1)
+        s_rss, s_rss_bare = _sizes(_lookup(steps, "MaxRSS"), 1)
+        s_vmem, s_vmem_bare = _sizes(_lookup(steps, "MaxVMSize"), 1)
         by_key: dict[str, list[int]] = {}
         for row in frame["row"].to_numpy():
             by_key.setdefault(key_arr[row], []).append(int(row))
@@ -949,23 +1199,33 @@ def _jobs(rec: pa.Table, steps: pa.Table, clock: _Clock) -> tuple[pa.Table, dict
             for row in rows:
                 if not np.isnan(start[row]) and start[row] <= s_start[j]:
                     target = row
-            if not np.isnan(s_rss[j]):
-                rss[target] = np.fmax(rss[target], s_rss[j])
-            if not np.isnan(s_vmem[j]):
-                vmem[target] = np.fmax(vmem[target], s_vmem[j])
+            if not np.isnan(s_rss[j]) and not s_rss[j] <= rss[target]:
+                rss[target] = s_rss[j]
+                folded[target] = True
+                used_unit_assumed[target] |= bool(s_rss_bare[j] and s_rss[j] > 0)
+            if not np.isnan(s_vmem[j]) and not s_vmem[j] <= vmem[target]:
+                vmem[target] = s_vmem[j]
+                folded[target] = True
+                used_unit_assumed[target] |= bool(s_vmem_bare[j] and s_vmem[j] > 0)
         del s_seq, s_idx
 
     logged_flags = np.where(
         earlier & (logged_state != "REQUEUED"), "STATE_WAS_" + logged_state.astype(str), ""
     )
     masks: list[tuple[str, Bool]] = [
+        *carried,
+        ("TRUNCATED", truncated),
+        ("DUPLICATE_LINE", repeated[take]),
         ("ARRAY_RANGE_EXPANDED", expanded),
         ("DUPLICATE", duplicate),
         ("ARRAY_RANGE_UNPARSED", bad_range[take]),
         ("JOBID_NONSTANDARD", np.isnan(seq[take])),
         ("CANCELLED_BY", cancelled_by),
+        ("CANCELLED_NOT_STARTED", deleted),
         ("END_UNKNOWN", fix_state),
         ("END_NOT_FINAL", end_not_final),
+        ("START_NOT_FINAL", start_not_final),
+        ("SUBMIT_FROM_FIRST_ATTEMPT", from_first),
         ("DST_AMBIGUOUS", amb_submit | amb_elig | amb_start | amb_end),
         ("DST_GAP", gap_submit | gap_elig | gap_start | gap_end),
         ("WALLTIME_MISMATCH", mismatch),
@@ -974,13 +1234,23 @@ def _jobs(rec: pa.Table, steps: pa.Table, clock: _Clock) -> tuple[pa.Table, dict
         ("MEM_FLAG_BIT", flag_bit),
         ("MEM_REQ_ALL", mem_all),
         ("MEM_SCOPE_UNKNOWN", scope_unknown),
+        ("MEM_UNIT_ASSUMED", unit_assumed),
+        ("MEM_REQ_CONFLICT", mem_conflict),
+        ("MEM_USED_UNIT_ASSUMED", used_unit_assumed),
+        ("STEPS_FOLDED", folded),
         ("NODELIST_UNPARSED", bad_nodes),
+        ("CORES_REQ_FROM_NCPUS", cores_req_fallback),
+        ("NODES_REQ_FROM_NNODES", nodes_req_fallback),
+        ("CORES_REQ_CONFLICT", cores_req_conflict),
+        ("CORES_ALLOC_CONFLICT", cores_alloc_conflict),
+        ("NODES_ALLOC_CONFLICT", nodes_alloc_conflict),
+        ("VALUE_UNREADABLE", unreadable),
     ]
     for name in sorted({f for f in state_flag if f}):
         masks.append((name, state_flag == name))
     for name in sorted({f for f in logged_flags if f}):
         masks.append((name, logged_flags == name))
-    flags = _flag_lists(n, masks)
+    flags = flag_array(n, masks)
 
     site = rec.column("site").combine_chunks().take(_pa.array(take))
     submit_text = np.where(
@@ -1034,7 +1304,7 @@ def _jobs(rec: pa.Table, steps: pa.Table, clock: _Clock) -> tuple[pa.Table, dict
         "tz_offset_s": _int_or_null(offset, pa.int32()),
         "src_file": src_file,
         "src_line": _pa.array(src_line, pa.int64()),
-        "flags": _pa.array(flags, pa.list_(pa.string())),
+        "flags": flags,
     }
     table = pa.Table.from_arrays(
         [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in JOBS], schema=JOBS

@@ -246,6 +246,25 @@ def test_cores_alloc_from_request(tmp_path: Path) -> None:
 def test_remote_host_when_no_last_remote_host(tmp_path: Path) -> None:
     row = _row(_read(tmp_path, _jsonl(_ad(LastRemoteHost=..., RemoteHost="slot1@wn7"))))
     assert row["exec_hosts"] == ["wn7"]
+    assert row["flags"] == ["HOST_FROM_REMOTE_HOST"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "column", "value", "flag"),
+    [
+        ({"ResidentSetSize_RAW": ...}, "mem_used_bytes", 1048576 * 1024, "MEM_USED_ROUNDED"),
+        ({"ExitCode": ...}, "state", "COMPLETED", "EXIT_CODE_MISSING"),
+        ({"NumJobStarts": ...}, "attempt", 0, "NUM_STARTS_MISSING"),
+        ({"AccountingGroup": "group_atlas"}, "account", "group_atlas", "ACCOUNT_GROUP_WHOLE"),
+        ({}, "account", "group_atlas.prod", None),
+    ],
+)
+def test_fallbacks_are_flagged(
+    tmp_path: Path, changes: dict[str, Any], column: str, value: Any, flag: str | None
+) -> None:
+    row = _row(_read(tmp_path, _jsonl(_ad(**changes))))
+    assert row[column] == value
+    assert row["flags"] == ([flag] if flag else None)
 
 
 @pytest.mark.parametrize(
@@ -300,8 +319,17 @@ def test_wallclock_mismatch(tmp_path: Path) -> None:
     assert row["run_s"] == 3600
 
 
-def test_same_ad_in_two_files_is_a_duplicate(tmp_path: Path) -> None:
+def test_the_same_ad_twice_makes_one_job(tmp_path: Path) -> None:
+    # was: two rows, both flagged DUPLICATE; an ad written twice is one job
     result = _read(tmp_path, _jsonl(AD, AD))
+    _reconciled(result)
+    assert [r["flags"] for r in result.jobs.to_pylist()] == [["DUPLICATE_LINE"]]
+    assert result.records.column("flags").to_pylist() == [None, ["DUPLICATE_LINE"]]
+    assert result.info["duplicate_lines"] == 1
+
+
+def test_same_job_and_qdate_in_two_different_ads_are_duplicates(tmp_path: Path) -> None:
+    result = _read(tmp_path, _jsonl(AD, _ad(JobBatchName="renamed")))
     assert [r["flags"] for r in result.jobs.to_pylist()] == [["DUPLICATE"], ["DUPLICATE"]]
 
 
@@ -361,7 +389,7 @@ def test_non_utf8_is_flagged_and_kept(tmp_path: Path) -> None:
     _reconciled(result)
     row = _row(result)
     assert row["flags"] == ["NON_UTF8"]
-    assert row["job_name"] == "r\ufffdsultat"
+    assert row["job_name"] == "résultat"  # Windows-1252, the stated fallback
     assert b"r\xe9sultat" in result.records.column("raw")[0].as_py()
 
 
@@ -374,7 +402,13 @@ def test_tokenise_assemble_and_empty(tmp_path: Path) -> None:
     path = tmp_path / "h.json"
     path.write_text(_jsonl(AD))
     result = assemble_htcondor([tokenize_htcondor_file(path, site="t2")], tz="UTC")
-    assert result.info == {"format": "htcondor", "htcondor_ads": 1}
+    assert result.info == {
+        "format": "htcondor",
+        "htcondor_ads": 1,
+        "duplicate_lines": 0,
+        "nul_lines": 0,
+        "nul_bytes": 0,
+    }
     empty = _read(tmp_path, "")
     _reconciled(empty)
     assert empty.jobs.num_rows == 0
@@ -469,10 +503,23 @@ def test_jsonl_with_a_broken_line_falls_back_to_the_scanner(tmp_path: Path) -> N
 def test_text_after_an_ad_on_its_own_line_is_not_counted_twice(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # found by the fuzzer: a NUL after the last ad's closing brace made that line count twice
+    # found by the fuzzer: a NUL after the last ad's closing brace made that line count twice;
+    # a NUL line is now quarantined whole, so the same happens with other text after the ad
     ad = '{"ClusterId": 7, "ProcId": 0, "Owner": "bob", "QDate": 1700000000, "JobStatus": 3}'
-    result = _read(tmp_path, f"{ad}\n{ad}\x00\n", errors="skip")
+    result = _read(tmp_path, f"{ad}\n{ad} x\n", errors="skip")
     assert result.lines_read == 2
     assert result.records.num_rows + result.quarantine.num_rows == 2
     assert result.jobs.num_rows >= 1
     assert ":2: not a JSON object after the ad on this line" in caplog.text
+
+
+def test_an_ad_on_a_line_holding_nul_bytes_is_no_job(tmp_path: Path) -> None:
+    ad = '{"ClusterId": 7, "ProcId": 0, "Owner": "bob", "QDate": 1700000000, "JobStatus": 3}'
+    result = _read(tmp_path, f"{ad}\n{ad}\x00\n\x00\x00{ad}\n", errors="skip")
+    _reconciled(result)
+    assert result.records.column("src_line").to_pylist() == [1]
+    assert result.quarantine.column("src_line").to_pylist() == [2, 3]
+    assert set(result.quarantine.column("reason").to_pylist()) == {
+        "NUL bytes in the line (a crash or a log rotation left them): a fragment, not a record"
+    }
+    assert (result.info["nul_lines"], result.info["nul_bytes"]) == (2, 3)

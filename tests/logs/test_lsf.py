@@ -285,9 +285,28 @@ def test_killed_before_start_is_deleted(tmp_path: Path) -> None:
     tail = TAIL.replace('0 "" 0 "" -1 "/physics', '0 "" 14 "" -1 "/physics')
     row = _row(_read(tmp_path, _line(head=head, hosts="0 0", middle=middle, tail=tail)))
     assert row["state"] == "DELETED"
+    assert {"EXIT_NOT_STARTED", "TERM_OWNER"} <= set(row["flags"])
     assert (row["start_time"], row["end_time"], row["run_s"]) == (None, None, None)
     assert row["exec_hosts"] is None
     assert row["cores_alloc"] is None
+
+
+def test_a_processor_range_request_keeps_its_minimum(tmp_path: Path) -> None:
+    middle = MIDDLE.replace('"physics" 0 4 ', '"physics" 0 8 ')  # maxNumProcessors 8
+    assert middle != MIDDLE
+    row = _row(_read(tmp_path, _line(middle=middle)))
+    assert (row["cores_req"], row["flags"]) == (4, ["CORES_REQ_RANGE"])
+
+
+def test_done_with_a_failing_exit_status_is_flagged(tmp_path: Path) -> None:
+    middle = MIDDLE.replace('"physics" 0 4 ', '"physics" 256 4 ')  # exit code 1
+    assert middle != MIDDLE
+    row = _row(_read(tmp_path, _line(middle=middle)))
+    assert (row["state"], row["exit_code"], row["flags"]) == (
+        "COMPLETED",
+        1,
+        ["EXIT_STATUS_CONFLICT"],
+    )
 
 
 def test_requeued_job_makes_attempts(tmp_path: Path) -> None:
@@ -308,8 +327,19 @@ def test_requeued_job_makes_attempts(tmp_path: Path) -> None:
     assert rows[0]["job_key"] == rows[1]["job_key"]
 
 
-def test_same_record_twice_is_a_duplicate(tmp_path: Path) -> None:
+def test_same_record_twice_makes_one_job(tmp_path: Path) -> None:
+    # was: two rows, both flagged DUPLICATE; the same line twice is one record written twice
     result = _read(tmp_path, LINE, LINE)
+    _reconciled(result)
+    assert [r["flags"] for r in result.jobs.to_pylist()] == [["DUPLICATE_LINE"]]
+    assert (_row(result)["src_line"], _row(result)["n_attempts"]) == (1, 1)
+    assert result.records.column("flags").to_pylist() == [None, ["DUPLICATE_LINE"]]
+    assert result.info["duplicate_lines"] == 1
+
+
+def test_same_times_in_two_different_records_are_duplicates(tmp_path: Path) -> None:
+    other = LINE.replace('"sim ""fast"" run"', '"renamed"')
+    result = _read(tmp_path, LINE, other)
     assert [r["flags"] for r in result.jobs.to_pylist()] == [["DUPLICATE"], ["DUPLICATE"]]
     assert set(result.jobs.column("state").to_pylist()) == {"COMPLETED"}
 

@@ -127,7 +127,8 @@ def test_a_plain_record_with_the_version_header(tmp_path: Path) -> None:
     assert job["vmem_used_bytes"] == 2**31
     assert (job["exit_code"], job["exit_signal"], job["state"]) == (0, None, "COMPLETED")
     assert job["tz_offset_s"] is None
-    assert _flags(job) == {"MEM_PER_SLOT"}
+    # was {"MEM_PER_SLOT"}: cores_req 1 for a job without -pe is a default, now flagged
+    assert _flags(job) == {"MEM_PER_SLOT", "CORES_REQ_SERIAL"}
     record = result.records.slice(4, 1).to_pylist()[0]
     assert record["stamp"] == "1714726700"
     assert record["job_id_raw"] == "4711"
@@ -456,6 +457,44 @@ def test_memory_request_from_category(
         assert flag in _flags(job)
 
 
+@pytest.mark.parametrize(
+    ("category", "column", "value", "flag"),
+    [
+        ("-l mem_free=2G,h_vmem=4G", "mem_req_bytes", 2 * 2**30, "MEM_REQ_CONFLICT"),
+        ("-l mem_free=2G,h_vmem=2G", "mem_req_bytes", 2 * 2**30, None),
+        ("-l mem_free=2000", "mem_req_bytes", 2000, "MEM_UNIT_BYTES"),
+        ("-l s_rt=600", "walltime_req_s", 600, "WALLTIME_REQ_SOFT"),
+        ("-l h_rt=soon", "walltime_req_s", None, "WALLTIME_REQ_UNPARSED"),
+        ("-l h_rt=600 -l h_rt=900", "walltime_req_s", 600, "RESOURCE_REPEATED"),
+        ("NONE", "cores_req", 1, "CORES_REQ_SERIAL"),
+        ("-pe smp 4", "cores_req", 4, None),
+    ],
+)
+def test_choices_read_from_the_category_are_flagged(
+    tmp_path: Path, category: str, column: str, value: int | None, flag: str | None
+) -> None:
+    (job,) = _rows(_read(tmp_path, _line(category=category)))
+    assert job[column] == value
+    chosen = {
+        "MEM_REQ_CONFLICT",
+        "MEM_UNIT_BYTES",
+        "WALLTIME_REQ_SOFT",
+        "WALLTIME_REQ_UNPARSED",
+        "RESOURCE_REPEATED",
+    }
+    if flag == "CORES_REQ_SERIAL":
+        assert flag in _flags(job)
+    else:
+        assert _flags(job) & chosen == ({flag} if flag else set())
+        assert ("CORES_REQ_SERIAL" in _flags(job)) == ("-pe" not in category)
+
+
+def test_a_number_field_holding_nan_is_null_and_flagged(tmp_path: Path) -> None:
+    (job,) = _rows(_read(tmp_path, _line(ru_wallclock="nan")))
+    assert job["walltime_used_s"] is None
+    assert "VALUE_UNREADABLE" in _flags(job)
+
+
 def test_maxrss_zero_is_unknown(tmp_path: Path) -> None:
     (job,) = _rows(_read(tmp_path, _line(ru_maxrss="0")))
     assert job["mem_used_bytes"] is None
@@ -493,6 +532,7 @@ def test_failed_and_exit_status_give_the_state(
     flags = _flags(job)
     assert ("SIGNAL_INFERRED" in flags) == (signal is not None)
     assert (f"SGE_FAILED_{failed}" in flags) == (failed != "0")
+    assert ("TIMEOUT_INFERRED" in flags) == (state == "TIMEOUT")
 
 
 # ------------------------------------------------------------------ bytes, files, detection
@@ -504,7 +544,8 @@ def test_non_utf8_line_is_kept(tmp_path: Path) -> None:
     result = read_sge(path)
     _reconciled(result)
     (job,) = _rows(result)
-    assert job["job_name"] == "r\ufffdsultat"
+    assert job["job_name"] == "résultat"  # Windows-1252, the stated fallback
+    assert "NON_UTF8" in _flags(job)
     record = result.records.to_pylist()[0]
     assert record["flags"] == ["NON_UTF8"]
     assert record["raw"] == _line(job_name="r\xe9sultat").encode("latin-1")
@@ -659,7 +700,10 @@ def test_real_xdmod_sge_fixture(real_data: Path) -> None:
     assert job["mem_req_bytes"] == 2**40
     assert parse_sge_memory("1.024t") == 1_000_000_000 * 1024
     assert (job["state"], job["exit_code"]) == ("COMPLETED", 0)
-    assert _flags(job) == {"DUPLICATE", "MEM_PER_SLOT"}
+    # was {"DUPLICATE", "MEM_PER_SLOT"}: mem_free=1.000T and s_vmem=1.024t disagree, and the
+    # first is kept: now flagged MEM_REQ_CONFLICT
+    assert _flags(job) == {"DUPLICATE", "MEM_PER_SLOT", "MEM_REQ_CONFLICT"}
+    assert result.records.column("flags").to_pylist() == [["DUPLICATE_DROPPED"], None]
 
 
 @pytest.mark.realdata

@@ -187,6 +187,7 @@ def test_header_line_and_steps_fold_maxrss(tmp_path: Path) -> None:
     assert result.jobs.num_rows == 1
     job = _row(result)
     assert job["mem_used_bytes"] == 3 * 2**20
+    assert job["flags"] == ["STEPS_FOLDED"]  # the job line had no MaxRSS: the steps' maximum
     assert job["cores_alloc"] == 4
     assert job["src_line"] == 2
     assert result.info["slurm_steps"] == 3
@@ -301,14 +302,28 @@ def test_duplicates_become_attempts(tmp_path: Path) -> None:
     assert rows[0]["job_key"] == rows[1]["job_key"]
     assert rows[1]["submit_time"] == _at("2024-05-03T10:00:00")
     assert rows[1]["queue_time"] == _at("2024-05-03T10:31:00")
+    assert "SUBMIT_FROM_FIRST_ATTEMPT" in rows[1]["flags"]
     assert rows[1]["wait_s"] == 540
 
 
-def test_exact_repeats_are_duplicates_not_requeues(tmp_path: Path) -> None:
-    result = _read(tmp_path, _line(), _line())
+def test_same_id_and_times_are_duplicates_not_requeues(tmp_path: Path) -> None:
+    result = _read(tmp_path, _line(), _line(JobName="sim-again"))
     assert result.jobs.column("state").to_pylist() == ["COMPLETED", "COMPLETED"]
     assert result.jobs.column("attempt").to_pylist() == [0, 1]
     assert all("DUPLICATE" in f for f in result.jobs.column("flags").to_pylist())
+
+
+def test_a_line_written_twice_makes_one_job(tmp_path: Path) -> None:
+    # was: two rows, attempts 0 and 1, both flagged DUPLICATE; the same line twice is one record
+    result = _read(tmp_path, _line(), _line(JobID="1002", JobIDRaw="1002"), _line())
+    _reconciled(result)
+    assert result.jobs.column("job_id_raw").to_pylist() == ["1001", "1002"]
+    job = _row(result)
+    assert (job["attempt"], job["n_attempts"], job["src_line"]) == (0, 1, 1)
+    assert "DUPLICATE_LINE" in job["flags"]
+    assert result.records.column("flags").to_pylist() == [None, None, ["DUPLICATE_LINE"]]
+    assert result.info["duplicate_lines"] == 1
+    assert result.summary()["record_flags"] == {"DUPLICATE_LINE": 1}
 
 
 def test_end_unknown_is_not_ended(tmp_path: Path) -> None:
@@ -339,6 +354,7 @@ def test_cancelled_before_start_is_deleted(tmp_path: Path) -> None:
     line = _line(State="CANCELLED by 1500", Start="Unknown", NodeList="None assigned")
     job = _row(_read(tmp_path, line))
     assert job["state"] == "DELETED"
+    assert {"CANCELLED_BY", "CANCELLED_NOT_STARTED"} <= set(job["flags"])
     assert (job["start_time"], job["run_s"], job["exec_hosts"]) == (None, None, None)
     assert job["end_time"] == _at("2024-05-03T11:01:40")
 
@@ -384,12 +400,22 @@ def test_durations(tmp_path: Path, text: str, seconds: int | None) -> None:
         ("1.5Gn", int(1.5 * 2**30) * 2, ["MEM_PER_NODE"]),
         ("0n", None, ["MEM_REQ_ALL"]),
         ("2147486648Mn", 3000 * 2**20 * 16, ["MEM_PER_CPU", "MEM_FLAG_BIT"]),
+        ("4000", 4000 * 2**20, ["MEM_UNIT_ASSUMED"]),
     ],
 )
 def test_req_mem(tmp_path: Path, req_mem: str, expected: int | None, flags: Any) -> None:
-    job = _row(_read(tmp_path, _line(ReqMem=req_mem)))
+    tres = "billing=16,cpu=16,node=2"  # no mem= to check the request against
+    job = _row(_read(tmp_path, _line(ReqMem=req_mem, ReqTRES=tres)))
     assert job["mem_req_bytes"] == expected
     assert job["flags"] == flags
+
+
+def test_req_mem_that_disagrees_with_req_tres_is_flagged(tmp_path: Path) -> None:
+    agrees = _row(_read(tmp_path, _line()))  # 2000Mc x 16 cores = mem=32000M
+    assert agrees["flags"] == ["MEM_PER_CPU"]
+    job = _row(_read(tmp_path, _line(ReqMem="4000Mc")))
+    assert job["mem_req_bytes"] == 4000 * 2**20 * 16  # ReqMem kept
+    assert job["flags"] == ["MEM_PER_CPU", "MEM_REQ_CONFLICT"]
 
 
 def test_exit_code_and_signal(tmp_path: Path) -> None:
@@ -436,7 +462,9 @@ def test_non_utf8_line(tmp_path: Path) -> None:
     result = read_slurm(path, tz="UTC")
     assert result.records.column("flags").to_pylist() == [["NON_UTF8"]]
     assert result.records.column("raw")[0].as_py().endswith(b"r\xe9sultat")
-    assert _row(result)["job_name"] == "r\ufffdsultat"
+    job = _row(result)
+    assert job["job_name"] == "résultat"  # Windows-1252, the stated fallback
+    assert "NON_UTF8" in job["flags"]
 
 
 def test_gzip_and_tokenise_assemble(tmp_path: Path) -> None:
@@ -550,3 +578,54 @@ def test_real_shredder_fixture(real_data: Path) -> None:
     assert [r["state"] for r in rows] == ["TIMEOUT", "CANCELLED", "COMPLETED", "COMPLETED"]
     assert len(rows[0]["exec_hosts"]) == 32
     assert rows[3]["eligible_time"] is None
+
+
+# ------------------------------------------------------------------ choices between fields
+
+
+@pytest.mark.parametrize(
+    ("overrides", "flag", "column", "kept"),
+    [
+        ({"AllocTRES": "billing=16,cpu=8,node=2"}, "CORES_ALLOC_CONFLICT", "cores_alloc", 16),
+        ({"NodeList": "n[01-03]"}, "NODES_ALLOC_CONFLICT", "nodes_alloc", 2),
+        ({"AllocTRES": "cpu=16,node=3"}, "NODES_ALLOC_CONFLICT", "nodes_alloc", 2),
+        ({"ReqTRES": "cpu=8,node=2"}, "CORES_REQ_CONFLICT", "cores_req", 16),
+    ],
+)
+def test_fields_that_disagree_are_flagged(
+    tmp_path: Path, overrides: dict[str, str], flag: str, column: str, kept: int
+) -> None:
+    job = _row(_read(tmp_path, _line(**overrides)))
+    assert job[column] == kept
+    assert flag in job["flags"]
+    assert "CONFLICT" not in " ".join(_row(_read(tmp_path, _line()))["flags"])
+
+
+def test_a_pending_job_takes_its_request_from_the_allocation_fields(tmp_path: Path) -> None:
+    line = _line(
+        State="PENDING",
+        Start="2024-05-04T00:00:00",  # sacct's expected start
+        End="Unknown",
+        ReqCPUS="",
+        ReqTRES="billing=16,cpu=16",
+        NodeList="None assigned",
+    )
+    job = _row(_read(tmp_path, line))
+    assert (job["cores_req"], job["nodes_req"], job["start_time"]) == (16, 2, None)
+    assert {"CORES_REQ_FROM_NCPUS", "NODES_REQ_FROM_NNODES", "START_NOT_FINAL"} <= set(job["flags"])
+
+
+def test_text_that_is_not_a_value_is_null_and_flagged(tmp_path: Path) -> None:
+    job = _row(_read(tmp_path, _line(NCPUS="sixteen", Timelimit="soon")))
+    assert (job["cores_alloc"], job["walltime_req_s"]) == (None, None)
+    assert "VALUE_UNREADABLE" in job["flags"]
+    plain = _row(_read(tmp_path, _line(Timelimit="UNLIMITED", Eligible="Unknown")))
+    assert "VALUE_UNREADABLE" not in (plain["flags"] or [])
+
+
+def test_sizes_without_a_unit(tmp_path: Path) -> None:
+    names = [*SLURM_FIELDS, "MaxRSS"]
+    head = "|".join(names)
+    job = _row(_read(tmp_path, head, _line() + "|123456"))
+    assert job["mem_used_bytes"] == 123456
+    assert "MEM_USED_UNIT_ASSUMED" in job["flags"]
