@@ -105,11 +105,11 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     )
     _say("records by type: " + _counts(summary["records_by_type"]))
     _say(f"{summary['jobs']} job attempts; by state: " + _counts(summary["jobs_by_state"]))
-    meanings = flag_meanings()
-    for label, key_name in (("job flags", "job_flags"), ("record flags", "record_flags")):
-        if summary[key_name]:
-            _say(f"{label}:")
-            for line in _flag_lines(summary[key_name], meanings):
+    for label, table in (("job flags", result.jobs), ("record flags", result.records)):
+        # each row's flags are explained in its own format's words (readers share some names)
+        for source_format, counts in _flag_counts_by_format(table).items():
+            _say(f"{label} ({source_format}):")
+            for line in _flag_lines(counts, flag_meanings(source_format)):
                 _say(line)
     if summary["quarantine_reasons"]:
         _say("quarantined: " + _counts(_top(summary["quarantine_reasons"])))
@@ -129,6 +129,24 @@ def _cmd_parse(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _flag_counts_by_format(table: Any) -> dict[str, dict[str, int]]:
+    """Count each flag of a ``jobs`` or ``records`` table per ``source_format``, most set first."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    flags = table.column("flags").combine_chunks()
+    if not len(flags):
+        return {}
+    owners = pc.take(table.column("source_format"), pc.list_parent_indices(flags))
+    pairs = pa.table({"format": owners, "flag": pc.list_flatten(flags)})
+    counted = pairs.group_by(["format", "flag"]).aggregate([([], "count_all")])
+    out: dict[str, dict[str, int]] = {}
+    rows = sorted(counted.to_pylist(), key=lambda r: (r["format"], -r["count_all"], r["flag"]))
+    for row in rows:
+        out.setdefault(row["format"], {})[row["flag"]] = row["count_all"]
+    return out
 
 
 def _flag_lines(counts: dict[str, int], meanings: dict[str, str]) -> list[str]:

@@ -31,20 +31,29 @@ COMMON_FLAGS: Mapping[str, str] = {
 }
 
 
-def flag_meanings() -> dict[str, str]:
-    """Every flag a registered reader (or the VO mapping) can set, with what it means.
+def flag_meanings(log_format: str | None = None) -> dict[str, str]:
+    """Every flag a reader (or the VO mapping) can set, with what it means.
+
+    Parameters
+    ----------
+    log_format : str, optional
+        The format whose rows the flags are on (a name or alias, as in a row's
+        ``source_format``). Readers use some names in their own sense (``TRUNCATED`` is a
+        record that made no job in TORQUE, a recovered job in Slurm), so a row's flag is
+        explained by its own format's catalog. Without it, the catalogs of all registered
+        formats are merged, the first registered format's words kept for a shared name.
 
     Returns
     -------
     dict
-        Flag (or ``PREFIX_*``) → meaning, sorted by flag. Where two formats explain the same flag,
-        the first registered one's words are kept.
+        Flag (or ``PREFIX_*``) → meaning, sorted by flag.
     """
-    from gridtrace.logs._registry import registered_formats
+    from gridtrace.logs._registry import get_format, registered_formats
 
+    formats = registered_formats() if log_format is None else [get_format(log_format)]
     meanings = dict(COMMON_FLAGS)
-    for log_format in registered_formats():
-        for flag, meaning in log_format.flags.items():
+    for entry in formats:
+        for flag, meaning in entry.flags.items():
             meanings.setdefault(flag, meaning)
     return dict(sorted(meanings.items()))
 
@@ -62,5 +71,9 @@ def describe_flag(flag: str, meanings: Mapping[str, str] | None = None) -> str |
     catalog = flag_meanings() if meanings is None else meanings
     if flag in catalog:
         return catalog[flag]
+    # a flag may carry a detail after a colon (VALUE_UNREADABLE:Resource_List.mem)
+    name = flag.partition(":")[0]
+    if name in catalog:
+        return catalog[name]
     prefixes = [key for key in catalog if key.endswith("*") and flag.startswith(key[:-1])]
     return catalog[max(prefixes, key=len)] if prefixes else None

@@ -261,7 +261,7 @@ def test_flag_counts_are_printed_with_their_meaning(
 ) -> None:
     # a catalog that explains one flag only: every other flag is said to be unexplained
     meaning = "the job belongs to a monitoring VO"
-    monkeypatch.setattr(logs, "flag_meanings", lambda: {"MONITORING": meaning})
+    monkeypatch.setattr(logs, "flag_meanings", lambda log_format=None: {"MONITORING": meaning})
     assert _parse(str(demo_log), "-o", str(tmp_path / "out")) == 0
     printed = capsys.readouterr().out
     summary = json.loads((tmp_path / "out" / "parse-summary.json").read_text())

@@ -16,3 +16,16 @@ def test_the_catalog_holds_every_registered_format_and_the_common_flags() -> Non
     for log_format in registered_formats():
         assert set(log_format.flags) <= set(meanings)
     assert all(isinstance(text, str) and text for text in meanings.values())
+
+
+def test_a_flag_is_explained_in_its_own_formats_words() -> None:
+    # TORQUE's TRUNCATED record makes no job of its own; Slurm's is a recovered job
+    torque, slurm = flag_meanings("torque"), flag_meanings("slurm")
+    assert torque["TRUNCATED"] != slurm["TRUNCATED"]
+    assert flag_meanings("pbspro") == torque  # an alias, as in a row's source_format
+    assert describe_flag("TRUNCATED", slurm) == slurm["TRUNCATED"]
+    assert describe_flag("NON_UTF8", slurm) == torque["NON_UTF8"]  # the common words
+
+
+def test_a_flag_with_a_detail_is_explained_by_its_name() -> None:
+    assert describe_flag("CRLF:whatever", {"CRLF": "carriage return"}) == "carriage return"
