@@ -215,9 +215,10 @@ _START_VECTOR_OF = {"estimated": "estimated", "fitted": "estimated", "stationary
 # (a factor e^10 ≈ 2.2e4): far enough for any polish of an EM fixed point, near enough that no
 # trial point overflows or makes D0 numerically defective.
 _BOX = 10.0
-# Rates (arrival and switching) are held at or above this many events per span of the trace:
-# below it a rate changes the log-likelihood by less than about as much, so a maximum on the
-# boundary (a silent phase, a transition that never happens) is reached in finitely many steps.
+# The direct maximisation takes no rate (arrival or switching) below this many events per span
+# of the trace (one EM left lower may stay where it is): below it a rate changes the
+# log-likelihood by less than about as much, so a maximum on the boundary (a silent phase, a
+# transition that never happens) is reached in finitely many steps.
 _FLOOR_EVENTS = 1e-4
 # EM hands over to the direct maximisation when each of its last _SLOW_STEPS gains is at least
 # _SLOW_RATIO of the one before: it is converging linearly at that rate or slower, which would
@@ -249,7 +250,7 @@ class _Start:
     stats: EStep | None = None  # the E-step of the current parameters, once evaluated
     trace: list[float] = field(default_factory=list)
     n_iter: int = 0
-    em_stop: str = ""  # "", "tolerance", "slow", "decrease", or set to "cap" by the caller
+    em_stop: str = ""  # "" (going on), "tolerance", "slow", "decrease", "cap", "error"
     best: tuple[F64, F64, F64] | None = None
     best_ll: float = -math.inf
     screen_ll: float = -math.inf
@@ -352,14 +353,18 @@ class MMPPArrivals(_MMPPBase):
        ``n_random_starts`` random ones drawn from ``rng`` (rates log-uniform over the range of
        the local rates, sojourns log-uniform between a few inter-arrival times and a tenth of the
        span). EM runs ``n_init_iter`` iterations from each.
-    2. **EM to convergence** from the ``n_full_runs`` best of them, each then **maximised
-       directly**: L-BFGS-B on the log-parameters with the exact log-likelihood and its exact
-       gradient (Fisher's identity, plus the derivative of a stationary α), each log-parameter
-       scaled by the square root of its expected count (arrivals for a rate, jumps for a
-       switching rate), so that the scaled gradient measures how far the maximum is. It stops when
-       that gradient's max-norm is at most ``grad_tol`` (the likelihood is then within about
-       ``k² grad_tol² / 2`` of the local maximum). It never lowers the likelihood: when it cannot
-       do better, EM's answer is kept.
+    2. **EM** from the ``n_full_runs`` best of them, each then **maximised directly**:
+       L-BFGS-B on the log-parameters with the exact log-likelihood and its exact gradient
+       (Fisher's identity, plus the derivative of a stationary α), each log-parameter scaled by
+       the square root of its expected count (arrivals for a rate, jumps for a switching rate),
+       so that the scaled gradient measures how far the maximum is. It stops when that
+       gradient's max-norm is at most ``grad_tol`` (by a quadratic model, the likelihood is then
+       within about ``k² grad_tol² / 2`` of the local maximum; more on a flat ridge). It never
+       lowers the likelihood: when it cannot do better, EM's answer is kept. EM hands over to it
+       early when EM converges slowly (each of its last three gains at least 0.8 of the one
+       before). It moves no rate below 1e-4 events per span of the trace (or below EM's value, if
+       lower), so that a maximum on the boundary (a silent phase, a transition that never
+       happens) is reached.
     3. The run with the highest log-likelihood wins.
 
     Parameters
@@ -520,7 +525,9 @@ class MMPPArrivals(_MMPPBase):
         alpha = embedded_phase_law(new_rates, new_q) if self._stationary else stats.initial
         return new_rates, new_q, alpha
 
-    def _advance(self, t: F64, s: _Start, budget: int, *, hand_over: bool = False) -> None:
+    def _advance(
+        self, t: F64, s: _Start, budget: int, *, hand_over: bool = False, final: bool = False
+    ) -> None:
         """Run up to ``budget`` EM iterations of ``s``, keeping the best point evaluated.
 
         An iteration evaluates the current parameters (E-step), checks the stopping rules, and
@@ -528,6 +535,7 @@ class MMPPArrivals(_MMPPBase):
         budget keeps those last, unevaluated, parameters for a later continuation. With
         ``hand_over`` EM also stops once it crawls (see :data:`_SLOW_RATIO`) or, with a
         stationary α, once a step lowers the likelihood: the direct maximisation does better.
+        A ``final`` run that spends its budget records the stop as ``"cap"``.
         """
         used = 0
         while used < budget and s.em_stop == "":
@@ -545,6 +553,8 @@ class MMPPArrivals(_MMPPBase):
                     return
             s.rates, s.generator, s.alpha = self._mstep(s.stats)
             s.stats = None
+        if final and not s.em_stop:
+            s.em_stop = "cap"
 
     def _em_stop(self, trace: Sequence[float], hand_over: bool) -> str:
         """Why EM stops after this log-likelihood trace ("" to go on)."""
@@ -584,8 +594,9 @@ class MMPPArrivals(_MMPPBase):
         mask = ~np.eye(k, dtype=bool)
         stationary = self._stationary
         floor = _FLOOR_EVENTS / float(t.sum())
-        r0 = np.maximum(rates, floor)
-        q0 = _generator_from_offdiag(np.where(mask, np.maximum(q, floor), 0.0))
+        # exact zeros (underflow) get a value whose log is finite and whose effect is nil
+        r0 = np.maximum(rates, 1e-12 * floor)
+        q0 = _generator_from_offdiag(np.where(mask, np.maximum(q, 1e-12 * floor), 0.0))
         a0 = embedded_phase_law(r0, q0) if stationary else alpha
         current = self._point(t, r0, q0, a0)
         n_eval = 1
@@ -773,21 +784,25 @@ class MMPPArrivals(_MMPPBase):
             if s.status == "ok":
                 self._safely(t, s, int(self.n_init_iter))
                 s.screen_ll = s.best_ll
-        usable = [s for s in starts if s.status == "ok" and math.isfinite(s.best_ll)]
+        usable = [s for s in starts if s.best is not None and math.isfinite(s.best_ll)]
         if not usable:
             raise FitError("every EM start failed: " + "; ".join(s.status for s in starts))
         usable.sort(key=lambda s: s.best_ll, reverse=True)
         finalists = usable[: self._n_full(k)]
         for s in finalists:
-            s.em_stop = ""  # the short run's stop (a budget) does not count
-            self._safely(t, s, max(int(self.max_iter) - s.n_iter, 0), hand_over=bool(self.polish))
-            s.em_stop = s.em_stop or "cap"
+            if not s.em_stop:  # the short run stopped at its budget: go on
+                budget = max(int(self.max_iter) - s.n_iter, 0)
+                self._safely(t, s, budget, hand_over=bool(self.polish), final=True)
             s.final_ll = s.best_ll
             assert s.best is not None
             rates, q, alpha = s.best
             if self.polish:
-                s.optimum = self._maximise(t, rates, q, alpha, s.best_ll)
-            else:
+                try:
+                    s.optimum = self._maximise(t, rates, q, alpha, s.best_ll)
+                except (FloatingPointError, np.linalg.LinAlgError) as exc:
+                    logger.info("MMPP k=%d: no direct maximisation from %s (%s)", k, s.name, exc)
+                    s.status = f"direct maximisation failed: {exc}"
+            if s.optimum is None:
                 at = self._point(t, rates, q, alpha)
                 s.optimum = _Optimum(
                     rates,
@@ -797,15 +812,17 @@ class MMPPArrivals(_MMPPBase):
                     at.norm,
                     0,
                     1,
-                    "no direct maximisation (polish=False)",
+                    "no direct maximisation" + ("" if self.polish else " (polish=False)"),
                     False,
                 )
         winner = max(finalists, key=lambda s: s.optimum.log_likelihood if s.optimum else -math.inf)
         self._set_answer(winner, starts)
 
-    def _safely(self, t: F64, s: _Start, budget: int, *, hand_over: bool = False) -> None:
+    def _safely(
+        self, t: F64, s: _Start, budget: int, *, hand_over: bool = False, final: bool = False
+    ) -> None:
         try:
-            self._advance(t, s, budget, hand_over=hand_over)
+            self._advance(t, s, budget, hand_over=hand_over, final=final)
         except (FloatingPointError, np.linalg.LinAlgError) as exc:
             if s.best is None:
                 s.status = f"failed: {exc}"
@@ -994,7 +1011,8 @@ class _LogObjective:
         self.scale = np.sqrt(np.maximum(counts, 1.0))
         theta = np.concatenate([np.log(origin.rates), np.log(origin.generator[self.mask])])
         self.u0 = theta * self.scale
-        lower = np.maximum(theta - _BOX, log_floor)
+        # a rate already under the floor (EM put it there) may stay, but not go lower
+        lower = np.maximum(theta - _BOX, np.minimum(theta, log_floor))
         self.bounds = list(zip(lower * self.scale, (theta + _BOX) * self.scale, strict=True))
         self.n_evaluations = 0
         self._recent: dict[bytes, _Point] = {self.u0.tobytes(): origin}
