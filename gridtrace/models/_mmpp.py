@@ -252,6 +252,7 @@ class _Start:
     n_iter: int = 0
     em_stop: str = ""  # "" (going on), "tolerance", "slow", "decrease", "cap", "error"
     best: tuple[F64, F64, F64] | None = None
+    best_stats: EStep | None = None
     best_ll: float = -math.inf
     screen_ll: float = -math.inf
     final_ll: float | None = None
@@ -548,6 +549,7 @@ class MMPPArrivals(_MMPPBase):
                 s.stats = stats
                 if ll > s.best_ll:
                     s.best, s.best_ll = (s.rates, s.generator, s.alpha), ll
+                    s.best_stats = stats
                 s.em_stop = self._em_stop(s.trace, hand_over)
                 if s.em_stop:
                     return
@@ -580,7 +582,9 @@ class MMPPArrivals(_MMPPBase):
         grad = log_likelihood_gradient(stats, rates, q, stationary=self._stationary)
         return _Point(rates, q, alpha, stats, grad)
 
-    def _maximise(self, t: F64, rates: F64, q: F64, alpha: F64, ll0: float) -> _Optimum:
+    def _maximise(
+        self, t: F64, rates: F64, q: F64, alpha: F64, ll0: float, stats: EStep | None = None
+    ) -> _Optimum:
         """Maximise the exact log-likelihood directly from an EM answer; never lower it.
 
         Rounds of L-BFGS-B on the log-parameters, each scaled by √(expected count) at the
@@ -598,8 +602,14 @@ class MMPPArrivals(_MMPPBase):
         r0 = np.maximum(rates, 1e-12 * floor)
         q0 = _generator_from_offdiag(np.where(mask, np.maximum(q, 1e-12 * floor), 0.0))
         a0 = embedded_phase_law(r0, q0) if stationary else alpha
-        current = self._point(t, r0, q0, a0)
-        n_eval = 1
+        unchanged = (
+            np.array_equal(r0, rates) and np.array_equal(q0, q) and np.array_equal(a0, alpha)
+        )
+        if stats is not None and unchanged:  # EM's own E-step of this point
+            grad = log_likelihood_gradient(stats, r0, q0, stationary=stationary)
+            current, n_eval = _Point(r0, q0, a0, stats, grad), 0
+        else:
+            current, n_eval = self._point(t, r0, q0, a0), 1
         if not stationary:
             current, moved = self._profile_alpha(t, current)
             n_eval += int(moved)
@@ -798,7 +808,7 @@ class MMPPArrivals(_MMPPBase):
             rates, q, alpha = s.best
             if self.polish:
                 try:
-                    s.optimum = self._maximise(t, rates, q, alpha, s.best_ll)
+                    s.optimum = self._maximise(t, rates, q, alpha, s.best_ll, s.best_stats)
                 except (FloatingPointError, np.linalg.LinAlgError) as exc:
                     logger.info("MMPP k=%d: no direct maximisation from %s (%s)", k, s.name, exc)
                     s.status = f"direct maximisation failed: {exc}"
