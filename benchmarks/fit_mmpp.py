@@ -147,7 +147,7 @@ def timed(work: Callable[[], object], repeat: int) -> tuple[list[float], object]
 def sweep(ks: list[int], n: int, seeds: int, baseline: ModuleType) -> None:
     """Log-likelihood gained over the baseline on random k-phase MMPPs."""
     print(f"\nRandom MMPPs, {n:,} arrivals each, {seeds} seeds per k: new − old log-likelihood")
-    print("| k | median gain | max gain | traces gaining > 0.1 | worst loss | old warnings |")
+    print("| k | median gain | max gain | traces gaining > 0.1 | smallest gain | old warnings |")
     print("|---|---|---|---|---|---|")
     for k in ks:
         gains: list[float] = []
