@@ -269,6 +269,14 @@ class _Start:
             "log_likelihood_final": (
                 None if self.optimum is None else _finite(self.optimum.log_likelihood)
             ),
+            "direct": None
+            if self.optimum is None
+            else {
+                "n_iter": self.optimum.n_iter,
+                "n_evaluations": self.optimum.n_evaluations,
+                "gradient_norm": _finite(self.optimum.gradient_norm),
+                "message": self.optimum.message,
+            },
         }
 
 
@@ -446,8 +454,9 @@ class MMPPArrivals(_MMPPBase):
         (with ``polish``), else whether EM met ``tol``.
     starts_ : list of dict
         Every start: ``name``, ``status``, ``log_likelihood`` after the short run,
-        ``n_iter``, and for the full runs ``em_log_likelihood`` (at the end of EM) and
-        ``log_likelihood_final`` (after the direct maximisation).
+        ``n_iter`` (EM), ``em_stop``, and for the full runs ``em_log_likelihood`` (at the end of
+        EM), ``log_likelihood_final`` (after the direct maximisation) and ``direct`` (its
+        iterations, E-step evaluations, final scaled gradient norm and stopping message).
     best_start_ : str
         The winning start.
 
