@@ -77,6 +77,10 @@ class EStep:
         Expected number of arrivals in each phase (sums to N).
     initial : ndarray, shape (k,)
         Posterior law of the phase just after the first (conditioning) arrival.
+    first_backward : ndarray, shape (k,)
+        The scaled backward vector before the first interval: proportional to the density of all
+        the intervals given each phase just after the first arrival (whatever α), normalised to
+        sum 1. Its largest entry is the phase an estimated α puts its mass on at the maximum.
     """
 
     log_likelihood: float
@@ -84,6 +88,7 @@ class EStep:
     jumps: F64
     arrivals: F64
     initial: F64
+    first_backward: F64
 
 
 # --- the kernel (plain Python until _compile_kernel replaces it by its numba compilation) -------
@@ -308,20 +313,23 @@ def forward_backward(t: F64, rates: F64, generator: F64, alpha: F64) -> EStep:
     bhat0 = np.empty(k)
     _backward(t, lam, d, v, vinv, dmax, ahat, cs, w, arrivals, bhat0)
     z = (vinv.T @ w @ v.T).real
-    return _statistics(ll, z, np.asarray(generator, dtype=np.float64), arrivals, alpha * bhat0)
+    return _statistics(ll, z, np.asarray(generator, dtype=np.float64), arrivals, alpha, bhat0)
 
 
-def _statistics(ll: float, z: F64, q: F64, arrivals: F64, initial: F64) -> EStep:
+def _statistics(ll: float, z: F64, q: F64, arrivals: F64, alpha: F64, backward: F64) -> EStep:
     time_in_phase = np.maximum(np.diag(z).copy(), 0.0)
     jumps = np.maximum(q * z, 0.0)
     np.fill_diagonal(jumps, 0.0)
+    initial = alpha * backward
     total = float(initial.sum())
+    scale = float(backward.sum())
     return EStep(
         log_likelihood=ll,
         time_in_phase=time_in_phase,
         jumps=jumps,
         arrivals=arrivals,
         initial=initial / total if total > 0.0 else initial,
+        first_backward=backward / scale if scale > 0.0 else backward.copy(),
     )
 
 
@@ -376,7 +384,7 @@ def forward_backward_reference(t: F64, rates: F64, generator: F64, alpha: F64) -
         # Z[i, j] += Σ_{u, v} â_u I[i, j][u, v] vec_v, i.e. the (i, j) entry of the integrand
         z += np.einsum("u,ijuv,v->ij", ahat[n], integrals, vec) / cs[n]
         b = expm @ vec / cs[n]
-    return _statistics(ll, z, q, arrivals, np.asarray(alpha) * b)
+    return _statistics(ll, z, q, arrivals, np.asarray(alpha, dtype=np.float64), b)
 
 
 def log_likelihood_naive(t: F64, rates: F64, generator: F64, alpha: F64) -> float:

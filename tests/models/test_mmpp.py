@@ -23,6 +23,7 @@ from gridtrace.models import (
     select_mmpp,
 )
 from gridtrace.models._arrivals import small_matrix_threads
+from gridtrace.models._mmpp import embedded_phase_law
 from gridtrace.models._mmpp_kernel import (
     forward_backward,
     forward_backward_reference,
@@ -151,14 +152,27 @@ def test_numba_kernel_agrees_with_the_van_loan_reference(
     np.testing.assert_allclose(fast.jumps, slow.jumps, rtol=1e-8, atol=1e-12)
     np.testing.assert_allclose(fast.arrivals, slow.arrivals, rtol=1e-9)
     np.testing.assert_allclose(fast.initial, slow.initial, rtol=1e-9)
+    np.testing.assert_allclose(fast.first_backward, slow.first_backward, rtol=1e-9)
     # invariants: expected time adds up to the span, expected arrivals to the count
     assert fast.time_in_phase.sum() == pytest.approx(t.sum(), rel=1e-10)
     assert fast.arrivals.sum() == pytest.approx(t.shape[0], rel=1e-10)
 
 
+def test_first_backward_vector_is_the_likelihood_given_each_first_phase() -> None:
+    # what an estimated α is profiled on: β_i ∝ density of the intervals given phase i first
+    t = np.diff(reference_times(800, 6))
+    given = np.array([log_likelihood(t, RATES, GEN, np.eye(2)[i]) for i in range(2)])
+    expected = np.exp(given - given.max())
+    expected /= expected.sum()
+    for alpha in (np.array([0.5, 0.5]), np.array([0.9, 0.1])):
+        np.testing.assert_allclose(
+            forward_backward(t, RATES, GEN, alpha).first_backward, expected, rtol=1e-9
+        )
+
+
 def test_reference_kernel_fit_equals_fast_fit() -> None:
     times = reference_times(1500, 8)
-    kw = {"count_hmm_start": False, "n_random_starts": 0}
+    kw = {"count_hmm_start": False, "n_random_starts": 0, "polish": False}
     fast = MMPPArrivals(2, **kw).fit(times)
     slow = MMPPArrivals(2, kernel="reference", max_iter=fast.n_iter_, **kw).fit(times)
     np.testing.assert_allclose(fast.rates_, slow.rates_, rtol=1e-7)
@@ -171,7 +185,9 @@ def test_reference_kernel_fit_equals_fast_fit() -> None:
 @NO_CAP_WARNING
 def test_fitted_alpha_em_never_decreases_the_log_likelihood() -> None:
     times = reference_times(5000, 21)
-    m = MMPPArrivals(2, count_hmm_start=False, n_random_starts=0, tol=0.0, max_iter=60)
+    m = MMPPArrivals(
+        2, count_hmm_start=False, n_random_starts=0, tol=0.0, max_iter=60, polish=False
+    )
     m.fit(times)
     trace = np.asarray(m.log_likelihood_trace_)
     assert trace.shape[0] >= 20
@@ -182,15 +198,46 @@ def test_fitted_alpha_em_never_decreases_the_log_likelihood() -> None:
 
 def test_hitting_the_iteration_cap_is_reported() -> None:
     times = reference_times(5000, 21)
-    m = MMPPArrivals(2, count_hmm_start=False, n_random_starts=0, n_init_iter=2, max_iter=3)
+    m = MMPPArrivals(
+        2, count_hmm_start=False, n_random_starts=0, n_init_iter=2, max_iter=3, polish=False
+    )
     with pytest.warns(ConvergenceWarning, match="cap of 3"):
         m.fit(times)
     assert m.converged_ is False
     assert m.n_iter_ == 3
+    assert m.em_stop_ == "cap"
     assert m.to_dict()["fitted"]["cap_hit"] is True
 
 
-@NO_CAP_WARNING
+def test_the_direct_maximisation_takes_over_from_a_capped_em() -> None:
+    # the same capped EM, then the direct maximisation: it ends at a maximum, so no warning
+    times = reference_times(5000, 21)
+    capped = MMPPArrivals(
+        2, count_hmm_start=False, n_random_starts=0, n_init_iter=2, max_iter=3, polish=False
+    )
+    with pytest.warns(ConvergenceWarning):
+        capped.fit(times)
+    m = MMPPArrivals(2, count_hmm_start=False, n_random_starts=0, n_init_iter=2, max_iter=3)
+    m.fit(times)
+    assert m.em_stop_ == "cap"
+    assert m.converged_
+    assert m.gradient_norm_ <= m.grad_tol
+    assert m.log_likelihood_ >= capped.log_likelihood_
+    assert m.log_likelihood_ == pytest.approx(MMPPArrivals(2).fit(times).log_likelihood_, abs=1e-3)
+
+
+def test_a_capped_direct_maximisation_is_reported() -> None:
+    times = reference_times(5000, 21)
+    m = MMPPArrivals(
+        2, count_hmm_start=False, n_random_starts=0, n_init_iter=1, max_iter=1, polish_max_iter=1
+    )
+    with pytest.warns(ConvergenceWarning, match="direct maximisation stopped"):
+        m.fit(times)
+    assert m.converged_ is False
+    assert m.gradient_norm_ > m.grad_tol
+    assert m.n_polish_iter_ == 1
+
+
 def test_fitted_alpha_em_is_monotone_at_three_states() -> None:
     times = reference_times(3000, 22)
     m = MMPPArrivals(3, count_hmm_start=False, n_random_starts=0, max_iter=80).fit(times)
@@ -210,11 +257,14 @@ def test_one_state_fit_is_the_poisson_mle() -> None:
 def test_states_are_sorted_by_rate_and_alpha_is_reported() -> None:
     m = MMPPArrivals(2).fit(reference_times(4000, 4))
     assert m.rates_[0] < m.rates_[1]
-    assert m.alpha_mode_ == "fitted"
-    assert m.initial_probabilities_.sum() == pytest.approx(1.0)
+    assert m.start_vector_ == "estimated"
+    # at the maximum an estimated α is a point mass (models.md §4.2)
+    assert m.alpha_.max() == pytest.approx(1.0, abs=1e-9)
     names = [s["name"] for s in m.starts_]
-    assert names[:3] == ["quantiles", "count_hmm", "moments"]
+    assert names == ["quantiles", "kmeans", "count_hmm", "moments", "random0", "random1"]
     assert m.best_start_ in names
+    assert m.converged_
+    assert m.gradient_norm_ <= m.grad_tol
 
 
 def test_stationary_alpha_is_polished_to_at_least_the_em_value() -> None:
@@ -222,8 +272,9 @@ def test_stationary_alpha_is_polished_to_at_least_the_em_value() -> None:
     kw = {"count_hmm_start": False, "n_random_starts": 0}
     fitted = MMPPArrivals(2, **kw).fit(times)
     stat = MMPPArrivals(2, alpha="stationary", **kw).fit(times)
-    assert stat.alpha_mode_ == "stationary"
-    assert stat.polished_
+    assert stat.start_vector_ == "stationary"
+    np.testing.assert_allclose(stat.alpha_, embedded_phase_law(stat.rates_, stat.generator_))
+    assert stat.converged_
     em_only = max(stat.log_likelihood_trace_)
     assert stat.log_likelihood_ >= em_only - 1e-9 * abs(em_only)
     # fitting α can only gain, and by little (one initial phase)
@@ -268,7 +319,6 @@ def test_recovery_of_the_reference_model_at_1e5() -> None:
 # --- model selection (models.md §5.7) -------------------------------------------------------------
 
 
-@NO_CAP_WARNING
 def test_bic_picks_one_state_on_poisson_data() -> None:
     times = np.cumsum(np.random.default_rng(7).exponential(10.0, 10_000))
     sel = select_mmpp(times, k_max=2)
@@ -282,7 +332,6 @@ def test_bic_picks_two_states_on_the_reference_model() -> None:
     assert sel.to_dict()["selected"] == 2
 
 
-@NO_CAP_WARNING
 @pytest.mark.parametrize("name", ["MMPP-1", "MMPP-2"])
 def test_bic_picks_one_state_on_the_thesis_mmpps_with_hour_sojourns(name: str) -> None:
     rates = get_preset(name).arrival_rates
@@ -291,14 +340,12 @@ def test_bic_picks_one_state_on_the_thesis_mmpps_with_hour_sojourns(name: str) -
     assert select_mmpp(times, k_max=2).n_states == 1
 
 
-@NO_CAP_WARNING
 def test_bic_picks_one_state_on_the_thesis_preset_chain() -> None:
     p = get_preset("MMPP-1")
     times, _ = mmpp_arrival_times(10_000, p.arrival_rates, p.switch_probabilities, rng=14)
     assert select_mmpp(times, k_max=2).n_states == 1
 
 
-@NO_CAP_WARNING
 @pytest.mark.slow
 @pytest.mark.parametrize("n", [10_000, 100_000])
 def test_bic_guard_at_both_sizes(n: int) -> None:
@@ -351,7 +398,8 @@ def test_json_round_trip_is_exact() -> None:
     back = MMPPArrivals.from_dict(data)
     assert back.to_dict() == m.to_dict()
     assert back.score(times) == m.score(times)
-    assert data["fitted"]["alpha_mode"] == "fitted"
+    assert data["fitted"]["start_vector"] == "estimated"
+    assert data["fitted"]["alpha"] == m.alpha_.tolist()
     np.testing.assert_array_equal(back.sample(100, rng=3), m.sample(100, rng=3))
 
 
