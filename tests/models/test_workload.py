@@ -541,6 +541,24 @@ def test_cli_fit_and_synth_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixt
     assert data["params"]["arrivals"] == "poisson"
     summary = json.loads((tmp_path / "models" / "pe1.fit-summary.json").read_text())
     assert summary["heldout_arrivals"]["site"]["gain"] == 0.0
+    # both files written whole (through a temporary file renamed), nothing else left behind
+    assert sorted(p.name for p in (tmp_path / "models").iterdir()) == [
+        "pe1.fit-summary.json",
+        "pe1.json",
+    ]
+    # the arrivals' Ljung-Box test and the runtimes' goodness of fit, printed and in the summary
+    assert "  Ljung-Box on inter-arrival times (" in text
+    assert "  fit: KS D = " in text
+    assert "Lilliefors exponential on run − 900 s of" in text
+    lb = summary["summary"]["arrival_streams"][0]["ljung_box"]
+    assert lb["lags"] == 20
+    assert lb["n_gaps"] == 2499
+    assert isinstance(lb["rejects_5pct"], bool)
+    for job_class in ("interactive", "batch"):
+        gof = summary["summary"]["runtimes"][job_class]["goodness_of_fit"]
+        assert gof["ks_d"] < 2 * gof["ks_noise"]  # exponential runtimes, exponential model
+        assert "effect sizes" in gof["note"]
+    assert summary["summary"]["runtimes"]["batch"]["goodness_of_fit"]["lilliefors"]["pvalue"] > 0
     # the IDC/ACF band of 20 replicas (Poisson fitted to Poisson: the trace mostly inside)
     assert "replica band (20 draws, 95 %): trace IDC(t) inside at" in text
     band = summary["replica_band"]
