@@ -554,6 +554,8 @@ class HyperExponentialRuntime(RuntimeModel):
             raise ConfigError(f"n_init must be >= 1, got {self.n_init}")
         if not float(self.min_phase_jobs) >= 0.0:
             raise ConfigError(f"min_phase_jobs must be >= 0, got {self.min_phase_jobs}")
+        if x.shape[0] < k:
+            raise FitError(f"{x.shape[0]} runtimes are too few for {k} phases")
         y = x - float(self.lower_s)
         width = self._width()
         positive = y[y > 0]

@@ -76,7 +76,7 @@ def _bic_rows(
 ) -> list[dict[str, Any]]:
     """Rows of one stream's or class's BIC table; ΔBIC from the best candidate that could be chosen.
 
-    ``excluded`` maps candidates left out of the choice (collapsed hyperexponentials) to why;
+    ``excluded`` maps candidates left out of the choice (refused hyperexponentials) to why;
     their row says so instead of a ΔBIC.
     """
     left_out = dict(excluded or {})

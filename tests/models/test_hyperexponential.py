@@ -224,6 +224,8 @@ def test_range_and_argument_errors() -> None:
         HyperExponentialRuntime(2, n_init=0).fit(x)
     with pytest.raises(FitError, match="lower end"):
         HyperExponentialRuntime(1).fit([0.0, 0.0])
+    with pytest.raises(FitError, match="too few for 3 phases"):
+        HyperExponentialRuntime(3).fit([1.0, 2.0])
 
 
 def test_models_written_before_ranges_read_as_a_plain_hk() -> None:

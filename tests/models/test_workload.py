@@ -192,6 +192,11 @@ def test_fit_recovers_pe1_rate_and_interactive_fraction(pe1: pa.Table, pe1_model
     m = pe1_model
     # BIC picks Poisson on Poisson data (k = 1), and the MLE is within 3 % of λ = 8.8971e-3
     assert m.arrival_choice_ == {"site": "poisson"}
+    # and Ljung-Box finds no dependence between the gaps (Q ≈ its 20 degrees of freedom here,
+    # far from the 5 % critical value 31.4)
+    lb = m.summary()["arrival_streams"][0]["ljung_box"]
+    assert lb["statistic"] < 28.0
+    assert not lb["rejects_5pct"]
     stream = m.streams_[0].model
     assert isinstance(stream, PoissonArrivals)
     assert stream.rate_ == pytest.approx(preset.arrival_rate, rel=0.03)
@@ -317,6 +322,14 @@ def test_mmpp_arrivals_are_chosen_on_bursty_data() -> None:
     forced = WorkloadModel(arrivals="poisson", runtime_families=EXP_ONLY).fit(trace)
     # the held-out part of the trace is likelier under the MMPP model
     assert m.score(trace) > forced.score(trace)
+    # the evidence the summary carries: Ljung-Box rejects independent gaps, whatever the model
+    for fitted in (m, forced):
+        lb = fitted.summary()["arrival_streams"][0]["ljung_box"]
+        assert lb["rejects_5pct"]
+        assert lb["statistic"] > 10 * 31.4  # χ²_20 at 5 %
+    back = WorkloadModel.from_dict(json.loads(json.dumps(m.to_dict(), allow_nan=False)))
+    assert back.summary()["arrival_streams"] == m.summary()["arrival_streams"]
+    assert back.runtime_gof_ == m.runtime_gof_
     s = m.sample(5000, rng=9)
     assert s.num_rows == 5000
 
