@@ -6,12 +6,14 @@ import json
 import logging
 import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
 
+from gridtrace._atomic import write_text
 from gridtrace.errors import FitError
 from gridtrace.models._arrivals import ArrivalModel, PoissonArrivals
 from gridtrace.models._mmpp import MMPPArrivals
@@ -85,6 +87,44 @@ def _fmt(value: float | None) -> str:
     return "failed" if value is None or not math.isfinite(value) else f"{value:.1f}"
 
 
+def _p(value: float) -> str:
+    return f"{value:.2g}" if value >= 1e-300 else "< 1e-300"
+
+
+def _dependence_line(lb: Mapping[str, Any] | None) -> str | None:
+    """Describe a stream's Ljung-Box test (``WorkloadModel.arrival_dependence_``) in a line."""
+    if not lb:
+        return None
+    if "unavailable" in lb:
+        return f"  Ljung-Box on inter-arrival times: not tested ({lb['unavailable']})"
+    verdict = (
+        "dependent gaps, evidence for an MMPP over Poisson"
+        if lb["pvalue"] < 0.05
+        else "no evidence against independent gaps (Poisson)"
+    )
+    return (
+        f"  Ljung-Box on inter-arrival times ({lb['n_gaps']} gaps, {lb['lags']} lags): "
+        f"Q = {lb['statistic']:.1f}, p = {_p(lb['pvalue'])}, lag-1 ACF {lb['acf'][0]:.3f}: "
+        f"{verdict}"
+    )
+
+
+def _fit_line(gof: Mapping[str, Any] | None) -> str | None:
+    """Describe a class's goodness of fit (``WorkloadModel.runtime_gof_``) in a line."""
+    if not gof:
+        return None
+    line = (
+        f"  fit: KS D = {gof['ks_d']:.4f} ({gof['ks_d'] / gof['ks_noise']:.2g} x its noise "
+        f"{gof['ks_noise']:.4f} at n = {gof['n']}), A2 = {gof['ad_a2']:.3g}"
+    )
+    lf = gof.get("lilliefors")
+    if lf:
+        bound = "<=" if lf["pvalue"] <= 0.001 else "="
+        line += f"; Lilliefors exponential on {lf['on']}: D = {lf['statistic']:.4f}, "
+        line += f"p {bound} {lf['pvalue']:.2g}"
+    return line
+
+
 def fit_command(
     trace_path: str | os.PathLike[str],
     out: str | os.PathLike[str],
@@ -105,7 +145,9 @@ def fit_command(
         A trace ``.parquet``.
     out : path
         Output folder; receives ``<name>.json`` (the model, :meth:`WorkloadModel.to_dict`) and
-        ``<name>.fit-summary.json`` (summary, BIC table, held-out scores, notes).
+        ``<name>.fit-summary.json`` (summary with each stream's Ljung-Box test and each class's
+        goodness of fit, BIC table, held-out scores, notes), each written atomically (a
+        temporary file renamed: a killed fit leaves the old file or the new one).
     arrivals, k_max, streams, per_vo
         As in :class:`WorkloadModel`.
     seed : int, default 0
@@ -139,7 +181,7 @@ def fit_command(
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     model_path = folder / f"{label}.json"
-    model_path.write_text(json.dumps(model.to_dict(), allow_nan=False) + "\n")
+    write_text(model_path, json.dumps(model.to_dict(), allow_nan=False) + "\n")
     summary = {
         "summary": model.summary(),
         "bic_table": model.bic_table_,
@@ -148,8 +190,9 @@ def fit_command(
         "replica_band": band.to_dict() if band is not None else None,
         "trace": str(path),
     }
-    (folder / f"{label}.fit-summary.json").write_text(
-        json.dumps(summary, indent=2, allow_nan=False, default=str) + "\n"
+    write_text(
+        folder / f"{label}.fit-summary.json",
+        json.dumps(summary, indent=2, allow_nan=False, default=str) + "\n",
     )
     lines = [
         f"{trace.num_rows} jobs, P = {model.cores_}, tau = {model.tau_s_:g} s, "
@@ -166,6 +209,9 @@ def fit_command(
         bics = model.bic_table_["arrivals"][stream.name]
         table = ", ".join(f"{k} {_fmt(v)}" for k, v in bics.items())
         lines.append(f"arrivals [{stream.name}]: {choice}, {params}; BIC {table}")
+        dependence = _dependence_line(model.arrival_dependence_.get(stream.name))
+        if dependence:
+            lines.append(dependence)
         h = heldout[stream.name]
         if h.get("unavailable"):
             lines.append(
@@ -178,11 +224,21 @@ def fit_command(
             )
     for job_class, family in model.runtime_labels_.items():
         bic = model.bic_table_["runtimes"][job_class]
+        refused = model.runtime_excluded_.get(job_class, {})
         lines.append(
             f"runtimes [{job_class}]: {family} (BIC {_fmt(bic.get(family))}; "
-            + ", ".join(f"{k} {_fmt(v)}" for k, v in bic.items() if k != family)
+            + ", ".join(
+                f"{k} {_fmt(v)}{' refused' if k in refused else ''}"
+                for k, v in bic.items()
+                if k != family
+            )
             + ")"
         )
+        fit = _fit_line(model.runtime_gof_.get(job_class))
+        if fit:
+            lines.append(fit)
+        for candidate, reason in refused.items():
+            lines.append(f"  {candidate} {reason}")
     if band is not None:
         width = 100 * (band.quantiles[2] - band.quantiles[0])
         idc_in, acf_in = int(band.idc_inside.sum()), int(band.acf_inside.sum())

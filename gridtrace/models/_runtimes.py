@@ -1,4 +1,4 @@
-"""Runtime models: exponential, hyperexponential (EM), lognormal, Weibull, gamma, empirical.
+"""Runtime models: exponential, hyperexponential, lognormal, Weibull, gamma, empirical.
 
 Every model follows the estimator conventions: ``fit(run_s, censor_s=...)`` returns the model,
 fitted attributes end in ``_``, ``score`` is the log-likelihood (censored terms included), ``bic``,
@@ -17,6 +17,14 @@ Zero runtimes
 Logs hold runtimes of 0 s (jobs failing at once). The models with support (0, ∞) reject them
 unless ``floor_s`` is given, in which case smaller values are raised to ``floor_s`` and counted in
 ``n_floored_``; nothing is changed silently.
+
+Hyperexponentials without degenerate phases
+-------------------------------------------
+An H_k fitted by unconstrained maximum likelihood can end on degenerate phases (a rate of 1e−13/s
+with a weight of 5e−8, a phase holding half a job), whose values depend on where the optimiser
+stopped and so on the CPU. :class:`HyperExponentialRuntime` holds each phase's mean inside the
+data's range, starts from several points, and says in ``refused_`` when the best fit still has a
+phase the data cannot hold; :func:`select_hyperexponential` then falls to fewer phases.
 """
 
 from __future__ import annotations
@@ -24,16 +32,20 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 import numpy as np
+import scipy.optimize
 import scipy.special
 import scipy.stats
 from numpy.typing import ArrayLike, NDArray
 
 from gridtrace.errors import ConfigError, ConvergenceWarning, FitError, NotFittedError
+from gridtrace.models._arrivals import small_matrix_threads
 from gridtrace.random import SeedLike, as_generator
 
 __all__ = [
@@ -59,6 +71,23 @@ HK_RATE_RTOL = 1e-2
 squared coefficient of variation exceeds 1 by at most ``HK_RATE_RTOL² / 4`` = 2.5e−5, which no
 runtime sample can tell from an exponential."""
 
+HK_MIN_PHASE_JOBS = 10.0
+"""Fewest runtimes a fitted H_k phase must be expected to hold: the rate of a phase seen in ten
+runtimes is known to about ±30 %, and fewer say nothing a BIC could weigh."""
+
+HK_FLAT_WIDTHS = 20.0
+"""On a bounded range of width W (the interactive class, W = τ), phase means are held at most
+``HK_FLAT_WIDTHS · W``. A phase at that bound varies by e^{−1/20} ≈ 5 % over the range: it is
+*flat* there (its rate is not identified, its weight and its mean on the range are), the honest
+form of the "rate 1e−13/s" phases an unbounded fit drifts to. It is kept, and flagged in
+``flat_phases_``; on an open range a phase pinned at the largest runtime is refused instead."""
+
+HK_BOUND_ATOL = 1e-3
+"""A phase whose log mean lies within this of a bound of ``mean_bounds_s_`` is pinned there."""
+
+_LOGIT_BOUND = 50.0
+"""Weight logits are held in ±this: a phase at the bound holds a share of e^{−50} (refused)."""
+
 
 def hk_collapse(
     weights: ArrayLike,
@@ -70,6 +99,8 @@ def hk_collapse(
     min_phase_jobs: float = 1.0,
 ) -> str | None:
     """Say whether a hyperexponential H_k is collapsed, i.e. effectively an H_{k−1}.
+
+    One of the checks behind :attr:`HyperExponentialRuntime.refused_`.
 
     Parameters
     ----------
@@ -87,7 +118,8 @@ def hk_collapse(
     rate_rtol : float, default :data:`HK_RATE_RTOL`
         Relative rate difference below which two phases are one.
     min_phase_jobs : float, default 1.0
-        A phase whose weight times n is below this holds less than one job.
+        A phase whose weight times n is below this holds too few runtimes to be a phase (the
+        fitter passes :data:`HK_MIN_PHASE_JOBS`).
 
     Returns
     -------
@@ -373,40 +405,77 @@ class ExponentialRuntime(RuntimeModel):
 
 
 class HyperExponentialRuntime(RuntimeModel):
-    """Hyperexponential H_k (a mixture of k exponentials) fitted by EM, with censoring.
+    """Hyperexponential H_k (a mixture of k exponentials) on a range, by bounded maximum likelihood.
+
+    The law of a runtime x on the range ``(lower_s, upper_s]``: a phase j is drawn with
+    probability ``weights_[j]``, then ``x − lower_s`` is exponential with rate ``rates_[j]``,
+    truncated to the range's width ``W = upper_s − lower_s`` when ``upper_s`` is given. With the
+    defaults (0, ∞) this is the usual H_k. A class range is fitted as it is sampled: the batch jobs
+    of a trace, ``run > τ``, are ``HyperExponentialRuntime(k, lower_s=τ)`` (each phase's excess over
+    τ is exponential, by memorylessness), the interactive jobs ``HyperExponentialRuntime(k,
+    upper_s=τ)``. Either way the weights are the shares of the runtimes *on the range* that each
+    phase holds, never a raw weight of a law mostly outside it.
 
     Parameters
     ----------
     n_phases : int, default 2
         k.
+    lower_s : float, default 0
+        Lower end of the range (runtimes below it are refused).
+    upper_s : float, optional
+        Upper end of the range (runtimes above it are refused); None for no upper end. Censoring
+        needs an open range (no ``upper_s``).
+    min_phase_jobs : float, default :data:`HK_MIN_PHASE_JOBS`
+        A phase expected to hold fewer runtimes than this cannot be estimated: the fit is refused.
+    n_init : int, default 3
+        Starts of the optimiser: equal-count groups of the sorted runtimes, log-spaced quantiles,
+        then ``n_init − 2`` random ones drawn from ``rng``. The best optimum is kept.
+    rng : int or None, default 0
+        Seed of the random starts (the fit is deterministic for an int).
     max_iter : int, default 1000
-        EM cap (reported through ``converged_``).
+        Iteration cap of each optimiser run (reported through ``converged_``).
     tol : float, default 1e-10
-        Relative log-likelihood change that stops EM.
+        Relative change of the log-likelihood that stops an optimiser run.
     floor_s : float, optional
         See :class:`RuntimeModel`.
 
     Attributes
     ----------
     weights_ : ndarray, shape (k,)
-        Mixing probabilities p_j.
+        Share of the runtimes on the range that each phase holds.
     rates_ : ndarray, shape (k,)
         Phase rates μ_j in s⁻¹, decreasing (shortest phase first).
+    mean_bounds_s_ : tuple of float
+        (lo, hi): the bounds each phase's mean 1/μ_j (of ``x − lower_s``) is held in. lo is
+        half the smallest positive ``x − lower_s``; hi is :data:`HK_FLAT_WIDTHS` times the
+        range's width W when it is bounded, else the largest runtime (a censored one counted at
+        its walltime limit).
+    flat_phases_ : ndarray of bool, shape (k,)
+        Phases at the upper bound of a bounded range: flat on it (uniform within 5 %); their
+        rate is a bound, not an estimate, but their weight and mean on the range are.
+    start_log_likelihoods_ : list of float
+        The optimum reached from each start (``log_likelihood_`` is their maximum).
     n_iter_ : int
+        Iterations of the optimiser run that reached the best optimum.
     converged_ : bool
-    collapsed_ : str or None
-        Why the fit is effectively an H_{k−1} (:func:`hk_collapse`: a phase holding less than one
-        runtime, or two phases with the same rate), None when it is not. A collapsed H_k has
-        about the likelihood of H_{k−1} with more parameters; :func:`select_hyperexponential`
-        (and :class:`~gridtrace.models.WorkloadModel`, on the class range) leave it out of the
-        BIC choice.
+        Whether that run met its tolerance (a projected gradient of zero at the bounds).
+    refused_ : str or None
+        Why this is not a proper H_k, or None when it is: a phase expected to hold fewer than
+        ``min_phase_jobs`` runtimes, two phases with the same rate (:func:`hk_collapse`; two
+        flat phases are one), or a phase whose mean sits at a bound of the data's range (on an
+        open range a mean beyond the largest runtime or walltime limit, or anywhere a mean below
+        half the smallest runtime, is no phase of the data).
+        :func:`select_hyperexponential` and :class:`~gridtrace.models.WorkloadModel` leave a
+        refused fit out of the BIC choice, so that the choice falls to fewer phases.
 
     Notes
     -----
-    EM starts from the k quantile-groups of the data. E-step responsibilities are
-    ``p_j f_j(x)`` for complete runtimes and ``p_j S_j(c)`` for censored ones. In the complete data
-    a censored runtime is one event whose expected length in phase j is ``c + 1/μ_j``
-    (memorylessness); the M-step divides events by expected exposure.
+    The fit maximises the log-likelihood (censored terms ``log S(c)``) over the log phase means,
+    held in ``mean_bounds_s_``, and the weight logits, with L-BFGS-B and the analytic gradient, from
+    ``n_init`` starts; equal runtimes are counted once with their multiplicity. Without the bounds
+    the likelihood of a truncated or censored H_k keeps rising towards degenerate phases (a rate of
+    1e−13/s holding a weight of 5e−8), whose values then depend on where an optimiser stops; with
+    them every optimum is a point the data determine, or a bound that is a stated constant.
     """
 
     kind = "hyperexponential"
@@ -416,12 +485,22 @@ class HyperExponentialRuntime(RuntimeModel):
         self,
         n_phases: int = 2,
         *,
+        lower_s: float = 0.0,
+        upper_s: float | None = None,
+        min_phase_jobs: float = HK_MIN_PHASE_JOBS,
+        n_init: int = 3,
+        rng: int | None = 0,
         max_iter: int = 1000,
         tol: float = 1e-10,
         floor_s: float | None = None,
     ) -> None:
         super().__init__(floor_s=floor_s)
         self.n_phases = n_phases
+        self.lower_s = lower_s
+        self.upper_s = upper_s
+        self.min_phase_jobs = min_phase_jobs
+        self.n_init = n_init
+        self.rng = rng
         self.max_iter = max_iter
         self.tol = tol
 
@@ -430,96 +509,224 @@ class HyperExponentialRuntime(RuntimeModel):
         """2k − 1."""
         return 2 * int(self.n_phases) - 1
 
-    def _fit(self, x: F64, censored: B) -> None:
-        import warnings
+    @property
+    def collapsed_(self) -> str | None:
+        """Former name of :attr:`refused_` (kept for code written before the bounded fit)."""
+        return self.refused_
 
+    # --- the range -------------------------------------------------------------------------------
+
+    def _width(self) -> float:
+        """W = upper_s − lower_s (inf without an upper end)."""
+        return math.inf if self.upper_s is None else float(self.upper_s) - float(self.lower_s)
+
+    def _range_text(self) -> str:
+        upper = "∞)" if self.upper_s is None else f"{float(self.upper_s):g} s]"
+        return f"({float(self.lower_s):g} s, {upper}"
+
+    def _log_q(self, rates: F64) -> F64:
+        """Return log Q_j, Q_j = 1 − e^{−μ_j W}: the mass of phase j within the range's width."""
+        width = self._width()
+        if not math.isfinite(width):
+            return np.zeros_like(rates)
+        return np.asarray(np.log(-np.expm1(-rates * width)), dtype=np.float64)
+
+    def _prepare(self, run_s: ArrayLike, censor_s: ArrayLike | None) -> tuple[F64, B, int]:
+        lower = float(self.lower_s)
+        if not (math.isfinite(lower) and lower >= 0.0):
+            raise ConfigError(f"lower_s must be finite and >= 0, got {self.lower_s}")
+        if self.upper_s is not None and not float(self.upper_s) > lower:
+            raise ConfigError(f"upper_s must exceed lower_s, got {self.upper_s} <= {lower}")
+        x, censored, floored = super()._prepare(run_s, censor_s)
+        if np.any(x < lower) or (self.upper_s is not None and np.any(x > float(self.upper_s))):
+            raise FitError(f"runtimes outside the range {self._range_text()} of the H_k")
+        if censored.any() and self.upper_s is not None:
+            raise ConfigError("censoring needs a range without an upper end (upper_s None)")
+        return x, censored, floored
+
+    # --- fit -------------------------------------------------------------------------------------
+
+    def _fit(self, x: F64, censored: B) -> None:
         k = int(self.n_phases)
         if k < 1:
             raise ConfigError(f"n_phases must be >= 1, got {k}")
-        order = np.argsort(x)
-        groups = np.array_split(order, k)
-        rates = np.asarray([1.0 / max(float(x[g].mean()), 1e-12) for g in groups])
-        weights = np.full(k, 1.0 / k)
-        obs = ~censored
-        previous = -math.inf
-        self.converged_ = False
-        it = 0
-        for it in range(1, int(self.max_iter) + 1):  # noqa: B007 - reported after the loop
-            log_w = np.log(weights)[None, :] - rates[None, :] * x[:, None]
-            log_w = log_w + np.where(obs[:, None], np.log(rates)[None, :], 0.0)
-            top = log_w.max(axis=1, keepdims=True)
-            resp = np.exp(log_w - top)
-            total = resp.sum(axis=1, keepdims=True)
-            resp /= total
-            ll = float(np.sum(np.log(total)) + top.sum())
-            # complete data: every runtime is an event; a censored one lasts c + 1/μ_j in phase j
-            events = resp.sum(axis=0)
-            exposure = (resp * (x[:, None] + np.where(censored[:, None], 1.0 / rates, 0.0))).sum(
-                axis=0
-            )
-            weights = np.maximum(resp.sum(axis=0) / x.shape[0], 1e-300)
-            rates = np.maximum(events, 1e-300) / exposure
-            if math.isfinite(previous) and abs(ll - previous) <= self.tol * abs(previous):
-                self.converged_ = True
-                break
-            previous = ll
-        self.n_iter_ = it
-        order_r = np.argsort(-rates)
-        self.rates_ = rates[order_r]
-        self.weights_ = weights[order_r] / weights.sum()
-        self.collapsed_ = (
-            hk_collapse(self.weights_, self.rates_, int(x.shape[0])) if k > 1 else None
+        if int(self.n_init) < 1:
+            raise ConfigError(f"n_init must be >= 1, got {self.n_init}")
+        if not float(self.min_phase_jobs) >= 0.0:
+            raise ConfigError(f"min_phase_jobs must be >= 0, got {self.min_phase_jobs}")
+        if x.shape[0] < k:
+            raise FitError(f"{x.shape[0]} runtimes are too few for {k} phases")
+        y = x - float(self.lower_s)
+        width = self._width()
+        positive = y[y > 0]
+        if positive.size == 0:
+            raise FitError(f"every runtime is at the lower end {float(self.lower_s):g} s")
+        lo = 0.5 * float(positive.min())
+        hi = HK_FLAT_WIDTHS * width if math.isfinite(width) else float(y.max())
+        if not hi > lo:
+            raise FitError("the runtimes have no spread to fit")
+        self.mean_bounds_s_ = (lo, hi)
+        problem = _HkProblem(y, censored, k, width, lo, hi)
+        starts = problem.starts(int(self.n_init), as_generator(self.rng))
+        runs = []
+        with small_matrix_threads():
+            for start in starts:
+                runs.append(problem.maximise(start, int(self.max_iter), float(self.tol)))
+        self.start_log_likelihoods_ = [float(r.log_likelihood) for r in runs]
+        best = max(runs, key=lambda r: r.log_likelihood)
+        rates, weights = problem.unpack(best.theta)
+        order = np.argsort(-rates, kind="stable")
+        self.rates_ = rates[order]
+        self.weights_ = weights[order]
+        self.n_iter_ = best.n_iter
+        self.converged_ = best.converged
+        log_means = np.asarray(best.theta[:k])[order]
+        self.flat_phases_ = np.asarray(
+            (log_means >= math.log(hi) - HK_BOUND_ATOL) & math.isfinite(width), dtype=np.bool_
         )
-        if self.collapsed_:
-            logger.debug("H%d EM on %d runtimes is collapsed: %s", k, x.shape[0], self.collapsed_)
+        self.refused_ = self._refusal(log_means, x.shape[0], censored)
+        if self.refused_:
+            logger.debug("H%d on %d runtimes is refused: %s", k, x.shape[0], self.refused_)
         if not self.converged_:
             warnings.warn(
-                f"H{k} EM hit its cap of {self.max_iter} iterations",
+                f"H{k} fit stopped before meeting its tolerance ({best.message})",
                 ConvergenceWarning,
                 stacklevel=3,
             )
 
+    def _refusal(self, log_means: F64, n: int, censored: B) -> str | None:
+        """Why the fitted H_k is not a proper one (see ``refused_``), None when it is."""
+        lo, hi = self.mean_bounds_s_
+        at_hi = [
+            float(mu)
+            for s, mu in zip(log_means, self.rates_, strict=True)
+            if s >= math.log(hi) - HK_BOUND_ATOL
+        ]
+        at_lo = [
+            float(mu)
+            for s, mu in zip(log_means, self.rates_, strict=True)
+            if s <= math.log(lo) + HK_BOUND_ATOL
+        ]
+        reasons = []
+        if at_hi and not math.isfinite(self._width()):  # on a bounded range: a flat phase
+            largest = "runtime or walltime limit" if censored.any() else "runtime"
+            reasons.append(
+                f"{_phases_text(at_hi)} pinned at the largest {largest} ({hi:g} s past "
+                f"{float(self.lower_s):g} s): the data hold no such phase"
+            )
+        if at_lo:
+            reasons.append(
+                f"{_phases_text(at_lo)} pinned at {lo:g} s, half the smallest runtime: an atom of "
+                "equal runtimes is no exponential phase"
+            )
+        if int(self.n_phases) > 1:
+            width = self._width()
+            collapse = hk_collapse(
+                self.weights_,
+                self.rates_,
+                n,
+                span_s=width if math.isfinite(width) else None,
+                min_phase_jobs=float(self.min_phase_jobs),
+            )
+            if collapse:
+                reasons.extend(r for r in collapse.split("; ") if r not in reasons)
+        return "; ".join(reasons) if reasons else None
+
+    # --- the law ---------------------------------------------------------------------------------
+
+    def _y(self, x: ArrayLike) -> tuple[F64, NDArray[np.bool_]]:
+        """``x − lower_s`` clipped into [0, W], and whether x was inside the range."""
+        xx = np.asarray(x, dtype=np.float64)
+        y = xx - float(self.lower_s)
+        inside = y >= 0
+        if self.upper_s is not None:
+            inside &= xx <= float(self.upper_s)
+        return np.asarray(np.clip(y, 0.0, self._width()), dtype=np.float64), inside
+
     def logpdf(self, x: ArrayLike) -> F64:
-        """Log density."""
-        xx = np.asarray(x, dtype=np.float64)[..., None]
-        return np.asarray(
-            scipy.special.logsumexp(np.log(self.weights_ * self.rates_) - self.rates_ * xx, axis=-1)
-        )
+        """Log density (−inf outside the range)."""
+        y, inside = self._y(x)
+        log_w = np.log(self.weights_) + np.log(self.rates_) - self._log_q(self.rates_)
+        with np.errstate(divide="ignore"):
+            value = scipy.special.logsumexp(log_w - self.rates_ * y[..., None], axis=-1)
+        return np.asarray(np.where(inside, value, -np.inf), dtype=np.float64)
 
     def logsf(self, x: ArrayLike) -> F64:
-        """Log survival."""
-        xx = np.asarray(x, dtype=np.float64)[..., None]
-        return np.asarray(
-            scipy.special.logsumexp(np.log(self.weights_) - self.rates_ * xx, axis=-1)
-        )
+        """Log survival (0 below the range, −inf at and above its upper end)."""
+        y, _ = self._y(x)
+        width = self._width()
+        with np.errstate(divide="ignore"):
+            terms = np.log(self.weights_) - self.rates_ * y[..., None]
+            if math.isfinite(width):
+                rest = np.maximum(width - y, 0.0)[..., None]
+                terms = terms + np.log(-np.expm1(-self.rates_ * rest)) - self._log_q(self.rates_)
+            return np.asarray(scipy.special.logsumexp(terms, axis=-1), dtype=np.float64)
+
+    def cdf(self, x: ArrayLike) -> F64:
+        """CDF, without cancellation where it is small."""
+        y, _ = self._y(x)
+        q = np.exp(self._log_q(self.rates_))
+        value = (-np.expm1(-y[..., None] * self.rates_) / q) @ self.weights_
+        return np.asarray(np.clip(value, 0.0, 1.0), dtype=np.float64)
 
     def ppf(self, u: ArrayLike) -> F64:
         """Quantiles (bisection on the CDF; exact to 1e-10 relative)."""
         uu = np.asarray(u, dtype=np.float64)
-        target = np.log1p(-uu)
+        width = self._width()
         lo = np.zeros_like(uu)
-        hi = np.full_like(
-            uu, -float(np.min(np.log1p(-np.minimum(uu, 1 - 1e-16)))) / self.rates_.min()
-        )
-        hi = np.maximum(hi, 1.0)
+        if math.isfinite(width):
+            hi = np.full_like(uu, width)
+        else:
+            tail = -float(np.min(np.log1p(-np.minimum(uu, 1 - 1e-16)))) / float(self.rates_.min())
+            hi = np.full_like(uu, max(tail, 1.0))
+        lower = float(self.lower_s)
         for _ in range(200):
             mid = 0.5 * (lo + hi)
-            above = self.logsf(mid) > target
-            lo = np.where(above, mid, lo)
-            hi = np.where(above, hi, mid)
+            below = self.cdf(lower + mid) < uu
+            lo = np.where(below, mid, lo)
+            hi = np.where(below, hi, mid)
             if np.all(hi - lo <= 1e-10 * np.maximum(hi, 1e-300)):
                 break
-        return np.asarray(0.5 * (lo + hi))
+        return np.asarray(lower + 0.5 * (lo + hi), dtype=np.float64)
 
     def sample(self, size: int, *, rng: SeedLike) -> F64:
-        """Draw runtimes: a phase by weight, then an exponential of its rate."""
+        """Draw runtimes: a phase by weight, then its (truncated) exponential."""
         self._check_fitted()
         gen = as_generator(rng)
         phase = gen.choice(self.rates_.shape[0], size=int(size), p=self.weights_)
-        return np.asarray(gen.standard_exponential(int(size)) / self.rates_[phase])
+        mu = self.rates_[phase]
+        if self.upper_s is None:
+            y = gen.standard_exponential(int(size)) / mu
+        else:
+            q = np.exp(self._log_q(self.rates_))[phase]
+            y = -np.log1p(-gen.random(int(size)) * q) / mu
+        return np.asarray(float(self.lower_s) + y, dtype=np.float64)
+
+    @property
+    def phase_means_s_(self) -> F64:
+        """Mean runtime of each phase on the range: ``lower_s + E[x − lower_s | phase]``."""
+        self._check_fitted()
+        mu = self.rates_
+        width = self._width()
+        mean = 1.0 / mu
+        if math.isfinite(width):
+            a = mu * width
+            mean = mean - width / np.expm1(a)
+        return np.asarray(float(self.lower_s) + mean, dtype=np.float64)
+
+    # --- serialisation ---------------------------------------------------------------------------
 
     def _params(self) -> dict[str, Any]:
-        return {"n_phases": self.n_phases, "max_iter": self.max_iter, "tol": self.tol}
+        return {
+            "n_phases": self.n_phases,
+            "lower_s": self.lower_s,
+            "upper_s": self.upper_s,
+            "min_phase_jobs": self.min_phase_jobs,
+            "n_init": self.n_init,
+            "rng": self.rng,
+            "max_iter": self.max_iter,
+            "tol": self.tol,
+        }
 
     def _fitted(self) -> dict[str, Any]:
         return {
@@ -527,7 +734,10 @@ class HyperExponentialRuntime(RuntimeModel):
             "rates": self.rates_.tolist(),
             "n_iter": self.n_iter_,
             "converged": self.converged_,
-            "collapsed": self.collapsed_,
+            "refused": self.refused_,
+            "mean_bounds_s": list(self.mean_bounds_s_),
+            "flat_phases": self.flat_phases_.tolist(),
+            "start_log_likelihoods": list(self.start_log_likelihoods_),
         }
 
     def _set_fitted(self, data: Mapping[str, Any]) -> None:
@@ -535,17 +745,151 @@ class HyperExponentialRuntime(RuntimeModel):
         self.rates_ = np.asarray(data["rates"], dtype=np.float64)
         self.n_iter_ = int(data["n_iter"])
         self.converged_ = bool(data["converged"])
-        collapsed = data.get("collapsed")  # absent from models written before the check
-        self.collapsed_ = None if collapsed is None else str(collapsed)
+        # "collapsed": models written before the bounded fit; absent from older ones still
+        refused = data.get("refused", data.get("collapsed"))
+        self.refused_ = None if refused is None else str(refused)
+        bounds = data.get("mean_bounds_s")
+        self.mean_bounds_s_ = (
+            (math.nan, math.nan) if bounds is None else (float(bounds[0]), float(bounds[1]))
+        )
+        self.start_log_likelihoods_ = [float(v) for v in data.get("start_log_likelihoods", [])]
+        flat = data.get("flat_phases")
+        self.flat_phases_ = np.asarray(
+            [False] * self.rates_.shape[0] if flat is None else flat, dtype=np.bool_
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _HkRun:
+    """One optimiser run of :class:`_HkProblem`."""
+
+    theta: F64
+    log_likelihood: float
+    n_iter: int
+    converged: bool
+    message: str
+
+
+class _HkProblem:
+    """The bounded H_k likelihood on ``y = x − lower_s`` and its gradient.
+
+    θ = (s_1 … s_k, η_1 … η_{k−1}): s_j = log(1/μ_j) in [log lo, log hi], η the weight logits
+    (η_k = 0) in [−:data:`_LOGIT_BOUND`, :data:`_LOGIT_BOUND`]. Equal values are counted once.
+    """
+
+    def __init__(self, y: F64, censored: B, k: int, width: float, lo: float, hi: float) -> None:
+        self.k = k
+        self.width = width
+        self.lo, self.hi = lo, hi
+        self.y_obs, self.c_obs = _unique_counts(y[~censored])
+        self.y_cen, self.c_cen = _unique_counts(y[censored])
+        self.n = float(y.shape[0])
+        self.y_sorted = np.sort(y)
+        self.bounds = [(math.log(lo), math.log(hi))] * k + [(-_LOGIT_BOUND, _LOGIT_BOUND)] * (k - 1)
+
+    def unpack(self, theta: F64) -> tuple[F64, F64]:
+        """Rates and weights of θ."""
+        rates = np.exp(-theta[: self.k])
+        logits = np.append(theta[self.k :], 0.0)
+        weights = np.exp(logits - scipy.special.logsumexp(logits))
+        return np.asarray(rates, dtype=np.float64), np.asarray(weights, dtype=np.float64)
+
+    def _part(self, y: F64, counts: F64, log_c: F64, rates: F64) -> tuple[float, F64, F64]:
+        """Σ counts · log Σ_j e^{log_c_j − μ_j y}, the responsibilities' sums R and Σ r y."""
+        a = log_c[None, :] - y[:, None] * rates[None, :]
+        top = a.max(axis=1)
+        a -= top[:, None]
+        np.exp(a, out=a)
+        total = a.sum(axis=1)
+        ll = float(counts @ (np.log(total) + top))
+        a *= (counts / total)[:, None]
+        return ll, a.sum(axis=0), y @ a
+
+    def value_and_grad(self, theta: F64) -> tuple[float, F64]:
+        """−log-likelihood per runtime and its gradient."""
+        k = self.k
+        rates, weights = self.unpack(theta)
+        log_w = np.log(weights)
+        if math.isfinite(self.width):
+            a = rates * self.width
+            log_q = np.log(-np.expm1(-a))
+            d = a * np.exp(-a - log_q)  # d log Q_j / d log μ_j
+        else:
+            log_q = np.zeros(k)
+            d = np.zeros(k)
+        ll, r_obs, ry_obs = self._part(self.y_obs, self.c_obs, log_w + np.log(rates) - log_q, rates)
+        g_log_rate = r_obs * (1.0 - d) - rates * ry_obs
+        r_all = r_obs
+        if self.y_cen.shape[0]:
+            ll_c, r_cen, ry_cen = self._part(self.y_cen, self.c_cen, log_w, rates)
+            ll += ll_c
+            g_log_rate = g_log_rate - rates * ry_cen
+            r_all = r_all + r_cen
+        g_logit = r_all - self.n * weights
+        grad = np.concatenate([-g_log_rate, g_logit[:-1]])  # s = −log μ
+        return -ll / self.n, np.asarray(-grad / self.n, dtype=np.float64)
+
+    def starts(self, n_init: int, gen: np.random.Generator) -> list[F64]:
+        """Equal-count groups, log-spaced quantiles, then random starts."""
+        k = self.k
+        log_lo, log_hi = math.log(self.lo), math.log(self.hi)
+        margin = 1e-3 * (log_hi - log_lo)
+        groups = np.array_split(self.y_sorted, k)
+        means = np.asarray([max(float(g.mean()), self.lo) for g in groups])
+        out = [np.concatenate([np.log(means), np.zeros(k - 1)])]
+        if n_init >= 2:
+            positive = self.y_sorted[self.y_sorted > 0]
+            q = np.quantile(positive, np.linspace(0.1, 0.9, k)) if k > 1 else [positive.mean()]
+            out.append(np.concatenate([np.log(np.asarray(q, dtype=np.float64)), np.zeros(k - 1)]))
+        for _ in range(n_init - len(out)):
+            s = np.sort(gen.uniform(log_lo, log_hi, k))
+            logits = np.log(gen.dirichlet(np.ones(k)))
+            out.append(np.concatenate([s, logits[:-1] - logits[-1]]))
+        for start in out:
+            start[:k] = np.clip(start[:k], log_lo + margin, log_hi - margin)
+        return out
+
+    def maximise(self, start: F64, max_iter: int, tol: float) -> _HkRun:
+        """Run L-BFGS-B from ``start``; converged at ``tol`` or a projected gradient of 0."""
+        result = scipy.optimize.minimize(
+            self.value_and_grad,
+            start,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=self.bounds,
+            options={"maxiter": max_iter, "ftol": tol, "gtol": 1e-9},
+        )
+        theta = np.asarray(result.x, dtype=np.float64)
+        value, grad = self.value_and_grad(theta)
+        low = np.asarray([b[0] for b in self.bounds])
+        high = np.asarray([b[1] for b in self.bounds])
+        projected = np.where((theta <= low) & (grad > 0), 0.0, grad)
+        projected = np.where((theta >= high) & (projected < 0), 0.0, projected)
+        converged = bool(result.success) or float(np.max(np.abs(projected))) <= 1e-6
+        return _HkRun(theta, -value * self.n, int(result.nit), converged, str(result.message))
+
+
+def _phases_text(rates: list[float]) -> str:
+    listed = ", ".join(f"{mu:.4g}" for mu in rates)
+    if len(rates) == 1:
+        return f"a phase's mean (rate {listed}/s) is"
+    return f"{len(rates)} phases' means (rates {listed}/s) are"
+
+
+def _unique_counts(values: F64) -> tuple[F64, F64]:
+    unique, counts = np.unique(values, return_counts=True)
+    return np.asarray(unique, dtype=np.float64), counts.astype(np.float64)
 
 
 def select_hyperexponential(
     run_s: ArrayLike, k_max: int = 4, *, censor_s: ArrayLike | None = None, **kwargs: Any
 ) -> tuple[HyperExponentialRuntime, dict[int, float]]:
-    """Fit H_1 … H_{k_max} and return the one with the lowest BIC and the BIC table.
+    """Fit H_1 … H_{k_max} and return the proper one with the lowest BIC, and the BIC table.
 
-    A collapsed H_k (``collapsed_`` set: effectively an H_{k−1}) keeps its BIC in the table but
-    is not chosen; the exclusion is logged (INFO).
+    A refused H_k (``refused_`` set: a phase without runtimes, two phases with one rate, a phase
+    mean at a bound of the data's range) keeps its BIC in the table but is not chosen, so that the
+    choice falls to fewer phases; the exclusion is logged (INFO). ``kwargs`` go to
+    :class:`HyperExponentialRuntime`.
     """
     fits: dict[int, HyperExponentialRuntime] = {}
     bic: dict[int, float] = {}
@@ -554,9 +898,9 @@ def select_hyperexponential(
         m = HyperExponentialRuntime(k, **kwargs).fit(run_s, censor_s=censor_s)
         fits[k] = m
         bic[k] = -2.0 * m.log_likelihood_ + m.n_parameters * math.log(n)
-        if m.collapsed_:
-            logger.info("H%d left out of the BIC choice: collapsed (%s)", k, m.collapsed_)
-    usable = [k for k in bic if fits[k].collapsed_ is None]
+        if m.refused_:
+            logger.info("H%d left out of the BIC choice: refused (%s)", k, m.refused_)
+    usable = [k for k in bic if fits[k].refused_ is None] or [1]
     best = min(usable, key=lambda k: bic[k])
     return fits[best], bic
 

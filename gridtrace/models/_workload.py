@@ -28,6 +28,19 @@ why the fits maximise the truncated likelihood. The runtime density of a job is 
 Censoring: batch runtimes at or above a walltime limit that is itself above τ are right-censored
 there (terms ``log S(c) − log S(τ)``). Interactive runtimes are not censored.
 
+How the families are fitted to a class: the exponential in closed form (batch: the excess over τ
+is exponential, by memorylessness; interactive: the rate whose truncated mean is the class mean,
+held flat at μτ = 0.05 when the runtimes barely decrease); a hyperexponential H_k directly on the
+class range (:class:`~gridtrace.models.HyperExponentialRuntime` with ``upper_s=τ`` or
+``lower_s=τ``), so that its weights are shares of the class's jobs and its phase means lie in the
+data's range; it is left out of the BIC choice when refused (a phase the data cannot hold), and the
+choice falls to fewer phases. Lognormal, Weibull and gamma move from their plain fit to the
+truncated maximum by Nelder–Mead.
+
+Fit quality: every class's chosen model carries KS D (beside its sampling noise), A² and, for the
+batch class, Lilliefors' exponential test of run − τ (``runtime_gof_``); every arrival stream the
+Ljung-Box test of its inter-arrival times (``arrival_dependence_``), the evidence for an MMPP.
+
 Random streams
 --------------
 ``sample`` splits its seed with :meth:`numpy.random.SeedSequence.spawn` into four streams, in this
@@ -42,7 +55,7 @@ import copy
 import logging
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -55,7 +68,9 @@ from numpy.typing import NDArray
 from gridtrace.errors import ConfigError, ConvergenceWarning, FitError, NotFittedError
 from gridtrace.models._arrivals import ArrivalModel, PiecewisePoissonArrivals, PoissonArrivals
 from gridtrace.models._mmpp import MMPPArrivals, PoissonHMMArrivals, select_mmpp
+from gridtrace.models._quality import ljung_box, runtime_fit
 from gridtrace.models._runtimes import (
+    HK_FLAT_WIDTHS,
     EmpiricalRuntime,
     ExponentialRuntime,
     GammaRuntime,
@@ -63,7 +78,6 @@ from gridtrace.models._runtimes import (
     LogNormalRuntime,
     RuntimeModel,
     WeibullRuntime,
-    hk_collapse,
     runtime_model_from_dict,
 )
 from gridtrace.models._synth import _seed_record
@@ -110,6 +124,14 @@ def arrival_model_from_dict(data: Mapping[str, Any]) -> ArrivalModel:
     return cls.from_dict(data)
 
 
+def _dependence(times: F64) -> dict[str, Any]:
+    """Test a stream's inter-arrival times for independence (Ljung-Box), or say why not."""
+    try:
+        return ljung_box(times).to_dict()
+    except FitError as exc:
+        return {"unavailable": str(exc)}
+
+
 def _finite_or_none(value: float) -> float | None:
     return float(value) if math.isfinite(value) else None
 
@@ -120,30 +142,22 @@ def _none_to_nan(value: Any) -> float:
 
 # --- truncated runtime fits ----------------------------------------------------------------------
 
+FLAT_RATE_TAU = 1.0 / HK_FLAT_WIDTHS
+"""The least μτ of an exponential on the interactive class (0, τ], as for a hyperexponential's
+phases (:data:`~gridtrace.models._runtimes.HK_FLAT_WIDTHS`): when the runtimes barely decrease
+the likelihood rises towards μ = 0 (the uniform law), which no positive rate attains; held at
+μτ = 0.05 the density varies by 5 % over the class range, and the model is flagged flat."""
+
 
 def _theta(model: RuntimeModel) -> F64:
-    """Free parameters of a fitted parametric runtime model, unconstrained."""
-    if isinstance(model, HyperExponentialRuntime):
-        w = np.maximum(model.weights_, 1e-300)
-        return np.concatenate([np.log(model.rates_), np.log(w[:-1] / w[-1])])
-    if isinstance(model, ExponentialRuntime):
-        return np.asarray([math.log(model.rate_)])
+    """Free parameters of a fitted two-parameter runtime model, unconstrained."""
     if isinstance(model, LogNormalRuntime | WeibullRuntime | GammaRuntime):
         return np.asarray([math.log(model.shape_), math.log(model.scale_)])
-    raise FitError(f"{type(model).__name__} has no truncated fit")
+    raise FitError(f"{type(model).__name__} has no truncated fit by search")
 
 
 def _set_theta(model: RuntimeModel, theta: F64) -> None:
-    if isinstance(model, HyperExponentialRuntime):
-        k = int(model.n_phases)
-        rates = np.exp(theta[:k])
-        logits = np.append(theta[k:], 0.0)
-        weights = np.exp(logits - scipy.special.logsumexp(logits))
-        order = np.argsort(-rates)
-        model.rates_, model.weights_ = rates[order], weights[order]
-    elif isinstance(model, ExponentialRuntime):
-        model.rate_ = float(math.exp(theta[0]))
-    elif isinstance(model, LogNormalRuntime | WeibullRuntime | GammaRuntime):
+    if isinstance(model, LogNormalRuntime | WeibullRuntime | GammaRuntime):
         model.shape_ = float(math.exp(theta[0]))
         model.scale_ = float(math.exp(theta[1]))
 
@@ -151,8 +165,7 @@ def _set_theta(model: RuntimeModel, theta: F64) -> None:
 def _cdf_below(model: RuntimeModel, x: F64) -> F64:
     """CDF without cancellation where it is small (a rate → 0 limit makes ``1 − S`` useless)."""
     if isinstance(model, HyperExponentialRuntime):
-        w = model.weights_ / model.weights_.sum()
-        return np.asarray(-np.expm1(-np.multiply.outer(x, model.rates_)) @ w, dtype=np.float64)
+        return model.cdf(x)
     if isinstance(model, ExponentialRuntime):
         return np.asarray(-np.expm1(-model.rate_ * x), dtype=np.float64)
     if isinstance(model, LogNormalRuntime | WeibullRuntime | GammaRuntime):
@@ -161,11 +174,33 @@ def _cdf_below(model: RuntimeModel, x: F64) -> F64:
 
 
 def _class_log_mass(model: RuntimeModel, job_class: str, tau_s: float) -> float:
-    """``log P(class range)`` under ``model``: ``log G(τ)`` or ``log(1 − G(τ))``."""
+    """``log P(class range)`` under ``model``: ``log G(τ)`` or ``log(1 − G(τ))``.
+
+    0 for a hyperexponential fitted on the class range itself (its law is the class's).
+    """
     if job_class == "batch":
         return float(np.asarray(model.logsf(np.asarray([tau_s])))[0])
     below = float(_cdf_below(model, np.asarray([tau_s]))[0])
     return math.log(below) if below > 0.0 else -math.inf
+
+
+def _class_cdf(model: RuntimeModel, job_class: str, tau_s: float) -> Callable[[F64], F64]:
+    """Return the CDF of a class's runtimes: the model conditioned on the class range."""
+    if job_class == "interactive":
+        mass = float(_cdf_below(model, np.asarray([tau_s]))[0])
+
+        def below(x: F64) -> F64:
+            return np.asarray(np.clip(_cdf_below(model, x) / mass, 0.0, 1.0), dtype=np.float64)
+
+        return below
+    log_mass = _class_log_mass(model, job_class, tau_s)
+
+    def above(x: F64) -> F64:
+        with np.errstate(over="ignore"):
+            tail = np.minimum(np.asarray(model.logsf(x), dtype=np.float64) - log_mass, 0.0)
+        return np.asarray(np.where(x <= tau_s, 0.0, -np.expm1(tail)), dtype=np.float64)
+
+    return above
 
 
 def _truncated_loglik(
@@ -175,32 +210,17 @@ def _truncated_loglik(
     if not math.isfinite(mass):
         return -math.inf
     with np.errstate(all="ignore"):
-        if isinstance(model, HyperExponentialRuntime):  # the hot path of the truncated H_k fits
-            total = _hk_logsum(model, x[~censored], density=True)
-            if censored.any():
-                total += _hk_logsum(model, x[censored], density=False)
-        else:
-            total = float(np.sum(model.logpdf(x[~censored])))
-            if censored.any():
-                total += float(np.sum(model.logsf(x[censored])))
+        total = float(np.sum(model.logpdf(x[~censored])))
+        if censored.any():
+            total += float(np.sum(model.logsf(x[censored])))
     value = total - x.shape[0] * mass
     return value if math.isfinite(value) else -math.inf
-
-
-def _hk_logsum(model: HyperExponentialRuntime, x: F64, *, density: bool) -> float:
-    """``Σ log Σ_j w_j [μ_j] e^{−μ_j x}`` with a max shift (no logsumexp call overhead)."""
-    if x.shape[0] == 0:
-        return 0.0
-    log_w = np.log(model.weights_ * model.rates_) if density else np.log(model.weights_)
-    a = log_w[None, :] - np.outer(x, model.rates_)
-    top = a.max(axis=1)
-    return float(np.sum(top + np.log(np.exp(a - top[:, None]).sum(axis=1))))
 
 
 def _fit_truncated(
     model: RuntimeModel, x: F64, censored: NDArray[np.bool_], job_class: str, tau_s: float
 ) -> float:
-    """Move a plain fit to the maximum of the truncated likelihood (Nelder–Mead, log-params)."""
+    """Move a plain two-parameter fit to the maximum of the truncated likelihood (Nelder–Mead)."""
     start = _theta(model)
 
     def objective(theta: F64) -> float:
@@ -211,11 +231,6 @@ def _fit_truncated(
         return -ll if math.isfinite(ll) else math.inf
 
     f0 = objective(start)
-    if not math.isfinite(f0):  # the plain fit puts no mass on the class range: rescale to it
-        scale = float(np.median(x)) if job_class == "interactive" else tau_s
-        if isinstance(model, ExponentialRuntime):
-            start = np.asarray([-math.log(max(scale, 1e-9))])
-        f0 = objective(start)
     result = scipy.optimize.minimize(
         objective,
         start,
@@ -235,11 +250,60 @@ class _NotConverged(Exception):
     """Internal: a truncated fit stopped at its iteration cap (reported as a note)."""
 
 
+def _truncated_exponential_mean(a: float) -> float:
+    """Mean of Exp(μ) truncated to (0, τ], in units of τ, at a = μτ > 0: 1/a − 1/(e^a − 1)."""
+    return 1.0 / a - math.exp(-a) / -math.expm1(-a)
+
+
+def _fit_class_exponential(
+    run_s: F64, censor_s: F64 | None, job_class: str, tau_s: float, floor_s: float | None
+) -> tuple[ExponentialRuntime, float, str | None]:
+    """Fit the exponential to a class range: the truncated likelihood's maximum, in closed form.
+
+    Batch (τ, ∞): memoryless, the excess over τ is exponential: μ = (uncensored jobs) / Σ (x − τ).
+    Interactive (0, τ]: μ solves "mean of the truncated exponential = mean runtime", which has a
+    root only when the runtimes decrease on average (mean < τ/2); μ is held at least at
+    :data:`FLAT_RATE_TAU` / τ, where it is flat on the class range, and a note says so.
+
+    Returns
+    -------
+    model, log-likelihood, note
+    """
+    model = ExponentialRuntime(floor_s=floor_s)
+    x, censored, floored = model._prepare(run_s, censor_s)
+    note = None
+    if job_class == "batch":
+        excess = float(np.sum(x - tau_s))
+        if not excess > 0:
+            raise FitError("every batch runtime is at τ")
+        rate = float((~censored).sum()) / excess
+    else:
+        mean = float(x.mean()) / tau_s
+        a_min = FLAT_RATE_TAU
+        if mean >= _truncated_exponential_mean(a_min):
+            rate = a_min / tau_s
+            note = (
+                f"interactive exponential: the runtimes barely decrease on (0, {tau_s:g} s] "
+                f"(mean {mean * tau_s:.4g} s, τ/2 for a flat law): the rate is held at its "
+                f"bound {rate:.3g}/s, flat on the class range"
+            )
+        else:
+            a = scipy.optimize.brentq(
+                lambda v: _truncated_exponential_mean(v) - mean, a_min, 2.0 / mean + 10.0
+            )
+            rate = float(a) / tau_s
+    model.rate_ = rate
+    model.n_samples_ = int(x.shape[0])
+    model.n_censored_ = int(censored.sum())
+    model.n_floored_ = floored
+    ll = _truncated_loglik(model, x, censored, job_class, tau_s)
+    model.log_likelihood_ = ll
+    return model, ll, note
+
+
 def _make_family(family: str, k: int, floor_s: float | None) -> RuntimeModel:
     if family == "exponential":
         return ExponentialRuntime(floor_s=floor_s)
-    if family == "hyperexponential":
-        return HyperExponentialRuntime(k, floor_s=floor_s)
     if family == "lognormal":
         return LogNormalRuntime(floor_s=floor_s)
     if family == "weibull":
@@ -249,6 +313,22 @@ def _make_family(family: str, k: int, floor_s: float | None) -> RuntimeModel:
     return EmpiricalRuntime(floor_s=floor_s)
 
 
+def _class_hk(
+    k: int, job_class: str, tau_s: float, floor_s: float | None, rng: int | None
+) -> HyperExponentialRuntime:
+    """Make an H_k on the class range: (0, τ] for interactive jobs, (τ, ∞) for batch ones."""
+    if job_class == "interactive":
+        return HyperExponentialRuntime(k, upper_s=tau_s, floor_s=floor_s, rng=rng)
+    return HyperExponentialRuntime(k, lower_s=tau_s, floor_s=floor_s, rng=rng)
+
+
+def _on_class_range(model: HyperExponentialRuntime, job_class: str, tau_s: float) -> bool:
+    """Whether an H_k was fitted on the class range itself (its weights are the class's)."""
+    if job_class == "interactive":
+        return model.upper_s is not None and float(model.upper_s) == tau_s
+    return float(model.lower_s) == tau_s and model.upper_s is None
+
+
 @dataclass(slots=True)
 class _RuntimeChoice:
     model: RuntimeModel
@@ -256,15 +336,18 @@ class _RuntimeChoice:
     bic: dict[str, float | None]
     notes: list[str]
     excluded: dict[str, str]
+    gof: dict[str, Any] | None = None
 
 
 def _class_phase_weights(model: HyperExponentialRuntime, job_class: str, tau_s: float) -> F64:
     """Weights of the phases of an H_k *on a class range*: ``w_j P_j(range) / Σ_i w_i P_i(range)``.
 
     These are the weights of the law actually sampled and scored for the class (interactive:
-    (0, τ], batch: (τ, ∞)). A truncated fit can put a raw weight of 1e−11 on a phase that holds
-    most of the class, or 1 on a phase that puts no mass above τ.
+    (0, τ], batch: (τ, ∞)). An H_k fitted on the class range has them as its weights; one fitted
+    on (0, ∞) (models written before the bounded fit) is converted.
     """
+    if _on_class_range(model, job_class, tau_s):
+        return np.asarray(model.weights_, dtype=np.float64)
     rates = model.rates_
     with np.errstate(divide="ignore"):
         if job_class == "interactive":
@@ -277,6 +360,24 @@ def _class_phase_weights(model: HyperExponentialRuntime, job_class: str, tau_s: 
     return np.asarray(w / w.sum(), dtype=np.float64)
 
 
+def _class_phase_means(model: HyperExponentialRuntime, job_class: str, tau_s: float) -> F64:
+    """Mean runtime of each H_k phase on the class range (s)."""
+    if _on_class_range(model, job_class, tau_s):
+        return model.phase_means_s_
+    mu = model.rates_
+    if job_class == "batch":
+        return np.asarray(tau_s + 1.0 / mu, dtype=np.float64)
+    a = mu * tau_s
+    return np.asarray(tau_s * (1.0 / a - np.exp(-a) / -np.expm1(-a)), dtype=np.float64)
+
+
+def _exponential_class_mean(model: ExponentialRuntime, job_class: str, tau_s: float) -> float:
+    """Mean runtime of the exponential on the class range (s)."""
+    if job_class == "batch":
+        return tau_s + 1.0 / model.rate_
+    return tau_s * _truncated_exponential_mean(model.rate_ * tau_s)
+
+
 def _select_runtime(
     run_s: F64,
     censor_s: F64 | None,
@@ -285,8 +386,15 @@ def _select_runtime(
     families: Sequence[str],
     k_max: int,
     floor_s: float | None,
+    rng: int | None = 0,
 ) -> _RuntimeChoice:
-    """Fit every candidate family to one class (truncated likelihood) and pick the lowest BIC."""
+    """Fit every candidate family to one class (truncated likelihood) and pick the lowest BIC.
+
+    A hyperexponential H_k is fitted on the class range itself; when it is refused (a phase the
+    data cannot hold: ``HyperExponentialRuntime.refused_``) it stays in the BIC table but is left
+    out of the choice, which so falls to fewer phases; when every H_k is refused and the
+    exponential (H_1) was not a candidate, it is fitted and used.
+    """
     n = int(run_s.shape[0])
     notes: list[str] = []
     bic: dict[str, float | None] = {}
@@ -302,20 +410,36 @@ def _select_runtime(
     def eligible() -> dict[str, float]:
         return {k: v for k, v in bic.items() if v is not None and k not in excluded}
 
+    def fit_exponential(label: str) -> None:
+        model, ll, note = _fit_class_exponential(run_s, censor_s, job_class, tau_s, floor_s)
+        if note:
+            notes.append(note)
+        bic[label] = -2.0 * ll + model.n_parameters * math.log(n) if math.isfinite(ll) else None
+        fitted[label] = (model, True)
+
     for label, family, k in candidates:
-        model = _make_family(family, k, floor_s)
         converged = True
+        model: RuntimeModel
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                model.fit(run_s, censor_s=censor_s)
-                x, censored, _ = model._prepare(run_s, censor_s)
-                try:
-                    ll = _fit_truncated(model, x, censored, job_class, tau_s)
-                except _NotConverged as exc:
-                    converged = False
+                if family == "exponential":
+                    fit_exponential(label)
+                    continue
+                if family == "hyperexponential":
+                    model = _class_hk(k, job_class, tau_s, floor_s, rng)
+                    model.fit(run_s, censor_s=censor_s)
                     ll = float(model.log_likelihood_)
-                    notes.append(f"{job_class} {label}: {exc}")
+                else:
+                    model = _make_family(family, k, floor_s)
+                    model.fit(run_s, censor_s=censor_s)
+                    x, censored, _ = model._prepare(run_s, censor_s)
+                    try:
+                        ll = _fit_truncated(model, x, censored, job_class, tau_s)
+                    except _NotConverged as exc:
+                        converged = False
+                        ll = float(model.log_likelihood_)
+                        notes.append(f"{job_class} {label}: {exc}")
             except (FitError, ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
                 notes.append(f"{job_class} {label}: fit failed ({exc})")
                 bic[label] = None
@@ -329,25 +453,15 @@ def _select_runtime(
             continue
         bic[label] = -2.0 * ll + model.n_parameters * math.log(n)
         fitted[label] = (model, converged)
-        if isinstance(model, HyperExponentialRuntime):
-            # judged on the class range, where the model is sampled and scored
-            span = tau_s if job_class == "interactive" else None
-            weights = _class_phase_weights(model, job_class, tau_s)
-            model.collapsed_ = hk_collapse(weights, model.rates_, n, span_s=span)
-            if model.collapsed_:
-                excluded[label] = f"collapsed: {model.collapsed_}"
-                notes.append(
-                    f"{job_class} {label}: left out of the BIC choice, it has fewer than {k} "
-                    f"distinct phases on the class range ({model.collapsed_})"
-                )
+        if isinstance(model, HyperExponentialRuntime) and model.refused_:
+            excluded[label] = f"refused: {model.refused_}"
+            notes.append(
+                f"{job_class} {label}: refused, left out of the BIC choice ({model.refused_})"
+            )
     if not eligible() and excluded and "exponential" not in families:
-        # every H_k collapsed: drop to H_1, the exponential
-        notes.append(f"{job_class}: every hyperexponential collapsed; using H1 (exponential)")
-        model = ExponentialRuntime(floor_s=floor_s).fit(run_s, censor_s=censor_s)
-        x, censored, _ = model._prepare(run_s, censor_s)
-        ll = _fit_truncated(model, x, censored, job_class, tau_s)
-        bic["exponential"] = -2.0 * ll + model.n_parameters * math.log(n)
-        fitted["exponential"] = (model, True)
+        # every H_k refused: drop to H_1, the exponential
+        notes.append(f"{job_class}: every hyperexponential refused; using H1 (exponential)")
+        fit_exponential("exponential")
     usable = eligible()
     if not usable:
         if "empirical" not in families:
@@ -366,7 +480,32 @@ def _select_runtime(
             ConvergenceWarning,
             stacklevel=4,
         )
-    return _RuntimeChoice(model, label, bic, notes, excluded)
+    choice = _RuntimeChoice(model, label, bic, notes, excluded)
+    choice.gof = _class_gof(model, run_s, censor_s, job_class, tau_s, notes)
+    return choice
+
+
+def _class_gof(
+    model: RuntimeModel,
+    run_s: F64,
+    censor_s: F64 | None,
+    job_class: str,
+    tau_s: float,
+    notes: list[str],
+) -> dict[str, Any] | None:
+    """Goodness of fit of a class's chosen model on the class's runtimes (as fitted)."""
+    try:
+        x, censored, _ = model._prepare(run_s, censor_s)
+        fit = runtime_fit(
+            x,
+            _class_cdf(model, job_class, tau_s),
+            censored=censored,
+            exponential_from=tau_s if job_class == "batch" else None,
+        )
+    except (FitError, ValueError) as exc:
+        notes.append(f"{job_class}: no goodness of fit ({exc})")
+        return None
+    return fit.to_dict()
 
 
 def _sample_runtimes(model: RuntimeModel, u: F64, job_class: str, tau_s: float) -> F64:
@@ -485,7 +624,8 @@ class WorkloadModel:
         EM iteration cap of every MMPP fit (hitting it is a note, and a
         :class:`~gridtrace.errors.ConvergenceWarning` when the capped model is the one selected).
     rng : int or None, default 0
-        Seed of the randomised MMPP EM starts (fitting is deterministic for an int).
+        Seed of the randomised MMPP EM starts and hyperexponential starts (fitting is
+        deterministic for an int).
 
     Attributes
     ----------
@@ -522,9 +662,18 @@ class WorkloadModel:
         Stream → chosen arrival model label (``"poisson"`` or ``"mmpp(k=2)"``, ...).
     runtime_excluded_ : dict
         ``{class or "vo/class": {candidate: reason}}``: candidates left out of the BIC choice,
-        i.e. hyperexponentials that are collapsed on the class range (a phase holding less than
-        one job, or two phases with the same rate there: see
-        :func:`~gridtrace.models.hk_collapse`). Their BIC stays in ``bic_table_``.
+        i.e. hyperexponentials refused on the class range (a phase expected to hold fewer than
+        ten jobs, two phases with the same rate there, or a phase whose mean is pinned at a
+        bound of the data's range: see :attr:`HyperExponentialRuntime.refused_`). Their BIC
+        stays in ``bic_table_``.
+    runtime_gof_ : dict
+        ``{class or "vo/class": RuntimeFit.to_dict()}``: how far the chosen model's CDF is from
+        the class's runtimes (KS D beside its sampling noise, A², and for the batch class
+        Lilliefors' exponential test of run − τ; see ``gridtrace.models._quality.runtime_fit``).
+    arrival_dependence_ : dict
+        ``{stream: LjungBox.to_dict()}``: the Ljung-Box test that the stream's inter-arrival
+        times are independent (a rejection is the evidence for an MMPP over Poisson), or
+        ``{"unavailable": reason}`` for a stream too short to test.
     fit_notes_ : list of str
         Warnings and failures of the candidate fits (nothing is dropped silently).
 
@@ -654,6 +803,7 @@ class WorkloadModel:
         order = np.argsort(submit, kind="stable")
         arrival_bic: dict[str, dict[str, float | None]] = {}
         self.arrival_choice_: dict[str, str] = {}
+        self.arrival_dependence_: dict[str, dict[str, Any]] = {}
         self.streams_: list[_Stream] = []
         for stream_name, mask, job_class in self._stream_masks(vo, interactive, vo_counts):
             idx = order[mask[order]]
@@ -662,11 +812,13 @@ class WorkloadModel:
             arrival_bic[stream_name] = table
             self.arrival_choice_[stream_name] = label
             self.streams_.append(_Stream(stream_name, model, names, probs, job_class))
+            self.arrival_dependence_[stream_name] = _dependence(submit[idx])
 
         # runtimes
         walltime = _floats(trace, "walltime_req_s")
         runtime_bic: dict[str, dict[str, float | None]] = {}
         self.runtime_excluded_: dict[str, dict[str, str]] = {}
+        self.runtime_gof_: dict[str, dict[str, Any]] = {}
         self.runtime_models_: dict[str, RuntimeModel] = {}
         self.runtime_labels_: dict[str, str] = {}
         for job_class in CLASSES:
@@ -679,6 +831,8 @@ class WorkloadModel:
             runtime_bic[job_class] = choice.bic
             if choice.excluded:
                 self.runtime_excluded_[job_class] = choice.excluded
+            if choice.gof is not None:
+                self.runtime_gof_[job_class] = choice.gof
         self.interactive_fraction_vo_: dict[str | None, float] = {}
         self.runtime_models_vo_: dict[tuple[str | None, str], RuntimeModel] = {}
         self.runtime_labels_vo_: dict[tuple[str | None, str], str] = {}
@@ -699,6 +853,8 @@ class WorkloadModel:
                     runtime_bic[f"{name}/{job_class}"] = choice.bic
                     if choice.excluded:
                         self.runtime_excluded_[f"{name}/{job_class}"] = choice.excluded
+                    if choice.gof is not None:
+                        self.runtime_gof_[f"{name}/{job_class}"] = choice.gof
         self.bic_table_ = {"arrivals": arrival_bic, "runtimes": runtime_bic}
         self.fit_notes_ = notes
         for note in notes:
@@ -783,6 +939,7 @@ class WorkloadModel:
             list(self.runtime_families),
             int(self.runtime_k_max),
             self.floor_s,
+            self.rng,
         )
         notes.extend(choice.notes)
         return choice
@@ -1077,7 +1234,14 @@ class WorkloadModel:
     # --- description and serialisation -----------------------------------------------------------
 
     def summary(self) -> dict[str, Any]:
-        """Describe the model compactly (JSON): arrivals and rates per stream, runtime families."""
+        """Describe the model compactly (JSON): arrivals per stream, runtime families, fit quality.
+
+        Each arrival stream carries its Ljung-Box test (``ljung_box``: are the inter-arrival
+        times independent?), each class's runtime model its parameters on the class range
+        (hyperexponential: ``rates``, ``class_weights`` and ``phase_means_s``; exponential:
+        ``rate`` and ``class_mean_s``, with ``flat_on_class_range`` when the interactive
+        runtimes do not decrease) and its ``goodness_of_fit`` (:attr:`runtime_gof_`).
+        """
         self._check_fitted()
         streams = []
         for s in self.streams_:
@@ -1088,18 +1252,15 @@ class WorkloadModel:
                 entry["stationary_rate"] = s.model.stationary_rate_
             elif isinstance(s.model, PoissonArrivals):
                 entry["rate"] = s.model.rate_
+            if s.name in self.arrival_dependence_:
+                entry["ljung_box"] = copy.deepcopy(self.arrival_dependence_[s.name])
             streams.append(entry)
         runtimes = {}
         for c, model in self.runtime_models_.items():
-            d = model.to_dict().get("fitted", {})
-            params = {
-                k: v
-                for k, v in d.items()
-                if k in ("rate", "rates", "weights", "shape", "scale", "zero_fraction")
-            }
-            if isinstance(model, HyperExponentialRuntime):
-                params["class_weights"] = _class_phase_weights(model, c, self.tau_s_).tolist()
+            params = self._class_parameters(model, c)
             runtimes[c] = {"family": self.runtime_labels_[c], "parameters": params}
+            if c in self.runtime_gof_:
+                runtimes[c]["goodness_of_fit"] = copy.deepcopy(self.runtime_gof_[c])
         return {
             "name": self.name_,
             "tau_s": self.tau_s_,
@@ -1113,6 +1274,27 @@ class WorkloadModel:
             },
             "bic": _finite_or_none(self.bic()),
         }
+
+    def _class_parameters(self, model: RuntimeModel, job_class: str) -> dict[str, Any]:
+        """Return a class model's parameters as the class range sees them (see :meth:`summary`)."""
+        tau = self.tau_s_
+        if isinstance(model, HyperExponentialRuntime):
+            params: dict[str, Any] = {"rates": model.rates_.tolist()}
+            if not _on_class_range(model, job_class, tau):  # written before the bounded fit
+                params["weights"] = model.weights_.tolist()
+            params["class_weights"] = _class_phase_weights(model, job_class, tau).tolist()
+            params["phase_means_s"] = _class_phase_means(model, job_class, tau).tolist()
+            if _on_class_range(model, job_class, tau) and model.flat_phases_.any():
+                params["flat_phases"] = model.flat_phases_.tolist()
+            return params
+        if isinstance(model, ExponentialRuntime):
+            params = {"rate": model.rate_}
+            params["class_mean_s"] = _exponential_class_mean(model, job_class, tau)
+            if job_class == "interactive" and model.rate_ * tau <= FLAT_RATE_TAU * (1 + 1e-9):
+                params["flat_on_class_range"] = True
+            return params
+        d = model.to_dict().get("fitted", {})
+        return {k: v for k, v in d.items() if k in ("shape", "scale", "zero_fraction")}
 
     def to_dict(self) -> dict[str, Any]:
         """Return the model as JSON types (``json.dumps(..., allow_nan=False)`` accepts it)."""
@@ -1152,6 +1334,8 @@ class WorkloadModel:
             "cores_probs": self.cores_probs_.tolist(),
             "bic_table": copy.deepcopy(self.bic_table_),
             "runtime_excluded": copy.deepcopy(self.runtime_excluded_),
+            "runtime_gof": copy.deepcopy(self.runtime_gof_),
+            "arrival_dependence": copy.deepcopy(self.arrival_dependence_),
             "fit_notes": list(self.fit_notes_),
         }
         return out
@@ -1202,5 +1386,8 @@ class WorkloadModel:
             str(k): {str(c): str(r) for c, r in v.items()}
             for k, v in (fitted.get("runtime_excluded") or {}).items()
         }
+        # absent from models written before the fit-quality statistics
+        model.runtime_gof_ = copy.deepcopy(dict(fitted.get("runtime_gof") or {}))
+        model.arrival_dependence_ = copy.deepcopy(dict(fitted.get("arrival_dependence") or {}))
         model.fit_notes_ = [str(s) for s in fitted["fit_notes"]]
         return model

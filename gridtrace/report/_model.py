@@ -30,10 +30,24 @@ _RUNTIME_PARAMS = {
     "rates": "phase rates (1/s)",
     "weights": "phase weights",
     "class_weights": "phase weights on the class range",
+    "phase_means_s": "phase means on the class range (s)",
+    "class_mean_s": "mean on the class range (s)",
     "shape": "shape",
     "scale": "scale (s)",
     "zero_fraction": "zero-runtime fraction",
 }
+
+FIT_QUALITY_CAPTION = (
+    "How far each class's chosen runtime model is from its runtimes: look at KS D against its "
+    "sampling noise (D well above the noise is a real misfit, the largest CDF gap) and at A² "
+    "for the tails; with thousands of runtimes every p-value rejects, so these effect sizes are "
+    "what to read. Lilliefors tests the research's exponential on the batch jobs' run − τ."
+)
+DEPENDENCE_CAPTION = (
+    "Ljung-Box test that each stream's inter-arrival times (between distinct submission times) "
+    "are independent, as Poisson arrivals are: a rejection (small p, a lag-1 autocorrelation "
+    "well above 0) is the evidence for an MMPP; with many gaps read the autocorrelation too."
+)
 
 
 def _g(value: Any) -> str:
@@ -62,7 +76,7 @@ def _bic_rows(
 ) -> list[dict[str, Any]]:
     """Rows of one stream's or class's BIC table; ΔBIC from the best candidate that could be chosen.
 
-    ``excluded`` maps candidates left out of the choice (collapsed hyperexponentials) to why;
+    ``excluded`` maps candidates left out of the choice (refused hyperexponentials) to why;
     their row says so instead of a ΔBIC.
     """
     left_out = dict(excluded or {})
@@ -86,6 +100,112 @@ def _bic_rows(
                 "note": f"left out: {left_out[candidate]}" if candidate in left_out else "",
             }
         )
+    return rows
+
+
+def _p(value: Any, *, table: bool = False) -> str:
+    """Format a p-value with its relation: "= 0.29", "≤ 0.001" (a bound of Lilliefors' table)."""
+    if value is None or not math.isfinite(float(value)):
+        return "—"
+    p = float(value)
+    if table and p <= 0.001:
+        return "≤ 0.001"
+    if table and p >= 0.99:
+        return "≥ 0.99"
+    if p == 0.0:
+        return "< 1e-300"
+    return f"= {p:.1e}" if p < 1e-4 else f"= {p:.3g}"
+
+
+def _runtime_parameters(params: Mapping[str, Any], tau: float) -> str:
+    """Format a class model's parameters: flat phases say so, weights are the class range's.
+
+    The raw weights of a truncated fit (models written before the bounded fit) give way to the
+    weights on the class range.
+    """
+    shown = dict(params)
+    flat = shown.pop("flat_phases", None)
+    flat_class = bool(shown.pop("flat_on_class_range", False))
+    if "class_weights" in shown:
+        shown.pop("weights", None)
+    parts = []
+    for key, value in shown.items():
+        if key == "rates" and flat:
+            text = (
+                "["
+                + ", ".join(
+                    "flat" if is_flat else _g(rate)
+                    for rate, is_flat in zip(value, flat, strict=True)
+                )
+                + "]"
+            )
+        elif key == "rate" and flat_class:
+            text = f"flat on (0, {tau:g} s]"
+        else:
+            text = _g(value)
+        parts.append(f"{_RUNTIME_PARAMS.get(key, key)} = {text}")
+    return "; ".join(parts) or "—"
+
+
+def _fit_quality_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per class with a goodness of fit (``WorkloadModel.summary()``)."""
+    rows = []
+    for job_class, entry in (summary.get("runtimes") or {}).items():
+        gof = entry.get("goodness_of_fit")
+        if not gof:
+            continue
+        d, noise = float(gof["ks_d"]), float(gof["ks_noise"])
+        lf = gof.get("lilliefors")
+        rows.append(
+            {
+                "job_class": job_class,
+                "family": entry.get("family"),
+                "n": f"{int(gof['n']):,d}",
+                "n_censored": f"{int(gof.get('n_censored', 0)):,d}",
+                "ks_d": _g(d),
+                "ks_noise": _g(noise),
+                "ks_ratio": _g(d / noise) if noise > 0 else "—",
+                "ks_p": _p(gof.get("ks_pvalue")),
+                "ad_a2": _g(gof.get("ad_a2")),
+                "lilliefors": (
+                    f"D = {_g(lf['statistic'])}, p {_p(lf['pvalue'], table=True)} "
+                    f"({lf.get('on', '')})"
+                    if lf
+                    else "—"
+                ),
+            }
+        )
+    return rows
+
+
+def _dependence_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per arrival stream with a Ljung-Box result (``WorkloadModel.summary()``)."""
+    rows = []
+    for stream in summary.get("arrival_streams") or []:
+        lb = stream.get("ljung_box")
+        if not lb:
+            continue
+        row: dict[str, Any] = {"stream": str(stream["name"]), "model": stream.get("model")}
+        if "unavailable" in lb:
+            row.update(dict.fromkeys(("lags", "n_gaps", "q", "p", "acf1"), "—"))
+            row["verdict"] = f"not tested: {lb['unavailable']}"
+        else:
+            rejects = float(lb["pvalue"]) < 0.05
+            row.update(
+                {
+                    "lags": int(lb["lags"]),
+                    "n_gaps": f"{int(lb['n_gaps']):,d}",
+                    "q": _g(lb["statistic"]),
+                    "p": _p(lb["pvalue"]),
+                    "acf1": _g(lb["acf"][0]) if lb.get("acf") else "—",
+                    "verdict": (
+                        "dependent gaps: evidence for an MMPP over Poisson"
+                        if rejects
+                        else "no evidence against independent gaps (Poisson)"
+                    ),
+                }
+            )
+        rows.append(row)
     return rows
 
 
@@ -118,9 +238,14 @@ def fitted_model_section(
     Returns
     -------
     dict
-        ``kind`` ``"fitted"``, ``facts`` (name → text), ``arrivals`` and ``runtimes`` (parameter
-        rows), ``bic`` (rows with the chosen candidate of each stream and class marked),
-        ``heldout`` (log-likelihood per arrival against Poisson), ``notes`` and ``figures``
+        ``kind`` ``"fitted"``, ``facts`` (name → text, with a line per stream's Ljung-Box test
+        and per class's runtime fit), ``arrivals`` and ``runtimes`` (parameter rows: weights and
+        means of hyperexponential phases on the class range, flat phases named so), ``bic``
+        (rows with the chosen candidate of each stream and class marked, refused ones with their
+        reason), ``heldout`` (log-likelihood per arrival against Poisson), ``fit_quality`` (per
+        class: KS D, its noise and their ratio, A², Lilliefors) with ``fit_quality_caption``,
+        ``dependence`` (per stream: Ljung-Box Q, p, lag-1 ACF, verdict) with
+        ``dependence_caption``, ``notes`` and ``figures``
         (as ``{"id", "caption", "svg"}``): the runtime QQ plot, then, when the summary has a
         ``replica_band``, IDC(t) and the inter-arrival ACF of the trace over the band of the
         model's replicas; a summary without one (written before the band existed) gets IDC(t)
@@ -158,16 +283,14 @@ def fitted_model_section(
         table = bic_table.get("arrivals", {}).get(name, {})
         bic_rows += _bic_rows("arrivals", name, table, str(stream["model"]))
     runtimes = []
+    tau = float(summary.get("tau_s", 900.0))
     for job_class, entry in summary.get("runtimes", {}).items():
         params = entry.get("parameters", {})
         runtimes.append(
             {
                 "job_class": job_class,
                 "family": entry["family"],
-                "parameters": "; ".join(
-                    f"{_RUNTIME_PARAMS.get(k, k)} = {_g(v)}" for k, v in params.items()
-                )
-                or "—",
+                "parameters": _runtime_parameters(params, tau),
             }
         )
         table = bic_table.get("runtimes", {}).get(job_class, {})
@@ -190,14 +313,18 @@ def fitted_model_section(
     obs_runs = _runtimes_by_class(observed)
     syn_runs = _runtimes_by_class(drawn)
     pairs = {c: (obs_runs[c], syn_runs[c]) for c in ("interactive", "batch")}
-    tau = float(summary.get("tau_s", 900.0))
+    fit_quality = _fit_quality_rows(summary)
+    dependence = _dependence_rows(summary)
+    ks_text = "; ".join(
+        f"KS D {r['job_class']} {r['ks_d']} ({r['ks_ratio']} × its noise)" for r in fit_quality
+    )
     figs = [
         {
             "id": "fig-model-qq",
             "caption": (
                 f"Runtime quantiles of the trace against {drawn.num_rows:,d} synthetic jobs drawn "
                 f"from the model, per class (τ = {tau:g} s); points off the dashed diagonal show "
-                "where the fitted family misses."
+                "where the fitted family misses" + (f" ({ks_text})." if ks_text else ".")
             ),
             "svg": figures.inline_svg(figures.runtime_qq_svg(pairs)),
         },
@@ -222,6 +349,12 @@ def fitted_model_section(
                     f"Autocorrelation of the trace's inter-arrival times over the {width} band "
                     f"of the same {band.replicas} model replicas; inside at "
                     f"{int(band.acf_inside.sum())} of {band.lags.shape[0]} lags."
+                    + "".join(
+                        f" Ljung-Box ({r['stream']}): Q({r['lags']}) = {r['q']}, p {r['p']}, "
+                        f"{r['verdict']}."
+                        for r in dependence
+                        if r["p"] != "—"
+                    )
                 ),
                 "svg": figures.inline_svg(figures.model_acf_band_svg(band)),
             },
@@ -257,6 +390,20 @@ def fitted_model_section(
         or "—",
         "Total BIC": _bic(summary.get("bic")),
     }
+    for r in dependence:
+        facts[f"Ljung-Box, {r['stream']} inter-arrivals"] = (
+            r["verdict"]
+            if r["p"] == "—"
+            else f"Q({r['lags']}) = {r['q']}, p {r['p']}, lag-1 ACF {r['acf1']}: {r['verdict']}"
+        )
+    for r in fit_quality:
+        text = (
+            f"KS D = {r['ks_d']}, {r['ks_ratio']} × its sampling noise {r['ks_noise']} "
+            f"(n = {r['n']}); A² = {r['ad_a2']}"
+        )
+        if r["lilliefors"] != "—":
+            text += f"; Lilliefors exponential: {r['lilliefors']}"
+        facts[f"Runtime fit, {r['job_class']} ({r['family']})"] = text
     if band is not None:
         facts["IDC(t) inside the replica band"] = (
             f"{int(band.idc_inside.sum())} of {band.windows_s.shape[0]} windows"
@@ -271,6 +418,10 @@ def fitted_model_section(
         "runtimes": runtimes,
         "bic": bic_rows,
         "heldout": held,
+        "fit_quality": fit_quality,
+        "fit_quality_caption": FIT_QUALITY_CAPTION,
+        "dependence": dependence,
+        "dependence_caption": DEPENDENCE_CAPTION,
         "notes": [str(n) for n in fit_summary.get("fit_notes") or []],
         "figures": figs,
     }

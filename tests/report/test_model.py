@@ -258,3 +258,133 @@ def test_without_a_model_the_placeholder_stays(tmp_path: Path) -> None:
     trace = generate_preset_trace("PE-1", rng=1, size=200)
     render_workload_report("PE-1", trace=trace, results={}, out_path=out)
     assert "No fitted model for this workload yet." in _model_html(out)
+
+
+def _with_fit_quality() -> dict[str, Any]:
+    summary = json.loads(json.dumps(FIT_SUMMARY))
+    inner = summary["summary"]
+    inner["arrival_streams"][0]["ljung_box"] = {
+        "lags": 20,
+        "statistic": 4321.5,
+        "pvalue": 0.0,
+        "n_gaps": 499,
+        "acf": [0.35] + [0.1] * 19,
+        "ties": "batch",
+        "rejects_5pct": True,
+    }
+    inner["runtimes"]["interactive"]["goodness_of_fit"] = {
+        "n": 45,
+        "n_censored": 0,
+        "ks_d": 0.1,
+        "ks_pvalue": 0.72,
+        "ks_noise": 0.2024,
+        "ad_a2": 0.41,
+        "lilliefors": None,
+        "note": "effect sizes",
+    }
+    inner["runtimes"]["batch"]["goodness_of_fit"] = {
+        "n": 455,
+        "n_censored": 3,
+        "ks_d": 0.19,
+        "ks_pvalue": 1e-14,
+        "ks_noise": 0.0637,
+        "ad_a2": 12.5,
+        "lilliefors": {"statistic": 0.21, "pvalue": 0.001, "on": "run − 900 s of 455 runtimes"},
+        "note": "effect sizes",
+    }
+    return summary
+
+
+def test_the_section_carries_ljung_box_and_the_runtime_fit(
+    traces: tuple[pa.Table, pa.Table], tmp_path: Path
+) -> None:
+    trace, synthetic = traces
+    summary = _with_fit_quality()
+    times = trace.column("submit_s").to_numpy()
+    band = replica_band(PoissonArrivals().fit(times), trace, replicas=4, rng=0)
+    summary["replica_band"] = band.to_dict()
+    view = fitted_model_section(summary, trace=trace, synthetic=synthetic)
+    (dependence,) = view["dependence"]
+    assert dependence["q"] == "4322"
+    assert dependence["p"] == "< 1e-300"
+    assert dependence["acf1"] == "0.35"
+    assert dependence["verdict"] == "dependent gaps: evidence for an MMPP over Poisson"
+    rows = {r["job_class"]: r for r in view["fit_quality"]}
+    assert rows["batch"]["ks_ratio"] == "2.983"  # D against its sampling noise
+    assert rows["batch"]["lilliefors"] == "D = 0.21, p ≤ 0.001 (run − 900 s of 455 runtimes)"
+    assert rows["interactive"]["lilliefors"] == "—"
+    assert "every p-value rejects" in view["fit_quality_caption"]
+    assert "evidence for an MMPP" in view["dependence_caption"]
+    facts = view["facts"]
+    assert facts["Ljung-Box, site inter-arrivals"] == (
+        "Q(20) = 4322, p < 1e-300, lag-1 ACF 0.35: dependent gaps: evidence for an MMPP over "
+        "Poisson"
+    )
+    assert facts["Runtime fit, batch (hyperexponential(k=2))"].startswith(
+        "KS D = 0.19, 2.983 × its sampling noise 0.0637 (n = 455); A² = 12.5; Lilliefors"
+    )
+    qq, _, acf_figure = view["figures"]
+    assert "KS D batch 0.19 (2.983 × its noise)" in qq["caption"]
+    assert "Ljung-Box (site): Q(20) = 4322, p < 1e-300, dependent gaps" in acf_figure["caption"]
+    out = tmp_path / "index.html"
+    render_workload_report("site-a", trace=trace, results={}, out_path=out, model=view)
+    html = _model_html(out)
+    assert "Ljung-Box, site inter-arrivals" in html
+    assert "Runtime fit, batch (hyperexponential(k=2))" in html
+    # a fit summary written before these statistics: no rows, no facts, same figures
+    plain = fitted_model_section(FIT_SUMMARY, trace=trace, synthetic=synthetic)
+    assert plain["fit_quality"] == []
+    assert plain["dependence"] == []
+    assert not any(k.startswith(("Ljung-Box", "Runtime fit")) for k in plain["facts"])
+
+
+def test_runtime_parameters_show_the_class_range_and_flat_phases(
+    traces: tuple[pa.Table, pa.Table],
+) -> None:
+    trace, synthetic = traces
+    summary = json.loads(json.dumps(FIT_SUMMARY))
+    summary["summary"]["runtimes"] = {
+        "interactive": {
+            "family": "hyperexponential(k=2)",
+            "parameters": {
+                "rates": [0.0164, 5.56e-5],
+                "class_weights": [0.95, 0.05],
+                "phase_means_s": [61.0, 446.2],
+                "flat_phases": [False, True],
+            },
+        },
+        "batch": {
+            "family": "exponential",
+            "parameters": {"rate": 5e-5, "class_mean_s": 20_900.0},
+        },
+    }
+    view = fitted_model_section(summary, trace=trace, synthetic=synthetic)
+    inter, batch = view["runtimes"]
+    assert inter["parameters"] == (
+        "phase rates (1/s) = [0.0164, flat]; phase weights on the class range = [0.95, 0.05]; "
+        "phase means on the class range (s) = [61, 446.2]"
+    )
+    assert batch["parameters"] == "rate (1/s) = 5e-05; mean on the class range (s) = 2.09e+04"
+    # an exponential held flat on (0, τ], and the raw weights of a model written before the
+    # bounded fit (3.5e-11 for a phase holding a fifth of the class): neither shows as a number
+    summary["summary"]["runtimes"] = {
+        "interactive": {
+            "family": "exponential",
+            "parameters": {"rate": 5.56e-5, "class_mean_s": 446.2, "flat_on_class_range": True},
+        },
+        "batch": {
+            "family": "hyperexponential(k=2)",
+            "parameters": {
+                "rates": [5.9e-3, 8e-15],
+                "weights": [3.5e-11, 1.0],
+                "class_weights": [0.83, 0.17],
+            },
+        },
+    }
+    view = fitted_model_section(summary, trace=trace, synthetic=synthetic)
+    inter, batch = view["runtimes"]
+    assert inter["parameters"] == (
+        "rate (1/s) = flat on (0, 900 s]; mean on the class range (s) = 446.2"
+    )
+    assert "3.5e-11" not in batch["parameters"]
+    assert "phase weights on the class range = [0.83, 0.17]" in batch["parameters"]
