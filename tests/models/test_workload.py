@@ -672,7 +672,11 @@ def test_lpc_egee_2004_workload_model(real_data: Path) -> None:
     assert m.arrival_choice_ == {"site": "mmpp(k=3)"}
     model = m.streams_[0].model
     assert isinstance(model, MMPPArrivals)
-    np.testing.assert_allclose(model.rates_, [3.09e-4, 1.96e-3, 4.01e-2], rtol=0.05)
+    # the fit ends at a maximum, far above the local one single-start EM stopped at (-45879.65)
+    assert model.converged_
+    assert model.gradient_norm_ <= model.grad_tol
+    assert model.log_likelihood_ > -45600.0
+    assert model.rates_[0] < 1e-3 < 0.03 < model.rates_[1] < model.rates_[2]
     # runtimes: H2 in both classes (the 0-s runtimes, 13 % of the jobs, favour a short phase)
     assert m.runtime_labels_ == {
         "interactive": "hyperexponential(k=2)",
