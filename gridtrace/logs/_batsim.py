@@ -59,7 +59,7 @@ DEFAULT_MIN_DELAY_S = 0.5
 
 _RAISED = "delays raised to {min_delay:g} s (run time 0: Batsim needs a positive delay)"
 _NO_WALLTIME = "walltimes not positive, left out (no limit)"
-_SHORT_WALLTIME = "walltimes below the run time (Batsim will kill those jobs at their walltime)"
+_SHORT_WALLTIME = "kept with a walltime below the run time (Batsim kills them at the walltime)"
 
 
 def _profile_name(delay: float) -> str:

@@ -113,15 +113,18 @@ def test_json_structure(tmp_path: Path) -> None:
 
 def _batsim_accepts(workload: dict[str, Any]) -> None:
     """Batsim's own input checks (src/profiles.cpp, src/jobs.cpp), restated."""
-    assert isinstance(workload["nb_res"], int) and workload["nb_res"] >= 1
+    assert isinstance(workload["nb_res"], int)
+    assert workload["nb_res"] >= 1
     for profile in workload["profiles"].values():
         assert profile["type"] == "delay"
-        assert isinstance(profile["delay"], float) and profile["delay"] > 0
+        assert isinstance(profile["delay"], float)
+        assert profile["delay"] > 0
     ids = [job["id"] for job in workload["jobs"]]
     assert len(set(ids)) == len(ids)
     for job in workload["jobs"]:
         assert isinstance(job["subtime"], float)
-        assert isinstance(job["res"], int) and 0 <= job["res"] <= workload["nb_res"]
+        assert isinstance(job["res"], int)
+        assert 0 <= job["res"] <= workload["nb_res"]
         assert job.get("walltime", -1) == -1 or job["walltime"] > 0
         assert job["profile"] in workload["profiles"]
 
@@ -148,7 +151,7 @@ def test_zero_run_times_and_walltimes_batsim_would_refuse(tmp_path: Path) -> Non
     assert dict(result.adjusted) == {
         "delays raised to 0.25 s (run time 0: Batsim needs a positive delay)": 1,
         "walltimes not positive, left out (no limit)": 1,
-        "walltimes below the run time (Batsim will kill those jobs at their walltime)": 1,
+        "kept with a walltime below the run time (Batsim kills them at the walltime)": 1,
     }
     assert "3 of 5 rows written as batsim" in result.describe()
     with pytest.raises(ConfigError, match="min_delay must be positive"):

@@ -319,7 +319,8 @@ def test_writer_header_and_fields(tmp_path: Path) -> None:
             },
         ]
     )
-    written = write_swf(jobs, tmp_path / "out.swf", header={"TimeZoneString": "UTC", "Computer": "c"})
+    given = {"TimeZoneString": "UTC", "Computer": "c"}
+    written = write_swf(jobs, tmp_path / "out.swf", header=given)
     assert (written.rows_in, written.rows_written, dict(written.adjusted)) == (2, 2, {})
     path = written.path
     lines = path.read_text().splitlines()
