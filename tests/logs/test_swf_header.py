@@ -451,3 +451,25 @@ def test_real_logs_are_not_exit_code_files_and_get_their_headers_p(real_data: Pa
         assert not {k for k in result.info["swf_header"] if k[0].islower()}, name  # no "http"
         meta = trace_metadata(build_trace(result.jobs))
         assert (meta["cores"], meta["provenance"]["cores_source"]) == (cores, "header"), name
+
+
+def test_every_flag_the_gwf_reader_sets_is_explained(tmp_path: Path) -> None:
+    from gridtrace.logs._gwf import FLAGS as GWF_FLAGS
+
+    job = gwf_line(JobID="1", SubmitTime="20", WaitTime="-5", RunTime="-1", Status="5")
+    lines = [
+        job,
+        "\x00\x00" + gwf_line(JobID="2", SubmitTime="10", WaitTime="1", RunTime="7.5") + "\r",
+        gwf_line(
+            JobID="3", SubmitTime="30", WaitTime="-1", RunTime="-1", NProcs="2", ReqMemory="4"
+        ),
+        job,
+        "# Note: caf\xe9",
+    ]
+    path = tmp_path / "flags.gwf"
+    path.write_bytes(("\n".join(lines) + "\n").encode("latin-1"))
+    summary = read_gwf(path).summary()
+    seen = set(summary["job_flags"]) | set(summary["record_flags"])
+    assert seen <= set(GWF_FLAGS)
+    assert {"NEGATIVE_WAIT", "UNSORTED", "NEVER_RAN", "ROUNDED", "NUL_STRIPPED", "CRLF"} <= seen
+    assert {"DUPLICATE", "NON_UTF8", "MEM_REQ_FROM_ALLOC"} <= seen
