@@ -507,17 +507,24 @@ def _entries_of_attrs(attrs: Iterable[Any]) -> list[tuple[str, str | None, str]]
     return entries
 
 
-def _header_of(records: pa.Table) -> dict[str, Any]:
-    """Return one file's header: its comment lines before the first job line, folded."""
+def _header_of(records: pa.Table, first_job: int | None = -1) -> dict[str, Any]:
+    """Return one file's header: its comment lines before the first job line, folded.
+
+    ``first_job`` is the row of the first job record (None: there is none), found here when
+    not given (-1).
+    """
     kinds = records.column("record_type")
-    header_rows = records.filter(_pc.equal(kinds, "H"))
-    if not header_rows.num_rows:
+    is_header = np.asarray(_pc.equal(kinds, "H").to_numpy(zero_copy_only=False), dtype=bool)
+    rows = np.flatnonzero(is_header)
+    if not len(rows):
         return {}
-    job_lines = records.filter(_pc.equal(kinds, "J")).column("src_line")
-    if len(job_lines):
-        first_job = _pc.min(job_lines).as_py()
-        header_rows = header_rows.filter(_pc.less(header_rows.column("src_line"), first_job))
-    return _fold_header(_entries_of_attrs(header_rows.column("attrs").to_pylist()))
+    if first_job == -1:
+        is_job = np.asarray(_pc.equal(kinds, "J").to_numpy(zero_copy_only=False), dtype=bool)
+        first_job = int(np.argmax(is_job)) if is_job.any() else None
+    if first_job is not None:  # rows are in line order: the header comes before the first job
+        rows = rows[rows < first_job]
+    attrs = records.column("attrs").take(_pa.array(rows))
+    return _fold_header(_entries_of_attrs(attrs.to_pylist()))
 
 
 def with_log_headers(table: pa.Table, log_format: str, headers: Sequence[Any]) -> pa.Table:
@@ -1248,8 +1255,8 @@ def _ids_text(values: F64) -> Arr:
 
 
 def _jobs_of_file(records: pa.Table, site: str, src_file: str, mode: StatusMode) -> _FileJobs:
-    header = _header_of(records)
     job_records, positions = _job_rows(records)
+    header = _header_of(records, int(positions[0]) if len(positions) else None)
     f = _fields_of(job_records)
     duplicate = _duplicate_rows(f)
     if duplicate.any():
