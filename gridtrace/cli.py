@@ -248,18 +248,19 @@ def _cmd_export(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.to == "swf":
-        write_swf(table, out)
+        result = write_swf(table, out, max_procs=args.cores)
     elif args.to == "gwf":
-        write_gwf(table, out)
+        result = write_gwf(table, out, max_procs=args.cores)
     else:
-        write_batsim(table, out, nb_res=args.cores)
-    _say(f"{args.table}: {table.num_rows} rows written as {args.to} to {out}")
+        result = write_batsim(table, out, nb_res=args.cores)
+    _say(f"{args.table}: {result.describe()}")
     return 0
 
 
 def _cmd_trace(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
+    from gridtrace._atomic import write_parquet
     from gridtrace.logs import build_trace
     from gridtrace.schema import trace_metadata
 
@@ -279,7 +280,7 @@ def _cmd_trace(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     name = args.name or str(trace_metadata(trace)["site"])
     path = out / f"{name}.parquet"
-    pq.write_table(trace, path)
+    write_parquet(trace, path)
     meta = trace_metadata(trace)
     interactive = trace.column("interactive").to_numpy(zero_copy_only=False).mean()
     _say(
@@ -443,11 +444,24 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 def _cmd_simulate(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
+    from gridtrace.errors import SchemaError
+    from gridtrace.schema import trace_metadata
     from gridtrace.sim import simulate
 
     vo_shares = _read_json(args.vo_shares) if args.vo_shares else None
+    trace = pq.read_table(args.trace)
+    if args.cores is not None:
+        _say(f"P = {args.cores} cores (--cores)")
+    else:
+        try:
+            meta = trace_metadata(trace)
+        except SchemaError:
+            pass  # simulate() says what is missing
+        else:
+            how = meta["provenance"].get("cores_estimate", "no provenance stored")
+            _say(f"P = {meta['cores']} cores, the trace's ({how}); --cores sets another")
     result = simulate(
-        pq.read_table(args.trace),
+        trace,
         cores=args.cores,
         policy=args.policy,
         estimator=args.estimator,
@@ -655,7 +669,12 @@ def _build_parser() -> argparse.ArgumentParser:
     export.add_argument("table", help="a jobs.parquet (SWF, GWF, Batsim) or a trace (Batsim)")
     export.add_argument("-o", "--out", required=True, help="the file to write")
     export.add_argument("--to", required=True, choices=["swf", "gwf", "batsim"])
-    export.add_argument("--cores", type=int, help="Batsim nb_res (default: the trace's P)")
+    export.add_argument(
+        "--cores",
+        type=int,
+        help="the machine's processors: Batsim nb_res (default: the trace's P, else the log "
+        "header's), SWF/GWF MaxProcs (default: the log header's, if any)",
+    )
     export.set_defaults(run=_cmd_export)
 
     trace = commands.add_parser("trace", help="jobs table -> trace table for models/simulation")
@@ -665,8 +684,9 @@ def _build_parser() -> argparse.ArgumentParser:
     trace.add_argument(
         "--cores",
         type=int,
-        help="the site's cores P (default: the execution slots seen in records.parquet beside "
-        "the jobs table, else the peak cores in use per host)",
+        help="the site's cores P (default: an SWF/GWF log's header MaxProcs, else MaxNodes; "
+        "else the execution slots seen in records.parquet beside the jobs table, else the "
+        "peak cores in use per host)",
     )
     trace.add_argument("--tau", type=float, default=900.0, help="interactive threshold, s")
     trace.add_argument("--keep-monitoring", action="store_true", help="keep dteam/ops probes")

@@ -9,6 +9,19 @@ A Batsim workload (``oar-team/batsim:docs/input-workload.rst``, ``shared/referen
 
 Jobs are delay jobs: each distinct run time is one profile, named ``delay_<seconds>``. Times are
 float seconds, ``subtime`` relative to the first submit written.
+
+What Batsim accepts, and what is done about the rest (Batsim checks its input with assertions
+that abort the whole simulation: ``src/profiles.cpp`` and ``src/jobs.cpp`` of oar-team/batsim):
+
+- a delay profile's ``delay`` must be strictly positive. A run time of 0 is what a log writes
+  for a job shorter than its clock's second (SWF: "a run time of 0 means the job ran for less
+  than 0.5 seconds"), so such a job is kept, with the delay raised to ``min_delay`` (0.5 s by
+  default, the longest such a job can have run): leaving it out would change the workload's
+  arrivals and job count. The jobs raised are counted in the result.
+- ``walltime`` must be −1 (none) or strictly positive: a requested time of 0 or less is left
+  out of the job (no limit), counted. A walltime below the delay is kept (Batsim kills the job at
+  its walltime, as the site's scheduler would have), counted as a warning.
+- ``res`` must be a non-negative integer: a job without a positive core count is left out.
 """
 
 from __future__ import annotations
@@ -22,16 +35,31 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from gridtrace._atomic import write_text
 from gridtrace.errors import ConfigError, SchemaError
 from gridtrace.logs._io import StrPath
-from gridtrace.logs._swf import F64, _floats, _strings
+from gridtrace.logs._swf import (
+    F64,
+    ExportResult,
+    _floats,
+    _strings,
+    log_headers,
+    processors_of_headers,
+)
 from gridtrace.schema import trace_metadata
 
-__all__ = ["write_batsim"]
+__all__ = ["DEFAULT_MIN_DELAY_S", "write_batsim"]
 
 logger = logging.getLogger(__name__)
 
 _PROFILES = ("delay",)
+
+DEFAULT_MIN_DELAY_S = 0.5
+"""The delay of a job whose run time is 0 s: the most it can have run (SWF rounds to seconds)."""
+
+_RAISED = "delays raised to {min_delay:g} s (run time 0: Batsim needs a positive delay)"
+_NO_WALLTIME = "walltimes not positive, left out (no limit)"
+_SHORT_WALLTIME = "kept with a walltime below the run time (Batsim kills them at the walltime)"
 
 
 def _profile_name(delay: float) -> str:
@@ -61,26 +89,52 @@ def _unique_ids(ids: list[str]) -> list[str]:
     return out
 
 
-def _from_trace(trace: pa.Table, nb_res: int | None) -> tuple[list[str], F64, F64, F64, F64, int]:
+class _Selection:
+    """The jobs to write, with the reasons others were left out."""
+
+    def __init__(
+        self,
+        ids: list[str],
+        submit: F64,
+        run: F64,
+        res: F64,
+        walltime: F64,
+        nb_res: int,
+        left_out: dict[str, int],
+    ) -> None:
+        self.ids, self.submit, self.run, self.res, self.walltime = ids, submit, run, res, walltime
+        self.nb_res = nb_res
+        self.left_out = left_out
+
+
+def _from_trace(trace: pa.Table, nb_res: int | None) -> _Selection:
     if nb_res is None:
         try:
             nb_res = int(trace_metadata(trace)["cores"])
         except SchemaError as exc:
             msg = f"the trace has no metadata giving its cores P ({exc}); pass nb_res"
             raise ConfigError(msg) from None
-    ids = [str(v) for v in trace.column("job_id").to_pylist()]
-    return (
-        ids,
-        _floats(trace, "submit_s"),
-        _floats(trace, "run_s"),
-        _floats(trace, "cores"),
-        _floats(trace, "walltime_req_s"),
+    run = _floats(trace, "run_s")
+    res = _floats(trace, "cores")
+    keep = ~np.isnan(run) & (run >= 0) & (res > 0)
+    left_out = {
+        "with no run time": int((np.isnan(run) | (run < 0)).sum()),
+        "with no core count": int(((run >= 0) & ~(res > 0)).sum()),
+    }
+    rows = np.flatnonzero(keep)
+    ids = trace.column("job_id").to_pylist()
+    return _Selection(
+        [str(ids[i]) for i in rows],
+        _floats(trace, "submit_s")[rows],
+        run[rows],
+        res[rows],
+        _floats(trace, "walltime_req_s")[rows],
         nb_res,
+        left_out,
     )
 
 
-def _from_jobs(jobs: pa.Table, nb_res: int | None) -> tuple[list[str], F64, F64, F64, F64, int]:
-    n = jobs.num_rows
+def _from_jobs(jobs: pa.Table, nb_res: int | None) -> _Selection:
     submit = _floats(jobs, "submit_time")
     run = _floats(jobs, "run_s")
     run = np.where(np.isnan(run), _floats(jobs, "end_time") - _floats(jobs, "start_time"), run)
@@ -90,30 +144,37 @@ def _from_jobs(jobs: pa.Table, nb_res: int | None) -> tuple[list[str], F64, F64,
     never_ran = np.array([s in ("DELETED", "PENDING") for s in state], dtype=bool)
     ran = ~never_ran & ~np.isnan(run) & (run >= 0)
     placed = ran & ~np.isnan(submit) & (res > 0)
-    dropped = {
+    left_out = {
         "never ran or no run time": int((~ran).sum()),
-        "no submit time": int((ran & np.isnan(submit)).sum()),
-        "no core count": int((ran & ~np.isnan(submit) & ~(res > 0)).sum()),
+        "with no submit time": int((ran & np.isnan(submit)).sum()),
+        "with no core count": int((ran & ~np.isnan(submit) & ~(res > 0)).sum()),
     }
-    if n - int(placed.sum()):
-        logger.warning(
-            "Batsim workload: %d of %d jobs left out (%s)",
-            n - int(placed.sum()),
-            n,
-            ", ".join(f"{count} {why}" for why, count in dropped.items() if count),
-        )
     keep = np.flatnonzero(placed)
     raw = _strings(jobs, "job_id_raw")
     ids = [raw[i] or str(i + 1) for i in keep]
     res_kept = res[keep]
     if nb_res is None:
-        nb_res = int(res_kept.max()) if len(res_kept) else 1
-        logger.warning(
-            "Batsim workload: nb_res not given; using the largest job, %d cores (pass nb_res to "
-            "set the platform size)",
-            nb_res,
-        )
-    return ids, submit[keep], run[keep], res_kept, _floats(jobs, "walltime_req_s")[keep], nb_res
+        stored_format, headers = log_headers(jobs)
+        stated = processors_of_headers(headers) if stored_format in ("swf", "gwf") else None
+        if stated is not None:
+            nb_res = stated[0]
+            logger.info("Batsim workload: nb_res %d from the log's header (%s)", *stated)
+        else:
+            nb_res = int(res_kept.max()) if len(res_kept) else 1
+            logger.warning(
+                "Batsim workload: nb_res not given and no log header states it; using the "
+                "largest job, %d cores (pass nb_res to set the platform size)",
+                nb_res,
+            )
+    return _Selection(
+        ids,
+        submit[keep],
+        run[keep],
+        res_kept,
+        _floats(jobs, "walltime_req_s")[keep],
+        nb_res,
+        left_out,
+    )
 
 
 def write_batsim(
@@ -122,75 +183,91 @@ def write_batsim(
     *,
     nb_res: int | None = None,
     profile: str = "delay",
-) -> Path:
-    """Write a ``jobs`` or ``trace`` table as a Batsim workload JSON file of delay jobs.
+    min_delay: float = DEFAULT_MIN_DELAY_S,
+) -> ExportResult:
+    """Write a ``jobs`` or ``trace`` table as a Batsim workload JSON file of delay jobs, atomically.
 
-    From a ``trace`` table (``gridtrace.schema.TRACE``) every row is a job: ``id`` is
-    ``job_id``, ``res`` ``cores``, the delay ``run_s``. From a ``jobs`` table only the attempts
-    that ran are written: a known, non-negative ``run_s`` (or end − start), a submit time and a
-    core count (``cores_alloc``, else ``cores_req``), state not DELETED or PENDING; the others are
-    left out and counted in a logged warning. ``id`` is then ``job_id_raw``; a repeated id (several
-    attempts of one job) gets ``/1``, ``/2``, ... added. ``subtime`` is the submit time in
-    seconds after the first submit written, ``walltime`` the requested walltime where known (as
-    logged: Batsim kills a job whose delay exceeds it), and jobs are sorted by (subtime, row).
+    From a ``trace`` table (``gridtrace.schema.TRACE``) every row with a run time and a core
+    count is a job: ``id`` is ``job_id``, ``res`` ``cores``, the delay ``run_s``. From a
+    ``jobs`` table only the attempts that ran are written: a known, non-negative ``run_s`` (or
+    end − start), a submit time and a core count (``cores_alloc``, else ``cores_req``), state not
+    DELETED or PENDING. ``id`` is then ``job_id_raw``; a repeated id (several attempts of one
+    job) gets ``/1``, ``/2``, ... added. ``subtime`` is the submit time in seconds after the first
+    submit written, ``walltime`` the requested walltime where known and positive, and jobs are
+    sorted by (subtime, row). Every row left out and every value changed to satisfy Batsim is
+    counted in the result, by reason (see the module notes), and logged.
 
     Parameters
     ----------
     jobs_or_trace : pyarrow.Table
         A ``jobs`` table (has ``submit_time``) or a ``trace`` table (has ``submit_s``).
     path : str or path-like
-        The JSON file to write.
+        The JSON file to write, replaced in one step.
     nb_res : int, optional
         Machines of the platform. Defaults, for a trace, to the cores P of its metadata
-        (:func:`gridtrace.schema.trace_metadata`) and, for a jobs table, to the largest job
-        (with a logged warning).
+        (:func:`gridtrace.schema.trace_metadata`) and, for a jobs table, to the processors its
+        log's header states (``MaxProcs``, else ``MaxNodes``), else the largest job (with a
+        logged warning).
     profile : {"delay"}, default "delay"
         The profile type; only delay profiles (one per distinct run time) are written.
+    min_delay : float, default 0.5
+        The delay of a job whose run time is 0 (Batsim refuses a delay that is not positive).
 
     Returns
     -------
-    pathlib.Path
-        The file written.
+    ExportResult
+        The file (it stands for its path), the jobs written, the rows left out and the values
+        adjusted, by reason.
 
     Raises
     ------
     ConfigError
-        If the table is neither kind, ``nb_res`` is not positive or missing from a trace's
-        metadata, the profile type is not supported, or a job asks for more than ``nb_res``
-        resources (naming the first such job).
+        If the table is neither kind, ``nb_res`` or ``min_delay`` is not positive, ``nb_res`` is
+        missing from a trace's metadata, the profile type is not supported, or a job asks for
+        more than ``nb_res`` resources (naming the first such job).
     """
     if profile not in _PROFILES:
         msg = f"profile must be one of {', '.join(_PROFILES)}, not {profile!r}"
         raise ConfigError(msg)
+    if not min_delay > 0:
+        msg = f"min_delay must be positive (Batsim refuses a delay of 0), not {min_delay}"
+        raise ConfigError(msg)
     names = set(jobs_or_trace.column_names)
     if {"job_id", "submit_s", "run_s", "cores"} <= names:
-        ids, submit, run, res, walltime, nb_res = _from_trace(jobs_or_trace, nb_res)
+        chosen = _from_trace(jobs_or_trace, nb_res)
     elif "submit_time" in names:
-        ids, submit, run, res, walltime, nb_res = _from_jobs(jobs_or_trace, nb_res)
+        chosen = _from_jobs(jobs_or_trace, nb_res)
     else:
         msg = "write_batsim needs a jobs table (submit_time, ...) or a trace table (submit_s, ...)"
         raise ConfigError(msg)
-    if nb_res < 1:
-        msg = f"nb_res must be at least 1, not {nb_res}"
+    if chosen.nb_res < 1:
+        msg = f"nb_res must be at least 1, not {chosen.nb_res}"
         raise ConfigError(msg)
-    too_big = np.flatnonzero(res > nb_res)
+    res, submit, walltime = chosen.res, chosen.submit, chosen.walltime
+    too_big = np.flatnonzero(res > chosen.nb_res)
     if len(too_big):
         first = int(too_big[0])
         msg = (
-            f"job {ids[first]!r} asks for {int(res[first])} resources but the platform has "
-            f"nb_res={nb_res}; {len(too_big)} job(s) are too big (raise nb_res or drop them)"
+            f"job {chosen.ids[first]!r} asks for {int(res[first])} resources but the platform "
+            f"has nb_res={chosen.nb_res}; {len(too_big)} job(s) are too big (raise nb_res or "
+            "drop them)"
         )
         raise ConfigError(msg)
 
+    raised = chosen.run <= 0
+    delay = np.where(raised, float(min_delay), chosen.run)
+    no_walltime = ~np.isnan(walltime) & (walltime <= 0)
+    walltime = np.where(no_walltime, np.nan, walltime)
+    short = ~np.isnan(walltime) & (walltime < delay)
+
     order = np.lexsort((np.arange(len(submit)), submit))
     origin = float(submit[order[0]]) if len(order) else 0.0
-    ids = _unique_ids([ids[i] for i in order])
+    ids = _unique_ids([chosen.ids[i] for i in order])
     records: list[dict[str, Any]] = []
     profiles: dict[str, dict[str, Any]] = {}
     for job_id, i in zip(ids, order.tolist(), strict=True):
-        delay = float(run[i])
-        name = _profile_name(delay)
-        profiles.setdefault(name, {"type": "delay", "delay": delay})
+        name = _profile_name(float(delay[i]))
+        profiles.setdefault(name, {"type": "delay", "delay": float(delay[i])})
         job: dict[str, Any] = {
             "id": job_id,
             "subtime": float(submit[i]) - origin,
@@ -200,10 +277,25 @@ def write_batsim(
             job["walltime"] = float(walltime[i])
         job["profile"] = name
         records.append(job)
-    workload = {"nb_res": int(nb_res), "jobs": records, "profiles": profiles}
+    workload = {"nb_res": int(chosen.nb_res), "jobs": records, "profiles": profiles}
     target = Path(path)
-    with target.open("w", encoding="utf-8", newline="\n") as handle:
-        json.dump(workload, handle, indent=1)
-        handle.write("\n")
+    write_text(target, json.dumps(workload, indent=1) + "\n")
+    adjusted = {
+        _RAISED.format(min_delay=min_delay): int(raised.sum()),
+        _NO_WALLTIME: int(no_walltime.sum()),
+        _SHORT_WALLTIME: int(short.sum()),
+    }
+    result = ExportResult(
+        path=target,
+        format="batsim",
+        rows_in=jobs_or_trace.num_rows,
+        rows_written=len(records),
+        left_out={why: count for why, count in chosen.left_out.items() if count},
+        adjusted={what: count for what, count in adjusted.items() if count},
+    )
+    if result.rows_left_out:
+        logger.warning("Batsim workload: %s", result.describe())
+    elif result.adjusted:
+        logger.info("Batsim workload: %s", result.describe())
     logger.debug("wrote %d Batsim jobs, %d profiles to %s", len(records), len(profiles), target)
-    return target
+    return result

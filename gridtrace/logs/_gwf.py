@@ -8,53 +8,36 @@ OrigSiteID, LastRunSiteID, JobStructure, JobStructureParams, UsedNetwork, UsedLo
 UsedResources, ReqPlatform, ReqNetwork, ReqLocalDiskSpace, ReqResources, VOID, ProjectID.
 
 Reading is two steps, like every format of the registry: :func:`tokenize_gwf_file` turns one file
-into ``records`` (comment lines as record type ``H`` with ``attrs`` ``{key: value}`` or
-``{"text": ...}``, job lines as ``J`` with the 29 fields by their GWF names, values as written)
-and ``quarantine`` (blank lines, lines without exactly 29 fields, lines whose time, size or status
-fields, SubmitTime to Status, are not numbers); :func:`assemble_gwf` turns the records into
-``jobs``. The helpers are those of the SWF reader (:mod:`gridtrace.logs._swf`).
+into ``records`` (comment lines as record type ``H``, job lines as ``J`` with the 29 fields by
+their GWF names, values as written) and ``quarantine`` (blank lines, lines without exactly 29
+fields, lines whose time, size or status fields, SubmitTime to Status, are not numbers, fragments
+with NUL bytes); :func:`assemble_gwf` turns the records into ``jobs``. The tokeniser, the header
+rules and the damaged-bytes rules are those of the SWF reader (:mod:`gridtrace.logs._swf`): the
+comment lines before the first job line are the header (``# Key: value``, continuation lines,
+free text), stored in ``info["gwf_header"]`` and in the ``jobs`` table's schema metadata.
 
 Mapping (§8): ``submit_time`` = SubmitTime (absolute Unix time), ``start_time`` = submit +
 WaitTime, ``end_time`` = start + RunTime; ``wait_s`` WaitTime, ``run_s`` = ``walltime_used_s``
 RunTime, ``walltime_req_s`` ReqTime, ``cores_alloc`` NProcs, ``cores_req`` ReqNProcs,
 ``cpu_time_s`` = AverageCPUTimeUsed × NProcs, ``mem_used_bytes`` = UsedMemory × NProcs × 1024 and
-``mem_req_bytes`` = ReqMemory × ReqNProcs × 1024 (NProcs when ReqNProcs is unknown): memory is KB
-per processor as in SWF. ``user``, ``group``, ``queue``, ``vo`` and ``account`` are UserID,
-GroupID, QueueID, VOID and ProjectID as written, ``partition`` is PartitionID (IDs are strings;
-grid logs use names).
-``job_id_raw`` is JobID, ``job_seq`` JobID when it is an integer. −1 means unknown (null) in every
-field.
+``mem_req_bytes`` = ReqMemory × ReqNProcs × 1024 (NProcs when ReqNProcs is unknown, flagged):
+memory is KB per processor as in SWF. ``user``, ``group``, ``queue``, ``vo`` and ``account`` are
+UserID, GroupID, QueueID, VOID and ProjectID as written, ``partition`` is PartitionID (IDs are
+strings; grid logs use names). ``job_id_raw`` is JobID, ``job_seq`` JobID when it is an integer.
+−1 means unknown (null) in every field.
 
 The ``site`` column is the caller's site (the file name by default), never OrigSiteID: the site
 is part of ``job_key`` and names the log for every format. OrigSiteID, LastRunSiteID, the
 job structure and the network, disk and platform fields stay in the ``records``
 attrs; the distinct OrigSiteIDs are listed in ``info["gwf_orig_sites"]``.
 
-States from Status as in SWF: 1 COMPLETED, 0 FAILED, 5 CANCELLED, −1 UNKNOWN. A job that never
-ran is DELETED, with no start or end time: WaitTime = RunTime = −1 (the GWA marks so jobs
-cancelled before resources were allocated), or Status 5 with RunTime −1. Any other status is
-UNKNOWN with flag ``STATUS_NONSTANDARD``, the value kept in ``exit_code``.
+States from Status as in SWF: 1 COMPLETED, 0 FAILED, 5 CANCELLED, −1 UNKNOWN, and a file whose
+status field holds exit codes is recognised and read as such (the SWF reader's rule). A job that
+never ran is DELETED, with no start or end time, flag ``NEVER_RAN``: WaitTime = RunTime = −1 (the
+GWA marks so jobs cancelled before resources were allocated), or Status 5 with RunTime −1. Any
+other status is UNKNOWN with flag ``STATUS_NONSTANDARD``, the value kept in ``exit_code``.
 
-Flags (``jobs.flags``)
-----------------------
-``NEGATIVE_WAIT``
-    WaitTime is negative (an advance reservation started before the submission, as in the
-    Grid'5000 OAR logs); it is kept, and the start lies before the submit time.
-``UNSORTED``
-    The job's submit time is earlier than that of a line before it; rows are sorted by submit
-    time (then line). ``info["gwf_unsorted_rows"]`` counts them.
-``SUBMIT_UNKNOWN``
-    SubmitTime is −1: no submit, start or end time; the row is sorted last.
-``STATUS_NONSTANDARD``
-    Status is not one of −1, 0, 1, 5; state UNKNOWN, the status kept in ``exit_code``.
-``ROUNDED``
-    A field stored as integer seconds, cores or bytes had a fraction and was rounded.
-``OUT_OF_RANGE``
-    A field (or a size derived from it, such as memory × processors) is beyond what its column
-    holds exactly (2^53 seconds or bytes, 2^31 − 1 cores); that value is null.
-
-Flag on ``records``: ``NON_UTF8`` (a comment line that is not UTF-8; decoded with replacement,
-the original bytes kept in ``raw``).
+Every flag, with its meaning, is in :data:`FLAGS`.
 """
 
 from __future__ import annotations
@@ -68,6 +51,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from gridtrace._atomic import write_text
+from gridtrace.errors import ConfigError
 from gridtrace.logs._base import (
     ErrorPolicy,
     FileParse,
@@ -76,25 +61,43 @@ from gridtrace.logs._base import (
     check_error_policy,
     tokenize_guarded,
 )
-from gridtrace.logs._columnar import as_text, offsets_of, records_table, repeat_string, split_lines
+from gridtrace.logs._columnar import repeat_string, split_lines
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
 from gridtrace.logs._swf import (
     _NUMBER,
-    _STATES,
+    _STATE_NAMES,
+    _TEXT,
     Arr,
-    Bool,
+    ExportResult,
+    StatusMode,
     _archive_fields,
     _checked_header,
+    _cut_line,
+    _duplicate_rows,
+    _flag_duplicates,
+    _flag_lists,
+    _flag_mask,
     _floats,
-    _format_column,
+    _format_decimals,
+    _format_integers,
+    _header_lines,
     _header_of,
+    _insert_after,
     _int_column,
+    _job_rows,
+    _LineFormat,
     _Marks,
-    _numeric_tokens,
     _pa,
     _pc,
-    _split_header_line,
+    _read_status,
+    _source_header,
     _strings,
+    _tokenize_lines,
+    _whole_array,
+    with_log_headers,
+)
+from gridtrace.logs._swf import (
+    FLAGS as SWF_FLAGS,
 )
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
@@ -108,7 +111,21 @@ __all__ = [
     "write_gwf",
 ]
 
-FLAGS: Mapping[str, str] = {}
+FLAGS: Mapping[str, str] = {
+    "NEGATIVE_WAIT": (
+        "WaitTime is negative (an advance reservation started before the submission, as in the "
+        "Grid'5000 OAR logs): it is kept, and the start lies before the submit time"
+    ),
+    **{
+        flag: meaning.replace("info['swf_unsorted_rows']", "info['gwf_unsorted_rows']")
+        for flag, meaning in SWF_FLAGS.items()
+        if flag not in ("TIME_RELATIVE", "PARTIAL_EXECUTION")
+    },
+    "SUBMIT_UNKNOWN": "SubmitTime is -1: no submit, start or end time; the row is sorted last",
+    "MEM_REQ_FROM_ALLOC": (
+        "ReqNProcs is unknown: mem_req_bytes is ReqMemory (per processor) times NProcs"
+    ),
+}
 """Every flag this reader sets on a row, with what it means (see ``flag_meanings``)."""
 
 logger = logging.getLogger(__name__)
@@ -152,7 +169,14 @@ _COL = {name: i for i, name in enumerate(GWF_FIELDS)}
 _NUMERIC = np.zeros(_N, dtype=bool)
 _NUMERIC[_COL["SubmitTime"] : _COL["Status"] + 1] = True
 _COMMENT = ("#", ";")
-_GWF_KEYS = frozenset({"Version", "MaxJobs", "MaxRecords", "MaxProcs", "MaxNodes", "GWFVersion"})
+_GWF_LINES = _LineFormat(
+    name="gwf",
+    fields=GWF_FIELDS,
+    numeric=_NUMERIC,
+    markers=_COMMENT,
+    count_reason="expected {n} fields, found {found}",
+    token_reason="non-numeric time, size or status field in a job line",
+)
 
 
 # --------------------------------------------------------------------------- tokeniser
@@ -205,100 +229,16 @@ def tokenize_gwf_file(path: StrPath, *, site: str) -> FileParse:
         line order; ``lines_read`` = records + quarantined.
     """
     src_file = str(path)
-    raw_lines = split_lines(read_log_bytes(path))
+    data = read_log_bytes(path)
+    raw_lines = split_lines(data)
     n_lines = len(raw_lines)
-    binary = _pa.array(raw_lines, pa.binary())
-    text, non_utf8 = as_text(binary)
-    stripped = _pc.utf8_trim_whitespace(text)
-    line_no = np.arange(1, n_lines + 1, dtype=np.int64)
-
-    is_comment = np.zeros(n_lines, dtype=bool)
-    for mark in _COMMENT:
-        is_comment |= np.asarray(_pc.starts_with(stripped, mark).to_numpy(zero_copy_only=False))
-    is_blank = np.asarray(_pc.equal(_pc.utf8_length(stripped), 0).to_numpy(zero_copy_only=False))
-    other = ~is_comment & ~is_blank
-
-    # job candidates: 29 tokens, the time, size and status tokens numbers
-    candidates = np.flatnonzero(other)
-    tokens_list = _pc.utf8_split_whitespace(stripped.take(_pa.array(candidates)))
-    counts = np.asarray(_pc.list_value_length(tokens_list).to_numpy(zero_copy_only=False))
-    flat = _pc.list_flatten(tokens_list)
-    row_of_token = np.repeat(np.arange(len(candidates)), counts)
-    position = np.arange(len(flat)) - np.repeat(offsets_of(counts)[:-1], counts)
-    checked = (np.repeat(counts, counts) == _N) & _NUMERIC[np.minimum(position, _N - 1)]
-    bad = np.zeros(len(flat), dtype=bool)
-    if checked.any():
-        bad[checked] = ~_numeric_tokens(flat.filter(_pa.array(checked)))
-    bad_tokens = np.bincount(row_of_token, weights=bad, minlength=len(candidates))
-    good = (counts == _N) & (bad_tokens == 0)
-
-    reasons: dict[int, str] = {}
-    for i in np.flatnonzero(is_blank):
-        reasons[int(i)] = "blank line"
-    for j in np.flatnonzero(~good):
-        if counts[j] != _N:
-            reasons[int(candidates[j])] = f"expected {_N} fields, found {int(counts[j])}"
-        else:
-            reasons[int(candidates[j])] = "non-numeric time, size or status field in a job line"
-
-    job_rows = candidates[good]
-    keep_tokens = np.repeat(good, counts)
-    job_tokens = flat.filter(_pa.array(keep_tokens)) if len(flat) else _pa.array([], pa.string())
-    n_jobs = len(job_rows)
-    attrs_jobs = _pa.MapArray.from_arrays(
-        _pa.array(np.arange(0, (n_jobs + 1) * _N, _N, dtype=np.int32)),
-        _pa.array(GWF_FIELDS, pa.string()).take(_pa.array(np.tile(np.arange(_N), n_jobs))),
-        job_tokens,
-    )
-    job_ids = job_tokens.take(_pa.array(np.arange(0, n_jobs * _N, _N, dtype=np.int64)))
-    jobs_part = records_table(
-        source_format="gwf",
+    records, quarantine = _tokenize_lines(
+        raw_lines,
+        np.arange(1, n_lines + 1, dtype=np.int64),
         site=site,
         src_file=src_file,
-        lines=line_no[job_rows],
-        record_type="J",
-        job_id_raw=job_ids,
-        attrs=attrs_jobs,
-        flags=pa.nulls(n_jobs, pa.list_(pa.string())),
-        raw=pa.nulls(n_jobs, pa.binary()),
-    )
-
-    comment_rows = np.flatnonzero(is_comment)
-    comment_text = stripped.take(_pa.array(comment_rows)).to_pylist()
-    header_attrs: list[list[tuple[str, str]]] = []
-    for line in comment_text:
-        key, value = _split_header_line(line[1:])
-        header_attrs.append([("text", value)] if key is None else [(key, value)])
-    comment_bad = non_utf8[comment_rows]
-    header_part = records_table(
-        source_format="gwf",
-        site=site,
-        src_file=src_file,
-        lines=line_no[comment_rows],
-        record_type="H",
-        job_id_raw=pa.nulls(len(comment_rows), pa.string()),
-        attrs=_pa.array(header_attrs, pa.map_(pa.string(), pa.string())),
-        flags=_pa.array([["NON_UTF8"] if b else None for b in comment_bad], pa.list_(pa.string())),
-        raw=_pa.array(
-            [raw_lines[i] if b else None for i, b in zip(comment_rows, comment_bad, strict=True)],
-            pa.binary(),
-        ),
-    )
-    records = pa.concat_tables([header_part, jobs_part])
-    if len(comment_rows) and len(job_rows) and comment_rows[-1] > job_rows[0]:
-        records = records.take(_pc.sort_indices(records, [("src_line", "ascending")]))
-
-    bad_rows = sorted(reasons)
-    quarantine = pa.Table.from_arrays(
-        [
-            _pa.array([site] * len(bad_rows), pa.string()),
-            _pa.array(["gwf"] * len(bad_rows), pa.string()),
-            _pa.array([src_file] * len(bad_rows), pa.string()),
-            _pa.array([i + 1 for i in bad_rows], pa.int64()),
-            _pa.array([reasons[i] for i in bad_rows], pa.string()),
-            _pa.array([raw_lines[i] for i in bad_rows], pa.binary()),
-        ],
-        schema=QUARANTINE,
+        fmt=_GWF_LINES,
+        cut_line=_cut_line(data, n_lines),
     )
     logger.debug("%s: %d lines, %d quarantined", src_file, n_lines, quarantine.num_rows)
     return FileParse(src_file=src_file, records=records, quarantine=quarantine, lines_read=n_lines)
@@ -309,8 +249,11 @@ def tokenize_gwf_file(path: StrPath, *, site: str) -> FileParse:
 
 def _tokens_of(jobs: pa.Table) -> Arr:
     """Every job record's 29 tokens, flat in field order (row-major)."""
-    attrs: Arr = jobs.column("attrs").combine_chunks()
-    return attrs.items if len(attrs) else _pa.array([], pa.string())
+    attrs: Arr = _whole_array(jobs.column("attrs"))
+    if not len(attrs):
+        return _pa.array([], pa.string())
+    offsets = np.asarray(attrs.offsets)
+    return attrs.items.slice(int(offsets[0]), int(offsets[-1] - offsets[0]))
 
 
 def _column(tokens: Arr, n: int, name: str) -> Arr:
@@ -323,8 +266,19 @@ def _text(tokens: Arr, n: int, name: str) -> Arr:
     return _pc.if_else(_pc.equal(values, "-1"), None, values)
 
 
-def _jobs_of_file(records: pa.Table, site: str, src_file: str) -> tuple[pa.Table, int, list[str]]:
-    job_records = records.filter(_pc.equal(records.column("record_type"), "J"))
+def _row_values(f: np.ndarray[Any, Any], tokens: Arr, n: int) -> np.ndarray[Any, Any]:
+    """Every field of each row as a float (names by their dictionary code), for comparing rows."""
+    values = f.copy()
+    for k in np.flatnonzero(~_NUMERIC):
+        encoded: Any = _pc.dictionary_encode(_column(tokens, n, GWF_FIELDS[k]))
+        values[:, k] = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), np.float64)
+    return values
+
+
+def _jobs_of_file(
+    records: pa.Table, site: str, src_file: str, mode: StatusMode
+) -> tuple[pa.Table, int, list[str], np.ndarray[Any, Any], bool]:
+    job_records, positions = _job_rows(records)
     n = job_records.num_rows
     tokens = _tokens_of(job_records)
     f = np.full((n, _N), np.nan)
@@ -332,7 +286,21 @@ def _jobs_of_file(records: pa.Table, site: str, src_file: str) -> tuple[pa.Table
         values = _column(tokens, n, GWF_FIELDS[k]).cast(pa.float64())
         f[:, k] = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float64)
     f = np.where(f == -1, np.nan, f)
+    duplicate = _duplicate_rows(_row_values(f, tokens, n)) if n > 1 else np.zeros(n, bool)
+    if duplicate.any():
+        logger.warning(
+            "%s: %d job lines repeat an earlier line field for field; one job each, the "
+            "repeats flagged DUPLICATE in records",
+            src_file,
+            int(duplicate.sum()),
+        )
+        keep = ~duplicate
+        f = f[keep]
+        job_records = job_records.filter(_pa.array(keep))
+        tokens = _tokens_of(job_records)
+        n = job_records.num_rows
     src_line = np.asarray(job_records.column("src_line").to_numpy(), dtype=np.int64)
+    nul_stripped = _flag_mask(job_records.column("flags"), "NUL_STRIPPED")
 
     submit = f[:, _COL["SubmitTime"]]
     no_submit = np.isnan(submit)
@@ -340,28 +308,36 @@ def _jobs_of_file(records: pa.Table, site: str, src_file: str) -> tuple[pa.Table
     late = np.zeros(n, dtype=bool)
     late[1:] = ~no_submit[1:] & (submit[1:] < running_max[:-1])
     order = np.lexsort((src_line, np.where(no_submit, np.inf, submit)))
-    f, submit, no_submit, late, src_line = (
+    f, submit, no_submit, late, src_line, nul_stripped = (
         f[order],
         submit[order],
         no_submit[order],
         late[order],
         src_line[order],
+        nul_stripped[order],
     )
     take = _pa.array(order)
-    job_id_raw = job_records.column("job_id_raw").combine_chunks().take(take)
+    job_id_raw = _whole_array(job_records.column("job_id_raw")).take(take)
 
     def text(name: str) -> Arr:
         return _text(tokens, n, name).take(take)
 
     wait = f[:, _COL["WaitTime"]]
     run = f[:, _COL["RunTime"]]
-    status = f[:, _COL["Status"]]
-    never_ran = (np.isnan(wait) & np.isnan(run)) | ((status == 5) & np.isnan(run))
+    marks = _Marks(n)
+    status = _read_status(
+        f[:, _COL["Status"]],
+        run_unknown=np.isnan(run),
+        never_ran=np.isnan(wait) & np.isnan(run),
+        partial=False,
+        mode=mode,
+        src_file=src_file,
+        marks=marks,
+    )
     negative_wait = wait < 0
-    start = np.where(never_ran, np.nan, submit + wait)
+    start = np.where(status.never_ran, np.nan, submit + wait)
     end = start + run
 
-    marks = _Marks(n)
     wait_s = _int_column(wait, marks)
     run_s = _int_column(run, marks)
     walltime_req_s = _int_column(f[:, _COL["ReqTime"]], marks)
@@ -372,50 +348,33 @@ def _jobs_of_file(records: pa.Table, site: str, src_file: str) -> tuple[pa.Table
     alloc = _int_column(procs, marks, bits=32)
     req = _int_column(f[:, _COL["ReqNProcs"]], marks, bits=32)
     usable = np.where(procs > 0, procs, np.nan)
-    req_procs = np.where(np.isnan(f[:, _COL["ReqNProcs"]]), usable, f[:, _COL["ReqNProcs"]])
+    req_unknown = np.isnan(f[:, _COL["ReqNProcs"]])
+    req_procs = np.where(req_unknown, usable, f[:, _COL["ReqNProcs"]])
     req_procs = np.where(req_procs > 0, req_procs, np.nan)
+    mem_from_alloc = req_unknown & ~np.isnan(f[:, _COL["ReqMemory"]]) & ~np.isnan(usable)
     mem_used = _int_column(f[:, _COL["UsedMemory"]] * usable * 1024, marks)
     mem_req = _int_column(f[:, _COL["ReqMemory"]] * req_procs * 1024, marks)
     cpu = f[:, _COL["AverageCPUTimeUsed"]] * usable
 
-    state = np.full(n, "UNKNOWN", dtype=object)
-    for code, name in _STATES.items():
-        state[status == code] = name
-    state[never_ran] = "DELETED"
-    nonstandard = ~np.isnan(status) & ~np.isin(status, [-1.0, 0.0, 1.0, 5.0])
-    exit_code = _pa.array(
-        np.where(nonstandard, status, 0).astype(np.int32), pa.int32(), mask=~nonstandard
-    )
-    if nonstandard.any():
-        logger.warning(
-            "%s: %d jobs have a status other than -1, 0, 1, 5; state UNKNOWN, flag "
-            "STATUS_NONSTANDARD",
-            src_file,
-            int(nonstandard.sum()),
-        )
     if negative_wait.any():
         logger.info(
             "%s: %d jobs have a negative wait (reservations); kept, flag NEGATIVE_WAIT",
             src_file,
             int(negative_wait.sum()),
         )
-
-    flag_names: list[tuple[str, Bool]] = [
-        ("NEGATIVE_WAIT", negative_wait),
-        ("UNSORTED", late),
-        ("SUBMIT_UNKNOWN", no_submit),
-        ("STATUS_NONSTANDARD", nonstandard),
-        ("ROUNDED", marks.rounded),
-        ("OUT_OF_RANGE", marks.out_of_range),
-    ]
-    flags: list[list[str] | None] = [None] * n
-    for name, mask in flag_names:
-        for i in np.flatnonzero(mask):
-            row = flags[i]
-            if row is None:
-                flags[i] = [name]
-            else:
-                row.append(name)
+    flags = _flag_lists(
+        [
+            ("NEGATIVE_WAIT", negative_wait),
+            ("UNSORTED", late),
+            ("SUBMIT_UNKNOWN", no_submit),
+            *status.flags,
+            ("MEM_REQ_FROM_ALLOC", mem_from_alloc),
+            ("ROUNDED", marks.rounded),
+            ("OUT_OF_RANGE", marks.out_of_range),
+            ("NUL_STRIPPED", nul_stripped),
+        ],
+        n,
+    )
 
     # job_seq: JobID when it is an integer
     seq_text = _pc.if_else(
@@ -452,49 +411,74 @@ def _jobs_of_file(records: pa.Table, site: str, src_file: str) -> tuple[pa.Table
         "cores_alloc": alloc.cast(pa.int32()),
         "mem_req_bytes": mem_req,
         "mem_used_bytes": mem_used,
-        "exit_code": exit_code,
-        "state": _pa.array(state, pa.string()),
+        "exit_code": status.exit_code,
+        "state": _pa.array(_STATE_NAMES, pa.string()).take(_pa.array(status.state)),
         "src_file": repeat_string(src_file, n),
         "src_line": _pa.array(src_line, pa.int64()),
-        "flags": _pa.array(flags, pa.list_(pa.string())),
+        "flags": flags,
     }
     table = pa.Table.from_arrays(
         [columns[fld.name] if fld.name in columns else pa.nulls(n, fld.type) for fld in JOBS],
         schema=JOBS,
     )
     sites = _text(tokens, n, "OrigSiteID").drop_null().unique().to_pylist()
-    return table, int(late.sum()), [str(s) for s in sites]
+    return (
+        table,
+        int(late.sum()),
+        [str(s) for s in sites],
+        positions[duplicate],
+        status.as_exit_codes,
+    )
 
 
-def assemble_gwf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseResult:
+def assemble_gwf(
+    parts: Sequence[FileParse], *, tz: str | None = None, status: StatusMode = "auto"
+) -> ParseResult:
     """Assemble tokenised GWF files, given in reading order, into a :class:`ParseResult`.
 
     Each file is assembled on its own; the jobs of all files are concatenated in file order.
-    ``tz`` is accepted for the registry and ignored: GWF times are Unix epochs.
+    ``tz`` is accepted for the registry and ignored: GWF times are Unix epochs. ``status`` is
+    read as by :func:`gridtrace.logs._swf.assemble_swf`.
 
     Returns
     -------
     ParseResult
         ``info["gwf_header"]`` holds the first file's comment metadata (as
         :func:`gridtrace.logs._swf.parse_swf_header` reads it), ``info["gwf_headers"]`` every
-        file's by name, ``info["gwf_unsorted_rows"]`` the count of rows flagged ``UNSORTED`` and
-        ``info["gwf_orig_sites"]`` the distinct OrigSiteIDs, sorted.
+        file's by name, ``info["gwf_unsorted_rows"]`` the count of rows flagged ``UNSORTED``,
+        ``info["gwf_duplicate_lines"]`` the job lines flagged ``DUPLICATE``,
+        ``info["gwf_exit_code_files"]`` the files whose status was read as exit codes and
+        ``info["gwf_orig_sites"]`` the distinct OrigSiteIDs, sorted. The jobs table carries the
+        headers in its schema metadata.
     """
     del tz
+    if status not in ("auto", "swf", "exit_code"):
+        msg = f"status must be 'auto', 'swf' or 'exit_code', not {status!r}"
+        raise ConfigError(msg)
     tables: list[pa.Table] = []
+    all_records: list[pa.Table] = []
     headers: dict[str, dict[str, Any]] = {}
     unsorted = 0
+    duplicates = 0
+    exit_files: list[str] = []
     sites: set[str] = set()
     for part in parts:
         records = part.records
         site = str(records.column("site")[0].as_py()) if records.num_rows else "site"
-        jobs, late, file_sites = _jobs_of_file(records, site, part.src_file)
+        jobs, late, file_sites, repeated, as_exit = _jobs_of_file(
+            records, site, part.src_file, status
+        )
         tables.append(jobs)
+        all_records.append(_flag_duplicates(records, repeated))
         headers[part.src_file] = _header_of(records)
         unsorted += late
+        duplicates += len(repeated)
+        if as_exit:
+            exit_files.append(part.src_file)
         sites.update(file_sites)
     jobs = pa.concat_tables(tables) if tables else JOBS.empty_table()
-    records = pa.concat_tables([p.records for p in parts]) if parts else RECORDS.empty_table()
+    jobs = with_log_headers(jobs, "gwf", list(headers.values()))
+    records = pa.concat_tables(all_records) if parts else RECORDS.empty_table()
     quarantine = (
         pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
     )
@@ -510,6 +494,8 @@ def assemble_gwf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
             "gwf_header": next(iter(headers.values()), {}),
             "gwf_headers": headers,
             "gwf_unsorted_rows": unsorted,
+            "gwf_duplicate_lines": duplicates,
+            "gwf_exit_code_files": exit_files,
             "gwf_orig_sites": sorted(sites),
         },
     )
@@ -520,6 +506,7 @@ def read_gwf(
     *,
     site: str | None = None,
     errors: ErrorPolicy = "warn",
+    status: StatusMode = "auto",
 ) -> ParseResult:
     """Read GWF (Grid Workloads Archive) text files into ``records``, ``jobs`` and quarantine.
 
@@ -532,6 +519,8 @@ def read_gwf(
         the OrigSiteID column, which stays in the records; see the module notes).
     errors : {"raise", "warn", "skip"}, default "warn"
         What to do with unreadable lines; they are quarantined and counted in every case.
+    status : {"auto", "swf", "exit_code"}, default "auto"
+        How the Status field is read (see :func:`gridtrace.logs.read_swf`).
 
     Returns
     -------
@@ -557,7 +546,7 @@ def read_gwf(
         )
         for f in files
     ]
-    return assemble_gwf(parts)
+    return assemble_gwf(parts, status=status)
 
 
 # --------------------------------------------------------------------------- writer
@@ -582,42 +571,58 @@ def _id_column(values: Sequence[str | None], name: str) -> Arr:
     return _pa.array(out, pa.string())
 
 
-def write_gwf(jobs: pa.Table, path: StrPath, *, header: Mapping[str, Any] | None = None) -> Path:
-    """Write a ``jobs`` table as a GWF text file.
+def write_gwf(
+    jobs: pa.Table,
+    path: StrPath,
+    *,
+    header: Mapping[str, Any] | None = None,
+    max_procs: int | None = None,
+) -> ExportResult:
+    """Write a ``jobs`` table as a GWF text file, atomically.
 
     Jobs are written sorted by submit time (unknown last), SubmitTime as absolute Unix time;
-    unknown values are −1 and integral values are written as integers. JobID is ``job_id_raw``
-    (``job_seq``, else the row number, when it is missing). ``cpu_time_s``, ``mem_used_bytes`` and
-    ``mem_req_bytes`` are divided back into per-processor values. User, group, queue, VO and
+    unknown values are −1. The time, size and status fields are integers (fractions, which
+    arise when memory in bytes is divided back into KB per processor, are rounded half to even
+    and counted in the result), AverageCPUTimeUsed may be a decimal. JobID is ``job_id_raw``
+    (``job_seq``, else the row number, when it is missing). ``cpu_time_s``, ``mem_used_bytes``
+    and ``mem_req_bytes`` are divided back into per-processor values. User, group, queue, VO and
     project are written as names (whitespace replaced by ``_``, with a logged warning). States map
-    to Status as in :func:`gridtrace.logs.write_swf`: DELETED and CANCELLED are 5 (DELETED with
-    RunTime −1), COMPLETED 1, FAILED, TIMEOUT, NODE_FAIL and REQUEUED 0; UNKNOWN writes the
-    ``exit_code`` of rows flagged ``STATUS_NONSTANDARD``, else −1. OrigSiteID is the ``site``
-    column; the other grid-only fields (last-run site, structure, network, disk, platform) are
-    written as −1.
+    to Status as in :func:`gridtrace.logs.write_swf`. OrigSiteID is the ``site`` column; the
+    other grid-only fields (last-run site, structure, network, disk, platform) are written as −1.
+
+    The log's own header (stored in the table's metadata by :func:`read_gwf`, or given as
+    ``header``) is written back as it was read, so that read → write → read gives the same
+    header; another header, or none, is written with a line saying gridtrace wrote the file and
+    the column names.
 
     Parameters
     ----------
     jobs : pyarrow.Table
         A ``jobs`` table (columns it lacks are written as unknown).
     path : str or path-like
-        The file to write (plain text).
+        The file to write (plain text), replaced in one step.
     header : mapping, optional
-        Comment entries written as ``# Key: value`` lines before the column-name line (a list
-        value gives one line per item, ``"_text"`` items are free comment lines); the
-        ``info["gwf_header"]`` of :func:`read_gwf` can be passed back as it is.
+        Comment entries written as ``# Key: value`` lines before the jobs (a list value gives
+        one line per item, ``"_text"`` items are free comment lines); by default the table's
+        own.
+    max_procs : int, optional
+        The machine's processors, written as ``MaxProcs``.
 
     Returns
     -------
-    pathlib.Path
-        The file written.
+    ExportResult
+        The file, the rows written (all of them) and the values rounded, by field.
 
     Raises
     ------
     ConfigError
-        If a header key is not a single word.
+        If a header key is not a single word or ``max_procs`` is not positive.
     """
-    given = _checked_header(header, "GWF")
+    given, carried = _source_header(jobs, header, "gwf")
+    given = _checked_header(given, "GWF")
+    if max_procs is not None and max_procs < 1:
+        msg = f"max_procs must be at least 1, not {max_procs}"
+        raise ConfigError(msg)
     n = jobs.num_rows
     a = _archive_fields(jobs)
     jobs = a.jobs
@@ -650,26 +655,45 @@ def write_gwf(jobs: pa.Table, path: StrPath, *, header: Mapping[str, Any] | None
         "VOID": _id_column(_strings(jobs, "vo"), "vo"),
         "ProjectID": _id_column(_strings(jobs, "account"), "account"),
     }
-    columns = [
-        texts[name] if name in texts else _format_column(numbers[:, k])
-        for k, name in enumerate(GWF_FIELDS)
-    ]
+    columns: list[Arr] = []
+    adjusted: dict[str, int] = {}
+    for k, name in enumerate(GWF_FIELDS):
+        if name in texts:
+            columns.append(texts[name])
+        elif name == "AverageCPUTimeUsed":
+            columns.append(_format_decimals(numbers[:, k]))
+        else:
+            text, rounded = _format_integers(numbers[:, k])
+            columns.append(text)
+            if rounded:
+                unit = " KB per processor" if name in ("UsedMemory", "ReqMemory") else " numbers"
+                adjusted[f"{name} values rounded to whole{unit}"] = rounded
     body = _pc.binary_join_element_wise(*columns, " ") if n else _pa.array([], pa.string())
 
     columns_line = " ".join(GWF_FIELDS)
-    lines: list[str] = []
-    for key, value in given.items():
-        values = value if isinstance(value, list | tuple) else [value]
-        for item in values:
-            if key == "_text" and item in (_WRITTEN_BY, columns_line):
-                continue  # a header read back from a file this function wrote
-            lines.append(f"# {item}" if key == "_text" else f"# {key}: {item}".rstrip())
-    lines.append(f"# {_WRITTEN_BY}")
-    lines.append(f"# {columns_line}")
+    out = dict(given)
+    if not carried:  # free text last: the given lines, then gridtrace's and the column names
+        free = out.pop(_TEXT, [])
+        free = [free] if isinstance(free, str) else list(free)
+        out[_TEXT] = [t for t in free if t not in (_WRITTEN_BY, columns_line)]
+        out[_TEXT] += [_WRITTEN_BY, columns_line]
+    if max_procs is not None:
+        _insert_after(out, "MaxProcs", int(max_procs), ("MaxNodes",))
+    if adjusted:
+        old = out.get("Note", [])
+        notes = [*(old if isinstance(old, list | tuple) else [old])]
+        notes.append(
+            "rounded to integers: " + ", ".join(f"{c} {what}" for what, c in adjusted.items())
+        )
+        out["Note"] = notes[0] if len(notes) == 1 else notes
+    lines = _header_lines(out, marker="#", width=0)
+    text = "\n".join(lines) + "\n" if lines else ""
+    if n:
+        text += "\n".join(body.to_pylist()) + "\n"
     target = Path(path)
-    with target.open("w", encoding="utf-8", newline="\n") as handle:
-        handle.write("\n".join(lines) + "\n")
-        if n:
-            handle.write("\n".join(body.to_pylist()) + "\n")
+    write_text(target, text)
+    result = ExportResult(path=target, format="gwf", rows_in=n, rows_written=n, adjusted=adjusted)
+    if adjusted:
+        logger.info("%s", result.describe())
     logger.debug("wrote %d jobs to %s", n, target)
-    return target
+    return result

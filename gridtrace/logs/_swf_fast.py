@@ -331,6 +331,8 @@ class Scan(NamedTuple):
         Per line: whether it is a clean job line.
     starts, ends : numpy.ndarray
         Per line: its first byte and its end (the ``\\n`` left out), as offsets in the file.
+    crlf : numpy.ndarray
+        Per line: whether it ends in a CR (a CR LF line end, or a CR at the end of the file).
     values : pyarrow.StringArray
         The 18 tokens of every clean line, in order.
     ids : pyarrow.StringArray
@@ -341,6 +343,7 @@ class Scan(NamedTuple):
     fast: Bools
     starts: I64
     ends: I64
+    crlf: Bools
     values: Any
     ids: Any
 
@@ -404,12 +407,15 @@ def scan_swf(data: bytes) -> list[Scan]:
         )
         values_off = values_off[: clean * FIELDS + 1]
         ids_off = ids_off[: clean + 1]
+        starts, ends = starts[:lines], ends[:lines]
+        last = buf[np.maximum(ends - 1, 0)] if lines else np.zeros(0, dtype=np.uint8)
         scans.append(
             Scan(
                 lines=lines,
                 fast=fast[:lines],
-                starts=starts[:lines],
-                ends=ends[:lines],
+                starts=starts,
+                ends=ends,
+                crlf=(ends > starts) & (last == _CR),
                 # the data stays in its buffer unless that is mostly slack
                 values=string_array(values_off, _trimmed(values, int(values_off[-1]))),
                 ids=string_array(ids_off, ids[: ids_off[-1]].copy()),

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gridtrace.errors import ConfigError
+from gridtrace.logs._swf import log_headers, processors_of_headers
 from gridtrace.schema import conform, with_trace_metadata
 
 __all__ = ["DEFAULT_TAU_S", "build_trace", "estimate_cores", "execution_slots", "has_flag"]
@@ -131,8 +132,12 @@ def build_trace(
     tau_s : float, default 900
         Jobs with ``run_s <= tau_s`` are interactive.
     cores : int, optional
-        The site's cores P; estimated from the execution slots when omitted (see
-        :func:`estimate_cores`).
+        The site's cores P. When omitted: the processors the log's header states, for a jobs
+        table read from SWF or GWF (``MaxProcs``, else ``MaxNodes`` counting one processor per
+        node, see :func:`gridtrace.logs._swf.processors_of_headers`; raised to the largest job
+        if one is bigger, with a warning), else estimated from the execution slots (see
+        :func:`estimate_cores`). The trace's provenance says which: ``cores_source`` is
+        ``"given"``, ``"header"`` or ``"estimated"`` and ``cores_estimate`` says how.
     exclude_monitoring : bool, default True
         Leave out jobs flagged ``MONITORING`` (the grid's test probes).
     records : pyarrow.Table, optional
@@ -186,10 +191,6 @@ def build_trace(
     if used.num_rows == 0:
         msg = "no job in the table ran (no attempt with a start, an end and a runtime)"
         raise ConfigError(msg)
-    if cores is None:
-        cores, cores_method = estimate_cores(used, records)
-    else:
-        cores_method = "given"
     frame = used.select(
         [
             "job_seq",
@@ -210,6 +211,10 @@ def build_trace(
     submit = submit.fillna(frame["start_time"])
     job_cores = frame["cores_alloc"].fillna(frame["cores_req"])
     n_cores_defaulted = int(job_cores.isna().sum())
+    if cores is None:
+        cores, cores_method, cores_source = _cores_of(jobs, used, records, job_cores)
+    else:
+        cores_method, cores_source = "given", "given"
     origin = submit.min()
     frame = frame.assign(
         submit_s=(submit - origin).dt.total_seconds().astype("float64"),
@@ -248,6 +253,7 @@ def build_trace(
         "jobs_in_trace": n,
         "monitoring_jobs_excluded": n_monitoring,
         "cores_estimate": cores_method,
+        "cores_source": cores_source,
         "jobs_with_cores_defaulted_to_1": n_cores_defaulted,
         "job_id": "row number in (submit, job_seq, array_index, attempt) order",
     }
@@ -259,6 +265,34 @@ def build_trace(
         tau_s=tau_s,
         provenance=info,
     )
+
+
+def _cores_of(
+    jobs: pa.Table, used: pa.Table, records: pa.Table | None, job_cores: pd.Series
+) -> tuple[int, str, str]:
+    """P when the user gives none: the log header's processors, else the slots' estimate.
+
+    Returns ``(P, how, source)``, source ``"header"`` or ``"estimated"``.
+    """
+    log_format, headers = log_headers(jobs)
+    stated = processors_of_headers(headers) if log_format in ("swf", "gwf") else None
+    if stated is None:
+        cores, method = estimate_cores(used, records)
+        return cores, method, "estimated"
+    cores, key = stated
+    method = f"{str(log_format).upper()} header {key}"
+    largest = int(job_cores.max()) if job_cores.notna().any() else 0
+    if largest > cores:
+        logger.warning(
+            "the log's header gives %d processors (%s) but a job used %d; P = %d (the largest "
+            "job), or pass cores",
+            cores,
+            key,
+            largest,
+            largest,
+        )
+        return largest, f"{method} ({cores}) raised to the largest job", "header"
+    return cores, method, "header"
 
 
 def _take(table: pa.Table, column: str, order: pa.Array[Any]) -> pa.Array[Any]:

@@ -13,13 +13,15 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
 from gridtrace.schema import JOBS, conform, trace_metadata, validate
+
+if TYPE_CHECKING:
+    from gridtrace.logs._swf import ExportResult
 
 __all__ = ["trace_to_jobs", "write_trace_swf"]
 
@@ -96,7 +98,7 @@ def trace_to_jobs(trace: pa.Table) -> pa.Table:
 
 def write_trace_swf(
     trace: pa.Table, path: str | os.PathLike[str], *, header: Mapping[str, Any] | None = None
-) -> Path:
+) -> ExportResult:
     """Write a ``trace`` table as an SWF file (via :func:`trace_to_jobs` and ``write_swf``).
 
     Parameters
@@ -106,13 +108,14 @@ def write_trace_swf(
     path : str or path-like
         The SWF file to write.
     header : mapping, optional
-        Extra SWF header entries; ``Computer`` (the site) and ``MaxProcs`` (the trace's P) are
-        set unless given, and a ``Note`` says the times were rounded to whole seconds.
+        Extra SWF header entries; ``Computer`` (the site), ``MaxProcs`` (the trace's P) and
+        ``TimeZoneString`` (the trace's ``tz``, where it has one) are set unless given, and a
+        ``Note`` says the times were rounded to whole seconds.
 
     Returns
     -------
-    pathlib.Path
-        The file written.
+    ExportResult
+        The file written (it stands for its path), the rows written and the values rounded.
     """
     from gridtrace.logs import write_swf
 
@@ -121,8 +124,10 @@ def write_trace_swf(
     notes = given.pop("Note", [])
     notes = list(notes) if isinstance(notes, list | tuple) else [notes]
     notes.append(f"gridtrace trace {meta['site']}: submit and run times rounded to whole seconds")
+    zone = meta["provenance"].get("tz") if isinstance(meta["provenance"], dict) else None
     out: dict[str, Any] = {
         "Computer": meta["site"],
+        **({"TimeZoneString": zone} if isinstance(zone, str) and zone else {}),
         "MaxProcs": int(meta["cores"]),
         **given,
         "Note": notes,

@@ -58,8 +58,8 @@ def _trace(rows: list[dict[str, Any]], cores: int | None) -> pa.Table:
     )
 
 
-def _load(path: Path) -> Any:
-    return json.loads(path.read_text())
+def _load(path: Any) -> Any:
+    return json.loads(Path(path).read_text())
 
 
 def test_hand_checked_three_jobs(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -73,7 +73,10 @@ def test_hand_checked_three_jobs(tmp_path: Path, caplog: pytest.LogCaptureFixtur
     )
     with caplog.at_level(logging.WARNING, logger="gridtrace.logs._batsim"):
         path = write_batsim(jobs, tmp_path / "w.json", nb_res=4)
-    assert "1 of 4 jobs left out (1 never ran or no run time)" in caplog.text
+    assert "3 of 4 rows written as batsim" in caplog.text
+    assert "1 left out (1 never ran or no run time)" in caplog.text
+    assert (path.rows_written, path.rows_left_out) == (3, 1)
+    assert dict(path.left_out) == {"never ran or no run time": 1}
     assert _load(path) == {
         "nb_res": 4,
         "jobs": [
@@ -103,8 +106,65 @@ def test_json_structure(tmp_path: Path) -> None:
     subtimes = [job["subtime"] for job in workload["jobs"]]
     assert subtimes == sorted(subtimes)
     assert subtimes[0] == 0.0
-    assert sorted(workload["profiles"]) == ["delay_0", "delay_10", "delay_5"]
+    # Batsim aborts on a delay that is not positive: the three 0-s jobs get the minimum delay
+    assert sorted(workload["profiles"]) == ["delay_0.5", "delay_10", "delay_5"]
     assert len({job["id"] for job in workload["jobs"]}) == 9
+
+
+def _batsim_accepts(workload: dict[str, Any]) -> None:
+    """Batsim's own input checks (src/profiles.cpp, src/jobs.cpp), restated."""
+    assert isinstance(workload["nb_res"], int)
+    assert workload["nb_res"] >= 1
+    for profile in workload["profiles"].values():
+        assert profile["type"] == "delay"
+        assert isinstance(profile["delay"], float)
+        assert profile["delay"] > 0
+    ids = [job["id"] for job in workload["jobs"]]
+    assert len(set(ids)) == len(ids)
+    for job in workload["jobs"]:
+        assert isinstance(job["subtime"], float)
+        assert isinstance(job["res"], int)
+        assert 0 <= job["res"] <= workload["nb_res"]
+        assert job.get("walltime", -1) == -1 or job["walltime"] > 0
+        assert job["profile"] in workload["profiles"]
+
+
+def test_zero_run_times_and_walltimes_batsim_would_refuse(tmp_path: Path) -> None:
+    jobs = _jobs(
+        [
+            _job("1", 0, 0, cores_alloc=1, walltime_req_s=60),  # ran under a second
+            _job("2", 5, 30, cores_alloc=2, walltime_req_s=0),  # no limit asked
+            _job("3", 9, 30, cores_alloc=2, walltime_req_s=10),  # overran its limit
+            _job("4", 9, None, "DELETED", cores_req=1),  # never ran
+            _job("5", 12, 7, cores_alloc=None, cores_req=None),  # no core count
+        ]
+    )
+    result = write_batsim(jobs, tmp_path / "w.json", nb_res=4, min_delay=0.25)
+    workload = _load(result)
+    _batsim_accepts(workload)
+    assert [job["id"] for job in workload["jobs"]] == ["1", "2", "3"]
+    assert workload["profiles"][workload["jobs"][0]["profile"]]["delay"] == 0.25
+    assert "walltime" not in workload["jobs"][1]
+    assert workload["jobs"][2]["walltime"] == 10.0
+    assert (result.rows_in, result.rows_written) == (5, 3)
+    assert dict(result.left_out) == {"never ran or no run time": 1, "with no core count": 1}
+    assert dict(result.adjusted) == {
+        "delays raised to 0.25 s (run time 0: Batsim needs a positive delay)": 1,
+        "walltimes not positive, left out (no limit)": 1,
+        "kept with a walltime below the run time (Batsim kills them at the walltime)": 1,
+    }
+    assert "3 of 5 rows written as batsim" in result.describe()
+    with pytest.raises(ConfigError, match="min_delay must be positive"):
+        write_batsim(jobs, tmp_path / "w.json", nb_res=4, min_delay=0)
+
+
+def test_nb_res_from_the_logs_header(tmp_path: Path) -> None:
+    path = tmp_path / "log.swf"
+    path.write_text(
+        "; MaxNodes: 64\n; MaxProcs: 128\n1 0 1 10 4 -1 -1 4 -1 -1 1 1 1 -1 1 -1 -1 -1\n"
+    )
+    workload = _load(write_batsim(read_swf(path).jobs, tmp_path / "w.json"))
+    assert workload["nb_res"] == 128
 
 
 def test_nb_res_from_trace_metadata(tmp_path: Path) -> None:
@@ -156,7 +216,7 @@ def test_repeated_ids_and_default_nb_res(tmp_path: Path, caplog: pytest.LogCaptu
     )
     with caplog.at_level(logging.WARNING, logger="gridtrace.logs._batsim"):
         workload = _load(write_batsim(jobs, tmp_path / "w.json"))
-    assert "nb_res not given; using the largest job, 3 cores" in caplog.text
+    assert "no log header states it; using the largest job, 3 cores" in caplog.text
     assert workload["nb_res"] == 3
     assert [job["id"] for job in workload["jobs"]] == ["7", "7/2", "7/1"]
 
@@ -181,3 +241,6 @@ def test_real_lublin_workload(real_data: Path, tmp_path: Path) -> None:
     assert delays == {float(r) for r in run if r is not None}
     assert None not in run
     assert max(delays) <= header["MaxRuntime"]
+    _batsim_accepts(workload)
+    # without nb_res the header's size is used (MaxNodes: this file has no MaxProcs)
+    assert _load(write_batsim(result.jobs, tmp_path / "again.json"))["nb_res"] == 256

@@ -9,6 +9,7 @@ from typing import Any
 import hypothesis.strategies as st
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -318,15 +319,19 @@ def test_writer_header_and_fields(tmp_path: Path) -> None:
             },
         ]
     )
-    path = write_swf(jobs, tmp_path / "out.swf", header={"TimeZoneString": "UTC", "Computer": "c"})
+    given = {"TimeZoneString": "UTC", "Computer": "c"}
+    written = write_swf(jobs, tmp_path / "out.swf", header=given)
+    assert (written.rows_in, written.rows_written, dict(written.adjusted)) == (2, 2, {})
+    path = written.path
     lines = path.read_text().splitlines()
     header = parse_swf_header(line for line in lines if line.startswith(";"))
     assert header["Version"] == "2.2"
     assert header["UnixStartTime"] == 1_000_000_000
     assert header["TimeZoneString"] == "UTC"
     assert header["Computer"] == "c"
-    assert (header["MaxJobs"], header["MaxRecords"], header["MaxProcs"]) == (2, 2, 4)
+    assert (header["MaxJobs"], header["MaxRecords"]) == (2, 2)
     assert "MaxNodes" not in header
+    assert "MaxProcs" not in header  # the largest job is no machine size: nothing is guessed
     assert header["Queue"] == ["2 grid", "1 short"] or header["Queue"] == ["1 short", "2 grid"]
     assert any("gridtrace" in note for note in header["Note"])
     body = [line for line in lines if not line.startswith(";")]
@@ -341,7 +346,7 @@ def test_writer_header_and_fields(tmp_path: Path) -> None:
 
 def test_writer_keeps_nonstandard_status(tmp_path: Path) -> None:
     result = _read(tmp_path, "1 0 5 60 1 -1 -1 1 -1 -1 126 1 1 -1 1 -1 -1 -1\n")
-    path = write_swf(result.jobs, tmp_path / "back.swf")
+    path = write_swf(result.jobs, tmp_path / "back.swf").path
     assert "TIME_RELATIVE" in _row(read_swf(path))["flags"]
     assert path.read_text().splitlines()[-1] == "1 0 5 60 1 -1 -1 1 -1 -1 126 1 1 -1 1 -1 -1 -1"
 
@@ -422,7 +427,11 @@ def test_jobs_write_read_round_trip(tmp_path: Path, rows: list[dict[str, Any]]) 
     path = write_swf(jobs, tmp_path / "rt.swf")
     back = read_swf(path).jobs
     _same(jobs, back, tuple(c for c in SWF_COLUMNS if c != "tz_offset_s"))
-    assert back.column("flags").null_count == back.num_rows
+    # the only flag: a DELETED job (status 5, no run time) is read back as one that never ran
+    deleted = np.array([s == "DELETED" for s in back.column("state").to_pylist()])
+    flags = back.column("flags").to_pylist()
+    assert [f for f, d in zip(flags, deleted, strict=True) if d] == [["NEVER_RAN"]] * deleted.sum()
+    assert all(f is None for f, d in zip(flags, deleted, strict=True) if not d)
 
 
 _field = st.one_of(st.just("-1"), st.integers(0, 10**6).map(str))
@@ -437,7 +446,8 @@ _fraction = st.one_of(_field, st.floats(0, 1e5, allow_nan=False).map(lambda x: f
         st.tuples(
             st.integers(-1, 10**6),
             st.lists(_field, min_size=3, max_size=3),
-            st.lists(_fraction, min_size=2, max_size=2),
+            # a decimal CPU time, whole KB of memory: the fields SWF writes as they are read
+            st.tuples(_fraction, _field),
             st.lists(_field, min_size=3, max_size=3),
             st.sampled_from(["-1", "0", "1", "5", "126"]),
             st.lists(_field, min_size=7, max_size=7),
@@ -455,10 +465,11 @@ def test_read_write_read_is_stable(
         fields = [str(number + 1), str(submit), *first, *fractions, *requested, status, *rest]
         body.append(" ".join(fields))
     header = "" if origin is None else f"; UnixStartTime: {origin}\n"
-    first = _read(tmp_path, header + "\n".join(body) + "\n")
+    first = _read(tmp_path, header + "\n".join(body) + "\n", status="swf")
     path = write_swf(first.jobs, tmp_path / "again.swf", header=first.info["swf_header"])
-    second = read_swf(path, site="site")
+    second = read_swf(path, site="site", status="swf")
     _same(first.jobs, second.jobs)
+    assert second.info["swf_header"] == first.info["swf_header"]
 
 
 # ------------------------------------------------------------------ real data
@@ -502,11 +513,18 @@ def test_real_file_parses_and_round_trips(real_data: Path, tmp_path: Path, name:
     else:
         assert isinstance(header["UnixStartTime"], int)
         assert header["MaxJobs"] >= REAL_SWF[name]  # a cleaned log keeps the original count
-    out = write_swf(first.jobs, tmp_path / name.removesuffix(".gz"), header=header)
+    assert first.info["swf_exit_code_files"] == []  # no PWA log holds exit codes
+    assert first.jobs.column("exit_code").null_count == first.jobs.num_rows
+    # the header travels in the table (and so in jobs.parquet): written back without passing it
+    parquet = tmp_path / "jobs.parquet"
+    pq.write_table(first.jobs, parquet)
+    out = write_swf(pq.read_table(parquet), tmp_path / name.removesuffix(".gz"))
+    assert out.rows_written == REAL_SWF[name]
+    assert dict(out.adjusted) == {}
     second = read_swf(out, site=first.jobs.column("site")[0].as_py())
     assert second.lines_quarantined == 0
     _same(first.jobs, second.jobs)
-    assert second.info["swf_header"].get("TimeZoneString") == header.get("TimeZoneString")
+    assert second.info["swf_header"] == header  # exact, header included
 
 
 @pytest.mark.realdata
@@ -532,7 +550,7 @@ def test_crlf_and_non_utf8_header(tmp_path: Path) -> None:
     assert _row(result)["submit_time"] == _at(10)
     # Latin-1 bytes are decoded by the stated fallback (Windows-1252) and flagged
     assert result.info["swf_header"]["Installation"] == "Université"
-    assert result.records.column("flags").to_pylist() == [["NON_UTF8"], None, None]
+    assert result.records.column("flags").to_pylist() == [["NON_UTF8", "CRLF"], ["CRLF"], ["CRLF"]]
     assert result.records.column("raw")[0].as_py() == b"; Installation: Universit\xe9\r"
 
 

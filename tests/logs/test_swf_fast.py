@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import hypothesis.strategies as st
@@ -10,6 +11,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 
+from gridtrace.errors import DataQualityWarning
 from gridtrace.logs import read_swf
 from gridtrace.logs._base import FileParse
 from gridtrace.logs._io import read_log_bytes
@@ -42,8 +44,10 @@ def _assert_same(fast: FileParse, ref: FileParse) -> None:
 
 
 def _same_jobs(fast: FileParse, ref: FileParse) -> None:
-    a = assemble_swf([fast]).jobs
-    b = assemble_swf([ref]).jobs
+    with warnings.catch_warnings():  # random statuses may be read as exit codes, with a warning
+        warnings.simplefilter("ignore", DataQualityWarning)
+        a = assemble_swf([fast]).jobs
+        b = assemble_swf([ref]).jobs
     for name in b.column_names:
         assert a.column(name).combine_chunks().equals(b.column(name).combine_chunks()), name
 

@@ -12,7 +12,7 @@ from gridtrace.schema import read_table
 
 
 def test_simulate_with_policy_and_estimator(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
 ) -> None:
     traces = tmp_path / "traces"
     args = ["synth", "--preset", "PE-1", "--seed", "3", "--size", "400", "-o", str(traces)]
@@ -21,6 +21,7 @@ def test_simulate_with_policy_and_estimator(
     out = tmp_path / "sim" / "sjf-median"
     args = ["simulate", str(trace), "-o", str(out), "--policy", "sjf", "--estimator", "median"]
     assert main([*args, "--seed", "2", "--warmup", "10", "--drain", "10"]) == 0
+    assert "P = 80 cores, the trace's" in capsys.readouterr().out  # where P came from
     table = read_table(out / "seed2.parquet", "sim_result")
     assert table.num_rows == 400
     summary = json.loads((out / "seed2.summary.json").read_text())
