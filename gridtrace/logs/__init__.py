@@ -38,7 +38,13 @@ from gridtrace.logs._registry import (
 )
 from gridtrace.logs._sge import read_sge
 from gridtrace.logs._slurm import read_slurm
-from gridtrace.logs._swf import read_swf, write_swf
+from gridtrace.logs._swf import (
+    ExportResult,
+    log_headers,
+    processors_of_headers,
+    read_swf,
+    write_swf,
+)
 from gridtrace.logs._torque import read_torque
 from gridtrace.logs._torque_writer import write_torque
 from gridtrace.logs._trace import (
@@ -55,6 +61,7 @@ __all__ = [
     "DEFAULT_TAU_S",
     "ERROR_POLICIES",
     "ErrorPolicy",
+    "ExportResult",
     "FileParse",
     "LogFormat",
     "ParseResult",
@@ -72,7 +79,9 @@ __all__ = [
     "flag_meanings",
     "get_format",
     "has_flag",
+    "log_headers",
     "parse_logs",
+    "processors_of_headers",
     "read_gwf",
     "read_htcondor",
     "read_log_bytes",

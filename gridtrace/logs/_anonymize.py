@@ -80,6 +80,7 @@ import pyarrow.compute as pc
 from gridtrace.errors import ConfigError
 from gridtrace.logs._base import ParseResult
 from gridtrace.logs._slurm import expand_hostlist
+from gridtrace.logs._swf import HEADER_METADATA_KEY
 from gridtrace.schema import SCHEMAS
 
 __all__ = [
@@ -755,6 +756,10 @@ def _scrub_metadata(metadata: Mapping[bytes, bytes], pseudo: _Pseudonymizer) -> 
             out[name] = raw
             continue
         scrubbed = _scrub_info(value, pseudo, [])
+        if name == HEADER_METADATA_KEY and isinstance(scrubbed, dict):
+            # a log's header travels with its jobs: keep, as in info, only what names nobody
+            headers = scrubbed.get("headers") or []
+            scrubbed = {**scrubbed, "headers": [_plain_header(h, pseudo) for h in headers]}
         out[name] = raw if scrubbed == value else json.dumps(scrubbed).encode()
     return out
 

@@ -36,11 +36,15 @@ from gridtrace.models._mmpp import (
 from gridtrace.models._presets import ARRIVAL_KINDS, PRESETS, Preset, get_preset
 from gridtrace.models._quality import (
     HeldOutScore,
+    LjungBox,
     ReplicaBand,
+    RuntimeFit,
     anderson_darling,
     heldout_log_likelihood,
     ks_statistic,
+    ljung_box,
     replica_band,
+    runtime_fit,
 )
 from gridtrace.models._runtimes import (
     EmpiricalRuntime,
@@ -78,6 +82,7 @@ __all__ = [
     "GammaRuntime",
     "HeldOutScore",
     "HyperExponentialRuntime",
+    "LjungBox",
     "LogNormalRuntime",
     "MMPPArrivals",
     "MMPPSelection",
@@ -86,6 +91,7 @@ __all__ = [
     "PoissonHMMArrivals",
     "Preset",
     "ReplicaBand",
+    "RuntimeFit",
     "RuntimeModel",
     "WeibullRuntime",
     "WorkloadModel",
@@ -102,6 +108,7 @@ __all__ = [
     "heldout_log_likelihood",
     "hk_collapse",
     "ks_statistic",
+    "ljung_box",
     "mmpp_arrival_times",
     "mmpp_exponential_trace",
     "mmpp_iat_acf",
@@ -109,6 +116,7 @@ __all__ = [
     "mmpp_moments",
     "poisson_exponential_trace",
     "replica_band",
+    "runtime_fit",
     "runtime_model_from_dict",
     "select_hyperexponential",
     "select_mmpp",
