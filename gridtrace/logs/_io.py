@@ -561,11 +561,17 @@ def read_log_head(path: StrPath, size: int = 65536) -> tuple[bytes, bool]:
 _DIGITS = re.compile(r"\d+")
 
 
-def _date_key(path: Path) -> tuple[str, str]:
+_ROTATED = re.compile(r"^(?P<stem>.+?)\.(?P<n>\d{1,3})(?:\.(?:gz|bz2|xz|zst))?$")
+
+
+def _date_key(path: Path) -> tuple[str, str, int, str]:
     # daily files are named by date (20240503, 20240503.gz): order by the digits in the name,
-    # never by modification time, which copies and restores change
-    digits = "".join(_DIGITS.findall(path.name.split(".", 1)[0]))
-    return (digits.zfill(16), path.name)
+    # never by modification time, which copies and restores change. logrotate's names
+    # (accounting, accounting.1, accounting.2.gz) number back in time: the larger, the older
+    rotated = _ROTATED.match(path.name)
+    stem, age = (rotated["stem"], int(rotated["n"])) if rotated else (path.name, 0)
+    digits = "".join(_DIGITS.findall(stem.split(".", 1)[0]))
+    return (digits.zfill(16), stem.split(".", 1)[0], -age, path.name)
 
 
 @dataclass(frozen=True)
