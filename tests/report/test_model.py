@@ -331,6 +331,12 @@ def test_the_section_carries_ljung_box_and_the_runtime_fit(
     html = _model_html(out)
     assert "Ljung-Box, site inter-arrivals" in html
     assert "Runtime fit, batch (hyperexponential(k=2))" in html
+    # and as tables, each with its caption
+    assert '<table class="dependence">' in html
+    assert "<td>4322</td><td>&lt; 1e-300</td><td>0.35</td>" in html
+    assert '<table class="fit-quality">' in html
+    assert "<td>2.983</td>" in html
+    assert "look at KS D against its sampling noise" in html
     # a fit summary written before these statistics: no rows, no facts, same figures
     plain = fitted_model_section(FIT_SUMMARY, trace=trace, synthetic=synthetic)
     assert plain["fit_quality"] == []
@@ -388,3 +394,4 @@ def test_runtime_parameters_show_the_class_range_and_flat_phases(
     )
     assert "3.5e-11" not in batch["parameters"]
     assert "phase weights on the class range = [0.83, 0.17]" in batch["parameters"]
+
