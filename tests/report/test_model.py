@@ -394,4 +394,3 @@ def test_runtime_parameters_show_the_class_range_and_flat_phases(
     )
     assert "3.5e-11" not in batch["parameters"]
     assert "phase weights on the class range = [0.83, 0.17]" in batch["parameters"]
-
