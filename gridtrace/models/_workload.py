@@ -621,8 +621,10 @@ class WorkloadModel:
     name : str, optional
         Workload name (default: the fitted trace's ``site``); sampled traces are ``"<name>-synth"``.
     mmpp_max_iter : int, default 1000
-        EM iteration cap of every MMPP fit (hitting it is a note, and a
-        :class:`~gridtrace.errors.ConvergenceWarning` when the capped model is the one selected).
+        EM iteration cap of every MMPP fit; the direct maximisation after EM then finishes the
+        fit. An MMPP that ends short of a maximum (scaled gradient norm above its ``grad_tol``)
+        is a note, and a :class:`~gridtrace.errors.ConvergenceWarning` when it is the one
+        selected.
     rng : int or None, default 0
         Seed of the randomised MMPP EM starts and hyperexponential starts (fitting is
         deterministic for an int).
@@ -914,7 +916,8 @@ class WorkloadModel:
             return poisson, "poisson", table
         if best in unconverged:
             warnings.warn(
-                f"the selected MMPP(k={best}) of stream {stream!r} hit its EM iteration cap",
+                f"the selected MMPP(k={best}) of stream {stream!r} did not reach a maximum "
+                "(scaled gradient norm above its grad_tol)",
                 ConvergenceWarning,
                 stacklevel=3,
             )
@@ -1250,6 +1253,14 @@ class WorkloadModel:
                 entry["rates"] = s.model.rates_.tolist()
                 entry["generator"] = s.model.generator_.tolist()
                 entry["stationary_rate"] = s.model.stationary_rate_
+                entry["fit"] = {
+                    "start_vector": s.model.start_vector_,
+                    "log_likelihood": s.model.log_likelihood_,
+                    "gradient_norm": s.model.gradient_norm_,
+                    "converged": bool(s.model.converged_),
+                    "best_start": s.model.best_start_,
+                    "starts": len(s.model.starts_),
+                }
             elif isinstance(s.model, PoissonArrivals):
                 entry["rate"] = s.model.rate_
             if s.name in self.arrival_dependence_:

@@ -433,6 +433,13 @@ def test_json_round_trip_with_mmpp_per_vo_and_vo_streams(pe1: pa.Table) -> None:
         runtime_k_max=2,
     ).fit(small)
     assert all(label == "mmpp(k=2)" for label in m.arrival_choice_.values())
+    # each MMPP says how its fit ended: at a maximum, from which of its starts, with which α
+    for stream in m.summary()["arrival_streams"]:
+        fit = stream["fit"]
+        assert fit["converged"]
+        assert fit["start_vector"] == "estimated"
+        assert fit["starts"] >= 2
+        assert isinstance(fit["best_start"], str)
     again = WorkloadModel.from_dict(json.loads(json.dumps(m.to_dict(), allow_nan=False)))
     assert again.sample(1500, rng=1).equals(m.sample(1500, rng=1))
     assert again.score(small) == m.score(small)
