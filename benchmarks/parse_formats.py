@@ -108,7 +108,7 @@ def build_gwf(work: Path, args: argparse.Namespace, real: Path | None) -> list[I
 
     swf = work / "for-gwf.swf"
     swf.write_bytes(_synthetic_swf_text(args.gwf_lines, args.seed + 1))
-    path = write_gwf(read_swf(swf, site="synthetic").jobs, work / "synthetic.gwf")
+    path = write_gwf(read_swf(swf, site="synthetic").jobs, work / "synthetic.gwf").path
     swf.unlink()
     return [Input(f"generated, {args.gwf_lines:,} jobs", (path,), "written by write_gwf, plain")]
 
