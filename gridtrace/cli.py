@@ -114,6 +114,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     if summary["quarantine_reasons"]:
         _say("quarantined: " + _counts(_top(summary["quarantine_reasons"])))
     _say_input_findings(summary)
+    _say_repairs(summary)
     for entry in _listed(summary.get("skipped", [])):
         _say(f"skipped {entry['path']}: {entry['why']}" if isinstance(entry, dict) else entry)
     _say(f"tables written to {out}/")
@@ -187,6 +188,31 @@ def _say_input_findings(summary: dict[str, Any]) -> None:
             _say(f"{entry['file']}:{entry['line']}: {entry['reason']}")
         else:
             _say(entry)
+
+
+# what a reader repaired or set aside in the input as a whole (per-row choices are its flags)
+_REPAIR_COUNTERS = {
+    "files_reordered": "file(s) given out of time order, read in the order of their stamps",
+    "duplicate_lines": "byte-identical copies of earlier lines, not used",
+    "swf_duplicate_lines": "repeated job lines, not used",
+    "gwf_duplicate_lines": "repeated job lines, not used",
+    "sge_duplicates_folded": "repeated accounting records folded into one",
+    "nul_bytes_stripped": "NUL bytes stripped from lines whose text was read",
+    "nul_lines": "line(s) holding NUL bytes quarantined as fragments",
+    "nul_bytes": "NUL bytes in those fragments",
+    "truncated_records": "record(s) cut short, read as far as their fields allow",
+    "truncated_end_records": "of them end (E) records, ended at their own stamp",
+}
+
+
+def _say_repairs(summary: dict[str, Any]) -> None:
+    found = [
+        f"{summary[key]} {words}"
+        for key, words in _REPAIR_COUNTERS.items()
+        if isinstance(summary.get(key), int) and summary[key] > 0
+    ]
+    if found:
+        _say("input repairs: " + "; ".join(found))
 
 
 def _counts(counts: dict[str, int]) -> str:

@@ -274,6 +274,29 @@ def test_flag_counts_are_printed_with_their_meaning(
         assert lines[flag].endswith(meaning if flag == "MONITORING" else "(unexplained)")
 
 
+def test_input_repairs_are_printed_with_their_counts(
+    demo_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # two days given newest first; the newer one opens with a NUL run and ends with a copied line
+    older, newer = sorted(demo_log.iterdir())[1:3]  # the first day holds NULs of its own
+    damaged = tmp_path / "in"
+    damaged.mkdir()
+    shutil.copy(older, damaged / older.name)
+    body = newer.read_bytes()
+    last_line = body.rstrip(b"\n").rsplit(b"\n", 1)[-1]
+    (damaged / newer.name).write_bytes(b"\x00" * 5 + body + last_line + b"\n")
+    out = tmp_path / "out"
+    assert _parse(str(damaged / newer.name), str(damaged / older.name), "-o", str(out)) == 0
+    printed = capsys.readouterr().out
+    summary = json.loads((out / "parse-summary.json").read_text())
+    assert (summary["files_reordered"], summary["duplicate_lines"]) == (2, 1)
+    assert summary["nul_bytes_stripped"] == 5
+    repairs = next(line for line in printed.splitlines() if line.startswith("input repairs:"))
+    assert "2 file(s) given out of time order" in repairs
+    assert "1 byte-identical copies" in repairs
+    assert "5 NUL bytes stripped" in repairs
+
+
 # --- anonymised outputs --------------------------------------------------------------------------
 
 
