@@ -1,7 +1,7 @@
 """Time the MMPP fit (k = 2: 1e5 and 1e6 arrivals; k = 3: 1e5), its likelihood gains, and H2 EM.
 
     .venv/bin/python benchmarks/fit_mmpp.py --baseline 2a3e69d --repeat 3 \
-        --swf /work/shared/data/swf/LPC-EGEE-2004-1.2-cln.swf.gz
+        --swf ../shared/data/swf/LPC-EGEE-2004-1.2-cln.swf.gz
 
 Data: the reference MMPP of models.md §3.1 (λ = 0.02 / 0.2 s⁻¹, r12 = 1/3600, r21 = 1/900) for
 k = 2; a 3-phase MMPP (λ = 0.005 / 0.05 / 0.5 s⁻¹) for k = 3; random 3- and 4-phase MMPPs
