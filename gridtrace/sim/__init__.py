@@ -55,7 +55,17 @@ from gridtrace.sim._policies import (
     TetrisPolicy,
     make_policy,
 )
-from gridtrace.sim._provisioning import FixedPool, ProvisioningPolicy, ScheduledPool
+from gridtrace.sim._provisioning import (
+    PROVISIONING,
+    FixedPool,
+    ProvisioningPolicy,
+    ScheduledPool,
+    StaticPoolScore,
+    StaticPoolSearch,
+    ThresholdAutoscaler,
+    best_static_pool,
+    make_provisioning,
+)
 from gridtrace.sim._result import SIM_METADATA_KEYS, SimulationResult, read_result, sim_metadata
 from gridtrace.sim._rlscheduler import (
     RLSCHEDULER_POLICIES,
@@ -76,6 +86,7 @@ __all__ = [
     "INTERACTIVE_WAIT_S",
     "NO_VO",
     "POLICIES",
+    "PROVISIONING",
     "RLSCHEDULER_POLICIES",
     "RLSCHEDULER_TABLE_COLUMNS",
     "SIM_METADATA_KEYS",
@@ -103,9 +114,13 @@ __all__ = [
     "ScheduledPool",
     "SimulationResult",
     "StateFeatures",
+    "StaticPoolScore",
+    "StaticPoolSearch",
     "TetrisPolicy",
+    "ThresholdAutoscaler",
     "WalltimeEstimator",
     "backfill_starts",
+    "best_static_pool",
     "bounded_slowdown",
     "fairness_at_election",
     "fifo_multi_core_starts",
@@ -115,6 +130,7 @@ __all__ = [
     "legacy_gym_random_state",
     "make_estimator",
     "make_policy",
+    "make_provisioning",
     "read_result",
     "read_rlscheduler_swf",
     "responsiveness",
