@@ -7,6 +7,9 @@ Policies are strategy objects behind the :class:`Policy` protocol; the built-in 
 :mod:`gridtrace.sim._backfill`), the estimators in :data:`ESTIMATORS`.
 :func:`rlscheduler_table` is a separate RLScheduler-compatible evaluation mode that reproduces
 that paper's heuristic table (its loading rules, windows, loop and backfilling variant).
+Elastic baselines: :class:`ThresholdAutoscaler` (a step-scaling autoscaler, also by name through
+:func:`make_provisioning`) and :func:`best_static_pool` (the fixed pool chosen in hindsight);
+:func:`pathology_flags` and :func:`w_below_fifo` flag what a mean hides.
 """
 
 from __future__ import annotations
@@ -43,6 +46,15 @@ from gridtrace.sim._metrics import (
     fairness_at_election,
     responsiveness,
     summarise,
+)
+from gridtrace.sim._pathologies import (
+    INTERACTIVE_WAIT_OVER_DAY,
+    POOL_AT_FLOOR,
+    W_BELOW_FIFO,
+    PathologyFlag,
+    pathology_flags,
+    time_at_floor,
+    w_below_fifo,
 )
 from gridtrace.sim._policies import (
     POLICIES,
@@ -83,13 +95,16 @@ from gridtrace.sim._rlscheduler import (
 __all__ = [
     "BSLD_TAU_S",
     "ESTIMATORS",
+    "INTERACTIVE_WAIT_OVER_DAY",
     "INTERACTIVE_WAIT_S",
     "NO_VO",
     "POLICIES",
+    "POOL_AT_FLOOR",
     "PROVISIONING",
     "RLSCHEDULER_POLICIES",
     "RLSCHEDULER_TABLE_COLUMNS",
     "SIM_METADATA_KEYS",
+    "W_BELOW_FIFO",
     "AsLoggedReplay",
     "ClassMedianEstimator",
     "ClusterState",
@@ -102,6 +117,7 @@ __all__ = [
     "GreedyFirstFit",
     "JobRows",
     "OracleEstimator",
+    "PathologyFlag",
     "Policy",
     "PolicyConfig",
     "PriorityPolicy",
@@ -131,6 +147,7 @@ __all__ = [
     "make_estimator",
     "make_policy",
     "make_provisioning",
+    "pathology_flags",
     "read_result",
     "read_rlscheduler_swf",
     "responsiveness",
@@ -142,4 +159,6 @@ __all__ = [
     "simulate",
     "simulate_rlscheduler_window",
     "summarise",
+    "time_at_floor",
+    "w_below_fifo",
 ]
