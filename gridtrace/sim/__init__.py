@@ -7,6 +7,9 @@ Policies are strategy objects behind the :class:`Policy` protocol; the built-in 
 :mod:`gridtrace.sim._backfill`), the estimators in :data:`ESTIMATORS`.
 :func:`rlscheduler_table` is a separate RLScheduler-compatible evaluation mode that reproduces
 that paper's heuristic table (its loading rules, windows, loop and backfilling variant).
+Elastic baselines: :class:`ThresholdAutoscaler` (a step-scaling autoscaler, also by name through
+:func:`make_provisioning`) and :func:`best_static_pool` (the fixed pool chosen in hindsight);
+:func:`pathology_flags` and :func:`w_below_fifo` flag what a mean hides.
 """
 
 from __future__ import annotations
@@ -44,6 +47,15 @@ from gridtrace.sim._metrics import (
     responsiveness,
     summarise,
 )
+from gridtrace.sim._pathologies import (
+    INTERACTIVE_WAIT_OVER_DAY,
+    POOL_AT_FLOOR,
+    W_BELOW_FIFO,
+    PathologyFlag,
+    pathology_flags,
+    time_at_floor,
+    w_below_fifo,
+)
 from gridtrace.sim._policies import (
     POLICIES,
     AsLoggedReplay,
@@ -55,7 +67,17 @@ from gridtrace.sim._policies import (
     TetrisPolicy,
     make_policy,
 )
-from gridtrace.sim._provisioning import FixedPool, ProvisioningPolicy, ScheduledPool
+from gridtrace.sim._provisioning import (
+    PROVISIONING,
+    FixedPool,
+    ProvisioningPolicy,
+    ScheduledPool,
+    StaticPoolScore,
+    StaticPoolSearch,
+    ThresholdAutoscaler,
+    best_static_pool,
+    make_provisioning,
+)
 from gridtrace.sim._result import SIM_METADATA_KEYS, SimulationResult, read_result, sim_metadata
 from gridtrace.sim._rlscheduler import (
     RLSCHEDULER_POLICIES,
@@ -73,12 +95,16 @@ from gridtrace.sim._rlscheduler import (
 __all__ = [
     "BSLD_TAU_S",
     "ESTIMATORS",
+    "INTERACTIVE_WAIT_OVER_DAY",
     "INTERACTIVE_WAIT_S",
     "NO_VO",
     "POLICIES",
+    "POOL_AT_FLOOR",
+    "PROVISIONING",
     "RLSCHEDULER_POLICIES",
     "RLSCHEDULER_TABLE_COLUMNS",
     "SIM_METADATA_KEYS",
+    "W_BELOW_FIFO",
     "AsLoggedReplay",
     "ClassMedianEstimator",
     "ClusterState",
@@ -91,6 +117,7 @@ __all__ = [
     "GreedyFirstFit",
     "JobRows",
     "OracleEstimator",
+    "PathologyFlag",
     "Policy",
     "PolicyConfig",
     "PriorityPolicy",
@@ -103,9 +130,13 @@ __all__ = [
     "ScheduledPool",
     "SimulationResult",
     "StateFeatures",
+    "StaticPoolScore",
+    "StaticPoolSearch",
     "TetrisPolicy",
+    "ThresholdAutoscaler",
     "WalltimeEstimator",
     "backfill_starts",
+    "best_static_pool",
     "bounded_slowdown",
     "fairness_at_election",
     "fifo_multi_core_starts",
@@ -115,6 +146,8 @@ __all__ = [
     "legacy_gym_random_state",
     "make_estimator",
     "make_policy",
+    "make_provisioning",
+    "pathology_flags",
     "read_result",
     "read_rlscheduler_swf",
     "responsiveness",
@@ -126,4 +159,6 @@ __all__ = [
     "simulate",
     "simulate_rlscheduler_window",
     "summarise",
+    "time_at_floor",
+    "w_below_fifo",
 ]

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from numpy.typing import NDArray
 
 from gridtrace._atomic import write_parquet, write_text
 from gridtrace.errors import SchemaError
@@ -85,7 +86,8 @@ class SimulationResult:
     summary : dict
         Per-class and per-VO statistics, utilisation, makespan and the run's settings (JSON types;
         see :func:`~gridtrace.sim.summarise`, plus ``policy``, ``cores``, ``site``, ``tau_s``,
-        ``engine``, ``vo_shares`` and ``provenance``).
+        ``engine``, ``vo_shares``, ``provenance`` and the pool-size series ``pool_size``, see
+        :attr:`pool_timeline`).
     """
 
     jobs: pa.Table
@@ -95,6 +97,27 @@ class SimulationResult:
     def policy(self) -> str:
         """The policy's name."""
         return str(self.summary["policy"])
+
+    @property
+    def pool_timeline(self) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+        """The pool size over time: (times, sizes) of the summary's ``pool_size`` series.
+
+        ``sizes[k]`` cores are provisioned from ``times[k]`` until ``times[k + 1]`` (the last one
+        until the run's end). The first entry is the first event (the first submit) with the
+        initial P; every later entry is a change of the pool size. Both arrays are empty for an
+        empty trace.
+
+        Raises
+        ------
+        SchemaError
+            If the summary has no ``pool_size`` series.
+        """
+        series = self.summary.get("pool_size")
+        if not isinstance(series, Mapping) or "time_s" not in series or "size" not in series:
+            raise SchemaError("the summary has no pool_size series", ["pool_size"])
+        times = np.asarray(series["time_s"], dtype=np.float64)
+        sizes = np.asarray(series["size"], dtype=np.int64)
+        return times, sizes
 
     @property
     def metadata(self) -> dict[str, Any]:
