@@ -5,6 +5,8 @@ provisioning policy, and returns a :class:`SimulationResult` (per-job table plus
 Policies are strategy objects behind the :class:`Policy` protocol; the built-in ones are listed in
 :data:`POLICIES` (exact definitions in :mod:`gridtrace.sim._policies` and
 :mod:`gridtrace.sim._backfill`), the estimators in :data:`ESTIMATORS`.
+:func:`set_load` and :func:`load_sweep` set a trace's offered load (compressed arrivals or a
+smaller pool) for contention experiments.
 :func:`rlscheduler_table` is a separate RLScheduler-compatible evaluation mode that reproduces
 that paper's heuristic table (its loading rules, windows, loop and backfilling variant).
 """
@@ -35,6 +37,14 @@ from gridtrace.sim._estimators import (
     make_estimator,
 )
 from gridtrace.sim._kernels import backfill_starts
+from gridtrace.sim._load import (
+    DEFAULT_LOADS,
+    LoadedTrace,
+    LoadUnreachableError,
+    load_sweep,
+    offered_load,
+    set_load,
+)
 from gridtrace.sim._metrics import (
     BSLD_TAU_S,
     INTERACTIVE_WAIT_S,
@@ -72,6 +82,7 @@ from gridtrace.sim._rlscheduler import (
 
 __all__ = [
     "BSLD_TAU_S",
+    "DEFAULT_LOADS",
     "ESTIMATORS",
     "INTERACTIVE_WAIT_S",
     "NO_VO",
@@ -90,6 +101,8 @@ __all__ = [
     "FixedPool",
     "GreedyFirstFit",
     "JobRows",
+    "LoadUnreachableError",
+    "LoadedTrace",
     "OracleEstimator",
     "Policy",
     "PolicyConfig",
@@ -113,8 +126,10 @@ __all__ = [
     "iter_decisions",
     "job_rows",
     "legacy_gym_random_state",
+    "load_sweep",
     "make_estimator",
     "make_policy",
+    "offered_load",
     "read_result",
     "read_rlscheduler_swf",
     "responsiveness",
@@ -122,6 +137,7 @@ __all__ = [
     "rlscheduler_window_starts",
     "rlscheduler_workload",
     "run_events",
+    "set_load",
     "sim_metadata",
     "simulate",
     "simulate_rlscheduler_window",
