@@ -303,7 +303,7 @@ def test_properties(
     pool = int(cores.max()) + extra
     trace = make_trace(submit, run, cores, pool=pool)
     out = set_load(trace, target)
-    assert out.offered_load == pytest.approx(target, rel=1e-9)
+    assert out.offered_load == pytest.approx(target, rel=1e-6)  # rounding of t0 + c·Δ
     new = out.trace.column("submit_s").to_numpy()
     # the same order, the same ties
     assert np.array_equal(
