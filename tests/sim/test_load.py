@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -11,7 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gridtrace.errors import ConfigError, GridtraceError
+from gridtrace.logs import VOMapping, build_trace, read_swf, read_torque
 from gridtrace.schema import conform, trace_metadata, with_trace_metadata
+from gridtrace.segment import pool_during, segment, segment_trace, select_segment, trace_pool
 from gridtrace.sim import (
     DEFAULT_LOADS,
     LoadUnreachableError,
@@ -323,3 +326,42 @@ def test_properties(
     for p in (shrunk.cores - 1, shrunk.cores + 1):
         if p >= cores.max():
             assert abs(work / (p * span) / target - 1) >= miss - 1e-12
+
+
+# --- real data ----------------------------------------------------------------------------------
+
+
+@pytest.mark.realdata
+def test_lpc_egee_segment_pool_and_sweep(real_data: Path) -> None:
+    jobs = VOMapping().apply(read_swf(real_data / "swf" / "LPC-EGEE-2004-1.2-cln.swf.gz").jobs)
+    # the pool proxy grows from about 64 to 142 cores in mid-October 2004 (header: 140)
+    first = pool_during(jobs, "2004-10-01", "2004-10-16")
+    second = pool_during(jobs, "2004-10-16", "2004-11-01")
+    assert (first.source, first.cores) == ("peak-cores-in-use", 67)
+    assert (second.source, second.cores) == ("peak-cores-in-use", 142)
+    assert "above the header's 140" in second.note
+    trace = build_trace(jobs, cores=140, provenance={"tz": "Europe/Paris"})
+    seg = segment(trace)
+    workload = segment_trace(trace, seg.segments, select_segment(seg.segments).segment_id)
+    pool = trace_pool(jobs, workload)
+    assert pool.source == "peak-cores-in-use"
+    for result in load_sweep(workload, cores=pool.cores):
+        assert abs(result.relative_error) <= 0.02
+        assert result.trace.column("run_s").equals(workload.column("run_s"))
+        summary = simulate(result.trace, cores=result.cores, policy="fifo").summary
+        # multi-day batch jobs leave a drain tail of days: U_sim well below ρ at high loads
+        assert summary["utilisation"] <= result.offered_load
+
+
+@pytest.mark.realdata
+def test_vsc_month_pool_and_unreachable_shrink(real_data: Path) -> None:
+    result = read_torque(real_data / "torque" / "vsc-kuleuven-2016-06", tz="Europe/Brussels")
+    jobs = VOMapping().apply(result.jobs)
+    trace = build_trace(jobs, records=result.records, provenance={"tz": "Europe/Brussels"})
+    pool = trace_pool(jobs, trace)
+    assert (pool.source, pool.hosts, pool.cores) == ("hosts", 359, 7723)
+    assert offered_load(trace, pool.cores) == pytest.approx(0.2873, abs=1e-3)
+    # a 2,400-core job caps what shrinking can reach at about 0.92
+    with pytest.raises(LoadUnreachableError, match="largest job"):
+        set_load(trace, 0.95, how="shrink", cores=pool.cores)
+    assert set_load(trace, 0.95, cores=pool.cores).offered_load == pytest.approx(0.95)
