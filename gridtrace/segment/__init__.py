@@ -16,12 +16,22 @@ size. Each boundary records the signal that caused it; the result is determinist
 from __future__ import annotations
 
 from gridtrace.segment._compare import Thresholds, js_divergence
-from gridtrace.segment._pool import PoolBoundary, PoolSignal, pool_from_jobs, pool_from_trace
+from gridtrace.segment._pool import (
+    PoolBoundary,
+    PoolEstimate,
+    PoolSignal,
+    pool_during,
+    pool_from_jobs,
+    pool_from_trace,
+    segment_pool,
+    trace_pool,
+)
 from gridtrace.segment._segment import Segmentation, SegmentParams, segment, segment_trace
 from gridtrace.segment._select import SegmentChoice, SelectionCriteria, select_segment
 
 __all__ = [
     "PoolBoundary",
+    "PoolEstimate",
     "PoolSignal",
     "SegmentChoice",
     "SegmentParams",
@@ -29,9 +39,12 @@ __all__ = [
     "SelectionCriteria",
     "Thresholds",
     "js_divergence",
+    "pool_during",
     "pool_from_jobs",
     "pool_from_trace",
     "segment",
+    "segment_pool",
     "segment_trace",
     "select_segment",
+    "trace_pool",
 ]

@@ -19,6 +19,10 @@ Two sources, the best available is used (``PoolSignal.source`` says which):
     limits can make jobs wait with cores idle.
 
 Without hosts and without waits there is no pool signal; the segmentation says so.
+
+:func:`pool_during` (and :func:`segment_pool`, :func:`trace_pool`) turn the same signals into the
+cores P a site had during one span — the pool to simulate a selected segment on — falling back to
+the log header's processor count where the jobs name no hosts and never saturated the site.
 """
 
 from __future__ import annotations
@@ -29,13 +33,27 @@ from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import ruptures as rpt
 
+from gridtrace.errors import ConfigError, SchemaError
+from gridtrace.logs._swf import log_headers, processors_of_headers
+from gridtrace.schema import trace_metadata
 from gridtrace.stats._columns import F64, I64, TraceArrays
 
-__all__ = ["PoolBoundary", "PoolSignal", "pool_boundaries", "pool_from_jobs", "pool_from_trace"]
+__all__ = [
+    "PoolBoundary",
+    "PoolEstimate",
+    "PoolSignal",
+    "pool_boundaries",
+    "pool_during",
+    "pool_from_jobs",
+    "pool_from_trace",
+    "segment_pool",
+    "trace_pool",
+]
 
 DAY_S = 86_400.0
 Bool2D = npt.NDArray[np.bool_]
@@ -347,3 +365,353 @@ def _confirm(
     evidence = {"signal": "peak-cores-in-use", "relative_change": change, "threshold": proxy_min}
     before, after = {"peak_cores": left_peak}, {"peak_cores": right_peak}
     return evidence, before, after, change >= proxy_min
+
+
+# --------------------------------------------------------------------------- pool of one span
+
+TimeLike = pd.Timestamp | str | float | int
+"""An instant: a timestamp (naive means UTC), an ISO-8601 string, or Unix seconds."""
+
+
+@dataclass(frozen=True)
+class PoolEstimate:
+    """The cores a site had during a span, and where the figure comes from.
+
+    Attributes
+    ----------
+    cores : int
+        P for the span.
+    source : str
+        ``"hosts"`` (the hosts that ran a job during the span, each with its capacity),
+        ``"peak-cores-in-use"`` (the highest number of cores in use on the span's saturated
+        days: a lower bound of the pool, tight when the site was full) or ``"header"`` (the
+        processors the SWF/GWF header states for the whole log).
+    start, end : pandas.Timestamp
+        The span [start, end), UTC (``end`` is None for an open end).
+    hosts : int or None
+        Hosts seen in the span (``hosts`` source only).
+    detail : dict
+        The evidence, JSON types: ``jobs_in_span``; per source tried, its figures (daily cores,
+        saturated days, peak cores in use over the whole span, the header's count and key);
+        without start times, ``peak_demand_without_waits`` (the cores in use had every job
+        started at its submit: what a pool without queueing would need).
+    note : str
+        One line for a report: the figure, its source and its caveat.
+    """
+
+    cores: int
+    source: str
+    start: pd.Timestamp
+    end: pd.Timestamp | None
+    hosts: int | None
+    detail: dict[str, Any]
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON types."""
+        return {
+            "cores": self.cores,
+            "source": self.source,
+            "start": self.start.isoformat(),
+            "end": None if self.end is None else self.end.isoformat(),
+            "hosts": self.hosts,
+            "detail": self.detail,
+            "note": self.note,
+        }
+
+
+def _unix(value: TimeLike | None, *, name: str) -> float:
+    if value is None:
+        return math.inf
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    try:
+        stamp = pd.Timestamp(value)
+    except (ValueError, TypeError) as exc:
+        msg = f"{name} must be a timestamp, an ISO-8601 string or Unix seconds, not {value!r}"
+        raise ConfigError(msg) from exc
+    if pd.isna(cast("Any", stamp)):
+        msg = f"{name} is not a time: {value!r}"
+        raise ConfigError(msg)
+    if stamp.tzinfo is None:
+        stamp = stamp.tz_localize("UTC")
+    return float(stamp.timestamp())
+
+
+def _stamp(seconds: float) -> pd.Timestamp | None:
+    if not math.isfinite(seconds):
+        return None
+    return pd.Timestamp(seconds, unit="s", tz="UTC")
+
+
+def _job_cores(table: pa.Table) -> F64:
+    alloc = table.column("cores_alloc").cast(pa.float64())
+    req = table.column("cores_req").cast(pa.float64())
+    filled = pc.fill_null(pc.coalesce(alloc, req), pa.scalar(1.0, pa.float64()))
+    return np.asarray(cast("pa.ChunkedArray[Any]", filled).to_numpy(), dtype=np.float64)
+
+
+def _hosts_in_span(jobs: pa.Table, t0: float, t1: float) -> tuple[dict[str, Any], int, int] | None:
+    """Hosts running a job in [t0, t1) and their cores; None when no job names hosts."""
+    starts = _epoch_seconds(jobs.column("start_time"))
+    finite = starts[np.isfinite(starts)]
+    if finite.size == 0:
+        return None
+    day0 = math.floor(float(finite.min()) / DAY_S) * DAY_S
+    signal = pool_from_jobs(jobs, origin_s=0.0, day0_s=day0)
+    if signal is None:
+        return None
+    # the (job, host) pairs in pool_from_jobs's order, with their ends
+    started = pc.and_(
+        pc.is_valid(jobs.column("start_time")), pc.is_valid(jobs.column("exec_hosts"))
+    )
+    used = jobs.filter(started)
+    lists = cast("pa.ListArray[Any]", used.column("exec_hosts").combine_chunks())
+    parents = np.asarray(pc.list_parent_indices(lists).to_numpy(), dtype=np.int64)
+    start = _epoch_seconds(used.column("start_time"))[parents]
+    end = _epoch_seconds(used.column("end_time"))[parents]
+    end = np.where(np.isnan(end) | (end < start), start, end)
+    running = (start < t1) & ((end > t0) | (start >= t0))
+    seen = np.unique(signal.host_codes[running])
+    first_day = max(0, math.floor((t0 - day0) / DAY_S))
+    last_day = signal.cores.size if not math.isfinite(t1) else math.ceil((t1 - day0) / DAY_S)
+    days = np.arange(first_day, min(last_day, signal.cores.size))
+    days = days[signal.active[days]] if days.size else days
+    daily = signal.cores[days]
+    detail = {
+        "hosts": int(seen.size),
+        "cores": round(float(signal.capacity[seen].sum())),
+        "capacity_rule": "each host's peak concurrent cores over the whole jobs table",
+        "days_with_jobs": int(days.size),
+        "daily_cores_median": float(np.median(daily)) if daily.size else None,
+        "daily_cores_min": float(daily.min()) if daily.size else None,
+        "daily_cores_max": float(daily.max()) if daily.size else None,
+        "hosts_in_log": len(signal.host_names),
+    }
+    return detail, int(seen.size), round(float(signal.capacity[seen].sum()))
+
+
+def _peak_in_use(jobs: pa.Table, t0: float, t1: float) -> dict[str, Any] | None:
+    """Peak cores in use per UTC day of [t0, t1), and which days were saturated."""
+    start = _epoch_seconds(jobs.column("start_time"))
+    end = _epoch_seconds(jobs.column("end_time"))
+    ok = np.isfinite(start) & np.isfinite(end)
+    if not ok.any():
+        return None
+    cores = _job_cores(jobs)[ok]
+    start, end = start[ok], np.maximum(end[ok], start[ok])
+    wait_col = cast(
+        "pa.ChunkedArray[Any]",
+        pc.fill_null(jobs.column("wait_s").cast(pa.float64()), pa.scalar(math.nan)),
+    )
+    wait = np.asarray(wait_col.to_numpy(), dtype=np.float64)[ok]
+    times = np.r_[start, end]
+    delta = np.r_[cores, -cores]
+    order = np.lexsort((delta, times))  # a core is freed before it is taken at equal times
+    times, running = times[order], np.cumsum(delta[order])
+    stop = min(t1, float(times[-1]))
+    first = max(t0, float(times[0]))
+    if not stop > first:
+        return None
+    queued_start = np.sort(start[wait >= SATURATED_WAIT_S])
+    day = math.floor(first / DAY_S) * DAY_S
+    peaks: list[float] = []
+    saturated: list[float] = []
+    while day < stop:
+        lo, hi = max(day, first), min(day + DAY_S, stop)
+        i, j = np.searchsorted(times, lo, "left"), np.searchsorted(times, hi, "left")
+        level = float(running[i - 1]) if i > 0 else 0.0
+        peak = max(level, float(running[i:j].max())) if j > i else level
+        queued = np.searchsorted(queued_start, hi, "left") - np.searchsorted(
+            queued_start, lo, "left"
+        )
+        peaks.append(peak)
+        if queued >= SATURATED_MIN_JOBS and peak > 0:
+            saturated.append(peak)
+        day += DAY_S
+    return {
+        "days": len(peaks),
+        "saturated_days": len(saturated),
+        "saturated_rule": (
+            f"at least {SATURATED_MIN_JOBS} jobs started after waiting {SATURATED_WAIT_S:.0f} s "
+            "or more"
+        ),
+        "peak_saturated": max(saturated) if saturated else None,
+        "peak_all_days": max(peaks),
+        "saturated_daily_peak_median": float(np.median(saturated)) if saturated else None,
+    }
+
+
+def _jobs_in_span(jobs: pa.Table, t0: float, t1: float) -> int:
+    """Jobs submitted in [t0, t1) or running during it."""
+    submit = _epoch_seconds(jobs.column("submit_time"))
+    start = _epoch_seconds(jobs.column("start_time"))
+    end = _epoch_seconds(jobs.column("end_time"))
+    end = np.where(np.isnan(end), start, end)
+    submitted = (submit >= t0) & (submit < t1)
+    running = (start < t1) & ((end > t0) | (start >= t0))
+    return int(np.count_nonzero(submitted | running))
+
+
+def _peak_demand(jobs: pa.Table, t0: float, t1: float) -> float | None:
+    """Peak cores in use in [t0, t1) had every job started at its submit (no start times)."""
+    submit = _epoch_seconds(jobs.column("submit_time"))
+    run_col = pc.fill_null(jobs.column("run_s").cast(pa.float64()), pa.scalar(math.nan))
+    run = np.asarray(cast("pa.ChunkedArray[Any]", run_col).to_numpy(), dtype=np.float64)
+    ok = np.isfinite(submit) & np.isfinite(run)
+    if not ok.any():
+        return None
+    cores = _job_cores(jobs)[ok]
+    begin, finish = submit[ok], submit[ok] + np.maximum(run[ok], 0.0)
+    times = np.r_[begin, finish]
+    delta = np.r_[cores, -cores]
+    order = np.lexsort((delta, times))
+    times, running = times[order], np.cumsum(delta[order])
+    i, j = np.searchsorted(times, t0, "left"), np.searchsorted(times, t1, "left")
+    level = float(running[i - 1]) if i > 0 else 0.0
+    return max(level, float(running[i:j].max())) if j > i else level
+
+
+def pool_during(
+    jobs: pa.Table,
+    start: TimeLike,
+    end: TimeLike | None,
+    *,
+    min_saturated_days: int = 1,
+) -> PoolEstimate:
+    """Return the cores a site had during [start, end), from a ``jobs`` table.
+
+    The first source that applies wins, and :attr:`PoolEstimate.source` says which:
+
+    1. ``hosts``: the hosts that ran a job at some time in the span (a job started before and
+       still running counts), each counted with its capacity (its peak concurrent cores over the
+       whole table, a multi-host job spreading its cores evenly — as :func:`pool_from_jobs`).
+    2. ``peak-cores-in-use``: without hosts, the highest number of cores in use (start to end) on
+       the span's *saturated* UTC days (at least 10 jobs started after waiting 600 s or more),
+       when there are at least ``min_saturated_days``. A lower bound of the pool, tight when the
+       site was full; per-group limits of the site's scheduler can keep it below the pool.
+    3. ``header``: the processors the SWF/GWF header states (``MaxProcs``, else ``MaxNodes``;
+       :func:`gridtrace.logs.processors_of_headers`) — the whole log's machine, not the span's.
+
+    Parameters
+    ----------
+    jobs : pyarrow.Table
+        A ``jobs`` table (as read, with its header metadata for SWF/GWF logs).
+    start, end : timestamp, ISO-8601 string or Unix seconds
+        The span; a naive timestamp is UTC. ``end`` None leaves it open.
+    min_saturated_days : int, default 1
+        Fewest saturated days for the peak-in-use proxy.
+
+    Returns
+    -------
+    PoolEstimate
+
+    Raises
+    ------
+    ConfigError
+        If the span is empty or no job was submitted or ran in it, or no source applies (no
+        hosts, no saturated day in the span, no header count).
+    """
+    t0, t1 = _unix(start, name="start"), _unix(end, name="end")
+    if not t1 > t0:
+        msg = f"the span must have end > start, not [{start!r}, {end!r})"
+        raise ConfigError(msg)
+    if min_saturated_days < 1:
+        msg = f"min_saturated_days must be at least 1, not {min_saturated_days}"
+        raise ConfigError(msg)
+    span = pd.Timestamp(t0, unit="s", tz="UTC"), _stamp(t1)
+    jobs_in_span = _jobs_in_span(jobs, t0, t1)
+    if jobs_in_span == 0:
+        msg = (
+            f"no job was submitted or ran in [{start!r}, {end!r}): the span has no pool to measure"
+        )
+        raise ConfigError(msg)
+    detail: dict[str, Any] = {"jobs_in_span": jobs_in_span}
+    log_format, headers = log_headers(jobs)
+    stated = processors_of_headers(headers) if headers else None
+    if stated is not None:
+        detail["header"] = {"format": log_format, "processors": stated[0], "key": stated[1]}
+    found = _hosts_in_span(jobs, t0, t1)
+    if found is not None:
+        host_detail, hosts, cores = found
+        detail["hosts"] = host_detail
+        if hosts:
+            note = (
+                f"{cores} cores on the {hosts} hosts that ran jobs in the span "
+                "(each host counted with its peak concurrent cores)"
+            )
+            return PoolEstimate(cores, "hosts", *span, hosts, detail, note)
+    proxy = _peak_in_use(jobs, t0, t1)
+    if proxy is not None:
+        detail["peak-cores-in-use"] = proxy
+        if proxy["saturated_days"] >= min_saturated_days:
+            cores = round(float(proxy["peak_saturated"]))
+            note = (
+                f"{cores} cores: the peak in use on {proxy['saturated_days']} saturated day(s) "
+                "of the span (a lower bound of the pool, tight when the site was full)"
+            )
+            if stated is not None and cores > stated[0]:
+                note += f"; above the header's {stated[0]} processors"
+            return PoolEstimate(cores, "peak-cores-in-use", *span, None, detail, note)
+    else:
+        demand = _peak_demand(jobs, t0, t1)
+        if demand is not None:
+            detail["peak_demand_without_waits"] = demand
+    if stated is not None:
+        note = (
+            f"{stated[0]} cores: the log header's {stated[1]} (the whole log's machine; no hosts "
+            "and no saturated day to measure the span's own pool)"
+        )
+        return PoolEstimate(stated[0], "header", *span, None, detail, note)
+    msg = (
+        "no pool for the span: the jobs name no hosts in it, fewer than "
+        f"{min_saturated_days} of its days were saturated, and the table carries no SWF/GWF "
+        "header count; give P explicitly"
+    )
+    raise ConfigError(msg)
+
+
+def segment_pool(jobs: pa.Table, segments: pa.Table, segment_id: int) -> PoolEstimate:
+    """Return the pool of one row of a ``segments`` table (:func:`pool_during` on its span).
+
+    The span is [start_time, end_time) of the row, open-ended for the last segment (its
+    ``end_time`` is its own last submit, the start of no next segment).
+
+    Raises
+    ------
+    ConfigError
+        If there is no such segment or its times are unknown (a trace without origin).
+    """
+    ids = segments.column("segment_id").to_pylist()
+    if segment_id not in ids:
+        msg = f"no segment {segment_id}; segments are {ids}"
+        raise ConfigError(msg)
+    row = segments.slice(ids.index(segment_id), 1).to_pylist()[0]
+    if row["start_time"] is None:
+        msg = f"segment {segment_id} has no start time (the trace has no origin)"
+        raise ConfigError(msg)
+    last = int(segment_id) == max(int(cast("int", i)) for i in ids)
+    return pool_during(jobs, row["start_time"], None if last else row["end_time"])
+
+
+def trace_pool(jobs: pa.Table, trace: pa.Table) -> PoolEstimate:
+    """Return the pool during a trace's arrivals (e.g. a segment cut by ``segment_trace``).
+
+    The span runs from the trace's first submit to one second after its last (submit times are
+    whole seconds in the logs), placed on the clock by the trace metadata's origin.
+
+    Raises
+    ------
+    ConfigError
+        If the trace has no metadata or no jobs.
+    """
+    try:
+        origin = pd.Timestamp(trace_metadata(trace)["origin"]).timestamp()
+    except SchemaError as exc:
+        msg = "the trace has no metadata (origin) to place its submit times"
+        raise ConfigError(msg) from exc
+    if trace.num_rows == 0:
+        msg = "the trace has no jobs"
+        raise ConfigError(msg)
+    submit = np.asarray(trace.column("submit_s").to_numpy(), dtype=np.float64)
+    return pool_during(jobs, origin + float(submit.min()), origin + float(submit.max()) + 1.0)

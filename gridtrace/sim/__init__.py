@@ -5,6 +5,8 @@ provisioning policy, and returns a :class:`SimulationResult` (per-job table plus
 Policies are strategy objects behind the :class:`Policy` protocol; the built-in ones are listed in
 :data:`POLICIES` (exact definitions in :mod:`gridtrace.sim._policies` and
 :mod:`gridtrace.sim._backfill`), the estimators in :data:`ESTIMATORS`.
+:func:`set_load` and :func:`load_sweep` set a trace's offered load (compressed arrivals or a
+smaller pool) for contention experiments.
 :func:`rlscheduler_table` is a separate RLScheduler-compatible evaluation mode that reproduces
 that paper's heuristic table (its loading rules, windows, loop and backfilling variant).
 Elastic baselines: :class:`ThresholdAutoscaler` (a step-scaling autoscaler, also by name through
@@ -38,6 +40,14 @@ from gridtrace.sim._estimators import (
     make_estimator,
 )
 from gridtrace.sim._kernels import backfill_starts
+from gridtrace.sim._load import (
+    DEFAULT_LOADS,
+    LoadedTrace,
+    LoadUnreachableError,
+    load_sweep,
+    offered_load,
+    set_load,
+)
 from gridtrace.sim._metrics import (
     BSLD_TAU_S,
     INTERACTIVE_WAIT_S,
@@ -94,6 +104,7 @@ from gridtrace.sim._rlscheduler import (
 
 __all__ = [
     "BSLD_TAU_S",
+    "DEFAULT_LOADS",
     "ESTIMATORS",
     "INTERACTIVE_WAIT_OVER_DAY",
     "INTERACTIVE_WAIT_S",
@@ -116,6 +127,8 @@ __all__ = [
     "FixedPool",
     "GreedyFirstFit",
     "JobRows",
+    "LoadUnreachableError",
+    "LoadedTrace",
     "OracleEstimator",
     "PathologyFlag",
     "Policy",
@@ -144,9 +157,11 @@ __all__ = [
     "iter_decisions",
     "job_rows",
     "legacy_gym_random_state",
+    "load_sweep",
     "make_estimator",
     "make_policy",
     "make_provisioning",
+    "offered_load",
     "pathology_flags",
     "read_result",
     "read_rlscheduler_swf",
@@ -155,6 +170,7 @@ __all__ = [
     "rlscheduler_window_starts",
     "rlscheduler_workload",
     "run_events",
+    "set_load",
     "sim_metadata",
     "simulate",
     "simulate_rlscheduler_window",
