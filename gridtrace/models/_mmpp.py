@@ -60,6 +60,11 @@ logger = logging.getLogger(__name__)
 F64 = NDArray[np.float64]
 # Above this condition number of D0's eigenvectors the E-step uses the Van Loan reference.
 _MAX_CONDITION = 1e8
+# The log-likelihood is Σ log c_n + d_max Σ t, and float64 finds D0's eigenvalues only to about
+# ε ‖D0‖: parameters for which ε ‖D0‖₁ Σ t exceeds this (nats) cannot be evaluated, and EM or the
+# direct maximisation would otherwise climb on rounding error (a phase of rate 1e14 s⁻¹ scored
+# 10,000 nats above the maximum).
+_MAX_ROUNDING_NATS = 1e-4
 
 
 # --- closed forms -------------------------------------------------------------------------------
@@ -358,7 +363,9 @@ class MMPPArrivals(_MMPPBase):
 
     1. **Starts.** Built in: rates at quantiles of windowed local rates (``quantiles``), 1-D
        k-means on the windowed log-rates (``kmeans``), the count-HMM solution (``count_hmm``),
-       the moment-matched MMPP(2) (``moments``, k = 2); or the user's ``init``. Plus
+       the moment-matched MMPP(2) (``moments``, k = 2), and the fitted (k − 1)-phase MMPP with
+       one phase split in two (``split<i>``, one per phase, k ≥ 3; see ``nested_start``); or the
+       user's ``init``. Plus
        ``n_random_starts`` random ones drawn from ``rng`` (rates log-uniform over the range of
        the local rates, sojourns log-uniform between a few inter-arrival times and a tenth of the
        span). EM runs ``n_init_iter`` iterations from each.
@@ -405,6 +412,13 @@ class MMPPArrivals(_MMPPBase):
         caller's own (e.g. a previous fit's ``(rates_, generator_)``).
     count_hmm_start : bool, default True
         With ``init="auto"``, add the :class:`PoissonHMMArrivals` solution as a start.
+    nested_start : bool, default True
+        With ``init="auto"`` and k ≥ 3, fit the (k − 1)-phase MMPP first (with these settings)
+        and add it as k − 1 starts, each splitting one of its phases into two of rates 0.9 and 1.1
+        times the phase's (the switching rates into the phase shared between the two halves,
+        those out of it kept). The best of them always runs to the end, so that a k-phase fit
+        does not end below the (k − 1)-phase one, a family it contains: without them the k ≥ 3
+        starts can all lie in worse basins than the smaller model's.
     polish : bool, default True
         Run the direct maximisation after EM.
     grad_tol : float, default 1e-3
@@ -486,6 +500,7 @@ class MMPPArrivals(_MMPPBase):
         n_full_runs: int | str = "auto",
         init: str | Sequence[tuple[ArrayLike, ArrayLike]] = "auto",
         count_hmm_start: bool = True,
+        nested_start: bool = True,
         polish: bool = True,
         grad_tol: float = 1e-3,
         polish_max_iter: int = 500,
@@ -502,6 +517,7 @@ class MMPPArrivals(_MMPPBase):
         self.n_full_runs = n_full_runs
         self.init = init
         self.count_hmm_start = count_hmm_start
+        self.nested_start = nested_start
         self.polish = polish
         self.grad_tol = grad_tol
         self.polish_max_iter = polish_max_iter
@@ -520,6 +536,13 @@ class MMPPArrivals(_MMPPBase):
         return _START_VECTOR_OF[str(self.alpha)] == "stationary"
 
     def _estep(self, t: F64, rates: F64, q: F64, alpha: F64) -> EStep:
+        d0 = q - np.diag(rates)
+        rounding = float(np.finfo(np.float64).eps * np.abs(d0).sum(axis=0).max() * t.sum())
+        if not rounding <= _MAX_ROUNDING_NATS:
+            raise FloatingPointError(
+                f"rates up to {float(np.abs(d0).max()):.3g}/s over {float(t.sum()):.3g} s: the "
+                f"likelihood is lost to rounding (about {rounding:.2g} nats)"
+            )
         if self.kernel == "reference":
             return forward_backward_reference(t, rates, q, alpha)
         if eigen_condition(q - np.diag(rates)) > _MAX_CONDITION:
@@ -726,6 +749,8 @@ class MMPPArrivals(_MMPPBase):
                     starts.append(self._make("moments", r, q))
                 except FitError as exc:
                     starts.append(_failed("moments", k, f"infeasible: {exc}"))
+            if self.nested_start and k >= 3:  # for k = 2 the built-in starts find the maximum
+                starts.extend(self._split_starts(epochs, k, gen))
         else:
             for i, (given_rates, given_q) in enumerate(self.init):
                 r = np.asarray(given_rates, dtype=np.float64)
@@ -741,6 +766,22 @@ class MMPPArrivals(_MMPPBase):
         for i in range(self._n_random(k)):
             starts.append(self._make(f"random{i}", *_random_start(t, k, gen)))
         return starts
+
+    def _split_starts(self, epochs: F64, k: int, gen: np.random.Generator) -> list[_Start]:
+        params = {**self._params(), "n_states": k - 1, "rng": int(gen.integers(2**31 - 1))}
+        smaller = type(self)(**params)
+        try:
+            with warnings.catch_warnings():
+                # a starting point only: whether the smaller fit converged is not the result
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                smaller._fit_epochs(epochs)
+        except FitError as exc:
+            logger.info("MMPP k=%d: no (k-1)-phase start (%s)", k, exc)
+            return [_failed("split", k, f"the {k - 1}-phase fit failed: {exc}")]
+        return [
+            self._make(f"split{i}", *split_phase(smaller.rates_, smaller.generator_, i))
+            for i in range(k - 1)
+        ]
 
     def _count_hmm_start(self, epochs: F64, k: int, gen: np.random.Generator) -> _Start:
         try:
@@ -808,6 +849,9 @@ class MMPPArrivals(_MMPPBase):
             raise FitError("every EM start failed: " + "; ".join(s.status for s in starts))
         usable.sort(key=lambda s: s.best_ll, reverse=True)
         finalists = usable[: self._n_full(k)]
+        nested = [s for s in usable if s.name.startswith("split")]
+        if nested and nested[0] not in finalists:  # the guard against ending below k − 1 phases
+            finalists.append(nested[0])
         for s in finalists:
             if not s.em_stop:  # the short run stopped at its budget: go on
                 budget = max(int(self.max_iter) - s.n_iter, 0)
@@ -935,6 +979,7 @@ class MMPPArrivals(_MMPPBase):
             "n_full_runs": self.n_full_runs,
             "init": init,
             "count_hmm_start": self.count_hmm_start,
+            "nested_start": self.nested_start,
             "polish": self.polish,
             "grad_tol": self.grad_tol,
             "polish_max_iter": self.polish_max_iter,
@@ -1077,6 +1122,50 @@ def _point_mass(post: F64) -> F64:
     out = np.zeros(post.shape[0])
     out[int(np.argmax(post))] = 1.0
     return out
+
+
+def split_phase(rates: ArrayLike, generator: ArrayLike, phase: int) -> tuple[F64, F64]:
+    """Embed a (k − 1)-phase MMPP in k phases by splitting one phase in two.
+
+    The halves have rates 0.9 and 1.1 times the phase's (so that EM can move them apart; with
+    equal rates the halves are lumpable and EM would keep them equal), each keeps the phase's
+    switching rates to the other phases, the rates into the phase are shared equally between
+    them, and each switches to the other at half its total exit rate (or at the mean exit rate
+    of the chain when the phase never leaves).
+
+    Parameters
+    ----------
+    rates : array_like, shape (k - 1,)
+        Arrival rates of the smaller MMPP.
+    generator : array_like, shape (k - 1, k - 1)
+        Its generator.
+    phase : int
+        The phase to split; its second half becomes the last phase.
+
+    Returns
+    -------
+    rates, generator : ndarray
+        The k-phase parameters.
+    """
+    r = np.asarray(rates, dtype=np.float64)
+    q = np.asarray(generator, dtype=np.float64)
+    m = r.shape[0]
+    if not 0 <= phase < m:
+        raise ConfigError(f"phase must be in [0, {m}), got {phase}")
+    off = q - np.diag(np.diag(q))
+    new_rates = np.append(r, 1.1 * r[phase])
+    new_rates[phase] = 0.9 * r[phase]
+    new_off = np.zeros((m + 1, m + 1))
+    new_off[:m, :m] = off
+    new_off[:m, phase] = off[:, phase] / 2.0  # into the phase: shared between the halves
+    new_off[:m, m] = off[:, phase] / 2.0
+    new_off[m, :m] = off[phase, :]  # out of the phase: each half keeps it
+    exit_rate = float(off[phase].sum())
+    if exit_rate <= 0.0:
+        exits = off.sum(axis=1)
+        exit_rate = float(exits[exits > 0].mean()) if np.any(exits > 0) else 1.0 / 3600.0
+    new_off[phase, m] = new_off[m, phase] = exit_rate / 2.0
+    return new_rates, _generator_from_offdiag(new_off)
 
 
 def _failed(name: str, k: int, status: str) -> _Start:

@@ -6,6 +6,7 @@ Every case feeds literal accounting lines through the reference tokeniser and ch
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -1119,8 +1120,12 @@ def test_files_out_of_order_assemble_as_in_order(tmp_path: Any) -> None:
     )
     (tmp_path / "accounting.1").write_bytes(day1)  # rotation: the larger number is older
     (tmp_path / "accounting").write_bytes(day2.replace(b"\n", b"\r\n"))
-    result = read_torque(tmp_path, site="s", tz="UTC")
-    (job,) = result.jobs.to_pylist()
-    assert (job["state"], job["run_s"], job["n_attempts"]) == ("COMPLETED", 3660, 1)
-    assert result.info["files_reordered"] == 2
-    assert result.summary()["record_flags"] == {"CRLF": 1}
+    newest_first = [tmp_path / "accounting", tmp_path / "accounting.1"]
+    # named newest first: put back in the order of their stamps; a folder is listed oldest first
+    for given, moved in ((newest_first, 2), (tmp_path, 0)):
+        result = read_torque(given, site="s", tz="UTC")
+        (job,) = result.jobs.to_pylist()
+        assert (job["state"], job["run_s"], job["n_attempts"]) == ("COMPLETED", 3660, 1)
+        assert result.info["files_reordered"] == moved
+        assert [Path(f).name for f in result.files] == ["accounting.1", "accounting"]
+        assert result.summary()["record_flags"] == {"CRLF": 1}
