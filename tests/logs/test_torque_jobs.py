@@ -1122,8 +1122,8 @@ def test_files_out_of_order_assemble_as_in_order(tmp_path: Any) -> None:
     (tmp_path / "accounting").write_bytes(day2.replace(b"\n", b"\r\n"))
     newest_first = [tmp_path / "accounting", tmp_path / "accounting.1"]
     # named newest first: put back in the order of their stamps; a folder is listed oldest first
-    for given, moved in ((newest_first, 2), (tmp_path, 0)):
-        result = read_torque(given, site="s", tz="UTC")
+    for paths, moved in ((newest_first, 2), (tmp_path, 0)):
+        result = read_torque(paths, site="s", tz="UTC")
         (job,) = result.jobs.to_pylist()
         assert (job["state"], job["run_s"], job["n_attempts"]) == ("COMPLETED", 3660, 1)
         assert result.info["files_reordered"] == moved
