@@ -34,6 +34,7 @@ from gridtrace.sim._estimators import (
     WalltimeEstimator,
     make_estimator,
 )
+from gridtrace.sim._intervals import Interval, mean_interval
 from gridtrace.sim._kernels import backfill_starts
 from gridtrace.sim._metrics import (
     BSLD_TAU_S,
@@ -89,6 +90,7 @@ __all__ = [
     "FifoPolicy",
     "FixedPool",
     "GreedyFirstFit",
+    "Interval",
     "JobRows",
     "OracleEstimator",
     "Policy",
@@ -115,6 +117,7 @@ __all__ = [
     "legacy_gym_random_state",
     "make_estimator",
     "make_policy",
+    "mean_interval",
     "read_result",
     "read_rlscheduler_swf",
     "responsiveness",
