@@ -38,12 +38,15 @@ from gridtrace.sim._intervals import Interval, mean_interval
 from gridtrace.sim._kernels import backfill_starts
 from gridtrace.sim._metrics import (
     BSLD_TAU_S,
+    FAIRNESS_WINDOWS,
     INTERACTIVE_WAIT_S,
     NO_VO,
+    WindowedFairness,
     bounded_slowdown,
     fairness_at_election,
     responsiveness,
     summarise,
+    windowed_fairness,
 )
 from gridtrace.sim._policies import (
     POLICIES,
@@ -74,6 +77,7 @@ from gridtrace.sim._rlscheduler import (
 __all__ = [
     "BSLD_TAU_S",
     "ESTIMATORS",
+    "FAIRNESS_WINDOWS",
     "INTERACTIVE_WAIT_S",
     "NO_VO",
     "POLICIES",
@@ -107,6 +111,7 @@ __all__ = [
     "StateFeatures",
     "TetrisPolicy",
     "WalltimeEstimator",
+    "WindowedFairness",
     "backfill_starts",
     "bounded_slowdown",
     "fairness_at_election",
@@ -129,4 +134,5 @@ __all__ = [
     "simulate",
     "simulate_rlscheduler_window",
     "summarise",
+    "windowed_fairness",
 ]
