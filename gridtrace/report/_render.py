@@ -25,14 +25,13 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 from markupsafe import Markup
-from scipy import stats
 
 from gridtrace import __version__
 from gridtrace._atomic import write_text
 from gridtrace.errors import ConfigError, SchemaError
 from gridtrace.report import _figures as figures
 from gridtrace.schema import SEGMENTS, TRACE, conform, trace_metadata
-from gridtrace.sim import INTERACTIVE_WAIT_S, SimulationResult
+from gridtrace.sim import INTERACTIVE_WAIT_S, SimulationResult, mean_interval
 from gridtrace.stats import WorkloadStats, characterise
 
 __all__ = [
@@ -131,12 +130,15 @@ def _duration(x: Any) -> str:
 
 
 def _cell(x: Any, digits: int = 1) -> str:
-    """Format a {"mean", "half", "k"} cell as "mean ± half" (or just the mean)."""
+    """Format an aggregate cell as "mean [low, high]", else "mean ± half", else the mean."""
     if not isinstance(x, Mapping):
         return _num(x, digits)
     if _is_missing(x.get("mean")):
         return "—"
     text = _num(x["mean"], digits)
+    low, high = x.get("low"), x.get("high")
+    if not (_is_missing(low) or _is_missing(high)):
+        return f"{text} [{_num(low, digits)}, {_num(high, digits)}]"
     half = x.get("half")
     if not _is_missing(half):
         text += f" ± {_num(half, digits)}"
@@ -144,12 +146,15 @@ def _cell(x: Any, digits: int = 1) -> str:
 
 
 def _pct_cell(x: Any) -> str:
-    """Format a {"mean", "half", "k"} cell of a fraction as percentages."""
+    """Format an aggregate cell of a fraction as percentages, as :func:`_cell` does."""
     if not isinstance(x, Mapping):
         return _pct(x)
     if _is_missing(x.get("mean")):
         return "—"
     text = f"{100.0 * float(x['mean']):.1f}"
+    low, high = x.get("low"), x.get("high")
+    if low is not None and high is not None and not (_is_missing(low) or _is_missing(high)):
+        return f"{text} [{100.0 * float(low):.1f}, {100.0 * float(high):.1f}] %"
     half = x.get("half")
     if half is not None and not _is_missing(half):
         text += f" ± {100.0 * float(half):.1f}"
@@ -473,16 +478,23 @@ def _summary_of(result: object) -> Mapping[str, Any]:
 
 
 def _aggregate(values: Sequence[Any]) -> dict[str, Any]:
-    """Mean over seeds and the half-width of its 95 % t-interval (None with fewer than 2)."""
-    xs = np.asarray([float(v) for v in values if not _is_missing(v)], dtype=np.float64)
-    k = int(xs.shape[0])
-    if k == 0:
-        return {"mean": None, "half": None, "k": 0}
-    mean = float(xs.mean())
-    half = None
-    if k > 1:
-        half = float(stats.t.ppf(0.975, k - 1) * xs.std(ddof=1) / math.sqrt(k))
-    return {"mean": mean, "half": half, "k": k}
+    """Mean over seeds and its 95 % interval (:func:`gridtrace.sim.mean_interval`).
+
+    Keys ``mean``, ``low``, ``high`` (None with fewer than 2 values; inside the range of the
+    values, so of the metric), ``half`` ((high − low) / 2), ``k`` and ``n`` (values used),
+    ``method``.
+    """
+    r = mean_interval([None if _is_missing(v) else float(v) for v in values])
+    half = None if r.low is None or r.high is None else (r.high - r.low) / 2.0
+    return {
+        "mean": r.mean,
+        "low": r.low,
+        "high": r.high,
+        "half": half,
+        "k": r.n,
+        "n": r.n,
+        "method": r.method,
+    }
 
 
 def _policy_rows(results: Mapping[str, Sequence[ResultLike]]) -> list[dict[str, Any]]:

@@ -39,6 +39,7 @@ from gridtrace.sim._estimators import (
     WalltimeEstimator,
     make_estimator,
 )
+from gridtrace.sim._intervals import Interval, mean_interval
 from gridtrace.sim._kernels import backfill_starts
 from gridtrace.sim._load import (
     DEFAULT_LOADS,
@@ -50,12 +51,15 @@ from gridtrace.sim._load import (
 )
 from gridtrace.sim._metrics import (
     BSLD_TAU_S,
+    FAIRNESS_WINDOWS,
     INTERACTIVE_WAIT_S,
     NO_VO,
+    WindowedFairness,
     bounded_slowdown,
     fairness_at_election,
     responsiveness,
     summarise,
+    windowed_fairness,
 )
 from gridtrace.sim._pathologies import (
     INTERACTIVE_WAIT_OVER_DAY,
@@ -106,6 +110,7 @@ __all__ = [
     "BSLD_TAU_S",
     "DEFAULT_LOADS",
     "ESTIMATORS",
+    "FAIRNESS_WINDOWS",
     "INTERACTIVE_WAIT_OVER_DAY",
     "INTERACTIVE_WAIT_S",
     "NO_VO",
@@ -126,6 +131,7 @@ __all__ = [
     "FifoPolicy",
     "FixedPool",
     "GreedyFirstFit",
+    "Interval",
     "JobRows",
     "LoadUnreachableError",
     "LoadedTrace",
@@ -148,6 +154,7 @@ __all__ = [
     "TetrisPolicy",
     "ThresholdAutoscaler",
     "WalltimeEstimator",
+    "WindowedFairness",
     "backfill_starts",
     "best_static_pool",
     "bounded_slowdown",
@@ -161,6 +168,7 @@ __all__ = [
     "make_estimator",
     "make_policy",
     "make_provisioning",
+    "mean_interval",
     "offered_load",
     "pathology_flags",
     "read_result",
@@ -177,4 +185,5 @@ __all__ = [
     "summarise",
     "time_at_floor",
     "w_below_fifo",
+    "windowed_fairness",
 ]

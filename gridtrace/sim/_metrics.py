@@ -13,6 +13,24 @@ fairness F at the election of job j
     and S_kj is the fraction of the core-seconds (run × cores) of the jobs elected before j that
     went to VO k. Before any core-second has been elected there is nothing to be unfair about and
     F = 1. VOs without a target share count in the denominator only.
+fairness over sliding windows (``fairness_windows``, :func:`windowed_fairness`)
+    The cumulative F above weighs a job's election against everything elected since the start
+    of the run, so over a long run it converges to the run's final shares, which every policy
+    that runs the same jobs reaches. The windowed F looks at one window of time at a time. A
+    window of length L (daily 86 400 s, weekly 604 800 s) covers the elections (a job is elected
+    at its start_s) in [a, a + L); its F is
+    1 − max_k (w_k − S_k)⁺ / max_k w_k with S_k the fraction of the core-seconds (run × cores)
+    elected in the window that went to VO k: only that window's elections count, none before.
+    Windows start at the first election t₀ and every ``step`` after it (daily: every 3 600 s,
+    weekly: every 86 400 s; :data:`FAIRNESS_WINDOWS`), and there are as many as needed for the
+    last to reach past the last election t₁: every election lies in a window, and only the last
+    window extends past t₁, by less than one step. A run shorter than L has one window. A window
+    in which no core-second was elected (no election, or zero-length jobs only) is skipped: it
+    has no F, and is not counted as 1. Per run the summary gives the number of windows with an
+    F, their mean and their minimum. Like every other statistic of the summary it uses the
+    measured jobs only (warm-up and drain jobs left out). As for the cumulative F, the targets
+    are normalised to sum 1 and VOs without a target (or without a VO) count in the core-seconds
+    of the window only.
 utilisation
     Σ run·cores / (P · span) with span = last end − first submit, over every simulated job.
 makespan
@@ -21,9 +39,11 @@ makespan
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
@@ -35,12 +55,15 @@ from gridtrace.errors import ConfigError
 
 __all__ = [
     "BSLD_TAU_S",
+    "FAIRNESS_WINDOWS",
     "INTERACTIVE_WAIT_S",
     "NO_VO",
+    "WindowedFairness",
     "bounded_slowdown",
     "fairness_at_election",
     "responsiveness",
     "summarise",
+    "windowed_fairness",
 ]
 
 BSLD_TAU_S = 10.0
@@ -51,6 +74,12 @@ INTERACTIVE_WAIT_S = 120.0
 
 NO_VO = "(none)"
 """Key of the jobs without a VO in the per-VO summary."""
+
+FAIRNESS_WINDOWS: Final[Mapping[str, tuple[float, float]]] = {
+    "daily": (86_400.0, 3_600.0),
+    "weekly": (604_800.0, 86_400.0),
+}
+"""Sliding windows of the summary's windowed F: name → (length, step), seconds."""
 
 
 def responsiveness(run_s: ArrayLike, wait_s: ArrayLike) -> NDArray[np.float64]:
@@ -160,6 +189,140 @@ def _codes_or_minus_one(values: NDArray[Any]) -> NDArray[np.int64]:
     return np.where(np.isnan(as_float), -1, as_float).astype(np.int64)
 
 
+@dataclass(frozen=True, slots=True)
+class WindowedFairness:
+    """F over sliding windows of one run (see the module docstring).
+
+    Attributes
+    ----------
+    length_s, step_s : float
+        Window length and step, seconds.
+    start_s : ndarray of float64
+        Start of each window with an F, seconds (windows without core-seconds are left out).
+    value : ndarray of float64
+        F of each of those windows, in [0, 1].
+    n_elections : ndarray of int64
+        Elections in each of those windows.
+    n_skipped : int
+        Windows left out because no core-second was elected in them.
+    """
+
+    length_s: float
+    step_s: float
+    start_s: NDArray[np.float64]
+    value: NDArray[np.float64]
+    n_elections: NDArray[np.int64]
+    n_skipped: int
+
+    @property
+    def n_windows(self) -> int:
+        """Windows with an F."""
+        return int(self.value.shape[0])
+
+    def describe(self) -> dict[str, Any]:
+        """Return ``length_s``, ``step_s``, ``n_windows``, ``n_skipped``, ``mean`` and ``min``."""
+        some = self.n_windows > 0
+        return {
+            "length_s": self.length_s,
+            "step_s": self.step_s,
+            "n_windows": self.n_windows,
+            "n_skipped": self.n_skipped,
+            "mean": float(np.mean(self.value)) if some else None,
+            "min": float(np.min(self.value)) if some else None,
+        }
+
+
+def windowed_fairness(
+    elected_s: ArrayLike,
+    run_s: ArrayLike,
+    cores: ArrayLike,
+    vo: Sequence[str | None] | pa.Array[Any] | pa.ChunkedArray[Any],
+    vo_shares: Mapping[str, float],
+    *,
+    length_s: float,
+    step_s: float,
+) -> WindowedFairness:
+    """Return F over sliding windows of length ``length_s`` moved by ``step_s``.
+
+    Parameters
+    ----------
+    elected_s : array_like
+        Election (start) time of each job, seconds; any order.
+    run_s, cores : array_like
+        Per job; the job's core-seconds run × cores count in the windows holding its election.
+    vo : sequence of str or None, or pyarrow array
+        Per job VO.
+    vo_shares : mapping of str to float
+        Target shares w (normalised here).
+    length_s, step_s : float
+        Window length and step, seconds, both > 0.
+
+    Returns
+    -------
+    WindowedFairness
+
+    Raises
+    ------
+    ConfigError
+        If the lengths are not positive and finite or the columns differ in length.
+
+    Examples
+    --------
+    Equal targets. Day one serves only ``a``, day two ``a`` and ``b`` alike: F 0, then 1.
+
+    >>> r = windowed_fairness(
+    ...     [0.0, 3600.0, 86400.0, 90000.0], [100.0] * 4, [1] * 4, ["a", "a", "a", "b"],
+    ...     {"a": 1, "b": 1}, length_s=86400.0, step_s=86400.0)
+    >>> r.value.tolist(), r.n_elections.tolist()
+    ([0.0, 1.0], [2, 2])
+    """
+    if not (0.0 < length_s < math.inf and 0.0 < step_s < math.inf):
+        raise ConfigError(f"length_s and step_s must be > 0 and finite, got {length_s}, {step_s}")
+    t = np.asarray(elected_s, dtype=np.float64)
+    served = np.asarray(run_s, dtype=np.float64) * np.asarray(cores, dtype=np.float64)
+    n = t.shape[0]
+    if served.shape != (n,):
+        raise ConfigError("elected_s, run_s and cores must have one value per job")
+    names, w = normalised_shares(vo_shares)
+    empty = WindowedFairness(
+        length_s, step_s, np.empty(0), np.empty(0), np.empty(0, dtype=np.int64), 0
+    )
+    if n == 0:
+        return empty
+    vo_arr = vo if isinstance(vo, pa.Array | pa.ChunkedArray) else pa.array(list(vo), pa.string())
+    if len(vo_arr) != n:
+        raise ConfigError("vo must have one value per job")
+    codes = _vo_codes(vo_arr, names)
+    order = np.argsort(t, kind="stable")
+    t, served, codes = t[order], served[order], codes[order]
+    t0, t1 = float(t[0]), float(t[-1])
+    m = math.floor(max(0.0, t1 - t0 - length_s) / step_s) + 1
+    if t0 + (m - 1) * step_s + length_s <= t1:  # the last election must lie in a window
+        m += 1
+    starts = t0 + step_s * np.arange(m, dtype=np.float64)
+    lo = np.searchsorted(t, starts, side="left")
+    hi = np.searchsorted(t, starts + length_s, side="left")
+    cum = np.concatenate(([0.0], np.cumsum(served)))
+    total = cum[hi] - cum[lo]
+    keep = total > 0.0
+    denom = np.where(keep, total, 1.0)
+    deficit = np.zeros(m, dtype=np.float64)
+    for k in range(len(names)):
+        if w[k] == 0.0:
+            continue
+        cum_k = np.concatenate(([0.0], np.cumsum(np.where(codes == k, served, 0.0))))
+        np.maximum(deficit, w[k] - (cum_k[hi] - cum_k[lo]) / denom, out=deficit)
+    value = np.clip(1.0 - deficit / w.max(), 0.0, 1.0)
+    return WindowedFairness(
+        length_s,
+        step_s,
+        starts[keep],
+        value[keep],
+        (hi - lo)[keep].astype(np.int64),
+        int(m - keep.sum()),
+    )
+
+
 def _finite(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
@@ -197,12 +360,47 @@ def _group_stats(
     }
 
 
+def _shares_of(jobs: pa.Table) -> Mapping[str, float] | None:
+    """Return the ``vo_shares`` the simulator wrote into the provenance of a ``sim_result``."""
+    raw = (jobs.schema.metadata or {}).get(b"provenance")
+    if raw is None:
+        return None
+    try:
+        shares = json.loads(raw)["simulation"]["vo_shares"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return shares if isinstance(shares, Mapping) and shares else None
+
+
+def _fairness_windows(
+    part: pa.Table, vo_shares: Mapping[str, float] | None
+) -> dict[str, dict[str, Any] | None]:
+    """Return the windowed F of the summary, one entry per :data:`FAIRNESS_WINDOWS`."""
+    shares = vo_shares if vo_shares is not None else _shares_of(part)
+    out: dict[str, dict[str, Any] | None] = {}
+    for name, (length, step) in FAIRNESS_WINDOWS.items():
+        if not shares:
+            out[name] = None
+            continue
+        out[name] = windowed_fairness(
+            part.column("start_s").to_numpy(),
+            part.column("run_s").to_numpy(),
+            part.column("cores").to_numpy(),
+            part.column("vo"),
+            shares,
+            length_s=length,
+            step_s=step,
+        ).describe()
+    return out
+
+
 def summarise(
     jobs: pa.Table,
     *,
     cores: int,
     warmup_jobs: int = 500,
     drain_jobs: int = 500,
+    vo_shares: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """Summarise a ``sim_result`` table: per class, per VO, utilisation and makespan.
 
@@ -215,6 +413,9 @@ def summarise(
     warmup_jobs, drain_jobs : int, default 500
         The first ``warmup_jobs`` and the last ``drain_jobs`` rows (by submit order) are left out
         of the statistics. If that would leave no job, nothing is left out and the summary says so.
+    vo_shares : mapping of str to float, optional
+        Target VO shares, for the windowed F; default the ``vo_shares`` the simulator wrote into
+        the table's provenance metadata (``provenance["simulation"]["vo_shares"]``), if any.
 
     Returns
     -------
@@ -222,8 +423,11 @@ def summarise(
         JSON types only (missing values are None). Keys: ``n_simulated``, ``n_measured``,
         ``exclusion`` (warmup_jobs, drain_jobs, applied, note), ``classes`` (``interactive``,
         ``batch``, ``all`` → statistics), ``vos`` (VO → statistics; jobs without a VO under
-        :data:`NO_VO`), ``interactive_wait_under_120s``, ``fairness`` (mean, median, min; None
-        without VO shares), ``utilisation``, ``span_s``, ``makespan_s``, ``first_submit_s``,
+        :data:`NO_VO`), ``interactive_wait_under_120s``, ``fairness`` (None without VO shares:
+        ``mean``, ``median``, ``min`` of the cumulative F at election and, per window of
+        :data:`FAIRNESS_WINDOWS`, ``daily`` and ``weekly``: ``length_s``, ``step_s``,
+        ``n_windows``, ``n_skipped``, ``mean``, ``min`` of the windowed F; None when the shares
+        are unknown), ``utilisation``, ``span_s``, ``makespan_s``, ``first_submit_s``,
         ``last_end_s``. The statistics are ``n``, ``wait_{mean,std,median,p95,max}_s``,
         ``responsiveness_{mean,std,median}`` and ``bsld_mean`` (std with ddof = 1).
     """
@@ -272,6 +476,7 @@ def summarise(
             "mean": float(np.mean(f)),
             "median": float(np.median(f)),
             "min": float(np.min(f)),
+            **_fairness_windows(part, vo_shares),
         }
     if n:
         first_submit = float(submit.min())

@@ -28,7 +28,7 @@ from gridtrace.sim.rl._experiments import (
     make_elastic_provisioner,
     make_rl_scheduler,
     run_experiment,
-    t_interval,
+    seed_interval,
     time_split,
 )
 from gridtrace.sim.rl._features import SchedulingFeatures
@@ -81,7 +81,7 @@ __all__ = [
     "run_experiment",
     "sarsa_refit",
     "sarsa_targets",
-    "t_interval",
+    "seed_interval",
     "time_split",
 ]
 

@@ -59,7 +59,7 @@ its metadata; the summary itself is a function of the configuration and the root
      "agents": {variant: describe() of the trained scheduler (and provisioner)},
      "units": {"mean_runtime_s": E[S] of the evaluation workload},
      "aggregate": [{"variant", "family", "mode", "n", "metrics": {name: {"mean", "std",
-                    "ci_low", "ci_high"}}}],           # 95 % t-interval over seeds
+                    "ci_low", "ci_high", "n", "n_dropped", "method"}}}],  # seed_interval
      "comparison": [{"variant", "mode", "baseline", "metric", "n", "mean_difference",
                      "ci_low", "ci_high", "outcome": "better" | "worse" | "within noise",
                      "negligible": |mean difference| < 0.005}],
@@ -85,12 +85,12 @@ from typing import Any, Literal
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from scipy import stats as sps
 
 from gridtrace._atomic import write_parquet, write_text
 from gridtrace.errors import ConfigError
 from gridtrace.schema import trace_metadata
 from gridtrace.sim._engine import simulate
+from gridtrace.sim._intervals import mean_interval
 from gridtrace.sim._result import SimulationResult, _json_safe
 from gridtrace.sim.rl._elastic import ElasticProvisioner, ProvisioningFeatures
 from gridtrace.sim.rl._features import SchedulingFeatures
@@ -109,7 +109,7 @@ __all__ = [
     "make_elastic_provisioner",
     "make_rl_scheduler",
     "run_experiment",
-    "t_interval",
+    "seed_interval",
     "time_split",
 ]
 
@@ -143,6 +143,7 @@ RUN_METRICS = (
     "interactive_w_over_0_9",
     "interactive_wait_under_120s",
     "fairness_mean",
+    *(f"fairness_{w}_{s}" for w in ("daily", "weekly") for s in ("mean", "min", "windows")),
     "utilisation",
     "elastic_utilisation",
     "provisioned_core_h",
@@ -664,37 +665,54 @@ def _service_shares(trace: pa.Table, top: int = 8) -> dict[str, float] | None:
 # --- metrics and intervals ----------------------------------------------------------------------
 
 
-def t_interval(values: Sequence[float | None], level: float = 0.95) -> dict[str, float | None]:
-    """Return the mean, the sample std and the two-sided Student-t interval of the mean.
+def _metric_bounds(metric: str) -> tuple[float, float]:
+    """Return a run metric's range: [0, inf) for s, h, counts, utilisation; else [0, 1]."""
+    if metric.endswith(("_s", "_core_h", "_windows")) or metric == "utilisation":
+        return 0.0, math.inf
+    return 0.0, 1.0
+
+
+def seed_interval(
+    values: Sequence[float | None],
+    level: float = 0.95,
+    *,
+    bounds: tuple[float, float] | None = None,
+) -> dict[str, Any]:
+    """Return the mean, the sample std and an interval of the mean inside ``bounds``.
+
+    The interval is :func:`gridtrace.sim.mean_interval`'s (an expanded percentile bootstrap with
+    a fixed seed: it stays within the values' range, so within the metric's).
 
     Parameters
     ----------
     values : sequence of float
-        One value per seed (non-finite values are dropped).
+        One value per seed (None and non-finite values are dropped and counted).
     level : float, default 0.95
+    bounds : (float, float), optional
+        The metric's range.
 
     Returns
     -------
     dict
-        ``mean``, ``std`` (ddof 1), ``ci_low``, ``ci_high``, ``n``; the interval (and std) is
-        None with fewer than two values.
+        ``mean``, ``std`` (ddof 1), ``ci_low``, ``ci_high``, ``n``, ``n_dropped``, ``method``;
+        the interval (and std) is None with fewer than two values.
 
     Examples
     --------
-    >>> r = t_interval([1.0, 2.0, 3.0])
-    >>> round(r["ci_low"], 4), round(r["ci_high"], 4)
-    (-0.4841, 4.4841)
+    >>> r = seed_interval([1.0, 2.0, 3.0])
+    >>> r["ci_low"], r["ci_high"], r["n"]
+    (1.0, 3.0, 3)
     """
-    x = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=np.float64)
-    n = len(x)
-    if n == 0:
-        return {"mean": None, "std": None, "ci_low": None, "ci_high": None, "n": 0}
-    mean = float(x.mean())
-    if n < 2:
-        return {"mean": mean, "std": None, "ci_low": None, "ci_high": None, "n": 1}
-    std = float(x.std(ddof=1))
-    half = float(sps.t.ppf(0.5 + level / 2.0, n - 1)) * std / math.sqrt(n)
-    return {"mean": mean, "std": std, "ci_low": mean - half, "ci_high": mean + half, "n": n}
+    r = mean_interval(values, level=level, bounds=bounds)
+    return {
+        "mean": r.mean,
+        "std": r.std,
+        "ci_low": r.low,
+        "ci_high": r.high,
+        "n": r.n,
+        "n_dropped": r.n_dropped,
+        "method": r.method,
+    }
 
 
 def _exclusion(n: int, config: ExperimentConfig) -> tuple[int, int]:
@@ -722,6 +740,12 @@ def _run_metrics(result: SimulationResult, warmup: int, drain: int) -> dict[str,
     out["interactive_wait_under_120s"] = summary.get("interactive_wait_under_120s")
     fairness = summary.get("fairness")
     out["fairness_mean"] = fairness.get("mean") if isinstance(fairness, Mapping) else None
+    for w in ("daily", "weekly"):
+        win = fairness.get(w) if isinstance(fairness, Mapping) else None
+        win = win if isinstance(win, Mapping) else {}
+        out[f"fairness_{w}_mean"] = win.get("mean")
+        out[f"fairness_{w}_min"] = win.get("min")
+        out[f"fairness_{w}_windows"] = win.get("n_windows")
     out["utilisation"] = summary.get("utilisation")
     out["elastic_utilisation"] = summary.get("elastic_utilisation")
     prov = summary.get("provisioned_core_s")
@@ -1084,7 +1108,9 @@ def _groups(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], list[Map
 def _aggregate(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for (variant, mode), group in _groups(rows).items():
-        metrics = {m: t_interval([r[m] for r in group if r[m] is not None]) for m in RUN_METRICS}
+        metrics = {
+            m: seed_interval([r[m] for r in group], bounds=_metric_bounds(m)) for m in RUN_METRICS
+        }
         out.append(
             {
                 "variant": variant,
@@ -1135,7 +1161,8 @@ def _compare(
                     b = bval.get(r["seed_index"], single)
                     if b is not None and r[metric] is not None:
                         diffs.append(r[metric] - b)
-                ci = t_interval(diffs)
+                lo, hi = _metric_bounds(metric)
+                ci = seed_interval(diffs, bounds=(lo - hi, hi - lo))
                 if ci["ci_low"] is not None and ci["ci_low"] > 0:
                     outcome = "better"
                 elif ci["ci_high"] is not None and ci["ci_high"] < 0:
@@ -1194,7 +1221,7 @@ def _verdict(
     n = config.eval_seeds
     lines = [
         f"{workload}, {config.experiment} experiment, {n} evaluation seed(s); criterion: "
-        "interactive mean W, paired over seeds, 95 % t-interval of the difference."
+        "interactive mean W, paired over seeds, 95 % bootstrap interval of the difference."
     ]
     for base in (*COMPARED, "fifo"):
         b = agg.get((base, "baseline"))
@@ -1306,7 +1333,10 @@ def _protocol(
             "continuing": f"learning on, epsilon {config.continuing_epsilon:g}",
         },
         "discounting": "per decision",
-        "interval": "95 % Student-t interval of the mean over seeds",
+        "interval": (
+            "95 % expanded percentile bootstrap interval of the mean over seeds (9999 "
+            "resamples, seed 0): within the values' range; their range itself with 2-4 seeds"
+        ),
         "exclusion": (
             f"first min({config.warmup_jobs}, n/10) and last min({config.drain_jobs}, n/10) "
             "jobs of each evaluation run left out of the statistics"

@@ -25,7 +25,7 @@ from gridtrace.sim.rl._experiments import (
     ExperimentConfig,
     _preset_workload,
     run_experiment,
-    t_interval,
+    seed_interval,
     time_split,
 )
 
@@ -39,17 +39,28 @@ def mm50() -> tuple[dict[str, Any], pa.Table]:
     return result.summary, result.runs
 
 
-def test_t_interval_on_a_hand_example() -> None:
-    r = t_interval([1.0, 2.0, 3.0])
-    # mean 2, s = 1, t_{0.975, 2} = 4.302653 -> half-width 4.302653 / sqrt(3) = 2.484138
+def test_seed_interval_on_a_hand_example() -> None:
+    r = seed_interval([1.0, 2.0, 3.0])
+    # mean 2, s = 1; with three seeds the bootstrap interval is their range
     assert r["mean"] == pytest.approx(2.0)
     assert r["std"] == pytest.approx(1.0)
-    assert r["ci_low"] == pytest.approx(2.0 - 2.484138, abs=1e-5)
-    assert r["ci_high"] == pytest.approx(2.0 + 2.484138, abs=1e-5)
+    assert (r["ci_low"], r["ci_high"]) == (1.0, 3.0)
     assert r["n"] == 3
-    one = t_interval([0.7, math.nan, None])
-    assert one == {"mean": 0.7, "std": None, "ci_low": None, "ci_high": None, "n": 1}
-    assert t_interval([])["mean"] is None
+    assert r["method"] == "expanded-percentile-bootstrap"
+    one = seed_interval([0.7, math.nan, None])
+    assert one == {
+        "mean": 0.7,
+        "std": None,
+        "ci_low": None,
+        "ci_high": None,
+        "n": 1,
+        "n_dropped": 2,
+        "method": "single-value",
+    }
+    assert seed_interval([])["mean"] is None
+    # a W near 1: the interval stays in [0, 1]
+    w = seed_interval([1.0, 1.0, 0.98, 1.0, 0.7, 1.0, 1.0, 1.0, 0.99, 1.0], bounds=(0.0, 1.0))
+    assert 0.7 <= w["ci_low"] <= w["mean"] <= w["ci_high"] <= 1.0
 
 
 def test_time_split_is_disjoint_and_complete() -> None:
@@ -104,7 +115,15 @@ def test_summary_schema_and_runs_table(mm50: tuple[dict[str, Any], pa.Table]) ->
         assert agg["n"] == 2
         assert set(agg["metrics"]) == set(RUN_METRICS)
         w = agg["metrics"]["interactive_w_mean"]
-        assert w["ci_low"] <= w["mean"] <= w["ci_high"]
+        assert 0.0 <= w["ci_low"] <= w["mean"] <= w["ci_high"] <= 1.0
+        assert w["n"] == 2
+        assert w["method"] in {"expanded-percentile-bootstrap", "all-values-equal"}
+    # windowed F per run, beside the cumulative F
+    for col in ("fairness_daily_mean", "fairness_daily_min", "fairness_weekly_mean"):
+        vals = [v for v in runs.column(col).to_pylist() if v is not None]
+        assert vals
+        assert all(0.0 <= v <= 1.0 for v in vals)
+    assert all(v >= 1 for v in runs.column("fairness_daily_windows").to_pylist())
     sched = summary["agents"]["rl-mlp"]["scheduler"]
     assert sched["discounting"] == "per decision"
     assert sched["behaviour"] is None  # EDF pre-training is over
