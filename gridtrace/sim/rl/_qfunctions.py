@@ -33,6 +33,7 @@ __all__ = ["ESNQ", "MLPQ", "QFunction"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
+IntArray64 = npt.NDArray[np.int64]
 RngLike = int | np.random.SeedSequence | np.random.Generator
 
 # Adam's moment decay rates and denominator guard (Kingma & Ba 2015, their defaults).
@@ -385,6 +386,27 @@ class MLPQ:
         out: FloatArray = np.tanh(z, out=z) @ self.output_weights_ + self.output_bias_[0]
         return out
 
+    def elect(
+        self, state: FloatArray, actions: FloatArray, chosen: int, out: FloatArray
+    ) -> tuple[int, float]:
+        """One decision of the agent's loop in one jitted call (the agent's fast path).
+
+        Equivalent to ``q = q_candidates(state, actions)``; ``i = argmax(q)`` (or ``chosen``
+        when ``chosen >= 0``); ``out[:] = candidate_inputs(state, actions)[i]``;
+        ``commit(state, actions[i])``. The arguments are not checked: ``state`` and ``actions``
+        must be float64 of shapes (n_state,) and (k ≥ 1, n_action), C-contiguous, ``out`` a
+        writable float64 row of length ``n_inputs``.
+
+        Returns
+        -------
+        (int, float)
+            The elected candidate and its Q.
+        """
+        from gridtrace.sim.rl._jit import mlp_elect
+
+        i, q = mlp_elect(state, actions, chosen, self._theta, self.hidden, out)
+        return int(i), float(q)
+
     def predict(self, inputs: npt.ArrayLike) -> FloatArray:
         """Return Q of each row.
 
@@ -396,10 +418,10 @@ class MLPQ:
         -------
         ndarray of shape (N,)
         """
-        x = _rows(inputs, self.n_inputs)
-        z = x @ self.hidden_weights_
-        z += self.hidden_bias_
-        out: FloatArray = np.tanh(z, out=z) @ self.output_weights_ + self.output_bias_[0]
+        from gridtrace.sim.rl._jit import mlp_predict
+
+        x = np.ascontiguousarray(_rows(inputs, self.n_inputs))
+        out: FloatArray = mlp_predict(x, self._theta, self.hidden)
         return out
 
     def fit(
@@ -428,6 +450,40 @@ class MLPQ:
             Empty or non-finite data, invalid weights, or weights that diverged (the model is
             then left as it was before the call).
         """
+        from gridtrace.sim.rl._jit import mlp_adam_fit
+
+        x, y, w = _training_data(inputs, targets, sample_weight, self.n_inputs)
+        n = x.shape[0]
+        weights = np.ones(n) if w is None else w * (n / w.sum())
+        orders = np.stack([self._rng.permutation(n) for _ in range(self.epochs)])
+        theta = self._theta
+        before = theta.copy()
+        mlp_adam_fit(
+            np.ascontiguousarray(x),
+            y,
+            weights,
+            orders,
+            theta,
+            self.hidden,
+            self.batch_size,
+            self.learning_rate,
+            self.l2,
+        )
+        if not np.isfinite(theta).all():
+            theta[...] = before  # leave the model as it was
+            raise FitError(
+                "the MLP weights became non-finite; lower learning_rate or scale the inputs"
+            )
+        self.n_fits_ += 1
+        return self
+
+    def _fit_reference(
+        self,
+        inputs: npt.ArrayLike,
+        targets: npt.ArrayLike,
+        sample_weight: npt.ArrayLike | None = None,
+    ) -> Self:
+        """Run :meth:`fit` in numpy (the jitted kernel's reference: same draws, same steps)."""
         x, y, w = _training_data(inputs, targets, sample_weight, self.n_inputs)
         n = x.shape[0]
         if w is not None:
@@ -661,6 +717,8 @@ class ESNQ:
         self._o_action_t = np.ascontiguousarray(w_in[out, self.n_state :].T)
         self._o_bias = bias[out].copy()
         self._h = np.full(n, 0.5)
+        self._csr: tuple[IntArray64, IntArray64, FloatArray] | None = None  # W, for elect
+        self._w_in = self._w_state  # set with _csr
 
     @property
     def reservoir_state(self) -> FloatArray:
@@ -736,6 +794,55 @@ class ESNQ:
         z += self.bias
         h *= 1.0 - self.leak_rate
         h += self.leak_rate * _sigmoid(z)
+
+    def elect(
+        self, state: FloatArray, actions: FloatArray, chosen: int, out: FloatArray
+    ) -> tuple[int, float]:
+        """One decision of the agent's loop in one jitted call (the agent's fast path).
+
+        Equivalent to ``q = q_candidates(state, actions)``; ``i = argmax(q)`` (or ``chosen``
+        when ``chosen >= 0``); ``out[:] = candidate_inputs(state, actions)[i]``;
+        ``commit(state, actions[i])`` (the reservoir product uses W's non-zero entries only).
+        The arguments are not checked: ``state`` and ``actions`` must be float64 of shapes
+        (n_state,) and (k ≥ 1, n_action), C-contiguous, ``out`` a writable float64 row of length
+        ``n_inputs``.
+
+        Returns
+        -------
+        (int, float)
+            The elected candidate and its Q.
+        """
+        from gridtrace.sim.rl._jit import esn_elect
+
+        if self._csr is None:
+            w = self.reservoir
+            nz = w != 0.0
+            indptr = np.zeros(self.units + 1, dtype=np.int64)
+            indptr[1:] = np.cumsum(nz.sum(axis=1))
+            rows, cols = np.nonzero(nz)
+            self._csr = (indptr, cols.astype(np.int64), np.ascontiguousarray(w[rows, cols]))
+            self._w_in = np.ascontiguousarray(self.input_weights)
+        indptr, indices, values = self._csr
+        i, q = esn_elect(
+            state,
+            actions,
+            chosen,
+            self._h,
+            self._o_reservoir,
+            self._o_state,
+            self._o_action_t,
+            self._o_bias,
+            self.output_units,
+            self.readout_,
+            self.leak_rate,
+            indptr,
+            indices,
+            values,
+            self._w_in,
+            self.bias,
+            out,
+        )
+        return int(i), float(q)
 
     def predict(self, inputs: npt.ArrayLike) -> FloatArray:
         """Return ``inputs @ readout_``.

@@ -25,7 +25,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SarsaScheduler"]
 
+FloatArray = NDArray[np.float64]
 Discounting = Literal["decision", "time"]
 Credit = Literal["job", "interval"]
 
@@ -155,6 +156,10 @@ class SarsaScheduler:
         if not 0.0 < target_w < 1.0:
             raise ConfigError(f"target_w must be in (0, 1), got {target_w}")
         self.qfunction = qfunction
+        # the approximator's one-call decision (MLPQ, ESNQ), if it has one
+        self._elect: (
+            Callable[[FloatArray, FloatArray, int, FloatArray], tuple[int, float]] | None
+        ) = getattr(qfunction, "elect", None)
         self.features = features
         self.reward = reward
         self.rng = rng
@@ -282,27 +287,38 @@ class SarsaScheduler:
             return []
         s = self.features.state(state, self._state_vec)
         qf = self.qfunction
+        store = self.store_
         explored = False
         q_chosen = math.nan
+        chosen = -1  # elect by Q
         if self.behaviour == "edf":
-            i = self._edf_choice(rows, actions)
+            chosen = self._edf_choice(rows, actions)
         elif self.epsilon > 0.0 and self.rng.random() < self.epsilon:
-            i = int(self.rng.integers(k))
+            chosen = int(self.rng.integers(k))
             explored = True
+        elect = self._elect
+        if elect is not None and not store.keep_candidates:
+            # one jitted call: Q of the candidates, the choice, its input row, the commit
+            index = store.reserve(now)
+            i, q_i = elect(s, actions, chosen, store.inputs[index])
+            if chosen < 0:
+                q_chosen = q_i
         else:
-            q = qf.q_candidates(s, actions)
-            i = int(np.argmax(q))
-            q_chosen = float(q[i])
-        chosen_action = actions[i]
-        if self.store_.keep_candidates:
-            cand = qf.candidate_inputs(s, actions)
-            x = cand[i]
-        else:
-            cand = None
-            x = qf.candidate_inputs(s, actions[i : i + 1])[0]
-        qf.commit(s, chosen_action)
+            if chosen >= 0:
+                i = chosen
+            else:
+                q = qf.q_candidates(s, actions)
+                i = int(np.argmax(q))
+                q_chosen = float(q[i])
+            if store.keep_candidates:
+                cand = qf.candidate_inputs(s, actions)
+                x = cand[i]
+            else:
+                cand = None
+                x = qf.candidate_inputs(s, actions[i : i + 1])[0]
+            qf.commit(s, actions[i])
+            index = store.add(x, now, cand)
         row = int(rows[i])
-        index = self.store_.add(x, now, cand)
         if self._interval is not None:
             # the penalty since the previous decision, taken before this election ends a wait
             value = self._interval.advance(queue.arrived, now)

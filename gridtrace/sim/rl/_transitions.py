@@ -66,6 +66,21 @@ class TransitionStore:
         self.size = i + 1
         return i
 
+    def reserve(self, now: float) -> int:
+        """Append a decision whose input row the caller writes into ``inputs[index]``.
+
+        The row is left as it was (zeros or an older value): write it before the next refit.
+        Only for a store that does not keep candidates. Returns the index.
+        """
+        if self.size == self.inputs.shape[0]:
+            self._grow()
+        i = self.size
+        self.time[i] = now
+        self.episode[i] = self.current_episode
+        self.ready[i] = False
+        self.size = i + 1
+        return i
+
     def pay(self, index: int, reward: float) -> None:
         """Set the reward of transition ``index``."""
         self.reward[index] = reward

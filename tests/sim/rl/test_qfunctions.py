@@ -393,3 +393,48 @@ def test_esn_rejects_nonsense() -> None:
         model.commit(np.zeros(N_STATE), np.zeros((1, N_ACTION)))
     with pytest.raises(ConfigError, match="inputs"):
         model.fit(np.zeros((5, 15)), np.zeros(5))
+
+
+# --- the jitted kernels against their numpy references ---------------------------------------
+
+
+def test_mlp_fit_kernel_matches_numpy_reference() -> None:
+    gen = np.random.default_rng(4)
+    x = gen.normal(size=(700, 9))
+    y = np.sin(x[:, 0]) + 0.1 * x[:, 1]
+    w = gen.uniform(0.5, 2.0, size=700)
+    a = MLPQ(5, 4, hidden=8, rng=3, epochs=3, batch_size=64)
+    b = MLPQ(5, 4, hidden=8, rng=3, epochs=3, batch_size=64)
+    a.fit(x, y, w)
+    b._fit_reference(x, y, w)
+    np.testing.assert_allclose(a._theta, b._theta, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(a.predict(x), b.predict(x), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["mlp", "esn"])
+@pytest.mark.parametrize("chosen", [-1, 2])
+def test_elect_matches_the_protocol_calls(kind: str, chosen: int) -> None:
+    gen = np.random.default_rng(5)
+    make = (lambda: MLPQ(6, 5, hidden=12, rng=1)) if kind == "mlp" else (lambda: ESNQ(6, 5, rng=1))
+    fast, slow = make(), make()
+    if kind == "esn":
+        beta = gen.normal(size=fast.n_inputs)
+        fast.readout_[...] = beta
+        slow.readout_[...] = beta
+    for _ in range(4):  # a few decisions, so the ESN's state moves
+        s = gen.normal(size=6)
+        actions = gen.normal(size=(7, 5))
+        row = np.empty(fast.n_inputs)
+        i, q = fast.elect(s, actions, chosen, row)
+        q_all = slow.q_candidates(s, actions)
+        j = int(np.argmax(q_all)) if chosen < 0 else chosen
+        assert i == j
+        assert q == pytest.approx(q_all[j], rel=1e-10, abs=1e-12)
+        np.testing.assert_allclose(
+            row, slow.candidate_inputs(s, actions)[j], rtol=1e-10, atol=1e-13
+        )
+        slow.commit(s, actions[j])
+    if kind == "esn":
+        np.testing.assert_allclose(
+            fast.reservoir_state, slow.reservoir_state, rtol=1e-10, atol=1e-13
+        )

@@ -1,0 +1,166 @@
+"""Decisions per second of the RL scheduling supervisor while it learns, as the experiments run it.
+
+    .venv/bin/python benchmarks/rl_learning.py --repeat 5
+    .venv/bin/python benchmarks/rl_learning.py --repeat 5 --against /path/to/main/checkout
+
+The workload and agents are those of the ``scheduling`` experiment (``gridtrace.sim.rl``'s
+``run_experiment``): one PE-1 draw (10,000 jobs, 80 cores; ``--preset`` and ``--size`` change it),
+the preset's VO shares as targets, reward λ_s W + (1 − λ_s) F with λ_s 0.5, oracle runtimes, and
+agents built by ``make_rl_scheduler`` (``rl-mlp``: MLPQ(16); ``rl-esn``: ESNQ(100)) with the
+scheduler's defaults (γ 0.8, η 0.2, refit every 500 decisions on the last 5,000 transitions).
+Each case starts from a fresh, untrained agent with fixed seeds and replays the draw once with
+``simulate``:
+
+* ``learning``: ε 0.05 and the periodic SARSA refits (the training episodes and the
+  ``continuing`` evaluation mode of the experiments);
+* ``frozen``: ε 0 and no refit (the ``frozen`` evaluation mode).
+
+decisions/s = decisions taken / wall-clock seconds of the whole ``simulate`` call. Reference in
+the same process: FIFO on the same draw, by the dedicated kernel (``simulate``'s default) and
+through the general event loop (``fast_path=False``), in jobs/s.
+
+``--against DIR`` runs the same measurements with the ``gridtrace`` package found in ``DIR``
+(e.g. a ``git worktree`` of main) in a separate process, alternating the two sources repeat by
+repeat, so both see the same machine load. Medians and ranges over the repeats are printed as a
+Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+CASES = ("fifo-kernel", "fifo-loop", "mlp-frozen", "mlp-learning", "esn-frozen", "esn-learning")
+
+
+def measure(preset_name: str, size: int | None) -> dict[str, Any]:
+    """Run every case once in this process; return seconds, counts and queue lengths per case."""
+    import numpy as np
+
+    from gridtrace.models import generate_preset_trace, get_preset
+    from gridtrace.sim import simulate
+    from gridtrace.sim.rl import ResponsivenessFairnessReward, SchedulingFeatures
+    from gridtrace.sim.rl._experiments import AgentSeeds, make_rl_scheduler
+
+    preset = get_preset(preset_name)
+    trace = generate_preset_trace(preset, rng=1, size=size)
+    shares = dict(preset.vo_shares)
+    feats = SchedulingFeatures(list(shares), preset.cores, tau_s=preset.tau_s)
+    n = trace.num_rows
+
+    def agent(kind: str, learning: bool) -> Any:
+        seeds = AgentSeeds(*np.random.SeedSequence(3).spawn(3))
+        reward = ResponsivenessFairnessReward(0.5, shares)
+        eps = 0.05 if learning else 0.0
+        return make_rl_scheduler(kind, feats, reward, seeds, learning=learning, epsilon=eps)
+
+    # warm-up: imports, numba caches, first-call costs
+    small = generate_preset_trace(preset, rng=2, size=1500)
+    for kind in ("mlp", "esn"):
+        simulate(small, policy=agent(kind, True), vo_shares=shares)
+    simulate(small, vo_shares=shares)
+
+    out: dict[str, Any] = {}
+    for case in CASES:
+        if case.startswith("fifo"):
+            start = time.perf_counter()
+            simulate(trace, vo_shares=shares, fast_path=case == "fifo-kernel")
+            out[case] = {"seconds": time.perf_counter() - start, "count": n}
+            continue
+        kind, mode = case.split("-")
+        a = agent(kind, mode == "learning")
+        start = time.perf_counter()
+        simulate(trace, policy=a, vo_shares=shares)
+        seconds = time.perf_counter() - start
+        queue = a.decision_log()["queue_length"].to_numpy()
+        out[case] = {
+            "seconds": seconds,
+            "count": int(a.decisions_),
+            "refits": int(a.refits_),
+            "queue": [float(np.median(queue)), float(np.percentile(queue, 95)), int(queue.max())],
+        }
+    return out
+
+
+def _worker(src: str | None, preset: str, size: int | None) -> dict[str, Any]:
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--preset", preset]
+    if size is not None:
+        cmd += ["--size", str(size)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _row(label: str, runs: list[dict[str, Any]], unit: str) -> str:
+    rates = sorted(r["count"] / r["seconds"] for r in runs)
+    med = statistics.median(rates)
+    extra = ""
+    if "queue" in runs[0]:
+        q = runs[0]["queue"]
+        extra = f" {q[0]:.0f} / {q[1]:.0f} / {q[2]} | {runs[0]['refits']} |"
+    else:
+        extra = " | |"
+    return f"| {label} | {med:,.0f} {unit} | {rates[0]:,.0f} – {rates[-1]:,.0f} |{extra}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--preset", default="PE-1")
+    parser.add_argument("--size", type=int, default=None)
+    parser.add_argument("--against", default=None, help="a checkout whose gridtrace to compare")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        import gridtrace
+
+        out = measure(args.preset, args.size)
+        out["package"] = str(Path(gridtrace.__file__).parent)
+        print(json.dumps(out))
+        return
+    try:
+        from _machine import describe_machine
+    except ImportError:  # run from another folder
+        from benchmarks._machine import describe_machine
+
+    here = str(Path(__file__).resolve().parents[1])
+    sources = {"this": here}
+    if args.against:
+        sources["against"] = str(Path(args.against).resolve())
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name in sources}
+    for _ in range(args.repeat):
+        for name, src in sources.items():
+            results[name].append(_worker(src, args.preset, args.size))
+    print(describe_machine())
+    print(f"workload: {args.preset}, size {args.size or 'preset'}; repeats {args.repeat}")
+    for name in sources:
+        print(f"\n{name}: {results[name][0]['package']}\n")
+        print("| case | median | range | queue p50 / p95 / max | refits |")
+        print("|---|---:|---:|---:|---:|")
+        runs = results[name]
+        for case in CASES:
+            unit = "jobs/s" if case.startswith("fifo") else "decisions/s"
+            print(_row(case, [r[case] for r in runs], unit))
+    if args.against:
+        print("\n| case | this / against (ratio of medians) |")
+        print("|---|---:|")
+        for case in CASES:
+            med = {
+                name: statistics.median(r[case]["count"] / r[case]["seconds"] for r in runs)
+                for name, runs in results.items()
+            }
+            print(f"| {case} | {med['this'] / med['against']:.2f}× |")
+
+
+if __name__ == "__main__":
+    main()
