@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from gridtrace.errors import ConfigError
-from gridtrace.models import get_preset, poisson_exponential_trace
+from gridtrace.models import generate_preset_trace, get_preset, poisson_exponential_trace
 from gridtrace.sim import (
     erlang_c,
     erlang_c_mean_wait,
@@ -103,3 +103,19 @@ def test_fifo_class_responsiveness_matches_a_long_run() -> None:
 def test_erlang_c_rejects_no_steady_state(servers: int, load: float) -> None:
     with pytest.raises(ConfigError):
         erlang_c(servers, load)
+
+
+def test_short_run_at_rho_099_is_far_below_erlang_c() -> None:
+    # MM50-20 (E[S] 4033 s): 6,000-job FIFO runs from empty span 0.15 relaxation times; their
+    # mean wait is a fraction of the steady-state 1.834 E[S] (the published-number check in
+    # benchmarks/published_checks.py rests on this)
+    preset = get_preset("MM50-20")
+    es = 1.0 / preset.service_rate
+    means = []
+    for seed in np.random.SeedSequence(2026).spawn(40):
+        trace = generate_preset_trace(preset, rng=seed)
+        result = simulate(trace, warmup_jobs=0, drain_jobs=0)
+        means.append(result.summary["classes"]["all"]["wait_mean_s"] / es)
+    steady = erlang_c_mean_wait(50, 0.99 * 50, 1.0)
+    assert 0.3 < float(np.median(means)) < 0.9
+    assert np.mean(np.asarray(means) < steady) >= 0.85
