@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/published_checks.py                 # ~15 s on one core
     .venv/bin/python benchmarks/published_checks.py --mm50-seeds 400 --pe1-seeds 100 --json out.json
+    .venv/bin/python benchmarks/published_checks.py --rl 2:0.5:0.8,8:0.5:0.8,2:1:0.8,2:0.5:0
 
 M/M/50 (preset MM50-20: ρ 0.99, f 0.2, τ 900 s, μ = −ln(1 − f)/τ, E[S] = 4033 s). Erlang C gives
 the steady-state FIFO mean wait 1.834 E[S], so the published FIFO mean 923 s "implies" E[S] = 503 s
@@ -16,7 +17,12 @@ PE-1 (P 80, ρ 0.95, f 0.1). Erlang C and the steady-state FIFO mean W of the in
 (:func:`gridtrace.sim.fifo_class_responsiveness`), the load at which that W would be the thesis's
 0.45, and strict FIFO over fresh 10,000-job draws (the first and last 500 jobs excluded, as in the
 RL experiments): median and range of the interactive mean W, and the share of draws at or below
-0.45.
+0.45; and LJF on the same draws.
+
+RL (``--rl``, off by default). :func:`gridtrace.sim.rl.run_experiment` on PE-1 for each
+``draws:lambda_s:gamma`` setting (frozen evaluation, baseline FIFO, the research's reward and the
+DeepRM slowdown reward): the interactive W of each agent and its paired difference from FIFO.
+The findings in ``gridtrace.sim.rl.PUBLISHED`` also used ``2:0.5:0.99``.
 """
 
 from __future__ import annotations
@@ -231,11 +237,15 @@ def pe1_checks(seeds: int, root_seed: int) -> dict[str, Any]:
         rho_045,
         out["relaxation_time_per_es"],
     )
-    ws, batch = [], []
+    ws, batch, ljf_w, ljf_wait = [], [], [], []
     for seed in np.random.SeedSequence([root_seed, 80]).spawn(seeds):
-        classes = simulate(generate_preset_trace(preset, rng=seed)).summary["classes"]
+        trace = generate_preset_trace(preset, rng=seed)
+        classes = simulate(trace).summary["classes"]
         ws.append(classes["interactive"]["responsiveness_mean"])
         batch.append(classes["batch"]["responsiveness_mean"])
+        ljf = simulate(trace, policy="ljf").summary["classes"]["interactive"]
+        ljf_w.append(ljf["responsiveness_mean"])
+        ljf_wait.append(ljf["wait_mean_s"])
     out["fifo_interactive_w"] = spread(ws)
     out["fifo_batch_w"] = spread(batch)
     out["share_at_or_below_published"] = float(np.mean(np.asarray(ws) <= PUBLISHED_PE1_FIFO_W))
@@ -243,6 +253,68 @@ def pe1_checks(seeds: int, root_seed: int) -> dict[str, Any]:
     logger.info("FIFO interactive mean W over %d draws: %s", seeds, fmt(out["fifo_interactive_w"]))
     logger.info("FIFO batch mean W: %s", fmt(out["fifo_batch_w"]))
     logger.info("share of draws at or below 0.45: %.3f", out["share_at_or_below_published"])
+    out["ljf_interactive_w"] = spread(ljf_w)
+    out["ljf_interactive_wait_s"] = spread(ljf_wait)
+    logger.info(
+        "LJF (what the RL with the research's reward resembles): interactive W %s; interactive "
+        "mean wait %s s",
+        fmt(out["ljf_interactive_w"]),
+        fmt(out["ljf_interactive_wait_s"], 0),
+    )
+    return out
+
+
+def rl_checks(settings: Sequence[str], eval_seeds: int, root_seed: int) -> dict[str, Any]:
+    """RL on PE-1 against FIFO on paired draws, one experiment per ``draws:lambda_s:gamma``."""
+    from gridtrace.sim.rl import ExperimentConfig, run_experiment
+
+    out: dict[str, Any] = {}
+    for setting in settings:
+        draws, lam, gamma = setting.split(":")
+        config = ExperimentConfig(
+            root_seed=root_seed,
+            train_draws=int(draws),
+            eval_seeds=eval_seeds,
+            modes=("frozen",),
+            baselines=("fifo",),
+            lambda_s=float(lam),
+            rewards=("w-f", "slowdown"),
+            agent_options={"gamma": float(gamma)},
+        )
+        runs = run_experiment("PE-1", config).runs.to_pandas()
+        fifo = runs[runs.variant == "fifo"].set_index("seed_index")
+        rows: dict[str, Any] = {}
+        logger.info(
+            "== RL on PE-1: %s training draws, lambda_s %s, gamma %s, %d paired draws (frozen)",
+            draws,
+            lam,
+            gamma,
+            eval_seeds,
+        )
+        for variant in sorted(set(runs.variant) - {"fifo"}):
+            v = runs[runs.variant == variant].set_index("seed_index")
+            diff = (v.interactive_w_mean - fifo.interactive_w_mean).to_numpy()
+            rows[variant] = {
+                "interactive_w": spread(v.interactive_w_mean.to_numpy()),
+                "interactive_wait_s": spread(v.interactive_wait_mean_s.to_numpy()),
+                "all_w": spread(v.all_w_mean.to_numpy()),
+                "paired_diff_vs_fifo": spread(diff),
+                "better_than_fifo": int((diff > 0).sum()),
+            }
+            logger.info(
+                "%s: interactive W median %.3f (FIFO %.3f); paired difference %s; better on "
+                "%d/%d; interactive wait median %.0f s; all-jobs W median %.3f (FIFO %.3f)",
+                variant,
+                rows[variant]["interactive_w"]["median"],
+                float(fifo.interactive_w_mean.median()),
+                fmt(rows[variant]["paired_diff_vs_fifo"]),
+                rows[variant]["better_than_fifo"],
+                eval_seeds,
+                rows[variant]["interactive_wait_s"]["median"],
+                rows[variant]["all_w"]["median"],
+                float(fifo.all_w_mean.median()),
+            )
+        out[setting] = rows
     return out
 
 
@@ -257,6 +329,16 @@ def main() -> None:
     parser.add_argument(
         "--match", type=float, default=0.15, help="relative tolerance of the shape match"
     )
+    parser.add_argument(
+        "--rl",
+        default="",
+        help=(
+            "also run the RL on PE-1: comma-separated draws:lambda_s:gamma settings, e.g. "
+            "2:0.5:0.8,8:0.5:0.8 (about 1-3 min of CPU each at 10 draws)"
+        ),
+    )
+    parser.add_argument("--rl-seeds", type=int, default=10, help="RL evaluation draws")
+    parser.add_argument("--rl-root-seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="also write the numbers to this JSON file")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -265,6 +347,8 @@ def main() -> None:
         "mm50": mm50_checks(args.mm50_seeds, sizes, args.seed, args.match),
         "pe1": pe1_checks(args.pe1_seeds, args.seed),
     }
+    if args.rl:
+        result["rl"] = rl_checks(args.rl.split(","), args.rl_seeds, args.rl_root_seed)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
 

@@ -256,7 +256,8 @@ PUBLISHED: dict[str, dict[str, Any]] = {
             "(+0.166 / +0.157, 9/10 and 10/10). The published RL gains (+0.03 / +0.11) lie inside "
             "our FIFO's draw-to-draw range and need a reward credit, features or training the "
             "reference notes do not give. Verdict: a setup difference in the RL's MDP; no defect "
-            "found in the simulator or the presets"
+            "found in the simulator or the presets (RL runs: benchmarks/published_checks.py --rl "
+            "2:0.5:0.8,8:0.5:0.8,2:1:0.8,2:0.5:0.99,2:0.5:0)"
         ),
         "mean_runtime_s": None,
         "rows": [
