@@ -12,6 +12,8 @@ that paper's heuristic table (its loading rules, windows, loop and backfilling v
 Elastic baselines: :class:`ThresholdAutoscaler` (a step-scaling autoscaler, also by name through
 :func:`make_provisioning`) and :func:`best_static_pool` (the fixed pool chosen in hindsight);
 :func:`pathology_flags` and :func:`w_below_fifo` flag what a mean hides.
+:func:`erlang_c`, :func:`erlang_c_mean_wait`, :func:`fifo_class_responsiveness` and
+:func:`relaxation_time` are the steady-state M/M/c anchors the FIFO runs are checked against.
 """
 
 from __future__ import annotations
@@ -92,6 +94,12 @@ from gridtrace.sim._provisioning import (
     best_static_pool,
     make_provisioning,
 )
+from gridtrace.sim._queueing import (
+    erlang_c,
+    erlang_c_mean_wait,
+    fifo_class_responsiveness,
+    relaxation_time,
+)
 from gridtrace.sim._result import SIM_METADATA_KEYS, SimulationResult, read_result, sim_metadata
 from gridtrace.sim._rlscheduler import (
     RLSCHEDULER_POLICIES,
@@ -158,7 +166,10 @@ __all__ = [
     "backfill_starts",
     "best_static_pool",
     "bounded_slowdown",
+    "erlang_c",
+    "erlang_c_mean_wait",
     "fairness_at_election",
+    "fifo_class_responsiveness",
     "fifo_multi_core_starts",
     "fifo_single_core_starts",
     "iter_decisions",
@@ -173,6 +184,7 @@ __all__ = [
     "pathology_flags",
     "read_result",
     "read_rlscheduler_swf",
+    "relaxation_time",
     "responsiveness",
     "rlscheduler_table",
     "rlscheduler_window_starts",

@@ -166,17 +166,42 @@ RUN_COLUMNS = (
 """Columns of the per-seed table (``runs.parquet``)."""
 
 _MM50_NOTE = (
-    "published setup: M/M/50, rho 0.99, 20 % interactive; the published FIFO mean wait 923 s "
-    "implies E[S] ~ 503 s by Erlang C (1.834 E[S] at rho 0.99), while our MM50 presets have "
-    "E[S] = 1/mu = tau / -ln(1 - f) ~ 4033 s: compare waits in units of E[S], not seconds; "
-    "and at rho 0.99 a 6,000-job run is far from the steady state (a single run is mostly "
-    "noise), so even in E[S] units compare the ordering of the policies, not the values"
+    "published setup: M/M/50, rho 0.99, 20 % interactive; the seed paper states neither E[S] nor "
+    "the run length (our 6,000 jobs are an assumption). Our MM50 presets apply the research's own "
+    "rule mu = -ln(1 - f) / tau (the thesis's published PE-1 mu 1.1707e-4 s^-1 is exactly "
+    "-ln 0.9 / 900) and so have E[S] = 4033 s. The 'E[S] ~ 503 s' read off the published FIFO "
+    "mean (923 s / 1.834, Erlang C at rho 0.99) holds only in steady state, which a run of "
+    "thousands of jobs at rho 0.99 is far from (see 'finding'): compare waits in units of E[S], "
+    "and even then the ordering of the policies, not the values"
 )
 
 PUBLISHED: dict[str, dict[str, Any]] = {
     "MM50-20": {
         "source": "seed paper, Table 2 (M/M/50, 20 % interactive, FIFO vs RL)",
         "setup_note": _MM50_NOTE,
+        "finding": (
+            "Erlang C: a = rho c = 49.5, C(50, 49.5) = 0.9169, E[Wq] = C / (c mu (1 - rho)) = "
+            "1.8337 E[S], std / mean of the wait sqrt(2 / C - 1) = 1.087. 923 s / 1.8337 = 503 s "
+            "is E[S] only if the published run was in steady state; with our E[S] = 4033 s the "
+            "steady state is 7396 s and 923 s = 0.229 E[S]. A 6,000-job run spans 6000 / (rho c) = "
+            "121 E[S], 0.15 of the relaxation time 1 / (c mu (1 - sqrt(rho))^2) = 796 E[S]: it is "
+            "transient. Strict FIFO from empty on 200 draws of MM50-20 (6,000 jobs, all measured; "
+            "benchmarks/published_checks.py, seed 2026): interactive mean wait median 0.589 E[S], "
+            "95 % range 0.177-2.003, and 95 % of runs stay below the steady-state 1.834. The mean "
+            "alone fits either E[S] (0.229 E[S] is the 7.5th percentile); the published shape does "
+            "not: std / mean 0.598 and max / mean 2.558, while the runs with a mean within 25 % of "
+            "0.229 E[S] have std / mean 0.91-1.41 and max / mean 3.7-6.2 (95 % ranges, 25 runs) "
+            "and those near 1.834 E[S] have 0.38-0.91 and 1.6-2.8 (18 runs). The 27 runs whose std "
+            "/ mean and max / mean are within 15 % of the published ones imply E[S] = 923 s / "
+            "their mean = 509-1752 s (95 % range; median 1080 s); at run lengths 2,000-20,000 jobs "
+            "(300 draws each) the shape-matched runs imply 378-2782 s, never 4033 s. Verdict: no "
+            "defect here (the presets follow the research's rule and reproduce its published PE-1 "
+            "rates) and none in the published FIFO, but a setup difference the paper leaves "
+            "unstated: its M/M/50 jobs ran about 0.4-2.8 ks on average, shorter than -ln(0.8) / "
+            "900 s^-1 gives (f 0.8 would give 559 s, for instance). The '503 s' itself is an "
+            "inconsistency of the reading (a steady-state formula applied to a transient run); "
+            "mean_runtime_s keeps it only to put the published waits in rough E[S] units"
+        ),
         "mean_runtime_s": 503.0,
         "rows": [
             {
@@ -197,7 +222,43 @@ PUBLISHED: dict[str, dict[str, Any]] = {
     },
     "PE-1": {
         "source": "thesis, PE-1 (P = 80, 10,000 jobs): interactive mean W",
-        "setup_note": "same preset parameters (P = 80, 10,000 jobs, feasible VO weights)",
+        "setup_note": (
+            "same preset parameters (P = 80, 10,000 jobs, feasible VO weights); the published "
+            "features, reward credit, training length and number of draws are not in the "
+            "reference notes"
+        ),
+        "finding": (
+            "FIFO agrees within noise. Erlang C for PE-1 (P 80, rho 0.95, mu 1.1707e-4 s^-1): C = "
+            "0.5484, E[Wq] = 1171.0 s. A FIFO wait is 0 w.p. 1 - C, else Exp(theta = c mu (1 - "
+            "rho)), whatever the job's runtime, so the steady-state interactive mean W = (1 - C) + "
+            "C E[x e^x E1(x)], x = r theta, r ~ Exp(mu) given r <= 900 s: 0.605 "
+            "(gridtrace.sim.fifo_class_responsiveness; batch 0.872). Our FIFO over 20 draws (first "
+            "and last 500 jobs excluded; benchmarks/published_checks.py, seed 2026): interactive W "
+            "median 0.581, 95 % range 0.309-0.778, 10 % of draws at or below 0.45 (40 draws: "
+            "0.651, 0.348-0.773, 7.5 %). The published 0.45 is a low draw, or the steady state at "
+            "rho 0.969 instead of 0.95; per class as a ratio of sums W would be 442 / (442 + 1171) "
+            "= 0.27, so the per-job mean is the closer reading. The RL is reversed by its MDP, not "
+            "by the simulator. run_experiment('PE-1'), root seed 0, 10 paired evaluation draws, "
+            "frozen: with the research's reward (0.5 W + 0.5 F per elected job, paid at "
+            "completion, gamma 0.8 per decision, oracle runtimes, EDF pre-training + 2 training "
+            "draws) rl-mlp / rl-esn have interactive W 0.497 / 0.504 vs FIFO 0.604, below FIFO on "
+            "10/10 draws (paired -0.105 / -0.107, range -0.14 to -0.085), and starve interactive "
+            "jobs (mean wait 22,300 / 22,200 s vs 1,047 s), as LJF does (10 other draws: "
+            "interactive W 0.449, wait 20,700 s). More training does not help (8 draws: -0.109 / "
+            "-0.105), nor lambda_s 1 (-0.109 / -0.109), gamma 0.99 (-0.097 / -0.105) or gamma 0 "
+            "(-0.112 / -0.111). The reward credits a job's W to the decision that elects it: "
+            "electing a long job pays W ~ 1, electing an interactive job that has waited pays a "
+            "low W, and the decisions that kept it waiting pay nothing; so Q ranks long jobs "
+            "first. F is 0.978 for every policy on PE-1's own targets and does not discriminate. "
+            "On the quantity the reward pays (all-jobs W, 90 % batch jobs) the agents equal FIFO "
+            "(0.842 / 0.851 vs 0.850); SJF reaches 0.956. The DeepRM slowdown reward, which "
+            "charges every waiting interval to the decision in force, beats FIFO on the same draws "
+            "(+0.166 / +0.157, 9/10 and 10/10). The published RL gains (+0.03 / +0.11) lie inside "
+            "our FIFO's draw-to-draw range and need a reward credit, features or training the "
+            "reference notes do not give. Verdict: a setup difference in the RL's MDP; no defect "
+            "found in the simulator or the presets (RL runs: benchmarks/published_checks.py --rl "
+            "2:0.5:0.8,8:0.5:0.8,2:1:0.8,2:0.5:0.99,2:0.5:0)"
+        ),
         "mean_runtime_s": None,
         "rows": [
             {"variant": "fifo", "class": "interactive", "w_mean": 0.45},

@@ -218,6 +218,7 @@ def test_cli_rl_on_a_tiny_preset(tmp_path: Path) -> None:
     summary = json.loads((out / "summary.json").read_text())
     assert summary["schema"] == SUMMARY_SCHEMA
     assert summary["published"]["key"] == "PE-1"
+    assert "setup difference" in summary["published"]["finding"]  # issue 14 item 9
     runs = pq.read_table(out / "runs.parquet")
     assert runs.num_rows == (6 + 4 * 2) * 2
     assert json.loads(runs.schema.metadata[b"rl_summary"]) == summary
