@@ -10,8 +10,9 @@ are ordinary :class:`~gridtrace.sim.Policy` /
 :class:`~gridtrace.sim.ProvisioningPolicy` objects: pass them to :func:`gridtrace.sim.simulate`.
 :func:`run_contention` runs the contention experiments of issue 14 (a segment on its own pool at
 a set offered load; train / validation / test by time; information-matched baselines; RL's
-margin to the best of them). :func:`run_experiment` runs the research's experiments against the baselines (training and
-evaluation on disjoint draws or time ranges, frozen and continuing modes, 95 % intervals).
+margin to the best of them). :func:`run_experiment` runs the research's experiments against
+the baselines (training and evaluation on disjoint draws or time ranges, frozen and continuing
+modes, 95 % intervals).
 """
 
 from __future__ import annotations
