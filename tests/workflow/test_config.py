@@ -90,3 +90,47 @@ def test_a_good_site_passes_the_dry_run_and_its_format_may_be_left_out(tmp_path:
     done = _dry_run(tmp_path, site)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "parse" in done.stdout
+
+
+def _contention_dry_run(tmp_path: Path, extra: dict[str, Any] | None) -> str:
+    shutil.copytree(REPO / ".test" / "config", tmp_path / "config")
+    config_path = tmp_path / "config" / "config.yaml"
+    config = yaml.safe_load(config_path.read_text())
+    if extra is not None:
+        config.setdefault("rl", {})["contention"] = extra
+    config_path.write_text(yaml.safe_dump(config))
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "contention",
+        "-n",
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        "--configfile",
+        str(config_path),
+        "--cores",
+        "1",
+        "--quiet",
+        "rules",
+    ]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout + done.stderr
+
+
+def test_contention_defaults_to_a_quick_run_on_demo_segment(tmp_path: Path) -> None:
+    out = _contention_dry_run(tmp_path, None)
+    assert "rl_contention" in out
+
+
+def test_contention_config_sweeps_each_regime(tmp_path: Path) -> None:
+    extra = {
+        "workloads": {"demo-segment": {"loads": [0.7, 0.85], "how": ["compress", "shrink"]}},
+        "seeds": 10,
+        "rewards": ["w-f", "slowdown", "time-utility"],
+    }
+    out = _contention_dry_run(tmp_path, extra)
+    assert "rl_contention" in out

@@ -8,14 +8,27 @@ per decision; the provisioning MDP (:class:`ElasticProvisioner`) chooses the poo
 (:func:`make_scheduling_env`, :func:`make_provisioning_env`; optional ``rl`` extra). Both agents
 are ordinary :class:`~gridtrace.sim.Policy` /
 :class:`~gridtrace.sim.ProvisioningPolicy` objects: pass them to :func:`gridtrace.sim.simulate`.
-:func:`run_experiment` runs the research's experiments against the baselines (training and
-evaluation on disjoint draws or time ranges, frozen and continuing modes, 95 % intervals).
+:func:`run_contention` runs the contention experiments of issue 14 (a segment on its own pool at
+a set offered load; train / validation / test by time; information-matched baselines; RL's
+margin to the best of them). :func:`run_experiment` runs the research's experiments against
+the baselines (training and evaluation on disjoint draws or time ranges, frozen and continuing
+modes, 95 % intervals).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gridtrace.sim.rl._contention import (
+    CONTENTION_BASELINES,
+    CONTENTION_METRICS,
+    CONTENTION_SCHEMA,
+    ContentionConfig,
+    Regime,
+    contention_regime,
+    run_contention,
+    time_splits,
+)
 from gridtrace.sim.rl._elastic import ElasticProvisioner, ProvisioningFeatures, interval_reward
 from gridtrace.sim.rl._experiments import (
     BASELINES,
@@ -52,12 +65,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BASELINES",
+    "CONTENTION_BASELINES",
+    "CONTENTION_METRICS",
+    "CONTENTION_SCHEMA",
     "ESNQ",
     "MLPQ",
     "PUBLISHED",
     "RUN_COLUMNS",
     "SUMMARY_SCHEMA",
     "AgentSeeds",
+    "ContentionConfig",
     "ElasticProvisioner",
     "ExperimentConfig",
     "ExperimentResult",
@@ -66,23 +83,27 @@ __all__ = [
     "ProvisioningFeatures",
     "QFunction",
     "QueueSlowdownReward",
+    "Regime",
     "ResponsivenessFairnessReward",
     "Reward",
     "SarsaScheduler",
     "SchedulingFeatures",
     "TimeUtilityReward",
     "TransitionStore",
+    "contention_regime",
     "fitted_q_iteration",
     "interval_reward",
     "make_elastic_provisioner",
     "make_provisioning_env",
     "make_rl_scheduler",
     "make_scheduling_env",
+    "run_contention",
     "run_experiment",
     "sarsa_refit",
     "sarsa_targets",
     "seed_interval",
     "time_split",
+    "time_splits",
 ]
 
 

@@ -11,10 +11,20 @@ backlog work                log1p(Σ cores × r̂ over queued jobs / (P τ))
 idle cores                  idle / P
 per-VO queue shares         fraction of the queued jobs of each VO (one entry per known VO, plus
                             one for every other VO)
+per-VO deficit (optional)   w_k − u_k for every VO slot, with w the target shares (0 for the
+                            "other" slot) and u_k the VO's share of the decayed core usage
+                            (half-life H): the VO's distance to its target, positive when it
+                            is behind; only with ``vo_targets``
 ==========================  =====================================================================
 
 Action a (one waiting job): interactive flag, VO one-hot (same VO slots as the state),
 log1p(r̂ / τ) with r̂ the run's estimate (oracle or class median), and cores / P.
+
+The deficit entries follow the usage of the run the encoder is bound to (:meth:`bind`, called by
+:meth:`static_actions` at the start of a run): between two decisions the usage decays by
+2^(−Δt / H) and grows by the cores each VO held at the earlier decision (the running jobs are
+read from the cluster state at each decision, O(running jobs)). The runtime estimate r̂ of each
+job is in the action (its ``runtime`` entry), so the agent sees it whatever the estimator.
 
 P is the reference pool size of the encoder (the site's cores), τ the interactive threshold. The
 logarithms keep work and times of grid sites (seconds to days) in a range an MLP or a reservoir of
@@ -55,6 +65,11 @@ class SchedulingFeatures:
         The interactive threshold τ, the unit of times.
     horizon_s : float, default 86400
         Cap of the time-until-a-core-frees feature (and its value when nothing runs).
+    vo_targets : mapping of str to float, optional
+        Target shares (normalised here); when given, the state ends with one deficit entry per
+        VO slot (see the module docstring).
+    half_life_s : float, default 86400
+        H, the half-life of the usage behind the deficit entries.
 
     Attributes
     ----------
@@ -71,6 +86,8 @@ class SchedulingFeatures:
         *,
         tau_s: float = 900.0,
         horizon_s: float = 86400.0,
+        vo_targets: Mapping[str, float] | None = None,
+        half_life_s: float = 86400.0,
     ) -> None:
         if pool_cores < 1:
             raise ConfigError(f"pool_cores must be >= 1, got {pool_cores}")
@@ -86,7 +103,28 @@ class SchedulingFeatures:
         self._slot: dict[str | None, int] = {vo: k for k, vo in enumerate(self.vos)}
         self.n_vo_slots = len(self.vos) + 1
         vo_names = (*self.vos, "other")
-        self.names_state = (*STATE_SCALARS, *(f"queued_share_{v}" for v in vo_names))
+        if not (math.isfinite(half_life_s) and half_life_s > 0):
+            raise ConfigError(f"half_life_s must be finite and > 0, got {half_life_s}")
+        self.half_life_s = float(half_life_s)
+        self.vo_targets: dict[str, float] | None = None
+        self._targets = np.zeros(self.n_vo_slots, dtype=np.float64)
+        if vo_targets:
+            total = float(sum(vo_targets.values()))
+            if not (math.isfinite(total) and total > 0) or min(vo_targets.values()) < 0:
+                raise ConfigError(f"vo_targets must be >= 0 with a positive sum: {vo_targets}")
+            self.vo_targets = {str(k): float(v) / total for k, v in vo_targets.items()}
+            for vo, share in self.vo_targets.items():
+                if vo in self._slot:
+                    self._targets[self._slot[vo]] += share
+                else:
+                    self._targets[-1] += share
+        deficits = (f"deficit_{v}" for v in vo_names) if self.vo_targets else ()
+        self.names_state = (*STATE_SCALARS, *(f"queued_share_{v}" for v in vo_names), *deficits)
+        self._job_slots = np.zeros(0, dtype=np.int64)
+        self._job_cores = np.zeros(0, dtype=np.float64)
+        self._usage = np.zeros(self.n_vo_slots, dtype=np.float64)
+        self._held = np.zeros(self.n_vo_slots, dtype=np.float64)
+        self._t_usage = -math.inf
         self.names_action = ("interactive", *(f"vo_{v}" for v in vo_names), "runtime", "cores")
         self.n_state = len(self.names_state)
         self.n_action = len(self.names_action)
@@ -125,6 +163,53 @@ class SchedulingFeatures:
         common = sorted(counts, key=lambda v: (-counts[v], v))[:max_vos]
         return cls(common, pool_cores, tau_s=tau_s)
 
+    @property
+    def has_deficits(self) -> bool:
+        """True if the state carries the per-VO deficit entries."""
+        return self.vo_targets is not None
+
+    def bind(self, vo_slots: NDArray[np.int64], cores: Sequence[int]) -> None:
+        """Bind the deficit entries to a run's jobs (their VO slots and cores); forget usage."""
+        self._job_slots = np.asarray(vo_slots, dtype=np.int64)
+        self._job_cores = np.asarray(cores, dtype=np.float64)
+        self._usage[:] = 0.0
+        self._held[:] = 0.0
+        self._t_usage = -math.inf
+
+    def deficits(self, state: ClusterState) -> NDArray[np.float64]:
+        """Return w_k − u_k per VO slot now, and advance the decayed usage to ``state.now``.
+
+        Parameters
+        ----------
+        state : ClusterState
+            The cluster; its running jobs give the cores each VO holds from now on.
+
+        Returns
+        -------
+        ndarray, shape (n_vo_slots,)
+            Positive where a VO is behind its target. Before any usage: the targets.
+        """
+        now = state.now
+        dt = now - self._t_usage
+        if math.isfinite(dt) and dt > 0:
+            rate = math.log(2.0) / self.half_life_s
+            decay = math.exp(-rate * dt)
+            self._usage *= decay
+            self._usage += self._held * ((1.0 - decay) / rate)
+        self._t_usage = now
+        running = state.running
+        held = self._held
+        held[:] = 0.0
+        if running and self._job_slots.size:
+            rows = np.fromiter(running, dtype=np.int64, count=len(running))
+            held += np.bincount(
+                self._job_slots[rows], weights=self._job_cores[rows], minlength=self.n_vo_slots
+            )
+        total = float(self._usage.sum())
+        if total <= 0.0:
+            return self._targets.copy()
+        return self._targets - self._usage / total
+
     def slot(self, vo: str | None) -> int:
         """Return the VO slot of ``vo`` (the last slot for unknown or missing VOs)."""
         return self._slot.get(vo, self.n_vo_slots - 1)
@@ -139,6 +224,9 @@ class SchedulingFeatures:
         self, interactive: Sequence[bool], vo_slots: NDArray[np.int64], cores: Sequence[int]
     ) -> NDArray[np.float64]:
         """Return the action rows of many jobs with the runtime entry left at 0.
+
+        With ``vo_targets`` this also binds the deficit entries to these jobs (:meth:`bind`):
+        the scheduler calls it once per run, at the start.
 
         Parameters
         ----------
@@ -155,6 +243,8 @@ class SchedulingFeatures:
             Fill the runtime column (:attr:`runtime_column`) with :meth:`runtime_feature`.
         """
         n = len(vo_slots)
+        if self.vo_targets is not None:
+            self.bind(vo_slots, cores)
         out = np.zeros((n, self.n_action), dtype=np.float64)
         out[:, 0] = np.asarray(interactive, dtype=np.float64)
         out[np.arange(n), 1 + vo_slots] = 1.0
@@ -190,8 +280,11 @@ class SchedulingFeatures:
         vec[1] = math.log1p(min(next_free, self.horizon_s) / tau)
         vec[2] = math.log1p(state.backlog_work_s / work_unit)
         vec[3] = state.free_cores / self.pool_cores
-        shares = vec[4:]
+        slots = self.n_vo_slots
+        shares = vec[4 : 4 + slots]
         shares[:] = 0.0
+        if self.vo_targets is not None:
+            vec[4 + slots :] = self.deficits(state)
         by_vo = state.queued_by_vo
         total = sum(by_vo.values())
         if total:
