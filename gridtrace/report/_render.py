@@ -813,7 +813,11 @@ def render_workload_report(
     }
 
 
-def render_index(entries: Sequence[Mapping[str, Any]], out_path: str | PathLike[str]) -> None:
+def render_index(
+    entries: Sequence[Mapping[str, Any]],
+    out_path: str | PathLike[str],
+    contention: Sequence[Mapping[str, Any]] = (),
+) -> None:
     """Write ``reports/index.html``, linking every workload report with its key figures.
 
     Parameters
@@ -823,6 +827,9 @@ def render_index(entries: Sequence[Mapping[str, Any]], out_path: str | PathLike[
         defaults to ``<workload>/index.html``, relative to the index page).
     out_path : path
         The HTML file to write.
+    contention : sequence of mapping, optional
+        ``summary.json`` of contention experiments (:func:`gridtrace.sim.rl.run_contention`):
+        one row each, with the regime, the best baseline and RL's margin to it per metric.
 
     Raises
     ------
@@ -846,9 +853,63 @@ def render_index(entries: Sequence[Mapping[str, Any]], out_path: str | PathLike[
         row["href"] = check_report_link(str(entry.get("href") or f"{name}/index.html"))
         rows.append(row)
     rows.sort(key=lambda r: r["workload"])
-    html = _environment().get_template("index.html.j2").render(entries=rows)
+    experiments = sorted(
+        (contention_row(summary) for summary in contention),
+        key=lambda r: (r["workload"], r["how"], r["target"]),
+    )
+    html = (
+        _environment()
+        .get_template("index.html.j2")
+        .render(entries=rows, contention=experiments, contention_metrics=_CONTENTION_METRICS)
+    )
     _write(Path(out_path), html)
     logger.info("wrote the index of %d workload(s) to %s", len(rows), out_path)
+
+
+_CONTENTION_METRICS = {
+    "interactive_w_mean": "interactive W",
+    "all_w_mean": "all W",
+    "fairness_daily_mean": "daily F",
+}
+
+
+def contention_row(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """One index row of a contention experiment: its regime, best baselines and RL's margins.
+
+    Parameters
+    ----------
+    summary : mapping
+        A contention experiment's ``summary.json``.
+
+    Returns
+    -------
+    dict
+        ``workload``, ``how``, ``target``, ``cores``, ``offered_load``, ``pool_source``, and per
+        metric of :data:`_CONTENTION_METRICS` the best baseline (``policy``, ``mean``) and RL's
+        margin to it (``value``, ``ci_low``, ``ci_high``, ``n``, ``outcome``), plus the codes of
+        the flags raised (with how many runs raised each).
+    """
+    regime = summary.get("regime") or {}
+    best = summary.get("best_baseline") or {}
+    margins = summary.get("rl_margin") or {}
+    flags: dict[str, int] = {}
+    for raised in (summary.get("flags") or {}).values():
+        for flag in raised:
+            flags[flag["code"]] = flags.get(flag["code"], 0) + 1
+    per_metric = {}
+    for metric in _CONTENTION_METRICS:
+        margin = (margins.get(metric) or {}).get("rl") or {}
+        per_metric[metric] = {"best": best.get(metric) or {}, "margin": margin}
+    return {
+        "workload": check_workload_name(str(summary.get("workload", ""))),
+        "how": str(regime.get("how", "")),
+        "target": regime.get("target_load"),
+        "cores": regime.get("cores"),
+        "offered_load": regime.get("offered_load"),
+        "pool_source": regime.get("pool_source"),
+        "metrics": per_metric,
+        "flags": flags,
+    }
 
 
 def write_manifest(paths: Sequence[str | PathLike[str]], out_path: str | PathLike[str]) -> None:

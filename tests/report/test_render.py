@@ -368,3 +368,44 @@ def test_segments_table_marks_the_selected_segment(pe1, tmp_path: Path) -> None:
     assert "Segmentation notes: a note." in html
     assert "at least 500 jobs" in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt; 60 %" in html
+
+
+def test_the_index_shows_each_contention_experiment_with_rl_margins(tmp_path: Path) -> None:
+    summary = {
+        "workload": "lpc-segment",
+        "regime": {
+            "how": "shrink",
+            "target_load": 0.7,
+            "cores": 65,
+            "offered_load": 0.699,
+            "pool_source": "peak-cores-in-use",
+        },
+        "best_baseline": {"interactive_w_mean": {"policy": "sjf-est", "mean": 0.498}},
+        "rl_margin": {
+            "interactive_w_mean": {
+                "rl": {
+                    "against": "sjf-est",
+                    "value": -0.0396,
+                    "ci_low": -0.0656,
+                    "ci_high": -0.0155,
+                    "n": 10,
+                    "outcome": "worse",
+                }
+            }
+        },
+        "flags": {
+            "fifo": [],
+            "rl": [{"code": "INTERACTIVE_WAIT_OVER_DAY"}, {"code": "INTERACTIVE_WAIT_OVER_DAY"}],
+        },
+    }
+    render_index([{"workload": "lpc-segment"}], tmp_path / "index.html", [summary])
+    html = (tmp_path / "index.html").read_text()
+    assert 'id="contention"' in html
+    assert "sjf-est 0.498" in html
+    assert "-0.040 [-0.066, -0.015], n 10 (worse)" in html
+    assert "INTERACTIVE_WAIT_OVER_DAY (2 runs)" in html
+    # a metric without a margin shows a dash, not an empty interval
+    assert "[, ]" not in html
+    assert "None" not in html
+    render_index([{"workload": "lpc-segment"}], tmp_path / "plain.html")
+    assert 'id="contention"' not in (tmp_path / "plain.html").read_text()

@@ -28,6 +28,7 @@ rule report_index:
     input:
         figures=expand("reports/{workload}/key-figures.json", workload=WORKLOADS),
         html=expand("reports/{workload}/index.html", workload=WORKLOADS),
+        contention=CONTENTION_SUMMARIES,
     output:
         index="reports/index.html",
         manifest="reports/all",

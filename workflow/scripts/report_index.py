@@ -10,5 +10,6 @@ logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True)
 logging.captureWarnings(True)
 
 entries = [json.loads(Path(path).read_text()) for path in snakemake.input.figures]
-render_index(entries, snakemake.output.index)
+contention = [json.loads(Path(path).read_text()) for path in snakemake.input.contention]
+render_index(entries, snakemake.output.index, contention)
 write_manifest(snakemake.input.html, snakemake.output.manifest)
