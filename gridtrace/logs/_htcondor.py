@@ -104,7 +104,7 @@ from gridtrace.logs._base import (
     tokenize_guarded,
 )
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
-from gridtrace.logs._text import decode_line
+from gridtrace.logs._text import NUL_FRAGMENT_REASON, decode_line, nul_fragment_counts
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
 __all__ = [
@@ -333,11 +333,6 @@ def _decode(data: bytes) -> tuple[str, list[bytes], list[bool]]:
     return text, lines, [repaired for _, repaired in decoded]
 
 
-_NUL_REASON = (
-    "NUL bytes in the line (a crash or a log rotation left them): a fragment, not a record"
-)
-
-
 def _line_flags(k: int, crlf: list[bool], extra: list[str] | None = None) -> list[str] | None:
     """Return the flags of the row of line ``k`` (0-based)."""
     flags = list(extra or ())
@@ -512,7 +507,7 @@ def tokenize_htcondor_file(path: StrPath, *, site: str) -> FileParse:
         if not error and not (isinstance(obj, dict) and "ClusterId" in obj and "ProcId" in obj):
             error = "ClassAd without ClusterId and ProcId: not a job ad"
         if not error and any(nul[first : line_of(end - 1) + 1]):
-            error = _NUL_REASON
+            error = NUL_FRAGMENT_REASON
         if error:
             resume = starts[first + 1] if first + 1 < n_physical else end_text
             found = _OBJECT_LINE.search(text, resume)
@@ -578,7 +573,8 @@ def tokenize_htcondor_file(path: StrPath, *, site: str) -> FileParse:
             _repeat(src_file, len(bad_lines)),
             _pa.array([bad_lines[i] + 1 for i in order], pa.int64()),
             _pa.array(
-                [_NUL_REASON if nul[bad_lines[i]] else reasons[i] for i in order], pa.string()
+                [NUL_FRAGMENT_REASON if nul[bad_lines[i]] else reasons[i] for i in order],
+                pa.string(),
             ),
             _pa.array([raw_lines[bad_lines[i]] for i in order], pa.binary()),
         ],
@@ -862,14 +858,6 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     )
 
 
-def _nul_counts(quarantine: pa.Table) -> dict[str, int]:
-    """Lines quarantined for NUL bytes, and the NUL bytes they held."""
-    nul = _pc.equal(quarantine.column("reason"), _NUL_REASON)
-    raw = quarantine.column("raw").filter(nul)
-    nul_bytes = _pc.sum(_pc.count_substring(raw, b"\x00")).as_py() if len(raw) else 0
-    return {"nul_lines": len(raw), "nul_bytes": int(nul_bytes or 0)}
-
-
 def assemble_htcondor(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseResult:
     """Assemble tokenised HTCondor history files, in reading order, into a :class:`ParseResult`.
 
@@ -904,7 +892,7 @@ def assemble_htcondor(parts: Sequence[FileParse], *, tz: str | None = None) -> P
             "format": "htcondor",
             "htcondor_ads": int(is_ad.sum()),
             "duplicate_lines": int(copies.sum()),
-            **_nul_counts(quarantine),
+            **nul_fragment_counts(quarantine),
         },
     )
 

@@ -125,7 +125,7 @@ from gridtrace.logs._base import (
     tokenize_guarded,
 )
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
-from gridtrace.logs._text import decode_line
+from gridtrace.logs._text import NUL_FRAGMENT_REASON, decode_line, nul_fragment_counts, split_lines
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
 __all__ = [
@@ -860,29 +860,6 @@ def _repeat(value: str, n: int) -> Arr:
     return _pa.array([value], pa.string()).take(_pa.array(np.zeros(n, dtype=np.int32)))
 
 
-_NUL_REASON = (
-    "NUL bytes in the line (a crash or a log rotation left them): a fragment, not a record"
-)
-
-
-def _split_lines(data: bytes) -> tuple[list[bytes], list[bool], bool]:
-    r"""Split a file into lines: ``(lines, ended by CR LF, last line without line end)``.
-
-    One ``\r`` before the ``\n`` (or at the end of the file) is removed from a line.
-    """
-    lines = data.split(b"\n")
-    no_newline = bool(lines) and lines[-1] != b""
-    if not no_newline:
-        lines.pop()
-    crlf = [False] * len(lines)
-    if b"\r" in data:
-        for i, line in enumerate(lines):
-            if line.endswith(b"\r"):
-                lines[i] = line[:-1]
-                crlf[i] = True
-    return lines, crlf, no_newline
-
-
 def _decode(lines: list[bytes]) -> tuple[list[str], list[bool]]:
     """Decode the lines; those that are not UTF-8 by :func:`decode_line`'s stated fallback."""
     try:
@@ -941,7 +918,8 @@ def tokenize_lsf_file(path: StrPath, *, site: str) -> FileParse:
     """
     src_file = str(path)
     data = read_log_bytes(path)
-    raw_lines, crlf, no_newline = _split_lines(data)
+    raw_lines, crlf_lines, no_newline = split_lines(data)
+    crlf = crlf_lines.tolist()
     text, non_utf8 = _decode(raw_lines)
     nul = [b"\x00" in line for line in raw_lines] if b"\x00" in data else [False] * len(text)
     lines = _Lines(text, raw_lines, non_utf8, crlf, nul, no_newline)
@@ -958,7 +936,7 @@ def tokenize_lsf_file(path: StrPath, *, site: str) -> FileParse:
     while i < n_lines:
         line = text[i]
         if nul[i]:
-            quarantine(i, _NUL_REASON)
+            quarantine(i, NUL_FRAGMENT_REASON)
         elif not line.startswith('"'):
             stripped = line.strip()
             if not stripped:
@@ -1413,14 +1391,6 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     )
 
 
-def _nul_counts(quarantine: pa.Table) -> dict[str, int]:
-    """Lines quarantined for NUL bytes, and the NUL bytes they held."""
-    nul = _pc.equal(quarantine.column("reason"), _NUL_REASON)
-    raw = quarantine.column("raw").filter(nul)
-    nul_bytes = _pc.sum(_pc.count_substring(raw, b"\x00")).as_py() if len(raw) else 0
-    return {"nul_lines": len(raw), "nul_bytes": int(nul_bytes or 0)}
-
-
 def assemble_lsf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseResult:
     """Assemble tokenised LSF files, given in reading order, into a :class:`ParseResult`.
 
@@ -1467,7 +1437,7 @@ def assemble_lsf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
             "lsf_versions": versions,
             "lsf_events": dict(sorted(events.items())),
             "duplicate_lines": int(copies.sum()),
-            **_nul_counts(quarantine),
+            **nul_fragment_counts(quarantine),
         },
     )
 

@@ -146,6 +146,7 @@ from gridtrace.logs._base import (
 )
 from gridtrace.logs._columnar import as_text
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.logs._text import NUL_FRAGMENT_REASON, nul_fragment_counts, nul_lines, split_lines
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
 __all__ = [
@@ -521,36 +522,6 @@ def looks_like_sge(head: bytes) -> bool:
     return good >= 1 and good * 10 >= len(data) * 9
 
 
-_NUL_REASON = (
-    "NUL bytes in the line (a crash or a log rotation left them): a fragment, not a record"
-)
-
-
-def _split_lines(data: bytes) -> tuple[list[bytes], Bool, bool]:
-    r"""Split a file into lines: ``(lines, ended by CR LF, last line without line end)``.
-
-    One ``\r`` before the ``\n`` (or at the end of the file) is removed from a line.
-    """
-    lines = data.split(b"\n")
-    no_newline = bool(lines) and lines[-1] != b""
-    if not no_newline:
-        lines.pop()
-    crlf = np.zeros(len(lines), dtype=bool)
-    if b"\r" in data:
-        for i, line in enumerate(lines):
-            if line.endswith(b"\r"):
-                lines[i] = line[:-1]
-                crlf[i] = True
-    return lines, crlf, no_newline
-
-
-def _nul_lines(lines: list[bytes], data: bytes) -> Bool:
-    """Which lines hold a NUL byte (one scan of the file when none does)."""
-    if b"\x00" not in data:
-        return np.zeros(len(lines), dtype=bool)
-    return np.fromiter((b"\x00" in line for line in lines), dtype=bool, count=len(lines))
-
-
 def _cut_fields(tokens: list[str]) -> tuple[list[str] | None, str]:
     """Read the fields of a last line cut short: all but the last one present, if they are sound.
 
@@ -650,9 +621,9 @@ def tokenize_sge_file(path: StrPath, *, site: str) -> FileParse:
     """
     src_file = str(path)
     content = read_log_bytes(path)
-    raw_lines, crlf, no_newline = _split_lines(content)
+    raw_lines, crlf, no_newline = split_lines(content)
     n_lines = len(raw_lines)
-    nul = _nul_lines(raw_lines, content)
+    nul = nul_lines(raw_lines, content)
     binary = _pa.array(raw_lines, pa.binary())
     text, non_utf8 = as_text(binary)
     if n_lines:
@@ -713,7 +684,7 @@ def tokenize_sge_file(path: StrPath, *, site: str) -> FileParse:
     for j in np.flatnonzero(blank):
         reasons[int(j)] = "blank line"
     for j in np.flatnonzero(nul):
-        reasons[int(j)] = _NUL_REASON
+        reasons[int(j)] = NUL_FRAGMENT_REASON
 
     tables: list[pa.Table] = []
     comment_rows = np.flatnonzero(comment)
@@ -1059,7 +1030,7 @@ def assemble_sge(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
         marked[rows[dropped]] = True
         flags = append_flag(records.column("flags"), marked, "DUPLICATE_DROPPED")
         records = records.set_column(records.schema.get_field_index("flags"), "flags", flags)
-    info.update(_nul_counts(quarantine))
+    info.update(nul_fragment_counts(quarantine))
     return ParseResult(
         records=records,
         jobs=jobs,
@@ -1069,14 +1040,6 @@ def assemble_sge(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
         tz_offset_s=None,
         info={"format": "sge", "sge_versions": versions, **info},
     )
-
-
-def _nul_counts(quarantine: pa.Table) -> dict[str, int]:
-    """Lines quarantined for NUL bytes, and the NUL bytes they held."""
-    nul = _pc.equal(quarantine.column("reason"), _NUL_REASON)
-    raw = quarantine.column("raw").filter(nul)
-    nul_bytes = _pc.sum(_pc.count_substring(raw, b"\x00")).as_py() if len(raw) else 0
-    return {"nul_lines": len(raw), "nul_bytes": int(nul_bytes or 0)}
 
 
 def _int_text(values: F64) -> Arr:

@@ -127,6 +127,7 @@ from gridtrace.logs._base import (
 )
 from gridtrace.logs._columnar import as_text
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.logs._text import NUL_FRAGMENT_REASON, nul_fragment_counts, nul_lines, split_lines
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
 __all__ = [
@@ -475,38 +476,10 @@ def looks_like_slurm(head: bytes) -> bool:
     return True
 
 
-_NUL_REASON = (
-    "NUL bytes in the line (a crash or a log rotation left them): a fragment, not a record"
-)
 _CUT_REASON = (
     "the file's last line has no line end and was cut short before its JobID was complete: "
     "nothing to recover"
 )
-
-
-def _split_lines(data: bytes) -> tuple[list[bytes], Bool, bool]:
-    r"""Split a file into lines: ``(lines, ended by CR LF, last line without line end)``.
-
-    One ``\r`` before the ``\n`` (or at the end of the file) is removed from a line.
-    """
-    lines = data.split(b"\n")
-    no_newline = bool(lines) and lines[-1] != b""
-    if not no_newline:
-        lines.pop()
-    crlf = np.zeros(len(lines), dtype=bool)
-    if b"\r" in data:
-        for i, line in enumerate(lines):
-            if line.endswith(b"\r"):
-                lines[i] = line[:-1]
-                crlf[i] = True
-    return lines, crlf, no_newline
-
-
-def _nul_lines(lines: list[bytes], data: bytes) -> Bool:
-    """Which lines hold a NUL byte (one scan of the file when none does)."""
-    if b"\x00" not in data:
-        return np.zeros(len(lines), dtype=bool)
-    return np.fromiter((b"\x00" in line for line in lines), dtype=bool, count=len(lines))
 
 
 def _repeat(value: str, n: int) -> Arr:
@@ -545,9 +518,9 @@ def tokenize_slurm_file(
         raise ConfigError("the delimiter must not be empty")
     src_file = str(path)
     data = read_log_bytes(path)
-    raw_lines, crlf, no_newline = _split_lines(data)
+    raw_lines, crlf, no_newline = split_lines(data)
     n_lines = len(raw_lines)
-    nul = _nul_lines(raw_lines, data)
+    nul = nul_lines(raw_lines, data)
     binary = _pa.array(raw_lines, pa.binary())
     text, non_utf8 = as_text(binary)
 
@@ -604,7 +577,7 @@ def tokenize_slurm_file(
         if cut is not None and j == last:
             continue
         if body_nul[j]:
-            reasons[int(j)] = _NUL_REASON
+            reasons[int(j)] = NUL_FRAGMENT_REASON
         elif blank[j]:
             reasons[int(j)] = "blank line"
         elif no_newline and j == last and counts[j] < n_fields:
@@ -890,14 +863,6 @@ def _ids(job_id: Arr) -> tuple[F64, F64, list[str | None], list[str]]:
     return seq, idx, ranges, key.to_pylist()
 
 
-def _nul_counts(quarantine: pa.Table) -> dict[str, int]:
-    """Lines quarantined for NUL bytes, and the NUL bytes they held."""
-    nul = _pc.equal(quarantine.column("reason"), _NUL_REASON)
-    raw = quarantine.column("raw").filter(nul)
-    nul_bytes = _pc.sum(_pc.count_substring(raw, b"\x00")).as_py() if len(raw) else 0
-    return {"nul_lines": len(raw), "nul_bytes": int(nul_bytes or 0)}
-
-
 def assemble_slurm(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseResult:
     """Assemble tokenised sacct files, given in reading order, into a :class:`ParseResult`.
 
@@ -937,7 +902,7 @@ def assemble_slurm(parts: Sequence[FileParse], *, tz: str | None = None) -> Pars
     step_rec = records.take(_pa.array(np.flatnonzero((kinds == "STEP") & ~copies)))
     jobs, info = _jobs(job_rec, step_rec, clock, repeated[job_rows])
     info["duplicate_lines"] = int(copies.sum())
-    info.update(_nul_counts(quarantine))
+    info.update(nul_fragment_counts(quarantine))
     offsets = jobs.column("tz_offset_s").drop_null().to_numpy()
     tz_offset: int | None = None
     if len(offsets):
