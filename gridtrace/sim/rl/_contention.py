@@ -23,8 +23,9 @@ Protocol (:func:`run_contention`)
 * **Agent.** SARSA over the state features of :class:`~gridtrace.sim.rl.SchedulingFeatures` with
   the per-VO deficit entries (target share − decayed usage share), the runtime estimate r̂ in
   each action; the agent sees estimated runtimes (class median by (VO, interactive)), as do the
-  baselines. Training: one EDF pre-training episode, then ``train_episodes`` SARSA episodes, all
-  on the training part.
+  baselines. Training: pre-training episode(s) electing by EDF (the research's), by SJF with
+  estimates, or both (``pretrain``), then ``train_episodes`` SARSA episodes, all on the training
+  part.
 * **Baselines.** ``fifo``, ``sjf-est``, ``hrrn-est``, ``easy-est`` (class-median estimates) and
   ``fairshare`` (decayed usage against the VO targets); deterministic on a fixed trace, so each
   runs once on the test part and that one run is its number wherever it appears. Elastic
@@ -89,6 +90,7 @@ from gridtrace.sim.rl._experiments import (
 )
 from gridtrace.sim.rl._features import SchedulingFeatures
 from gridtrace.sim.rl._rewards import (
+    InteractiveSlowdownReward,
     QueueSlowdownReward,
     ResponsivenessFairnessReward,
     Reward,
@@ -133,8 +135,14 @@ CONTENTION_METRICS: dict[str, str] = {
 """The metrics of the verdict and which direction is better (plus ``provisioned_core_h``, lower,
 in elastic experiments)."""
 
-REWARD_CHOICES = ("w-f", "slowdown", "time-utility")
-RewardChoice = Literal["w-f", "slowdown", "time-utility"]
+REWARD_CHOICES = ("w-f", "slowdown", "time-utility", "interactive-slowdown")
+RewardChoice = Literal["w-f", "slowdown", "time-utility", "interactive-slowdown"]
+PRETRAIN_CHOICES: dict[str, tuple[str, ...]] = {
+    "edf": ("edf",),
+    "sjf": ("sjf",),
+    "both": ("edf", "sjf"),
+}
+"""Pre-training: name → the behaviour rules of the first training episodes, in order."""
 
 
 @dataclass(frozen=True)
@@ -151,11 +159,18 @@ class ContentionConfig:
     fractions : (float, float, float), default (0.5, 0.2, 0.3)
         Train / validation / test shares of the submit-time span.
     train_episodes : int, default 2
-        SARSA episodes over the training part after the EDF pre-training episode.
+        SARSA episodes over the training part after the pre-training episode(s).
+    pretrain : {"edf", "sjf", "both"}, default "edf"
+        Pre-training: one episode electing by EDF (the research's), one by SJF with estimates
+        (the best information-matched heuristic), or both (EDF, then SJF); the agent learns
+        from these episodes but does not choose in them.
     q_kinds : tuple of str, default ("esn",)
         Q approximators in the tuning grid.
-    rewards : tuple of str, default ("w-f", "slowdown", "time-utility")
-        Reward kinds in the tuning grid.
+    rewards : tuple of str, default ("w-f", "slowdown", "time-utility", "interactive-slowdown")
+        Reward kinds in the tuning grid (``interactive-slowdown``:
+        :class:`~gridtrace.sim.rl._rewards.InteractiveSlowdownReward`).
+    batch_weight : float, default 0.1
+        Weight of a batch job's waiting in the ``interactive-slowdown`` reward.
     lambdas : tuple of float, default (0.5, 1.0)
         λ_s of the ``w-f`` candidates.
     fitted_q_iterations : int, default 0
@@ -195,9 +210,11 @@ class ContentionConfig:
     tune_seeds: int = 1
     fractions: tuple[float, float, float] = (0.5, 0.2, 0.3)
     train_episodes: int = 2
+    pretrain: str = "edf"
     q_kinds: tuple[str, ...] = ("esn",)
     rewards: tuple[str, ...] = REWARD_CHOICES
     lambdas: tuple[float, ...] = (0.5, 1.0)
+    batch_weight: float = 0.1
     fitted_q_iterations: int = 0
     baselines: tuple[str, ...] = tuple(CONTENTION_BASELINES)
     windows: int = 10
@@ -241,6 +258,12 @@ class ContentionConfig:
             raise ConfigError("windows must be >= 2 and mix_bins >= 1")
         if self.fitted_q_iterations < 0:
             raise ConfigError("fitted_q_iterations must be >= 0")
+        if self.pretrain not in PRETRAIN_CHOICES:
+            raise ConfigError(
+                f"pretrain must be among {list(PRETRAIN_CHOICES)}, got {self.pretrain!r}"
+            )
+        if not 0.0 <= self.batch_weight <= 1.0:
+            raise ConfigError(f"batch_weight must be in [0, 1], got {self.batch_weight}")
 
     def to_dict(self) -> dict[str, Any]:
         """Return the settings as JSON types."""
@@ -554,9 +577,11 @@ def _action_mix(
 # --- agents -------------------------------------------------------------------------------------
 
 
-def _reward(c: Candidate, shares: Mapping[str, float] | None) -> Reward:
+def _reward(c: Candidate, shares: Mapping[str, float] | None, batch_weight: float = 0.1) -> Reward:
     if c.reward == "slowdown":
         return QueueSlowdownReward()
+    if c.reward == "interactive-slowdown":
+        return InteractiveSlowdownReward(batch_weight=batch_weight)
     if c.reward == "time-utility":
         return TimeUtilityReward()
     lam = 1.0 if c.lambda_s is None else c.lambda_s
@@ -589,13 +614,15 @@ def _train(
     elastic: bool = False,
     tau_s: float = 900.0,
 ) -> _Trained:
-    """EDF pre-training, then SARSA episodes on the training part; the learning curve."""
+    """Pre-training (EDF, SJF or both), then SARSA episodes on the training part; the curve."""
     t = time.perf_counter()
     seeds = _agent_seeds(config.root_seed, i)
-    options = {"name": f"rl-{c.name}", "behaviour": "edf", **dict(config.agent_options)}
+    pre = PRETRAIN_CHOICES[config.pretrain]
+    options = {"name": f"rl-{c.name}", "behaviour": pre[0], **dict(config.agent_options)}
     if c.learner == "fqi":
         options["keep_candidates"] = True
-    agent = make_rl_scheduler(c.q, copy.deepcopy(features), _reward(c, shares), seeds, **options)
+    reward = _reward(c, shares, config.batch_weight)
+    agent = make_rl_scheduler(c.q, copy.deepcopy(features), reward, seeds, **options)
     prov = None
     if elastic:
         prov = make_elastic_provisioner(
@@ -611,7 +638,7 @@ def _train(
         )
     warmup, drain = _exclusion(train.num_rows, config)
     curve = []
-    episodes: list[str | None] = ["edf", *([None] * config.train_episodes)]
+    episodes: list[str | None] = [*pre, *([None] * config.train_episodes)]
     for e, behaviour in enumerate(episodes):
         agent.behaviour = behaviour  # type: ignore[assignment]
         res = simulate(
@@ -935,11 +962,16 @@ def run_contention(
         "split": split,
         "protocol": {
             "training": (
-                f"EDF pre-training episode then {config.train_episodes} SARSA episode(s) on the "
+                f"{_pretrain_text(config.pretrain)} then {config.train_episodes} SARSA "
+                "episode(s) on the "
                 f"train part ({split['train']['jobs']} jobs); estimated runtimes (class median "
                 "by VO and interactive flag); state with per-VO deficits to the targets"
             ),
-            "pretraining": "first training episode elects by EDF while learning (behaviour='edf')",
+            "pretraining": (
+                f"{_pretrain_text(config.pretrain)}: the agent learns from the episode(s) but "
+                f"does not choose in them (behaviour {list(PRETRAIN_CHOICES[config.pretrain])})"
+            ),
+            "pretrain": config.pretrain,
             "evaluation": (
                 f"the chosen candidate, frozen, on the test part ({split['test']['jobs']} jobs), "
                 f"{config.seeds} agent seed(s); baselines once (deterministic)"
@@ -1003,7 +1035,8 @@ def run_contention(
             "budget": {
                 "candidates": len(grid),
                 "tune_seeds": config.tune_seeds,
-                "train_episodes": config.train_episodes + 1,
+                "train_episodes": config.train_episodes + len(PRETRAIN_CHOICES[config.pretrain]),
+                "pretrain": config.pretrain,
                 "train_jobs_per_episode": split["train"]["jobs"],
                 "tuning_wall_s": t_tuned - t_start,
             },
@@ -1016,6 +1049,12 @@ def run_contention(
     }
     summary["verdict"] = _verdict(summary)
     return ExperimentResult(runs=_runs_table(rows), summary=_json_safe(summary))
+
+
+def _pretrain_text(pretrain: str) -> str:
+    rules = {"edf": "EDF", "sjf": "SJF (estimated runtimes)"}
+    names = [rules[b] for b in PRETRAIN_CHOICES[pretrain]]
+    return " then ".join(names) + " pre-training episode" + ("s" if len(names) > 1 else "")
 
 
 def _first(trained: Mapping[tuple[str, int], _Trained]) -> _Trained:

@@ -124,6 +124,64 @@ def test_learning_curves_and_action_mix(summary) -> None:  # type: ignore[no-unt
     assert summary["tuning"]["chosen"] in {g["candidate"] for g in summary["tuning"]["grid"]}
 
 
+def test_sjf_pretraining_and_the_interactive_reward_are_recorded(trace) -> None:  # type: ignore[no-untyped-def]
+    regime = contention_regime(trace, load=0.9, how="compress", pool_cores=80)
+    cfg = ContentionConfig(
+        seeds=1,
+        tune_seeds=1,
+        train_episodes=1,
+        pretrain="both",
+        rewards=("interactive-slowdown",),
+        batch_weight=0.2,
+        warmup_jobs=50,
+        drain_jobs=50,
+        windows=5,
+    )
+    s = run_contention(regime, cfg, name="pe1").summary
+    episodes = s["learning_curves"]["seeds"][0]["episodes"]
+    assert [e["behaviour"] for e in episodes] == ["edf", "sjf", "sarsa"]
+    assert s["tuning"]["budget"]["train_episodes"] == 3
+    assert s["tuning"]["budget"]["pretrain"] == "both"
+    assert s["protocol"]["pretrain"] == "both"
+    assert "EDF then SJF" in s["protocol"]["training"]
+    reward = s["agents"]["rl"]["scheduler"]["reward"]
+    assert reward["name"] == "interactive-slowdown"
+    assert reward["batch_weight"] == 0.2
+    assert s["tuning"]["chosen"] == "esn-interactive-slowdown"
+    with pytest.raises(ConfigError, match="pretrain"):
+        ContentionConfig(pretrain="lifo")
+    with pytest.raises(ConfigError, match="batch_weight"):
+        ContentionConfig(batch_weight=-1.0)
+
+
+def test_each_candidate_trains_on_its_own_reward(trace) -> None:  # type: ignore[no-untyped-def]
+    # the lead of issue 14: w-f 0.5, w-f 1 and time-utility tuned to almost the same W on LPC.
+    # Not a wiring defect: each candidate's agent carries its own reward and learns its own Q.
+    from gridtrace.sim.rl._contention import Candidate, _train
+    from gridtrace.sim.rl._experiments import _service_shares
+    from gridtrace.sim.rl._features import SchedulingFeatures
+
+    regime = contention_regime(trace, load=0.9, how="compress", pool_cores=80)
+    (train, _, _), _ = time_splits(regime.trace)
+    shares = _service_shares(train)
+    feats = SchedulingFeatures(list(shares), 80, vo_targets=shares)
+    cfg = ContentionConfig(train_episodes=1, warmup_jobs=50, drain_jobs=50)
+    names, readouts = [], []
+    for c in (
+        Candidate("esn", "w-f", 0.5),
+        Candidate("esn", "w-f", 1.0),
+        Candidate("esn", "time-utility", None),
+    ):
+        tr = _train(c, 0, train, 80, shares, feats, cfg)
+        assert tr.agent.behaviour is None
+        assert tr.agent.refits_ > 0
+        names.append((tr.agent.reward.name, getattr(tr.agent.reward, "lambda_s", None)))
+        readouts.append(np.asarray(tr.agent.qfunction.readout_).copy())  # type: ignore[attr-defined]
+    assert names == [("w-f", 0.5), ("w-f", 1.0), ("time-utility", None)]
+    assert not np.allclose(readouts[0], readouts[1])
+    assert not np.allclose(readouts[1], readouts[2])
+
+
 def test_flags_raised_on_a_crafted_pathological_run(trace) -> None:  # type: ignore[no-untyped-def]
     # offered load 8 on 10 cores: interactive jobs behind days of backlog under FIFO
     regime = contention_regime(trace, load=8.0, how="compress", pool_cores=10)
