@@ -164,6 +164,7 @@ def test_each_candidate_trains_on_its_own_reward(trace) -> None:  # type: ignore
     regime = contention_regime(trace, load=0.9, how="compress", pool_cores=80)
     (train, _, _), _ = time_splits(regime.trace)
     shares = _service_shares(train)
+    assert shares
     feats = SchedulingFeatures(list(shares), 80, vo_targets=shares)
     cfg = ContentionConfig(train_episodes=1, warmup_jobs=50, drain_jobs=50)
     names, readouts = [], []
