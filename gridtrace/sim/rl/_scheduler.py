@@ -246,9 +246,12 @@ class SarsaScheduler:
         self._max_cores = int(self._cores_arr.max()) if self._cores_arr.size else 0
         self._run = jobs.run_s
         self._submit = jobs.submit_s
+        # a class is the estimator's (VO, interactive) class and the cores, keyed by the VO
+        # itself: VOs that share the "other" feature slot have different class medians
+        vo_code: dict[str | None, int] = {}
         self._class_of = [
-            (int(s), bool(i), int(c))
-            for s, i, c in zip(slots, interactive, jobs.cores, strict=True)
+            (vo_code.setdefault(v, len(vo_code)), bool(i), int(c))
+            for v, i, c in zip(jobs.vo, interactive, jobs.cores, strict=True)
         ]
         self._classes = {}
         self._seen = 0
