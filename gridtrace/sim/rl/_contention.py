@@ -171,6 +171,11 @@ class ContentionConfig:
         :class:`~gridtrace.sim.rl._rewards.InteractiveSlowdownReward`).
     batch_weight : float, default 0.1
         Weight of a batch job's waiting in the ``interactive-slowdown`` reward.
+    vo_features : {"targets", "none"}, default "targets"
+        ``targets``: a feature slot per target VO (queued shares in the state, a VO one-hot in
+        each action) and the per-VO deficits; ``none``: no per-VO entries at all, so the agent
+        tells jobs apart by interactive flag, runtime estimate and cores only, as SJF-est does
+        (a VO mix that shifts between the parts cannot then meet untrained VO weights).
     lambdas : tuple of float, default (0.5, 1.0)
         λ_s of the ``w-f`` candidates.
     fitted_q_iterations : int, default 0
@@ -215,6 +220,7 @@ class ContentionConfig:
     rewards: tuple[str, ...] = REWARD_CHOICES
     lambdas: tuple[float, ...] = (0.5, 1.0)
     batch_weight: float = 0.1
+    vo_features: str = "targets"
     fitted_q_iterations: int = 0
     baselines: tuple[str, ...] = tuple(CONTENTION_BASELINES)
     windows: int = 10
@@ -262,6 +268,8 @@ class ContentionConfig:
             raise ConfigError(
                 f"pretrain must be among {list(PRETRAIN_CHOICES)}, got {self.pretrain!r}"
             )
+        if self.vo_features not in ("targets", "none"):
+            raise ConfigError(f"vo_features must be 'targets' or 'none', got {self.vo_features!r}")
         if not 0.0 <= self.batch_weight <= 1.0:
             raise ConfigError(f"batch_weight must be in [0, 1], got {self.batch_weight}")
 
@@ -724,9 +732,12 @@ def run_contention(
     shares_source = "given" if vo_shares else "the training part's core-second shares (top 8)"
     if not shares:
         raise ConfigError(f"{wl_name}: no VO targets (the trace has no VOs); give vo_shares")
-    features = SchedulingFeatures(
-        list(shares), cores, tau_s=tau_s, vo_targets=shares, half_life_s=86400.0
-    )
+    if config.vo_features == "targets":
+        features = SchedulingFeatures(
+            list(shares), cores, tau_s=tau_s, vo_targets=shares, half_life_s=86400.0
+        )
+    else:  # every VO in the one "other" slot: no VO one-hot, no deficits
+        features = SchedulingFeatures([], cores, tau_s=tau_s)
     baselines = list(config.baselines)
     if regime.loaded is None and "wait_s" in test.column_names and not test["wait_s"].null_count:
         baselines = ["native", *baselines]
@@ -965,8 +976,15 @@ def run_contention(
                 f"{_pretrain_text(config.pretrain)} then {config.train_episodes} SARSA "
                 "episode(s) on the "
                 f"train part ({split['train']['jobs']} jobs); estimated runtimes (class median "
-                "by VO and interactive flag); state with per-VO deficits to the targets"
+                "by VO and interactive flag); "
+                + (
+                    "state with per-VO queue shares and deficits to the targets, VO one-hot in "
+                    "the action"
+                    if config.vo_features == "targets"
+                    else "no per-VO features (vo_features='none')"
+                )
             ),
+            "vo_features": config.vo_features,
             "pretraining": (
                 f"{_pretrain_text(config.pretrain)}: the agent learns from the episode(s) but "
                 f"does not choose in them (behaviour {list(PRETRAIN_CHOICES[config.pretrain])})"

@@ -148,10 +148,41 @@ def test_sjf_pretraining_and_the_interactive_reward_are_recorded(trace) -> None:
     assert reward["name"] == "interactive-slowdown"
     assert reward["batch_weight"] == 0.2
     assert s["tuning"]["chosen"] == "esn-interactive-slowdown"
+    assert s["protocol"]["vo_features"] == "targets"
+    assert any(f.startswith("deficit_") for f in s["agents"]["rl"]["features"])
     with pytest.raises(ConfigError, match="pretrain"):
         ContentionConfig(pretrain="lifo")
     with pytest.raises(ConfigError, match="batch_weight"):
         ContentionConfig(batch_weight=-1.0)
+
+
+def test_no_vo_features(trace) -> None:  # type: ignore[no-untyped-def]
+    regime = contention_regime(trace, load=0.9, how="compress", pool_cores=80)
+    cfg = ContentionConfig(
+        seeds=1,
+        train_episodes=1,
+        pretrain="sjf",
+        vo_features="none",
+        rewards=("slowdown",),
+        warmup_jobs=50,
+        drain_jobs=50,
+        windows=5,
+    )
+    s = run_contention(regime, cfg, name="pe1").summary
+    assert s["protocol"]["vo_features"] == "none"
+    assert s["agents"]["rl"]["features"] == [
+        "running_work",
+        "next_free",
+        "backlog_work",
+        "idle_cores",
+        "queued_share_other",
+    ]
+    assert [e["behaviour"] for e in s["learning_curves"]["seeds"][0]["episodes"]] == [
+        "sjf",
+        "sarsa",
+    ]
+    with pytest.raises(ConfigError, match="vo_features"):
+        ContentionConfig(vo_features="some")
 
 
 def test_each_candidate_trains_on_its_own_reward(trace) -> None:  # type: ignore[no-untyped-def]
