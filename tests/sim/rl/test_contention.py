@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -268,3 +269,17 @@ def test_lpc_egee_segment_at_the_research_regime(tmp_path: Path) -> None:
     assert s["regime"]["pool_source"] == pool.source
     assert s["split"]["test"]["jobs"] > 1000
     assert "interactive_w_mean" in s["rl_margin"]
+
+
+def test_the_full_config_builds_a_contention_config() -> None:
+    # config/rl-contention.yaml's settings (all but the workloads) are ContentionConfig's
+    import yaml  # type: ignore[import-untyped]
+
+    path = Path(__file__).resolve().parents[3] / "config" / "rl-contention.yaml"
+    settings: dict[str, Any] = dict(yaml.safe_load(path.read_text())["rl"]["contention"])
+    settings.pop("workloads")
+    tuples = {"fractions", "q_kinds", "rewards", "lambdas", "baselines"}
+    kwargs: dict[str, Any] = {k: tuple(v) if k in tuples else v for k, v in settings.items()}
+    cfg = ContentionConfig(**kwargs)
+    assert cfg.pretrain == "sjf"
+    assert "interactive-slowdown" in {c.reward for c in cfg.grid()}
