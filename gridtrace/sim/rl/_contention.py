@@ -29,10 +29,11 @@ Protocol (:func:`run_contention`)
   part.
 * **Rewards credited per job collapse.** With the research's W reward (and the time-utility
   reward) paid to the decision that starts the job, a long job earns W ≈ 1 whatever its wait,
-  so Q ranks the longest estimated class first: on the LPC-EGEE segment at offered load 0.7 the
-  w-f (λ_s 0.5 and 1) and time-utility agents elected the longest-estimate candidate in 97-98 %
-  of the decisions with a choice, the same policy, hence the same validation W (0.706, below
-  FIFO's 0.708). Rewards charged per waiting interval (slowdown, interactive-slowdown) do not.
+  so Q ranks longer estimated classes first: on the LPC-EGEE segment at offered load 0.7 (EDF
+  pre-training) the w-f (λ_s 0.5 and 1) and time-utility agents passed over the shortest
+  estimate in 96-98 % of the decisions with a choice (mostly between two candidates): one
+  policy, hence one validation W (0.706, below FIFO's 0.708). Rewards charged per waiting
+  interval (slowdown, interactive-slowdown) elect the shortest estimate instead.
 * **Baselines.** ``fifo``, ``sjf-est``, ``hrrn-est``, ``easy-est`` (class-median estimates) and
   ``fairshare`` (decayed usage against the VO targets); deterministic on a fixed trace, so each
   runs once on the test part and that one run is its number wherever it appears. Elastic
