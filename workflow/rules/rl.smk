@@ -39,6 +39,8 @@ _CONTENTION_DEFAULT = {
     "seeds": 2,
     "tune_seeds": 1,
     "train_episodes": 1,
+    "pretrain": "sjf",
+    "vo_features": "none",
     "rewards": ["w-f", "slowdown"],
     "lambdas": [0.5],
     "windows": 8,

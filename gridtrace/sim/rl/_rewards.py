@@ -287,3 +287,56 @@ class QueueSlowdownReward:
     def describe(self) -> dict[str, object]:
         """Return the settings."""
         return {"name": self.name, "floor_s": self.floor_s, "paid": "per interval"}
+
+
+class InteractiveSlowdownReward(QueueSlowdownReward):
+    """The per-time slowdown penalty weighted towards interactive jobs (not the research's).
+
+    As :class:`QueueSlowdownReward` (paid per interval, to the decision in force), but a waiting
+    job costs ``weight_j Δt / max(run_j, floor_s)`` with ``weight_j`` 1 for an interactive job and
+    ``batch_weight`` for a batch job. An episode's rewards sum to
+    −Σ_j weight_j wait_j / max(run_j, floor_s): with ``batch_weight`` 0 this is the interactive
+    jobs' slowdown alone, aligned with the interactive mean W (Σ_j wait_j / run_j =
+    Σ_j (1 / W_j − 1)); a small positive weight keeps batch jobs from starving without end.
+
+    Parameters
+    ----------
+    floor_s : float, default 60
+        See :class:`QueueSlowdownReward`.
+    batch_weight : float, default 0.1
+        Weight of a batch job's waiting, in [0, 1].
+
+    Examples
+    --------
+    >>> from gridtrace.sim import JobRows
+    >>> r = InteractiveSlowdownReward(floor_s=1.0, batch_weight=0.5)
+    >>> r.reset(JobRows(job_id=[1, 2], submit_s=[0.0, 0.0], run_s=[10.0, 10.0], cores=[1, 1],
+    ...                 vo=["a", "a"], interactive=[True, False]))
+    >>> r.advance(2, 10.0)  # 10 s of waiting: 10 / 10 + 0.5 * 10 / 10
+    -1.5
+    """
+
+    name = "interactive-slowdown"
+
+    def __init__(self, floor_s: float = 60.0, batch_weight: float = 0.1) -> None:
+        super().__init__(floor_s)
+        if not 0.0 <= batch_weight <= 1.0:
+            raise ConfigError(f"batch_weight must be in [0, 1], got {batch_weight}")
+        self.batch_weight = float(batch_weight)
+
+    def reset(self, jobs: JobRows) -> None:
+        """Bind to ``jobs`` (which must carry the interactive flags): nothing has arrived yet."""
+        if jobs.interactive is None:
+            raise ConfigError("the interactive-slowdown reward needs the jobs' interactive flags")
+        super().reset(jobs)
+        batch = self.batch_weight
+        self._cost = [
+            c if inter else batch * c for c, inter in zip(self._cost, jobs.interactive, strict=True)
+        ]
+
+    def describe(self) -> dict[str, object]:
+        """Return the settings."""
+        return {**super().describe(), "name": self.name, "batch_weight": self.batch_weight}
+
+
+__all__ += ["InteractiveSlowdownReward"]

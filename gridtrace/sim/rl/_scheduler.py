@@ -16,8 +16,9 @@ once per class and the class's oldest job that fits is the candidate: a decision
 O(#classes), not O(queue). Any other estimator falls back to every waiting job.
 
 Behaviour. ``behaviour="edf"`` elects by earliest deadline first instead of by Q while still
-recording and learning: the research's pre-training. ``learning=False`` freezes Q (no refit)
-and ``epsilon`` can be set to 0 for a greedy evaluation.
+recording and learning: the research's pre-training; ``behaviour="sjf"`` elects by shortest
+estimated runtime (ties: oldest), the best information-matched heuristic, in the same way.
+``learning=False`` freezes Q (no refit) and ``epsilon`` can be set to 0 for a greedy evaluation.
 """
 
 from __future__ import annotations
@@ -83,8 +84,9 @@ class SarsaScheduler:
         Time unit of semi-MDP discounting.
     learning : bool, default True
         Refit during runs (continuing learning); False freezes Q.
-    behaviour : {"edf"} or None, default None
-        Elect by this rule instead of by Q (pre-training); see the module docstring.
+    behaviour : {"edf", "sjf"} or None, default None
+        Elect by this rule instead of by Q (pre-training); see the module docstring. ``"sjf"``
+        elects the candidate with the shortest estimated runtime, ties by the oldest.
     target_w : float, default 0.9
         W* of the EDF behaviour (deadline s + r̂ (1 − W*) / W*).
     keep_candidates : bool, default False
@@ -123,7 +125,7 @@ class SarsaScheduler:
         discounting: Discounting = "decision",
         time_unit_s: float = 900.0,
         learning: bool = True,
-        behaviour: Literal["edf"] | None = None,
+        behaviour: Literal["edf", "sjf"] | None = None,
         target_w: float = 0.9,
         keep_candidates: bool = False,
         credit: Credit = "job",
@@ -151,8 +153,8 @@ class SarsaScheduler:
                 f"the {reward.name} reward is paid per interval already; credit={credit!r} "
                 "applies to per-job rewards only"
             )
-        if behaviour not in (None, "edf"):
-            raise ConfigError(f"behaviour must be None or 'edf', got {behaviour!r}")
+        if behaviour not in (None, "edf", "sjf"):
+            raise ConfigError(f"behaviour must be None, 'edf' or 'sjf', got {behaviour!r}")
         if not 0.0 < target_w < 1.0:
             raise ConfigError(f"target_w must be in (0, 1), got {target_w}")
         self.qfunction = qfunction
@@ -244,9 +246,12 @@ class SarsaScheduler:
         self._max_cores = int(self._cores_arr.max()) if self._cores_arr.size else 0
         self._run = jobs.run_s
         self._submit = jobs.submit_s
+        # a class is the estimator's (VO, interactive) class and the cores, keyed by the VO
+        # itself: VOs that share the "other" feature slot have different class medians
+        vo_code: dict[str | None, int] = {}
         self._class_of = [
-            (int(s), bool(i), int(c))
-            for s, i, c in zip(slots, interactive, jobs.cores, strict=True)
+            (vo_code.setdefault(v, len(vo_code)), bool(i), int(c))
+            for v, i, c in zip(jobs.vo, interactive, jobs.cores, strict=True)
         ]
         self._classes = {}
         self._seen = 0
@@ -293,6 +298,8 @@ class SarsaScheduler:
         chosen = -1  # elect by Q
         if self.behaviour == "edf":
             chosen = self._edf_choice(rows, actions)
+        elif self.behaviour == "sjf":
+            chosen = self._sjf_choice(rows, actions)
         elif self.epsilon > 0.0 and self.rng.random() < self.epsilon:
             chosen = int(self.rng.integers(k))
             explored = True
@@ -396,6 +403,15 @@ class SarsaScheduler:
         submit = np.asarray([self._submit[int(r)] for r in rows], dtype=np.float64)
         deadline = submit + runtime * (1.0 - w) / w
         return int(np.argmin(deadline))
+
+    def _sjf_choice(
+        self, rows: Sequence[int] | NDArray[np.int64], actions: NDArray[np.float64]
+    ) -> int:
+        # shortest estimate (the runtime entry is monotone in r̂), ties by (submit, row)
+        runtime = actions[:, self.features.runtime_column]
+        order = np.asarray(rows, dtype=np.int64)
+        submit = np.asarray([self._submit[int(r)] for r in order], dtype=np.float64)
+        return int(np.lexsort((order, submit, runtime))[0])
 
     # --- rewards and learning -------------------------------------------------------------------
 

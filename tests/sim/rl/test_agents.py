@@ -191,6 +191,39 @@ def test_edf_behaviour_reproduces_the_edf_policy(trace: pa.Table) -> None:
     np.testing.assert_array_equal(ours, edf)
 
 
+@pytest.mark.parametrize("estimator", ["oracle", "median"])
+def test_sjf_behaviour_reproduces_the_sjf_policy(trace: pa.Table, estimator: str) -> None:
+    # the pre-training behaviour elects as the information-matched SJF baseline does
+    opts: dict[str, object] = {"estimator": estimator}
+    if estimator == "median":
+        opts["estimator_options"] = {"by": ("vo", "interactive")}
+    agent = _scheduler("esn", 4, behaviour="sjf")
+    ours = simulate(trace, policy=agent, **opts).jobs["start_s"].to_numpy()  # type: ignore[arg-type]
+    sjf = simulate(trace, policy="sjf", **opts).jobs["start_s"].to_numpy()  # type: ignore[arg-type]
+    np.testing.assert_array_equal(ours, sjf)
+    assert agent.refits_ > 0  # it learns while it follows the rule
+
+
+def test_class_candidates_keep_vos_that_share_a_feature_slot(trace: pa.Table) -> None:
+    # VOs without a slot of their own share the "other" slot, but their class medians differ:
+    # the class shortcut must still offer each (VO, interactive) class's oldest job, so that the
+    # SJF behaviour elects exactly as the SJF policy with the same estimates
+    feats = SchedulingFeatures([], 50)  # every VO in the "other" slot
+    net, explore = np.random.SeedSequence(9).spawn(2)
+    qf = ESNQ(feats.n_state, feats.n_action, rng=np.random.default_rng(net))
+    reward = QueueSlowdownReward()
+    agent = SarsaScheduler(qf, feats, reward, rng=np.random.default_rng(explore), behaviour="sjf")
+    opts = {"estimator": "median", "estimator_options": {"by": ("vo", "interactive")}}
+    ours = simulate(trace, policy=agent, **opts).jobs["start_s"].to_numpy()  # type: ignore[arg-type]
+    sjf = simulate(trace, policy="sjf", **opts).jobs["start_s"].to_numpy()  # type: ignore[arg-type]
+    np.testing.assert_array_equal(ours, sjf)
+
+
+def test_behaviour_is_checked() -> None:
+    with pytest.raises(ConfigError, match="behaviour"):
+        _scheduler("mlp", 1, behaviour="lifo")
+
+
 def test_class_candidates_with_the_median_estimator(trace: pa.Table) -> None:
     # with class-median estimates, the candidates are the oldest job of each (VO, interactive)
     agent = _scheduler("esn", 5, epsilon=0.0, learning=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -124,6 +125,96 @@ def test_learning_curves_and_action_mix(summary) -> None:  # type: ignore[no-unt
     assert summary["tuning"]["chosen"] in {g["candidate"] for g in summary["tuning"]["grid"]}
 
 
+def test_sjf_pretraining_and_the_interactive_reward_are_recorded(trace) -> None:  # type: ignore[no-untyped-def]
+    regime = contention_regime(trace, load=0.9, how="compress", pool_cores=80)
+    cfg = ContentionConfig(
+        seeds=1,
+        tune_seeds=1,
+        train_episodes=1,
+        pretrain="both",
+        rewards=("interactive-slowdown",),
+        batch_weight=0.2,
+        warmup_jobs=50,
+        drain_jobs=50,
+        windows=5,
+    )
+    s = run_contention(regime, cfg, name="pe1").summary
+    episodes = s["learning_curves"]["seeds"][0]["episodes"]
+    assert [e["behaviour"] for e in episodes] == ["edf", "sjf", "sarsa"]
+    assert s["tuning"]["budget"]["train_episodes"] == 3
+    assert s["tuning"]["budget"]["pretrain"] == "both"
+    assert s["protocol"]["pretrain"] == "both"
+    assert "EDF then SJF" in s["protocol"]["training"]
+    reward = s["agents"]["rl"]["scheduler"]["reward"]
+    assert reward["name"] == "interactive-slowdown"
+    assert reward["batch_weight"] == 0.2
+    assert s["tuning"]["chosen"] == "esn-interactive-slowdown"
+    assert s["protocol"]["vo_features"] == "targets"
+    assert any(f.startswith("deficit_") for f in s["agents"]["rl"]["features"])
+    with pytest.raises(ConfigError, match="pretrain"):
+        ContentionConfig(pretrain="lifo")
+    with pytest.raises(ConfigError, match="batch_weight"):
+        ContentionConfig(batch_weight=-1.0)
+
+
+def test_no_vo_features(trace) -> None:  # type: ignore[no-untyped-def]
+    regime = contention_regime(trace, load=0.9, how="compress", pool_cores=80)
+    cfg = ContentionConfig(
+        seeds=1,
+        train_episodes=1,
+        pretrain="sjf",
+        vo_features="none",
+        rewards=("slowdown",),
+        warmup_jobs=50,
+        drain_jobs=50,
+        windows=5,
+    )
+    s = run_contention(regime, cfg, name="pe1").summary
+    assert s["protocol"]["vo_features"] == "none"
+    assert s["agents"]["rl"]["features"] == [
+        "running_work",
+        "next_free",
+        "backlog_work",
+        "idle_cores",
+        "queued_share_other",
+    ]
+    assert [e["behaviour"] for e in s["learning_curves"]["seeds"][0]["episodes"]] == [
+        "sjf",
+        "sarsa",
+    ]
+    with pytest.raises(ConfigError, match="vo_features"):
+        ContentionConfig(vo_features="some")
+
+
+def test_each_candidate_trains_on_its_own_reward(trace) -> None:  # type: ignore[no-untyped-def]
+    # the lead of issue 14: w-f 0.5, w-f 1 and time-utility tuned to almost the same W on LPC.
+    # Not a wiring defect: each candidate's agent carries its own reward and learns its own Q.
+    from gridtrace.sim.rl._contention import Candidate, _train
+    from gridtrace.sim.rl._experiments import _service_shares
+    from gridtrace.sim.rl._features import SchedulingFeatures
+
+    regime = contention_regime(trace, load=0.9, how="compress", pool_cores=80)
+    (train, _, _), _ = time_splits(regime.trace)
+    shares = _service_shares(train)
+    assert shares
+    feats = SchedulingFeatures(list(shares), 80, vo_targets=shares)
+    cfg = ContentionConfig(train_episodes=1, warmup_jobs=50, drain_jobs=50)
+    names, readouts = [], []
+    for c in (
+        Candidate("esn", "w-f", 0.5),
+        Candidate("esn", "w-f", 1.0),
+        Candidate("esn", "time-utility", None),
+    ):
+        tr = _train(c, 0, train, 80, shares, feats, cfg)
+        assert tr.agent.behaviour is None
+        assert tr.agent.refits_ > 0
+        names.append((tr.agent.reward.name, getattr(tr.agent.reward, "lambda_s", None)))
+        readouts.append(np.asarray(tr.agent.qfunction.readout_).copy())  # type: ignore[attr-defined]
+    assert names == [("w-f", 0.5), ("w-f", 1.0), ("time-utility", None)]
+    assert not np.allclose(readouts[0], readouts[1])
+    assert not np.allclose(readouts[1], readouts[2])
+
+
 def test_flags_raised_on_a_crafted_pathological_run(trace) -> None:  # type: ignore[no-untyped-def]
     # offered load 8 on 10 cores: interactive jobs behind days of backlog under FIFO
     regime = contention_regime(trace, load=8.0, how="compress", pool_cores=10)
@@ -178,3 +269,17 @@ def test_lpc_egee_segment_at_the_research_regime(tmp_path: Path) -> None:
     assert s["regime"]["pool_source"] == pool.source
     assert s["split"]["test"]["jobs"] > 1000
     assert "interactive_w_mean" in s["rl_margin"]
+
+
+def test_the_full_config_builds_a_contention_config() -> None:
+    # config/rl-contention.yaml's settings (all but the workloads) are ContentionConfig's
+    import yaml  # type: ignore[import-untyped]
+
+    path = Path(__file__).resolve().parents[3] / "config" / "rl-contention.yaml"
+    settings: dict[str, Any] = dict(yaml.safe_load(path.read_text())["rl"]["contention"])
+    settings.pop("workloads")
+    tuples = {"fractions", "q_kinds", "rewards", "lambdas", "baselines"}
+    kwargs: dict[str, Any] = {k: tuple(v) if k in tuples else v for k, v in settings.items()}
+    cfg = ContentionConfig(**kwargs)
+    assert cfg.pretrain == "sjf"
+    assert "interactive-slowdown" in {c.reward for c in cfg.grid()}
