@@ -30,6 +30,7 @@ from gridtrace import __version__
 from gridtrace._atomic import write_text
 from gridtrace.errors import ConfigError, SchemaError
 from gridtrace.report import _figures as figures
+from gridtrace.report._glossary import GLOSSARY, NAMES, abbr, gloss_policy
 from gridtrace.schema import SEGMENTS, TRACE, conform, trace_metadata
 from gridtrace.sim import INTERACTIVE_WAIT_S, SimulationResult, mean_interval
 from gridtrace.stats import WorkloadStats, characterise
@@ -205,8 +206,9 @@ def _environment() -> jinja2.Environment:
         cell=_cell,
         pctcell=_pct_cell,
         scoped_svg=_scoped_svg,
+        policy=gloss_policy,
     )
-    env.globals["version"] = __version__
+    env.globals.update(version=__version__, glossary=GLOSSARY, glossary_policies=NAMES, abbr=abbr)
     return env
 
 

@@ -307,7 +307,7 @@ def test_summary_only_results_give_tables_but_no_per_job_figures(pe1, tmp_path: 
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "fig-interactive-wait-cdf" not in html
     assert "fig-runtime-cdf" in html
-    assert "W mean" in html
+    assert "W</abbr> mean" in html
 
 
 def test_trace_without_cores_says_why_there_are_no_statistics(tmp_path: Path) -> None:
@@ -401,7 +401,7 @@ def test_the_index_shows_each_contention_experiment_with_rl_margins(tmp_path: Pa
     render_index([{"workload": "lpc-segment"}], tmp_path / "index.html", [summary])
     html = (tmp_path / "index.html").read_text()
     assert 'id="contention"' in html
-    assert "sjf-est 0.498" in html
+    assert ">sjf-est</abbr> 0.498" in html  # the name explained on hover
     assert "-0.040 [-0.066, -0.015], n 10 (worse)" in html
     assert "INTERACTIVE_WAIT_OVER_DAY (2 runs)" in html
     # a metric without a margin shows a dash, not an empty interval
