@@ -5,7 +5,8 @@ preset (with its RL section), the demo site parsed from its TORQUE log and segme
 log with HTML and script payloads in its job names, users, groups, queues and hosts, and the
 index (with a contention row). Every page is checked for console errors, requests that leave
 the page, figures of zero size, the verdict (else the first heading) inside the first screen at
-1280×800, sideways scrolling at 800 px, and blank screenshots.
+1280×800, sideways scrolling at 800 px, figure text under 11 px or outside its figure at 800 px,
+and blank screenshots.
 
 Set ``GRIDTRACE_BROWSER_REPORTS`` to a ``reports/`` folder (e.g. of a pipeline run) to check its
 pages too, and ``GRIDTRACE_BROWSER_SHOTS`` to a folder to keep the screenshots. The test is
@@ -140,6 +141,25 @@ return [...document.body.querySelectorAll('*')]
 """
 
 
+# figure text drawn under 11 px, or sticking out of its figure (a clipped label)
+_SMALL_OR_CLIPPED_TEXT = """
+const small = [], clipped = [];
+for (const svg of document.querySelectorAll('figure svg')) {
+  const box = svg.getBoundingClientRect();
+  for (const t of svg.querySelectorAll('text')) {
+    const m = t.getScreenCTM();  // rotated labels: the scale is the length of a column
+    const size = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
+    const r = t.getBoundingClientRect();
+    const where = svg.closest('figure').id + ': ' + t.textContent.slice(0, 30);
+    if (size < 11) small.push(where + ' (' + size.toFixed(1) + ' px)');
+    if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1
+        || r.bottom > box.bottom + 1) clipped.push(where);
+  }
+}
+return [small.slice(0, 3), clipped.slice(0, 3)];
+"""
+
+
 def check_page(driver: Any, page: Path, shots: Path) -> tuple[list[str], str]:
     """Open ``page`` and check it; return the problems found and the page's text."""
     from selenium.common.exceptions import NoAlertPresentException
@@ -193,10 +213,20 @@ def check_page(driver: Any, page: Path, shots: Path) -> tuple[list[str], str]:
         if overflow[0] > overflow[1]:
             culprits = driver.execute_script(_WIDE_ELEMENTS)
             problems.append(f"scrolls sideways at {width} px: {overflow}, {culprits}")
+        if width == min(w for w, _ in SCREENS.values()):
+            small, clipped = driver.execute_script(_SMALL_OR_CLIPPED_TEXT)
+            if small:
+                problems.append(f"figure text under 11 px at {width} px: {small}")
+            if clipped:
+                problems.append(f"figure text outside its figure: {clipped}")
         png = driver.get_screenshot_as_png()
         (shots / f"{name}-{width}.png").write_bytes(png)
         if not _not_blank(png):
             problems.append(f"blank screenshot at {width} px")
+    if os.environ.get("GRIDTRACE_BROWSER_SHOTS"):  # kept: the whole page too, to look at
+        height = driver.execute_script("return document.documentElement.scrollHeight")
+        _screen(driver, 800, min(int(height), 16_000))
+        (shots / f"{name}-800-full.png").write_bytes(driver.get_screenshot_as_png())
     text = driver.execute_script("return document.body.innerText")
     return [f"{page.parent.name}/{page.name}: {p}" for p in problems], str(text)
 
