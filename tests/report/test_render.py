@@ -248,19 +248,22 @@ def test_workload_and_scheduling_figures(pe1, tmp_path: Path) -> None:
         "fig-interarrival-cdf",
         "fig-service-series",
         "fig-idc",
-        "fig-profiles",
+        # a preset has no calendar: no daily or weekly profile
         "fig-interactive-wait-cdf",
         "fig-w-inverse-cdf",
         "fig-fairness",
     ]
-    assert html.count("<figcaption") == 8
+    assert html.count("<figcaption") == 7
     assert_every_svg_has_axis_labels(html)
     assert_ids_unique(html)
     assert "one run per policy" in html
     stats = characterise(trace)
     assert f"<dd>{stats.utilisation:,.3f}</dd>" in html  # U
     assert f"<dd>{stats.rho:,.3f}</dd>" in html  # core-weighted rho
-    assert "Flurries (user-days" in html
+    # drawn from a preset: it says so, and shows no users, flurries, time zone or 1970 origin
+    assert "<strong>Synthetic.</strong> Drawn from the seed preset <code>PE-1</code>" in html
+    for absent in ("Flurries (user-days", "<dt>Users</dt>", "Origin (UTC)", "Local time zone"):
+        assert absent not in html
     # deterministic: the same inputs give the same bytes
     again = tmp_path / "again.html"
     render_workload_report("PE-1", trace=trace, results=runs, out_path=again)
