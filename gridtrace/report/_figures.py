@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import zlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,10 @@ if TYPE_CHECKING:
     from gridtrace.models import ReplicaBand
 
 __all__ = [
+    "FIGURE_WIDTH_IN",
+    "GAP_S",
     "MAX_POINTS",
+    "POLICY_STYLES",
     "fairness_over_time_svg",
     "idc_svg",
     "inline_svg",
@@ -41,6 +45,7 @@ __all__ = [
     "model_acf_band_svg",
     "model_idc_band_svg",
     "model_idc_svg",
+    "policy_style",
     "profiles_svg",
     "responsiveness_inverse_cdf_svg",
     "runtime_cdf_svg",
@@ -61,10 +66,12 @@ _RC: Any = {
     "svg.hashsalt": "gridtrace-report",
     "font.family": "sans-serif",
     "font.sans-serif": ["DejaVu Sans"],
-    "font.size": 9.0,
-    "axes.titlesize": 9.0,
-    "axes.labelsize": 9.0,
-    "legend.fontsize": 8.0,
+    "font.size": 10.0,
+    "axes.titlesize": 10.0,
+    "axes.labelsize": 10.0,
+    "xtick.labelsize": 10.0,
+    "ytick.labelsize": 10.0,
+    "legend.fontsize": 10.0,
     "legend.frameon": False,
     "axes.grid": True,
     "grid.color": "#d6dae1",
@@ -74,9 +81,13 @@ _RC: Any = {
     "lines.linewidth": 1.3,
     "path.simplify": True,
 }
-_SIZE = (6.6, 2.9)
-_WIDE = (7.2, 2.9)
-_TALL = (6.6, 4.0)
+# Every figure is 9 in (648 pt) wide: the page draws it at the width of its column (at most
+# 60 rem), so at an 800 px window a 10 pt label is drawn at 10 × (752 / 648) × 4/3 ≈ 11.6 px.
+FIGURE_WIDTH_IN = 9.0
+_SIZE = (FIGURE_WIDTH_IN, 3.6)
+_WIDE = (FIGURE_WIDTH_IN, 3.6)
+_TALL = (FIGURE_WIDTH_IN, 4.8)
+_SIZE_ATTRS = re.compile(r'\s(width|height)="[^"]*"')
 
 _PROLOGUE = re.compile(r"^.*?(?=<svg\b)", re.S)
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
@@ -107,6 +118,8 @@ def _svg(fig: Figure) -> str:
     text = _METADATA.sub("", text, count=1)
     head, _, body = text.partition(">")
     head = _XMLNS.sub("", head)
+    # no fixed size: the page scales the figure to its column (the viewBox keeps its shape)
+    head = _SIZE_ATTRS.sub("", head)
     head = head.replace("<svg", '<svg role="img"', 1)
     return f"{head}>{body}".strip() + "\n"
 
@@ -175,13 +188,84 @@ def time_unit(span_s: float) -> tuple[float, str]:
     return 86_400.0, "days"
 
 
+POLICY_STYLES: dict[str, tuple[str, str]] = {
+    # policy: (colour, dash); the same in every figure of every report
+    "native": ("#7f7f7f", "-"),
+    "fifo": ("#222222", "-"),
+    "sjf": ("#0072b2", "-"),
+    "sjf-est": ("#56b4e9", "--"),
+    "easy": ("#009e73", "-."),
+    "easy-est": ("#5fd3a8", ":"),
+    "hrrn": ("#d55e00", "--"),
+    "hrrn-est": ("#e69f00", "-."),
+    "edf": ("#cc79a7", ":"),
+    "fairshare": ("#8c564b", "--"),
+    "oracle": ("#17becf", ":"),
+    "rl": ("#9467bd", "-"),
+    "rl-mlp": ("#9467bd", "-"),
+    "rl-esn": ("#e377c2", "-"),
+    "rl-mlp-slowdown": ("#6a3d9a", "--"),
+    "rl-esn-slowdown": ("#b15990", "--"),
+}
+"""Policy → (colour, dash) in every figure; RL variants and unknown names are derived from it."""
+
+# RL variants of the EGEE experiments: a colour per (pool, runtimes), a dash per weight
+_RL_FAMILY = {
+    "rig-ora": "#9467bd",
+    "rig-est": "#c5b0d5",
+    "ela-ora": "#bcbd22",
+    "ela-est": "#8c8c00",
+}
+_RL_DASH = {"0": ":", "0.5": "-", "1": "--", "slowdown": "-."}
+_SPARE = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#31a354")
+_DASHES = ("-", "--", "-.", ":")
+_MODE = re.compile(r"^(.*?)\s*\((frozen|continuing)\)$")
+_VARIANT = re.compile(r"^((?:rig|ela)-(?:ora|est))-(.+)$")
+
+
+def policy_style(name: str) -> dict[str, Any]:
+    """Return the colour and dash of a policy or RL variant, the same in every figure and report.
+
+    ``"<name> (frozen)"`` and ``"<name> (continuing)"`` share the colour of ``<name>``, the
+    continuing run drawn thinner. A name not in :data:`POLICY_STYLES` gets a colour from a
+    hash of the name, so it too keeps it across figures and reports.
+    """
+    mode = None
+    found = _MODE.match(name)
+    if found:
+        name, mode = found.groups()
+    if name in POLICY_STYLES:
+        colour, dash = POLICY_STYLES[name]
+    elif (variant := _VARIANT.match(name)) is not None:
+        colour = _RL_FAMILY[variant.group(1)]
+        dash = _RL_DASH.get(variant.group(2), "-")
+    else:
+        code = zlib.crc32(name.encode())
+        colour, dash = _SPARE[code % len(_SPARE)], _DASHES[(code // 7) % len(_DASHES)]
+    style: dict[str, Any] = {"color": colour, "linestyle": dash}
+    if mode == "continuing":
+        style["linewidth"] = 0.9
+    return style
+
+
 def _policy_styles(names: Sequence[str]) -> dict[str, dict[str, Any]]:
-    colours = [mpl.colormaps["tab10"](i) for i in range(10)]
-    dashes = ["-", "--", "-.", ":"]
-    # colour and dash both change from one policy to the next, so identical curves stay visible
-    return {
-        name: {"color": colours[i % 10], "linestyle": dashes[i % 4]} for i, name in enumerate(names)
-    }
+    return {name: policy_style(name) for name in names}
+
+
+def _legend(fig: Figure, *, ncols: int = 4) -> None:
+    """One legend for the figure, above its axes (outside the data), entries named once."""
+    handles: dict[str, Any] = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            if not label.startswith("_"):
+                handles.setdefault(label, handle)
+    if handles:
+        fig.legend(
+            list(handles.values()),
+            list(handles),
+            loc="outside upper center",
+            ncols=min(ncols, len(handles)),
+        )
 
 
 # --- the workload section -----------------------------------------------------------------------
@@ -229,12 +313,12 @@ def runtime_cdf_svg(runtime_hist: pa.Table, *, tau_s: float) -> str:
             if x.size:
                 ax.step(x, y, where="post", label=cls, **style)
         ax.axvline(tau_s, color="#888888", linewidth=0.8, linestyle=":")
-        ax.annotate(f" τ = {tau_s:g} s", (tau_s, 0.03), color="#555555", fontsize=8)
+        ax.annotate(f" τ = {tau_s:g} s", (tau_s, 0.03), color="#555555")
         ax.set_xscale("log")
         ax.set_ylim(0.0, 1.01)
         ax.set_xlabel("runtime (s, log scale)")
         ax.set_ylabel("jobs with runtime ≤ x (fraction)")
-        ax.legend(loc="upper left")
+        _legend(fig)
 
     return _draw(_SIZE, draw)
 
@@ -271,7 +355,7 @@ def interarrival_cdf_svg(interarrival_hist: pa.Table, *, mean_s: float | None = 
         ax.set_ylim(0.0, 1.01)
         ax.set_xlabel("time between consecutive submissions (s, log scale)")
         ax.set_ylabel("gaps ≤ x (fraction)")
-        ax.legend(loc="upper left")
+        _legend(fig)
 
     return _draw(_SIZE, draw)
 
@@ -284,6 +368,47 @@ def _coarsen(start: F64, work: F64, bin_s: float) -> tuple[F64, F64, float]:
     pad = (-start.size) % factor
     merged = np.concatenate((work, np.zeros(pad))).reshape(-1, factor).sum(axis=1)
     return start[::factor], merged, bin_s * factor
+
+
+GAP_S = 86_400.0
+"""Bins without a submission that together last this long or more are drawn as a gap."""
+
+
+def _long_runs(mask: npt.NDArray[np.bool_], length: int) -> npt.NDArray[np.bool_]:
+    """Mark the entries of ``mask`` in runs of at least ``length`` consecutive True values."""
+    out = np.zeros(mask.size, dtype=bool)
+    i = 0
+    while i < mask.size:
+        if mask[i]:
+            j = i
+            while j < mask.size and mask[j]:
+                j += 1
+            if j - i >= length:
+                out[i:j] = True
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def _steps(ax: Axes, values: F64, edges: F64, *, fill: bool = False, **style: Any) -> None:
+    """Draw ``values`` as steps between ``edges``; NaN values are left out (a gap, not 0)."""
+    x = np.repeat(edges, 2)[1:-1]
+    y = np.repeat(values, 2)
+    ax.plot(x, y, **style)
+    if fill:
+        shown = np.isfinite(y)
+        ax.fill_between(
+            x, np.where(shown, y, 0.0), where=shown, alpha=0.5, linewidth=0, color=style["color"]
+        )
+
+
+def _shade_gaps(ax: Axes, gap: npt.NDArray[np.bool_], edges: F64) -> None:
+    """Shade the bins of ``gap`` in grey, labelled once."""
+    label = "no submission for a day or more"
+    for i in np.flatnonzero(gap):
+        ax.axvspan(edges[i], edges[i + 1], color="#bbbbbb", alpha=0.4, linewidth=0, label=label)
+        label = "_gap"
 
 
 def service_series_svg(
@@ -308,14 +433,20 @@ def service_series_svg(
     start, work, width = _coarsen(start, work, bin_s)
     span = float(start[-1] - start[0] + width) if start.size else 0.0
     per, unit = time_unit(span)
+    # a day or more without a single submission is a gap (in the log, or in the site's
+    # service), not a quiet period: drawn as a gap, shaded, not as zero work
+    gap = _long_runs(work <= 0, max(1, math.ceil(GAP_S / width)))
+    work = np.where(gap, np.nan, work)
     load = work / (cores * width)
 
     def draw(fig: Figure, axes: list[Axes]) -> None:
         top, bottom = axes
         edges = np.append(start, start[-1] + width) / per if start.size else np.empty(0)
         if start.size:
-            top.stairs(work / 3600.0, edges, color="#1f77b4", fill=True, alpha=0.5)
-            bottom.stairs(load, edges, baseline=None, color="#d62728", label="offered load per bin")
+            _steps(top, work / 3600.0, edges, fill=True, color="#1f77b4")
+            _steps(bottom, load, edges, color="#d62728", label="offered load per bin")
+            for ax in (top, bottom):
+                _shade_gaps(ax, gap, edges)
         top.set_ylabel("requested work\n(core-h per bin)")
         bottom.axhline(1.0, color="#333333", linewidth=0.8, label="capacity (1)")
         if rho is not None and math.isfinite(rho):
@@ -324,7 +455,7 @@ def service_series_svg(
         bottom.set_xlabel(
             f"time since the first submission ({unit}); bin = {width:,.0f} s ({width / 3600:.1f} h)"
         )
-        bottom.legend(loc="upper right", ncols=3)
+        _legend(fig)
 
     return _draw(_TALL, draw, panels=2, sharex=True)
 
@@ -360,7 +491,7 @@ def idc_svg(idc: pa.Table) -> str:
         if keep.any():
             ax.plot(t[keep], value[keep], color="#1f77b4", marker="o", markersize=3, label="trace")
         _idc_axes(ax)
-        ax.legend(loc="upper left")
+        _legend(fig)
 
     return _draw(_SIZE, draw)
 
@@ -380,18 +511,18 @@ def profiles_svg(profiles: pa.Table, *, timezone: str) -> str:
     """
     kind = profiles.column("profile").to_pylist()
     per_hour = profiles.column("per_hour").to_numpy(zero_copy_only=False)
-    rate = np.nan_to_num(np.asarray(per_hour, dtype=np.float64))  # an hour never covered: 0
+    rate = np.asarray(per_hour, dtype=np.float64)  # an hour never covered: NaN, a gap
     daily = np.asarray([k == "daily" for k in kind])
     weekly = np.asarray([k == "weekly" for k in kind])
 
     def draw(fig: Figure, axes: list[Axes]) -> None:
         left, right = axes
-        left.stairs(rate[daily], np.arange(25), color="#1f77b4", fill=True, alpha=0.6)
+        _steps(left, rate[daily], np.arange(25.0), fill=True, color="#1f77b4")
         left.set_xlim(0, 24)
         left.set_xticks(range(0, 25, 6))
         left.set_xlabel(f"hour of day (h, local time in {timezone})")
         left.set_ylabel("mean arrivals in that hour (jobs/h)")
-        right.stairs(rate[weekly], np.arange(169), color="#1f77b4")
+        _steps(right, rate[weekly], np.arange(169.0), color="#1f77b4")
         right.set_xlim(0, 168)
         right.set_xticks(np.arange(12, 168, 24), ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
         right.set_xticks(np.arange(0, 169, 24), minor=True)
@@ -436,7 +567,7 @@ def interactive_wait_cdf_svg(waits: Mapping[str, npt.ArrayLike], *, threshold_s:
         ax.set_ylim(bottom, 1.0 + 0.01 * (1 - bottom))
         ax.set_xlabel(f"wait of interactive jobs (s, log scale; < {WAIT_FLOOR_S:g} s drawn at it)")
         ax.set_ylabel("interactive jobs with wait ≤ x (fraction)")
-        ax.legend(loc="lower right")
+        _legend(fig)
 
     return _draw(_SIZE, draw)
 
@@ -472,7 +603,7 @@ def responsiveness_inverse_cdf_svg(
             ax.set_title(f"{cls} jobs")
             ax.set_xlabel("jobs, sorted by W (fraction)")
             ax.set_ylabel("responsiveness W (0–1)")
-        axes[-1].legend(loc="lower right")
+        _legend(fig)
 
     return _draw(_WIDE, draw, panels=max(1, len(classes)))
 
@@ -514,7 +645,7 @@ def fairness_over_time_svg(
         ax.set_ylim(0.0, 1.02)
         ax.set_xlabel(f"election time ({unit} from the trace origin)")
         ax.set_ylabel("fairness F at election (0–1)")
-        ax.legend(loc="lower right")
+        _legend(fig)
 
     return _draw(_SIZE, draw)
 
@@ -557,7 +688,7 @@ def elastic_series_svg(
         bottom.set_ylabel("utilisation U (0–1)")
         bottom.set_ylim(0.0, 1.02)
         bottom.set_xlabel(f"decision time ({unit} from the trace origin)")
-        top.legend(loc="lower right", ncol=2)
+        _legend(fig)
 
     return _draw(_TALL, draw, panels=2, sharex=True)
 
@@ -607,7 +738,7 @@ def runtime_qq_svg(
             ax.plot([low, high], [low, high], color="#888888", linestyle="--", label="y = x")
             ax.set_xscale("log")
             ax.set_yscale("log")
-            ax.legend(loc="upper left")
+        _legend(fig)
 
     return _draw(_WIDE, draw, panels=len(names))
 
@@ -634,7 +765,7 @@ def model_idc_svg(trace_idc: pa.Table, synthetic_idc: pa.Table) -> str:
             if keep.any():
                 ax.plot(t[keep], value[keep], markersize=3, label=label, **style)
         _idc_axes(ax)
-        ax.legend(loc="upper left")
+        _legend(fig)
 
     return _draw(_SIZE, draw)
 
@@ -704,7 +835,7 @@ def model_idc_band_svg(band: ReplicaBand) -> str:
         curves = (band.idc_low, band.idc_median, band.idc_high, band.idc_trace)
         _trace_over_band(ax, t, curves, band.idc_inside, _band_label(band), positive=True)
         _idc_axes(ax)
-        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=3)
+        _legend(fig)
 
     return _draw(_TALL, draw)
 
@@ -727,6 +858,6 @@ def model_acf_band_svg(band: ReplicaBand) -> str:
         ax.axhline(0.0, color="#888888", linestyle="--", label="Poisson (ACF = 0)")
         ax.set_xlabel("lag k (inter-arrival times)")
         ax.set_ylabel("gap ACF (dimensionless)")
-        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=3)
+        _legend(fig)
 
     return _draw(_TALL, draw)

@@ -37,6 +37,9 @@ _RUNTIME_PARAMS = {
     "zero_fraction": "zero-runtime fraction",
 }
 
+NEGLIGIBLE_WEIGHT = 1e-6
+"""A hyperexponential phase of a smaller weight is left out of the parameters shown (and said)."""
+
 FIT_QUALITY_CAPTION = (
     "How far each class's chosen runtime model is from its runtimes: look at KS D against its "
     "sampling noise (D well above the noise is a real misfit, the largest CDF gap) and at A² "
@@ -124,6 +127,17 @@ def _runtime_parameters(params: Mapping[str, Any], tau: float) -> str:
     weights on the class range.
     """
     shown = dict(params)
+    weights = shown.get("class_weights", shown.get("weights"))
+    dropped: list[float] = []
+    if isinstance(weights, Sequence) and not isinstance(weights, str) and len(weights) > 1:
+        keep = [float(w) >= NEGLIGIBLE_WEIGHT for w in weights]
+        if not all(keep) and any(keep):
+            # a phase of weight ~0 draws no job: its mean (often absurd) is no fact of the data
+            dropped = [float(w) for w, k in zip(weights, keep, strict=True) if not k]
+            for key, value in list(shown.items()):
+                listed = isinstance(value, Sequence) and not isinstance(value, str)
+                if listed and len(value) == len(keep):
+                    shown[key] = [v for v, k in zip(value, keep, strict=True) if k]
     flat = shown.pop("flat_phases", None)
     flat_class = bool(shown.pop("flat_on_class_range", False))
     if "class_weights" in shown:
@@ -144,6 +158,11 @@ def _runtime_parameters(params: Mapping[str, Any], tau: float) -> str:
         else:
             text = _g(value)
         parts.append(f"{_RUNTIME_PARAMS.get(key, key)} = {text}")
+    if dropped:
+        parts.append(
+            f"{len(dropped)} phase(s) of weight {_g(dropped)} left out: under "
+            f"{NEGLIGIBLE_WEIGHT:g}, no job is drawn from them and their mean means nothing"
+        )
     return "; ".join(parts) or "—"
 
 

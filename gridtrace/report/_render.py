@@ -30,6 +30,7 @@ from gridtrace import __version__
 from gridtrace._atomic import write_text
 from gridtrace.errors import ConfigError, SchemaError
 from gridtrace.report import _figures as figures
+from gridtrace.report._glossary import GLOSSARY, NAMES, abbr, gloss_policy
 from gridtrace.schema import SEGMENTS, TRACE, conform, trace_metadata
 from gridtrace.sim import INTERACTIVE_WAIT_S, SimulationResult, mean_interval
 from gridtrace.stats import WorkloadStats, characterise
@@ -205,8 +206,9 @@ def _environment() -> jinja2.Environment:
         cell=_cell,
         pctcell=_pct_cell,
         scoped_svg=_scoped_svg,
+        policy=gloss_policy,
     )
-    env.globals["version"] = __version__
+    env.globals.update(version=__version__, glossary=GLOSSARY, glossary_policies=NAMES, abbr=abbr)
     return env
 
 
@@ -308,6 +310,25 @@ def _describe_trace(trace: pa.Table) -> dict[str, Any]:
         "users": users,
         "vos": vos,
         "provenance": json.dumps(meta["provenance"], indent=2, sort_keys=True, default=str),
+        "synthetic": _synthetic_origin(meta["provenance"]),
+    }
+
+
+def _synthetic_origin(provenance: Any) -> dict[str, Any] | None:
+    """Say what a synthetic trace is drawn from (generator, preset, seed); None for a log's.
+
+    A synthetic trace has no users, no calendar (its origin is a placeholder, 1970-01-01) and
+    no local time, so the report leaves those out and says what the trace is drawn from.
+    """
+    if not isinstance(provenance, Mapping) or "generator" not in provenance:
+        return None
+    preset = provenance.get("preset_parameters")
+    description = preset.get("description") if isinstance(preset, Mapping) else None
+    return {
+        "generator": str(provenance["generator"]),
+        "preset": provenance.get("preset"),
+        "description": description,
+        "seed": provenance.get("seed"),
     }
 
 
@@ -315,8 +336,12 @@ def _figure(caption: str, svg: str, ident: str) -> dict[str, Any]:
     return {"id": ident, "caption": caption, "svg": figures.inline_svg(svg)}
 
 
-def _stats_view(stats: WorkloadStats) -> dict[str, Any]:
-    """Collect the facts and figures of a characterisation for the Workload section."""
+def _stats_view(stats: WorkloadStats, *, synthetic: bool = False) -> dict[str, Any]:
+    """Collect the facts and figures of a characterisation for the Workload section.
+
+    A ``synthetic`` trace has no calendar: its daily and weekly profiles (of a relative clock)
+    are left out.
+    """
     tau = stats.tau_s
     figs = [
         _figure(
@@ -355,15 +380,16 @@ def _stats_view(stats: WorkloadStats) -> dict[str, Any]:
                 "fig-idc",
             )
         )
-    figs.append(
-        _figure(
-            f"Mean arrivals per hour by hour of day and of week in {stats.timezone} "
-            f"({stats.timezone_source}), each hour divided by how often the trace covers it; "
-            "look for working-hours peaks and quiet weekends.",
-            figures.profiles_svg(stats.profiles, timezone=stats.timezone),
-            "fig-profiles",
+    if not synthetic:
+        figs.append(
+            _figure(
+                f"Mean arrivals per hour by hour of day and of week in {stats.timezone} "
+                f"({stats.timezone_source}), each hour divided by how often the trace covers it; "
+                "look for working-hours peaks and quiet weekends.",
+                figures.profiles_svg(stats.profiles, timezone=stats.timezone),
+                "fig-profiles",
+            )
         )
-    )
     wait = None
     if stats.wait is not None:
         wait = [
@@ -781,7 +807,11 @@ def render_workload_report(
         .render(
             workload=workload,
             trace=described,
-            stats=_stats_view(stats) if stats is not None else None,
+            stats=(
+                _stats_view(stats, synthetic=described["synthetic"] is not None)
+                if stats is not None
+                else None
+            ),
             stats_note=stats_note,
             segments=_segments_view(segments, segmentation) if segments is not None else None,
             policies=rows,

@@ -169,3 +169,29 @@ def test_inline_svg_refuses_unsafe_content(bad: str) -> None:
 def test_inline_svg_accepts_local_references() -> None:
     ok = '<svg role="img"><use xlink:href="#m1" x="1"/><path clip-path="url(#p1)"/></svg>'
     assert str(fig.inline_svg(ok)) == ok
+
+
+def test_a_policy_keeps_its_colour_in_every_figure() -> None:
+    POLICY_STYLES, policy_style = fig.POLICY_STYLES, fig.policy_style
+    rng = np.random.default_rng(0)
+    waits = rng.exponential(300.0, 200)
+    fifo = POLICY_STYLES["fifo"][0]
+    first = fig.interactive_wait_cdf_svg({"sjf": waits, "fifo": waits}, threshold_s=120.0)
+    second = fig.interactive_wait_cdf_svg({"fifo": waits, "easy": waits}, threshold_s=120.0)
+    assert f"stroke: {fifo}" in first
+    assert f"stroke: {fifo}" in second
+    # the modes of an RL variant share its colour; an unknown name always gets the same one
+    assert policy_style("rig-est-0.5 (frozen)")["color"] == policy_style("rig-est-0.5")["color"]
+    assert policy_style("rl-mlp (continuing)")["color"] == POLICY_STYLES["rl-mlp"][0]
+    assert policy_style("my-policy") == policy_style("my-policy")
+
+
+def test_a_day_without_submissions_is_drawn_as_a_gap() -> None:
+    start = np.arange(30, dtype=np.float64) * 10_000.0
+    work = np.full(30, 5e5)
+    work[10:20] = 0.0  # 100,000 s without a submission: a gap
+    work[25] = 0.0  # one quiet bin: a real zero
+    table = pa.table({"bin_start_s": start, "work_core_s": work})
+    svg = fig.service_series_svg(table, cores=40)
+    assert "no submission for a day or more" in svg
+    assert 'width="' not in svg.split(">", 1)[0]  # no fixed size: the page scales it

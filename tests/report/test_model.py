@@ -394,3 +394,19 @@ def test_runtime_parameters_show_the_class_range_and_flat_phases(
     )
     assert "3.5e-11" not in batch["parameters"]
     assert "phase weights on the class range = [0.83, 0.17]" in batch["parameters"]
+
+
+def test_a_phase_of_negligible_weight_is_left_out_and_said() -> None:
+    from gridtrace.report._model import _runtime_parameters
+
+    text = _runtime_parameters(
+        {
+            "rates": [1e-4, 5e-9, 1e-3],
+            "weights": [0.3, 3.5e-11, 0.7],
+            "phase_means_s": [1e4, 2e8, 1e3],
+        },
+        900.0,
+    )
+    assert "phase weights = [0.3, 0.7]" in text
+    assert "2e+08" not in text  # the absurd mean of the empty phase
+    assert "1 phase(s) of weight [3.5e-11] left out" in text

@@ -248,19 +248,22 @@ def test_workload_and_scheduling_figures(pe1, tmp_path: Path) -> None:
         "fig-interarrival-cdf",
         "fig-service-series",
         "fig-idc",
-        "fig-profiles",
+        # a preset has no calendar: no daily or weekly profile
         "fig-interactive-wait-cdf",
         "fig-w-inverse-cdf",
         "fig-fairness",
     ]
-    assert html.count("<figcaption") == 8
+    assert html.count("<figcaption") == 7
     assert_every_svg_has_axis_labels(html)
     assert_ids_unique(html)
     assert "one run per policy" in html
     stats = characterise(trace)
     assert f"<dd>{stats.utilisation:,.3f}</dd>" in html  # U
     assert f"<dd>{stats.rho:,.3f}</dd>" in html  # core-weighted rho
-    assert "Flurries (user-days" in html
+    # drawn from a preset: it says so, and shows no users, flurries, time zone or 1970 origin
+    assert "<strong>Synthetic.</strong> Drawn from the seed preset <code>PE-1</code>" in html
+    for absent in ("Flurries (user-days", "<dt>Users</dt>", "Origin (UTC)", "Local time zone"):
+        assert absent not in html
     # deterministic: the same inputs give the same bytes
     again = tmp_path / "again.html"
     render_workload_report("PE-1", trace=trace, results=runs, out_path=again)
@@ -307,7 +310,7 @@ def test_summary_only_results_give_tables_but_no_per_job_figures(pe1, tmp_path: 
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "fig-interactive-wait-cdf" not in html
     assert "fig-runtime-cdf" in html
-    assert "W mean" in html
+    assert "W</abbr> mean" in html
 
 
 def test_trace_without_cores_says_why_there_are_no_statistics(tmp_path: Path) -> None:
@@ -401,7 +404,7 @@ def test_the_index_shows_each_contention_experiment_with_rl_margins(tmp_path: Pa
     render_index([{"workload": "lpc-segment"}], tmp_path / "index.html", [summary])
     html = (tmp_path / "index.html").read_text()
     assert 'id="contention"' in html
-    assert "sjf-est 0.498" in html
+    assert ">sjf-est</abbr> 0.498" in html  # the name explained on hover
     assert "-0.040 [-0.066, -0.015], n 10 (worse)" in html
     assert "INTERACTIVE_WAIT_OVER_DAY (2 runs)" in html
     # a metric without a margin shows a dash, not an empty interval

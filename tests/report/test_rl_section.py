@@ -13,6 +13,7 @@ import pytest
 from gridtrace.errors import ConfigError
 from gridtrace.models import generate_preset_trace
 from gridtrace.report import render_workload_report, rl_section
+from gridtrace.report._glossary import gloss_policy
 from gridtrace.sim.rl import ExperimentConfig, run_experiment
 
 HOSTILE = "<script>alert(1)</script>"
@@ -156,7 +157,8 @@ def test_further_targets_follow_the_main_section(own, infeasible, trace, tmp_pat
     assert '<h4 id="rl-table2-infeasible">Wait and responsiveness per class</h4>' in tail
     assert tail.count("<tr>") - 2 == len(extra["table2"]) + len(extra["shares"])
     for row in extra["shares"]:
-        assert f'<td class="text">{row["policy"]}</td><td>{row["w_over_0_9"]}</td>' in tail
+        cell = gloss_policy(row["policy"])  # the name, explained on hover
+        assert f'<td class="text">{cell}</td><td>{row["w_over_0_9"]}</td>' in tail
     assert "queue-slowdown (not the research&#39;s" in head
     # only the settings that differ from the main section's: the rewards, not the seed
     facts = between(tail, "<dl>", "</dl>")
