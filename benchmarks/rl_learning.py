@@ -15,9 +15,11 @@ Each case starts from a fresh, untrained agent with fixed seeds and replays the 
   ``continuing`` evaluation mode of the experiments);
 * ``frozen``: ε 0 and no refit (the ``frozen`` evaluation mode).
 
-decisions/s = decisions taken / wall-clock seconds of the whole ``simulate`` call. Reference in
-the same process: FIFO on the same draw, by the dedicated kernel (``simulate``'s default) and
-through the general event loop (``fast_path=False``), in jobs/s.
+decisions/s = decisions taken / wall-clock seconds of the whole ``simulate`` call; "per
+CPU-second" divides by the process's CPU time of the same call instead (``time.process_time``),
+the figure to compare on a machine shared with other work. Reference in the same process: FIFO
+on the same draw, by the dedicated kernel (``simulate``'s default) and through the general event
+loop (``fast_path=False``), in jobs/s.
 
 ``--against DIR`` runs the same measurements with the ``gridtrace`` package found in ``DIR``
 (e.g. a ``git worktree`` of main) in a separate process, alternating the two sources repeat by
@@ -70,18 +72,24 @@ def measure(preset_name: str, size: int | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for case in CASES:
         if case.startswith("fifo"):
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             simulate(trace, vo_shares=shares, fast_path=case == "fifo-kernel")
-            out[case] = {"seconds": time.perf_counter() - start, "count": n}
+            out[case] = {
+                "seconds": time.perf_counter() - start,
+                "cpu_seconds": time.process_time() - cpu,
+                "count": n,
+            }
             continue
         kind, mode = case.split("-")
         a = agent(kind, mode == "learning")
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         simulate(trace, policy=a, vo_shares=shares)
         seconds = time.perf_counter() - start
+        cpu_seconds = time.process_time() - cpu
         queue = a.decision_log()["queue_length"].to_numpy()
         out[case] = {
             "seconds": seconds,
+            "cpu_seconds": cpu_seconds,
             "count": int(a.decisions_),
             "refits": int(a.refits_),
             "queue": [float(np.median(queue)), float(np.percentile(queue, 95)), int(queue.max())],
@@ -101,16 +109,23 @@ def _worker(src: str | None, preset: str, size: int | None) -> dict[str, Any]:
     return result
 
 
+def _rates(runs: list[dict[str, Any]], clock: str) -> list[float]:
+    return sorted(r["count"] / r[clock] for r in runs)
+
+
 def _row(label: str, runs: list[dict[str, Any]], unit: str) -> str:
-    rates = sorted(r["count"] / r["seconds"] for r in runs)
-    med = statistics.median(rates)
+    rates = _rates(runs, "seconds")
+    cpu = _rates(runs, "cpu_seconds")
     extra = ""
     if "queue" in runs[0]:
         q = runs[0]["queue"]
         extra = f" {q[0]:.0f} / {q[1]:.0f} / {q[2]} | {runs[0]['refits']} |"
     else:
         extra = " | |"
-    return f"| {label} | {med:,.0f} {unit} | {rates[0]:,.0f} – {rates[-1]:,.0f} |{extra}"
+    return (
+        f"| {label} | {statistics.median(rates):,.0f} {unit} | {rates[0]:,.0f} – {rates[-1]:,.0f} "
+        f"| {statistics.median(cpu):,.0f} | {cpu[0]:,.0f} – {cpu[-1]:,.0f} |{extra}"
+    )
 
 
 def main() -> None:
@@ -145,21 +160,27 @@ def main() -> None:
     print(f"workload: {args.preset}, size {args.size or 'preset'}; repeats {args.repeat}")
     for name in sources:
         print(f"\n{name}: {results[name][0]['package']}\n")
-        print("| case | median | range | queue p50 / p95 / max | refits |")
-        print("|---|---:|---:|---:|---:|")
+        print(
+            "| case | median (wall) | range | per CPU-second | range | queue p50 / p95 / max "
+            "| refits |"
+        )
+        print("|---|---:|---:|---:|---:|---:|---:|")
         runs = results[name]
         for case in CASES:
             unit = "jobs/s" if case.startswith("fifo") else "decisions/s"
             print(_row(case, [r[case] for r in runs], unit))
     if args.against:
-        print("\n| case | this / against (ratio of medians) |")
-        print("|---|---:|")
+        print("\n| case | this / against, wall (ratio of medians) | per CPU-second |")
+        print("|---|---:|---:|")
         for case in CASES:
-            med = {
-                name: statistics.median(r[case]["count"] / r[case]["seconds"] for r in runs)
-                for name, runs in results.items()
-            }
-            print(f"| {case} | {med['this'] / med['against']:.2f}× |")
+            ratio = []
+            for clock in ("seconds", "cpu_seconds"):
+                med = {
+                    name: statistics.median(_rates([r[case] for r in runs], clock))
+                    for name, runs in results.items()
+                }
+                ratio.append(med["this"] / med["against"])
+            print(f"| {case} | {ratio[0]:.2f}× | {ratio[1]:.2f}× |")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ from numpy.typing import ArrayLike, NDArray
 from gridtrace.errors import ConfigError, FitError
 from gridtrace.models._arrivals import ArrivalModel, PoissonArrivals, arrival_epochs, check_times
 from gridtrace.random import SeedLike, as_seed_sequence
-from gridtrace.stats import idc_curve
 
 if TYPE_CHECKING:
     from gridtrace.models._workload import WorkloadModel
@@ -710,6 +709,8 @@ def replica_band(
         raise FitError("the trace needs at least two arrivals spanning a positive time")
     horizon = float(times[-1] - times[0])
     if windows_s is None:
+        from gridtrace.stats import idc_curve  # pandas: imported only when the windows are drawn
+
         windows = np.asarray(
             idc_curve(times, points=idc_points).column("t_s").to_numpy(), dtype=np.float64
         )

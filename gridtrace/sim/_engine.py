@@ -457,7 +457,8 @@ def run_events(
         Asked for a decision after every instant at which something happened while jobs wait.
         A policy with a true attribute ``one_per_decision`` is asked again at the same instant
         after every non-empty answer, so it can elect one job per decision and see the state
-        that job leaves behind.
+        that job leaves behind. A policy with a true attribute ``needs_free_core`` is not asked
+        while no core is free (it could only answer with nothing).
     estimator : RuntimeEstimator, optional
         Runtime estimates shown to the policy; default the oracle. Reset here.
     provisioning : ProvisioningPolicy, optional
@@ -485,6 +486,7 @@ def run_events(
         provisioning=provisioning,
         name=policy.name,
         repeat=bool(getattr(policy, "one_per_decision", False)),
+        skip_full=bool(getattr(policy, "needs_free_core", False)),
     )
     select = policy.select
     try:
@@ -504,6 +506,7 @@ def iter_decisions(
     provisioning: ProvisioningPolicy | None = None,
     name: str = "external",
     repeat: bool = False,
+    skip_full: bool = False,
 ) -> Generator[Decision, Sequence[int], EventRun]:
     """Run the event loop as a generator: yield at each decision, receive the rows to start.
 
@@ -521,6 +524,8 @@ def iter_decisions(
     repeat : bool, default False
         After a non-empty answer, yield again at the same instant (see ``one_per_decision`` in
         :func:`run_events`); the instant ends at the first empty answer.
+    skip_full : bool, default False
+        Do not yield while no core is free (the decision maker could only answer with nothing).
 
     Yields
     ------
@@ -589,6 +594,8 @@ def iter_decisions(
                     t_prov = inf
         # 4. the scheduling decision(s)
         while queue:
+            if skip_full and state.pool_size <= state.in_use:
+                break
             chosen = yield view, state, now
             for row in chosen:
                 if row not in queue:

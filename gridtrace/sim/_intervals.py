@@ -41,7 +41,6 @@ from typing import Any, Final
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats as sps
 
 from gridtrace.errors import ConfigError
 
@@ -157,6 +156,8 @@ def _bootstrap_means(x: NDArray[np.float64], resamples: int, seed: int) -> NDArr
 
 def _expanded_alpha(n: int, level: float) -> float:
     """α′/2 = Φ(−√(n / (n − 1)) t_{1 − α/2, n − 1}) of the expanded percentile interval."""
+    from scipy import stats as sps  # ~1 s to import: only when an interval is computed
+
     t = float(sps.t.ppf(0.5 + level / 2.0, n - 1))
     return float(sps.norm.cdf(-math.sqrt(n / (n - 1)) * t))
 

@@ -184,6 +184,11 @@ def site_spec(wildcards):
     return SITES[wildcards.site]
 
 
+def site_threads(wildcards):
+    """Parse workers: one for the demo site (a small log parsed in one process), else two."""
+    return 1 if SITES[wildcards.site].get("demo") else 2
+
+
 def site_tz(wildcards):
     return SITES[wildcards.site].get("tz")
 

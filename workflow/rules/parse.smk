@@ -6,6 +6,7 @@ rule demo_log:
         directory("traces/{site}/log"),
     log:
         "logs/demo_log/{site}.log",
+    priority: 1
     conda:
         "../envs/gridtrace.yaml"
     params:
@@ -29,9 +30,12 @@ rule parse:
         summary="traces/{site}/parse-summary.json",
     log:
         "logs/parse/{site}.log",
+    # the demo site's chain feeds the demo segment's RL experiment, one of the longest jobs:
+    # run it first so that experiment does not start at the end of the run
+    priority: 1
     conda:
         "../envs/gridtrace.yaml"
-    threads: 2
+    threads: site_threads
     params:
         spec=site_spec,
     message:
@@ -48,6 +52,7 @@ rule trace:
         trace="traces/{site}.parquet",
     log:
         "logs/trace/{site}.log",
+    priority: 1
     conda:
         "../envs/gridtrace.yaml"
     params:

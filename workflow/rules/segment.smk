@@ -10,6 +10,7 @@ rule segment:
         summary="traces/{site}/segmentation.json",
     log:
         "logs/segment/{site}.log",
+    priority: 1
     conda:
         "../envs/gridtrace.yaml"
     params:
@@ -32,6 +33,7 @@ rule segment_workload:
         trace="traces/{site}-segment.parquet",
     log:
         "logs/segment/{site}-workload.log",
+    priority: 1
     conda:
         "../envs/gridtrace.yaml"
     message:

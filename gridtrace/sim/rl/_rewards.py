@@ -125,8 +125,12 @@ class ResponsivenessFairnessReward:
         total = self._total
         if total <= 0.0 or not self._w:
             return 1.0
-        deficit = max(w - s / total for w, s in zip(self._w, self._served, strict=True))
-        return min(1.0, max(0.0, 1.0 - max(deficit, 0.0) / self._w_max))
+        deficit = 0.0  # max_k (w_k − S_k)+, as a plain loop: this runs at every decision
+        for w, s in zip(self._w, self._served, strict=True):
+            d = w - s / total
+            if d > deficit:
+                deficit = d
+        return min(1.0, max(0.0, 1.0 - deficit / self._w_max))
 
     def elect(self, row: int, now: float) -> float:
         """Return F at this election and add the job's service (run × cores) to its VO."""

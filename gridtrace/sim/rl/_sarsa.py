@@ -40,8 +40,18 @@ def sarsa_targets(
         None for per-decision discounting, else the time unit of semi-MDP discounting.
     """
     nxt, has_next = store.successors(index)
-    q_now = model.predict(store.inputs[index])
-    q_next = np.where(has_next, model.predict(store.inputs[nxt]), 0.0)
+    if index.size == 0:
+        return np.zeros(0, dtype=np.float64)
+    lo = int(index.min())
+    hi = int(max(index.max(), nxt.max())) + 1
+    if hi - lo <= 2 * index.size:
+        # a window of consecutive decisions (the refit's case): Q of each row once, not twice
+        q_span = model.predict(store.inputs[lo:hi])
+        q_now = q_span[index - lo]
+        q_next = np.where(has_next, q_span[nxt - lo], 0.0)
+    else:
+        q_now = model.predict(store.inputs[index])
+        q_next = np.where(has_next, model.predict(store.inputs[nxt]), 0.0)
     g = store.discounts(index, nxt, gamma, time_unit_s)
     td = store.reward[index] + g * q_next - q_now
     return np.asarray(q_now + eta * td, dtype=np.float64)

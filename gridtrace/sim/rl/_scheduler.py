@@ -109,6 +109,7 @@ class SarsaScheduler:
     """
 
     one_per_decision = True
+    needs_free_core = True  # with no free core select() elects nothing: the engine skips the call
 
     def __init__(
         self,
@@ -186,7 +187,8 @@ class SarsaScheduler:
         self.refits_ = 0
         self.store_ = TransitionStore(qfunction.n_inputs, keep_candidates=keep_candidates)
         self._state_vec = np.zeros(features.n_state, dtype=np.float64)
-        self._log: dict[str, list[Any]] = _empty_log()
+        # one tuple per decision: (time_s, row, q, explored, queue_length, candidates)
+        self._log: list[tuple[float, int, float, bool, int, int]] = []
         self._pending: list[tuple[float, int, int, float]] = []
         self._bound = False
         self._actions = np.zeros((0, features.n_action), dtype=np.float64)
@@ -342,13 +344,7 @@ class SarsaScheduler:
             heapq.heappush(self._pending, (now + self._run[row], index, row, note))
         if self._mode == "classes":
             self._classes[self._class_of[row]].remove(row)
-        log = self._log
-        log["time_s"].append(now)
-        log["row"].append(row)
-        log["q"].append(q_chosen)
-        log["explored"].append(explored)
-        log["queue_length"].append(len(queue))
-        log["candidates"].append(k)
+        self._log.append((now, row, q_chosen, explored, len(queue), k))
         self.decisions_ += 1
         if self.learning and self.decisions_ % self.refit_every == 0:
             self.refit()
@@ -504,22 +500,24 @@ class SarsaScheduler:
         One row per decision: time, row, Q of the elected job (NaN when explored or elected by
         the behaviour rule), whether it was explored, queue length and candidates evaluated.
         """
-        log = self._log
+        columns: list[list[Any]] = (
+            [list(c) for c in zip(*self._log, strict=True)] if self._log else [[]] * len(_LOG)
+        )
         return pa.table(
-            {
-                "time_s": pa.array(log["time_s"], pa.float64()),
-                "row": pa.array(log["row"], pa.int64()),
-                "q": pa.array(log["q"], pa.float64()),
-                "explored": pa.array(log["explored"], pa.bool_()),
-                "queue_length": pa.array(log["queue_length"], pa.int32()),
-                "candidates": pa.array(log["candidates"], pa.int32()),
-            }
+            {name: pa.array(col, kind) for (name, kind), col in zip(_LOG, columns, strict=True)}
         )
 
     def clear_log(self) -> None:
         """Forget the decision log (e.g. between training and evaluation)."""
-        self._log = _empty_log()
+        self._log = []
 
 
-def _empty_log() -> dict[str, list[Any]]:
-    return {k: [] for k in ("time_s", "row", "q", "explored", "queue_length", "candidates")}
+# the decision log's columns, in the order of the tuples select() appends
+_LOG = (
+    ("time_s", pa.float64()),
+    ("row", pa.int64()),
+    ("q", pa.float64()),
+    ("explored", pa.bool_()),
+    ("queue_length", pa.int32()),
+    ("candidates", pa.int32()),
+)

@@ -22,6 +22,7 @@ from gridtrace.sim.rl import (
     SarsaScheduler,
     SchedulingFeatures,
     TimeUtilityReward,
+    sarsa_targets,
 )
 
 SHARES = {"vo1": 0.7, "vo2": 0.2, "vo3": 0.05, "vo4": 0.05}
@@ -146,6 +147,55 @@ def test_same_seed_same_schedule_and_rewards(trace: pa.Table, kind: str) -> None
     assert runs[0] == runs[1]
     other = _scheduler(kind, 12, refit_every=200)
     assert simulate(trace, policy=other).jobs["start_s"].to_pylist() != runs[0][0]
+
+
+@pytest.mark.parametrize("reward", ["w-f", "slowdown"])
+def test_skipping_full_cluster_calls_changes_nothing(trace: pa.Table, reward: str) -> None:
+    # the engine does not ask a needs_free_core policy while no core is free: the schedule, the
+    # rewards and every refit must equal those of a run that is asked (and answers nothing)
+    runs = []
+    for skip in (True, False):
+        agent = _scheduler("mlp", 13, refit_every=200)
+        if reward == "slowdown":
+            agent = SarsaScheduler(
+                agent.qfunction,
+                agent.features,
+                QueueSlowdownReward(),
+                rng=agent.rng,
+                refit_every=200,
+            )
+        agent.needs_free_core = skip
+        result = simulate(trace, policy=agent, vo_shares=SHARES)
+        agent.finish()
+        size = agent.store_.size
+        runs.append(
+            (
+                result.jobs["start_s"].to_pylist(),
+                agent.store_.reward[:size].tolist(),
+                agent.qfunction.predict(agent.store_.inputs[:size]).tolist(),
+                agent.refits_,
+            )
+        )
+    assert runs[0][3] > 0
+    assert runs[0] == runs[1]
+
+
+def test_sarsa_targets_of_a_window_equal_the_two_predictions_form(trace: pa.Table) -> None:
+    agent = _scheduler("mlp", 14, refit_every=10**9)
+    simulate(trace, policy=agent, vo_shares=SHARES)
+    agent.finish()
+    store, model = agent.store_, agent.qfunction
+    index = np.arange(100, store.size, dtype=np.int64)
+    index = index[store.ready[index]]
+    nxt, has_next = store.successors(index)
+    q_now = model.predict(store.inputs[index])
+    q_next = np.where(has_next, model.predict(store.inputs[nxt]), 0.0)
+    expected = q_now + 0.2 * (store.reward[index] + 0.8 * q_next - q_now)
+    got = sarsa_targets(model, store, index, eta=0.2, gamma=0.8, time_unit_s=None)
+    np.testing.assert_array_equal(got, expected)
+    sparse = index[::7]  # far apart: the two-predictions path
+    got = sarsa_targets(model, store, sparse, eta=0.2, gamma=0.8, time_unit_s=None)
+    np.testing.assert_array_equal(got, expected[::7])
 
 
 def test_every_decision_elects_one_job_and_every_reward_is_paid(trace: pa.Table) -> None:
