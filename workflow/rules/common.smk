@@ -14,7 +14,9 @@ def check_site(name, spec):
     first to find a missing path, an unknown format, a bad zone or VO rule."""
     where = f"config sites.{name}"
     if not isinstance(spec, dict):
-        raise ValueError(f"{where}: a site is a mapping of path, format, tz, ... not {spec!r}")
+        raise ValueError(
+            f"{where}: a site is a mapping of path, format, tz, ... not {spec!r}"
+        )
     if not spec.get("demo") and not spec.get("path"):
         raise ValueError(
             f"{where}.path: missing; give the log file or folder of daily files "
@@ -24,7 +26,9 @@ def check_site(name, spec):
         try:
             get_format(str(spec["format"]))
         except UnknownFormatError as exc:
-            raise ValueError(f"{where}.format: {exc} (or leave it out: recognised per file)")
+            raise ValueError(
+                f"{where}.format: {exc} (or leave it out: recognised per file)"
+            )
     if spec.get("tz") is not None:
         try:
             zoneinfo.ZoneInfo(str(spec["tz"]))
@@ -38,7 +42,9 @@ def check_site(name, spec):
         raise ValueError(f"{where}.vo_map: {exc}")
 
 
-for _name, _spec in (config.get("sites") if isinstance(config.get("sites"), dict) else {}).items():
+for _name, _spec in (
+    config.get("sites") if isinstance(config.get("sites"), dict) else {}
+).items():
     check_site(_name, _spec)
 validate(config, schema="../schemas/config.schema.yaml")
 
@@ -261,5 +267,64 @@ def report_rl(wildcards):
     first, *others = RL_DIRS[wildcards.workload]
     out = {"rl": f"sim/{wildcards.workload}/{first}/summary.json"}
     if others:
-        out["rl_targets"] = [f"sim/{wildcards.workload}/{d}/summary.json" for d in others]
+        out["rl_targets"] = [
+            f"sim/{wildcards.workload}/{d}/summary.json" for d in others
+        ]
     return out
+
+
+# --- contention experiments (rules in rl.smk) ---
+
+_CONTENTION_DEFAULT = {
+    "workloads": {"demo-segment": {"loads": [0.9], "how": ["compress"]}},
+    "seeds": 2,
+    "tune_seeds": 1,
+    "train_episodes": 1,
+    "pretrain": "sjf",
+    "vo_features": "none",
+    "rewards": ["w-f", "slowdown"],
+    "lambdas": [0.5],
+    "windows": 8,
+}
+CONTENTION = dict(config["rl"].get("contention") or _CONTENTION_DEFAULT)
+CONTENTION_WORKLOADS = {
+    w: dict(spec or {})
+    for w, spec in CONTENTION.get("workloads", {}).items()
+    if w in WORKLOADS and _site_of(w) is not None
+}
+
+
+def contention_regimes(workload):
+    """The regime labels of a contention workload: <how>-<load> per sweep point, as-logged."""
+    spec = CONTENTION_WORKLOADS[workload]
+    labels = [
+        f"{how}-{float(load):g}"
+        for how in spec.get("how", ["compress"])
+        for load in spec.get("loads", [0.5, 0.7, 0.85, 0.95])
+    ]
+    if spec.get("as_logged", False):
+        labels.append("as-logged")
+    return labels
+
+
+def contention_input(wildcards):
+    """The workload's trace and its site's jobs (for the segment's own pool)."""
+    return {
+        "trace": f"traces/{wildcards.workload}.parquet",
+        "jobs": f"traces/{_site_of(wildcards.workload)}/jobs.parquet",
+    }
+
+
+def contention_settings(wildcards):
+    """The experiment settings (everything under rl.contention but the workloads), and the site's
+    configured VO targets."""
+    settings = {k: v for k, v in CONTENTION.items() if k != "workloads"}
+    settings.update(CONTENTION_WORKLOADS[wildcards.workload].get("settings", {}))
+    return settings
+
+
+CONTENTION_SUMMARIES = [
+    f"sim/{w}/contention/{r}/summary.json"
+    for w in CONTENTION_WORKLOADS
+    for r in contention_regimes(w)
+]

@@ -34,61 +34,6 @@ rule rl_experiment:
 # each offered load of its sweep -> sim/<workload>/contention/<how>-<load>/{summary.json,runs.parquet}
 # (as-logged/ when `as_logged: true`). Without `rl: contention:` in the config, a quick one runs
 # on demo-segment when that workload exists. Target: `snakemake contention`.
-_CONTENTION_DEFAULT = {
-    "workloads": {"demo-segment": {"loads": [0.9], "how": ["compress"]}},
-    "seeds": 2,
-    "tune_seeds": 1,
-    "train_episodes": 1,
-    "pretrain": "sjf",
-    "vo_features": "none",
-    "rewards": ["w-f", "slowdown"],
-    "lambdas": [0.5],
-    "windows": 8,
-}
-CONTENTION = dict(config["rl"].get("contention") or _CONTENTION_DEFAULT)
-CONTENTION_WORKLOADS = {
-    w: dict(spec or {})
-    for w, spec in CONTENTION.get("workloads", {}).items()
-    if w in WORKLOADS and _site_of(w) is not None
-}
-
-
-def contention_regimes(workload):
-    """The regime labels of a contention workload: <how>-<load> per sweep point, as-logged."""
-    spec = CONTENTION_WORKLOADS[workload]
-    labels = [
-        f"{how}-{float(load):g}"
-        for how in spec.get("how", ["compress"])
-        for load in spec.get("loads", [0.5, 0.7, 0.85, 0.95])
-    ]
-    if spec.get("as_logged", False):
-        labels.append("as-logged")
-    return labels
-
-
-def contention_input(wildcards):
-    """The workload's trace and its site's jobs (for the segment's own pool)."""
-    return {
-        "trace": f"traces/{wildcards.workload}.parquet",
-        "jobs": f"traces/{_site_of(wildcards.workload)}/jobs.parquet",
-    }
-
-
-def contention_settings(wildcards):
-    """The experiment settings (everything under rl.contention but the workloads), and the site's
-    configured VO targets."""
-    settings = {k: v for k, v in CONTENTION.items() if k != "workloads"}
-    settings.update(CONTENTION_WORKLOADS[wildcards.workload].get("settings", {}))
-    return settings
-
-
-CONTENTION_SUMMARIES = [
-    f"sim/{w}/contention/{r}/summary.json"
-    for w in CONTENTION_WORKLOADS
-    for r in contention_regimes(w)
-]
-
-
 rule rl_contention:
     input:
         unpack(contention_input),
