@@ -301,7 +301,10 @@ def test_real_data_config_runs_on_the_real_logs(real_data: Path, tmp_path: Path)
     )
     assert (tmp_path / "reports" / "all").read_text().split() == [
         f"reports/{workload}/index.html"
-        for workload in ("vsc", "ncar", "lpc", "vsc-segment", "ncar-segment", "lpc-segment")
+        for workload in (
+            *("vsc", "ncar", "lpc", "lcg"),
+            *("vsc-segment", "ncar-segment", "lpc-segment", "lcg-segment"),
+        )
     ]
     vsc = json.loads((tmp_path / "traces" / "vsc" / "parse-summary.json").read_text())
     assert (vsc["lines_read"], vsc["lines_quarantined"], vsc["files"]) == (58_904, 0, 30)
@@ -313,3 +316,7 @@ def test_real_data_config_runs_on_the_real_logs(real_data: Path, tmp_path: Path)
     text = (tmp_path / "reports" / "lpc-segment" / "index.html").read_text()
     for policy in ("native", "fifo", "sjf", "hrrn", "easy"):
         assert f'<td class="text">{policy}</td>' in text
+    # LCG-2005 logged no start times: nothing to replay as logged, the other policies run
+    assert not (tmp_path / "sim" / "lcg" / "native").exists()
+    lcg = (tmp_path / "reports" / "lcg" / "index.html").read_text()
+    assert '<td class="text">fifo</td>' in lcg

@@ -208,13 +208,16 @@ def workload_runs(wildcards):
 
     A site's trace (or segment) is fixed, so a policy without randomness gives the same schedule
     for every seed: it runs once, with the first seed. A preset is drawn anew for every seed, and
-    has no logged schedule, so ``native`` (as-logged replay) runs on sites only.
+    has no logged schedule, so ``native`` (as-logged replay) runs on sites only, and only on
+    those whose log holds the start times (``logged_schedule``, default true).
     """
     runs = []
-    fixed = _site_of(wildcards.workload) is not None
+    site = _site_of(wildcards.workload)
+    fixed = site is not None
+    logged = fixed and SITES[site].get("logged_schedule", True)
     for policy in POLICIES:
-        if policy == "native" and not fixed:
-            continue  # a synthetic draw has no logged schedule to replay
+        if policy == "native" and not logged:
+            continue  # a synthetic draw, or a log without start times, has no schedule to replay
         seeds = SEEDS
         if fixed and policy in DETERMINISTIC_POLICIES:
             seeds = SEEDS[:1]
