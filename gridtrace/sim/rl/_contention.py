@@ -64,7 +64,7 @@ import logging
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -736,6 +736,17 @@ def run_contention(
     wl_name = name or str(meta["site"])
     tau_s = float(meta["tau_s"])
     (train, val, test), split = time_splits(trace, config.fractions)
+    # An elastic pool below the largest job could leave it queued on an idle cluster for good
+    # (the engine then stops the run): the floor is raised to the largest job, and said so.
+    largest = int(np.max(trace.column("cores").to_numpy(), initial=1))
+    floor_note = None
+    if config.elastic and largest > config.floor:
+        floor_note = (
+            f"floor raised from {config.floor} to {min(largest, cores)} cores: the largest job "
+            "asks for that many"
+        )
+        logger.info("%s: %s", name or "contention", floor_note)
+        config = replace(config, floor=min(largest, cores))
     shares = dict(vo_shares) if vo_shares else _service_shares(train)
     shares_source = "given" if vo_shares else "the training part's core-second shares (top 8)"
     if not shares:
@@ -980,6 +991,9 @@ def run_contention(
         },
         "split": split,
         "protocol": {
+            "elastic_floor": (
+                {"floor": config.floor, "note": floor_note} if config.elastic else None
+            ),
             "training": (
                 f"{_pretrain_text(config.pretrain)} then {config.train_episodes} SARSA "
                 "episode(s) on the "

@@ -283,3 +283,21 @@ def test_the_full_config_builds_a_contention_config() -> None:
     cfg = ContentionConfig(**kwargs)
     assert cfg.pretrain == "sjf"
     assert "interactive-slowdown" in {c.reward for c in cfg.grid()}
+
+
+def test_an_elastic_floor_below_the_largest_job_is_raised_to_it(trace) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    import pyarrow as pa
+
+    # one late job asks for 60 cores: a pool held at the default floor (30) would leave it queued
+    # on an idle cluster once the arrivals end (the engine stops such a run)
+    cores = trace.column("cores").to_numpy().copy()
+    cores[-10] = 60
+    wide = trace.set_column(trace.schema.get_field_index("cores"), "cores", pa.array(cores))
+    regime = contention_regime(wide, load=0.9, how="compress", pool_cores=80)
+    cfg = dataclasses.replace(QUICK, seeds=1, rewards=("slowdown",), elastic=True)
+    s = run_contention(regime, cfg, name="pe1").summary
+    assert s["protocol"]["elastic_floor"]["floor"] == 60
+    assert "largest job" in s["protocol"]["elastic_floor"]["note"]
+    assert s["elastic"]
