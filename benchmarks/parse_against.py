@@ -1,7 +1,7 @@
 """Whole parses of real logs by today's readers and by those of an older revision, interleaved.
 
-    git worktree add --detach /tmp/old-d34 d34c69e
-    .venv/bin/python benchmarks/parse_against.py --old /tmp/old-d34 --new .
+    git worktree add --detach ../old-d34 d34c69e
+    .venv/bin/python benchmarks/parse_against.py --old ../old-d34 --new .
 
 Each measurement runs in its own process pinned to core 1: one warm-up parse (kernels compiled
 or loaded), then one timed ``parse_logs``; the two versions alternate, 5 times each; medians.

@@ -129,11 +129,13 @@ class ScheduledPool:
         return self.changes[k][1] if k >= 0 else state.pool_size
 
 
-def _next_multiple(first: float, interval_s: float, after: float) -> float:
+def next_multiple(first: float, interval_s: float, after: float) -> float:
     """Return the first time ``first + k × interval_s`` (k ≥ 0) strictly after ``after``.
 
-    The decision clock of :class:`~gridtrace.sim.rl.ElasticProvisioner` (its
-    ``next_multiple``), repeated here so that this module does not import the RL package.
+    Decision times of the provisioning controllers (this module's autoscaler and
+    :class:`~gridtrace.sim.rl.ElasticProvisioner`). The division can round k down by one, so
+    the result is stepped up until it is past ``after``: returning ``after`` itself would make
+    the engine ask again at the same instant forever.
     """
     if after < first:
         return first
@@ -315,7 +317,7 @@ class ThresholdAutoscaler:
     def next_decision(self, after: float) -> float:
         """Return the next decision time (the RL controller's clock, see the class docstring)."""
         if self.every_starts is None:
-            return _next_multiple(self._first, self.interval_s, after)
+            return next_multiple(self._first, self.interval_s, after)
         return self._first if after == -math.inf else after + self.interval_s
 
     def step_cores(self, size: int) -> int:

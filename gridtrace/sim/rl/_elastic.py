@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from gridtrace.errors import ConfigError
+from gridtrace.sim._provisioning import next_multiple
 from gridtrace.sim.rl._qfunctions import QFunction
 from gridtrace.sim.rl._sarsa import sarsa_refit
 from gridtrace.sim.rl._transitions import TransitionStore
@@ -29,23 +30,6 @@ if TYPE_CHECKING:
     from gridtrace.sim._engine import ClusterState, JobRows, QueueView
 
 __all__ = ["ElasticProvisioner", "ProvisioningFeatures", "interval_reward", "next_multiple"]
-
-
-def next_multiple(first: float, interval_s: float, after: float) -> float:
-    """Return the first time ``first + k × interval_s`` (k ≥ 0) strictly after ``after``.
-
-    Decision times of the provisioning controllers. The division can round k down by one, so
-    the result is stepped up until it is past ``after``: returning ``after`` itself would make
-    the engine ask again at the same instant forever.
-    """
-    if after < first:
-        return first
-    k = math.floor((after - first) / interval_s)
-    t = first + k * interval_s
-    while t <= after:
-        k += 1
-        t = first + k * interval_s
-    return t
 
 
 def interval_reward(
