@@ -1927,11 +1927,13 @@ def write_swf(
     jobs, submit = a.jobs, a.submit
     relative = n > 0 and bool(a.relative.all())
     known_submit = submit[~np.isnan(submit)]
+    stated = _origin(given)
     origin = 0
     if not relative and len(known_submit):
         earliest = int(known_submit.min())
-        stated = _origin(given)
         origin = stated if stated is not None and stated <= earliest else earliest
+    elif not relative and stated is not None:  # no submit time to re-base: the header's stands
+        origin = stated
 
     job_seq = _floats(jobs, "job_seq")
     job_seq = np.where(np.isnan(job_seq), np.arange(1, n + 1), job_seq)
