@@ -701,6 +701,7 @@ def runtime_qq_svg(
     *,
     floor_s: float = 1.0,
     limit: int = MAX_POINTS,
+    walltime_s: float | None = None,
 ) -> str:
     """Quantile–quantile plot of runtimes, trace against a synthetic sample, one panel per class.
 
@@ -713,6 +714,10 @@ def runtime_qq_svg(
         Runtimes below this are drawn at it (log axes).
     limit : int, default MAX_POINTS
         At most this many quantiles per panel, at probabilities (i − ½) / m.
+    walltime_s : float, optional
+        The site's walltime limit: drawn as dotted lines on both axes, with the number of
+        synthetic runtimes beyond it, in every panel whose runtimes reach a tenth of it (not in
+        an interactive panel far below it).
     """
     names = list(pairs) or ["all"]
 
@@ -736,6 +741,18 @@ def runtime_qq_svg(
             low = float(min(qx.min(), qy.min()))
             high = float(max(qx.max(), qy.max()))
             ax.plot([low, high], [low, high], color="#888888", linestyle="--", label="y = x")
+            if walltime_s is not None and high >= 0.1 * walltime_s:  # a panel it falls in
+                over = int(np.sum(y > walltime_s))
+                line: dict[str, Any] = {"color": "#d62728", "linestyle": ":", "linewidth": 1.0}
+                ax.axhline(walltime_s, label=f"walltime limit {walltime_s:,.0f} s", **line)
+                ax.axvline(walltime_s, **line)
+                ax.annotate(
+                    f"{over:,d} synthetic > limit",
+                    (0.02, 0.96),
+                    xycoords="axes fraction",
+                    va="top",
+                    color="#d62728",
+                )
             ax.set_xscale("log")
             ax.set_yscale("log")
         _legend(fig)
