@@ -979,6 +979,7 @@ def learning_curves_svg(seeds: Sequence[Mapping[str, Any]]) -> str:
             for ax in axes:
                 ax.axvspan(e - 0.5, e + 0.5, label=label, **_PRETRAIN_SHADE)
                 label = "_pre"
+        top.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:.3g}"))
         top.set_ylabel("return (sum of rewards)")
         bottom.set_ylabel("interactive mean W (0–1)")
         bottom.set_ylim(0.0, 1.02)
