@@ -254,7 +254,8 @@ def _regime_figures(
             "cdfs",
             "Wait CDFs (top) and inverse CDFs of W (bottom) per class, the agents and the "
             "baselines on the same axes: measured jobs of the test part, all seeds pooled. "
-            "Further right on top is longer waiting; lower at the bottom is worse W.",
+            "Further right on top is longer waiting; lower at the bottom is worse W (the bottom "
+            "panels zoom in on the share of jobs with W below 1).",
             figures.class_distributions_svg(series["quantile_probs"], dist),
         )
     else:
@@ -289,7 +290,8 @@ def _regime_figures(
         add(
             "fairness",
             "Fairness F over sliding daily (1-day windows moved by 1 h) and weekly (7-day "
-            "windows moved by 1 day) windows of the test part, per policy (RL: first seed). "
+            "windows moved by 1 day) windows of the test part, at each window's start, per policy "
+            "(RL: first seed). "
             "Identical lines mean the policies served the VOs alike.",
             figures.windowed_fairness_svg(fair, origin_s=origin),
         )

@@ -931,8 +931,15 @@ def _floats_of(values: Any) -> F64:
 
 
 def _plain_log(axis: Any) -> None:
-    """Label a log axis with plain numbers at full size (no 10ⁿ superscripts), no minor ticks."""
-    axis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+    """Label a log axis with plain numbers at full size (no 10ⁿ superscripts), no minor ticks.
+
+    Call it after drawing: an axis spanning up to two and a half decades gets ticks at 1, 2
+    and 5 times each power of ten, a wider one at the powers only, so the labels never crowd.
+    """
+    lo, hi = axis.get_view_interval()
+    decades = math.log10(hi / lo) if lo > 0 and hi > lo else 1.0
+    subs = (1.0, 2.0, 5.0) if decades <= 2.5 else (1.0,)
+    axis.set_major_locator(ticker.LogLocator(subs=subs))
     axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
     axis.set_minor_locator(ticker.NullLocator())
 
@@ -1041,7 +1048,7 @@ def class_distributions_svg(
         grid = fig.subplots(2, 2)
         for col, cls in enumerate(classes):
             top, bottom = grid[0][col], grid[1][col]
-            lowest = 1.0
+            lowest, waited = 1.0, 0.0
             for name, per_class in distributions.items():
                 entry = per_class.get(cls) or {}
                 wait, w = entry.get("wait_s"), entry.get("w")
@@ -1050,7 +1057,13 @@ def class_distributions_svg(
                     top.plot(q, p, label=name, **styles[name])
                     lowest = min(lowest, float(p[np.searchsorted(q, WAIT_FLOOR_S, "right") - 1]))
                 if w:
-                    bottom.plot(p, _floats_of(w), label=name, **styles[name])
+                    values = _floats_of(w)
+                    bottom.plot(p, values, label=name, **styles[name])
+                    below = p[values < 1.0 - 1e-9]
+                    waited = max(waited, float(below.max()) if below.size else 0.0)
+            # zoom in on the jobs that waited (W < 1); the rest sit at W = 1
+            right = 1.0 if waited > 0.8 else max(0.05, math.ceil(waited * 1.25 * 20) / 20)
+            bottom.set_xlim(0.0, right)
             top.set_xscale("log")
             _plain_log(top.xaxis)
             top.set_ylim(max(0.0, math.floor((lowest - 0.05) * 10) / 10), 1.01)
@@ -1139,7 +1152,7 @@ def pool_series_svg(
 def windowed_fairness_svg(
     series: Mapping[str, Mapping[str, Mapping[str, Any]]], *, origin_s: float
 ) -> str:
-    """F over sliding daily (top) and weekly (bottom) windows per policy, at window centres.
+    """F over sliding daily (top) and weekly (bottom) windows per policy, at window starts.
 
     Parameters
     ----------
@@ -1149,11 +1162,7 @@ def windowed_fairness_svg(
         Start of the test period; the axis counts from it.
     """
     styles = _policy_styles(list(series))
-    times = [
-        _floats_of(w.get("start_s") or []) + float(w.get("length_s") or 0) / 2
-        for s in series.values()
-        for w in s.values()
-    ]
+    times = [_floats_of(w.get("start_s") or []) for s in series.values() for w in s.values()]
     per, unit = _time_axis(times, origin_s)
 
     def draw(fig: Figure, axes: list[Axes]) -> None:
@@ -1163,12 +1172,12 @@ def windowed_fairness_svg(
                 start = _floats_of(w.get("start_s") or [])
                 if start.size == 0:
                     continue
-                x = (start + float(w.get("length_s") or 0) / 2 - origin_s) / per
+                x = (start - origin_s) / per
                 dots: dict[str, Any] = {"marker": ".", "markersize": 5} if start.size < 20 else {}
                 ax.plot(x, _floats_of(w["value"]), label=name, **dots, **styles[name])
             ax.set_ylim(0.0, 1.02)
             ax.set_ylabel(f"F, {kind} windows (0–1)")
-        axes[-1].set_xlabel(f"window centre ({unit} from the start of the test period)")
+        axes[-1].set_xlabel(f"window start ({unit} from the start of the test period)")
         _legend(fig)
 
     return _draw_compact(_TALL, draw, panels=2, sharex=True)
