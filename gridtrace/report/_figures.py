@@ -37,20 +37,27 @@ __all__ = [
     "GAP_S",
     "MAX_POINTS",
     "POLICY_STYLES",
+    "action_mix_svg",
+    "class_distributions_svg",
     "fairness_over_time_svg",
     "idc_svg",
     "inline_svg",
     "interactive_wait_cdf_svg",
     "interarrival_cdf_svg",
+    "learning_curves_svg",
+    "long_waits_svg",
     "model_acf_band_svg",
     "model_idc_band_svg",
     "model_idc_svg",
     "policy_style",
+    "pool_series_svg",
     "profiles_svg",
     "responsiveness_inverse_cdf_svg",
     "runtime_cdf_svg",
     "runtime_qq_svg",
     "service_series_svg",
+    "window_w_svg",
+    "windowed_fairness_svg",
 ]
 
 F64 = npt.NDArray[np.float64]
@@ -701,6 +708,7 @@ def runtime_qq_svg(
     *,
     floor_s: float = 1.0,
     limit: int = MAX_POINTS,
+    walltime_s: float | None = None,
 ) -> str:
     """Quantile–quantile plot of runtimes, trace against a synthetic sample, one panel per class.
 
@@ -713,6 +721,10 @@ def runtime_qq_svg(
         Runtimes below this are drawn at it (log axes).
     limit : int, default MAX_POINTS
         At most this many quantiles per panel, at probabilities (i − ½) / m.
+    walltime_s : float, optional
+        The site's walltime limit: drawn as dotted lines on both axes, with the number of
+        synthetic runtimes beyond it, in every panel whose runtimes reach a tenth of it (not in
+        an interactive panel far below it).
     """
     names = list(pairs) or ["all"]
 
@@ -736,6 +748,18 @@ def runtime_qq_svg(
             low = float(min(qx.min(), qy.min()))
             high = float(max(qx.max(), qy.max()))
             ax.plot([low, high], [low, high], color="#888888", linestyle="--", label="y = x")
+            if walltime_s is not None and high >= 0.1 * walltime_s:  # a panel it falls in
+                over = int(np.sum(y > walltime_s))
+                line: dict[str, Any] = {"color": "#d62728", "linestyle": ":", "linewidth": 1.0}
+                ax.axhline(walltime_s, label=f"walltime limit {walltime_s:,.0f} s", **line)
+                ax.axvline(walltime_s, **line)
+                ax.annotate(
+                    f"{over:,d} synthetic > limit",
+                    (0.02, 0.96),
+                    xycoords="axes fraction",
+                    va="top",
+                    color="#d62728",
+                )
             ax.set_xscale("log")
             ax.set_yscale("log")
         _legend(fig)
@@ -861,3 +885,405 @@ def model_acf_band_svg(band: ReplicaBand) -> str:
         _legend(fig)
 
     return _draw(_TALL, draw)
+
+
+# --- the contention section (RL against the baselines, per regime) ------------------------------
+
+_FLAG_COLOUR = "#d62728"
+
+POLICY_STYLES.update(
+    {
+        # the contention experiments' elastic runs (gridtrace.sim.rl.run_contention)
+        "threshold": ("#8c6d31", "--"),
+        "static-best": ("#393b79", ":"),
+        "rl-elastic": ("#bcbd22", "-"),
+    }
+)
+_FLAG_SHADE: dict[str, Any] = {"color": _FLAG_COLOUR, "alpha": 0.12, "linewidth": 0}
+_PRETRAIN_SHADE: dict[str, Any] = {"color": "#999999", "alpha": 0.18, "linewidth": 0}
+
+
+_GEOMETRY = re.compile(r'\b(d|x|y|transform)="([^"]*)"')
+_DECIMALS = re.compile(r"(\d+\.\d)\d+")
+
+
+def _compact(svg: str) -> str:
+    """Return the SVG with its geometry to 0.1 pt and its path commands on one line.
+
+    The contention figures hold many curves; matplotlib writes six decimals per coordinate.
+    Only coordinates (``d``, ``x``, ``y``, ``transform``) are touched, never text.
+    """
+
+    def shorten(found: re.Match[str]) -> str:
+        value = _DECIMALS.sub(r"\1", found.group(2)).replace(" \n", " ")
+        return f'{found.group(1)}="{value}"'
+
+    return _GEOMETRY.sub(shorten, svg)
+
+
+def _draw_compact(size: tuple[float, float], draw: Any, **kwargs: Any) -> str:
+    return _compact(_draw(size, draw, **kwargs))
+
+
+def _floats_of(values: Any) -> F64:
+    """Return the values as floats, None as NaN (a gap when drawn)."""
+    return np.asarray([np.nan if v is None else v for v in values], dtype=np.float64)
+
+
+def _plain_log(axis: Any) -> None:
+    """Label a log axis with plain numbers at full size (no 10ⁿ superscripts), no minor ticks.
+
+    Call it after drawing: an axis spanning up to two and a half decades gets ticks at 1, 2
+    and 5 times each power of ten, a wider one at the powers only, so the labels never crowd.
+    """
+    lo, hi = axis.get_view_interval()
+    decades = math.log10(hi / lo) if lo > 0 and hi > lo else 1.0
+    subs = (1.0, 2.0, 5.0) if decades <= 2.5 else (1.0,)
+    axis.set_major_locator(ticker.LogLocator(subs=subs))
+    axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    axis.set_minor_locator(ticker.NullLocator())
+
+
+def _time_axis(times_s: Sequence[F64], origin_s: float) -> tuple[float, str]:
+    span = max((float(np.nanmax(t)) for t in times_s if t.size), default=origin_s + 1.0)
+    return time_unit(max(span - origin_s, 1.0))
+
+
+def learning_curves_svg(seeds: Sequence[Mapping[str, Any]]) -> str:
+    """Return and interactive mean W per training episode, one line per agent seed.
+
+    Parameters
+    ----------
+    seeds : sequence of mapping
+        The summary's ``learning_curves["seeds"]``: ``seed_index`` and ``episodes`` (each with
+        ``episode``, ``behaviour``, ``return``, ``interactive_w_mean``, ``all_w_mean``).
+        Episodes whose behaviour is not ``sarsa`` are pre-training (a rule chose) and are
+        shaded.
+    """
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        top, bottom = axes
+        pre: set[int] = set()
+        colours = ("#9467bd", "#c5b0d5", "#6a3d9a", "#b15990", "#e377c2")
+        for k, seed in enumerate(seeds):
+            eps = list(seed.get("episodes") or [])
+            x = np.asarray([e["episode"] for e in eps], dtype=np.float64)
+            pre |= {int(e["episode"]) for e in eps if e.get("behaviour") not in (None, "sarsa")}
+            style: dict[str, Any] = {"color": colours[k % len(colours)], "marker": "o"}
+            style["markersize"] = 3
+            label = "agent seeds" if k == 0 else "_seed"
+            top.plot(x, _floats_of(e.get("return") for e in eps), label=label, **style)
+            bottom.plot(x, _floats_of(e.get("interactive_w_mean") for e in eps), **style)
+            bottom.plot(
+                x,
+                _floats_of(e.get("all_w_mean") for e in eps),
+                linestyle=":",
+                color=style["color"],
+                label="all jobs' W (dotted)" if k == 0 else "_all",
+            )
+        label = "pre-training episode (a rule chooses, the agent learns)"
+        for e in sorted(pre):
+            for ax in axes:
+                ax.axvspan(e - 0.5, e + 0.5, label=label, **_PRETRAIN_SHADE)
+                label = "_pre"
+        top.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:.3g}"))
+        top.set_ylabel("return (sum of rewards)")
+        bottom.set_ylabel("interactive mean W (0–1)")
+        bottom.set_ylim(0.0, 1.02)
+        bottom.set_xlabel("training episode (on the train part)")
+        bottom.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+        _legend(fig)
+
+    return _draw_compact(_TALL, draw, panels=2, sharex=True)
+
+
+def action_mix_svg(
+    time_s: Sequence[float], shares: Mapping[str, Sequence[float | None]], *, origin_s: float
+) -> str:
+    """Share of the elections that chose an interactive job, per time bin, per policy.
+
+    Parameters
+    ----------
+    time_s : sequence of float
+        Bin centres, seconds (trace time).
+    shares : mapping
+        Policy → the interactive share per bin (None where a bin has no election: a gap).
+    origin_s : float
+        Start of the test period; the axis counts from it.
+    """
+    t = np.asarray(time_s, dtype=np.float64)
+    per, unit = _time_axis([t], origin_s)
+    styles = _policy_styles(list(shares))
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        ax = axes[0]
+        for name, values in shares.items():
+            ax.plot((t - origin_s) / per, _floats_of(values), label=name, **styles[name])
+        ax.set_ylim(0.0, 1.02)
+        ax.set_xlabel(f"time ({unit} from the start of the test period)")
+        ax.set_ylabel("elections of interactive jobs (share)")
+        _legend(fig)
+
+    return _draw_compact(_SIZE, draw)
+
+
+def class_distributions_svg(
+    probs: Sequence[float], distributions: Mapping[str, Mapping[str, Mapping[str, Any]]]
+) -> str:
+    """Wait CDF (top) and inverse CDF of W (bottom) per class, every policy on the same axes.
+
+    Parameters
+    ----------
+    probs : sequence of float
+        The probabilities the quantiles were taken at.
+    distributions : mapping
+        Policy → class (``interactive``, ``batch``) → ``{"n", "wait_s", "w"}``: quantiles of
+        the wait (s) and of W at ``probs`` (None for a class without jobs).
+    """
+    p = np.asarray(probs, dtype=np.float64)
+    styles = _policy_styles(list(distributions))
+    classes = ("interactive", "batch")
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        grid = fig.subplots(2, 2)
+        for col, cls in enumerate(classes):
+            top, bottom = grid[0][col], grid[1][col]
+            lowest, waited = 1.0, 0.0
+            for name, per_class in distributions.items():
+                entry = per_class.get(cls) or {}
+                wait, w = entry.get("wait_s"), entry.get("w")
+                if wait:
+                    q = np.maximum(_floats_of(wait), WAIT_FLOOR_S)
+                    top.plot(q, p, label=name, **styles[name])
+                    lowest = min(lowest, float(p[np.searchsorted(q, WAIT_FLOOR_S, "right") - 1]))
+                if w:
+                    values = _floats_of(w)
+                    bottom.plot(p, values, label=name, **styles[name])
+                    below = p[values < 1.0 - 1e-9]
+                    waited = max(waited, float(below.max()) if below.size else 0.0)
+            # zoom in on the jobs that waited (W < 1); the rest sit at W = 1
+            right = 1.0 if waited > 0.8 else max(0.05, math.ceil(waited * 1.25 * 20) / 20)
+            bottom.set_xlim(0.0, right)
+            top.set_xscale("log")
+            _plain_log(top.xaxis)
+            top.set_ylim(max(0.0, math.floor((lowest - 0.05) * 10) / 10), 1.01)
+            top.set_title(f"{cls} jobs")
+            top.set_xlabel(f"wait (s, log scale; < {WAIT_FLOOR_S:g} s drawn at it)")
+            top.set_ylabel("jobs with wait ≤ x (fraction)")
+            bottom.set_ylim(0.0, 1.02)
+            bottom.set_xlabel("jobs, sorted by W (fraction)")
+            bottom.set_ylabel("responsiveness W (0–1)")
+        _legend(fig)
+
+    with mpl.rc_context(_RC):
+        fig = Figure(figsize=(FIGURE_WIDTH_IN, 6.4), layout="constrained")
+        draw(fig, [])
+        return _compact(_svg(fig))
+
+
+def _shade_spans(
+    axes: Sequence[Axes], spans: Sequence[Sequence[float]], origin_s: float, per: float, label: str
+) -> None:
+    for a, b in spans:
+        for ax in axes:
+            ax.axvspan((a - origin_s) / per, (b - origin_s) / per, label=label, **_FLAG_SHADE)
+            label = "_span"
+
+
+def pool_series_svg(
+    pools: Mapping[str, Mapping[str, Any]],
+    *,
+    origin_s: float,
+    pool_cores: int | None = None,
+    floor_spans: Sequence[Sequence[float]] = (),
+    floor_label: str = "pool at its floor (POOL_AT_FLOOR)",
+) -> str:
+    """Pool size (time-bin mean, min–max band) and utilisation over time of elastic runs.
+
+    Parameters
+    ----------
+    pools : mapping
+        Run label → ``{"time_s", "pool_mean", "pool_min", "pool_max", "utilisation",
+        "floor"}`` per time bin (the summary's ``series["pool"]``).
+    origin_s : float
+        Start of the test period; the axis counts from it.
+    pool_cores : int, optional
+        The regime's P, drawn as a reference line.
+    floor_spans : sequence of [start, end]
+        Spans (seconds) at the floor, shaded on both panels as a flagged pathology.
+    floor_label : str
+        Legend label of the shaded spans.
+    """
+    styles = _policy_styles(list(pools))
+    clean = {
+        name: {k: _floats_of(s.get(k) or []) for k in ("time_s", "pool_mean", "pool_min")}
+        | {k: _floats_of(s.get(k) or []) for k in ("pool_max", "utilisation")}
+        for name, s in pools.items()
+    }
+    per, unit = _time_axis([c["time_s"] for c in clean.values()], origin_s)
+    floors = sorted({int(s["floor"]) for s in pools.values() if s.get("floor") is not None})
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        top, bottom = axes
+        _shade_spans(axes, floor_spans, origin_s, per, floor_label)
+        for name, c in clean.items():
+            x = (c["time_s"] - origin_s) / per
+            top.plot(x, c["pool_mean"], label=name, **styles[name])
+            top.fill_between(
+                x, c["pool_min"], c["pool_max"], color=styles[name]["color"], alpha=0.15, lw=0
+            )
+            bottom.plot(x, c["utilisation"], label=name, **styles[name])
+        if pool_cores is not None:
+            top.axhline(pool_cores, color="#777777", linewidth=0.8, linestyle=":", label="P")
+        for floor in floors:
+            top.axhline(float(floor), color=_FLAG_COLOUR, linewidth=0.8, linestyle="--")
+            top.annotate(f" floor {floor}", (0.0, float(floor)), color=_FLAG_COLOUR, va="bottom")
+        top.set_yscale("log")
+        _plain_log(top.yaxis)
+        top.set_ylabel("pool size (cores, log scale)")
+        bottom.set_ylabel("utilisation (busy / provisioned)")
+        bottom.set_ylim(0.0, 1.02)
+        bottom.set_xlabel(f"time ({unit} from the start of the test period)")
+        _legend(fig)
+
+    return _draw_compact(_TALL, draw, panels=2, sharex=True)
+
+
+def windowed_fairness_svg(
+    series: Mapping[str, Mapping[str, Mapping[str, Any]]], *, origin_s: float
+) -> str:
+    """F over sliding daily (top) and weekly (bottom) windows per policy, at window starts.
+
+    Parameters
+    ----------
+    series : mapping
+        Policy → ``{"daily": {"length_s", "start_s", "value"}, "weekly": {...}}``.
+    origin_s : float
+        Start of the test period; the axis counts from it.
+    """
+    styles = _policy_styles(list(series))
+    times = [_floats_of(w.get("start_s") or []) for s in series.values() for w in s.values()]
+    per, unit = _time_axis(times, origin_s)
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        for ax, kind in zip(axes, ("daily", "weekly"), strict=True):
+            for name, s in series.items():
+                w = s.get(kind) or {}
+                start = _floats_of(w.get("start_s") or [])
+                if start.size == 0:
+                    continue
+                x = (start - origin_s) / per
+                dots: dict[str, Any] = {"marker": ".", "markersize": 5} if start.size < 20 else {}
+                ax.plot(x, _floats_of(w["value"]), label=name, **dots, **styles[name])
+            ax.set_ylim(0.0, 1.02)
+            ax.set_ylabel(f"F, {kind} windows (0–1)")
+        axes[-1].set_xlabel(f"window start ({unit} from the start of the test period)")
+        _legend(fig)
+
+    return _draw_compact(_TALL, draw, panels=2, sharex=True)
+
+
+def long_waits_svg(
+    waits: Mapping[str, Sequence[Mapping[str, Any]]], *, origin_s: float, limit_s: float = 86_400.0
+) -> str:
+    """Interactive jobs that waited over a day: wait against submit time, per policy and seed.
+
+    Parameters
+    ----------
+    waits : mapping
+        Policy → runs, each ``{"seed_index", "count", "submit_s", "wait_s"}``.
+    origin_s : float
+        Start of the test period; the axis counts from it.
+    limit_s : float, default 86400
+        The flag's threshold, drawn as a line.
+    """
+    styles = _policy_styles(list(waits))
+    per, unit = _time_axis(
+        [_floats_of(r["submit_s"]) for runs in waits.values() for r in runs], origin_s
+    )
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        ax = axes[0]
+        markers = ("o", "s", "^", "v", "D", "P", "X", "*")
+        for k, (name, runs) in enumerate(waits.items()):
+            total = sum(int(r.get("count") or 0) for r in runs)
+            label = f"{name} ({total:,d} job-runs)"
+            for r in runs:
+                ax.plot(
+                    (_floats_of(r["submit_s"]) - origin_s) / per,
+                    _floats_of(r["wait_s"]) / 86_400.0,
+                    linestyle="none",
+                    marker=markers[k % len(markers)],
+                    markersize=3.5,
+                    color=styles[name]["color"],
+                    label=label,
+                )
+                label = "_seed"
+        ax.axhline(limit_s / 86_400.0, color=_FLAG_COLOUR, linestyle="--", linewidth=0.8)
+        ax.annotate(" 1 day", (0.0, limit_s / 86_400.0), color=_FLAG_COLOUR, va="bottom")
+        ax.set_yscale("log")
+        _plain_log(ax.yaxis)
+        ax.set_xlabel(f"submit time ({unit} from the start of the test period)")
+        ax.set_ylabel("wait (days, log scale)")
+        _legend(fig, ncols=3)
+
+    return _draw_compact(_SIZE, draw)
+
+
+def window_w_svg(
+    edges_s: Sequence[float],
+    values: Mapping[str, Sequence[float | None]],
+    *,
+    origin_s: float,
+    fifo_low: float | None = None,
+    flagged: Sequence[str] = (),
+) -> str:
+    """Interactive mean W per test window (the intervals' units) per policy, FIFO's band.
+
+    Parameters
+    ----------
+    edges_s : sequence of float
+        Window edges, seconds.
+    values : mapping
+        Policy → the interactive mean W of each window (None: no interactive job).
+    origin_s : float
+        Start of the test period; the axis counts from it.
+    fifo_low : float, optional
+        Lower end of FIFO's 95 % interval over the windows, drawn as a line.
+    flagged : sequence of str
+        Policies flagged W_BELOW_FIFO: their windows below ``fifo_low`` are marked.
+    """
+    edges = _floats_of(edges_s)
+    centre = 0.5 * (edges[:-1] + edges[1:])
+    per, unit = _time_axis([edges], origin_s)
+    styles = _policy_styles(list(values))
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        ax = axes[0]
+        label = "window below FIFO's interval (W_BELOW_FIFO)"
+        for name, v in values.items():
+            y = _floats_of(v)
+            x = (centre - origin_s) / per
+            ax.plot(x, y, marker=".", ms=4, label=name, **styles[name])
+            if name in flagged and fifo_low is not None:
+                low = np.isfinite(y) & (y < fifo_low)
+                ax.plot(
+                    x[low],
+                    y[low],
+                    linestyle="none",
+                    marker="o",
+                    ms=9,
+                    mfc="none",
+                    color=_FLAG_COLOUR,
+                    label=label,
+                )
+                label = "_low"
+        if fifo_low is not None:
+            ax.axhline(fifo_low, color="#222222", linewidth=0.8, linestyle=":")
+            ax.annotate(" FIFO's lower bound", (0.0, fifo_low), color="#222222", va="bottom")
+        ax.set_ylim(0.0, 1.02)
+        ax.set_xlabel(f"test window centre ({unit} from the start of the test period)")
+        ax.set_ylabel("interactive mean W (0–1)")
+        _legend(fig)
+
+    return _draw_compact(_SIZE, draw)

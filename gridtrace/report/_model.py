@@ -232,6 +232,38 @@ def _floats(table: pa.Table, name: str) -> npt.NDArray[np.float64]:
     return np.asarray(table.column(name).to_numpy(zero_copy_only=False), dtype=np.float64)
 
 
+def walltime_limit(table: pa.Table) -> float | None:
+    """Return the site's walltime limit as the log shows it: the largest walltime request.
+
+    None when the trace has no ``walltime_req_s`` column or no positive request in it.
+    """
+    if "walltime_req_s" not in table.column_names:
+        return None
+    wall = _floats(table, "walltime_req_s")
+    wall = wall[np.isfinite(wall) & (wall > 0)]
+    return float(wall.max()) if wall.size else None
+
+
+def _beyond_limit_text(synthetic_run: npt.NDArray[np.float64], limit_s: float) -> str:
+    """Say how many synthetic runtimes exceed the walltime limit, and why they can."""
+    n = int(synthetic_run.size)
+    over = int(np.sum(synthetic_run > limit_s))
+    share = f" ({100 * over / n:.2g} %)" if n and over else ""
+    longest = float(synthetic_run.max()) if n else math.nan
+    text = (
+        f"{over:,d} of {n:,d} synthetic jobs{share} run longer than the site's walltime limit "
+        f"of {limit_s:,.0f} s ({limit_s / 3600:.3g} h, the largest request in the log); the "
+        f"longest draw is {longest:,.0f} s"
+    )
+    if over:
+        text += (
+            ". The fit treats batch runtimes at their request as censored (they ran at least "
+            "that long) and the sampler does not truncate at the limit, so these draws are jobs "
+            "the site would have killed at the limit; a simulation replays them in full"
+        )
+    return text
+
+
 def _runtimes_by_class(table: pa.Table) -> dict[str, npt.NDArray[np.float64]]:
     run = _floats(table, "run_s")
     inter = np.asarray(table.column("interactive").to_numpy(zero_copy_only=False), dtype=bool)
@@ -332,6 +364,7 @@ def fitted_model_section(
     obs_runs = _runtimes_by_class(observed)
     syn_runs = _runtimes_by_class(drawn)
     pairs = {c: (obs_runs[c], syn_runs[c]) for c in ("interactive", "batch")}
+    limit_s = walltime_limit(observed)
     fit_quality = _fit_quality_rows(summary)
     dependence = _dependence_rows(summary)
     ks_text = "; ".join(
@@ -343,9 +376,17 @@ def fitted_model_section(
             "caption": (
                 f"Runtime quantiles of the trace against {drawn.num_rows:,d} synthetic jobs drawn "
                 f"from the model, per class (τ = {tau:g} s); points off the dashed diagonal show "
-                "where the fitted family misses" + (f" ({ks_text})." if ks_text else ".")
+                "where the fitted family misses"
+                + (f" ({ks_text})." if ks_text else ".")
+                + (
+                    f" Red dotted lines: the site's walltime limit ({limit_s:,.0f} s); "
+                    + _beyond_limit_text(_floats(drawn, "run_s"), limit_s)
+                    + "."
+                    if limit_s is not None
+                    else ""
+                )
             ),
-            "svg": figures.inline_svg(figures.runtime_qq_svg(pairs)),
+            "svg": figures.inline_svg(figures.runtime_qq_svg(pairs, walltime_s=limit_s)),
         },
     ]
     band_data = fit_summary.get("replica_band")
@@ -409,6 +450,10 @@ def fitted_model_section(
         or "—",
         "Total BIC": _bic(summary.get("bic")),
     }
+    if limit_s is not None:
+        facts["Synthetic runtimes beyond the walltime limit"] = _beyond_limit_text(
+            _floats(drawn, "run_s"), limit_s
+        )
     for r in dependence:
         facts[f"Ljung-Box, {r['stream']} inter-arrivals"] = (
             r["verdict"]

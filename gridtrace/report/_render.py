@@ -30,6 +30,7 @@ from gridtrace import __version__
 from gridtrace._atomic import write_text
 from gridtrace.errors import ConfigError, SchemaError
 from gridtrace.report import _figures as figures
+from gridtrace.report._contention import contention_section
 from gridtrace.report._glossary import GLOSSARY, NAMES, abbr, gloss_policy
 from gridtrace.schema import SEGMENTS, TRACE, conform, trace_metadata
 from gridtrace.sim import INTERACTIVE_WAIT_S, SimulationResult, mean_interval
@@ -727,6 +728,7 @@ def render_workload_report(
     model: Mapping[str, Any] | None = None,
     rl: Mapping[str, Any] | None = None,
     rl_targets: Sequence[Mapping[str, Any]] | None = None,
+    contention: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Write the self-contained HTML report of one workload.
 
@@ -770,6 +772,11 @@ def render_workload_report(
         under its ``title`` with its verdict, tables and figures; its settings are shown where
         they differ from those above. Element ids get the setting's label as a suffix
         (``rl-table2-infeasible``); those of ``rl`` are unchanged.
+    contention : sequence of mapping, optional
+        The workload's contention experiment summaries (``summary.json`` of
+        :func:`gridtrace.sim.rl.run_contention`, each optionally with its ``runs.parquet`` rows
+        under ``runs``): a section after the RL one, a part per regime with its flags, margins
+        and figures (:mod:`gridtrace.report._contention`).
 
     Returns
     -------
@@ -822,6 +829,7 @@ def render_workload_report(
             model=model,
             rl=rl,
             rl_targets=targets_view,
+            contention=contention_section(contention or ()),
         )
     )
     _write(path, html)

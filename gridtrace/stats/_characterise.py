@@ -394,6 +394,6 @@ def characterise(
         service_requests=service_requests(submit, run, arrays.cores, cores=p, bin_s=bin_s),
         idc=idc_curve(submit, points=idc_points),
         acf=interarrival_acf(submit, lags=acf_lags),
-        profiles=arrival_profiles(local_s),
+        profiles=arrival_profiles(local_s, None if arrays.origin is None else zone),
         flurries=flurry_table,
     )

@@ -64,31 +64,71 @@ def local_seconds(arrays: TraceArrays, zone: str) -> tuple[I64, str]:
     return seconds, f"local time in {zone}"
 
 
-def arrival_profiles(local_s: I64) -> pa.Table:
+def _hour_occurrences(local_s: I64, zone: str | None) -> tuple[I64, I64]:
+    """Return how often each local hour of day and of week occurred between the arrivals.
+
+    Without a zone every wall-clock hour of the span counts once. With one, the span is walked
+    in real time (quarter-hour steps, so zones offset by 30 or 45 minutes count right) and each
+    local hour counts the real hours it was on the clock: the hour skipped when clocks go
+    forward counts 0 that day, the hour repeated when they go back counts 2.
+    """
+    if local_s.size == 0:
+        return np.zeros(24, dtype=np.int64), np.zeros(168, dtype=np.int64)
+    first_hour = int(local_s.min()) // 3600 * 3600
+    last_hour = (int(local_s.max()) // 3600 + 1) * 3600
+    if zone is None:
+        hours = np.arange(first_hour // 3600, last_hour // 3600)
+        daily = np.bincount(hours % 24, minlength=24)
+        weekly = np.bincount((((hours // 24) + 3) % 7) * 24 + hours % 24, minlength=168)
+        return daily.astype(np.int64), weekly.astype(np.int64)
+    wall = pd.DatetimeIndex(pd.to_datetime([first_hour, last_hour], unit="s"))
+    # the earliest real instant of the first hour, the latest of the last one's end
+    start = wall[:1].tz_localize(zone, ambiguous=np.array([True]), nonexistent="shift_backward")
+    stop = wall[1:].tz_localize(zone, ambiguous=np.array([False]), nonexistent="shift_forward")
+    t0 = int(start.as_unit("s").asi8[0])
+    t1 = int(stop.as_unit("s").asi8[0])
+    quarters = pd.to_datetime(np.arange(t0, t1, 900), unit="s", utc=True)
+    local = pd.DatetimeIndex(quarters).tz_convert(zone).tz_localize(None)
+    q = np.asarray(local.values.astype("datetime64[s]").astype(np.int64), dtype=np.int64)
+    hour = (q // 3600) % 24
+    weekday = ((q // _DAY) + 3) % 7
+    daily = np.rint(np.bincount(hour, minlength=24) / 4.0).astype(np.int64)
+    weekly = np.rint(np.bincount(weekday * 24 + hour, minlength=168) / 4.0).astype(np.int64)
+    return daily, weekly
+
+
+def arrival_profiles(local_s: I64, zone: str | None = None) -> pa.Table:
     """Arrivals by hour of day (24 bins) and hour of week (168 bins, Monday 00:00 first).
 
     ``jobs`` counts the arrivals in a bin; ``per_hour`` divides them by how often that hour
-    occurs between the first and the last arrival, so that a weekday the span covers once is not
-    shown as a dip beside weekdays it covers twice. Compare bins with ``per_hour``.
+    occurred between the first and the last arrival, so that a weekday the span covers once is
+    not shown as a dip beside weekdays it covers twice. With the site's ``zone``, hours are
+    counted in real time: on the day clocks go forward the skipped hour does not occur, on the
+    day they go back the repeated hour occurs twice, so daylight-saving changes leave no dip
+    or bump in ``per_hour``. Compare bins with ``per_hour``.
+
+    Parameters
+    ----------
+    local_s : ndarray of int64
+        Arrivals as seconds since 1970-01-01 on the local wall clock (:func:`local_seconds`).
+    zone : str, optional
+        The IANA zone ``local_s`` was converted to; None counts every wall-clock hour once
+        (right for UTC and for traces without an origin).
 
     Returns
     -------
     pyarrow.Table
         Columns ``profile`` ("daily" or "weekly"), ``bin`` (hour), ``jobs``, ``fraction`` (of
-        all arrivals), ``occurrences`` (of that hour in the span) and ``per_hour`` (mean
-        arrivals in one occurrence of it; null for an hour the span never covers).
+        all arrivals), ``occurrences`` (real hours on the clock at that hour in the span) and
+        ``per_hour`` (mean arrivals in one occurrence of it; null for an hour the span never
+        covers).
     """
     hour = (local_s // 3600) % 24
     weekday = ((local_s // _DAY) + 3) % 7  # 1970-01-01 was a Thursday (Monday = 0)
     daily = np.bincount(hour, minlength=24)
     weekly = np.bincount(weekday * 24 + hour, minlength=168)
     total = max(int(local_s.size), 1)
-    if local_s.size:
-        hours = np.arange(int(local_s.min()) // 3600, int(local_s.max()) // 3600 + 1)
-    else:
-        hours = np.zeros(0, dtype=np.int64)
-    seen_daily = np.bincount(hours % 24, minlength=24)
-    seen_weekly = np.bincount((((hours // 24) + 3) % 7) * 24 + hours % 24, minlength=168)
+    seen_daily, seen_weekly = _hour_occurrences(local_s, zone)
     jobs = np.concatenate((daily, weekly)).astype(np.int64)
     seen = np.concatenate((seen_daily, seen_weekly)).astype(np.int64)
     per_hour = np.divide(jobs, seen, out=np.zeros(jobs.size), where=seen > 0)

@@ -410,3 +410,44 @@ def test_a_phase_of_negligible_weight_is_left_out_and_said() -> None:
     assert "phase weights = [0.3, 0.7]" in text
     assert "2e+08" not in text  # the absurd mean of the empty phase
     assert "1 phase(s) of weight [3.5e-11] left out" in text
+
+
+def test_the_qq_plot_draws_the_walltime_limit_and_counts_the_draws_beyond_it(
+    traces: tuple[pa.Table, pa.Table],
+) -> None:
+    import numpy as np
+
+    trace, synthetic = traces
+    limit = 172_800.0  # 48 h, the largest request in the log
+    wall = np.full(trace.num_rows, 3_600.0)
+    wall[0] = limit
+    logged = trace.set_column(
+        trace.schema.get_field_index("walltime_req_s"),
+        "walltime_req_s",
+        pa.array(wall, pa.float64()),
+    )
+    run = synthetic.column("run_s").to_numpy().copy()
+    batch = np.flatnonzero(run > 900.0)
+    run[batch[:3]] = [2e6, 5e5, limit + 1.0]  # three draws beyond the limit
+    run[batch[3]] = limit  # at the limit is within it
+    drawn = synthetic.set_column(
+        synthetic.schema.get_field_index("run_s"), "run_s", pa.array(run, pa.float64())
+    )
+    view = fitted_model_section(FIT_SUMMARY, trace=logged, synthetic=drawn)
+    fact = view["facts"]["Synthetic runtimes beyond the walltime limit"]
+    assert fact.startswith(f"3 of {drawn.num_rows:,d} synthetic jobs")
+    assert "172,800 s (48 h" in fact
+    assert "longest draw is 2,000,000 s" in fact
+    assert "does not truncate" in fact
+    qq = view["figures"][0]
+    assert qq["id"] == "fig-model-qq"
+    assert "walltime limit (172,800 s)" in qq["caption"]
+    svg = str(qq["svg"])
+    assert "walltime limit 172,800 s" in svg  # the legend entry of the drawn line
+    assert "3 synthetic &gt; limit" in svg  # the batch panel's count
+    # without requests in the log nothing is claimed
+    plain = fitted_model_section(FIT_SUMMARY, trace=trace, synthetic=drawn)
+    assert "Synthetic runtimes beyond the walltime limit" not in plain["facts"]
+    assert "walltime limit" not in str(plain["figures"][0]["svg"])
+    # the interactive panel (runtimes <= 900 s) is not stretched to the limit: one line pair
+    assert str(qq["svg"]).count("synthetic &gt; limit") == 1

@@ -331,3 +331,15 @@ CONTENTION_SUMMARIES = [
     for w in CONTENTION_WORKLOADS
     for r in contention_regimes(w)
 ]
+
+
+def report_contention(wildcards):
+    """A workload's contention experiments for its report: each regime's summary and runs."""
+    if wildcards.workload not in CONTENTION_WORKLOADS:
+        return {}
+    base = f"sim/{wildcards.workload}/contention"
+    regimes = contention_regimes(wildcards.workload)
+    return {
+        "contention": [f"{base}/{r}/summary.json" for r in regimes],
+        "contention_runs": [f"{base}/{r}/runs.parquet" for r in regimes],
+    }

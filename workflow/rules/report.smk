@@ -6,6 +6,7 @@ rule report_workload:
         unpack(report_segments),
         unpack(report_model),
         unpack(report_rl),
+        unpack(report_contention),
         trace=report_trace,
         runs=workload_runs,
     output:

@@ -13,6 +13,7 @@ from gridtrace.report import (
     render_workload_report,
     rl_section,
 )
+from gridtrace.report._contention import RUN_COLUMNS
 from gridtrace.sim import read_result
 
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True)
@@ -46,6 +47,19 @@ if "rl_targets" in snakemake.input.keys():  # noqa: SIM118
     paths = snakemake.input.rl_targets
     for path in [paths] if isinstance(paths, str) else paths:
         rl_targets.append(rl_section(json.loads(Path(path).read_text())))
+contention = []
+if "contention" in snakemake.input.keys():  # noqa: SIM118
+    paths = snakemake.input.contention
+    runs_paths = snakemake.input.contention_runs
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    runs_paths = [runs_paths] if isinstance(runs_paths, str) else list(runs_paths)
+    for path, runs_path in zip(paths, runs_paths, strict=True):
+        summary = json.loads(Path(path).read_text())
+        # the per-run rows only, and only the columns the section shows (the files are large)
+        present = set(pq.read_schema(runs_path).names)
+        columns = [c for c in RUN_COLUMNS if c in present]
+        summary["runs"] = pq.read_table(runs_path, columns=columns).to_pylist()
+        contention.append(summary)
 figures = render_workload_report(
     snakemake.wildcards.workload,
     trace=trace,
@@ -57,5 +71,6 @@ figures = render_workload_report(
     model=model,
     rl=rl,
     rl_targets=rl_targets,
+    contention=contention,
 )
 write_text(snakemake.output.figures, json.dumps(figures, indent=2, default=str) + "\n")

@@ -590,6 +590,226 @@ def _action_mix(
     return {"interactive_share": share, "decisions": [float(x) for x in n]}
 
 
+# --- series for the report's figures (additive: summary["series"]'s extra keys) -------------------
+
+SERIES_POINTS = 240
+"""Most points of any time series the summary keeps (the report draws them as they are)."""
+
+QUANTILE_PROBS: tuple[float, ...] = tuple(
+    [round(p, 4) for p in np.linspace(0.0, 0.99, 100)] + [0.992, 0.994, 0.996, 0.998, 0.999, 1.0]
+)
+"""Probabilities at which the wait and W quantiles of each class are kept."""
+
+_LONG_WAITS_KEPT = 200
+
+
+def _r(x: float) -> float | None:
+    """Round to 5 significant digits for JSON (None for a non-finite value)."""
+    return float(f"{x:.5g}") if math.isfinite(x) else None
+
+
+def _thin(n: int, most: int = SERIES_POINTS) -> NDArray[np.int64]:
+    """Return the indices of at most ``most`` evenly spread points of ``n`` (ends kept)."""
+    if n <= most:
+        return np.arange(n, dtype=np.int64)
+    return np.unique(np.round(np.linspace(0, n - 1, most)).astype(np.int64))
+
+
+def _step_integral(
+    times: NDArray[np.float64], values: NDArray[np.float64], edges: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Integral over each bin of a step function (``values[k]`` from ``times[k]``, 0 before)."""
+    if times.size == 0:
+        return np.zeros(len(edges) - 1)
+    cum = np.concatenate(([0.0], np.cumsum(values[:-1] * np.diff(times))))
+    k = np.searchsorted(times, edges, side="right") - 1
+    at = np.where(
+        k >= 0,
+        cum[np.maximum(k, 0)] + values[np.maximum(k, 0)] * (edges - times[np.maximum(k, 0)]),
+        0.0,
+    )
+    return np.diff(at)
+
+
+def _floor_spans(
+    times: NDArray[np.float64], sizes: NDArray[np.int64], floor: int, end_s: float
+) -> list[list[float]]:
+    """Return the [start, end] spans (seconds) when the pool held at most ``floor`` cores."""
+    spans: list[list[float]] = []
+    stops = np.concatenate((times[1:], [end_s]))
+    for a, b, p in zip(times, stops, sizes, strict=True):
+        if p > floor or b <= a:
+            continue
+        if spans and a <= spans[-1][1]:
+            spans[-1][1] = float(b)
+        else:
+            spans.append([float(a), float(b)])
+    if len(spans) > SERIES_POINTS // 2:  # keep the longest, in time order
+        keep = sorted(sorted(spans, key=lambda s: s[0] - s[1])[: SERIES_POINTS // 2])
+        spans = keep
+    return [[_r(a) or 0.0, _r(b) or 0.0] for a, b in spans]
+
+
+def _pool_series(result: SimulationResult, t0: float, floor: int | None) -> dict[str, Any]:
+    """Pool size (bin mean, min, max) and utilisation (busy / provisioned core-s) per time bin."""
+    jobs = result.jobs
+    times, sizes = result.pool_timeline
+    end = float(np.max(jobs.column("end_s").to_numpy())) if jobs.num_rows else t0
+    edges = np.linspace(t0, max(end, t0 + 1.0), SERIES_POINTS + 1)
+    t = np.asarray(times, dtype=np.float64)
+    p = np.asarray(sizes, dtype=np.float64)
+    provisioned = _step_integral(t, p, edges)
+    start = jobs.column("start_s").to_numpy()
+    stop = jobs.column("end_s").to_numpy()
+    cores = np.asarray(jobs.column("cores").to_numpy(), dtype=np.float64)
+    ev = np.concatenate((start, stop))
+    order = np.argsort(ev, kind="stable")
+    busy = _step_integral(ev[order], np.cumsum(np.concatenate((cores, -cores))[order]), edges)
+    width = np.diff(edges)
+    lo = np.full(SERIES_POINTS, np.nan)
+    hi = np.full(SERIES_POINTS, np.nan)
+    if t.size:
+        # the size in force at each bin's start, and every change inside the bin
+        k0 = np.clip(np.searchsorted(t, edges[:-1], side="right") - 1, 0, t.size - 1)
+        k1 = np.clip(np.searchsorted(t, edges[1:], side="left") - 1, 0, t.size - 1)
+        for b in range(SERIES_POINTS):
+            seg = p[k0[b] : max(k1[b], k0[b]) + 1]
+            lo[b], hi[b] = float(seg.min()), float(seg.max())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        util = np.where(provisioned > 0, busy / provisioned, np.nan)
+    return {
+        "time_s": [_r(x) for x in 0.5 * (edges[:-1] + edges[1:])],
+        "pool_mean": [_r(x) for x in provisioned / width],
+        "pool_min": [_r(x) for x in lo],
+        "pool_max": [_r(x) for x in hi],
+        "utilisation": [_r(x) for x in util],
+        "floor": floor,
+    }
+
+
+def _quantiles(values: NDArray[np.float64]) -> list[float | None] | None:
+    ok = values[np.isfinite(values)]
+    if ok.size == 0:
+        return None
+    return [_r(float(x)) for x in np.quantile(ok, QUANTILE_PROBS)]
+
+
+def _series(
+    results: Mapping[str, Sequence[SimulationResult]],
+    *,
+    t0: float,
+    edges: NDArray[np.float64],
+    per_window: Mapping[str, Mapping[str, NDArray[np.float64]]],
+    shares: Mapping[str, float],
+    floor: int,
+    config: ContentionConfig,
+) -> dict[str, Any]:
+    """Return what the report's contention figures draw (``summary["series"]``).
+
+    Schema 1's ``fairness`` and ``elastic`` stay (empty); the other keys are added:
+
+    ``distributions``: per policy and class the wait and W quantiles at :data:`QUANTILE_PROBS`,
+    measured jobs of every run (all seeds) pooled. ``fairness_windows``: F over the sliding
+    daily and weekly windows (first run). ``pool``: elastic runs' pool size and utilisation per
+    time bin (first run) and, for every run, the spans at the floor. ``long_waits``: for every
+    run, the interactive jobs that waited over a day (submit time, wait; the longest
+    200). ``windows``: each policy's interactive mean W per test window (the intervals' units).
+    """
+    dist: dict[str, Any] = {}
+    fair: dict[str, Any] = {}
+    pool: dict[str, Any] = {}
+    long_waits: dict[str, list[dict[str, Any]]] = {}
+    for label, runs in results.items():
+        measured = [_measured(r, config) for r in runs]
+        inter = np.concatenate(
+            [
+                np.asarray(m.column("interactive").to_numpy(zero_copy_only=False), dtype=bool)
+                for m in measured
+            ]
+        )
+        wait = np.concatenate(
+            [np.asarray(m.column("wait_s").to_numpy(), dtype=np.float64) for m in measured]
+        )
+        w = np.concatenate([_f64(m.column("responsiveness")) for m in measured])
+        dist[label] = {
+            cls: {"n": int(mask.sum()), "wait_s": _quantiles(wait[mask]), "w": _quantiles(w[mask])}
+            for cls, mask in (("interactive", inter), ("batch", ~inter))
+        }
+        first = measured[0]
+        fair[label] = {}
+        for name, (length, step) in FAIRNESS_WINDOWS.items():
+            wf = windowed_fairness(
+                first.column("start_s").to_numpy(),
+                first.column("run_s").to_numpy(),
+                first.column("cores").to_numpy(),
+                first.column("vo"),
+                shares,
+                length_s=length,
+                step_s=step,
+            )
+            keep = _thin(wf.n_windows)
+            fair[label][name] = {
+                "length_s": length,
+                "start_s": [_r(x) for x in wf.start_s[keep]],
+                "value": [_r(x) for x in wf.value[keep]],
+            }
+        elastic_run = label in ("threshold", "rl-elastic")
+        if label in ELASTIC:
+            entry = _pool_series(runs[0], t0, floor if elastic_run else None)
+            entry["floor_spans"] = []
+            for i, r in enumerate(runs):
+                if not elastic_run:
+                    break
+                times, sizes = r.pool_timeline
+                end = float(np.max(r.jobs.column("end_s").to_numpy())) if r.jobs.num_rows else t0
+                entry["floor_spans"].append(
+                    {"seed_index": i, "spans": _floor_spans(times, sizes, floor, end)}
+                )
+            pool[label] = entry
+        long_waits[label] = []
+        for i, r in enumerate(runs):
+            jobs = r.jobs
+            ri = np.asarray(jobs.column("interactive").to_numpy(zero_copy_only=False), dtype=bool)
+            rw = np.asarray(jobs.column("wait_s").to_numpy(), dtype=np.float64)
+            over = np.flatnonzero(ri & (rw > 86_400.0))
+            if over.size == 0:
+                continue
+            top = over[np.argsort(-rw[over], kind="stable")[:_LONG_WAITS_KEPT]]
+            top = np.sort(top)
+            sub = np.asarray(jobs.column("submit_s").to_numpy(), dtype=np.float64)
+            long_waits[label].append(
+                {
+                    "seed_index": i,
+                    "count": int(over.size),
+                    "submit_s": [_r(x) for x in sub[top]],
+                    "wait_s": [_r(x) for x in rw[top]],
+                }
+            )
+    return {
+        "fairness": {},
+        "elastic": {},
+        "definition": (
+            "report series: wait and W quantiles per class (measured jobs, seeds pooled); "
+            "F over sliding daily/weekly windows, elastic pool size and utilisation per time bin "
+            "(first run; RL: first seed); pool-at-floor spans and interactive waits over a day "
+            "for every run; interactive mean W per test window"
+        ),
+        "time_origin_s": t0,
+        "quantile_probs": list(QUANTILE_PROBS),
+        "distributions": dist,
+        "fairness_windows": fair,
+        "pool": pool,
+        "long_waits": long_waits,
+        "windows": {
+            "edges_s": [_r(x) for x in edges],
+            "interactive_w_mean": {
+                label: [_r(float(x)) for x in pw["interactive_w_mean"]]
+                for label, pw in per_window.items()
+            },
+        },
+    }
+
+
 # --- agents -------------------------------------------------------------------------------------
 
 
@@ -1085,7 +1305,15 @@ def run_contention(
         "action_mix": mix,
         "elastic": elastic_info,
         "wall_s": {"total": wall_total, "test_runs": walls},
-        "series": {"fairness": {}, "elastic": {}},
+        "series": _series(
+            results,
+            t0=t0,
+            edges=edges,
+            per_window=per_window,
+            shares=shares,
+            floor=floor,
+            config=config,
+        ),
     }
     summary["verdict"] = _verdict(summary)
     return ExperimentResult(runs=_runs_table(rows), summary=_json_safe(summary))
