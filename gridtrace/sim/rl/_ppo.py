@@ -293,6 +293,9 @@ def train_ppo(
 
     env_config = env_config if env_config is not None else MultiResourceConfig()
     cfg = ppo_config if ppo_config is not None else PPOConfig()
+    given: tuple[object, object] = (env_config, cfg)  # checked: a swap is an easy mistake
+    if not isinstance(given[0], MultiResourceConfig) or not isinstance(given[1], PPOConfig):
+        raise ConfigError("train_ppo takes a MultiResourceConfig, then a PPOConfig")
     if cfg.torch_threads:
         torch.set_num_threads(cfg.torch_threads)
     vec = make_vec_env(env_config, cfg.n_envs, cfg.vec_env)
