@@ -230,3 +230,22 @@ def test_nothing_imports_torch() -> None:
         "assert 'stable_baselines3' not in sys.modules, 'sb3 imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_policy_that_only_waits_is_truncated_with_lower_bounds() -> None:
+    cfg = MultiResourceConfig()
+    jobs = multires_sequences(cfg, 1, rng=4)[0]
+    m = run_episode(cfg, jobs, lambda c: c.config.visible_slots)
+    assert m.jobs > 0
+    assert m.unfinished == m.jobs  # nothing ever started
+    assert m.makespan == jobs.steps + int(jobs.length.sum()) + 1  # the step limit
+    assert m.mean_slowdown >= 1
+    assert m.invalid_actions == 0
+
+
+def test_ppo_without_the_extra_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gridtrace.sim.rl._ppo import require_ppo
+
+    monkeypatch.setitem(sys.modules, "sb3_contrib", None)  # import fails as if not installed
+    with pytest.raises(ConfigError, match=r"gridtrace\[ppo\]"):
+        require_ppo()
