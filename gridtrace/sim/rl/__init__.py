@@ -76,6 +76,11 @@ from gridtrace.sim.rl._rewards import (
     Reward,
     TimeUtilityReward,
 )
+from gridtrace.sim.rl._rlsched_env import (
+    RLSchedulerDecision,
+    rlscheduler_decisions,
+    run_rlscheduler_agent,
+)
 from gridtrace.sim.rl._sarsa import sarsa_refit, sarsa_targets
 from gridtrace.sim.rl._scheduler import SarsaScheduler
 from gridtrace.sim.rl._transitions import TransitionStore
@@ -114,6 +119,7 @@ __all__ = [
     "ProvisioningFeatures",
     "QFunction",
     "QueueSlowdownReward",
+    "RLSchedulerDecision",
     "Regime",
     "ResponsivenessFairnessReward",
     "Reward",
@@ -133,9 +139,11 @@ __all__ = [
     "make_scheduling_env",
     "multires_sequences",
     "ppo_policy",
+    "rlscheduler_decisions",
     "run_contention",
     "run_episode",
     "run_experiment",
+    "run_rlscheduler_agent",
     "sarsa_refit",
     "sarsa_targets",
     "save_ppo",
