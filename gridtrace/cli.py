@@ -547,6 +547,58 @@ def _cmd_rl(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_ppo(args: argparse.Namespace) -> int:
+    from gridtrace.sim.rl import _ppo
+    from gridtrace.sim.rl._multires import MultiResourceConfig
+
+    if args.ppo_command == "train":
+        base = MultiResourceConfig(visible_slots=args.slots, episode_steps=args.episode_steps)
+        ppo_config = _ppo.PPOConfig(
+            total_timesteps=args.timesteps,
+            n_envs=args.envs,
+            vec_env=args.vec_env,
+            device=args.device,
+        )
+        load = base.workload.max_load if args.load == "max" else float(args.load)
+        run = _ppo.train_ppo(base.with_load(load), ppo_config, seed=args.seed)
+        out = _ppo.save_ppo(run, args.out)
+        last = run.learning_curve[-1] if run.learning_curve else {}
+        _say(
+            f"trained {run.model.num_timesteps} steps at load {load:.4g} in "
+            f"{run.train_seconds:.1f} s; last update's mean slowdown "
+            f"{last.get('mean_slowdown', float('nan')):.3g}; saved to {out}"
+        )
+        return 0
+    run = _ppo.load_ppo(args.policy, device=args.device)
+    max_load = run.env_config.workload.max_load
+    loads = (
+        [max_load if x == "max" else float(x) for x in args.loads.split(",")]
+        if args.loads
+        else None
+    )
+    rows, summary = _ppo.evaluate_ppo(run, loads=loads, sequences=args.sequences, seed=args.seed)
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    from gridtrace._atomic import write_text
+
+    write_text(out_dir / "evaluation.json", _ppo.summary_json(rows, summary))
+    _say("published PPO vs SJF: -45 % at 100 % load, -54 % at 190 %")
+    _say("  load  policy  mean slowdown [95 % interval]   vs SJF")
+
+    def num(x: float | None) -> str:
+        return "n/a" if x is None else f"{x:.3f}"
+
+    for r in summary:
+        rel = r["slowdown_vs_sjf"]
+        _say(
+            f"{100 * r['load']:5.1f} % {r['policy']:>7} {num(r['mean_slowdown']):>8} "
+            f"[{num(r['mean_slowdown_low'])}, {num(r['mean_slowdown_high'])}] "
+            + ("n/a" if rel is None else f"{100 * rel:+7.1f} %")
+        )
+    _say(f"written to {out_dir / 'evaluation.json'}")
+    return 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
@@ -818,6 +870,37 @@ def _build_parser() -> argparse.ArgumentParser:
     rl.add_argument("--published", help="key of the published numbers the setup matches")
     rl.add_argument("--name", help="workload name in outputs")
     rl.set_defaults(run=_cmd_rl)
+
+    ppo = commands.add_parser(
+        "ppo", help="PPO (stable-baselines3) on the multi-resource setup: train | evaluate"
+    )
+    ppo_commands = ppo.add_subparsers(dest="ppo_command", required=True)
+    ppo_train = ppo_commands.add_parser("train", help="train MaskablePPO; save policy + config")
+    ppo_train.add_argument("-o", "--out", required=True, help="folder for policy.zip, config.json")
+    ppo_train.add_argument(
+        "--load", default="1.0", help="offered load (1.0 = 100 %%), or 'max' (184.5 %%)"
+    )
+    ppo_train.add_argument(
+        "--timesteps", type=int, default=24 * 64 * 200, help="training budget (actions)"
+    )
+    ppo_train.add_argument("--envs", type=int, default=24, help="actors (default 24)")
+    ppo_train.add_argument("--vec-env", choices=("dummy", "subproc"), default="dummy")
+    ppo_train.add_argument("--slots", type=int, default=5, help="visible queue slots")
+    ppo_train.add_argument("--episode-steps", type=int, default=50, help="arrival steps")
+    ppo_train.add_argument("--seed", type=int, default=0, help="sb3 seed (default 0)")
+    ppo_train.add_argument("--device", default="auto", help="torch device (default auto)")
+    ppo_eval = ppo_commands.add_parser(
+        "evaluate", help="a trained policy vs SJF, Packer, Tetris, EASY, FIFO, random"
+    )
+    ppo_eval.add_argument("policy", help="a 'gridtrace ppo train' output folder")
+    ppo_eval.add_argument("-o", "--out", required=True, help="folder for evaluation.json")
+    ppo_eval.add_argument(
+        "--loads", help="comma-separated loads, 'max' allowed (default the training load)"
+    )
+    ppo_eval.add_argument("--sequences", type=int, default=10, help="job sequences per load")
+    ppo_eval.add_argument("--seed", type=int, default=1, help="seed of the evaluation sequences")
+    ppo_eval.add_argument("--device", default="auto", help="torch device (default auto)")
+    ppo.set_defaults(run=_cmd_ppo)
 
     report = commands.add_parser("report", help="trace + simulation runs -> HTML report")
     report.add_argument("runs", nargs="+", help="sim/<workload>/<policy>/seed<n>.parquet files")

@@ -47,6 +47,27 @@ from gridtrace.sim.rl._experiments import (
 from gridtrace.sim.rl._features import SchedulingFeatures
 from gridtrace.sim.rl._fitted_q import FittedQResult, fitted_q_iteration
 from gridtrace.sim.rl._gym import make_provisioning_env, make_scheduling_env
+from gridtrace.sim.rl._multires import (
+    MULTIRES_METRICS,
+    MULTIRES_POLICIES,
+    EpisodeMetrics,
+    MultiResourceCluster,
+    MultiResourceConfig,
+    MultiResPolicy,
+    evaluate_multires,
+    multires_sequences,
+    run_episode,
+    summarise_multires,
+)
+from gridtrace.sim.rl._ppo import (
+    PPOConfig,
+    PPORun,
+    evaluate_ppo,
+    load_ppo,
+    ppo_policy,
+    save_ppo,
+    train_ppo,
+)
 from gridtrace.sim.rl._qfunctions import ESNQ, MLPQ, QFunction
 from gridtrace.sim.rl._rewards import (
     IntervalReward,
@@ -55,6 +76,11 @@ from gridtrace.sim.rl._rewards import (
     Reward,
     TimeUtilityReward,
 )
+from gridtrace.sim.rl._rlsched_env import (
+    RLSchedulerDecision,
+    rlscheduler_decisions,
+    run_rlscheduler_agent,
+)
 from gridtrace.sim.rl._sarsa import sarsa_refit, sarsa_targets
 from gridtrace.sim.rl._scheduler import SarsaScheduler
 from gridtrace.sim.rl._transitions import TransitionStore
@@ -62,6 +88,7 @@ from gridtrace.sim.rl._transitions import TransitionStore
 if TYPE_CHECKING:
     from gridtrace.sim.rl._gym_envs import ProvisioningEnv as ProvisioningEnv
     from gridtrace.sim.rl._gym_envs import SchedulingEnv as SchedulingEnv
+    from gridtrace.sim.rl._multires_env import MultiResourceEnv as MultiResourceEnv
 
 __all__ = [
     "BASELINES",
@@ -70,19 +97,29 @@ __all__ = [
     "CONTENTION_SCHEMA",
     "ESNQ",
     "MLPQ",
+    "MULTIRES_METRICS",
+    "MULTIRES_POLICIES",
     "PUBLISHED",
     "RUN_COLUMNS",
     "SUMMARY_SCHEMA",
     "AgentSeeds",
     "ContentionConfig",
     "ElasticProvisioner",
+    "EpisodeMetrics",
     "ExperimentConfig",
     "ExperimentResult",
     "FittedQResult",
     "IntervalReward",
+    "MultiResPolicy",
+    "MultiResourceCluster",
+    "MultiResourceConfig",
+    "MultiResourceEnv",
+    "PPOConfig",
+    "PPORun",
     "ProvisioningFeatures",
     "QFunction",
     "QueueSlowdownReward",
+    "RLSchedulerDecision",
     "Regime",
     "ResponsivenessFairnessReward",
     "Reward",
@@ -91,19 +128,30 @@ __all__ = [
     "TimeUtilityReward",
     "TransitionStore",
     "contention_regime",
+    "evaluate_multires",
+    "evaluate_ppo",
     "fitted_q_iteration",
     "interval_reward",
+    "load_ppo",
     "make_elastic_provisioner",
     "make_provisioning_env",
     "make_rl_scheduler",
     "make_scheduling_env",
+    "multires_sequences",
+    "ppo_policy",
+    "rlscheduler_decisions",
     "run_contention",
+    "run_episode",
     "run_experiment",
+    "run_rlscheduler_agent",
     "sarsa_refit",
     "sarsa_targets",
+    "save_ppo",
     "seed_interval",
+    "summarise_multires",
     "time_split",
     "time_splits",
+    "train_ppo",
 ]
 
 
@@ -116,4 +164,11 @@ def __getattr__(name: str) -> Any:
         from gridtrace.sim.rl import _gym_envs
 
         return getattr(_gym_envs, name)
+    if name == "MultiResourceEnv":
+        from gridtrace.sim.rl._gym import require_gymnasium
+
+        require_gymnasium()
+        from gridtrace.sim.rl import _multires_env
+
+        return _multires_env.MultiResourceEnv
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
