@@ -13,6 +13,7 @@ import logging
 import math
 import re
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from functools import lru_cache
 from os import PathLike
 from pathlib import Path
@@ -131,7 +132,11 @@ def _duration(x: Any) -> str:
 
 
 def _cell(x: Any, digits: int = 1) -> str:
-    """Format an aggregate cell as "mean [low, high]", else "mean ± half", else the mean."""
+    """Format an aggregate cell as ``mean [low, high] n=k`` (``mean n=1`` without an interval).
+
+    The interval is :func:`gridtrace.sim.mean_interval`'s: inside the values' range, so inside
+    the metric's; no ``±`` (a symmetric half-width would leave the range of a bounded metric).
+    """
     if not isinstance(x, Mapping):
         return _num(x, digits)
     if _is_missing(x.get("mean")):
@@ -139,10 +144,9 @@ def _cell(x: Any, digits: int = 1) -> str:
     text = _num(x["mean"], digits)
     low, high = x.get("low"), x.get("high")
     if not (_is_missing(low) or _is_missing(high)):
-        return f"{text} [{_num(low, digits)}, {_num(high, digits)}]"
-    half = x.get("half")
-    if not _is_missing(half):
-        text += f" ± {_num(half, digits)}"
+        text += f" [{_num(low, digits)}, {_num(high, digits)}]"
+    if x.get("n") is not None:
+        text += f" n={int(x['n'])}"
     return text
 
 
@@ -155,11 +159,11 @@ def _pct_cell(x: Any) -> str:
     text = f"{100.0 * float(x['mean']):.1f}"
     low, high = x.get("low"), x.get("high")
     if low is not None and high is not None and not (_is_missing(low) or _is_missing(high)):
-        return f"{text} [{100.0 * float(low):.1f}, {100.0 * float(high):.1f}] %"
-    half = x.get("half")
-    if half is not None and not _is_missing(half):
-        text += f" ± {100.0 * float(half):.1f}"
-    return text + " %"
+        text += f" [{100.0 * float(low):.1f}, {100.0 * float(high):.1f}]"
+    text += " %"
+    if x.get("n") is not None:
+        text += f" n={int(x['n'])}"
+    return text
 
 
 def _scoped_svg(svg: str, prefix: str) -> Markup:
@@ -642,23 +646,81 @@ def _best(rows: Sequence[Mapping[str, Any]], cls: str, metric: str, *, highest: 
     return min(scored)[1] if scored else None
 
 
-def _published_table(published: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Any] | None:
+_WORD = re.compile(r"[a-z0-9][a-z0-9_+-]*")
+
+
+def _our_metric(rows: Sequence[Mapping[str, Any]], label: str, metric: str) -> tuple[str, Any]:
+    """Find the policy a published label names and our cell of the metric it names.
+
+    The policy is the first of ours whose name is a word of the label (``FIFO, seed paper`` →
+    ``fifo``); the metric is read from its name: a class (interactive, batch, else all) and
+    W / responsiveness, bounded slowdown, or wait (mean, median, max). (None, None) if either
+    is not found.
+    """
+    words = set(_WORD.findall(label.lower()))
+    row = next((r for r in rows if str(r["name"]).lower() in words), None)
+    if row is None:
+        return "—", None
+    name = metric.lower()
+    cls = next((c for c in ("interactive", "batch") if c in name), "all")
+    stat = next((s for s in ("median", "max", "std") if s in name), "mean")
+    mwords = set(_WORD.findall(name)) | set(name.split())
+    if "w" in mwords or "responsiveness" in name:
+        key = f"responsiveness_{stat}" if stat != "max" else None
+    elif "wait" in name:
+        key = f"wait_{stat}_s"
+    else:
+        key = None
+    if key is None or f"{key}" not in _CLASS_METRICS:
+        return str(row["name"]), None
+    return str(row["name"]), _policy_cell(row, cls, key)
+
+
+def _published_table(
+    published: Mapping[str, Mapping[str, Any]] | None, rows: Sequence[Mapping[str, Any]]
+) -> dict[str, Any] | None:
+    """Lay published numbers beside ours (one row per number), as the RL section's side by side."""
     if not published:
         return None
-    columns: list[str] = []
-    for metrics in published.values():
-        for m in metrics:
-            if str(m) not in columns:
-                columns.append(str(m))
-    rows = []
+    out = []
     for label, metrics in published.items():
-        by_name = {str(k): v for k, v in metrics.items()}
-        values = []
-        for c in columns:
-            v = by_name.get(c)
-            values.append(_num(v, 3) if isinstance(v, int | float) else ("—" if v is None else v))
-        rows.append({"label": str(label), "cells": values})
-    return {"columns": columns, "rows": rows}
+        for metric, value in metrics.items():
+            policy, cell = _our_metric(rows, str(label), str(metric))
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            shown = _num(value, 3) if number else ("—" if value is None else str(value))
+            diff = agreement = None
+            ours = "—"
+            if cell is not None and not _is_missing(cell.get("mean")):
+                ours = _cell(cell, 3)
+                if number:
+                    diff = f"{float(cell['mean']) - float(value):+,.3f}"
+                    lo, hi = cell.get("low"), cell.get("high")
+                    lo = cell["mean"] if _is_missing(lo) else lo
+                    hi = cell["mean"] if _is_missing(hi) else hi
+                    inside = float(lo) <= float(value) <= float(hi)
+                    agreement = "reproduced" if inside else "not reproduced"
+            out.append(
+                {
+                    "label": str(label),
+                    "ours_label": policy,
+                    "metric": str(metric),
+                    "published": shown,
+                    "ours": ours,
+                    "difference": diff or "—",
+                    "agreement": agreement or "no run of ours",
+                    "reason": (
+                        "the published setup is not recorded beside this number"
+                        if agreement == "not reproduced"
+                        else ""
+                    ),
+                }
+            )
+    compared = [r for r in out if r["agreement"] != "no run of ours"]
+    return {
+        "rows": out,
+        "reproduced": sum(r["agreement"] == "reproduced" for r in compared),
+        "compared": len(compared),
+    }
 
 
 # --- the RL section ----------------------------------------------------------------------------
@@ -713,6 +775,286 @@ def _rl_targets_view(
     return out
 
 
+# --- the verdict --------------------------------------------------------------------------------
+
+_VERDICT_FLAGS_SHOWN = 4
+_EQUAL_F = 1e-3
+"""Mean F of every policy within this of each other: F is called the same for every policy."""
+
+
+def _interval_text(mean: Any, low: Any, high: Any, n: Any, digits: int = 3) -> str:
+    """``mean [low, high] n=k`` (the interval left out when missing)."""
+    if _is_missing(mean):
+        return "—"
+    text = f"{float(mean):.{digits}f}"
+    if not (_is_missing(low) or _is_missing(high)):
+        text += f" [{float(low):.{digits}f}, {float(high):.{digits}f}]"
+    if n is not None:
+        text += f" n={int(n)}"
+    return text
+
+
+def _kind(described: Mapping[str, Any], workload: str) -> str:
+    """``preset`` (a synthetic draw), ``demo`` (the generated demo site) or ``site`` (a log)."""
+    if described["synthetic"] is not None:
+        return "preset"
+    if str(described["site"]).lower() == "demo" or workload.lower().startswith("demo"):
+        return "demo"
+    return "site"
+
+
+def _period(described: Mapping[str, Any]) -> str:
+    """Return the submission span; for a log, its dates (UTC) too."""
+    span = described["span_s"]
+    days = "—" if _is_missing(span) else f"{float(span) / 86_400:,.1f} days"
+    if described["synthetic"] is None:
+        try:
+            start = datetime.fromisoformat(str(described["origin"]))
+        except ValueError:
+            return days
+        if not _is_missing(span):
+            end = start + timedelta(seconds=float(span))
+            return f"{start:%Y-%m-%d} to {end:%Y-%m-%d} ({days})"
+    return days
+
+
+def _policy_cell(row: Mapping[str, Any], cls: str, metric: str) -> Mapping[str, Any]:
+    return next(c for c in row["classes"] if c["name"] == cls)[metric]  # type: ignore[no-any-return]
+
+
+def _ranked(rows: Sequence[Mapping[str, Any]], get: Any) -> list[tuple[str, Mapping[str, Any]]]:
+    """Policies with a value, best (highest mean) first."""
+    scored = [(str(r["name"]), get(r)) for r in rows]
+    scored = [(name, c) for name, c in scored if not _is_missing(c.get("mean"))]
+    return sorted(scored, key=lambda x: (-float(x[1]["mean"]), x[0]))
+
+
+def _overlaps(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    lo_a, hi_a = a.get("low", a["mean"]), a.get("high", a["mean"])
+    lo_b, hi_b = b.get("low", b["mean"]), b.get("high", b["mean"])
+    if any(_is_missing(x) for x in (lo_a, hi_a, lo_b, hi_b)):
+        return bool(a["mean"] == b["mean"])
+    return bool(float(lo_a) <= float(hi_b) and float(lo_b) <= float(hi_a))
+
+
+def _best_text(ranked: list[tuple[str, Mapping[str, Any]]]) -> str:
+    """``sjf 0.904 [0.90, 0.91] n=3`` and the policies within noise of it."""
+    name, best = ranked[0]
+    text = (
+        f"{name} {_interval_text(best['mean'], best.get('low'), best.get('high'), best.get('n'))}"
+    )
+    tied = [n for n, c in ranked[1:] if _overlaps(best, c)]
+    if tied:
+        text += f" (within noise of {', '.join(tied)}: intervals overlap)"
+    return text
+
+
+def _same_runs(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Two policies gave the same waits and W on every class (same seeds)."""
+    for ca, cb in zip(a["classes"], b["classes"], strict=True):
+        for m in ("wait_mean_s", "wait_max_s", "responsiveness_mean"):
+            x, y = ca[m].get("mean"), cb[m].get("mean")
+            if _is_missing(x) != _is_missing(y) or (
+                not _is_missing(x) and not math.isclose(float(x), float(y), rel_tol=1e-9)
+            ):
+                return False
+    return True
+
+
+def _contention_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """RL's margin on interactive W over the contention regimes of one workload.
+
+    Returns ``text``, the regime quoted (the highest target load), its ``value`` and
+    ``outcome``, and the count of regimes per outcome; None without a margin.
+    """
+    margins = [
+        (r, r["metrics"]["interactive_w_mean"]["margin"])
+        for r in rows
+        if r["metrics"]["interactive_w_mean"]["margin"].get("value") is not None
+    ]
+    if not margins:
+        return None
+    outcomes: dict[str, int] = {}
+    for _, m in margins:
+        outcomes[str(m.get("outcome"))] = outcomes.get(str(m.get("outcome")), 0) + 1
+    row, m = max(margins, key=lambda x: (float(x[0]["target"] or 0.0), x[0]["how"]))
+    against = row["metrics"]["interactive_w_mean"]["best"].get("policy") or m.get("against")
+    quoted = _interval_text(m["value"], m.get("ci_low"), m.get("ci_high"), m.get("n"))
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))
+    load = "" if row["target"] is None else f" U {float(row['target']):.2f}"
+    text = (
+        f"under contention ({len(margins)} regime{'s' if len(margins) != 1 else ''}: {counts}); "
+        f"at {row['how']}{load}, RL − {against}: {quoted} ({m.get('outcome')})"
+    )
+    return {"text": text, "value": float(m["value"]), "outcome": m.get("outcome")}
+
+
+def _verdict(
+    workload: str,
+    described: Mapping[str, Any],
+    stats: WorkloadStats | None,
+    trace: pa.Table,
+    rows: Sequence[Mapping[str, Any]],
+    rl: Mapping[str, Any] | None,
+    rl_targets: Sequence[Mapping[str, Any]],
+    contention: Sequence[Mapping[str, Any]],
+    published: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """Build the verdict block (at most five lines, numbers first) and the key figures."""
+    kind = _kind(described, workload)
+    u = stats.utilisation if stats is not None else described["offered_load"]
+    what = {
+        "preset": f"synthetic draw of the preset {described['site']}",
+        "demo": "the generated demo site's log",
+        "site": f"site {described['site']}",
+    }[kind]
+    period = _period(described)
+    lines = [
+        {
+            "label": "Workload",
+            "text": (
+                f"{_thousands(described['jobs'])} jobs · P = {_thousands(described['cores'])} "
+                f"cores · U = {_num(u, 3)} · {period} · {what}"
+            ),
+        }
+    ]
+    notes: list[str] = []
+    best_w = best_f = None
+    if rows:
+        seeds = max(r["seeds"] for r in rows)
+        ranked_w = _ranked(rows, lambda r: _policy_cell(r, "interactive", "responsiveness_mean"))
+        ranked_f = _ranked(rows, lambda r: r["fairness_mean"])
+        parts = []
+        if ranked_w:
+            best_w = {"policy": ranked_w[0][0], "text": _best_text(ranked_w)}
+            parts.append(f"best on interactive W: {best_w['text']}")
+        if ranked_f:
+            means = [float(c["mean"]) for _, c in ranked_f]
+            if len(ranked_f) > 1 and max(means) - min(means) < _EQUAL_F:
+                best_f = {"policy": None, "text": f"the same for every policy ({means[0]:.3f})"}
+                parts.append(f"F {best_f['text']}")
+                notes.append(
+                    "F is the same for every policy: it is cumulative (each VO's usage since the "
+                    "start against its target share), and every policy that keeps the cores "
+                    "busy delivers the same work, so the order of the jobs barely moves it"
+                )
+            else:
+                best_f = {"policy": ranked_f[0][0], "text": _best_text(ranked_f)}
+                parts.append(f"best on F: {best_f['text']}")
+        else:
+            parts.append("F not measured (no VO target shares)")
+        by_name = {r["name"]: r for r in rows}
+        if "easy" in by_name and "fifo" in by_name and _same_runs(by_name["easy"], by_name["fifo"]):
+            cores = trace.column("cores").to_numpy() if trace.num_rows else np.zeros(0)
+            if cores.size and int(cores.max()) <= 1:
+                notes.append(
+                    "EASY equals FIFO: every job is serial (1 core), so the job at the head of "
+                    "the queue starts as soon as any core frees and there is never a hole to "
+                    "backfill"
+                )
+            else:
+                notes.append("EASY equals FIFO on these runs: backfilling found no hole to fill")
+        lines.append(
+            {
+                "label": "Scheduling",
+                "text": "; ".join(parts) + f" (Scheduling section's seeds, n = {seeds})",
+            }
+        )
+    else:
+        lines.append({"label": "Scheduling", "text": "no simulation results for this workload"})
+    rl_parts = []
+    margin = None
+    flags: list[str] = []
+    headlines = [s["headline"] for s in (rl, *rl_targets) if s and s.get("headline")]
+    if headlines:
+        head = headlines[0]
+        m, b = head.get("margin"), head.get("best_baseline")
+        if m is not None:
+            mode = f" ({m['mode']})" if m.get("mode") else ""
+            quoted = _interval_text(m["value"], m.get("ci_low"), m.get("ci_high"), m.get("n"))
+            rl_parts.append(
+                f"{m['variant']}{mode} − {m['against']} on interactive W: {quoted} "
+                f"({m.get('outcome')}; paired, RL evaluation seeds)"
+            )
+            margin = {"text": f"{quoted} ({m.get('outcome')})", "value": m["value"]}
+            margin["outcome"] = m.get("outcome")
+        elif b is not None:
+            rl_parts.append(f"best baseline {b['policy']}; no RL run compared with it")
+        for h in headlines:
+            flags.extend(h.get("flags") or [])
+    crow = [contention_row(c) for c in contention]
+    cont = _contention_summary(crow)
+    if cont is not None:
+        rl_parts.append(cont["text"])
+        if margin is None:
+            margin = {"text": cont["text"], "value": cont["value"], "outcome": cont["outcome"]}
+    for c in crow:
+        flags.extend(
+            f"{code} ({n} run{'s' if n != 1 else ''}, {c['how']} {_num(c['target'], 2)})"
+            for code, n in c["flags"].items()
+        )
+    lines.append(
+        {
+            "label": "RL",
+            "text": "; ".join(rl_parts) if rl_parts else "no RL experiment on this workload",
+        }
+    )
+    sides = [s["published"] for s in (rl, *rl_targets) if s and s.get("published")]
+    if published:
+        sides.append(published)
+    agreement = None
+    if sides:
+        done = sum(int(s.get("reproduced") or 0) for s in sides)
+        total = sum(int(s.get("compared") or 0) for s in sides)
+        missed = sorted(
+            {r["label"] for s in sides for r in s["rows"] if r["agreement"] == "not reproduced"}
+        )
+        text = f"{done} of {total} published numbers reproduced (inside our interval)"
+        if missed:
+            text += f"; not: {', '.join(missed)} — the side-by-side tables say why"
+        agreement = {"text": text, "reproduced": done, "compared": total}
+        lines.append({"label": "Published", "text": text})
+    else:
+        lines.append({"label": "Published", "text": "no published numbers for this workload"})
+    shown = flags[:_VERDICT_FLAGS_SHOWN]
+    if len(flags) > len(shown):
+        shown.append(f"and {len(flags) - len(shown)} more (RL section)")
+    flag_text = "; ".join(shown) if shown else "none"
+    if notes:
+        flag_text += ". " + ". ".join(notes)
+    lines.append({"label": "Flags", "text": flag_text})
+    return {
+        "lines": lines,
+        "kind": kind,
+        "period": period,
+        "u": u,
+        "best_w": best_w,
+        "best_f": best_f,
+        "rl_margin": margin,
+        "published": agreement,
+        "flags": flags,
+        "notes": notes,
+    }
+
+
+def _key_figure(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Return the index's small multiple: interactive W per policy with its interval and n."""
+    out = []
+    for r in rows:
+        c = _policy_cell(r, "interactive", "responsiveness_mean")
+        if not _is_missing(c.get("mean")):
+            out.append(
+                {
+                    "policy": str(r["name"]),
+                    "mean": float(c["mean"]),
+                    "low": c.get("low"),
+                    "high": c.get("high"),
+                    "n": c.get("n"),
+                }
+            )
+    return out
+
+
 def render_workload_report(
     workload: str,
     *,
@@ -727,6 +1069,7 @@ def render_workload_report(
     model: Mapping[str, Any] | None = None,
     rl: Mapping[str, Any] | None = None,
     rl_targets: Sequence[Mapping[str, Any]] | None = None,
+    contention: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Write the self-contained HTML report of one workload.
 
@@ -770,6 +1113,10 @@ def render_workload_report(
         under its ``title`` with its verdict, tables and figures; its settings are shown where
         they differ from those above. Element ids get the setting's label as a suffix
         (``rl-table2-infeasible``); those of ``rl`` are unchanged.
+    contention : sequence of mapping, optional
+        The ``summary.json`` of this workload's contention experiments
+        (:func:`gridtrace.sim.rl.run_contention`); the verdict quotes RL's margin in them and
+        their flags.
 
     Returns
     -------
@@ -777,8 +1124,13 @@ def render_workload_report(
         The key figures for the index page: ``workload``, ``href`` (relative to ``reports/``),
         ``path``, ``jobs``, ``cores``, ``utilisation`` (mean simulated utilisation under ``fifo``,
         else under the first policy; None without results), ``offered_load``,
-        ``interactive_share``, ``best_policy_interactive_w`` (highest mean interactive W) and
-        ``best_policy_wait`` (lowest mean wait over all jobs).
+        ``interactive_share``, ``best_policy_interactive_w`` (highest mean interactive W),
+        ``best_policy_wait`` (lowest mean wait over all jobs), and for the index's comparison:
+        ``kind`` (preset, demo or site), ``period``, ``u`` (utilisation factor U), ``best_w`` and
+        ``best_f`` (``policy``, ``text``), ``rl_margin`` (``text``, ``value``, ``outcome``),
+        ``published`` (``text``, ``reproduced``, ``compared``), ``flags``, ``verdict`` (the
+        verdict's lines) and ``key_figure`` (interactive W per policy: ``policy``, ``mean``,
+        ``low``, ``high``, ``n``).
 
     Raises
     ------
@@ -801,6 +1153,18 @@ def render_workload_report(
             logger.warning("%s: %s", workload, stats_note)
     rows = _policy_rows(results)
     notes = sorted({r["exclusion_note"] for r in rows if r["exclusion_note"]})
+    side = _published_table(published, rows)
+    verdict = _verdict(
+        workload,
+        described,
+        stats,
+        trace,
+        rows,
+        rl,
+        [x["section"] for x in targets_view],
+        contention or (),
+        side,
+    )
     html = (
         _environment()
         .get_template("workload.html.j2")
@@ -818,7 +1182,8 @@ def render_workload_report(
             scheduling_figures=_scheduling_figures(results),
             multi_seed=any(r["seeds"] > 1 for r in rows),
             exclusion_note="; ".join(notes) or "none",
-            published=_published_table(published),
+            published=side,
+            verdict=verdict,
             model=model,
             rl=rl,
             rl_targets=targets_view,
@@ -840,6 +1205,11 @@ def render_workload_report(
             rows, "interactive", "responsiveness_mean", highest=True
         ),
         "best_policy_wait": _best(rows, "all", "wait_mean_s", highest=False),
+        **{k: verdict[k] for k in ("kind", "period", "u", "best_w", "best_f", "rl_margin")},
+        "published": verdict["published"],
+        "flags": verdict["flags"] + verdict["notes"],
+        "verdict": [f"{line['label']}: {line['text']}" for line in verdict["lines"]],
+        "key_figure": _key_figure(rows),
     }
 
 
