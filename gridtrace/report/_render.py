@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from gridtrace import __version__
 from gridtrace._atomic import write_text
@@ -761,8 +761,14 @@ def _rl_targets_view(
         if reference is not None:
             above = reference.get("facts", {})
             facts = {k: v for k, v in facts.items() if above.get(k) != v}
-            if published == reference.get("published"):
-                published = None
+            above_pub = reference.get("published")
+            if published == above_pub or (
+                isinstance(published, Mapping)
+                and isinstance(above_pub, Mapping)
+                and published.get("key") == above_pub.get("key")
+                and published.get("source") == above_pub.get("source")
+            ):
+                published = None  # the same published numbers: shown once, above
         out.append(
             {
                 "section": {**section, "facts": facts, "published": published},
@@ -1213,12 +1219,105 @@ def render_workload_report(
     }
 
 
+_SORT_SCRIPT = """
+document.querySelectorAll('table.sortable').forEach(function (table) {
+  var heads = table.querySelectorAll('th.sortable');
+  heads.forEach(function (th, col) {
+    th.querySelector('button').addEventListener('click', function () {
+      var up = th.getAttribute('aria-sort') !== 'ascending';
+      heads.forEach(function (h) { h.removeAttribute('aria-sort'); });
+      th.setAttribute('aria-sort', up ? 'ascending' : 'descending');
+      var body = table.tBodies[0];
+      var rows = Array.prototype.slice.call(body.rows);
+      var key = function (r) { return r.cells[col].getAttribute('data-sort') || ''; };
+      rows.sort(function (a, b) {
+        var x = key(a), y = key(b), nx = parseFloat(x), ny = parseFloat(y);
+        var c = (isNaN(nx) || isNaN(ny)) ? x.localeCompare(y) : nx - ny;
+        if (x === '' || y === '') { c = (x === '') - (y === ''); return c; }
+        return up ? c : -c;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+});
+"""
+"""The index's only script: sorts a table by the clicked header (no network, no handlers in
+the markup); the rows keep their order without it."""
+
+_MULTIPLE_ROW = 18
+_MULTIPLE_LABEL = 96
+_MULTIPLE_PLOT = 170
+
+
+def _multiple_svg(points: Sequence[Mapping[str, Any]], title: str) -> Markup:
+    """Draw one small multiple: interactive W per policy (bar, interval whisker) on [0, 1].
+
+    Drawn here from numbers (not from SVG read back from a file), so the index inlines nothing
+    it did not write; names are escaped.
+    """
+    height = _MULTIPLE_ROW * len(points) + 26
+    width = _MULTIPLE_LABEL + _MULTIPLE_PLOT + 14
+    x0 = _MULTIPLE_LABEL
+
+    def x(v: float) -> float:
+        return x0 + _MULTIPLE_PLOT * min(max(v, 0.0), 1.0)
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" role="img" aria-label="{escape(title)}">'
+    ]
+    for i, p in enumerate(points):
+        y = 4 + i * _MULTIPLE_ROW
+        colour = escape(str(figures.policy_style(str(p["policy"]))["color"]))
+        mean = float(p["mean"])
+        tip = _interval_text(mean, p.get("low"), p.get("high"), p.get("n"))
+        parts.append(
+            f"<g><title>{escape(str(p['policy']))}: interactive W {escape(tip)}</title>"
+            f'<text x="{x0 - 6}" y="{y + 12}" text-anchor="end" font-size="12" '
+            f'fill="#1d2430">{escape(str(p["policy"])[:14])}</text>'
+            f'<rect x="{x0}" y="{y + 3}" width="{x(mean) - x0:.1f}" height="11" '
+            f'fill="{colour}" opacity="0.85"/>'
+        )
+        lo, hi = p.get("low"), p.get("high")
+        if lo is not None and hi is not None and not (_is_missing(lo) or _is_missing(hi)):
+            parts.append(
+                f'<line x1="{x(float(lo)):.1f}" x2="{x(float(hi)):.1f}" y1="{y + 8.5}" '
+                f'y2="{y + 8.5}" stroke="#1d2430" stroke-width="1.5"/>'
+            )
+        parts.append("</g>")
+    axis_y = 4 + _MULTIPLE_ROW * len(points) + 2
+    parts.append(
+        f'<line x1="{x0}" x2="{x(1.0)}" y1="{axis_y}" y2="{axis_y}" stroke="#5b6575"/>'
+        f'<text x="{x0}" y="{axis_y + 14}" font-size="11" fill="#5b6575">0</text>'
+        f'<text x="{x(1.0)}" y="{axis_y + 14}" font-size="11" text-anchor="end" '
+        f'fill="#5b6575">1</text>'
+        f'<text x="{(x0 + x(1.0)) / 2:.0f}" y="{axis_y + 14}" font-size="11" '
+        f'text-anchor="middle" fill="#5b6575">interactive W</text></svg>'
+    )
+    return Markup("".join(parts))
+
+
+def _sort_key(value: Any) -> str:
+    """Return a cell's ``data-sort``: a number as text, else lowercased text ('' if missing)."""
+    if _is_missing(value):
+        return ""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return repr(float(value))
+    return str(value).lower()
+
+
 def render_index(
     entries: Sequence[Mapping[str, Any]],
     out_path: str | PathLike[str],
     contention: Sequence[Mapping[str, Any]] = (),
 ) -> None:
-    """Write ``reports/index.html``, linking every workload report with its key figures.
+    """Write ``reports/index.html``: one comparable row per workload, sortable, and key figures.
+
+    Each row shows the workload's kind (site, preset or demo), jobs, cores, U, the best
+    baseline on interactive W and on F, RL's margin to the best baseline with its interval
+    (from the workload's RL experiment, else from its contention experiments), the published
+    agreement, flags and a link. A header click sorts the table (a few lines of inline script,
+    nothing fetched). Below, a small multiple per workload: interactive W per policy.
 
     Parameters
     ----------
@@ -1237,6 +1336,10 @@ def render_index(
         If a workload name is refused, or a link is not a relative path inside the reports
         folder (see :func:`check_report_link`).
     """
+    experiments = sorted(
+        (contention_row(summary) for summary in contention),
+        key=lambda r: (r["workload"], r["how"], r["target"]),
+    )
     rows = []
     for entry in entries:
         name = check_workload_name(str(entry["workload"]))
@@ -1247,20 +1350,63 @@ def render_index(
             "interactive_share": None,
             "best_policy_interactive_w": None,
             "best_policy_wait": None,
+            "kind": None,
+            "u": None,
+            "best_w": None,
+            "best_f": None,
+            "rl_margin": None,
+            "published": None,
+            "flags": [],
+            "key_figure": [],
             **entry,
         }
         row["workload"] = name
         row["href"] = check_report_link(str(entry.get("href") or f"{name}/index.html"))
+        if not row["rl_margin"]:
+            row["rl_margin"] = _contention_summary(
+                [c for c in experiments if c["workload"] == name]
+            )
+        if row["best_w"] is None and row["best_policy_interactive_w"]:
+            row["best_w"] = {"policy": row["best_policy_interactive_w"], "text": ""}
+        row["key_figure"] = [
+            p
+            for p in row["key_figure"] or []
+            if isinstance(p, Mapping) and not _is_missing(p.get("mean"))
+        ]
+        row["sort"] = {
+            "workload": _sort_key(name),
+            "kind": _sort_key(row["kind"]),
+            "jobs": _sort_key(row["jobs"]),
+            "cores": _sort_key(row["cores"]),
+            "u": _sort_key(row["u"] if row["u"] is not None else row["utilisation"]),
+            "best_w": _sort_key((row["best_w"] or {}).get("policy")),
+            "best_f": _sort_key(
+                (row["best_f"] or {}).get("policy") or (row["best_f"] or {}).get("text")
+            ),
+            "rl": _sort_key((row["rl_margin"] or {}).get("value")),
+            "published": _sort_key(
+                None
+                if not row["published"] or not row["published"].get("compared")
+                else row["published"]["reproduced"] / row["published"]["compared"]
+            ),
+            "flags": _sort_key(len(row["flags"] or [])),
+        }
+        row["multiple"] = (
+            _multiple_svg(row["key_figure"], f"{name}: interactive W per policy")
+            if row["key_figure"]
+            else None
+        )
         rows.append(row)
     rows.sort(key=lambda r: r["workload"])
-    experiments = sorted(
-        (contention_row(summary) for summary in contention),
-        key=lambda r: (r["workload"], r["how"], r["target"]),
-    )
     html = (
         _environment()
         .get_template("index.html.j2")
-        .render(entries=rows, contention=experiments, contention_metrics=_CONTENTION_METRICS)
+        .render(
+            entries=rows,
+            contention=experiments,
+            contention_metrics=_CONTENTION_METRICS,
+            sort_script=Markup(_SORT_SCRIPT),
+        )
     )
     _write(Path(out_path), html)
     logger.info("wrote the index of %d workload(s) to %s", len(rows), out_path)
