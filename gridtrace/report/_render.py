@@ -1263,7 +1263,7 @@ def _multiple_svg(points: Sequence[Mapping[str, Any]], title: str) -> Markup:
         return x0 + _MULTIPLE_PLOT * min(max(v, 0.0), 1.0)
 
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+        f'<svg viewBox="0 0 {width} {height}" '
         f'width="{width}" height="{height}" role="img" aria-label="{escape(title)}">'
     ]
     for i, p in enumerate(points):
