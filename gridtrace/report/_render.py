@@ -800,6 +800,13 @@ def _interval_text(mean: Any, low: Any, high: Any, n: Any, digits: int = 3) -> s
     return text
 
 
+def _margin_text(mean: Any, low: Any, high: Any, n: Any) -> str:
+    """Format a margin as :func:`_interval_text`, with 4 decimals where 3 would show -0.000."""
+    values = [abs(float(v)) for v in (mean, low, high) if not _is_missing(v) and float(v) != 0]
+    digits = 4 if values and min(values) < 0.0005 else 3
+    return _interval_text(mean, low, high, n, digits)
+
+
 def _kind(described: Mapping[str, Any], workload: str) -> str:
     """``preset`` (a synthetic draw), ``demo`` (the generated demo site) or ``site`` (a log)."""
     if described["synthetic"] is not None:
@@ -850,8 +857,11 @@ def _best_text(ranked: list[tuple[str, Mapping[str, Any]]]) -> str:
         f"{name} {_interval_text(best['mean'], best.get('low'), best.get('high'), best.get('n'))}"
     )
     tied = [n for n, c in ranked[1:] if _overlaps(best, c)]
-    if tied:
+    intervals = not (_is_missing(best.get("low")) or _is_missing(best.get("high")))
+    if tied and intervals:
         text += f" (within noise of {', '.join(tied)}: intervals overlap)"
+    elif tied:
+        text += f" (tied with {', '.join(tied)})"
     return text
 
 
@@ -885,7 +895,7 @@ def _contention_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | N
         outcomes[str(m.get("outcome"))] = outcomes.get(str(m.get("outcome")), 0) + 1
     row, m = max(margins, key=lambda x: (float(x[0]["target"] or 0.0), x[0]["how"]))
     against = row["metrics"]["interactive_w_mean"]["best"].get("policy") or m.get("against")
-    quoted = _interval_text(m["value"], m.get("ci_low"), m.get("ci_high"), m.get("n"))
+    quoted = _margin_text(m["value"], m.get("ci_low"), m.get("ci_high"), m.get("n"))
     counts = ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))
     load = "" if row["target"] is None else f" U {float(row['target']):.2f}"
     text = (
@@ -925,6 +935,7 @@ def _verdict(
         }
     ]
     notes: list[str] = []
+    tags: list[str] = []  # the notes in a few words, for the index
     best_w = best_f = None
     if rows:
         seeds = max(r["seeds"] for r in rows)
@@ -939,6 +950,7 @@ def _verdict(
             if len(ranked_f) > 1 and max(means) - min(means) < _EQUAL_F:
                 best_f = {"policy": None, "text": f"the same for every policy ({means[0]:.3f})"}
                 parts.append(f"F {best_f['text']}")
+                tags.append("F equal for every policy (cumulative)")
                 notes.append(
                     "F is the same for every policy: it is cumulative (each VO's usage since the "
                     "start against its target share), and every policy that keeps the cores "
@@ -953,12 +965,14 @@ def _verdict(
         if "easy" in by_name and "fifo" in by_name and _same_runs(by_name["easy"], by_name["fifo"]):
             cores = trace.column("cores").to_numpy() if trace.num_rows else np.zeros(0)
             if cores.size and int(cores.max()) <= 1:
+                tags.append("EASY = FIFO (serial jobs)")
                 notes.append(
                     "EASY equals FIFO: every job is serial (1 core), so the job at the head of "
                     "the queue starts as soon as any core frees and there is never a hole to "
                     "backfill"
                 )
             else:
+                tags.append("EASY = FIFO")
                 notes.append("EASY equals FIFO on these runs: backfilling found no hole to fill")
         lines.append(
             {
@@ -977,7 +991,7 @@ def _verdict(
         m, b = head.get("margin"), head.get("best_baseline")
         if m is not None:
             mode = f" ({m['mode']})" if m.get("mode") else ""
-            quoted = _interval_text(m["value"], m.get("ci_low"), m.get("ci_high"), m.get("n"))
+            quoted = _margin_text(m["value"], m.get("ci_low"), m.get("ci_high"), m.get("n"))
             rl_parts.append(
                 f"{m['variant']}{mode} − {m['against']} on interactive W: {quoted} "
                 f"({m.get('outcome')}; paired, RL evaluation seeds)"
@@ -1016,6 +1030,8 @@ def _verdict(
             {r["label"] for s in sides for r in s["rows"] if r["agreement"] == "not reproduced"}
         )
         text = f"{done} of {total} published numbers reproduced (inside our interval)"
+        if not total:
+            text = "published numbers given, but none matches a run of ours (see the tables)"
         if missed:
             text += f"; not: {', '.join(missed)} — the side-by-side tables say why"
         agreement = {"text": text, "reproduced": done, "compared": total}
@@ -1027,7 +1043,7 @@ def _verdict(
         shown.append(f"and {len(flags) - len(shown)} more (RL section)")
     flag_text = "; ".join(shown) if shown else "none"
     if notes:
-        flag_text += ". " + ". ".join(notes)
+        flag_text += ". Note: " + ". ".join(notes)
     lines.append({"label": "Flags", "text": flag_text})
     return {
         "lines": lines,
@@ -1040,6 +1056,7 @@ def _verdict(
         "published": agreement,
         "flags": flags,
         "notes": notes,
+        "tags": tags,
     }
 
 
@@ -1213,7 +1230,7 @@ def render_workload_report(
         "best_policy_wait": _best(rows, "all", "wait_mean_s", highest=False),
         **{k: verdict[k] for k in ("kind", "period", "u", "best_w", "best_f", "rl_margin")},
         "published": verdict["published"],
-        "flags": verdict["flags"] + verdict["notes"],
+        "flags": verdict["flags"] + verdict["tags"],
         "verdict": [f"{line['label']}: {line['text']}" for line in verdict["lines"]],
         "key_figure": _key_figure(rows),
     }

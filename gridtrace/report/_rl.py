@@ -225,7 +225,7 @@ def side_by_side(
                     diff, agreement, text, label = None, "no run of ours", "—", "—"
                 rows.append(
                     {
-                        "label": f"{variant}, {cls}",
+                        "label": f"{variant} ({cls})",
                         "ours_label": label,
                         "metric": name,
                         "published": shown,

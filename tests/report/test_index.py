@@ -106,5 +106,5 @@ def test_rl_margin_falls_back_on_the_contention_experiments(tmp_path: Path) -> N
     e = entry("lpc-segment", 10, None)
     render_index([e], tmp_path / "index.html", [summary])
     html = (tmp_path / "index.html").read_text(encoding="utf-8")
-    assert "RL − sjf-est: -0.005 [-0.017, -0.000] n=10" in html
+    assert "RL − sjf-est: -0.0050 [-0.0170, -0.0001] n=10" in html  # -0.000 would hide the sign
     assert 'id="contention"' in html  # the contention experiments' table stays

@@ -181,9 +181,9 @@ def test_side_by_side_tables(mm50, summary, tmp_path: Path) -> None:
     assert side["key"] == "MM50-20"
     # one row per published number and run of ours; the generic "rl" matches each RL variant
     variants = {(r["label"], r["ours_label"]) for r in side["rows"]}
-    assert ("fifo, interactive", "fifo") in variants
-    assert ("rl, interactive", "rl-mlp (frozen)") in variants
-    assert ("rl, interactive", "rl-esn (frozen)") in variants
+    assert ("fifo (interactive)", "fifo") in variants
+    assert ("rl (interactive)", "rl-mlp (frozen)") in variants
+    assert ("rl (interactive)", "rl-esn (frozen)") in variants
     for r in side["rows"]:
         assert r["agreement"] in ("reproduced", "not reproduced")
         if r["agreement"] == "not reproduced":
