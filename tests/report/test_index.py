@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
+from html import unescape
 from pathlib import Path
 
 from gridtrace.report import render_index
@@ -70,6 +73,14 @@ def test_sorting_script_is_inline_and_offline(tmp_path: Path) -> None:
     for fetches in ("fetch(", "XMLHttpRequest", "import(", "http", "src", "eval("):
         assert fetches not in scripts[0]
     assert not re.search(r"\son\w+=", html)  # no handlers in the markup
+    # the page's Content-Security-Policy allows this script and nothing from the network
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode()).digest()).decode()
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', html)
+    assert policy is not None
+    assert unescape(policy.group(1)) == (
+        f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+        f"script-src 'sha256-{digest}'"
+    )
 
 
 def test_small_multiples_are_drawn_from_numbers_and_escape_names(tmp_path: Path) -> None:

@@ -167,6 +167,7 @@ def test_intervals_stay_in_range_and_show_n(mm50, summary, tmp_path: Path) -> No
     )
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "±" not in html
+    assert "script-src &#39;none&#39;" in html  # a report runs no script at all
     scheduling = html.split('<section id="scheduling">', 1)[1].split("</section>", 1)[0]
     cells = INTERVAL.findall(scheduling)
     assert cells
