@@ -213,3 +213,67 @@ def test_side_by_side_tables(mm50, summary, tmp_path: Path) -> None:
     mean = sum(r.summary["classes"]["interactive"]["responsiveness_mean"] for r in fifo_w) / 2
     assert f"{mean - 0.62:+,.3f}" in scheduling
     assert '<td class="published">0.620</td>' in scheduling
+
+
+def _agg(variant: str, family: str, mode: str, w: float, low: float, high: float) -> dict:
+    metric = {"mean": w, "ci_low": low, "ci_high": high, "n": 10}
+    return {
+        "variant": variant,
+        "family": family,
+        "mode": mode,
+        "metrics": {"interactive_w_mean": metric},
+    }
+
+
+def test_side_by_side_of_the_egee_analogue_reads_bounds_and_generic_names() -> None:
+    """'rigid rl' and 'elastic rl' match every such variant (frozen); '>=' rows compare the top."""
+    from gridtrace.report._rl import side_by_side
+    from gridtrace.sim.rl import PUBLISHED
+
+    published = {**PUBLISHED["LPC-EGEE"], "key": "LPC-EGEE"}
+    aggregate = [
+        _agg("native", "native", "baseline", 0.62, 0.62, 0.62),
+        _agg("rig-est-0.5", "rl", "frozen", 0.70, 0.65, 0.75),
+        _agg("rig-est-0.5", "rl", "continuing", 0.99, 0.98, 1.0),  # not compared: learning on
+        _agg("rig-est-slowdown", "rl", "frozen", 0.99, 0.98, 1.0),  # not the research's reward
+        _agg("ela-ora-1", "rl", "frozen", 0.97, 0.95, 0.99),
+    ]
+    side = side_by_side(published, aggregate)
+    assert side is not None
+    rows = {(r["label"], r["ours_label"]): r for r in side["rows"]}
+    assert set(rows) == {
+        ("native (interactive)", "native"),
+        ("rigid rl (interactive)", "rig-est-0.5 (frozen)"),
+        ("elastic rl (interactive)", "ela-ora-1 (frozen)"),
+    }
+    native = rows[("native (interactive)", "native")]
+    assert native["published"] == "0.630"
+    assert native["ours"] == "0.620 [0.620, 0.620] n=10"
+    assert native["difference"] == "-0.010"
+    assert native["agreement"] == "not reproduced"
+    assert "2006" in native["reason"]  # a different trace, said in plain words
+    elastic = rows[("elastic rl (interactive)", "ela-ora-1 (frozen)")]
+    assert elastic["published"] == ">=0.960"
+    assert elastic["agreement"] == "reproduced"  # our interval reaches 0.96
+    assert elastic["reason"] == ""
+    assert (side["reproduced"], side["compared"]) == (1, 3)
+
+
+def test_one_seed_says_tied_not_within_noise(tmp_path: Path) -> None:
+    trace = generate_preset_trace("MM50-20", rng=3, size=600)
+    results = {
+        p: [simulate(trace, policy=p, warmup_jobs=50, drain_jobs=50)] for p in ("fifo", "easy")
+    }
+    render_workload_report(
+        "MM50-20",
+        trace=trace,
+        results=results,
+        out_path=tmp_path / "r.html",
+        published={"nobody's policy": {"interactive W mean": 0.5}},
+    )
+    block = verdict_of((tmp_path / "r.html").read_text(encoding="utf-8"))
+    assert re.search(
+        r"best on interactive W: (easy|fifo) [\d.]+ n=1 \(tied with (easy|fifo)\)", block
+    )
+    assert "within noise" not in block  # one seed: no interval, no noise to speak of
+    assert "published numbers given, but none matches a run of ours" in block
