@@ -22,7 +22,7 @@ from typing import Any
 from gridtrace.errors import ConfigError
 from gridtrace.report import _figures as figures
 
-__all__ = ["rl_headline", "rl_section", "side_by_side"]
+__all__ = ["headline_text", "rl_headline", "rl_section", "side_by_side"]
 
 _CLASSES = ("interactive", "batch", "all")
 # F-over-time lines: the reference baselines and the frozen RL runs (the figure stays readable)
@@ -393,6 +393,33 @@ def rl_headline(summary: Mapping[str, Any], metric: str = "interactive_w_mean") 
     }
 
 
+def _short(m: Mapping[str, Any] | None, value: str) -> str:
+    """Format ``value`` / ``ci_low`` / ``ci_high`` / ``n`` of ``m`` as ``x [lo, hi] n=k``."""
+    if not m or _missing(m.get(value)):
+        return "—"
+    vals = [m.get(value), m.get("ci_low"), m.get("ci_high")]
+    small = [abs(x) for x in map(_value, vals) if x is not None and x != 0.0]
+    digits = 4 if small and min(small) < 0.0005 else 3
+    return _ci({"mean": m[value], "ci_low": vals[1], "ci_high": vals[2], "n": m.get("n")}, digits)
+
+
+def headline_text(headline: Mapping[str, Any]) -> str:
+    """One line, numbers first: the best baseline, RL's margin to it, and the flags."""
+    parts = []
+    best, margin = headline.get("best_baseline"), headline.get("margin")
+    if best:
+        parts.append(f"best baseline on interactive W: {best['policy']} {_short(best, 'mean')}")
+    if margin:
+        mode = f" ({margin['mode']})" if margin.get("mode") else ""
+        parts.append(
+            f"best RL {margin['variant']}{mode} − {margin['against']}: "
+            f"{_short(margin, 'value')} ({margin.get('outcome')}, paired)"
+        )
+    flags = headline.get("flags") or []
+    parts.append("flags: " + ("; ".join(flags) if flags else "none"))
+    return "; ".join(parts)
+
+
 def rl_section(summary: Mapping[str, Any]) -> dict[str, Any]:
     """Build the RL section from an RL experiment summary.
 
@@ -532,7 +559,8 @@ def rl_section(summary: Mapping[str, Any]) -> dict[str, Any]:
         "table2": table2,
         "shares": shares,
         "published": pub,
-        "headline": rl_headline(summary),
+        "headline": (headline := rl_headline(summary)),
+        "headline_text": headline_text(headline),
         "agents": agents,
         "figures": figs,
         "has_es": bool(es),

@@ -92,6 +92,11 @@ def test_verdict_of_a_preset_with_rl_and_published(mm50, summary, tmp_path: Path
     # MM50-20 has published numbers: how many are reproduced, and which are not
     assert re.search(r"\d+ of \d+ published numbers reproduced", lines[3])
     assert key["published"]["compared"] >= 3
+    # the RL section opens with the same numbers in one line; its long verdict is folded away
+    rl = html.split('<section id="rl">', 1)[1]
+    assert rl.index("<strong>In short.</strong> best baseline on interactive W: ") < rl.index(
+        "<summary>The experiment's verdict in full</summary>"
+    )
 
 
 def test_verdict_of_a_site_with_contention(mm50, tmp_path: Path) -> None:
