@@ -986,7 +986,8 @@ def _verdict(
         lines.append(
             {
                 "label": "Scheduling",
-                "text": "; ".join(parts) + f" (Scheduling section's seeds, n = {seeds})",
+                "text": f"over the Scheduling section's {seeds} seed{'s' if seeds != 1 else ''}: "
+                + "; ".join(parts),
             }
         )
     else:
@@ -1001,8 +1002,14 @@ def _verdict(
         if m is not None:
             mode = f" ({m['mode']})" if m.get("mode") else ""
             quoted = _margin_text(m["value"], m.get("ci_low"), m.get("ci_high"), m.get("n"))
+            against = str(m["against"])
+            if b is not None and b["policy"] != against:  # RL was not compared with the best
+                best_text = _interval_text(b["mean"], b.get("ci_low"), b.get("ci_high"), b.get("n"))
+                against += (
+                    f" (the best baseline RL was compared with; best: {b['policy']} {best_text})"
+                )
             rl_parts.append(
-                f"{m['variant']}{mode} − {m['against']} on interactive W: {quoted} "
+                f"{m['variant']}{mode} − {against} on interactive W: {quoted} "
                 f"({m.get('outcome')}; paired, RL evaluation seeds)"
             )
             margin = {"text": f"{quoted} ({m.get('outcome')})", "value": m["value"]}

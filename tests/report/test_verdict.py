@@ -282,3 +282,37 @@ def test_one_seed_says_tied_not_within_noise(tmp_path: Path) -> None:
     )
     assert "within noise" not in block  # one seed: no interval, no noise to speak of
     assert "published numbers given, but none matches a run of ours" in block
+
+
+def test_rl_margin_is_against_the_best_baseline_it_was_compared_with(
+    mm50, summary, tmp_path: Path
+) -> None:
+    from gridtrace.report._rl import rl_headline
+
+    head = rl_headline(summary)
+    compared = {c["baseline"] for c in summary["comparison"]}
+    assert head["margin"]["against"] in compared
+    best_compared = max(
+        (a for a in summary["aggregate"] if a["variant"] in compared and a["family"] == "baseline"),
+        key=lambda a: a["metrics"]["interactive_w_mean"]["mean"],
+    )
+    assert head["margin"]["against"] == best_compared["variant"]
+    # the margin quoted is the best RL variant's (largest paired difference)
+    margins = [
+        c["mean_difference"]
+        for c in summary["comparison"]
+        if c["baseline"] == head["margin"]["against"] and c["metric"] == "interactive_w_mean"
+    ]
+    assert head["margin"]["value"] == max(margins)
+    # a better baseline that RL was not compared with is named beside the margin
+    trace, results = mm50
+    section = rl_section(summary)
+    best = {"policy": "oracle-x", "mean": 0.99, "ci_low": 0.98, "ci_high": 1.0, "n": 2}
+    section["headline"] = {**section["headline"], "best_baseline": best}
+    render_workload_report(
+        "MM50-20", trace=trace, results=results, out_path=tmp_path / "r.html", rl=section
+    )
+    block = verdict_of((tmp_path / "r.html").read_text(encoding="utf-8"))
+    assert (
+        "(the best baseline RL was compared with; best: oracle-x 0.990 [0.980, 1.000] n=2)" in block
+    )
