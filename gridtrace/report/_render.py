@@ -906,12 +906,33 @@ def _contention_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | N
     against = row["metrics"]["interactive_w_mean"]["best"].get("policy") or m.get("against")
     quoted = _margin_text(m["value"], m.get("ci_low"), m.get("ci_high"), m.get("n"))
     counts = ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))
-    load = "" if row["target"] is None else f" U {float(row['target']):.2f}"
     text = (
         f"under contention ({len(margins)} regime{'s' if len(margins) != 1 else ''}: {counts}); "
-        f"at {row['how']}{load}, RL − {against}: {quoted} ({m.get('outcome')})"
+        f"at {row['label']}, RL − {against}: {quoted} ({m.get('outcome')})"
     )
     return {"text": text, "value": float(m["value"]), "outcome": m.get("outcome")}
+
+
+def _contention_flags(summaries: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Count the contention experiments' flags by code, with the policies and regimes raising them.
+
+    ``POOL_AT_FLOOR: rl-elastic, threshold (67 runs in 10 of 11 regimes)``.
+    """
+    runs: dict[str, int] = {}
+    policies: dict[str, set[str]] = {}
+    regimes: dict[str, set[int]] = {}
+    for i, summary in enumerate(summaries):
+        for policy, raised in (summary.get("flags") or {}).items():
+            for flag in raised or ():
+                code = str(flag.get("code", "flag")) if isinstance(flag, Mapping) else str(flag)
+                runs[code] = runs.get(code, 0) + 1
+                policies.setdefault(code, set()).add(str(policy))
+                regimes.setdefault(code, set()).add(i)
+    return [
+        f"{code}: {', '.join(sorted(policies[code]))} ({n} run{'s' if n != 1 else ''} in "
+        f"{len(regimes[code])} of {len(summaries)} contention regimes)"
+        for code, n in sorted(runs.items(), key=lambda x: (-x[1], x[0]))
+    ]
 
 
 def _verdict(
@@ -1024,11 +1045,7 @@ def _verdict(
         rl_parts.append(cont["text"])
         if margin is None:
             margin = {"text": cont["text"], "value": cont["value"], "outcome": cont["outcome"]}
-    for c in crow:
-        flags.extend(
-            f"{code} ({n} run{'s' if n != 1 else ''}, {c['how']} {_num(c['target'], 2)})"
-            for code, n in c["flags"].items()
-        )
+    flags.extend(_contention_flags(contention))
     lines.append(
         {
             "label": "RL",
@@ -1056,7 +1073,7 @@ def _verdict(
         lines.append({"label": "Published", "text": "no published numbers for this workload"})
     shown = flags[:_VERDICT_FLAGS_SHOWN]
     if len(flags) > len(shown):
-        shown.append(f"and {len(flags) - len(shown)} more (RL section)")
+        shown.append(f"and {len(flags) - len(shown)} more (RL and contention sections)")
     flag_text = "; ".join(shown) if shown else "none"
     if notes:
         flag_text += ". Note: " + ". ".join(notes)
@@ -1487,9 +1504,12 @@ def contention_row(summary: Mapping[str, Any]) -> dict[str, Any]:
     for metric in _CONTENTION_METRICS:
         margin = (margins.get(metric) or {}).get("rl") or {}
         per_metric[metric] = {"best": best.get(metric) or {}, "margin": margin}
+    how = str(regime.get("how", ""))
+    target = regime.get("target_load")
     return {
         "workload": check_workload_name(str(summary.get("workload", ""))),
-        "how": str(regime.get("how", "")),
+        "label": str(regime.get("label") or (how if target is None else f"{how}-{target:g}")),
+        "how": how,
         "target": regime.get("target_load"),
         "cores": regime.get("cores"),
         "offered_load": regime.get("offered_load"),

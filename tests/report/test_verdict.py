@@ -112,7 +112,8 @@ def test_verdict_of_a_site_with_contention(mm50, tmp_path: Path) -> None:
     block = verdict_of((tmp_path / "r.html").read_text(encoding="utf-8"))
     assert "under contention (1 regime: worse 1)" in block
     assert "RL − sjf-est: -0.040 [-0.070, -0.010] n=10 (worse)" in block
-    assert "POOL_AT_FLOOR (2 runs, shrink 0.95)" in block
+    assert "POOL_AT_FLOOR: rl-elastic (2 runs in 1 of 1 contention regimes)" in block
+    assert "at shrink-0.95, RL − sjf-est" in block
     assert key["rl_margin"]["value"] == pytest.approx(-0.04)
     assert "no published numbers for this workload" in block
 
