@@ -408,7 +408,7 @@ def test_the_index_shows_each_contention_experiment_with_rl_margins(tmp_path: Pa
     html = (tmp_path / "index.html").read_text()
     assert 'id="contention"' in html
     assert ">sjf-est</abbr> 0.498" in html  # the name explained on hover
-    assert "-0.040 [-0.066, -0.015], n 10 (worse)" in html
+    assert "-0.040 [-0.066, -0.015] n=10 (worse)" in html
     assert "INTERACTIVE_WAIT_OVER_DAY (2 runs)" in html
     # a metric without a margin shows a dash, not an empty interval
     assert "[, ]" not in html
