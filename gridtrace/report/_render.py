@@ -1060,7 +1060,12 @@ def _verdict(
         done = sum(int(s.get("reproduced") or 0) for s in sides)
         total = sum(int(s.get("compared") or 0) for s in sides)
         missed = sorted(
-            {r["label"] for s in sides for r in s["rows"] if r["agreement"] == "not reproduced"}
+            {
+                str(r.get("label"))
+                for s in sides
+                for r in s.get("rows") or ()
+                if r.get("agreement") == "not reproduced"
+            }
         )
         text = f"{done} of {total} published numbers reproduced (inside our interval)"
         if not total:
@@ -1142,8 +1147,11 @@ def render_workload_report(
         The HTML file to write, normally ``reports/<workload>/index.html``; if it is an existing
         folder, ``index.html`` is written inside it. Parent folders are created.
     published : mapping, optional
-        Numbers from the research to show beside ours, labelled "published":
-        row label (e.g. ``"FIFO, seed paper"``) → {metric name → value}.
+        Numbers from the research to show beside ours (a ``side-by-side`` table in the
+        Scheduling section): row label (e.g. ``"FIFO, seed paper"``) → {metric name → value}.
+        Ours is the policy whose name is a word of the label, and the metric named (class:
+        interactive, batch or all; W / responsiveness or wait; mean, median, std or max); a
+        number without a match is shown with "no run of ours".
     stats : WorkloadStats, optional
         The workload's characterisation; default :func:`gridtrace.stats.characterise` of
         ``trace`` (with ``tz``). If the trace cannot be characterised (no P), the Workload
