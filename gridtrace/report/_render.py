@@ -1,7 +1,9 @@
 """Rendering of the per-workload HTML reports, the index page and the ``reports/all`` manifest.
 
-Every page is one self-contained HTML file: inline CSS, no script, nothing fetched from the network,
-so it opens offline in any browser. The templates are package data
+Every page is one self-contained HTML file: inline CSS, nothing fetched from the network (its
+Content-Security-Policy says so to the browser too), so it opens offline in any browser. A report
+runs no script; the index runs one inline table sorter, allowed by its hash. Each report opens
+with a verdict (``#verdict``): at most five lines, numbers first. The templates are package data
 (``gridtrace/report/templates/*.html.j2``) rendered by Jinja2 with autoescaping on, so every string
 taken from a log (VO, user, site, provenance) is escaped.
 """

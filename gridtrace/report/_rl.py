@@ -3,8 +3,10 @@
 :func:`rl_section` turns the ``summary.json`` of :func:`gridtrace.sim.rl.run_experiment` into the
 mapping :func:`gridtrace.report.render_workload_report` takes as ``rl``: a Table-2 layout (wait
 mean/std/max and W mean per class, per policy and evaluation mode), the protocol's shares and
-utilisations, the published numbers beside ours (labelled), the verdict sentence and the
-figures (F over time; pool size and utilisation over time of the elastic runs).
+utilisations, the published numbers beside ours (:func:`side_by_side`: published value, ours
+with its interval and n, the difference and why they differ), a numbers-first headline
+(:func:`rl_headline`), the experiment's verdict and the figures (F over time; pool size and
+utilisation over time of the elastic runs).
 
 A workload's experiments run under more than one setting of the VO target shares (its own, and
 e.g. an "infeasible" one that asks for shares its arrivals cannot give): the summary's
