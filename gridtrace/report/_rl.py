@@ -413,8 +413,11 @@ def headline_text(headline: Mapping[str, Any]) -> str:
         parts.append(f"best baseline on interactive W: {best['policy']} {_short(best, 'mean')}")
     if margin:
         mode = f" ({margin['mode']})" if margin.get("mode") else ""
+        against = str(margin["against"])
+        if best and best["policy"] != against:
+            against += " (the best baseline it was compared with)"
         parts.append(
-            f"best RL {margin['variant']}{mode} − {margin['against']}: "
+            f"best RL {margin['variant']}{mode} − {against}: "
             f"{_short(margin, 'value')} ({margin.get('outcome')}, paired)"
         )
     flags = headline.get("flags") or []
