@@ -42,6 +42,15 @@ GLOSSARY: dict[str, str] = {
     "frozen": "an RL agent evaluated with learning off and no exploration (ε 0)",
     "continuing": "an RL agent evaluated while it keeps learning (ε 0.05)",
     "n": "the number of values behind a mean or interval (seeds, windows or jobs, as said)",
+    "[low, high]": "95 % interval of a mean: an expanded percentile bootstrap over the seeds "
+    "(or test windows), inside the values' range and so inside the metric's (W and F in "
+    "[0, 1]); with 2–4 values it is their range",
+    "RL margin": "the RL agent's mean minus the best baseline's on the same seeds or windows "
+    "(paired); positive: RL better; 'within noise' when its interval holds 0",
+    "reproduced": "a published number that lies inside our 95 % interval of the same quantity",
+    "seed set": "the runs a number comes from: the Scheduling section's seeds, or the RL "
+    "experiment's evaluation seeds (its baselines run again on those); the same policy "
+    "differs between the two",
 }
 
 POLICIES: dict[str, str] = {
@@ -56,6 +65,11 @@ POLICIES: dict[str, str] = {
     "easy-est": "EASY backfilling on estimated runtimes",
     "fairshare": "fair share: the VO furthest below its target share goes first",
     "native": "the site's own scheduler, as logged",
+    "threshold": "a threshold autoscaler of the elastic pool: it adds cores while utilisation is "
+    "above its band and removes them below it, a step at a time with a cooldown",
+    "static-best": "the best fixed pool size for the provisioning objective (weight λe), chosen "
+    "in hindsight on the test period: an oracle, not a policy",
+    "rl-elastic": "the RL scheduler with the RL provisioner sizing the pool",
     "rl": "the reinforcement-learning scheduler",
 }
 NAMES: dict[str, str] = {

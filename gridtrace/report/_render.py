@@ -1,18 +1,23 @@
 """Rendering of the per-workload HTML reports, the index page and the ``reports/all`` manifest.
 
-Every page is one self-contained HTML file: inline CSS, no script, nothing fetched from the network,
-so it opens offline in any browser. The templates are package data
+Every page is one self-contained HTML file: inline CSS, nothing fetched from the network (its
+Content-Security-Policy says so to the browser too), so it opens offline in any browser. A report
+runs no script; the index runs one inline table sorter, allowed by its hash. Each report opens
+with a verdict (``#verdict``): at most five lines, numbers first. The templates are package data
 (``gridtrace/report/templates/*.html.j2``) rendered by Jinja2 with autoescaping on, so every string
 taken from a log (VO, user, site, provenance) is escaped.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import logging
 import math
 import re
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from functools import lru_cache
 from os import PathLike
 from pathlib import Path
@@ -24,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from gridtrace import __version__
 from gridtrace._atomic import write_text
@@ -132,7 +137,11 @@ def _duration(x: Any) -> str:
 
 
 def _cell(x: Any, digits: int = 1) -> str:
-    """Format an aggregate cell as "mean [low, high]", else "mean ± half", else the mean."""
+    """Format an aggregate cell as ``mean [low, high] n=k`` (``mean n=1`` without an interval).
+
+    The interval is :func:`gridtrace.sim.mean_interval`'s: inside the values' range, so inside
+    the metric's; no ``±`` (a symmetric half-width would leave the range of a bounded metric).
+    """
     if not isinstance(x, Mapping):
         return _num(x, digits)
     if _is_missing(x.get("mean")):
@@ -140,10 +149,9 @@ def _cell(x: Any, digits: int = 1) -> str:
     text = _num(x["mean"], digits)
     low, high = x.get("low"), x.get("high")
     if not (_is_missing(low) or _is_missing(high)):
-        return f"{text} [{_num(low, digits)}, {_num(high, digits)}]"
-    half = x.get("half")
-    if not _is_missing(half):
-        text += f" ± {_num(half, digits)}"
+        text += f" [{_num(low, digits)}, {_num(high, digits)}]"
+    if x.get("n") is not None:
+        text += f" n={int(x['n'])}"
     return text
 
 
@@ -156,11 +164,11 @@ def _pct_cell(x: Any) -> str:
     text = f"{100.0 * float(x['mean']):.1f}"
     low, high = x.get("low"), x.get("high")
     if low is not None and high is not None and not (_is_missing(low) or _is_missing(high)):
-        return f"{text} [{100.0 * float(low):.1f}, {100.0 * float(high):.1f}] %"
-    half = x.get("half")
-    if half is not None and not _is_missing(half):
-        text += f" ± {100.0 * float(half):.1f}"
-    return text + " %"
+        text += f" [{100.0 * float(low):.1f}, {100.0 * float(high):.1f}]"
+    text += " %"
+    if x.get("n") is not None:
+        text += f" n={int(x['n'])}"
+    return text
 
 
 def _scoped_svg(svg: str, prefix: str) -> Markup:
@@ -209,7 +217,14 @@ def _environment() -> jinja2.Environment:
         scoped_svg=_scoped_svg,
         policy=gloss_policy,
     )
-    env.globals.update(version=__version__, glossary=GLOSSARY, glossary_policies=NAMES, abbr=abbr)
+    env.globals.update(
+        version=__version__,
+        glossary=GLOSSARY,
+        glossary_policies=NAMES,
+        abbr=abbr,
+        # the page's Content-Security-Policy: no script at all, unless a page passes its own
+        script_source="'none'",
+    )
     return env
 
 
@@ -643,23 +658,81 @@ def _best(rows: Sequence[Mapping[str, Any]], cls: str, metric: str, *, highest: 
     return min(scored)[1] if scored else None
 
 
-def _published_table(published: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Any] | None:
+_WORD = re.compile(r"[a-z0-9][a-z0-9_+-]*")
+
+
+def _our_metric(rows: Sequence[Mapping[str, Any]], label: str, metric: str) -> tuple[str, Any]:
+    """Find the policy a published label names and our cell of the metric it names.
+
+    The policy is the first of ours whose name is a word of the label (``FIFO, seed paper`` →
+    ``fifo``); the metric is read from its name: a class (interactive, batch, else all) and
+    W / responsiveness, bounded slowdown, or wait (mean, median, max). (None, None) if either
+    is not found.
+    """
+    words = set(_WORD.findall(label.lower()))
+    row = next((r for r in rows if str(r["name"]).lower() in words), None)
+    if row is None:
+        return "—", None
+    name = metric.lower()
+    cls = next((c for c in ("interactive", "batch") if c in name), "all")
+    stat = next((s for s in ("median", "max", "std") if s in name), "mean")
+    mwords = set(_WORD.findall(name)) | set(name.split())
+    if "w" in mwords or "responsiveness" in name:
+        key = f"responsiveness_{stat}" if stat != "max" else None
+    elif "wait" in name:
+        key = f"wait_{stat}_s"
+    else:
+        key = None
+    if key is None or f"{key}" not in _CLASS_METRICS:
+        return str(row["name"]), None
+    return str(row["name"]), _policy_cell(row, cls, key)
+
+
+def _published_table(
+    published: Mapping[str, Mapping[str, Any]] | None, rows: Sequence[Mapping[str, Any]]
+) -> dict[str, Any] | None:
+    """Lay published numbers beside ours (one row per number), as the RL section's side by side."""
     if not published:
         return None
-    columns: list[str] = []
-    for metrics in published.values():
-        for m in metrics:
-            if str(m) not in columns:
-                columns.append(str(m))
-    rows = []
+    out = []
     for label, metrics in published.items():
-        by_name = {str(k): v for k, v in metrics.items()}
-        values = []
-        for c in columns:
-            v = by_name.get(c)
-            values.append(_num(v, 3) if isinstance(v, int | float) else ("—" if v is None else v))
-        rows.append({"label": str(label), "cells": values})
-    return {"columns": columns, "rows": rows}
+        for metric, value in metrics.items():
+            policy, cell = _our_metric(rows, str(label), str(metric))
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            shown = _num(value, 3) if number else ("—" if value is None else str(value))
+            diff = agreement = None
+            ours = "—"
+            if cell is not None and not _is_missing(cell.get("mean")):
+                ours = _cell(cell, 3)
+                if number:
+                    diff = f"{float(cell['mean']) - float(value):+,.3f}"
+                    lo, hi = cell.get("low"), cell.get("high")
+                    lo = cell["mean"] if _is_missing(lo) else lo
+                    hi = cell["mean"] if _is_missing(hi) else hi
+                    inside = float(lo) <= float(value) <= float(hi)
+                    agreement = "reproduced" if inside else "not reproduced"
+            out.append(
+                {
+                    "label": str(label),
+                    "ours_label": policy,
+                    "metric": str(metric),
+                    "published": shown,
+                    "ours": ours,
+                    "difference": diff or "—",
+                    "agreement": agreement or "no run of ours",
+                    "reason": (
+                        "the published setup is not recorded beside this number"
+                        if agreement == "not reproduced"
+                        else ""
+                    ),
+                }
+            )
+    compared = [r for r in out if r["agreement"] != "no run of ours"]
+    return {
+        "rows": out,
+        "reproduced": sum(r["agreement"] == "reproduced" for r in compared),
+        "compared": len(compared),
+    }
 
 
 # --- the RL section ----------------------------------------------------------------------------
@@ -700,8 +773,14 @@ def _rl_targets_view(
         if reference is not None:
             above = reference.get("facts", {})
             facts = {k: v for k, v in facts.items() if above.get(k) != v}
-            if published == reference.get("published"):
-                published = None
+            above_pub = reference.get("published")
+            if published == above_pub or (
+                isinstance(published, Mapping)
+                and isinstance(above_pub, Mapping)
+                and published.get("key") == above_pub.get("key")
+                and published.get("source") == above_pub.get("source")
+            ):
+                published = None  # the same published numbers: shown once, above
         out.append(
             {
                 "section": {**section, "facts": facts, "published": published},
@@ -711,6 +790,332 @@ def _rl_targets_view(
         )
         if reference is None:
             reference = section
+    return out
+
+
+# --- the verdict --------------------------------------------------------------------------------
+
+_VERDICT_FLAGS_SHOWN = 4
+_EQUAL_F = 1e-3
+"""Mean F of every policy within this of each other: F is called the same for every policy."""
+
+
+def _interval_text(mean: Any, low: Any, high: Any, n: Any, digits: int = 3) -> str:
+    """``mean [low, high] n=k`` (the interval left out when missing)."""
+    if _is_missing(mean):
+        return "—"
+    text = f"{float(mean):.{digits}f}"
+    if not (_is_missing(low) or _is_missing(high)):
+        text += f" [{float(low):.{digits}f}, {float(high):.{digits}f}]"
+    if n is not None:
+        text += f" n={int(n)}"
+    return text
+
+
+def _margin_text(mean: Any, low: Any, high: Any, n: Any) -> str:
+    """Format a margin as :func:`_interval_text`, with 4 decimals where 3 would show -0.000."""
+    values = [abs(float(v)) for v in (mean, low, high) if not _is_missing(v) and float(v) != 0]
+    digits = 4 if values and min(values) < 0.0005 else 3
+    return _interval_text(mean, low, high, n, digits)
+
+
+def _kind(described: Mapping[str, Any], workload: str) -> str:
+    """``preset`` (a synthetic draw), ``demo`` (the generated demo site) or ``site`` (a log)."""
+    if described["synthetic"] is not None:
+        return "preset"
+    if str(described["site"]).lower() == "demo" or workload.lower().startswith("demo"):
+        return "demo"
+    return "site"
+
+
+def _period(described: Mapping[str, Any]) -> str:
+    """Return the submission span; for a log, its dates (UTC) too."""
+    span = described["span_s"]
+    days = "—" if _is_missing(span) else f"{float(span) / 86_400:,.1f} days"
+    if described["synthetic"] is None:
+        try:
+            start = datetime.fromisoformat(str(described["origin"]))
+        except ValueError:
+            return days
+        if not _is_missing(span):
+            end = start + timedelta(seconds=float(span))
+            return f"{start:%Y-%m-%d} to {end:%Y-%m-%d} ({days})"
+    return days
+
+
+def _policy_cell(row: Mapping[str, Any], cls: str, metric: str) -> Mapping[str, Any]:
+    return next(c for c in row["classes"] if c["name"] == cls)[metric]  # type: ignore[no-any-return]
+
+
+def _ranked(rows: Sequence[Mapping[str, Any]], get: Any) -> list[tuple[str, Mapping[str, Any]]]:
+    """Policies with a value, best (highest mean) first."""
+    scored = [(str(r["name"]), get(r)) for r in rows]
+    scored = [(name, c) for name, c in scored if not _is_missing(c.get("mean"))]
+    return sorted(scored, key=lambda x: (-float(x[1]["mean"]), x[0]))
+
+
+def _overlaps(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    lo_a, hi_a = a.get("low", a["mean"]), a.get("high", a["mean"])
+    lo_b, hi_b = b.get("low", b["mean"]), b.get("high", b["mean"])
+    if any(_is_missing(x) for x in (lo_a, hi_a, lo_b, hi_b)):
+        return bool(a["mean"] == b["mean"])
+    return bool(float(lo_a) <= float(hi_b) and float(lo_b) <= float(hi_a))
+
+
+def _best_text(ranked: list[tuple[str, Mapping[str, Any]]]) -> str:
+    """``sjf 0.904 [0.90, 0.91] n=3`` and the policies within noise of it."""
+    name, best = ranked[0]
+    text = (
+        f"{name} {_interval_text(best['mean'], best.get('low'), best.get('high'), best.get('n'))}"
+    )
+    tied = [n for n, c in ranked[1:] if _overlaps(best, c)]
+    intervals = not (_is_missing(best.get("low")) or _is_missing(best.get("high")))
+    if tied and intervals:
+        text += f" (within noise of {', '.join(tied)}: intervals overlap)"
+    elif tied:
+        text += f" (tied with {', '.join(tied)})"
+    return text
+
+
+def _same_runs(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Two policies gave the same waits and W on every class (same seeds)."""
+    for ca, cb in zip(a["classes"], b["classes"], strict=True):
+        for m in ("wait_mean_s", "wait_max_s", "responsiveness_mean"):
+            x, y = ca[m].get("mean"), cb[m].get("mean")
+            if _is_missing(x) != _is_missing(y) or (
+                not _is_missing(x) and not math.isclose(float(x), float(y), rel_tol=1e-9)
+            ):
+                return False
+    return True
+
+
+def _contention_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """RL's margin on interactive W over the contention regimes of one workload.
+
+    Returns ``text``, the regime quoted (the highest target load), its ``value`` and
+    ``outcome``, and the count of regimes per outcome; None without a margin.
+    """
+    margins = [
+        (r, r["metrics"]["interactive_w_mean"]["margin"])
+        for r in rows
+        if r["metrics"]["interactive_w_mean"]["margin"].get("value") is not None
+    ]
+    if not margins:
+        return None
+    outcomes: dict[str, int] = {}
+    for _, m in margins:
+        outcomes[str(m.get("outcome"))] = outcomes.get(str(m.get("outcome")), 0) + 1
+    row, m = max(margins, key=lambda x: (float(x[0]["target"] or 0.0), x[0]["how"]))
+    against = row["metrics"]["interactive_w_mean"]["best"].get("policy") or m.get("against")
+    quoted = _margin_text(m["value"], m.get("ci_low"), m.get("ci_high"), m.get("n"))
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))
+    text = (
+        f"under contention ({len(margins)} regime{'s' if len(margins) != 1 else ''}: {counts}); "
+        f"at {row['label']}, RL − {against}: {quoted} ({m.get('outcome')})"
+    )
+    return {"text": text, "value": float(m["value"]), "outcome": m.get("outcome")}
+
+
+def _contention_flags(summaries: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Count the contention experiments' flags by code, with the policies and regimes raising them.
+
+    ``POOL_AT_FLOOR: rl-elastic, threshold (67 runs in 10 of 11 regimes)``.
+    """
+    runs: dict[str, int] = {}
+    policies: dict[str, set[str]] = {}
+    regimes: dict[str, set[int]] = {}
+    for i, summary in enumerate(summaries):
+        for policy, raised in (summary.get("flags") or {}).items():
+            for flag in raised or ():
+                code = str(flag.get("code", "flag")) if isinstance(flag, Mapping) else str(flag)
+                runs[code] = runs.get(code, 0) + 1
+                policies.setdefault(code, set()).add(str(policy))
+                regimes.setdefault(code, set()).add(i)
+    return [
+        f"{code}: {', '.join(sorted(policies[code]))} ({n} run{'s' if n != 1 else ''} in "
+        f"{len(regimes[code])} of {len(summaries)} contention regimes)"
+        for code, n in sorted(runs.items(), key=lambda x: (-x[1], x[0]))
+    ]
+
+
+def _verdict(
+    workload: str,
+    described: Mapping[str, Any],
+    stats: WorkloadStats | None,
+    trace: pa.Table,
+    rows: Sequence[Mapping[str, Any]],
+    rl: Mapping[str, Any] | None,
+    rl_targets: Sequence[Mapping[str, Any]],
+    contention: Sequence[Mapping[str, Any]],
+    published: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """Build the verdict block (at most five lines, numbers first) and the key figures."""
+    kind = _kind(described, workload)
+    u = stats.utilisation if stats is not None else described["offered_load"]
+    what = {
+        "preset": f"synthetic draw of the preset {described['site']}",
+        "demo": "the generated demo site's log",
+        "site": f"site {described['site']}",
+    }[kind]
+    period = _period(described)
+    lines = [
+        {
+            "label": "Workload",
+            "text": (
+                f"{_thousands(described['jobs'])} jobs · P = {_thousands(described['cores'])} "
+                f"cores · U = {_num(u, 3)} · {period} · {what}"
+            ),
+        }
+    ]
+    notes: list[str] = []
+    tags: list[str] = []  # the notes in a few words, for the index
+    best_w = best_f = None
+    if rows:
+        seeds = max(r["seeds"] for r in rows)
+        ranked_w = _ranked(rows, lambda r: _policy_cell(r, "interactive", "responsiveness_mean"))
+        ranked_f = _ranked(rows, lambda r: r["fairness_mean"])
+        parts = []
+        if ranked_w:
+            best_w = {"policy": ranked_w[0][0], "text": _best_text(ranked_w)}
+            parts.append(f"best on interactive W: {best_w['text']}")
+        if ranked_f:
+            means = [float(c["mean"]) for _, c in ranked_f]
+            if len(ranked_f) > 1 and max(means) - min(means) < _EQUAL_F:
+                best_f = {"policy": None, "text": f"the same for every policy ({means[0]:.3f})"}
+                parts.append(f"F {best_f['text']}")
+                tags.append("F equal for every policy (cumulative)")
+                notes.append(
+                    "F is the same for every policy: it is cumulative (each VO's usage since the "
+                    "start against its target share), and every policy that keeps the cores "
+                    "busy delivers the same work, so the order of the jobs barely moves it"
+                )
+            else:
+                best_f = {"policy": ranked_f[0][0], "text": _best_text(ranked_f)}
+                parts.append(f"best on F: {best_f['text']}")
+        else:
+            parts.append("F not measured (no VO target shares)")
+        by_name = {r["name"]: r for r in rows}
+        if "easy" in by_name and "fifo" in by_name and _same_runs(by_name["easy"], by_name["fifo"]):
+            cores = trace.column("cores").to_numpy() if trace.num_rows else np.zeros(0)
+            if cores.size and int(cores.max()) <= 1:
+                tags.append("EASY = FIFO (serial jobs)")
+                notes.append(
+                    "EASY equals FIFO: every job is serial (1 core), so the job at the head of "
+                    "the queue starts as soon as any core frees and there is never a hole to "
+                    "backfill"
+                )
+            else:
+                tags.append("EASY = FIFO")
+                notes.append("EASY equals FIFO on these runs: backfilling found no hole to fill")
+        lines.append(
+            {
+                "label": "Scheduling",
+                "text": f"over the Scheduling section's {seeds} seed{'s' if seeds != 1 else ''}: "
+                + "; ".join(parts),
+            }
+        )
+    else:
+        lines.append({"label": "Scheduling", "text": "no simulation results for this workload"})
+    rl_parts = []
+    margin = None
+    flags: list[str] = []
+    headlines = [s["headline"] for s in (rl, *rl_targets) if s and s.get("headline")]
+    if headlines:
+        head = headlines[0]
+        m, b = head.get("margin"), head.get("best_baseline")
+        if m is not None:
+            mode = f" ({m['mode']})" if m.get("mode") else ""
+            quoted = _margin_text(m["value"], m.get("ci_low"), m.get("ci_high"), m.get("n"))
+            against = str(m["against"])
+            if b is not None and b["policy"] != against:  # RL was not compared with the best
+                best_text = _interval_text(b["mean"], b.get("ci_low"), b.get("ci_high"), b.get("n"))
+                against += (
+                    f" (the best baseline RL was compared with; best: {b['policy']} {best_text})"
+                )
+            rl_parts.append(
+                f"{m['variant']}{mode} − {against} on interactive W: {quoted} "
+                f"({m.get('outcome')}; paired, RL evaluation seeds)"
+            )
+            margin = {"text": f"{quoted} ({m.get('outcome')})", "value": m["value"]}
+            margin["outcome"] = m.get("outcome")
+        elif b is not None:
+            rl_parts.append(f"best baseline {b['policy']}; no RL run compared with it")
+        for h in headlines:
+            flags.extend(h.get("flags") or [])
+    crow = [contention_row(c) for c in contention]
+    cont = _contention_summary(crow)
+    if cont is not None:
+        rl_parts.append(cont["text"])
+        if margin is None:
+            margin = {"text": cont["text"], "value": cont["value"], "outcome": cont["outcome"]}
+    flags.extend(_contention_flags(contention))
+    lines.append(
+        {
+            "label": "RL",
+            "text": "; ".join(rl_parts) if rl_parts else "no RL experiment on this workload",
+        }
+    )
+    sides = [s["published"] for s in (rl, *rl_targets) if s and s.get("published")]
+    if published:
+        sides.append(published)
+    agreement = None
+    if sides:
+        done = sum(int(s.get("reproduced") or 0) for s in sides)
+        total = sum(int(s.get("compared") or 0) for s in sides)
+        missed = sorted(
+            {
+                str(r.get("label"))
+                for s in sides
+                for r in s.get("rows") or ()
+                if r.get("agreement") == "not reproduced"
+            }
+        )
+        text = f"{done} of {total} published numbers reproduced (inside our interval)"
+        if not total:
+            text = "published numbers given, but none matches a run of ours (see the tables)"
+        if missed:
+            text += f"; not: {', '.join(missed)} — the side-by-side tables say why"
+        agreement = {"text": text, "reproduced": done, "compared": total}
+        lines.append({"label": "Published", "text": text})
+    else:
+        lines.append({"label": "Published", "text": "no published numbers for this workload"})
+    shown = flags[:_VERDICT_FLAGS_SHOWN]
+    if len(flags) > len(shown):
+        shown.append(f"and {len(flags) - len(shown)} more (RL and contention sections)")
+    flag_text = "; ".join(shown) if shown else "none"
+    if notes:
+        flag_text += ". Note: " + ". ".join(notes)
+    lines.append({"label": "Flags", "text": flag_text})
+    return {
+        "lines": lines,
+        "kind": kind,
+        "period": period,
+        "u": u,
+        "best_w": best_w,
+        "best_f": best_f,
+        "rl_margin": margin,
+        "published": agreement,
+        "flags": flags,
+        "notes": notes,
+        "tags": tags,
+    }
+
+
+def _key_figure(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Return the index's small multiple: interactive W per policy with its interval and n."""
+    out = []
+    for r in rows:
+        c = _policy_cell(r, "interactive", "responsiveness_mean")
+        if not _is_missing(c.get("mean")):
+            out.append(
+                {
+                    "policy": str(r["name"]),
+                    "mean": float(c["mean"]),
+                    "low": c.get("low"),
+                    "high": c.get("high"),
+                    "n": c.get("n"),
+                }
+            )
     return out
 
 
@@ -745,8 +1150,11 @@ def render_workload_report(
         The HTML file to write, normally ``reports/<workload>/index.html``; if it is an existing
         folder, ``index.html`` is written inside it. Parent folders are created.
     published : mapping, optional
-        Numbers from the research to show beside ours, labelled "published":
-        row label (e.g. ``"FIFO, seed paper"``) → {metric name → value}.
+        Numbers from the research to show beside ours (a ``side-by-side`` table in the
+        Scheduling section): row label (e.g. ``"FIFO, seed paper"``) → {metric name → value}.
+        Ours is the policy whose name is a word of the label, and the metric named (class:
+        interactive, batch or all; W / responsiveness or wait; mean, median, std or max); a
+        number without a match is shown with "no run of ours".
     stats : WorkloadStats, optional
         The workload's characterisation; default :func:`gridtrace.stats.characterise` of
         ``trace`` (with ``tz``). If the trace cannot be characterised (no P), the Workload
@@ -776,7 +1184,8 @@ def render_workload_report(
         The workload's contention experiment summaries (``summary.json`` of
         :func:`gridtrace.sim.rl.run_contention`, each optionally with its ``runs.parquet`` rows
         under ``runs``): a section after the RL one, a part per regime with its flags, margins
-        and figures (:mod:`gridtrace.report._contention`).
+        and figures (:mod:`gridtrace.report._contention`); the verdict quotes RL's margin in
+        them and their flags.
 
     Returns
     -------
@@ -784,8 +1193,13 @@ def render_workload_report(
         The key figures for the index page: ``workload``, ``href`` (relative to ``reports/``),
         ``path``, ``jobs``, ``cores``, ``utilisation`` (mean simulated utilisation under ``fifo``,
         else under the first policy; None without results), ``offered_load``,
-        ``interactive_share``, ``best_policy_interactive_w`` (highest mean interactive W) and
-        ``best_policy_wait`` (lowest mean wait over all jobs).
+        ``interactive_share``, ``best_policy_interactive_w`` (highest mean interactive W),
+        ``best_policy_wait`` (lowest mean wait over all jobs), and for the index's comparison:
+        ``kind`` (preset, demo or site), ``period``, ``u`` (utilisation factor U), ``best_w`` and
+        ``best_f`` (``policy``, ``text``), ``rl_margin`` (``text``, ``value``, ``outcome``),
+        ``published`` (``text``, ``reproduced``, ``compared``), ``flags``, ``verdict`` (the
+        verdict's lines) and ``key_figure`` (interactive W per policy: ``policy``, ``mean``,
+        ``low``, ``high``, ``n``).
 
     Raises
     ------
@@ -808,6 +1222,18 @@ def render_workload_report(
             logger.warning("%s: %s", workload, stats_note)
     rows = _policy_rows(results)
     notes = sorted({r["exclusion_note"] for r in rows if r["exclusion_note"]})
+    side = _published_table(published, rows)
+    verdict = _verdict(
+        workload,
+        described,
+        stats,
+        trace,
+        rows,
+        rl,
+        [x["section"] for x in targets_view],
+        contention or (),
+        side,
+    )
     html = (
         _environment()
         .get_template("workload.html.j2")
@@ -825,7 +1251,8 @@ def render_workload_report(
             scheduling_figures=_scheduling_figures(results),
             multi_seed=any(r["seeds"] > 1 for r in rows),
             exclusion_note="; ".join(notes) or "none",
-            published=_published_table(published),
+            published=side,
+            verdict=verdict,
             model=model,
             rl=rl,
             rl_targets=targets_view,
@@ -848,7 +1275,106 @@ def render_workload_report(
             rows, "interactive", "responsiveness_mean", highest=True
         ),
         "best_policy_wait": _best(rows, "all", "wait_mean_s", highest=False),
+        **{k: verdict[k] for k in ("kind", "period", "u", "best_w", "best_f", "rl_margin")},
+        "published": verdict["published"],
+        "flags": verdict["flags"] + verdict["tags"],
+        "verdict": [f"{line['label']}: {line['text']}" for line in verdict["lines"]],
+        "key_figure": _key_figure(rows),
     }
+
+
+_SORT_SCRIPT = """
+document.querySelectorAll('table.sortable').forEach(function (table) {
+  var heads = table.querySelectorAll('th.sortable');
+  heads.forEach(function (th, col) {
+    th.querySelector('button').addEventListener('click', function () {
+      var up = th.getAttribute('aria-sort') !== 'ascending';
+      heads.forEach(function (h) { h.removeAttribute('aria-sort'); });
+      th.setAttribute('aria-sort', up ? 'ascending' : 'descending');
+      var body = table.tBodies[0];
+      var rows = Array.prototype.slice.call(body.rows);
+      var key = function (r) { return r.cells[col].getAttribute('data-sort') || ''; };
+      rows.sort(function (a, b) {
+        var x = key(a), y = key(b), nx = parseFloat(x), ny = parseFloat(y);
+        var c = (isNaN(nx) || isNaN(ny)) ? x.localeCompare(y) : nx - ny;
+        if (x === '' || y === '') { c = (x === '') - (y === ''); return c; }
+        return up ? c : -c;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+});
+"""
+"""The index's only script: sorts a table by the clicked header (no network, no handlers in
+the markup); the rows keep their order without it."""
+
+
+def _script_hash(script: str) -> str:
+    """Return the CSP source that allows exactly this inline script (``'sha256-...'``)."""
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    return f"'sha256-{digest}'"
+
+
+_MULTIPLE_ROW = 18
+_MULTIPLE_LABEL = 96
+_MULTIPLE_PLOT = 170
+
+
+def _multiple_svg(points: Sequence[Mapping[str, Any]], title: str) -> Markup:
+    """Draw one small multiple: interactive W per policy (bar, interval whisker) on [0, 1].
+
+    Drawn here from numbers (not from SVG read back from a file), so the index inlines nothing
+    it did not write; names are escaped.
+    """
+    height = _MULTIPLE_ROW * len(points) + 26
+    width = _MULTIPLE_LABEL + _MULTIPLE_PLOT + 14
+    x0 = _MULTIPLE_LABEL
+
+    def x(v: float) -> float:
+        return x0 + _MULTIPLE_PLOT * min(max(v, 0.0), 1.0)
+
+    parts = [
+        f'<svg viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" role="img" aria-label="{escape(title)}">'
+    ]
+    for i, p in enumerate(points):
+        y = 4 + i * _MULTIPLE_ROW
+        colour = escape(str(figures.policy_style(str(p["policy"]))["color"]))
+        mean = float(p["mean"])
+        tip = _interval_text(mean, p.get("low"), p.get("high"), p.get("n"))
+        parts.append(
+            f"<g><title>{escape(str(p['policy']))}: interactive W {escape(tip)}</title>"
+            f'<text x="{x0 - 6}" y="{y + 12}" text-anchor="end" font-size="12" '
+            f'fill="#1d2430">{escape(str(p["policy"])[:14])}</text>'
+            f'<rect x="{x0}" y="{y + 3}" width="{x(mean) - x0:.1f}" height="11" '
+            f'fill="{colour}" opacity="0.85"/>'
+        )
+        lo, hi = p.get("low"), p.get("high")
+        if lo is not None and hi is not None and not (_is_missing(lo) or _is_missing(hi)):
+            parts.append(
+                f'<line x1="{x(float(lo)):.1f}" x2="{x(float(hi)):.1f}" y1="{y + 8.5}" '
+                f'y2="{y + 8.5}" stroke="#1d2430" stroke-width="1.5"/>'
+            )
+        parts.append("</g>")
+    axis_y = 4 + _MULTIPLE_ROW * len(points) + 2
+    parts.append(
+        f'<line x1="{x0}" x2="{x(1.0)}" y1="{axis_y}" y2="{axis_y}" stroke="#5b6575"/>'
+        f'<text x="{x0}" y="{axis_y + 14}" font-size="11" fill="#5b6575">0</text>'
+        f'<text x="{x(1.0)}" y="{axis_y + 14}" font-size="11" text-anchor="end" '
+        f'fill="#5b6575">1</text>'
+        f'<text x="{(x0 + x(1.0)) / 2:.0f}" y="{axis_y + 14}" font-size="11" '
+        f'text-anchor="middle" fill="#5b6575">interactive W</text></svg>'
+    )
+    return Markup("".join(parts))
+
+
+def _sort_key(value: Any) -> str:
+    """Return a cell's ``data-sort``: a number as text, else lowercased text ('' if missing)."""
+    if _is_missing(value):
+        return ""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return repr(float(value))
+    return str(value).lower()
 
 
 def render_index(
@@ -856,7 +1382,13 @@ def render_index(
     out_path: str | PathLike[str],
     contention: Sequence[Mapping[str, Any]] = (),
 ) -> None:
-    """Write ``reports/index.html``, linking every workload report with its key figures.
+    """Write ``reports/index.html``: one comparable row per workload, sortable, and key figures.
+
+    Each row shows the workload's kind (site, preset or demo), jobs, cores, U, the best
+    baseline on interactive W and on F, RL's margin to the best baseline with its interval
+    (from the workload's RL experiment, else from its contention experiments), the published
+    agreement, flags and a link. A header click sorts the table (a few lines of inline script,
+    nothing fetched). Below, a small multiple per workload: interactive W per policy.
 
     Parameters
     ----------
@@ -875,6 +1407,10 @@ def render_index(
         If a workload name is refused, or a link is not a relative path inside the reports
         folder (see :func:`check_report_link`).
     """
+    experiments = sorted(
+        (contention_row(summary) for summary in contention),
+        key=lambda r: (r["workload"], r["how"], r["target"]),
+    )
     rows = []
     for entry in entries:
         name = check_workload_name(str(entry["workload"]))
@@ -885,20 +1421,64 @@ def render_index(
             "interactive_share": None,
             "best_policy_interactive_w": None,
             "best_policy_wait": None,
+            "kind": None,
+            "u": None,
+            "best_w": None,
+            "best_f": None,
+            "rl_margin": None,
+            "published": None,
+            "flags": [],
+            "key_figure": [],
             **entry,
         }
         row["workload"] = name
         row["href"] = check_report_link(str(entry.get("href") or f"{name}/index.html"))
+        if not row["rl_margin"]:
+            row["rl_margin"] = _contention_summary(
+                [c for c in experiments if c["workload"] == name]
+            )
+        if row["best_w"] is None and row["best_policy_interactive_w"]:
+            row["best_w"] = {"policy": row["best_policy_interactive_w"], "text": ""}
+        row["key_figure"] = [
+            p
+            for p in row["key_figure"] or []
+            if isinstance(p, Mapping) and not _is_missing(p.get("mean"))
+        ]
+        row["sort"] = {
+            "workload": _sort_key(name),
+            "kind": _sort_key(row["kind"]),
+            "jobs": _sort_key(row["jobs"]),
+            "cores": _sort_key(row["cores"]),
+            "u": _sort_key(row["u"] if row["u"] is not None else row["utilisation"]),
+            "best_w": _sort_key((row["best_w"] or {}).get("policy")),
+            "best_f": _sort_key(
+                (row["best_f"] or {}).get("policy") or (row["best_f"] or {}).get("text")
+            ),
+            "rl": _sort_key((row["rl_margin"] or {}).get("value")),
+            "published": _sort_key(
+                None
+                if not row["published"] or not row["published"].get("compared")
+                else row["published"]["reproduced"] / row["published"]["compared"]
+            ),
+            "flags": _sort_key(len(row["flags"] or [])),
+        }
+        row["multiple"] = (
+            _multiple_svg(row["key_figure"], f"{name}: interactive W per policy")
+            if row["key_figure"]
+            else None
+        )
         rows.append(row)
     rows.sort(key=lambda r: r["workload"])
-    experiments = sorted(
-        (contention_row(summary) for summary in contention),
-        key=lambda r: (r["workload"], r["how"], r["target"]),
-    )
     html = (
         _environment()
         .get_template("index.html.j2")
-        .render(entries=rows, contention=experiments, contention_metrics=_CONTENTION_METRICS)
+        .render(
+            entries=rows,
+            contention=experiments,
+            contention_metrics=_CONTENTION_METRICS,
+            sort_script=Markup(_SORT_SCRIPT),
+            script_source=_script_hash(_SORT_SCRIPT),
+        )
     )
     _write(Path(out_path), html)
     logger.info("wrote the index of %d workload(s) to %s", len(rows), out_path)
@@ -938,9 +1518,12 @@ def contention_row(summary: Mapping[str, Any]) -> dict[str, Any]:
     for metric in _CONTENTION_METRICS:
         margin = (margins.get(metric) or {}).get("rl") or {}
         per_metric[metric] = {"best": best.get(metric) or {}, "margin": margin}
+    how = str(regime.get("how", ""))
+    target = regime.get("target_load")
     return {
         "workload": check_workload_name(str(summary.get("workload", ""))),
-        "how": str(regime.get("how", "")),
+        "label": str(regime.get("label") or (how if target is None else f"{how}-{target:g}")),
+        "how": how,
         "target": regime.get("target_load"),
         "cores": regime.get("cores"),
         "offered_load": regime.get("offered_load"),

@@ -135,6 +135,7 @@ def test_further_targets_follow_the_main_section(own, infeasible, trace, tmp_pat
     # the main section keeps its ids; the further one has them suffixed with its label
     assert ID.findall(SVG.sub("", rl)) == [
         "rl-table2",
+        "rl-published",
         "rl-shares",
         "fig-rl-fairness",
         "rl-targets-infeasible",
@@ -171,8 +172,8 @@ def test_further_targets_follow_the_main_section(own, infeasible, trace, tmp_pat
     assert "<table>" not in facts
     # the published numbers of the main section are not repeated under other targets
     assert main["published"] is not None
-    assert head.count("(published)") == len(main["published"]["rows"])
-    assert "(published)" not in tail
+    assert head.count('<td class="published">') == len(main["published"]["rows"])
+    assert 'class="side-by-side"' not in tail
 
 
 def test_further_targets_without_a_main_section_and_hostile_labels(
