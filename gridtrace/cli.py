@@ -66,10 +66,13 @@ _MOST_LISTED = 20  # entries of a list printed before "... and N more"
 def _cmd_parse(args: argparse.Namespace) -> int:
     from gridtrace._atomic import write_parquet, write_text
     from gridtrace.logs import flag_meanings, parse_logs
-    from gridtrace.logs._anonymize import anonymize_result, read_key_file
     from gridtrace.logs._registry import NOTHING_READ
 
-    key = read_key_file(args.anonymize_key_file) if args.anonymize_key_file else None
+    key = None
+    if args.anonymize_key_file:  # the anonymiser imports pandas (0.4 s): only when asked for
+        from gridtrace.logs._anonymize import read_key_file
+
+        key = read_key_file(args.anonymize_key_file)
     with warnings.catch_warnings():
         # files that gave no record are said once, as errors, below
         warnings.filterwarnings("ignore", f".*: {NOTHING_READ}: ", DataQualityWarning)
@@ -86,6 +89,8 @@ def _cmd_parse(args: argparse.Namespace) -> int:
         )
     result = dataclasses.replace(result, jobs=_vo_mapping(args).apply(result.jobs))
     if key is not None:  # after the VO rules, which read the real group names
+        from gridtrace.logs._anonymize import anonymize_result
+
         result = anonymize_result(result, key, src_file=args.anonymize_src_file)
     summary = result.summary()
     out = Path(args.out)

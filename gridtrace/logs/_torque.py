@@ -30,7 +30,7 @@ from gridtrace.logs._base import (
     tokenize_guarded,
 )
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
-from gridtrace.logs._torque_fast import tokenize_torque
+from gridtrace.logs._torque_fast import tokenize_torque_any
 from gridtrace.logs._torque_jobs import assemble_torque_jobs
 from gridtrace.logs._torque_lines import parse_torque_line
 from gridtrace.schema import QUARANTINE, RECORDS
@@ -201,7 +201,7 @@ def tokenize_torque_file(path: StrPath, *, site: str) -> FileParse:
     data = read_log_bytes(path)
     head = data[:_FLAVOUR_SNIFF_BYTES]
     flavour = "pbspro" if any(marker in head for marker in _PBSPRO_MARKERS) else "torque"
-    parsed = tokenize_torque(data, src_file=str(path), site=site, source_format=flavour)
+    parsed = tokenize_torque_any(data, src_file=str(path), site=site, source_format=flavour)
     logger.debug(
         "%s: %d lines, %d quarantined", path, parsed.lines_read, parsed.quarantine.num_rows
     )
