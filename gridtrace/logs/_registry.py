@@ -523,12 +523,14 @@ class _DeferredFlags(Mapping[str, str]):
         return len(self._flags())
 
 
-def _builtin(short: str, description: str, aliases: tuple[str, ...] = ()) -> LogFormat:
+def _builtin(
+    short: str, description: str, aliases: tuple[str, ...] = (), *, recognise_in: str = ""
+) -> LogFormat:
     module = f"gridtrace.logs._{short}"
     return LogFormat(
         name=short,
         description=description,
-        looks_like=_Deferred(module, f"looks_like_{short}"),
+        looks_like=_Deferred(recognise_in or module, f"looks_like_{short}"),
         tokenize_file=_Deferred(module, f"tokenize_{short}_file"),
         assemble=_Deferred(module, f"assemble_{short}"),
         flags=_DeferredFlags(module),
@@ -541,6 +543,7 @@ register_format(
         "torque",
         "TORQUE / OpenPBS / PBS Pro server accounting logs (daily files)",
         ("pbs", "pbspro", "openpbs"),
+        recognise_in="gridtrace.logs._torque_lines",  # recognising a file imports no more
     )
 )
 

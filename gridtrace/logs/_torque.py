@@ -32,7 +32,7 @@ from gridtrace.logs._base import (
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
 from gridtrace.logs._torque_fast import tokenize_torque_any
 from gridtrace.logs._torque_jobs import assemble_torque_jobs
-from gridtrace.logs._torque_lines import parse_torque_line
+from gridtrace.logs._torque_lines import looks_like_torque
 from gridtrace.schema import QUARANTINE, RECORDS
 
 __all__ = [
@@ -181,15 +181,6 @@ _PBSPRO_MARKERS = (b";L;", b" exec_vnode=", b" run_count=")
 _STAMP_FORMAT = "%m/%d/%Y %H:%M:%S"
 # PBS Pro writes its markers from the first end record on; a whole-file scan costs half a tokenise
 _FLAVOUR_SNIFF_BYTES = 4 << 20
-
-
-def looks_like_torque(head: bytes) -> bool:
-    """Whether the first bytes of a (decompressed) file look like TORQUE/PBS accounting lines."""
-    lines = [line for line in head.split(b"\n")[:20] if line.strip()]
-    if len(lines) > 1:
-        lines = lines[:-1]  # the last line of a head may be cut in the middle
-    good = sum(not isinstance(parse_torque_line(line), str) for line in lines)
-    return bool(lines) and 2 * good > len(lines)
 
 
 def tokenize_torque_file(path: StrPath, *, site: str) -> FileParse:
