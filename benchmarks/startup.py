@@ -16,7 +16,8 @@ temporary folder so that every tool reads the same plain files; pbsacct cannot r
    its three Parquet tables and its summary; the peers build their job objects and count them.
    Each tool runs in two states: *first call* (``PYTHONPYCACHEPREFIX`` and ``NUMBA_CACHE_DIR``
    point to new empty folders, so no byte-code and no compiled kernel can be reused) and *warm*
-   (the same folders for every run, filled by an untimed run). The tools alternate within each
+   (the same folders for every run, filled by an untimed run); byte-code is written in both
+   (``PYTHONDONTWRITEBYTECODE`` is dropped). The tools alternate within each
    repeat, so they share the machine's load; medians with min-max.
 2. **In process**, the whole month (58,904 lines): each tool in its own process reads it once
    untimed, then ``--repeat`` times timed; lines/s from the median. The job ids with an end (E)
@@ -185,9 +186,9 @@ def whole_process(
         name: (scratch / f"warm-pyc-{i}", scratch / f"warm-numba-{i}")
         for i, name in enumerate(tools)
     }
-    base = {
-        k: v for k, v in os.environ.items() if k not in ("PYTHONPYCACHEPREFIX", "NUMBA_CACHE_DIR")
-    }
+    # byte-code is written (PYTHONDONTWRITEBYTECODE dropped), as in a user's shell
+    unset = ("PYTHONPYCACHEPREFIX", "NUMBA_CACHE_DIR", "PYTHONDONTWRITEBYTECODE")
+    base = {k: v for k, v in os.environ.items() if k not in unset}
 
     def env_for(name: str, state: str, run: int) -> dict[str, str]:
         if state == "warm":

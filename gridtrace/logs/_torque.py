@@ -187,7 +187,9 @@ def tokenize_torque_file(path: StrPath, *, site: str) -> FileParse:
     """Tokenise one TORQUE/PBS accounting file (plain, gzip, bzip2 or xz) into records.
 
     The flavour (``torque`` or ``pbspro``) recorded in ``source_format`` is recognised from
-    markers only PBS Pro writes (licence records, ``exec_vnode``, ``run_count``).
+    markers only PBS Pro writes (licence records, ``exec_vnode``, ``run_count``). A process's
+    first lines are read without the compiled kernel (see
+    :func:`~gridtrace.logs._torque_fast.tokenize_torque_any`): the same rows, sooner.
     """
     data = read_log_bytes(path)
     head = data[:_FLAVOUR_SNIFF_BYTES]
