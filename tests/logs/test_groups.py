@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from hypothesis import given
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gridtrace.logs import _groups
 from gridtrace.logs._groups import duplicated, first_seen_codes, segment_bfill, segment_ffill
 
 
+@pytest.fixture(autouse=True, params=["numpy", "pandas"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test on both paths: numpy's (small inputs) and pandas' (from PANDAS_ROWS rows)."""
+    monkeypatch.setattr(_groups, "PANDAS_ROWS", 1 << 62 if request.param == "numpy" else 0)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data(), st.integers(0, 40))
 def test_first_seen_codes_is_groupby_ngroup_unsorted(data: st.DataObject, n: int) -> None:
     a = np.array(data.draw(st.lists(st.integers(-3, 3), min_size=n, max_size=n)), dtype=np.int64)
@@ -19,6 +28,7 @@ def test_first_seen_codes_is_groupby_ngroup_unsorted(data: st.DataObject, n: int
     np.testing.assert_array_equal(first_seen_codes(a), pd.factorize(a)[0])
 
 
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data(), st.integers(0, 40))
 def test_duplicated_is_pandas_duplicated(data: st.DataObject, n: int) -> None:
     a = np.array(data.draw(st.lists(st.integers(-3, 3), min_size=n, max_size=n)), dtype=np.int64)
@@ -30,6 +40,7 @@ def test_duplicated_is_pandas_duplicated(data: st.DataObject, n: int) -> None:
     )
 
 
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data(), st.integers(0, 40))
 def test_segment_fills_are_groupby_fills(data: st.DataObject, n: int) -> None:
     value = st.one_of(st.just(float("nan")), st.integers(-5, 5).map(float))
