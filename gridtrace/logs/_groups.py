@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 __all__ = ["PANDAS_ROWS", "duplicated", "first_seen_codes", "segment_bfill", "segment_ffill"]
 
-PANDAS_ROWS = 200_000
+PANDAS_ROWS = 100_000
 """Rows from which the groupings are left to pandas (same results, faster on many rows)."""
 
 I64 = npt.NDArray[np.int64]
