@@ -83,3 +83,18 @@ def test_a_zone_still_works_and_may_import_pandas(tmp_path: Path) -> None:
     loaded = found["loaded"]
     assert isinstance(loaded, list)
     assert "numba" not in loaded
+
+
+def test_a_folder_mixing_formats_still_reads_both(tmp_path: Path) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "20240503").write_text(LINES)
+    (folder / "site.swf").write_text(
+        "; Version: 2.2\n1 0 10 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
+    )
+    out = tmp_path / "out"
+    found = _parse_in_fresh_process(str(folder), "-o", str(out))
+    assert found["code"] == 0
+    jobs = pq.read_table(out / "jobs.parquet")
+    assert sorted(set(jobs.column("source_format").to_pylist())) == ["swf", "torque"]
+    assert jobs.num_rows == 3
