@@ -8,13 +8,24 @@ The stages are subpackages: :mod:`gridtrace.logs` (readers and writers), :mod:`g
 from __future__ import annotations
 
 import logging
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("gridtrace")
-except PackageNotFoundError:  # running from a source tree that was not installed
-    __version__ = "0+unknown"
+from typing import Any
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
+
+
+def __getattr__(name: str) -> Any:
+    # the version is looked up on first use: importlib.metadata costs some 20 ms at start-up
+    if name != "__version__":
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("gridtrace")
+    except PackageNotFoundError:  # running from a source tree that was not installed
+        found = "0+unknown"
+    globals()["__version__"] = found
+    return found
+
 
 __all__ = ["__version__"]

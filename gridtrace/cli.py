@@ -63,13 +63,45 @@ _PARSE_OUTPUTS = ("records.parquet", "jobs.parquet", "quarantine.parquet")
 _MOST_LISTED = 20  # entries of a list printed before "... and N more"
 
 
+_FEW_FILES = 8  # inputs whose format is looked at before parsing, to leave pandas out
+
+
+def _torque_only(args: argparse.Namespace) -> bool:
+    """Whether this parse reads TORQUE files alone, in this process, with no zone or key.
+
+    Then no pandas object can reach pyarrow, and pyarrow need not import pandas (see
+    :mod:`gridtrace.logs._lazy_pandas`). Looked at for a few files only: for many, the time
+    saved does not matter.
+    """
+    if args.tz or args.anonymize_key_file or args.workers > 1 or args.scheduler:
+        return False
+    from gridtrace.logs._io import scan_log_paths
+    from gridtrace.logs._registry import detect_format, get_format
+
+    try:
+        if args.format:
+            return get_format(args.format).name == "torque"
+        files = scan_log_paths(args.paths).files
+        few = 0 < len(files) <= _FEW_FILES
+        return few and all(detect_format(path) == "torque" for path in files)
+    except (GridtraceError, OSError):  # parse_logs says what is wrong
+        return False
+
+
 def _cmd_parse(args: argparse.Namespace) -> int:
+    if _torque_only(args):
+        from gridtrace.logs._lazy_pandas import defer_pandas_check
+
+        defer_pandas_check()  # before pyarrow's first conversion imports pandas (0.4 s)
     from gridtrace._atomic import write_parquet, write_text
     from gridtrace.logs import flag_meanings, parse_logs
-    from gridtrace.logs._anonymize import anonymize_result, read_key_file
     from gridtrace.logs._registry import NOTHING_READ
 
-    key = read_key_file(args.anonymize_key_file) if args.anonymize_key_file else None
+    key = None
+    if args.anonymize_key_file:  # the anonymiser imports pandas (0.4 s): only when asked for
+        from gridtrace.logs._anonymize import read_key_file
+
+        key = read_key_file(args.anonymize_key_file)
     with warnings.catch_warnings():
         # files that gave no record are said once, as errors, below
         warnings.filterwarnings("ignore", f".*: {NOTHING_READ}: ", DataQualityWarning)
@@ -86,6 +118,8 @@ def _cmd_parse(args: argparse.Namespace) -> int:
         )
     result = dataclasses.replace(result, jobs=_vo_mapping(args).apply(result.jobs))
     if key is not None:  # after the VO rules, which read the real group names
+        from gridtrace.logs._anonymize import anonymize_result
+
         result = anonymize_result(result, key, src_file=args.anonymize_src_file)
     summary = result.summary()
     out = Path(args.out)

@@ -20,10 +20,11 @@ cannot be imported, is a :class:`ConfigError` naming it.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import logging
 import os
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -41,44 +42,12 @@ from gridtrace.logs._base import (
     check_error_policy,
     tokenize_guarded,
 )
-from gridtrace.logs._gwf import FLAGS as GWF_FLAGS
-from gridtrace.logs._gwf import assemble_gwf, looks_like_gwf, tokenize_gwf_file
-from gridtrace.logs._htcondor import (
-    FLAGS as HTCONDOR_FLAGS,
-)
-from gridtrace.logs._htcondor import (
-    assemble_htcondor,
-    looks_like_htcondor,
-    tokenize_htcondor_file,
-)
 from gridtrace.logs._io import (
     LogFiles,
     StrPath,
     default_site_name,
     read_log_head,
     scan_log_paths,
-)
-from gridtrace.logs._lsf import FLAGS as LSF_FLAGS
-from gridtrace.logs._lsf import assemble_lsf, looks_like_lsf, tokenize_lsf_file
-from gridtrace.logs._sge import FLAGS as SGE_FLAGS
-from gridtrace.logs._sge import assemble_sge, looks_like_sge, tokenize_sge_file
-from gridtrace.logs._slurm import (
-    FLAGS as SLURM_FLAGS,
-)
-from gridtrace.logs._slurm import (
-    assemble_slurm,
-    looks_like_slurm,
-    tokenize_slurm_file,
-)
-from gridtrace.logs._swf import FLAGS as SWF_FLAGS
-from gridtrace.logs._swf import assemble_swf, looks_like_swf, tokenize_swf_file
-from gridtrace.logs._torque import (
-    FLAGS as TORQUE_FLAGS,
-)
-from gridtrace.logs._torque import (
-    assemble_torque,
-    looks_like_torque,
-    tokenize_torque_file,
 )
 
 __all__ = [
@@ -519,84 +488,107 @@ def _tokenize_with_dask(
     return [part for part in parts if part is not None]
 
 
+@dataclass(frozen=True)
+class _Deferred:
+    """A built-in reader's function, imported from its module on the first call.
+
+    A format's module imports what its reader needs (pandas for some); ``gridtrace parse`` of a
+    TORQUE file should import none of the other readers' modules. Picklable, like the function.
+    """
+
+    module: str
+    name: str
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(self.module), self.name)(*args, **kwargs)
+
+
+class _DeferredFlags(Mapping[str, str]):
+    """A built-in reader's ``FLAGS``, imported from its module on the first look."""
+
+    def __init__(self, module: str) -> None:
+        self._module = module
+
+    def _flags(self) -> Mapping[str, str]:
+        flags: Mapping[str, str] = importlib.import_module(self._module).FLAGS
+        return flags
+
+    def __getitem__(self, key: str) -> str:
+        return self._flags()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._flags())
+
+    def __len__(self) -> int:
+        return len(self._flags())
+
+
+def _builtin(
+    short: str, description: str, aliases: tuple[str, ...] = (), *, recognise_in: str = ""
+) -> LogFormat:
+    module = f"gridtrace.logs._{short}"
+    return LogFormat(
+        name=short,
+        description=description,
+        looks_like=_Deferred(recognise_in or module, f"looks_like_{short}"),
+        tokenize_file=_Deferred(module, f"tokenize_{short}_file"),
+        assemble=_Deferred(module, f"assemble_{short}"),
+        flags=_DeferredFlags(module),
+        aliases=aliases,
+    )
+
+
 register_format(
-    LogFormat(
-        name="torque",
-        description="TORQUE / OpenPBS / PBS Pro server accounting logs (daily files)",
-        looks_like=looks_like_torque,
-        tokenize_file=tokenize_torque_file,
-        assemble=assemble_torque,
-        flags=TORQUE_FLAGS,
-        aliases=("pbs", "pbspro", "openpbs"),
+    _builtin(
+        "torque",
+        "TORQUE / OpenPBS / PBS Pro server accounting logs (daily files)",
+        ("pbs", "pbspro", "openpbs"),
+        recognise_in="gridtrace.logs._torque_lines",  # recognising a file imports no more
     )
 )
 
 register_format(
-    LogFormat(
-        name="swf",
-        description="Standard Workload Format (Parallel Workloads Archive, v2.2)",
-        looks_like=looks_like_swf,
-        tokenize_file=tokenize_swf_file,
-        assemble=assemble_swf,
-        flags=SWF_FLAGS,
+    _builtin(
+        "swf",
+        "Standard Workload Format (Parallel Workloads Archive, v2.2)",
     )
 )
 
 register_format(
-    LogFormat(
-        name="gwf",
-        description="Grid Workloads Format (Grid Workloads Archive text files, 29 columns)",
-        looks_like=looks_like_gwf,
-        tokenize_file=tokenize_gwf_file,
-        assemble=assemble_gwf,
-        flags=GWF_FLAGS,
+    _builtin(
+        "gwf",
+        "Grid Workloads Format (Grid Workloads Archive text files, 29 columns)",
     )
 )
 
 register_format(
-    LogFormat(
-        name="slurm",
-        description="Slurm sacct --parsable2 dumps (XDMoD 26-field layout, or with a header line)",
-        looks_like=looks_like_slurm,
-        tokenize_file=tokenize_slurm_file,
-        assemble=assemble_slurm,
-        flags=SLURM_FLAGS,
-        aliases=("sacct",),
+    _builtin(
+        "slurm",
+        "Slurm sacct --parsable2 dumps (XDMoD 26-field layout, or with a header line)",
+        ("sacct",),
     )
 )
 
 register_format(
-    LogFormat(
-        name="sge",
-        description="Grid Engine accounting files (SGE 6.x, Son of Grid Engine 8.1.x, Univa GE)",
-        looks_like=looks_like_sge,
-        tokenize_file=tokenize_sge_file,
-        assemble=assemble_sge,
-        flags=SGE_FLAGS,
-        aliases=("uge", "gridengine"),
+    _builtin(
+        "sge",
+        "Grid Engine accounting files (SGE 6.x, Son of Grid Engine 8.1.x, Univa GE)",
+        ("uge", "gridengine"),
     )
 )
 
 register_format(
-    LogFormat(
-        name="lsf",
-        description="IBM Spectrum LSF lsb.acct JOB_FINISH records (LSF 7-10; lsb.events kept)",
-        looks_like=looks_like_lsf,
-        tokenize_file=tokenize_lsf_file,
-        assemble=assemble_lsf,
-        flags=LSF_FLAGS,
-        aliases=("lsb.acct",),
+    _builtin(
+        "lsf",
+        "IBM Spectrum LSF lsb.acct JOB_FINISH records (LSF 7-10; lsb.events kept)",
+        ("lsb.acct",),
     )
 )
 
 register_format(
-    LogFormat(
-        name="htcondor",
-        description="HTCondor job history as written by condor_history -json or -jsonl",
-        looks_like=looks_like_htcondor,
-        tokenize_file=tokenize_htcondor_file,
-        assemble=assemble_htcondor,
-        flags=HTCONDOR_FLAGS,
-        aliases=("condor",),
+    _builtin(
+        "htcondor",
+        "HTCondor job history as written by condor_history -json or -jsonl",
+        ("condor",),
     )
 )

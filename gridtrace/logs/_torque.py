@@ -30,9 +30,9 @@ from gridtrace.logs._base import (
     tokenize_guarded,
 )
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
-from gridtrace.logs._torque_fast import tokenize_torque
+from gridtrace.logs._torque_fast import tokenize_torque_any
 from gridtrace.logs._torque_jobs import assemble_torque_jobs
-from gridtrace.logs._torque_lines import parse_torque_line
+from gridtrace.logs._torque_lines import looks_like_torque
 from gridtrace.schema import QUARANTINE, RECORDS
 
 __all__ = [
@@ -183,25 +183,18 @@ _STAMP_FORMAT = "%m/%d/%Y %H:%M:%S"
 _FLAVOUR_SNIFF_BYTES = 4 << 20
 
 
-def looks_like_torque(head: bytes) -> bool:
-    """Whether the first bytes of a (decompressed) file look like TORQUE/PBS accounting lines."""
-    lines = [line for line in head.split(b"\n")[:20] if line.strip()]
-    if len(lines) > 1:
-        lines = lines[:-1]  # the last line of a head may be cut in the middle
-    good = sum(not isinstance(parse_torque_line(line), str) for line in lines)
-    return bool(lines) and 2 * good > len(lines)
-
-
 def tokenize_torque_file(path: StrPath, *, site: str) -> FileParse:
     """Tokenise one TORQUE/PBS accounting file (plain, gzip, bzip2 or xz) into records.
 
     The flavour (``torque`` or ``pbspro``) recorded in ``source_format`` is recognised from
-    markers only PBS Pro writes (licence records, ``exec_vnode``, ``run_count``).
+    markers only PBS Pro writes (licence records, ``exec_vnode``, ``run_count``). A process's
+    first lines are read without the compiled kernel (see
+    :func:`~gridtrace.logs._torque_fast.tokenize_torque_any`): the same rows, sooner.
     """
     data = read_log_bytes(path)
     head = data[:_FLAVOUR_SNIFF_BYTES]
     flavour = "pbspro" if any(marker in head for marker in _PBSPRO_MARKERS) else "torque"
-    parsed = tokenize_torque(data, src_file=str(path), site=site, source_format=flavour)
+    parsed = tokenize_torque_any(data, src_file=str(path), site=site, source_format=flavour)
     logger.debug(
         "%s: %d lines, %d quarantined", path, parsed.lines_read, parsed.quarantine.num_rows
     )

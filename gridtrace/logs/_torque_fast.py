@@ -47,7 +47,7 @@ from gridtrace.logs._torque_lines import (
 )
 from gridtrace.schema import QUARANTINE, RECORDS
 
-__all__ = ["HAVE_NUMBA", "tokenize_torque"]
+__all__ = ["HAVE_NUMBA", "SMALL_INPUT_LINES", "tokenize_torque", "tokenize_torque_any"]
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +67,17 @@ _KERNEL = (
     "_tokenize_lines",
 )
 _compile_lock = threading.Lock()
+
+SMALL_INPUT_LINES = 20_000
+"""Lines a process reads with the reference tokeniser before it loads the compiled kernel.
+
+Importing numba and loading the kernel costs about a second with numba's cache warm and three to
+five seconds without it; the reference reads some 50k lines/s. So a process's first lines (one
+day's file of a site, typically) are read by the reference, which gives the same rows, and the
+kernel is loaded once a file alone, or the lines read so far with it, reach this many lines.
+"""
+_reference_lines = 0
+_reference_lock = threading.Lock()
 
 
 @functools.cache
@@ -668,3 +679,32 @@ def tokenize_torque(
         quarantine=pa.concat_tables([p.quarantine for p in parts]),
         lines_read=sum(p.lines_read for p in parts),
     )
+
+
+def _kernel_ready() -> bool:
+    """Whether this process has compiled (or loaded) the kernel already."""
+    return _compile_kernel.cache_info().currsize > 0
+
+
+def tokenize_torque_any(
+    data: bytes, *, src_file: str, site: str, source_format: str = "torque"
+) -> FileParse:
+    """Tokenise a whole accounting file by the path that finishes it soonest: same rows either way.
+
+    The compiled kernel (:func:`tokenize_torque`) when it is loaded already, or when this file
+    and the lines read so far by the reference reach :data:`SMALL_INPUT_LINES`; otherwise the
+    reference (:func:`~gridtrace.logs._torque_lines.tokenize_torque_reference`), which needs
+    neither numba nor a compilation. Arguments and result are those of :func:`tokenize_torque`.
+    """
+    global _reference_lines
+    names = {"src_file": src_file, "site": site, "source_format": source_format}
+    if _kernel_ready() or not HAVE_NUMBA:
+        return tokenize_torque(data, **names)
+    lines = data.count(b"\n")
+    with _reference_lock:
+        small = _reference_lines + lines < SMALL_INPUT_LINES
+        if small:
+            _reference_lines += lines
+    if small:
+        return tokenize_torque_reference(data, **names)
+    return tokenize_torque(data, **names)

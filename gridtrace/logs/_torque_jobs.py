@@ -99,12 +99,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from gridtrace.errors import ConfigError
 from gridtrace.logs import _pbs_values as pv
+from gridtrace.logs._groups import duplicated, first_seen_codes, segment_bfill, segment_ffill
 from gridtrace.schema import JOBS, RECORDS, validate
 
 __all__ = ["JOB_FLAGS", "TorqueAssembly", "assemble_torque_jobs"]
@@ -600,12 +600,7 @@ def _job_ids(ids: Arr) -> tuple[I64, I64, Bool, Bool, I64, I64]:
     index_text = pc.if_else(pc.not_equal(bracket, _EMPTY_TEXT), bracket, dash)
     has_index = pc.and_(matched, pc.not_equal(index_text, _EMPTY_TEXT))
     index = np.append(_np_int(pc.if_else(has_index, index_text, _NULL_TEXT).cast(pa.int64())), NA)
-    group_of_distinct = (
-        pd.DataFrame({"seq": seq[:-1], "index": index[:-1]})
-        .groupby(["seq", "index"], sort=False)
-        .ngroup()
-        .to_numpy()
-    )
+    group_of_distinct = first_seen_codes(seq[:-1], index[:-1])
     group = np.append(np.asarray(group_of_distinct, dtype=np.int64), -1)
     return (
         seq[codes],
@@ -628,7 +623,7 @@ def _duplicate_lines(records: pa.Table, attrs: _Attrs, key_columns: Sequence[I64
     with np.errstate(over="ignore"):
         for column in [*key_columns, attrs.codes("queue")]:
             key = key * np.uint64(1_000_003) ^ column.astype(np.int64).view(np.uint64)
-    candidates = _rows(pd.Series(key).duplicated(keep=False).to_numpy())
+    candidates = _rows(duplicated(key.view(np.int64), keep="none"))
     duplicate = np.zeros(n, dtype=bool)
     if not len(candidates):
         return duplicate
@@ -693,9 +688,9 @@ def _place(naive: I64, epoch: I64, segment: I64, zone: ZoneInfo | None) -> _Plac
     flags: dict[str, I64] = {"STAMP_UNREADABLE": _rows(naive == NA)}
     if outliers:
         logger.warning("%d records have a stamp and an epoch that disagree; not used", outliers)
-    by_segment = pd.Series(np.where(own != NA, own, np.nan)).groupby(segment)
-    before: npt.NDArray[np.float64] = np.asarray(by_segment.ffill(), dtype=np.float64)
-    after: npt.NDArray[np.float64] = np.asarray(by_segment.bfill(), dtype=np.float64)
+    measured = np.where(own != NA, own, np.nan)
+    before: npt.NDArray[np.float64] = segment_ffill(measured, segment)
+    after: npt.NDArray[np.float64] = segment_bfill(measured, segment)
     if zone is None:
         filled = np.where(np.isnan(before), after, before)
         if dominant is not None:
@@ -726,6 +721,8 @@ def _zone_offsets(
     zone: ZoneInfo,
 ) -> tuple[I64, dict[str, I64], int]:
     """Offsets of the stamp-only records in ``zone``; DST flags; offsets the zone contradicts."""
+    import pandas as pd  # only with a zone given: pandas takes 0.4 s to import
+
     tz = zone.key
     offset = np.full(len(naive), NA, dtype=np.int64)
     need = _rows((own == NA) & (naive != NA))
@@ -1097,7 +1094,7 @@ def assemble_torque_jobs(
 
     # -- job groups: (site, seq, index), numbered in order of first appearance
     combined = np.where(is_job, site_codes * (int(id_group.max()) + 2) + id_group, -1)
-    group, _ = pd.factorize(combined[is_job])
+    group = first_seen_codes(combined[is_job])
     group_all = np.full(n, -1, dtype=np.int64)
     group_all[is_job] = group
     group_bits = np.zeros(int(group_all.max()) + 2, dtype=np.int64)
@@ -1587,7 +1584,7 @@ def _simple_exec_hosts(text: Arr) -> tuple[I64, Arr, I64, Bool]:
     ok &= high >= low
     names = pc.if_else(pa.array(ok), pc.struct_field(found, "h"), None)
     name_codes = np.asarray(pc.fill_null(pc.dictionary_encode(names).indices, -1).to_numpy())
-    repeated = pd.DataFrame({"row": parent, "host": name_codes}).duplicated().to_numpy()
+    repeated = duplicated(parent, name_codes)
     bad = np.bincount(parent, weights=~ok | repeated, minlength=n) > 0
     simple = _mask(pc.is_valid(text)) & ~bad
     cores = np.bincount(parent, weights=np.where(ok, high - low + 1, 0), minlength=n)

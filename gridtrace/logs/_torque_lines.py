@@ -61,7 +61,13 @@ from gridtrace.logs._base import FileParse
 from gridtrace.logs._text import NON_UTF8, decode_line
 from gridtrace.schema import QUARANTINE, RECORDS
 
-__all__ = ["TorqueLine", "parse_torque_line", "split_message", "tokenize_torque_reference"]
+__all__ = [
+    "TorqueLine",
+    "looks_like_torque",
+    "parse_torque_line",
+    "split_message",
+    "tokenize_torque_reference",
+]
 
 _LINE = re.compile(
     r"(?:(?P<prefix>[^;/\s]+):)?"
@@ -326,3 +332,15 @@ def tokenize_torque_reference(
         quarantine=pa.Table.from_pydict(quarantine, schema=QUARANTINE),
         lines_read=len(lines),
     )
+
+
+def looks_like_torque(head: bytes) -> bool:
+    """Whether the first bytes of a (decompressed) file look like TORQUE/PBS accounting lines.
+
+    Here, beside the line parser it uses, so that recognising a TORQUE file imports nothing more.
+    """
+    lines = [line for line in head.split(b"\n")[:20] if line.strip()]
+    if len(lines) > 1:
+        lines = lines[:-1]  # the last line of a head may be cut in the middle
+    good = sum(not isinstance(parse_torque_line(line), str) for line in lines)
+    return bool(lines) and 2 * good > len(lines)

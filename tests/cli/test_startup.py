@@ -1,0 +1,100 @@
+"""``gridtrace parse`` of a small TORQUE file starts fast: it leaves the heavy modules unimported.
+
+Run in a fresh interpreter (a subprocess), since the test process has imported everything.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+HEAVY = (
+    "pandas",
+    "numba",
+    "scipy",
+    "dask",
+    "distributed",
+    "statsmodels",
+    "matplotlib",
+    "hmmlearn",
+    "jinja2",
+    "sklearn",
+    "gymnasium",
+)
+
+LINES = (
+    "05/03/2024 10:00:00;Q;202.pbs01;queue=grid\n"
+    "05/03/2024 10:05:00;D;202.pbs01;requestor=alice@ui01\n"
+    "05/03/2024 12:00:00;S;200.pbs01;user=bob group=cms queue=grid ctime=1714730000 "
+    "qtime=1714730000 etime=1714730000 start=1714730100 exec_host=n002/0-3 "
+    "Resource_List.nodes=1:ppn=4\n"
+    "05/03/2024 12:00:00;E;200.pbs01;user=bob group=cms queue=grid ctime=1714730000 "
+    "qtime=1714730000 etime=1714730000 start=1714730100 exec_host=n002/0-3 end=1714737600 "
+    "Exit_status=0 resources_used.walltime=02:05:00 total_execution_slots=4\n"
+)
+
+_RUN = """
+import json, runpy, sys
+sys.argv = ["gridtrace", *sys.argv[1:]]
+try:
+    runpy.run_module("gridtrace", run_name="__main__")
+except SystemExit as stop:
+    code = stop.code
+else:
+    code = 0
+heavy = json.loads(HEAVY)
+print(json.dumps({"code": code, "loaded": [m for m in heavy if m in sys.modules]}))
+"""
+
+
+def _parse_in_fresh_process(*args: str) -> dict[str, object]:
+    script = _RUN.replace("HEAVY", repr(json.dumps(HEAVY)))
+    done = subprocess.run(
+        [sys.executable, "-c", script, "parse", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    found: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
+def test_parse_of_a_small_torque_file_imports_no_heavy_module(tmp_path: Path) -> None:
+    log = tmp_path / "20240503"
+    log.write_text(LINES)
+    out = tmp_path / "out"
+    found = _parse_in_fresh_process(str(log), "-o", str(out))
+    assert found == {"code": 0, "loaded": []}
+    jobs = pq.read_table(out / "jobs.parquet")
+    assert jobs.num_rows == 2
+    assert sorted(jobs.column("state").to_pylist()) == ["COMPLETED", "DELETED"]
+
+
+def test_a_zone_still_works_and_may_import_pandas(tmp_path: Path) -> None:
+    log = tmp_path / "20240503"
+    log.write_text(LINES)
+    found = _parse_in_fresh_process(str(log), "-o", str(tmp_path / "out"), "--tz", "UTC")
+    assert found["code"] == 0
+    loaded = found["loaded"]
+    assert isinstance(loaded, list)
+    assert "numba" not in loaded
+
+
+def test_a_folder_mixing_formats_still_reads_both(tmp_path: Path) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "20240503").write_text(LINES)
+    (folder / "site.swf").write_text(
+        "; Version: 2.2\n1 0 10 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n"
+    )
+    out = tmp_path / "out"
+    found = _parse_in_fresh_process(str(folder), "-o", str(out))
+    assert found["code"] == 0
+    jobs = pq.read_table(out / "jobs.parquet")
+    assert sorted(set(jobs.column("source_format").to_pylist())) == ["swf", "torque"]
+    assert jobs.num_rows == 3
