@@ -776,8 +776,8 @@ def select_partition(jobs: pa.Table, trace: pa.Table, partition: str) -> tuple[p
             raise ConfigError(msg)
 
     def keep(table: pa.Table) -> pa.Table:
-        mine = pc.fill_null(pc.equal(table.column("partition"), pa.scalar(partition)), False)
-        return table.filter(mine)
+        names = table.column("partition").to_pylist()
+        return table.filter(pa.array([name == partition for name in names], pa.bool_()))
 
     site_jobs, site_trace = keep(jobs), keep(trace)
     if site_trace.num_rows == 0:
