@@ -390,11 +390,14 @@ class SarsaScheduler:
 
         n = len(jobs.run_s)
         estimator.reset(jobs)
-        self._bind_estimates(estimator)
+        estimate = np.fromiter((estimator.estimate(r, 0.0) for r in range(n)), np.float64, count=n)
+        # as _bind() for a static estimator: the runtime entry of every action row, once
+        self._actions[:, feats.runtime_column] = feats.runtime_feature(estimate)
+        self._mode = "jobs"
+        self._bound = True
         submit = np.asarray(jobs.submit_s, dtype=np.float64)
         run = np.asarray(jobs.run_s, dtype=np.float64)
         cores = np.asarray(jobs.cores, dtype=np.int64)
-        estimate = np.fromiter((estimator.estimate(r, 0.0) for r in range(n)), np.float64, count=n)
         codes: dict[str | None, int] = {}
         vo_code = np.fromiter((codes.setdefault(v, len(codes)) for v in jobs.vo), np.int64, count=n)
         code_slot = np.asarray([feats.slot(v) for v in codes], dtype=np.int64)
@@ -508,14 +511,6 @@ class SarsaScheduler:
         d = int(ist[_jit._I_LOG])
         pool = [(float(fst[_jit._F_FIRST]), int(total_cores))] if n else []
         return EventRun(start.tolist(), elected[:d].tolist(), pool)
-
-    def _bind_estimates(self, estimator: RuntimeEstimator) -> None:
-        # as _bind() for a static estimator: the runtime entry of every action row, once
-        n = len(self._run)
-        guesses = np.fromiter((estimator.estimate(r, 0.0) for r in range(n)), np.float64, count=n)
-        self._actions[:, self.features.runtime_column] = self.features.runtime_feature(guesses)
-        self._mode = "jobs"
-        self._bound = True
 
     def _finish_episode(
         self,
