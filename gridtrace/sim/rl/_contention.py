@@ -40,7 +40,10 @@ Protocol (:func:`run_contention`)
   (``elastic=True``): the threshold autoscaler and the best static pool chosen in hindsight on the
   test part (objective λ_e W̄ + (1 − λ_e) U), both with the ``elastic_scheduler`` baseline's
   scheduling, against the chosen RL scheduler with an RL provisioner, all scored on
-  core-hours and W.
+  core-hours and W. The provisioner's W̄ counts the completed jobs only (``elastic_reward``
+  "completed", the research's), or also the jobs waiting at each decision ("queue", see
+  :class:`~gridtrace.sim.rl.ElasticProvisioner`); ``elastic_pretrain="threshold"`` lets the
+  threshold autoscaler choose in the pre-training episodes.
 * **Intervals.** The test period is cut into ``windows`` equal spans of submit time; a metric's
   value per window (the mean over the seeds for RL) is the unit of the 95 % expanded-percentile
   bootstrap (:func:`gridtrace.sim.mean_interval`, bounded by the metric's range). RL's margin to
