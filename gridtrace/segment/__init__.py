@@ -24,6 +24,7 @@ from gridtrace.segment._pool import (
     pool_from_jobs,
     pool_from_trace,
     segment_pool,
+    select_partition,
     trace_pool,
 )
 from gridtrace.segment._segment import Segmentation, SegmentParams, segment, segment_trace
@@ -45,6 +46,7 @@ __all__ = [
     "segment",
     "segment_pool",
     "segment_trace",
+    "select_partition",
     "select_segment",
     "trace_pool",
 ]

@@ -52,6 +52,7 @@ __all__ = [
     "pool_from_jobs",
     "pool_from_trace",
     "segment_pool",
+    "select_partition",
     "trace_pool",
 ]
 
@@ -384,8 +385,10 @@ class PoolEstimate:
     source : str
         ``"hosts"`` (the hosts that ran a job during the span, each with its capacity),
         ``"peak-cores-in-use"`` (the highest number of cores in use on the span's saturated
-        days: a lower bound of the pool, tight when the site was full) or ``"header"`` (the
-        processors the SWF/GWF header states for the whole log).
+        days: a lower bound of the pool, tight when the site was full), ``"header"`` (the
+        processors the SWF/GWF header states for the whole log) or ``"peak-demand"`` (one site
+        of a grid log without start times: the cores in use had every job started at its
+        submit, see :func:`select_partition`).
     start, end : pandas.Timestamp
         The span [start, end), UTC (``end`` is None for an open end).
     hosts : int or None
@@ -578,6 +581,7 @@ def pool_during(
     end: TimeLike | None,
     *,
     min_saturated_days: int = 1,
+    use_header: bool = True,
 ) -> PoolEstimate:
     """Return the cores a site had during [start, end), from a ``jobs`` table.
 
@@ -601,6 +605,11 @@ def pool_during(
         The span; a naive timestamp is UTC. ``end`` None leaves it open.
     min_saturated_days : int, default 1
         Fewest saturated days for the peak-in-use proxy.
+    use_header : bool, default True
+        False for one site's jobs cut from a grid log (:func:`select_partition`), whose header
+        counts every site's processors: instead of the header, the last source is then
+        ``peak-demand``, the peak cores in use in the span had every job started at its submit
+        (the pool at which no job of the span waits; no smaller pool is supported by the log).
 
     Returns
     -------
@@ -657,7 +666,18 @@ def pool_during(
         demand = _peak_demand(jobs, t0, t1)
         if demand is not None:
             detail["peak_demand_without_waits"] = demand
-    if stated is not None:
+    if not use_header:
+        demand = _peak_demand(jobs, t0, t1)
+        if demand is not None and demand >= 1:
+            cores = round(demand)
+            detail["peak_demand_without_waits"] = demand
+            note = (
+                f"{cores} cores: the peak in use had every job of the span started at its submit "
+                "(one site of a grid log without start times or hosts; the header's count is the "
+                "whole grid's)"
+            )
+            return PoolEstimate(cores, "peak-demand", *span, None, detail, note)
+    if stated is not None and use_header:
         note = (
             f"{stated[0]} cores: the log header's {stated[1]} (the whole log's machine; no hosts "
             "and no saturated day to measure the span's own pool)"
@@ -694,11 +714,12 @@ def segment_pool(jobs: pa.Table, segments: pa.Table, segment_id: int) -> PoolEst
     return pool_during(jobs, row["start_time"], None if last else row["end_time"])
 
 
-def trace_pool(jobs: pa.Table, trace: pa.Table) -> PoolEstimate:
+def trace_pool(jobs: pa.Table, trace: pa.Table, *, use_header: bool = True) -> PoolEstimate:
     """Return the pool during a trace's arrivals (e.g. a segment cut by ``segment_trace``).
 
     The span runs from the trace's first submit to one second after its last (submit times are
     whole seconds in the logs), placed on the clock by the trace metadata's origin.
+    ``use_header`` as in :func:`pool_during` (False for one site of a grid log).
 
     Raises
     ------
@@ -714,4 +735,53 @@ def trace_pool(jobs: pa.Table, trace: pa.Table) -> PoolEstimate:
         msg = "the trace has no jobs"
         raise ConfigError(msg)
     submit = np.asarray(trace.column("submit_s").to_numpy(), dtype=np.float64)
-    return pool_during(jobs, origin + float(submit.min()), origin + float(submit.max()) + 1.0)
+    return pool_during(
+        jobs,
+        origin + float(submit.min()),
+        origin + float(submit.max()) + 1.0,
+        use_header=use_header,
+    )
+
+
+def select_partition(jobs: pa.Table, trace: pa.Table, partition: str) -> tuple[pa.Table, pa.Table]:
+    """Keep one site (partition) of a grid log: its jobs and their rows of the trace.
+
+    A grid log such as LCG-2005 (SWF) holds many sites; its ``partition`` field names the site
+    (the computing element, e.g. ``lxgate13.cern.ch``; the SWF header's ``Partition:`` lines).
+    Simulating the whole log on the sum of the sites' processors puts no job in any queue; one
+    site on its own pool does (its pool: :func:`trace_pool` with ``use_header=False``).
+
+    Parameters
+    ----------
+    jobs : pyarrow.Table
+        The ``jobs`` table of the log, with its ``partition`` column.
+    trace : pyarrow.Table
+        A trace of the same log, with its ``partition`` column; its metadata is kept.
+    partition : str
+        The site's partition name, as in the ``partition`` column.
+
+    Returns
+    -------
+    (pyarrow.Table, pyarrow.Table)
+        The site's jobs and trace rows, in their original order.
+
+    Raises
+    ------
+    ConfigError
+        If either table has no ``partition`` column or no job of the trace ran on ``partition``.
+    """
+    for name, table in (("jobs", jobs), ("trace", trace)):
+        if "partition" not in table.column_names:
+            msg = f"the {name} table has no partition column: no site to select"
+            raise ConfigError(msg)
+
+    def keep(table: pa.Table) -> pa.Table:
+        names = table.column("partition").to_pylist()
+        return table.filter(pa.array([name == partition for name in names], pa.bool_()))
+
+    site_jobs, site_trace = keep(jobs), keep(trace)
+    if site_trace.num_rows == 0:
+        names = pc.unique(trace.column("partition")).to_pylist()[:10]
+        msg = f"no job of the trace ran on partition {partition!r} (some partitions: {names})"
+        raise ConfigError(msg)
+    return site_jobs, site_trace

@@ -479,6 +479,14 @@ def run_events(
     reset = getattr(policy, "reset", None)
     if callable(reset):
         reset(jobs)
+    episode = getattr(policy, "run_episode", None)
+    if callable(episode) and (provisioning is None or type(provisioning) is FixedPool):
+        # a policy with its own (jitted) copy of this loop, where it applies: same outcome
+        est = OracleEstimator() if estimator is None else estimator
+        done = episode(jobs, total_cores, est)
+        if done is not None:
+            fast: EventRun = done
+            return fast
     loop = iter_decisions(
         jobs,
         total_cores=total_cores,

@@ -160,3 +160,42 @@ def test_trace_pool_uses_the_trace_clock() -> None:
     assert pool.end == T0 + pd.Timedelta(days=1, seconds=2 * H + 1)
     with pytest.raises(ConfigError, match="no metadata"):
         trace_pool(jobs, table)
+
+
+def test_one_site_of_a_grid_log_on_its_own_pool() -> None:
+    from gridtrace.segment import select_partition
+
+    # two sites; the header counts both (100 processors); no start times, no hosts
+    rows = [
+        {"submit": 0, "run": 2 * H, "cores": 1},
+        {"submit": 0, "run": 2 * H, "cores": 3},
+        {"submit": H, "run": 2 * H, "cores": 2},  # site a: 1 + 3 + 2 = 6 at t = H
+        {"submit": 0, "run": H, "cores": 50},  # site b
+    ]
+    jobs = with_log_headers(jobs_table(rows), "swf", [{"MaxProcs": 100}])
+    at = jobs.schema.get_field_index("partition")
+    jobs = jobs.set_column(at, "partition", pa.array(["a", "a", "a", "b"]))
+    trace = with_trace_metadata(
+        pa.table(
+            {
+                "job_id": pa.array([0, 1, 2, 3], pa.int64()),
+                "submit_s": [0.0, 0.0, H, 0.0],
+                "run_s": [2 * H, 2 * H, 2 * H, H],
+                "cores": pa.array([1, 3, 2, 50], pa.int32()),
+                "partition": ["a", "a", "a", "b"],
+            }
+        ),
+        origin=T0.isoformat(),
+        site="grid",
+        cores=100,
+        tau_s=900.0,
+        provenance={},
+    )
+    site_jobs, site_trace = select_partition(jobs, trace, "a")
+    assert site_trace["job_id"].to_pylist() == [0, 1, 2]
+    assert site_jobs.num_rows == 3
+    assert trace_pool(site_jobs, site_trace).source == "header"  # the whole grid's 100
+    pool = trace_pool(site_jobs, site_trace, use_header=False)
+    assert (pool.cores, pool.source) == (6, "peak-demand")
+    with pytest.raises(ConfigError, match="partition 'c'"):
+        select_partition(jobs, trace, "c")

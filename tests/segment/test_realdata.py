@@ -120,3 +120,21 @@ def test_vsc_month_with_hosts(real_data: Path) -> None:
     assert rows[0]["hosts"] == 359
     # the log window's start shows as a pool change (jobs from before June seen on few hosts)
     assert seg.pool_boundaries[0].evidence["jaccard"] < 0.9
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_lcg_2005_one_site_on_its_own_pool(real_data: Path) -> None:
+    from gridtrace.segment import select_partition, trace_pool
+
+    result = read_swf(real_data / "swf" / "LCG-2005-1.swf.gz")
+    jobs = VOMapping.from_dict({"fallback_field": "group"}).apply(result.jobs)
+    trace = build_trace(jobs, cores=24515, provenance={"tz": "UTC"})
+    assert trace_pool(jobs, trace).cores == 24515  # the header: the sum over the 170 sites
+    site_jobs, site_trace = select_partition(jobs, trace, "lxgate13.cern.ch")
+    assert site_trace.num_rows == site_jobs.num_rows == 30_966  # the largest site
+    pool = trace_pool(site_jobs, site_trace, use_header=False)
+    assert pool.source == "peak-demand"
+    # the peak cores in use with every job started at its submit: well below the grid's sum,
+    # well above the site's mean offered load (~363 cores over the 11 days)
+    assert 1000 <= pool.cores <= 2000

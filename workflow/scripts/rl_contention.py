@@ -6,7 +6,7 @@ from pathlib import Path
 
 from gridtrace.errors import ConfigError
 from gridtrace.schema import read_table, trace_metadata
-from gridtrace.segment import trace_pool
+from gridtrace.segment import select_partition, trace_pool
 from gridtrace.sim.rl import ContentionConfig, contention_regime, run_contention
 
 logging.basicConfig(filename=snakemake.log[0], level=logging.INFO, force=True)
@@ -15,8 +15,12 @@ logger = logging.getLogger("gridtrace.workflow")
 
 settings = dict(snakemake.params.settings)
 trace = read_table(snakemake.input.trace, "trace")
+jobs = read_table(snakemake.input.jobs, "jobs")
+partition = settings.pop("partition", None)
+if partition is not None:  # one site of a grid log, on its own pool
+    jobs, trace = select_partition(jobs, trace, str(partition))
 try:
-    pool = trace_pool(read_table(snakemake.input.jobs, "jobs"), trace)
+    pool = trace_pool(jobs, trace, use_header=partition is None)
     cores, source, note = pool.cores, pool.source, pool.note
 except ConfigError as exc:
     cores = int(trace_metadata(trace)["cores"])

@@ -40,7 +40,10 @@ Protocol (:func:`run_contention`)
   (``elastic=True``): the threshold autoscaler and the best static pool chosen in hindsight on the
   test part (objective λ_e W̄ + (1 − λ_e) U), both with the ``elastic_scheduler`` baseline's
   scheduling, against the chosen RL scheduler with an RL provisioner, all scored on
-  core-hours and W.
+  core-hours and W. The provisioner's W̄ counts the completed jobs only (``elastic_reward``
+  "completed", the research's), or also the jobs waiting at each decision ("queue", see
+  :class:`~gridtrace.sim.rl.ElasticProvisioner`); ``elastic_pretrain="threshold"`` lets the
+  threshold autoscaler choose in the pre-training episodes.
 * **Intervals.** The test period is cut into ``windows`` equal spans of submit time; a metric's
   value per window (the mean over the seeds for RL) is the unit of the 95 % expanded-percentile
   bootstrap (:func:`gridtrace.sim.mean_interval`, bounded by the metric's range). RL's margin to
@@ -212,6 +215,15 @@ class ContentionConfig:
         cooldown 1800 s).
     elastic_scheduler : str, default "sjf-est"
         The baseline scheduling of the threshold and static-pool runs.
+    elastic_reward : {"completed", "queue"}, default "completed"
+        W̄ of the RL provisioner's reward (:class:`~gridtrace.sim.rl.ElasticProvisioner`'s
+        ``w_reward``): of the jobs completed in the interval, or also of the jobs waiting,
+        priced at each decision.
+    elastic_w_class : {"all", "interactive"}, default "all"
+        The jobs W̄ counts with ``elastic_reward="queue"``.
+    elastic_pretrain : {"threshold"} or None, default None
+        Let the threshold autoscaler (the baseline's settings) choose the pool in the
+        pre-training episodes while the provisioner learns, as the scheduler learns from SJF.
     floor_share : float, default 0.10
         ``POOL_AT_FLOOR`` above this share of the test period.
     agent_options : mapping, optional
@@ -244,6 +256,9 @@ class ContentionConfig:
     static_levels: int = 12
     threshold_options: Mapping[str, Any] = field(default_factory=dict)
     elastic_scheduler: str = "sjf-est"
+    elastic_reward: str = "completed"
+    elastic_w_class: str = "all"
+    elastic_pretrain: str | None = None
     floor_share: float = 0.10
     agent_options: Mapping[str, Any] = field(default_factory=dict)
 
@@ -259,6 +274,16 @@ class ContentionConfig:
             raise ConfigError(
                 f"baselines must include fifo and be among {sorted(CONTENTION_BASELINES)}, got "
                 f"{list(self.baselines)}"
+            )
+        if self.elastic_reward not in ("completed", "queue"):
+            raise ConfigError(f"elastic_reward must be completed or queue: {self.elastic_reward!r}")
+        if self.elastic_w_class not in ("all", "interactive"):
+            raise ConfigError(
+                f"elastic_w_class must be all or interactive: {self.elastic_w_class!r}"
+            )
+        if self.elastic_pretrain not in (None, "threshold"):
+            raise ConfigError(
+                f"elastic_pretrain must be threshold or null: {self.elastic_pretrain!r}"
             )
         if self.elastic_scheduler not in CONTENTION_BASELINES:
             raise ConfigError(f"unknown elastic_scheduler {self.elastic_scheduler!r}")
@@ -870,13 +895,19 @@ def _train(
             ceiling_factor=config.ceiling_factor,
             interval_s=config.interval_s,
             tau_s=tau_s,
+            w_reward=config.elastic_reward,
+            w_class=config.elastic_w_class,
             name=f"rl-{c.name}-provisioner",
         )
+        if config.elastic_pretrain == "threshold":
+            teacher = _threshold(config, cores)
     warmup, drain = _exclusion(train.num_rows, config)
     curve = []
     episodes: list[str | None] = [*pre, *([None] * config.train_episodes)]
     for e, behaviour in enumerate(episodes):
         agent.behaviour = behaviour  # type: ignore[assignment]
+        if prov is not None and config.elastic_pretrain == "threshold":
+            prov.behaviour = teacher if behaviour is not None else None
         res = simulate(
             train,
             cores=cores,
@@ -907,6 +938,8 @@ def _train(
     if c.learner == "fqi":
         agent.fit_offline(iterations=config.fitted_q_iterations)
     agent.behaviour = None
+    if prov is not None:
+        prov.behaviour = None
     agent.clear_log()
     return _Trained(agent, prov, curve, time.perf_counter() - t)
 
@@ -1443,6 +1476,17 @@ def _baseline_text(name: str) -> str:
     )
 
 
+def _threshold(config: ContentionConfig, cores: int) -> Any:
+    """Return the threshold autoscaler of the elastic comparison (and of its pre-training)."""
+    floor = min(config.floor, cores)
+    ceiling = max(round(config.ceiling_factor * cores), floor)
+    opts: dict[str, Any] = {"low": 0.5, "high": 0.9, "step": 8, "cooldown_s": 1800.0}
+    opts.update(dict(config.threshold_options))
+    return make_provisioning(
+        "threshold", floor=floor, ceiling=ceiling, interval_s=config.interval_s, **opts
+    )
+
+
 def _elastic_runs(
     chosen: Candidate,
     train: pa.Table,
@@ -1459,12 +1503,8 @@ def _elastic_runs(
     spec = CONTENTION_BASELINES[config.elastic_scheduler]
     floor = min(config.floor, cores)
     ceiling = max(round(config.ceiling_factor * cores), floor)
-    opts: dict[str, Any] = {"low": 0.5, "high": 0.9, "step": 8, "cooldown_s": 1800.0}
-    opts.update(dict(config.threshold_options))
     t = time.perf_counter()
-    scaler = make_provisioning(
-        "threshold", floor=floor, ceiling=ceiling, interval_s=config.interval_s, **opts
-    )
+    scaler = _threshold(config, cores)
     res = sim(test, provisioning=scaler, **spec)
     record(
         "threshold",

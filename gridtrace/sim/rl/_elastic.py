@@ -10,12 +10,24 @@ so the controller never asks for less than the running jobs hold. The reward of 
 paid at the next one, is λ_e W̄ + (1 − λ_e) U over the interval: W̄ the mean W of the jobs that
 completed in it (the mean W of the run so far if none did) and U = core-seconds used / core-
 seconds provisioned in it (from :class:`~gridtrace.sim.ClusterState`'s exact integrals).
+
+``w_reward="queue"`` prices the jobs still waiting: W̄ is then the mean W over the jobs completed
+in the interval and the jobs queued at the decision, each counted with the W it would have if it
+started now, r / (r + wait so far) (r its runtime, known to the simulator that pays the reward,
+never shown to the agent), over interactive jobs only with ``w_class="interactive"``. With the
+default W̄ of completed jobs, a smaller pool raises U at once while the waits it causes enter W̄
+only when those jobs complete, hours later and beyond γ's horizon (γ 0.8 per 15 min): on the
+LPC regimes the controller then drives the pool to its floor.
+
+Pre-training (``behaviour``): a provisioning policy (e.g. the
+:class:`~gridtrace.sim.ThresholdAutoscaler`) chooses instead of Q while the controller records
+and learns, its size mapped to the nearest candidate, as SJF pre-training does for the scheduler.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,8 +40,35 @@ from gridtrace.sim.rl._transitions import TransitionStore
 
 if TYPE_CHECKING:
     from gridtrace.sim._engine import ClusterState, JobRows, QueueView
+    from gridtrace.sim._provisioning import ProvisioningPolicy
 
-__all__ = ["ElasticProvisioner", "ProvisioningFeatures", "interval_reward", "next_multiple"]
+__all__ = [
+    "ElasticProvisioner",
+    "ProvisioningFeatures",
+    "interval_reward",
+    "next_multiple",
+    "queue_w",
+]
+
+
+def queue_w(queue: QueueView, now: float, *, interactive_only: bool = False) -> tuple[float, int]:
+    """Return (Σ W, count) over the queued jobs, each with W = r / (r + wait so far).
+
+    The W a waiting job would have if it started now (its W can only fall from there). With
+    ``interactive_only`` only jobs flagged interactive count.
+    """
+    run, submit = queue.run_s, queue.submit_s
+    flags = queue.jobs.interactive
+    total = 0.0
+    count = 0
+    for row in queue:
+        if interactive_only and (flags is None or not flags[row]):
+            continue
+        r = run[row]
+        wait = now - submit[row]
+        total += r / (r + wait) if r + wait > 0 else 1.0
+        count += 1
+    return total, count
 
 
 def interval_reward(
@@ -37,6 +76,9 @@ def interval_reward(
     now: float,
     last: tuple[float, float, int, float, int],
     lambda_e: float,
+    pending: tuple[float, int] | None = None,
+    *,
+    interactive_only: bool = False,
 ) -> tuple[float, float, float]:
     """Return (reward, U, W̄) of the provisioning interval from the last decision to ``now``.
 
@@ -55,11 +97,28 @@ def interval_reward(
         (time, busy_core_s, completed, completed_w, pool size) at the last decision.
     lambda_e : float
         Weight of W̄.
+    pending : (float, int), optional
+        Σ W and count of the jobs waiting now (:func:`queue_w`): W̄ is then the mean over the
+        jobs completed in the interval and these (1 if there are none), and ``last`` holds the
+        interactive counters instead with ``interactive_only``.
+    interactive_only : bool, default False
+        Count interactive jobs only (with ``pending``).
     """
     t0, busy0, done0, w0, size0 = last
     provisioned = size0 * (now - t0)
     used = state.busy_core_s - busy0
     u = min(1.0, used / provisioned) if provisioned > 0 else 1.0
+    if pending is not None:
+        # completed in the interval plus the waiting jobs, priced now
+        if interactive_only:
+            done = state.completed_interactive - done0
+            w_done = state.completed_interactive_w - w0
+        else:
+            done = state.completed - done0
+            w_done = state.completed_w - w0
+        count = done + pending[1]
+        w_bar = (w_done + pending[0]) / count if count else 1.0
+        return lambda_e * w_bar + (1.0 - lambda_e) * u, u, w_bar
     done = state.completed - done0
     if done:
         w_bar = (state.completed_w - w0) / done
@@ -148,6 +207,14 @@ class ElasticProvisioner:
         Most recent transitions a refit uses.
     learning : bool, default True
         Refit during runs; False freezes Q.
+    w_reward : {"completed", "queue"}, default "completed"
+        W̄ of the reward: of the jobs completed in the interval, or of those and the jobs waiting
+        at the decision, priced now (see the module docstring).
+    w_class : {"all", "interactive"}, default "all"
+        The jobs W̄ counts, with ``w_reward="queue"``.
+    behaviour : ProvisioningPolicy, optional
+        Choose by this policy instead of by Q, still recording and learning (pre-training);
+        set it to None afterwards.
     name : str, default "rl-elastic"
         Written into results.
 
@@ -179,6 +246,9 @@ class ElasticProvisioner:
         refit_every: int = 50,
         window: int = 2000,
         learning: bool = True,
+        w_reward: Literal["completed", "queue"] = "completed",
+        w_class: Literal["all", "interactive"] = "all",
+        behaviour: ProvisioningPolicy | None = None,
         name: str = "rl-elastic",
     ) -> None:
         if (qfunction.n_state, qfunction.n_action) != (features.n_state, features.n_action):
@@ -192,6 +262,14 @@ class ElasticProvisioner:
             raise ConfigError("need refit_every, window >= 1 and epsilon in [0, 1]")
         if every_jobs is not None and every_jobs < 1:
             raise ConfigError(f"every_jobs must be >= 1 or None, got {every_jobs}")
+        if w_reward not in ("completed", "queue") or w_class not in ("all", "interactive"):
+            raise ConfigError(
+                f"w_reward must be completed or queue and w_class all or interactive, got "
+                f"{w_reward!r}, {w_class!r}"
+            )
+        self.w_reward = w_reward
+        self.w_class = w_class
+        self.behaviour = behaviour
         self.qfunction = qfunction
         self.features = features
         self.rng = rng
@@ -234,6 +312,9 @@ class ElasticProvisioner:
             "window": self.window,
             "discounting": "per decision",
             "learning": self.learning,
+            "w_reward": self.w_reward,
+            "w_class": self.w_class,
+            "behaviour": None if self.behaviour is None else self.behaviour.name,
             "decisions": self.decisions_,
             "refits": self.refits_,
         }
@@ -246,6 +327,9 @@ class ElasticProvisioner:
         self.store_.new_episode()
         self.qfunction.reset_state()
         self.history_ = []
+        reset = getattr(self.behaviour, "reset", None)
+        if callable(reset):
+            reset(jobs)
 
     def next_decision(self, after: float) -> float:
         """Return the next decision time on the clock after the decision at ``after``.
@@ -261,8 +345,14 @@ class ElasticProvisioner:
         """Choose the pool size from ``now`` on (see the module docstring)."""
         last_w = 1.0
         u = math.nan
+        inter = self.w_class == "interactive"
         if self._last is not None:
-            reward, u, last_w = interval_reward(state, now, self._last, self.lambda_e)
+            pending = (
+                queue_w(queue, now, interactive_only=inter) if self.w_reward == "queue" else None
+            )
+            reward, u, last_w = interval_reward(
+                state, now, self._last, self.lambda_e, pending, interactive_only=inter
+            )
             self.store_.pay(self._last_index, reward)
         lowest = max(self.floor, state.in_use)
         sizes = self.sizes[self.sizes > lowest]
@@ -270,7 +360,16 @@ class ElasticProvisioner:
         s = self.features.state(state, last_w)
         actions = self.features.actions(sizes, state.in_use)
         qf = self.qfunction
-        if self.epsilon > 0.0 and self.rng.random() < self.epsilon:
+        if self.behaviour is not None:
+            # the behaviour's own size (clamped) joins the candidates: its steps may be finer
+            # than the levels
+            wanted = min(
+                max(int(self.behaviour.pool_size(queue, state, now)), lowest), self.ceiling
+            )
+            sizes = np.unique(np.append(sizes, wanted)).astype(np.int64)
+            actions = self.features.actions(sizes, state.in_use)
+            i = int(np.searchsorted(sizes, wanted))
+        elif self.epsilon > 0.0 and self.rng.random() < self.epsilon:
             i = int(self.rng.integers(sizes.size))
         else:
             i = int(np.argmax(qf.q_candidates(s, actions)))
@@ -278,7 +377,11 @@ class ElasticProvisioner:
         qf.commit(s, actions[i])
         self._last_index = self.store_.add(x, now)
         size = int(sizes[i])
-        self._last = (now, state.busy_core_s, state.completed, state.completed_w, size)
+        if self.w_reward == "queue" and inter:
+            done, w_done = state.completed_interactive, state.completed_interactive_w
+        else:
+            done, w_done = state.completed, state.completed_w
+        self._last = (now, state.busy_core_s, done, w_done, size)
         self.history_.append((now, size, u, last_w))
         self.decisions_ += 1
         if self.learning and self.decisions_ % self.refit_every == 0:

@@ -264,3 +264,350 @@ def esn_elect(
     for c in range(units):
         h[c] = (1.0 - leak) * h[c] + leak * _sigmoid(znew[c])
     return best_i, best
+
+
+# --- the SARSA scheduler's episode loop (MLP Q, static estimates, per-job reward, fixed pool) ----
+
+EPISODE_DONE = 0
+"""Status of :func:`sarsa_mlp_episode`: every job has run."""
+EPISODE_NEED_DRAWS = 1
+"""Status: the ε draws given are used up; call again with more."""
+EPISODE_EXPLORE = 2
+"""Status: the last draw explores; call again with ``forced`` = a uniform index below ``k``."""
+EPISODE_REFIT = 3
+"""Status: a decision completed a refit period; refit, then call again."""
+EPISODE_STUCK = 4
+"""Status: jobs stay queued on an idle pool with no arrival to come."""
+
+# slots of the integer state vector ``ist`` of sarsa_mlp_episode
+_I_NXT, _I_NRUN, _I_NPEND, _I_NQ, _I_INUSE, _I_NORDER, _I_PHASE, _I_DEC, _I_UPOS = range(9)
+_I_LOG, _I_STORE, _I_K, _I_FIRST, _I_NRUNL = 9, 10, 11, 12, 13
+EPISODE_INT_SLOTS = 14
+# slots of the float state vector ``fst``
+_F_NOW, _F_WORK_END, _F_BACKLOG, _F_TOTAL, _F_FIRST = range(5)
+EPISODE_FLOAT_SLOTS = 5
+
+
+@numba.njit(cache=True)
+def _heap_less(ka: float, ia: int, kb: float, ib: int) -> bool:
+    return ka < kb or (ka == kb and ia < ib)
+
+
+@numba.njit(cache=True)
+def _heap_push(keys: NDArray[np.float64], ids: NDArray[np.int64], n: int, k: float, i: int) -> int:
+    """Push (k, i) on the binary min-heap of the first ``n`` entries; return the new size."""
+    pos = n
+    while pos > 0:
+        parent = (pos - 1) >> 1
+        if _heap_less(k, i, keys[parent], ids[parent]):
+            keys[pos] = keys[parent]
+            ids[pos] = ids[parent]
+            pos = parent
+        else:
+            break
+    keys[pos] = k
+    ids[pos] = i
+    return n + 1
+
+
+@numba.njit(cache=True)
+def _heap_pop(keys: NDArray[np.float64], ids: NDArray[np.int64], n: int) -> int:
+    """Remove the smallest entry (read it at index 0 first); return the new size."""
+    n -= 1
+    if n == 0:
+        return 0
+    k = keys[n]
+    i = ids[n]
+    pos = 0
+    while True:
+        child = 2 * pos + 1
+        if child >= n:
+            break
+        if child + 1 < n and _heap_less(keys[child + 1], ids[child + 1], keys[child], ids[child]):
+            child += 1
+        if _heap_less(keys[child], ids[child], k, i):
+            keys[pos] = keys[child]
+            ids[pos] = ids[child]
+            pos = child
+        else:
+            break
+    keys[pos] = k
+    ids[pos] = i
+    return n
+
+
+@numba.njit(cache=True)
+def sarsa_mlp_episode(
+    submit: NDArray[np.float64],
+    run: NDArray[np.float64],
+    cores: NDArray[np.int64],
+    estimate: NDArray[np.float64],
+    vo_code: NDArray[np.int64],
+    code_slot: NDArray[np.int64],
+    reward_vo: NDArray[np.int64],
+    actions: NDArray[np.float64],
+    pool_size: int,
+    params: NDArray[np.float64],
+    targets: NDArray[np.float64],
+    theta: NDArray[np.float64],
+    hidden: int,
+    draws: NDArray[np.float64],
+    forced: int,
+    refit_every: int,
+    learning: bool,
+    episode: int,
+    ist: NDArray[np.int64],
+    fst: NDArray[np.float64],
+    run_keys: NDArray[np.float64],
+    run_rows: NDArray[np.int64],
+    running: NDArray[np.int64],
+    est_end: NDArray[np.float64],
+    backlog_of: NDArray[np.float64],
+    queue: NDArray[np.int64],
+    vo_count: NDArray[np.int64],
+    vo_order: NDArray[np.int64],
+    pend_keys: NDArray[np.float64],
+    pend_ids: NDArray[np.int64],
+    pend_note: NDArray[np.float64],
+    pend_row: NDArray[np.int64],
+    base: int,
+    served: NDArray[np.float64],
+    s: NDArray[np.float64],
+    cand_rows: NDArray[np.int64],
+    cand: NDArray[np.float64],
+    start: NDArray[np.float64],
+    elected: NDArray[np.int64],
+    inputs: NDArray[np.float64],
+    reward: NDArray[np.float64],
+    ready: NDArray[np.bool_],
+    time: NDArray[np.float64],
+    episodes: NDArray[np.int64],
+    log_f: NDArray[np.float64],
+    log_i: NDArray[np.int64],
+) -> int:
+    """Run :func:`~gridtrace.sim.run_events` with the SARSA scheduler until it needs Python.
+
+    The loop form of ``run_events(jobs, policy=SarsaScheduler(MLPQ, ...))`` for a fixed pool, a
+    static estimator (``estimate``), no deficit features, a :class:`ResponsivenessFairnessReward`
+    credited per job and no behaviour rule: the same event order, the same float operations in
+    the same order, so the same schedule and the same transitions to the bit. It returns to
+    Python (a status ``EPISODE_*``) when the ε draws are used up, when a draw explores (Python
+    draws the index, as the scheduler's generator would, and passes it as ``forced``), after a
+    decision that completes a refit period, and at the end; every piece of state lives in the
+    arrays passed, so a call resumes where the last one stopped.
+
+    ``params`` = [ε, λ_s, w_max, pool_cores (features), τ, horizon]; ``targets`` the reward's
+    normalised shares w_k; ``draws`` uniform draws in [0, 1), consumed from ``ist[_I_UPOS]``;
+    ``base`` the store index of the episode's first decision (``pend_note``, ``pend_row`` are
+    indexed by decision within the episode).
+    """
+    eps = params[0]
+    lam = params[1]
+    w_max = params[2]
+    feat_pool = params[3]
+    tau = params[4]
+    horizon = params[5]
+    work_unit = feat_pool * tau
+    n = submit.shape[0]
+    n_slots = s.shape[0] - 4
+    n_targets = targets.shape[0]
+    inf = np.inf
+    nxt = ist[_I_NXT]
+    n_run = ist[_I_NRUN]
+    n_pend = ist[_I_NPEND]
+    n_q = ist[_I_NQ]
+    in_use = ist[_I_INUSE]
+    n_order = ist[_I_NORDER]
+    phase = ist[_I_PHASE]
+    decisions = ist[_I_DEC]
+    upos = ist[_I_UPOS]
+    n_log = ist[_I_LOG]
+    index = ist[_I_STORE]
+    first = ist[_I_FIRST]
+    n_runl = ist[_I_NRUNL]
+    now = fst[_F_NOW]
+    work_end = fst[_F_WORK_END]
+    backlog = fst[_F_BACKLOG]
+    total = fst[_F_TOTAL]
+    max_cores = 0
+    for r in range(n):
+        if cores[r] > max_cores:
+            max_cores = cores[r]
+    status = EPISODE_DONE
+    while True:
+        if phase == 0:
+            # the next instant: completions, then arrivals (the engine's order)
+            t_arrival = submit[nxt] if nxt < n else inf
+            t_end = run_keys[0] if n_run > 0 else inf
+            if t_arrival == inf and t_end == inf and n_q == 0:
+                status = EPISODE_DONE
+                break
+            now = min(t_arrival, t_end)
+            if now == inf:
+                status = EPISODE_STUCK
+                break
+            if first < 0:
+                first = 1
+                fst[_F_FIRST] = now  # the pool series' first event
+            while n_run > 0 and run_keys[0] <= now:
+                row = run_rows[0]
+                n_run = _heap_pop(run_keys, run_rows, n_run)
+                work_end -= cores[row] * est_end[row]
+                in_use -= cores[row]
+                # drop row from the running list (start order kept)
+                j = 0
+                while running[j] != row:
+                    j += 1
+                for t in range(j, n_runl - 1):
+                    running[t] = running[t + 1]
+                n_runl -= 1
+            while nxt < n and submit[nxt] <= now:
+                queue[n_q] = nxt
+                n_q += 1
+                work = cores[nxt] * estimate[nxt]
+                backlog_of[nxt] = work
+                backlog += work
+                c = vo_code[nxt]
+                if vo_count[c] == 0:
+                    vo_order[n_order] = c
+                    n_order += 1
+                vo_count[c] += 1
+                nxt += 1
+            phase = 1
+        # the scheduling decisions of this instant
+        if n_q == 0 or pool_size <= in_use:
+            phase = 0
+            continue
+        free = pool_size - in_use
+        # pay the rewards of the jobs completed by now
+        while n_pend > 0 and pend_keys[0] <= now:
+            i_paid = pend_ids[0]
+            end = pend_keys[0]
+            n_pend = _heap_pop(pend_keys, pend_ids, n_pend)
+            row = pend_row[i_paid - base]
+            start_s = end - run[row]
+            wait = start_s - submit[row]
+            w = run[row] / (run[row] + wait) if run[row] + wait > 0 else 1.0
+            reward[i_paid] = lam * w + (1.0 - lam) * pend_note[i_paid - base]
+            ready[i_paid] = True
+        # candidates: every queued job that fits, in queue order
+        k = 0
+        for t in range(n_q):
+            row = queue[t]
+            if max_cores <= free or cores[row] <= free:
+                cand_rows[k] = row
+                k += 1
+        if k == 0:
+            phase = 0
+            continue
+        # the state vector (SchedulingFeatures.state)
+        next_free = inf
+        for t in range(n_runl):
+            e = est_end[running[t]]
+            if e < next_free:
+                next_free = e
+        next_free = max(0.0, next_free - now) if n_runl > 0 else inf
+        s[0] = math.log1p(max(0.0, work_end - now * in_use) / work_unit)
+        s[1] = math.log1p(min(next_free, horizon) / tau)
+        s[2] = math.log1p(max(0.0, backlog) / work_unit)
+        s[3] = free / feat_pool
+        for t in range(n_slots):
+            s[4 + t] = 0.0
+        for t in range(n_order):
+            c = vo_order[t]
+            s[4 + code_slot[c]] += vo_count[c] / n_q
+        chosen = -1
+        explored = False
+        if forced >= 0:
+            chosen = forced
+            explored = True
+            forced = -1
+        elif eps > 0.0:
+            if upos >= draws.shape[0]:
+                status = EPISODE_NEED_DRAWS
+                break
+            u = draws[upos]
+            upos += 1
+            if u < eps:
+                ist[_I_K] = k
+                status = EPISODE_EXPLORE
+                break
+        for t in range(k):
+            cand[t] = actions[cand_rows[t]]
+        i, q_i = mlp_elect(s, cand[:k], chosen, theta, hidden, inputs[index])
+        time[index] = now
+        episodes[index] = episode
+        ready[index] = False
+        row = cand_rows[i]
+        # the reward: F at this election, then the job's service
+        f = 1.0
+        if total > 0.0 and n_targets > 0:
+            deficit = 0.0
+            for t in range(n_targets):
+                d = targets[t] - served[t] / total
+                if d > deficit:
+                    deficit = d
+            f = min(1.0, max(0.0, 1.0 - deficit / w_max))
+        service = run[row] * cores[row]
+        if reward_vo[row] >= 0:
+            served[reward_vo[row]] += service
+        total += service
+        end = now + run[row]
+        pend_note[index - base] = f
+        pend_row[index - base] = row
+        n_pend = _heap_push(pend_keys, pend_ids, n_pend, end, index)
+        log_f[2 * n_log] = now
+        log_f[2 * n_log + 1] = q_i if chosen < 0 else np.nan
+        log_i[4 * n_log] = row
+        log_i[4 * n_log + 1] = 1 if explored else 0
+        log_i[4 * n_log + 2] = n_q
+        log_i[4 * n_log + 3] = k
+        n_log += 1
+        index += 1
+        decisions += 1
+        # start the job (ClusterState._start and the engine's bookkeeping)
+        j = 0
+        while queue[j] != row:
+            j += 1
+        for t in range(j, n_q - 1):
+            queue[t] = queue[t + 1]
+        n_q -= 1
+        est_end[row] = now + estimate[row]
+        running[n_runl] = row
+        n_runl += 1
+        work_end += cores[row] * est_end[row]
+        in_use += cores[row]
+        backlog -= backlog_of[row]
+        c = vo_code[row]
+        vo_count[c] -= 1
+        if vo_count[c] == 0:
+            j = 0
+            while vo_order[j] != c:
+                j += 1
+            for t in range(j, n_order - 1):
+                vo_order[t] = vo_order[t + 1]
+            n_order -= 1
+        start[row] = now
+        elected[n_log - 1] = row
+        n_run = _heap_push(run_keys, run_rows, n_run, end, row)
+        if learning and decisions % refit_every == 0:
+            status = EPISODE_REFIT
+            break
+    ist[_I_NXT] = nxt
+    ist[_I_NRUN] = n_run
+    ist[_I_NPEND] = n_pend
+    ist[_I_NQ] = n_q
+    ist[_I_INUSE] = in_use
+    ist[_I_NORDER] = n_order
+    ist[_I_PHASE] = phase
+    ist[_I_DEC] = decisions
+    ist[_I_UPOS] = upos
+    ist[_I_LOG] = n_log
+    ist[_I_STORE] = index
+    ist[_I_FIRST] = first
+    ist[_I_NRUNL] = n_runl
+    fst[_F_NOW] = now
+    fst[_F_WORK_END] = work_end
+    fst[_F_BACKLOG] = backlog
+    fst[_F_TOTAL] = total
+    return status

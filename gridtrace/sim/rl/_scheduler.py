@@ -26,14 +26,14 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
-from gridtrace.errors import ConfigError
+from gridtrace.errors import ConfigError, SimulationError
 from gridtrace.sim._estimators import ClassMedianEstimator
 from gridtrace.sim.rl._features import SchedulingFeatures
 from gridtrace.sim.rl._fitted_q import FittedQResult, fitted_q_iteration
@@ -43,13 +43,16 @@ from gridtrace.sim.rl._sarsa import sarsa_refit
 from gridtrace.sim.rl._transitions import TransitionStore
 
 if TYPE_CHECKING:
-    from gridtrace.sim._engine import ClusterState, JobRows, QueueView
+    from gridtrace.sim._engine import ClusterState, EventRun, JobRows, QueueView
+    from gridtrace.sim._estimators import RuntimeEstimator
 
 __all__ = ["SarsaScheduler"]
 
 FloatArray = NDArray[np.float64]
 Discounting = Literal["decision", "time"]
 Credit = Literal["job", "interval"]
+
+_DRAW_BATCH = 64  # ε draws handed to the jitted episode loop at a time
 
 
 class SarsaScheduler:
@@ -349,6 +352,200 @@ class SarsaScheduler:
         if self.learning and self.decisions_ % self.refit_every == 0:
             self.refit()
         return [row]
+
+    # --- the jitted episode loop ----------------------------------------------------------------
+
+    def run_episode(
+        self, jobs: JobRows, total_cores: int, estimator: RuntimeEstimator
+    ) -> EventRun | None:
+        """Run a whole episode in the jitted loop, or return None where it does not apply.
+
+        Called by :func:`~gridtrace.sim.run_events` after :meth:`reset`, for a fixed pool. The
+        loop (:func:`gridtrace.sim.rl._jit.sarsa_mlp_episode`) covers an :class:`MLPQ` agent
+        with a static estimator, no deficit features, the
+        :class:`~gridtrace.sim.rl.ResponsivenessFairnessReward` credited per job and no
+        behaviour rule; it takes the same decisions as :meth:`select` through the general event
+        loop (the same ε draws from ``rng``, the same floats in the same order), writes the same
+        transitions, rewards and decision log, and returns to Python only to draw an explored
+        index and to refit. Anything else returns None (the caller runs the general loop).
+        """
+        from gridtrace.sim._engine import EventRun
+        from gridtrace.sim.rl._qfunctions import MLPQ
+        from gridtrace.sim.rl._rewards import ResponsivenessFairnessReward
+
+        reward = self.reward
+        qf = self.qfunction
+        feats = self.features
+        if not (
+            type(qf) is MLPQ
+            and type(reward) is ResponsivenessFairnessReward
+            and self.credit == "job"
+            and self.behaviour is None
+            and feats.vo_targets is None
+            and not self.store_.keep_candidates
+            and estimator.static
+        ):
+            return None
+        from gridtrace.sim.rl import _jit
+
+        n = len(jobs.run_s)
+        estimator.reset(jobs)
+        estimate = np.fromiter((estimator.estimate(r, 0.0) for r in range(n)), np.float64, count=n)
+        # as _bind() for a static estimator: the runtime entry of every action row, once
+        self._actions[:, feats.runtime_column] = feats.runtime_feature(estimate)
+        self._mode = "jobs"
+        self._bound = True
+        submit = np.asarray(jobs.submit_s, dtype=np.float64)
+        run = np.asarray(jobs.run_s, dtype=np.float64)
+        cores = np.asarray(jobs.cores, dtype=np.int64)
+        codes: dict[str | None, int] = {}
+        vo_code = np.fromiter((codes.setdefault(v, len(codes)) for v in jobs.vo), np.int64, count=n)
+        code_slot = np.asarray([feats.slot(v) for v in codes], dtype=np.int64)
+        reward_vo = np.asarray(reward._vo, dtype=np.int64)
+        targets = np.asarray(reward._w, dtype=np.float64)
+        params = np.asarray(
+            [
+                self.epsilon,
+                reward.lambda_s,
+                reward._w_max,
+                float(feats.pool_cores),
+                feats.tau_s,
+                feats.horizon_s,
+            ],
+            dtype=np.float64,
+        )
+        store = self.store_
+        while store.inputs.shape[0] < store.size + n:
+            store._grow()
+        base = store.size
+        ist = np.zeros(_jit.EPISODE_INT_SLOTS, dtype=np.int64)
+        ist[_jit._I_DEC] = self.decisions_
+        ist[_jit._I_STORE] = base
+        ist[_jit._I_FIRST] = -1
+        fst = np.zeros(_jit.EPISODE_FLOAT_SLOTS, dtype=np.float64)
+        actions = np.ascontiguousarray(self._actions)
+        run_keys = np.zeros(n, dtype=np.float64)
+        run_rows = np.zeros(n, dtype=np.int64)
+        running = np.zeros(n, dtype=np.int64)
+        est_end = np.zeros(n, dtype=np.float64)
+        backlog_of = np.zeros(n, dtype=np.float64)
+        queue = np.zeros(n, dtype=np.int64)
+        vo_count = np.zeros(len(codes), dtype=np.int64)
+        vo_order = np.zeros(len(codes), dtype=np.int64)
+        pend_keys = np.zeros(n, dtype=np.float64)
+        pend_ids = np.zeros(n, dtype=np.int64)
+        pend_note = np.zeros(n, dtype=np.float64)
+        pend_row = np.zeros(n, dtype=np.int64)
+        served = np.zeros(targets.size, dtype=np.float64)
+        s = self._state_vec
+        cand_rows = np.zeros(n, dtype=np.int64)
+        cand = np.zeros((n, feats.n_action), dtype=np.float64)
+        start = np.full(n, np.nan, dtype=np.float64)
+        elected = np.zeros(n, dtype=np.int64)
+        log_f = np.zeros(2 * n, dtype=np.float64)
+        log_i = np.zeros(4 * n, dtype=np.int64)
+        rng = self.rng
+        bits = rng.bit_generator
+        eps = self.epsilon
+        no_draws = np.zeros(0, dtype=np.float64)
+
+        saved: list[Mapping[str, Any]] = []
+
+        def fresh_draws() -> NDArray[np.float64]:
+            # the next draws of the ε test, up to and including the first that explores, so
+            # that the generator is where select()'s rng.random() calls would have left it
+            if eps <= 0.0:
+                return no_draws
+            saved[:] = [bits.state]
+            draws = rng.random(_DRAW_BATCH)
+            hit = np.flatnonzero(draws < eps)
+            if hit.size:
+                bits.state = saved[0]
+                draws = rng.random(int(hit[0]) + 1)
+            return draws
+
+        def rewind(draws: NDArray[np.float64]) -> None:
+            # give back the draws the episode did not use
+            used = int(ist[_jit._I_UPOS])
+            if used < draws.size:
+                bits.state = saved[0]
+                rng.random(used)
+
+        draws = fresh_draws()
+        forced = -1
+        while True:
+            status = _jit.sarsa_mlp_episode(
+                submit, run, cores, estimate, vo_code, code_slot, reward_vo, actions,
+                int(total_cores), params, targets, qf._theta, qf.hidden, draws, forced,
+                self.refit_every, self.learning, store.current_episode, ist, fst,
+                run_keys, run_rows, running, est_end, backlog_of, queue, vo_count, vo_order,
+                pend_keys, pend_ids, pend_note, pend_row, base, served, s, cand_rows, cand,
+                start, elected, store.inputs, store.reward, store.ready, store.time,
+                store.episode, log_f, log_i,
+            )  # fmt: skip
+            forced = -1
+            store.size = int(ist[_jit._I_STORE])
+            self.decisions_ = int(ist[_jit._I_DEC])
+            if status == _jit.EPISODE_DONE:
+                rewind(draws)
+                break
+            if status == _jit.EPISODE_NEED_DRAWS:
+                draws = fresh_draws()
+                ist[_jit._I_UPOS] = 0
+            elif status == _jit.EPISODE_EXPLORE:
+                forced = int(rng.integers(int(ist[_jit._I_K])))
+                draws = fresh_draws()
+                ist[_jit._I_UPOS] = 0
+            elif status == _jit.EPISODE_REFIT:
+                self.refit()
+            else:
+                rewind(draws)
+                self._finish_episode(ist, log_f, log_i, pend_keys, pend_ids, pend_note, pend_row,
+                                     base, served, float(fst[_jit._F_TOTAL]))  # fmt: skip
+                raise SimulationError(
+                    f"policy {self.name!r} left {int(ist[_jit._I_NQ])} job(s) queued on an idle "
+                    f"cluster with no arrival to come (pool {total_cores})"
+                )
+        self._finish_episode(ist, log_f, log_i, pend_keys, pend_ids, pend_note, pend_row, base,
+                             served, float(fst[_jit._F_TOTAL]))  # fmt: skip
+        d = int(ist[_jit._I_LOG])
+        pool = [(float(fst[_jit._F_FIRST]), int(total_cores))] if n else []
+        return EventRun(start.tolist(), elected[:d].tolist(), pool)
+
+    def _finish_episode(
+        self,
+        ist: NDArray[np.int64],
+        log_f: NDArray[np.float64],
+        log_i: NDArray[np.int64],
+        pend_keys: NDArray[np.float64],
+        pend_ids: NDArray[np.int64],
+        pend_note: NDArray[np.float64],
+        pend_row: NDArray[np.int64],
+        base: int,
+        served: NDArray[np.float64],
+        total: float,
+    ) -> None:
+        # hand back what select() would have left: the decision log, the rewards still owed
+        # (paid by the next reset or finish, as select() leaves them) and the reward's service
+        from gridtrace.sim.rl import _jit
+
+        d = int(ist[_jit._I_LOG])
+        times = log_f[0 : 2 * d : 2].tolist()
+        qs = log_f[1 : 2 * d : 2].tolist()
+        li = log_i[: 4 * d].reshape(d, 4).tolist()
+        self._log.extend(
+            (t, r, q, bool(e), ql, k) for t, q, (r, e, ql, k) in zip(times, qs, li, strict=True)
+        )
+        m = int(ist[_jit._I_NPEND])
+        self._pending = [
+            (float(pend_keys[j]), int(pend_ids[j]), int(pend_row[pend_ids[j] - base]),
+             float(pend_note[pend_ids[j] - base]))
+            for j in range(m)
+        ]  # fmt: skip
+        heapq.heapify(self._pending)
+        reward = cast("Any", self.reward)
+        reward._served = served.tolist()
+        reward._total = total
 
     # --- candidates ---------------------------------------------------------------------------
 

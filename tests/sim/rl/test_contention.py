@@ -283,6 +283,10 @@ def test_the_full_config_builds_a_contention_config() -> None:
     cfg = ContentionConfig(**kwargs)
     assert cfg.pretrain == "sjf"
     assert "interactive-slowdown" in {c.reward for c in cfg.grid()}
+    assert (cfg.elastic_reward, cfg.elastic_pretrain) == ("queue", "threshold")
+    # LCG-2005 runs one site (its partition), not the 170 sites on their summed processors
+    workloads = yaml.safe_load(path.read_text())["rl"]["contention"]["workloads"]
+    assert workloads["lcg"]["settings"]["partition"] == "lxgate13.cern.ch"
 
 
 def test_an_elastic_floor_below_the_largest_job_is_raised_to_it(trace) -> None:  # type: ignore[no-untyped-def]
