@@ -91,7 +91,7 @@ def _interval(entry: Mapping[str, Any] | None) -> str:
     if lo is not None and hi is not None:
         text += f" [{_fmt(lo)}, {_fmt(hi)}]"
     if n is not None:
-        text += f" (n {n})"
+        text += f" n={n}"
     return text
 
 
