@@ -958,12 +958,17 @@ def _verdict(
         "site": f"site {described['site']}",
     }[kind]
     period = _period(described)
+    load = f"U = {_num(u, 3)}"
+    rho = stats.rho if stats is not None else None
+    if rho is not None and not _is_missing(u) and not _is_missing(rho) and abs(rho - u) > 0.1 * rho:
+        # U counts every job as one core: on a site with parallel jobs the load is ρ
+        load = f"ρ = {_num(rho, 3)} (U = {_num(u, 3)} counts a job as one core)"
     lines = [
         {
             "label": "Workload",
             "text": (
                 f"{_thousands(described['jobs'])} jobs · P = {_thousands(described['cores'])} "
-                f"cores · U = {_num(u, 3)} · {period} · {what}"
+                f"cores · {load} · {period} · {what}"
             ),
         }
     ]

@@ -316,3 +316,18 @@ def test_rl_margin_is_against_the_best_baseline_it_was_compared_with(
     assert (
         "(the best baseline RL was compared with; best: oracle-x 0.990 [0.980, 1.000] n=2)" in block
     )
+
+
+def test_verdict_gives_rho_where_parallel_jobs_make_u_misleading(tmp_path: Path) -> None:
+    # U counts each job as one core; with 8-core jobs the cores are loaded 8x more than U says
+    trace = generate_preset_trace("MM50-20", rng=3, size=400)
+    cores = pa.array([8] * trace.num_rows, pa.int32())
+    index = trace.schema.get_field_index("cores")
+    trace = trace.set_column(index, trace.schema.field("cores"), cores)
+    out = tmp_path / "index.html"
+    render_workload_report("parallel", trace=trace, results={}, out_path=out)
+    first = re.findall(r"<li>(.*?)</li>", verdict_of(out.read_text(encoding="utf-8")), re.S)[0]
+    found = re.search(r"ρ = ([\d.]+) \(U = ([\d.]+) counts a job as one core\)", first)
+    assert found is not None
+    rho, u = (float(x) for x in found.groups())
+    assert rho == pytest.approx(8 * u, rel=0.01)
