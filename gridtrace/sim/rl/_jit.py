@@ -266,10 +266,15 @@ def esn_elect(
     return best_i, best
 
 
-# --- the SARSA scheduler's episode loop (MLP Q, static estimates, per-job reward, fixed pool) ----
+# --- the SARSA scheduler's episode loop (MLP or ESN Q, static estimates, per-job reward) ---------
+
+Q_MLP = 0
+"""``qkind`` of :func:`sarsa_episode`: an MLP Q (``theta``, ``hidden``)."""
+Q_ESN = 1
+"""``qkind`` of :func:`sarsa_episode`: an ESN Q (the ``esn_*`` arrays, ``leak``)."""
 
 EPISODE_DONE = 0
-"""Status of :func:`sarsa_mlp_episode`: every job has run."""
+"""Status of :func:`sarsa_episode`: every job has run."""
 EPISODE_NEED_DRAWS = 1
 """Status: the ε draws given are used up; call again with more."""
 EPISODE_EXPLORE = 2
@@ -279,7 +284,7 @@ EPISODE_REFIT = 3
 EPISODE_STUCK = 4
 """Status: jobs stay queued on an idle pool with no arrival to come."""
 
-# slots of the integer state vector ``ist`` of sarsa_mlp_episode
+# slots of the integer state vector ``ist`` of sarsa_episode
 _I_NXT, _I_NRUN, _I_NPEND, _I_NQ, _I_INUSE, _I_NORDER, _I_PHASE, _I_DEC, _I_UPOS = range(9)
 _I_LOG, _I_STORE, _I_K, _I_FIRST, _I_NRUNL = 9, 10, 11, 12, 13
 EPISODE_INT_SLOTS = 14
@@ -337,7 +342,7 @@ def _heap_pop(keys: NDArray[np.float64], ids: NDArray[np.int64], n: int) -> int:
 
 
 @numba.njit(cache=True)
-def sarsa_mlp_episode(
+def sarsa_episode(
     submit: NDArray[np.float64],
     run: NDArray[np.float64],
     cores: NDArray[np.int64],
@@ -349,8 +354,22 @@ def sarsa_mlp_episode(
     pool_size: int,
     params: NDArray[np.float64],
     targets: NDArray[np.float64],
+    qkind: int,
     theta: NDArray[np.float64],
     hidden: int,
+    esn_h: NDArray[np.float64],
+    esn_o_reservoir: NDArray[np.float64],
+    esn_o_state: NDArray[np.float64],
+    esn_o_action_t: NDArray[np.float64],
+    esn_o_bias: NDArray[np.float64],
+    esn_output_units: NDArray[np.intp],
+    esn_readout: NDArray[np.float64],
+    leak: float,
+    esn_indptr: NDArray[np.int64],
+    esn_indices: NDArray[np.int64],
+    esn_values: NDArray[np.float64],
+    esn_w_in: NDArray[np.float64],
+    esn_bias: NDArray[np.float64],
     draws: NDArray[np.float64],
     forced: int,
     refit_every: int,
@@ -387,7 +406,7 @@ def sarsa_mlp_episode(
 ) -> int:
     """Run :func:`~gridtrace.sim.run_events` with the SARSA scheduler until it needs Python.
 
-    The loop form of ``run_events(jobs, policy=SarsaScheduler(MLPQ, ...))`` for a fixed pool, a
+    The loop form of ``run_events(jobs, policy=SarsaScheduler(q, ...))`` for a fixed pool, a
     static estimator (``estimate``), no deficit features, a :class:`ResponsivenessFairnessReward`
     credited per job and no behaviour rule: the same event order, the same float operations in
     the same order, so the same schedule and the same transitions to the bit. It returns to
@@ -395,6 +414,11 @@ def sarsa_mlp_episode(
     draws the index, as the scheduler's generator would, and passes it as ``forced``), after a
     decision that completes a refit period, and at the end; every piece of state lives in the
     arrays passed, so a call resumes where the last one stopped.
+
+    The Q step is :func:`mlp_elect` (``qkind`` = ``Q_MLP``: ``theta``, ``hidden``) or
+    :func:`esn_elect` (``Q_ESN``: the ``esn_*`` arrays of ``ESNQ.elect``, whose reservoir state
+    ``esn_h`` advances in place and whose ``esn_readout`` a refit rewrites in place); the
+    arrays of the other kind are not read (pass empty ones).
 
     ``params`` = [ε, λ_s, w_max, pool_cores (features), τ, horizon]; ``targets`` the reward's
     normalised shares w_k; ``draws`` uniform draws in [0, 1), consumed from ``ist[_I_UPOS]``;
@@ -534,7 +558,14 @@ def sarsa_mlp_episode(
                 break
         for t in range(k):
             cand[t] = actions[cand_rows[t]]
-        i, q_i = mlp_elect(s, cand[:k], chosen, theta, hidden, inputs[index])
+        if qkind == Q_MLP:
+            i, q_i = mlp_elect(s, cand[:k], chosen, theta, hidden, inputs[index])
+        else:
+            i, q_i = esn_elect(
+                s, cand[:k], chosen, esn_h, esn_o_reservoir, esn_o_state, esn_o_action_t,
+                esn_o_bias, esn_output_units, esn_readout, leak, esn_indptr, esn_indices,
+                esn_values, esn_w_in, esn_bias, inputs[index],
+            )  # fmt: skip
         time[index] = now
         episodes[index] = episode
         ready[index] = False

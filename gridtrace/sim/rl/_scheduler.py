@@ -361,8 +361,8 @@ class SarsaScheduler:
         """Run a whole episode in the jitted loop, or return None where it does not apply.
 
         Called by :func:`~gridtrace.sim.run_events` after :meth:`reset`, for a fixed pool. The
-        loop (:func:`gridtrace.sim.rl._jit.sarsa_mlp_episode`) covers an :class:`MLPQ` agent
-        with a static estimator, no deficit features, the
+        loop (:func:`gridtrace.sim.rl._jit.sarsa_episode`) covers an :class:`MLPQ` or
+        :class:`ESNQ` agent with a static estimator, no deficit features, the
         :class:`~gridtrace.sim.rl.ResponsivenessFairnessReward` credited per job and no
         behaviour rule; it takes the same decisions as :meth:`select` through the general event
         loop (the same ε draws from ``rng``, the same floats in the same order), writes the same
@@ -370,14 +370,14 @@ class SarsaScheduler:
         index and to refit. Anything else returns None (the caller runs the general loop).
         """
         from gridtrace.sim._engine import EventRun
-        from gridtrace.sim.rl._qfunctions import MLPQ
+        from gridtrace.sim.rl._qfunctions import ESNQ, MLPQ
         from gridtrace.sim.rl._rewards import ResponsivenessFairnessReward
 
         reward = self.reward
         qf = self.qfunction
         feats = self.features
         if not (
-            type(qf) is MLPQ
+            type(qf) in (MLPQ, ESNQ)
             and type(reward) is ResponsivenessFairnessReward
             and self.credit == "job"
             and self.behaviour is None
@@ -388,6 +388,19 @@ class SarsaScheduler:
             return None
         from gridtrace.sim.rl import _jit
 
+        no_f = np.zeros(0, dtype=np.float64)
+        no_f2 = np.zeros((0, 0), dtype=np.float64)
+        no_i = np.zeros(0, dtype=np.int64)
+        if type(qf) is MLPQ:
+            qkind, theta, hidden, leak = _jit.Q_MLP, qf._theta, qf.hidden, 0.0
+            esn: tuple[Any, ...] = (
+                no_f, no_f2, no_f2, no_f2, no_f, np.zeros(0, dtype=np.intp), no_f, no_i, no_i,
+                no_f, no_f2, no_f,
+            )  # fmt: skip
+        else:
+            esn_q = cast("ESNQ", qf)
+            qkind, theta, hidden, leak = _jit.Q_ESN, no_f, 0, esn_q.leak_rate
+            esn = esn_q.elect_arrays()
         n = len(jobs.run_s)
         estimator.reset(jobs)
         estimate = np.fromiter((estimator.estimate(r, 0.0) for r in range(n)), np.float64, count=n)
@@ -474,9 +487,11 @@ class SarsaScheduler:
         draws = fresh_draws()
         forced = -1
         while True:
-            status = _jit.sarsa_mlp_episode(
+            status = _jit.sarsa_episode(
                 submit, run, cores, estimate, vo_code, code_slot, reward_vo, actions,
-                int(total_cores), params, targets, qf._theta, qf.hidden, draws, forced,
+                int(total_cores), params, targets, qkind, theta, hidden, esn[0], esn[1], esn[2],
+                esn[3], esn[4], esn[5], esn[6], leak, esn[7], esn[8], esn[9], esn[10], esn[11],
+                draws, forced,
                 self.refit_every, self.learning, store.current_episode, ist, fst,
                 run_keys, run_rows, running, est_end, backlog_of, queue, vo_count, vo_order,
                 pend_keys, pend_ids, pend_note, pend_row, base, served, s, cand_rows, cand,

@@ -48,10 +48,11 @@ def _trace(seed: int, n: int = 1200) -> pa.Table:
     )
 
 
-def _agent(seed: int, **options: Any) -> SarsaScheduler:
+def _agent(seed: int, q: str = "mlp", **options: Any) -> SarsaScheduler:
     feats = SchedulingFeatures(["a", "b"], 24, tau_s=900.0)  # c, x, y share the last slot
     net, explore = np.random.SeedSequence(seed).spawn(2)
-    qf = MLPQ(feats.n_state, feats.n_action, rng=np.random.default_rng(net))
+    kind = {"mlp": MLPQ, "esn": ESNQ}[q]
+    qf: MLPQ | ESNQ = kind(feats.n_state, feats.n_action, rng=np.random.default_rng(net))
     opts: dict[str, Any] = {"refit_every": 150, "window": 600, **options}
     reward = ResponsivenessFairnessReward(0.5, SHARES)
     return SarsaScheduler(qf, feats, reward, rng=np.random.default_rng(explore), **opts)
@@ -69,13 +70,20 @@ def _same_agents(a: SarsaScheduler, b: SarsaScheduler) -> None:
     assert b.store_.size == n
     for name in ("inputs", "reward", "ready", "time", "episode"):
         np.testing.assert_array_equal(getattr(a.store_, name)[:n], getattr(b.store_, name)[:n])
-    np.testing.assert_array_equal(a.qfunction._theta, b.qfunction._theta)  # type: ignore[attr-defined]
+    qa, qb = a.qfunction, b.qfunction
+    if isinstance(qa, ESNQ) and isinstance(qb, ESNQ):
+        assert qa.n_fits_ == qb.n_fits_
+        np.testing.assert_array_equal(qa.readout_, qb.readout_)
+        np.testing.assert_array_equal(qa.reservoir_state, qb.reservoir_state)
+    else:
+        np.testing.assert_array_equal(qa._theta, qb._theta)  # type: ignore[attr-defined]
     la, lb = a.decision_log(), b.decision_log()
     for column in la.column_names:
         np.testing.assert_array_equal(la[column].to_numpy(), lb[column].to_numpy())
     assert a.rng.random() == b.rng.random()  # the exploration streams are at the same place
 
 
+@pytest.mark.parametrize("q", ["mlp", "esn"])
 @pytest.mark.parametrize(
     ("epsilon", "learning", "estimator"),
     [
@@ -86,11 +94,11 @@ def _same_agents(a: SarsaScheduler, b: SarsaScheduler) -> None:
     ],
 )
 def test_jitted_episodes_equal_the_general_loop(
-    epsilon: float, learning: bool, estimator: str
+    q: str, epsilon: float, learning: bool, estimator: str
 ) -> None:
     fast, slow = (
-        _agent(7, epsilon=epsilon, learning=learning),
-        _general(_agent(7, epsilon=epsilon, learning=learning)),
+        _agent(7, q, epsilon=epsilon, learning=learning),
+        _general(_agent(7, q, epsilon=epsilon, learning=learning)),
     )
     for seed in (1, 2):  # two episodes: the agent carries Q, the store and the stream across
         trace = _trace(seed)
@@ -103,10 +111,11 @@ def test_jitted_episodes_equal_the_general_loop(
     _same_agents(fast, slow)
 
 
-def test_the_experiments_agent_takes_the_jitted_loop() -> None:
+@pytest.mark.parametrize("q", ["mlp", "esn"])
+def test_the_experiments_agent_takes_the_jitted_loop(q: str) -> None:
     feats = SchedulingFeatures(list(SHARES), 24)
     seeds = AgentSeeds(*np.random.SeedSequence(3).spawn(3))
-    agent = make_rl_scheduler("mlp", feats, ResponsivenessFairnessReward(0.5, SHARES), seeds)
+    agent = make_rl_scheduler(q, feats, ResponsivenessFairnessReward(0.5, SHARES), seeds)
     jobs = JobRows([0, 1], [0.0, 0.0], [10.0, 20.0], [1, 1], ["a", "b"], interactive=[True, True])
     agent.reset(jobs)
     from gridtrace.sim import OracleEstimator
@@ -121,11 +130,12 @@ def test_other_agents_fall_back_to_the_general_loop() -> None:
     feats = SchedulingFeatures(list(SHARES), 24)
     rng = np.random.default_rng(0)
     jobs = JobRows([0], [0.0], [10.0], [1], ["a"], interactive=[True])
-    esn = SarsaScheduler(
+    esn = SarsaScheduler(  # fitted-Q collection keeps every candidate's row
         ESNQ(feats.n_state, feats.n_action, rng=rng),
         feats,
         ResponsivenessFairnessReward(0.5, SHARES),
         rng=rng,
+        keep_candidates=True,
     )
     slowdown = SarsaScheduler(
         MLPQ(feats.n_state, feats.n_action, rng=rng), feats, QueueSlowdownReward(), rng=rng
