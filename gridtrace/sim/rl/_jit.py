@@ -341,6 +341,99 @@ def _heap_pop(keys: NDArray[np.float64], ids: NDArray[np.int64], n: int) -> int:
     return n
 
 
+# --- the class-median estimator's trailing windows (ClassMedianEstimator, _Window) -------------
+# Window c keeps, in win_end / win_run from est_off[c], the (end, run) pairs in completion order
+# (est_i[3c] the first still in the window, est_i[3c + 1] the count added) and, in win_sorted
+# from est_off[c], the runs still in the window in ascending order (est_i[3c + 2] of them). The
+# last window (index est_off.shape[0] - 2) is the window of all classes.
+
+
+@numba.njit(cache=True)
+def _win_add(
+    c: int,
+    end_s: float,
+    run_s: float,
+    est_off: NDArray[np.int64],
+    est_i: NDArray[np.int64],
+    win_end: NDArray[np.float64],
+    win_run: NDArray[np.float64],
+    win_sorted: NDArray[np.float64],
+) -> None:
+    off = est_off[c]
+    pos = off + est_i[3 * c + 1]
+    win_end[pos] = end_s
+    win_run[pos] = run_s
+    est_i[3 * c + 1] += 1
+    m = est_i[3 * c + 2]
+    j = m  # bisect.insort (right of equal values)
+    while j > 0 and win_sorted[off + j - 1] > run_s:
+        win_sorted[off + j] = win_sorted[off + j - 1]
+        j -= 1
+    win_sorted[off + j] = run_s
+    est_i[3 * c + 2] = m + 1
+
+
+@numba.njit(cache=True)
+def _win_median(
+    c: int,
+    oldest: float,
+    est_off: NDArray[np.int64],
+    est_i: NDArray[np.int64],
+    win_end: NDArray[np.float64],
+    win_run: NDArray[np.float64],
+    win_sorted: NDArray[np.float64],
+) -> float:
+    """Return the median of window ``c`` once the ends before ``oldest`` left; NaN if empty."""
+    off = est_off[c]
+    head = est_i[3 * c]
+    added = est_i[3 * c + 1]
+    m = est_i[3 * c + 2]
+    while head < added and win_end[off + head] < oldest:
+        run_s = win_run[off + head]
+        head += 1
+        j = 0  # bisect_left, then delete
+        while win_sorted[off + j] < run_s:
+            j += 1
+        for t in range(j, m - 1):
+            win_sorted[off + t] = win_sorted[off + t + 1]
+        m -= 1
+    est_i[3 * c] = head
+    est_i[3 * c + 2] = m
+    if m == 0:
+        return np.nan
+    mid = m // 2
+    if m % 2:
+        return float(win_sorted[off + mid])
+    return 0.5 * float(win_sorted[off + mid - 1] + win_sorted[off + mid])
+
+
+@numba.njit(cache=True)
+def _class_median(
+    row: int,
+    now: float,
+    est_class: NDArray[np.int64],
+    est_p: NDArray[np.float64],
+    est_off: NDArray[np.int64],
+    est_i: NDArray[np.int64],
+    win_end: NDArray[np.float64],
+    win_run: NDArray[np.float64],
+    win_sorted: NDArray[np.float64],
+    sources: NDArray[np.int64],
+) -> float:
+    """``ClassMedianEstimator.estimate(row, now)``, counting its sources as it does."""
+    oldest = now - est_p[0]
+    m = _win_median(est_class[row], oldest, est_off, est_i, win_end, win_run, win_sorted)
+    if not math.isnan(m):
+        sources[0] += 1
+        return m
+    m = _win_median(est_off.shape[0] - 2, oldest, est_off, est_i, win_end, win_run, win_sorted)
+    if not math.isnan(m):
+        sources[1] += 1
+        return m
+    sources[2] += 1
+    return float(est_p[1])
+
+
 @numba.njit(cache=True)
 def sarsa_episode(
     submit: NDArray[np.float64],
@@ -351,6 +444,22 @@ def sarsa_episode(
     code_slot: NDArray[np.int64],
     reward_vo: NDArray[np.int64],
     actions: NDArray[np.float64],
+    est_dyn: bool,
+    est_class: NDArray[np.int64],
+    est_p: NDArray[np.float64],
+    est_off: NDArray[np.int64],
+    est_i: NDArray[np.int64],
+    win_end: NDArray[np.float64],
+    win_run: NDArray[np.float64],
+    win_sorted: NDArray[np.float64],
+    sources: NDArray[np.int64],
+    cmode: bool,
+    rt_col: int,
+    sched_class: NDArray[np.int64],
+    class_cores: NDArray[np.int64],
+    cq_buf: NDArray[np.int64],
+    cq_off: NDArray[np.int64],
+    cq_ht: NDArray[np.int64],
     pool_size: int,
     params: NDArray[np.float64],
     targets: NDArray[np.float64],
@@ -407,8 +516,12 @@ def sarsa_episode(
     """Run :func:`~gridtrace.sim.run_events` with the SARSA scheduler until it needs Python.
 
     The loop form of ``run_events(jobs, policy=SarsaScheduler(q, ...))`` for a fixed pool, a
-    static estimator (``estimate``), no deficit features, a :class:`ResponsivenessFairnessReward`
-    credited per job and no behaviour rule: the same event order, the same float operations in
+    static estimator (``estimate``) or, with ``est_dyn``, the class-median estimator over
+    (VO, interactive) (its windows in ``est_*`` / ``win_*``, see ``_win_add``; its estimate
+    counts added to ``sources``) with one candidate per class (``cmode``: the class of each
+    row ``sched_class``, its cores ``class_cores``, the queued rows of class c in
+    ``cq_buf[cq_off[c]:]``, from ``cq_ht[2c]`` to ``cq_ht[2c + 1]``), no deficit features,
+    a :class:`ResponsivenessFairnessReward` credited per job and no behaviour rule: the same event order, the same float operations in
     the same order, so the same schedule and the same transitions to the bit. It returns to
     Python (a status ``EPISODE_*``) when the ε draws are used up, when a draw explores (Python
     draws the index, as the scheduler's generator would, and passes it as ``forced``), after a
@@ -478,6 +591,11 @@ def sarsa_episode(
                 n_run = _heap_pop(run_keys, run_rows, n_run)
                 work_end -= cores[row] * est_end[row]
                 in_use -= cores[row]
+                if est_dyn:  # ClassMedianEstimator.observe(row, now)
+                    _win_add(est_class[row], now, run[row], est_off, est_i, win_end, win_run,
+                             win_sorted)  # fmt: skip
+                    _win_add(est_off.shape[0] - 2, now, run[row], est_off, est_i, win_end,
+                             win_run, win_sorted)  # fmt: skip
                 # drop row from the running list (start order kept)
                 j = 0
                 while running[j] != row:
@@ -488,7 +606,16 @@ def sarsa_episode(
             while nxt < n and submit[nxt] <= now:
                 queue[n_q] = nxt
                 n_q += 1
-                work = cores[nxt] * estimate[nxt]
+                if est_dyn:
+                    r_hat = _class_median(nxt, now, est_class, est_p, est_off, est_i, win_end,
+                                          win_run, win_sorted, sources)  # fmt: skip
+                else:
+                    r_hat = estimate[nxt]
+                work = cores[nxt] * r_hat
+                if cmode:
+                    c = sched_class[nxt]
+                    cq_buf[cq_off[c] + cq_ht[2 * c + 1]] = nxt
+                    cq_ht[2 * c + 1] += 1
                 backlog_of[nxt] = work
                 backlog += work
                 c = vo_code[nxt]
@@ -516,11 +643,23 @@ def sarsa_episode(
             ready[i_paid] = True
         # candidates: every queued job that fits, in queue order
         k = 0
-        for t in range(n_q):
-            row = queue[t]
-            if max_cores <= free or cores[row] <= free:
-                cand_rows[k] = row
-                k += 1
+        if cmode:
+            # the oldest queued job of each class that fits, in row order
+            for c in range(class_cores.shape[0]):
+                if cq_ht[2 * c] < cq_ht[2 * c + 1] and class_cores[c] <= free:
+                    row = cq_buf[cq_off[c] + cq_ht[2 * c]]
+                    j = k
+                    while j > 0 and cand_rows[j - 1] > row:
+                        cand_rows[j] = cand_rows[j - 1]
+                        j -= 1
+                    cand_rows[j] = row
+                    k += 1
+        else:
+            for t in range(n_q):
+                row = queue[t]
+                if max_cores <= free or cores[row] <= free:
+                    cand_rows[k] = row
+                    k += 1
         if k == 0:
             phase = 0
             continue
@@ -558,6 +697,11 @@ def sarsa_episode(
                 break
         for t in range(k):
             cand[t] = actions[cand_rows[t]]
+        if est_dyn:
+            for t in range(k):
+                r_hat = _class_median(cand_rows[t], now, est_class, est_p, est_off, est_i,
+                                      win_end, win_run, win_sorted, sources)  # fmt: skip
+                cand[t, rt_col] = math.log1p(max(r_hat, 0.0) / tau)
         if qkind == Q_MLP:
             i, q_i = mlp_elect(s, cand[:k], chosen, theta, hidden, inputs[index])
         else:
@@ -603,7 +747,15 @@ def sarsa_episode(
         for t in range(j, n_q - 1):
             queue[t] = queue[t + 1]
         n_q -= 1
-        est_end[row] = now + estimate[row]
+        if est_dyn:
+            r_hat = _class_median(row, now, est_class, est_p, est_off, est_i, win_end, win_run,
+                                  win_sorted, sources)  # fmt: skip
+        else:
+            r_hat = estimate[row]
+        est_end[row] = now + r_hat
+        if cmode:
+            c = sched_class[row]
+            cq_ht[2 * c] += 1  # the elected job is its class's oldest
         running[n_runl] = row
         n_runl += 1
         work_end += cores[row] * est_end[row]

@@ -362,7 +362,8 @@ class SarsaScheduler:
 
         Called by :func:`~gridtrace.sim.run_events` after :meth:`reset`, for a fixed pool. The
         loop (:func:`gridtrace.sim.rl._jit.sarsa_episode`) covers an :class:`MLPQ` or
-        :class:`ESNQ` agent with a static estimator, no deficit features, the
+        :class:`ESNQ` agent with a static estimator or the class-median estimator over
+        (VO, interactive) (class candidates; its source counts added), no deficit features, the
         :class:`~gridtrace.sim.rl.ResponsivenessFairnessReward` credited per job and no
         behaviour rule; it takes the same decisions as :meth:`select` through the general event
         loop (the same ε draws from ``rng``, the same floats in the same order), writes the same
@@ -383,7 +384,11 @@ class SarsaScheduler:
             and self.behaviour is None
             and feats.vo_targets is None
             and not self.store_.keep_candidates
-            and estimator.static
+        ):
+            return None
+        dynamic = not estimator.static
+        if dynamic and not (
+            type(estimator) is ClassMedianEstimator and set(estimator.by) <= {"vo", "interactive"}
         ):
             return None
         from gridtrace.sim.rl import _jit
@@ -403,10 +408,53 @@ class SarsaScheduler:
             esn = esn_q.elect_arrays()
         n = len(jobs.run_s)
         estimator.reset(jobs)
-        estimate = np.fromiter((estimator.estimate(r, 0.0) for r in range(n)), np.float64, count=n)
-        # as _bind() for a static estimator: the runtime entry of every action row, once
-        self._actions[:, feats.runtime_column] = feats.runtime_feature(estimate)
-        self._mode = "jobs"
+        if dynamic:
+            # ClassMedianEstimator's windows in flat arrays: one per class of its `by` columns,
+            # then the window of all classes; class candidates as _class_candidates keys them
+            med = cast("ClassMedianEstimator", estimator)
+            estimate = np.zeros(0, dtype=np.float64)
+            by_cols = [
+                getattr(jobs, name) if getattr(jobs, name) is not None else [None] * n
+                for name in med.by
+            ]
+            keys: dict[Any, int] = {}
+            est_class = np.fromiter(
+                (keys.setdefault(key, len(keys)) for key in zip(*by_cols, strict=True)),
+                np.int64,
+                count=n,
+            )
+            sizes = np.bincount(est_class, minlength=len(keys)).astype(np.int64)
+            est_off = np.zeros(len(keys) + 2, dtype=np.int64)
+            est_off[1:-1] = np.cumsum(sizes)
+            est_off[-1] = est_off[-2] + n
+            est_p = np.asarray([med.window_s, med.prior_s], dtype=np.float64)
+            est_i = np.zeros(3 * (len(keys) + 1), dtype=np.int64)
+            win_end = np.zeros(2 * n, dtype=np.float64)
+            win_run = np.zeros(2 * n, dtype=np.float64)
+            win_sorted = np.zeros(2 * n, dtype=np.float64)
+            sources = np.zeros(3, dtype=np.int64)
+            cls: dict[tuple[int, bool, int], int] = {}
+            sched_class = np.fromiter(
+                (cls.setdefault(key, len(cls)) for key in self._class_of), np.int64, count=n
+            )
+            class_cores = np.asarray([key[2] for key in cls], dtype=np.int64)
+            cq_off = np.zeros(len(cls) + 1, dtype=np.int64)
+            cq_off[1:] = np.cumsum(np.bincount(sched_class, minlength=len(cls)))
+            cq_buf = np.zeros(n, dtype=np.int64)
+            cq_ht = np.zeros(2 * len(cls), dtype=np.int64)
+            self._mode = "classes"
+        else:
+            estimate = np.fromiter(
+                (estimator.estimate(r, 0.0) for r in range(n)), np.float64, count=n
+            )
+            # as _bind() for a static estimator: the runtime entry of every action row, once
+            self._actions[:, feats.runtime_column] = feats.runtime_feature(estimate)
+            est_class = sched_class = class_cores = cq_buf = cq_off = cq_ht = est_off = est_i = (
+                np.zeros(0, dtype=np.int64)
+            )
+            est_p = win_end = win_run = win_sorted = np.zeros(0, dtype=np.float64)
+            sources = np.zeros(3, dtype=np.int64)
+            self._mode = "jobs"
         self._bound = True
         submit = np.asarray(jobs.submit_s, dtype=np.float64)
         run = np.asarray(jobs.run_s, dtype=np.float64)
@@ -488,7 +536,9 @@ class SarsaScheduler:
         forced = -1
         while True:
             status = _jit.sarsa_episode(
-                submit, run, cores, estimate, vo_code, code_slot, reward_vo, actions,
+                submit, run, cores, estimate, vo_code, code_slot, reward_vo, actions, dynamic,
+                est_class, est_p, est_off, est_i, win_end, win_run, win_sorted, sources,
+                dynamic, feats.runtime_column, sched_class, class_cores, cq_buf, cq_off, cq_ht,
                 int(total_cores), params, targets, qkind, theta, hidden, esn[0], esn[1], esn[2],
                 esn[3], esn[4], esn[5], esn[6], leak, esn[7], esn[8], esn[9], esn[10], esn[11],
                 draws, forced,
@@ -501,6 +551,11 @@ class SarsaScheduler:
             forced = -1
             store.size = int(ist[_jit._I_STORE])
             self.decisions_ = int(ist[_jit._I_DEC])
+            if dynamic:
+                src = cast("ClassMedianEstimator", estimator).sources
+                for name, count in zip(("class", "all", "prior"), sources.tolist(), strict=True):
+                    src[name] += count
+                sources[:] = 0
             if status == _jit.EPISODE_DONE:
                 rewind(draws)
                 break
@@ -598,8 +653,12 @@ class SarsaScheduler:
         rows.sort()
         actions = self._actions[rows]
         estimate = state.estimate
-        guesses = np.fromiter((estimate(r) for r in rows), np.float64, count=len(rows))
-        actions[:, self.features.runtime_column] = self.features.runtime_feature(guesses)
+        col = self.features.runtime_column
+        tau = self.features.tau_s
+        # runtime_feature, by the scalar log1p that the jitted loop uses (numpy's vectorised
+        # log1p can differ from it in the last bit)
+        for t, r in enumerate(rows):
+            actions[t, col] = math.log1p(max(estimate(r), 0.0) / tau)
         return rows, actions
 
     def _edf_choice(

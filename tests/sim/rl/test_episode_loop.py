@@ -117,13 +117,14 @@ def test_the_experiments_agent_takes_the_jitted_loop(q: str) -> None:
     seeds = AgentSeeds(*np.random.SeedSequence(3).spawn(3))
     agent = make_rl_scheduler(q, feats, ResponsivenessFairnessReward(0.5, SHARES), seeds)
     jobs = JobRows([0, 1], [0.0, 0.0], [10.0, 20.0], [1, 1], ["a", "b"], interactive=[True, True])
-    agent.reset(jobs)
-    from gridtrace.sim import OracleEstimator
+    from gridtrace.sim import ClassMedianEstimator, OracleEstimator
 
-    outcome = agent.run_episode(jobs, 1, OracleEstimator())
-    assert outcome is not None
-    assert sorted(outcome.elected) == [0, 1]
-    assert sorted(outcome.start_s) == [0.0, 10.0] or sorted(outcome.start_s) == [0.0, 20.0]
+    for estimator in (OracleEstimator(), ClassMedianEstimator(by=("vo", "interactive"))):
+        agent.reset(jobs)
+        outcome = agent.run_episode(jobs, 1, estimator)
+        assert outcome is not None
+        assert sorted(outcome.elected) == [0, 1]
+        assert sorted(outcome.start_s) == [0.0, 10.0] or sorted(outcome.start_s) == [0.0, 20.0]
 
 
 def test_other_agents_fall_back_to_the_general_loop() -> None:
@@ -151,3 +152,33 @@ def test_a_job_that_never_fits_is_an_error() -> None:
     jobs = JobRows([0, 1], [0.0, 1.0], [10.0, 10.0], [1, 30], ["a", "b"], interactive=[True, True])
     with pytest.raises(SimulationError, match="idle"):
         run_events(jobs, total_cores=24, policy=_agent(1))
+
+
+@pytest.mark.parametrize("q", ["mlp", "esn"])
+@pytest.mark.parametrize(
+    ("epsilon", "learning", "window_s"),
+    [(0.05, True, 7 * 86400.0), (0.3, True, 3600.0), (0.0, False, 1800.0)],
+)
+def test_class_median_episodes_equal_the_general_loop(
+    q: str, epsilon: float, learning: bool, window_s: float
+) -> None:
+    # the contention experiments' estimator: class medians over (VO, interactive) that change
+    # as jobs complete and leave the trailing window; one candidate per (VO, interactive, cores)
+    options = {"by": ("vo", "interactive"), "window_s": window_s}
+    fast, slow = (
+        _agent(11, q, epsilon=epsilon, learning=learning),
+        _general(_agent(11, q, epsilon=epsilon, learning=learning)),
+    )
+    for seed in (3, 4):
+        trace = _trace(seed)
+        got, want = (
+            simulate(trace, cores=24, policy=agent, vo_shares=SHARES, estimator="median",
+                     estimator_options=options)
+            for agent in (fast, slow)
+        )  # fmt: skip
+        assert got.jobs["start_s"].equals(want.jobs["start_s"])
+        assert got.summary["estimator_settings"] == want.summary["estimator_settings"]
+    assert got.summary["estimator_settings"]["sources"]["class"] > 0
+    fast.finish()
+    slow.finish()
+    _same_agents(fast, slow)
