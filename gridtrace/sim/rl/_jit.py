@@ -287,10 +287,19 @@ EPISODE_STUCK = 4
 # slots of the integer state vector ``ist`` of sarsa_episode
 _I_NXT, _I_NRUN, _I_NPEND, _I_NQ, _I_INUSE, _I_NORDER, _I_PHASE, _I_DEC, _I_UPOS = range(9)
 _I_LOG, _I_STORE, _I_K, _I_FIRST, _I_NRUNL = 9, 10, 11, 12, 13
-EPISODE_INT_SLOTS = 14
+_I_SEEN, _I_LAST = 14, 15  # the interval reward's rows taken in, the decision it pays next
+EPISODE_INT_SLOTS = 16
 # slots of the float state vector ``fst``
 _F_NOW, _F_WORK_END, _F_BACKLOG, _F_TOTAL, _F_FIRST = range(5)
-EPISODE_FLOAT_SLOTS = 5
+_F_RATE, _F_LAST = 5, 6  # the interval reward's waiting rate and last call
+EPISODE_FLOAT_SLOTS = 7
+
+R_WF = 0
+"""``rkind`` of :func:`sarsa_episode`: ResponsivenessFairnessReward, paid per job."""
+R_TU = 1
+"""``rkind``: TimeUtilityReward, paid per job (``r_p`` = [α, β, σ, time unit])."""
+R_SLOWDOWN = 2
+"""``rkind``: QueueSlowdownReward or InteractiveSlowdownReward, paid per interval (``r_cost``)."""
 
 
 @numba.njit(cache=True)
@@ -463,6 +472,10 @@ def sarsa_episode(
     pool_size: int,
     params: NDArray[np.float64],
     targets: NDArray[np.float64],
+    rkind: int,
+    r_cost: NDArray[np.float64],
+    r_inter: NDArray[np.int64],
+    r_p: NDArray[np.float64],
     qkind: int,
     theta: NDArray[np.float64],
     hidden: int,
@@ -521,8 +534,9 @@ def sarsa_episode(
     counts added to ``sources``) with one candidate per class (``cmode``: the class of each
     row ``sched_class``, its cores ``class_cores``, the queued rows of class c in
     ``cq_buf[cq_off[c]:]``, from ``cq_ht[2c]`` to ``cq_ht[2c + 1]``), no deficit features,
-    a :class:`ResponsivenessFairnessReward` credited per job and no behaviour rule: the same event order, the same float operations in
-    the same order, so the same schedule and the same transitions to the bit. It returns to
+    a reward credited per job (``rkind``: ``R_WF``, ``R_TU``) or paid per interval
+    (``R_SLOWDOWN``), and no behaviour rule: the same event order, the same float operations
+    in the same order, so the same schedule and the same transitions to the bit. It returns to
     Python (a status ``EPISODE_*``) when the ε draws are used up, when a draw explores (Python
     draws the index, as the scheduler's generator would, and passes it as ``forced``), after a
     decision that completes a refit period, and at the end; every piece of state lives in the
@@ -562,6 +576,10 @@ def sarsa_episode(
     index = ist[_I_STORE]
     first = ist[_I_FIRST]
     n_runl = ist[_I_NRUNL]
+    r_seen = ist[_I_SEEN]
+    r_last_i = ist[_I_LAST]
+    r_rate = fst[_F_RATE]
+    r_last = fst[_F_LAST]
     now = fst[_F_NOW]
     work_end = fst[_F_WORK_END]
     backlog = fst[_F_BACKLOG]
@@ -637,9 +655,20 @@ def sarsa_episode(
             n_pend = _heap_pop(pend_keys, pend_ids, n_pend)
             row = pend_row[i_paid - base]
             start_s = end - run[row]
-            wait = start_s - submit[row]
-            w = run[row] / (run[row] + wait) if run[row] + wait > 0 else 1.0
-            reward[i_paid] = lam * w + (1.0 - lam) * pend_note[i_paid - base]
+            if rkind == R_WF:
+                wait = start_s - submit[row]
+                w = run[row] / (run[row] + wait) if run[row] + wait > 0 else 1.0
+                reward[i_paid] = lam * w + (1.0 - lam) * pend_note[i_paid - base]
+            else:  # R_TU: TimeUtilityReward.complete
+                d = run[row] + r_p[2]
+                turnaround = start_s + run[row] - submit[row]
+                if r_inter[row]:
+                    late = (turnaround - d) / r_p[3]
+                    reward[i_paid] = 1.0 if late <= 0 else math.exp(-r_p[0] * late)
+                elif d <= 0 or turnaround <= d:
+                    reward[i_paid] = 1.0
+                else:
+                    reward[i_paid] = (turnaround / d) ** -r_p[1]
             ready[i_paid] = True
         # candidates: every queued job that fits, in queue order
         k = 0
@@ -714,23 +743,41 @@ def sarsa_episode(
         episodes[index] = episode
         ready[index] = False
         row = cand_rows[i]
-        # the reward: F at this election, then the job's service
-        f = 1.0
-        if total > 0.0 and n_targets > 0:
-            deficit = 0.0
-            for t in range(n_targets):
-                d = targets[t] - served[t] / total
-                if d > deficit:
-                    deficit = d
-            f = min(1.0, max(0.0, 1.0 - deficit / w_max))
-        service = run[row] * cores[row]
-        if reward_vo[row] >= 0:
-            served[reward_vo[row]] += service
-        total += service
         end = now + run[row]
-        pend_note[index - base] = f
-        pend_row[index - base] = row
-        n_pend = _heap_push(pend_keys, pend_ids, n_pend, end, index)
+        if rkind == R_SLOWDOWN:
+            # QueueSlowdownReward.advance(arrived, now), paid to the previous decision, then
+            # elect(row): the elected job stops waiting
+            penalty = 0.0 if math.isnan(r_last) else r_rate * (now - r_last)
+            for t in range(r_seen, nxt):
+                penalty += (now - submit[t]) * r_cost[t]
+                r_rate += r_cost[t]
+            r_seen = max(r_seen, nxt)
+            r_last = now
+            if r_last_i >= 0:
+                reward[r_last_i] = -penalty
+                ready[r_last_i] = True
+            r_last_i = index
+            r_rate -= r_cost[row]
+        else:
+            # the reward: F at this election, then the job's service (w-f); noted, paid at the end
+            f = 1.0
+            if rkind == R_WF:
+                if total > 0.0 and n_targets > 0:
+                    deficit = 0.0
+                    for t in range(n_targets):
+                        d = targets[t] - served[t] / total
+                        if d > deficit:
+                            deficit = d
+                    f = min(1.0, max(0.0, 1.0 - deficit / w_max))
+                service = run[row] * cores[row]
+                if reward_vo[row] >= 0:
+                    served[reward_vo[row]] += service
+                total += service
+            else:
+                f = 0.0
+            pend_note[index - base] = f
+            pend_row[index - base] = row
+            n_pend = _heap_push(pend_keys, pend_ids, n_pend, end, index)
         log_f[2 * n_log] = now
         log_f[2 * n_log + 1] = q_i if chosen < 0 else np.nan
         log_i[4 * n_log] = row
@@ -789,6 +836,10 @@ def sarsa_episode(
     ist[_I_STORE] = index
     ist[_I_FIRST] = first
     ist[_I_NRUNL] = n_runl
+    ist[_I_SEEN] = r_seen
+    ist[_I_LAST] = r_last_i
+    fst[_F_RATE] = r_rate
+    fst[_F_LAST] = r_last
     fst[_F_NOW] = now
     fst[_F_WORK_END] = work_end
     fst[_F_BACKLOG] = backlog

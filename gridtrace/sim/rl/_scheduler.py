@@ -363,23 +363,36 @@ class SarsaScheduler:
         Called by :func:`~gridtrace.sim.run_events` after :meth:`reset`, for a fixed pool. The
         loop (:func:`gridtrace.sim.rl._jit.sarsa_episode`) covers an :class:`MLPQ` or
         :class:`ESNQ` agent with a static estimator or the class-median estimator over
-        (VO, interactive) (class candidates; its source counts added), no deficit features, the
-        :class:`~gridtrace.sim.rl.ResponsivenessFairnessReward` credited per job and no
-        behaviour rule; it takes the same decisions as :meth:`select` through the general event
-        loop (the same ε draws from ``rng``, the same floats in the same order), writes the same
-        transitions, rewards and decision log, and returns to Python only to draw an explored
-        index and to refit. Anything else returns None (the caller runs the general loop).
+        (VO, interactive) (class candidates; its source counts added), no deficit features,
+        the :class:`~gridtrace.sim.rl.ResponsivenessFairnessReward` or
+        :class:`~gridtrace.sim.rl.TimeUtilityReward` credited per job or the (interactive)
+        slowdown penalty paid per interval, and no behaviour rule; it takes the same decisions
+        as :meth:`select` through the general event loop (the same ε draws from ``rng``, the
+        same floats in the same order), writes the same transitions, rewards and decision log,
+        and returns to Python only to draw an explored index and to refit. Anything else
+        returns None (the caller runs the general loop).
         """
         from gridtrace.sim._engine import EventRun
         from gridtrace.sim.rl._qfunctions import ESNQ, MLPQ
-        from gridtrace.sim.rl._rewards import ResponsivenessFairnessReward
+        from gridtrace.sim.rl._rewards import (
+            InteractiveSlowdownReward,
+            QueueSlowdownReward,
+            ResponsivenessFairnessReward,
+            TimeUtilityReward,
+        )
 
         reward = self.reward
         qf = self.qfunction
         feats = self.features
+        rkinds = {
+            ResponsivenessFairnessReward: 0,
+            TimeUtilityReward: 1,
+            QueueSlowdownReward: 2,
+            InteractiveSlowdownReward: 2,
+        }
         if not (
             type(qf) in (MLPQ, ESNQ)
-            and type(reward) is ResponsivenessFairnessReward
+            and type(reward) in rkinds
             and self.credit == "job"
             and self.behaviour is None
             and feats.vo_targets is None
@@ -462,13 +475,28 @@ class SarsaScheduler:
         codes: dict[str | None, int] = {}
         vo_code = np.fromiter((codes.setdefault(v, len(codes)) for v in jobs.vo), np.int64, count=n)
         code_slot = np.asarray([feats.slot(v) for v in codes], dtype=np.int64)
-        reward_vo = np.asarray(reward._vo, dtype=np.int64)
-        targets = np.asarray(reward._w, dtype=np.float64)
+        rkind = rkinds[type(reward)]
+        r_cost = np.zeros(0, dtype=np.float64)
+        r_inter = np.zeros(0, dtype=np.int64)
+        r_p = np.zeros(4, dtype=np.float64)
+        lambda_s, w_max = 1.0, 1.0
+        if isinstance(reward, ResponsivenessFairnessReward):
+            reward_vo = np.asarray(reward._vo, dtype=np.int64)
+            targets = np.asarray(reward._w, dtype=np.float64)
+            lambda_s, w_max = reward.lambda_s, reward._w_max
+        else:
+            reward_vo = np.full(n, -1, dtype=np.int64)
+            targets = np.zeros(0, dtype=np.float64)
+            if isinstance(reward, QueueSlowdownReward):
+                r_cost = np.asarray(reward._cost, dtype=np.float64)
+            elif isinstance(reward, TimeUtilityReward):
+                r_inter = np.asarray(reward._interactive, dtype=np.int64)
+                r_p[:] = [reward.alpha, reward.beta, reward.sigma_s, reward.time_unit_s]
         params = np.asarray(
             [
                 self.epsilon,
-                reward.lambda_s,
-                reward._w_max,
+                lambda_s,
+                w_max,
                 float(feats.pool_cores),
                 feats.tau_s,
                 feats.horizon_s,
@@ -483,7 +511,9 @@ class SarsaScheduler:
         ist[_jit._I_DEC] = self.decisions_
         ist[_jit._I_STORE] = base
         ist[_jit._I_FIRST] = -1
+        ist[_jit._I_LAST] = -1
         fst = np.zeros(_jit.EPISODE_FLOAT_SLOTS, dtype=np.float64)
+        fst[_jit._F_LAST] = math.nan
         actions = np.ascontiguousarray(self._actions)
         run_keys = np.zeros(n, dtype=np.float64)
         run_rows = np.zeros(n, dtype=np.int64)
@@ -539,8 +569,9 @@ class SarsaScheduler:
                 submit, run, cores, estimate, vo_code, code_slot, reward_vo, actions, dynamic,
                 est_class, est_p, est_off, est_i, win_end, win_run, win_sorted, sources,
                 dynamic, feats.runtime_column, sched_class, class_cores, cq_buf, cq_off, cq_ht,
-                int(total_cores), params, targets, qkind, theta, hidden, esn[0], esn[1], esn[2],
-                esn[3], esn[4], esn[5], esn[6], leak, esn[7], esn[8], esn[9], esn[10], esn[11],
+                int(total_cores), params, targets, rkind, r_cost, r_inter, r_p, qkind, theta,
+                hidden, esn[0], esn[1], esn[2], esn[3], esn[4], esn[5], esn[6], leak, esn[7],
+                esn[8], esn[9], esn[10], esn[11],
                 draws, forced,
                 self.refit_every, self.learning, store.current_episode, ist, fst,
                 run_keys, run_rows, running, est_end, backlog_of, queue, vo_count, vo_order,
@@ -571,13 +602,13 @@ class SarsaScheduler:
             else:
                 rewind(draws)
                 self._finish_episode(ist, log_f, log_i, pend_keys, pend_ids, pend_note, pend_row,
-                                     base, served, float(fst[_jit._F_TOTAL]))  # fmt: skip
+                                     base, served, float(fst[_jit._F_TOTAL]), fst)  # fmt: skip
                 raise SimulationError(
                     f"policy {self.name!r} left {int(ist[_jit._I_NQ])} job(s) queued on an idle "
                     f"cluster with no arrival to come (pool {total_cores})"
                 )
         self._finish_episode(ist, log_f, log_i, pend_keys, pend_ids, pend_note, pend_row, base,
-                             served, float(fst[_jit._F_TOTAL]))  # fmt: skip
+                             served, float(fst[_jit._F_TOTAL]), fst)  # fmt: skip
         d = int(ist[_jit._I_LOG])
         pool = [(float(fst[_jit._F_FIRST]), int(total_cores))] if n else []
         return EventRun(start.tolist(), elected[:d].tolist(), pool)
@@ -594,6 +625,7 @@ class SarsaScheduler:
         base: int,
         served: NDArray[np.float64],
         total: float,
+        fst: NDArray[np.float64],
     ) -> None:
         # hand back what select() would have left: the decision log, the rewards still owed
         # (paid by the next reset or finish, as select() leaves them) and the reward's service
@@ -614,8 +646,15 @@ class SarsaScheduler:
         ]  # fmt: skip
         heapq.heapify(self._pending)
         reward = cast("Any", self.reward)
-        reward._served = served.tolist()
-        reward._total = total
+        if self._interval is not None:
+            # QueueSlowdownReward's state; the last decision is paid by the next reset or finish
+            reward._rate = float(fst[_jit._F_RATE])
+            reward._last = float(fst[_jit._F_LAST])
+            reward._seen = int(ist[_jit._I_SEEN])
+            self._last_index = int(ist[_jit._I_LAST])
+        elif hasattr(reward, "_served"):
+            reward._served = served.tolist()
+            reward._total = total
 
     # --- candidates ---------------------------------------------------------------------------
 

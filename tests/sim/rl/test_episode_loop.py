@@ -23,8 +23,10 @@ from gridtrace.sim.rl import (
     ResponsivenessFairnessReward,
     SarsaScheduler,
     SchedulingFeatures,
+    TimeUtilityReward,
 )
 from gridtrace.sim.rl._experiments import AgentSeeds, make_rl_scheduler
+from gridtrace.sim.rl._rewards import InteractiveSlowdownReward
 
 SHARES = {"a": 0.5, "b": 0.3, "c": 0.2}
 
@@ -54,13 +56,27 @@ def _agent(seed: int, q: str = "mlp", **options: Any) -> SarsaScheduler:
     kind = {"mlp": MLPQ, "esn": ESNQ}[q]
     qf: MLPQ | ESNQ = kind(feats.n_state, feats.n_action, rng=np.random.default_rng(net))
     opts: dict[str, Any] = {"refit_every": 150, "window": 600, **options}
-    reward = ResponsivenessFairnessReward(0.5, SHARES)
+    reward = opts.pop("reward", None) or ResponsivenessFairnessReward(0.5, SHARES)
     return SarsaScheduler(qf, feats, reward, rng=np.random.default_rng(explore), **opts)
 
 
 def _general(agent: SarsaScheduler) -> SarsaScheduler:
     agent.run_episode = lambda *args: None  # type: ignore[method-assign]
     return agent
+
+
+def _spy(agent: SarsaScheduler) -> list[bool]:
+    """Record, per episode, whether the agent's jitted loop ran it."""
+    taken: list[bool] = []
+    run_episode = agent.run_episode
+
+    def spy(*args: Any) -> Any:
+        out = run_episode(*args)
+        taken.append(out is not None)
+        return out
+
+    agent.run_episode = spy  # type: ignore[method-assign]
+    return taken
 
 
 def _same_agents(a: SarsaScheduler, b: SarsaScheduler) -> None:
@@ -138,8 +154,12 @@ def test_other_agents_fall_back_to_the_general_loop() -> None:
         rng=rng,
         keep_candidates=True,
     )
-    slowdown = SarsaScheduler(
-        MLPQ(feats.n_state, feats.n_action, rng=rng), feats, QueueSlowdownReward(), rng=rng
+    slowdown = SarsaScheduler(  # a per-job reward credited to the decision in force
+        MLPQ(feats.n_state, feats.n_action, rng=rng),
+        feats,
+        ResponsivenessFairnessReward(0.5, SHARES),
+        rng=rng,
+        credit="interval",
     )
     from gridtrace.sim import OracleEstimator
 
@@ -169,6 +189,7 @@ def test_class_median_episodes_equal_the_general_loop(
         _agent(11, q, epsilon=epsilon, learning=learning),
         _general(_agent(11, q, epsilon=epsilon, learning=learning)),
     )
+    taken = _spy(fast)
     for seed in (3, 4):
         trace = _trace(seed)
         got, want = (
@@ -179,6 +200,42 @@ def test_class_median_episodes_equal_the_general_loop(
         assert got.jobs["start_s"].equals(want.jobs["start_s"])
         assert got.summary["estimator_settings"] == want.summary["estimator_settings"]
     assert got.summary["estimator_settings"]["sources"]["class"] > 0
+    assert taken == [True, True]
     fast.finish()
     slow.finish()
     _same_agents(fast, slow)
+
+
+REWARDS = {
+    "w": lambda: ResponsivenessFairnessReward(1.0),
+    "time-utility": TimeUtilityReward,
+    "slowdown": QueueSlowdownReward,
+    "interactive-slowdown": lambda: InteractiveSlowdownReward(batch_weight=0.1),
+}
+
+
+@pytest.mark.parametrize("q", ["mlp", "esn"])
+@pytest.mark.parametrize("reward", list(REWARDS))
+@pytest.mark.parametrize("estimator", ["oracle", "median"])
+def test_the_contention_rewards_equal_the_general_loop(q: str, reward: str, estimator: str) -> None:
+    # the rewards of run_contention's candidates: W alone (no shares), the time-utility
+    # functions, and the per-interval slowdown penalties paid to the previous decision
+    options = {"by": ("vo", "interactive")} if estimator == "median" else None
+    fast, slow = (
+        _agent(5, q, epsilon=0.05, reward=REWARDS[reward]()),
+        _general(_agent(5, q, epsilon=0.05, reward=REWARDS[reward]())),
+    )
+    taken = _spy(fast)
+    for seed in (5, 6):
+        trace = _trace(seed, 900)
+        got, want = (
+            simulate(trace, cores=24, policy=agent, estimator=estimator,
+                     estimator_options=options)
+            for agent in (fast, slow)
+        )  # fmt: skip
+        assert got.jobs["start_s"].equals(want.jobs["start_s"])
+    fast.finish()
+    slow.finish()
+    _same_agents(fast, slow)
+    assert fast.store_.ready[: fast.store_.size].all()
+    assert taken == [True, True]  # both episodes ran in the jitted loop
