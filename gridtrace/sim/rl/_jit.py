@@ -472,6 +472,7 @@ def sarsa_episode(
     pool_size: int,
     params: NDArray[np.float64],
     targets: NDArray[np.float64],
+    sjf: bool,
     rkind: int,
     r_cost: NDArray[np.float64],
     r_inter: NDArray[np.int64],
@@ -535,7 +536,8 @@ def sarsa_episode(
     row ``sched_class``, its cores ``class_cores``, the queued rows of class c in
     ``cq_buf[cq_off[c]:]``, from ``cq_ht[2c]`` to ``cq_ht[2c + 1]``), no deficit features,
     a reward credited per job (``rkind``: ``R_WF``, ``R_TU``) or paid per interval
-    (``R_SLOWDOWN``), and no behaviour rule: the same event order, the same float operations
+    (``R_SLOWDOWN``), and no behaviour rule or ``sjf`` (elect the shortest runtime entry, ties by
+    submit time and row): the same event order, the same float operations
     in the same order, so the same schedule and the same transitions to the bit. It returns to
     Python (a status ``EPISODE_*``) when the ε draws are used up, when a draw explores (Python
     draws the index, as the scheduler's generator would, and passes it as ``forced``), after a
@@ -710,7 +712,9 @@ def sarsa_episode(
             s[4 + code_slot[c]] += vo_count[c] / n_q
         chosen = -1
         explored = False
-        if forced >= 0:
+        if sjf:
+            pass  # elected below, once the candidates' runtime entries are known
+        elif forced >= 0:
             chosen = forced
             explored = True
             forced = -1
@@ -731,6 +735,23 @@ def sarsa_episode(
                 r_hat = _class_median(cand_rows[t], now, est_class, est_p, est_off, est_i,
                                       win_end, win_run, win_sorted, sources)  # fmt: skip
                 cand[t, rt_col] = math.log1p(max(r_hat, 0.0) / tau)
+        if sjf:
+            # behaviour "sjf": the shortest runtime entry, ties by (submit, row) (a lexsort)
+            chosen = 0
+            for t in range(1, k):
+                ra = cand[t, rt_col]
+                rb = cand[chosen, rt_col]
+                if ra < rb or (
+                    ra == rb
+                    and (
+                        submit[cand_rows[t]] < submit[cand_rows[chosen]]
+                        or (
+                            submit[cand_rows[t]] == submit[cand_rows[chosen]]
+                            and cand_rows[t] < cand_rows[chosen]
+                        )
+                    )
+                ):
+                    chosen = t
         if qkind == Q_MLP:
             i, q_i = mlp_elect(s, cand[:k], chosen, theta, hidden, inputs[index])
         else:

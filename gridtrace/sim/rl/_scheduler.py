@@ -366,11 +366,11 @@ class SarsaScheduler:
         (VO, interactive) (class candidates; its source counts added), no deficit features,
         the :class:`~gridtrace.sim.rl.ResponsivenessFairnessReward` or
         :class:`~gridtrace.sim.rl.TimeUtilityReward` credited per job or the (interactive)
-        slowdown penalty paid per interval, and no behaviour rule; it takes the same decisions
-        as :meth:`select` through the general event loop (the same ε draws from ``rng``, the
-        same floats in the same order), writes the same transitions, rewards and decision log,
-        and returns to Python only to draw an explored index and to refit. Anything else
-        returns None (the caller runs the general loop).
+        slowdown penalty paid per interval, and no behaviour rule or ``"sjf"``; it takes the
+        same decisions as :meth:`select` through the general event loop (the same ε draws
+        from ``rng``, the same floats in the same order), writes the same transitions, rewards
+        and decision log, and returns to Python only to draw an explored index and to refit.
+        Anything else returns None (the caller runs the general loop).
         """
         from gridtrace.sim._engine import EventRun
         from gridtrace.sim.rl._qfunctions import ESNQ, MLPQ
@@ -394,7 +394,7 @@ class SarsaScheduler:
             type(qf) in (MLPQ, ESNQ)
             and type(reward) in rkinds
             and self.credit == "job"
-            and self.behaviour is None
+            and self.behaviour in (None, "sjf")
             and feats.vo_targets is None
             and not self.store_.keep_candidates
         ):
@@ -569,9 +569,9 @@ class SarsaScheduler:
                 submit, run, cores, estimate, vo_code, code_slot, reward_vo, actions, dynamic,
                 est_class, est_p, est_off, est_i, win_end, win_run, win_sorted, sources,
                 dynamic, feats.runtime_column, sched_class, class_cores, cq_buf, cq_off, cq_ht,
-                int(total_cores), params, targets, rkind, r_cost, r_inter, r_p, qkind, theta,
-                hidden, esn[0], esn[1], esn[2], esn[3], esn[4], esn[5], esn[6], leak, esn[7],
-                esn[8], esn[9], esn[10], esn[11],
+                int(total_cores), params, targets, self.behaviour == "sjf", rkind, r_cost,
+                r_inter, r_p, qkind, theta, hidden, esn[0], esn[1], esn[2], esn[3], esn[4],
+                esn[5], esn[6], leak, esn[7], esn[8], esn[9], esn[10], esn[11],
                 draws, forced,
                 self.refit_every, self.learning, store.current_episode, ist, fst,
                 run_keys, run_rows, running, est_end, backlog_of, queue, vo_count, vo_order,

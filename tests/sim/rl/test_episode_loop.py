@@ -239,3 +239,28 @@ def test_the_contention_rewards_equal_the_general_loop(q: str, reward: str, esti
     _same_agents(fast, slow)
     assert fast.store_.ready[: fast.store_.size].all()
     assert taken == [True, True]  # both episodes ran in the jitted loop
+
+
+@pytest.mark.parametrize("q", ["mlp", "esn"])
+@pytest.mark.parametrize("estimator", ["oracle", "median"])
+def test_sjf_pretraining_equals_the_general_loop(q: str, estimator: str) -> None:
+    # run_contention's pre-training: the agent records and learns while SJF-est elects
+    options = {"by": ("vo", "interactive")} if estimator == "median" else None
+    fast, slow = (
+        _agent(9, q, epsilon=0.05, behaviour="sjf", reward=QueueSlowdownReward()),
+        _general(_agent(9, q, epsilon=0.05, behaviour="sjf", reward=QueueSlowdownReward())),
+    )
+    taken = _spy(fast)
+    for seed in (7, 8):
+        trace = _trace(seed, 900)
+        got, want = (
+            simulate(trace, cores=24, policy=agent, estimator=estimator,
+                     estimator_options=options)
+            for agent in (fast, slow)
+        )  # fmt: skip
+        assert got.jobs["start_s"].equals(want.jobs["start_s"])
+    fast.finish()
+    slow.finish()
+    _same_agents(fast, slow)
+    assert not fast.decision_log()["explored"].to_numpy().any()
+    assert taken == [True, True]
