@@ -13,7 +13,15 @@ Each case starts from a fresh, untrained agent with fixed seeds and replays the 
 
 * ``learning``: ε 0.05 and the periodic SARSA refits (the training episodes and the
   ``continuing`` evaluation mode of the experiments);
-* ``frozen``: ε 0 and no refit (the ``frozen`` evaluation mode).
+* ``frozen``: ε 0 and no refit (the ``frozen`` evaluation mode);
+* ``contention``: as ``learning``, with the contention experiments' agent: class-median runtime
+  estimates over (VO, interactive) (one candidate per class), the interactive-slowdown reward
+  (batch weight 0.1) paid per interval, no VO features.
+
+``--contention`` times instead one whole ``run_contention`` (the workflow's quick default
+settings: 2 seeds, 1 tune seed, SJF pre-training then 1 SARSA episode, rewards w-f and
+slowdown, λ 0.5, ESN and MLP, fitted-Q) on a regime made from one draw of the preset
+(``--size``, default 4,000 jobs, the demo's size) compressed to offered load 0.9, in seconds.
 
 decisions/s = decisions taken / wall-clock seconds of the whole ``simulate`` call; "per
 CPU-second" divides by the process's CPU time of the same call instead (``time.process_time``),
@@ -39,7 +47,26 @@ import time
 from pathlib import Path
 from typing import Any
 
-CASES = ("fifo-kernel", "fifo-loop", "mlp-frozen", "mlp-learning", "esn-frozen", "esn-learning")
+CASES = (
+    "fifo-kernel",
+    "fifo-loop",
+    "mlp-frozen",
+    "mlp-learning",
+    "esn-frozen",
+    "esn-learning",
+    "mlp-contention",
+    "esn-contention",
+)
+CONTENTION_SETTINGS = {  # the workflow's quick default (workflow/rules/common.smk)
+    "seeds": 2,
+    "tune_seeds": 1,
+    "train_episodes": 1,
+    "pretrain": "sjf",
+    "vo_features": "none",
+    "rewards": ("w-f", "slowdown"),
+    "lambdas": (0.5,),
+    "windows": 8,
+}
 
 
 def measure(preset_name: str, size: int | None) -> dict[str, Any]:
@@ -57,8 +84,16 @@ def measure(preset_name: str, size: int | None) -> dict[str, Any]:
     feats = SchedulingFeatures(list(shares), preset.cores, tau_s=preset.tau_s)
     n = trace.num_rows
 
-    def agent(kind: str, learning: bool) -> Any:
+    from gridtrace.sim.rl._rewards import InteractiveSlowdownReward
+
+    plain = SchedulingFeatures([], preset.cores, tau_s=preset.tau_s)  # vo_features none
+    median = {"estimator": "median", "estimator_options": {"by": ("vo", "interactive")}}
+
+    def agent(kind: str, learning: bool, contention: bool = False) -> Any:
         seeds = AgentSeeds(*np.random.SeedSequence(3).spawn(3))
+        if contention:
+            slowdown = InteractiveSlowdownReward(batch_weight=0.1)
+            return make_rl_scheduler(kind, plain, slowdown, seeds, learning=True, epsilon=0.05)
         reward = ResponsivenessFairnessReward(0.5, shares)
         eps = 0.05 if learning else 0.0
         return make_rl_scheduler(kind, feats, reward, seeds, learning=learning, epsilon=eps)
@@ -67,6 +102,7 @@ def measure(preset_name: str, size: int | None) -> dict[str, Any]:
     small = generate_preset_trace(preset, rng=2, size=1500)
     for kind in ("mlp", "esn"):
         simulate(small, policy=agent(kind, True), vo_shares=shares)
+        simulate(small, policy=agent(kind, True, True), vo_shares=shares, **median)
     simulate(small, vo_shares=shares)
 
     out: dict[str, Any] = {}
@@ -81,9 +117,10 @@ def measure(preset_name: str, size: int | None) -> dict[str, Any]:
             }
             continue
         kind, mode = case.split("-")
-        a = agent(kind, mode == "learning")
+        a = agent(kind, mode != "frozen", mode == "contention")
+        extra: dict[str, Any] = median if mode == "contention" else {}
         start, cpu = time.perf_counter(), time.process_time()
-        simulate(trace, policy=a, vo_shares=shares)
+        simulate(trace, policy=a, vo_shares=shares, **extra)
         seconds = time.perf_counter() - start
         cpu_seconds = time.process_time() - cpu
         queue = a.decision_log()["queue_length"].to_numpy()
@@ -97,13 +134,43 @@ def measure(preset_name: str, size: int | None) -> dict[str, Any]:
     return out
 
 
-def _worker(src: str | None, preset: str, size: int | None) -> dict[str, Any]:
+def measure_contention(preset_name: str, size: int | None) -> dict[str, Any]:
+    """Time one run_contention with the workflow's quick default settings; return seconds."""
+    from gridtrace.models import generate_preset_trace, get_preset
+    from gridtrace.sim.rl import ContentionConfig, contention_regime, run_contention
+
+    preset = get_preset(preset_name)
+    trace = generate_preset_trace(preset, rng=1, size=size or 4000)
+    regime = contention_regime(trace, load=0.9, how="compress", pool_cores=preset.cores)
+    config = ContentionConfig(**CONTENTION_SETTINGS)  # type: ignore[arg-type]
+    # warm-up: imports, numba caches
+    small = contention_regime(
+        generate_preset_trace(preset, rng=2, size=1200), load=0.9, pool_cores=preset.cores
+    )
+    run_contention(small, config, vo_shares=dict(preset.vo_shares))
+    start, cpu = time.perf_counter(), time.process_time()
+    result = run_contention(regime, config, vo_shares=dict(preset.vo_shares))
+    return {
+        "contention": {
+            "seconds": time.perf_counter() - start,
+            "cpu_seconds": time.process_time() - cpu,
+            "count": 1,
+            "verdict": str(result.summary.get("verdict", "")),
+        }
+    }
+
+
+def _worker(
+    src: str | None, preset: str, size: int | None, contention: bool = False
+) -> dict[str, Any]:
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = src + os.pathsep + env.get("PYTHONPATH", "")
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "--preset", preset]
     if size is not None:
         cmd += ["--size", str(size)]
+    if contention:
+        cmd += ["--contention"]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
@@ -135,11 +202,17 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=None)
     parser.add_argument("--against", default=None, help="a checkout whose gridtrace to compare")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--contention", action="store_true", help="time one quick run_contention instead"
+    )
     args = parser.parse_args()
     if args.worker:
         import gridtrace
 
-        out = measure(args.preset, args.size)
+        if args.contention:
+            out = measure_contention(args.preset, args.size)
+        else:
+            out = measure(args.preset, args.size)
         out["package"] = str(Path(gridtrace.__file__).parent)
         print(json.dumps(out))
         return
@@ -155,8 +228,27 @@ def main() -> None:
     results: dict[str, list[dict[str, Any]]] = {name: [] for name in sources}
     for _ in range(args.repeat):
         for name, src in sources.items():
-            results[name].append(_worker(src, args.preset, args.size))
+            results[name].append(_worker(src, args.preset, args.size, args.contention))
     print(describe_machine())
+    if args.contention:
+        print(f"one run_contention, {args.preset} draw of {args.size or 4000} jobs at load 0.9")
+        print(f"settings {CONTENTION_SETTINGS}; repeats {args.repeat}\n")
+        print("| source | median wall s | range | median CPU s | range |")
+        print("|---|---:|---:|---:|---:|")
+        for name, runs in results.items():
+            wall = sorted(r["contention"]["seconds"] for r in runs)
+            cpu = sorted(r["contention"]["cpu_seconds"] for r in runs)
+            print(
+                f"| {name} | {statistics.median(wall):.1f} | {wall[0]:.1f} – {wall[-1]:.1f} "
+                f"| {statistics.median(cpu):.1f} | {cpu[0]:.1f} – {cpu[-1]:.1f} |"
+            )
+        if args.against:
+            med = {
+                name: statistics.median(r["contention"]["cpu_seconds"] for r in runs)
+                for name, runs in results.items()
+            }
+            print(f"\nCPU time, this / against: {med['this'] / med['against']:.2f}×")
+        return
     print(f"workload: {args.preset}, size {args.size or 'preset'}; repeats {args.repeat}")
     for name in sources:
         print(f"\n{name}: {results[name][0]['package']}\n")

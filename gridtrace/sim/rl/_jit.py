@@ -266,10 +266,15 @@ def esn_elect(
     return best_i, best
 
 
-# --- the SARSA scheduler's episode loop (MLP Q, static estimates, per-job reward, fixed pool) ----
+# --- the SARSA scheduler's episode loop (MLP or ESN Q, static estimates, per-job reward) ---------
+
+Q_MLP = 0
+"""``qkind`` of :func:`sarsa_episode`: an MLP Q (``theta``, ``hidden``)."""
+Q_ESN = 1
+"""``qkind`` of :func:`sarsa_episode`: an ESN Q (the ``esn_*`` arrays, ``leak``)."""
 
 EPISODE_DONE = 0
-"""Status of :func:`sarsa_mlp_episode`: every job has run."""
+"""Status of :func:`sarsa_episode`: every job has run."""
 EPISODE_NEED_DRAWS = 1
 """Status: the ε draws given are used up; call again with more."""
 EPISODE_EXPLORE = 2
@@ -279,13 +284,22 @@ EPISODE_REFIT = 3
 EPISODE_STUCK = 4
 """Status: jobs stay queued on an idle pool with no arrival to come."""
 
-# slots of the integer state vector ``ist`` of sarsa_mlp_episode
+# slots of the integer state vector ``ist`` of sarsa_episode
 _I_NXT, _I_NRUN, _I_NPEND, _I_NQ, _I_INUSE, _I_NORDER, _I_PHASE, _I_DEC, _I_UPOS = range(9)
 _I_LOG, _I_STORE, _I_K, _I_FIRST, _I_NRUNL = 9, 10, 11, 12, 13
-EPISODE_INT_SLOTS = 14
+_I_SEEN, _I_LAST = 14, 15  # the interval reward's rows taken in, the decision it pays next
+EPISODE_INT_SLOTS = 16
 # slots of the float state vector ``fst``
 _F_NOW, _F_WORK_END, _F_BACKLOG, _F_TOTAL, _F_FIRST = range(5)
-EPISODE_FLOAT_SLOTS = 5
+_F_RATE, _F_LAST = 5, 6  # the interval reward's waiting rate and last call
+EPISODE_FLOAT_SLOTS = 7
+
+R_WF = 0
+"""``rkind`` of :func:`sarsa_episode`: ResponsivenessFairnessReward, paid per job."""
+R_TU = 1
+"""``rkind``: TimeUtilityReward, paid per job (``r_p`` = [α, β, σ, time unit])."""
+R_SLOWDOWN = 2
+"""``rkind``: QueueSlowdownReward or InteractiveSlowdownReward, paid per interval (``r_cost``)."""
 
 
 @numba.njit(cache=True)
@@ -336,8 +350,101 @@ def _heap_pop(keys: NDArray[np.float64], ids: NDArray[np.int64], n: int) -> int:
     return n
 
 
+# --- the class-median estimator's trailing windows (ClassMedianEstimator, _Window) -------------
+# Window c keeps, in win_end / win_run from est_off[c], the (end, run) pairs in completion order
+# (est_i[3c] the first still in the window, est_i[3c + 1] the count added) and, in win_sorted
+# from est_off[c], the runs still in the window in ascending order (est_i[3c + 2] of them). The
+# last window (index est_off.shape[0] - 2) is the window of all classes.
+
+
 @numba.njit(cache=True)
-def sarsa_mlp_episode(
+def _win_add(
+    c: int,
+    end_s: float,
+    run_s: float,
+    est_off: NDArray[np.int64],
+    est_i: NDArray[np.int64],
+    win_end: NDArray[np.float64],
+    win_run: NDArray[np.float64],
+    win_sorted: NDArray[np.float64],
+) -> None:
+    off = est_off[c]
+    pos = off + est_i[3 * c + 1]
+    win_end[pos] = end_s
+    win_run[pos] = run_s
+    est_i[3 * c + 1] += 1
+    m = est_i[3 * c + 2]
+    j = m  # bisect.insort (right of equal values)
+    while j > 0 and win_sorted[off + j - 1] > run_s:
+        win_sorted[off + j] = win_sorted[off + j - 1]
+        j -= 1
+    win_sorted[off + j] = run_s
+    est_i[3 * c + 2] = m + 1
+
+
+@numba.njit(cache=True)
+def _win_median(
+    c: int,
+    oldest: float,
+    est_off: NDArray[np.int64],
+    est_i: NDArray[np.int64],
+    win_end: NDArray[np.float64],
+    win_run: NDArray[np.float64],
+    win_sorted: NDArray[np.float64],
+) -> float:
+    """Return the median of window ``c`` once the ends before ``oldest`` left; NaN if empty."""
+    off = est_off[c]
+    head = est_i[3 * c]
+    added = est_i[3 * c + 1]
+    m = est_i[3 * c + 2]
+    while head < added and win_end[off + head] < oldest:
+        run_s = win_run[off + head]
+        head += 1
+        j = 0  # bisect_left, then delete
+        while win_sorted[off + j] < run_s:
+            j += 1
+        for t in range(j, m - 1):
+            win_sorted[off + t] = win_sorted[off + t + 1]
+        m -= 1
+    est_i[3 * c] = head
+    est_i[3 * c + 2] = m
+    if m == 0:
+        return np.nan
+    mid = m // 2
+    if m % 2:
+        return float(win_sorted[off + mid])
+    return 0.5 * float(win_sorted[off + mid - 1] + win_sorted[off + mid])
+
+
+@numba.njit(cache=True)
+def _class_median(
+    row: int,
+    now: float,
+    est_class: NDArray[np.int64],
+    est_p: NDArray[np.float64],
+    est_off: NDArray[np.int64],
+    est_i: NDArray[np.int64],
+    win_end: NDArray[np.float64],
+    win_run: NDArray[np.float64],
+    win_sorted: NDArray[np.float64],
+    sources: NDArray[np.int64],
+) -> float:
+    """``ClassMedianEstimator.estimate(row, now)``, counting its sources as it does."""
+    oldest = now - est_p[0]
+    m = _win_median(est_class[row], oldest, est_off, est_i, win_end, win_run, win_sorted)
+    if not math.isnan(m):
+        sources[0] += 1
+        return m
+    m = _win_median(est_off.shape[0] - 2, oldest, est_off, est_i, win_end, win_run, win_sorted)
+    if not math.isnan(m):
+        sources[1] += 1
+        return m
+    sources[2] += 1
+    return float(est_p[1])
+
+
+@numba.njit(cache=True)
+def sarsa_episode(
     submit: NDArray[np.float64],
     run: NDArray[np.float64],
     cores: NDArray[np.int64],
@@ -346,11 +453,46 @@ def sarsa_mlp_episode(
     code_slot: NDArray[np.int64],
     reward_vo: NDArray[np.int64],
     actions: NDArray[np.float64],
+    est_dyn: bool,
+    est_class: NDArray[np.int64],
+    est_p: NDArray[np.float64],
+    est_off: NDArray[np.int64],
+    est_i: NDArray[np.int64],
+    win_end: NDArray[np.float64],
+    win_run: NDArray[np.float64],
+    win_sorted: NDArray[np.float64],
+    sources: NDArray[np.int64],
+    cmode: bool,
+    rt_col: int,
+    sched_class: NDArray[np.int64],
+    class_cores: NDArray[np.int64],
+    cq_buf: NDArray[np.int64],
+    cq_off: NDArray[np.int64],
+    cq_ht: NDArray[np.int64],
     pool_size: int,
     params: NDArray[np.float64],
     targets: NDArray[np.float64],
+    sjf: bool,
+    rkind: int,
+    r_cost: NDArray[np.float64],
+    r_inter: NDArray[np.int64],
+    r_p: NDArray[np.float64],
+    qkind: int,
     theta: NDArray[np.float64],
     hidden: int,
+    esn_h: NDArray[np.float64],
+    esn_o_reservoir: NDArray[np.float64],
+    esn_o_state: NDArray[np.float64],
+    esn_o_action_t: NDArray[np.float64],
+    esn_o_bias: NDArray[np.float64],
+    esn_output_units: NDArray[np.intp],
+    esn_readout: NDArray[np.float64],
+    leak: float,
+    esn_indptr: NDArray[np.int64],
+    esn_indices: NDArray[np.int64],
+    esn_values: NDArray[np.float64],
+    esn_w_in: NDArray[np.float64],
+    esn_bias: NDArray[np.float64],
     draws: NDArray[np.float64],
     forced: int,
     refit_every: int,
@@ -387,14 +529,25 @@ def sarsa_mlp_episode(
 ) -> int:
     """Run :func:`~gridtrace.sim.run_events` with the SARSA scheduler until it needs Python.
 
-    The loop form of ``run_events(jobs, policy=SarsaScheduler(MLPQ, ...))`` for a fixed pool, a
-    static estimator (``estimate``), no deficit features, a :class:`ResponsivenessFairnessReward`
-    credited per job and no behaviour rule: the same event order, the same float operations in
-    the same order, so the same schedule and the same transitions to the bit. It returns to
+    The loop form of ``run_events(jobs, policy=SarsaScheduler(q, ...))`` for a fixed pool, a
+    static estimator (``estimate``) or, with ``est_dyn``, the class-median estimator over
+    (VO, interactive) (its windows in ``est_*`` / ``win_*``, see ``_win_add``; its estimate
+    counts added to ``sources``) with one candidate per class (``cmode``: the class of each
+    row ``sched_class``, its cores ``class_cores``, the queued rows of class c in
+    ``cq_buf[cq_off[c]:]``, from ``cq_ht[2c]`` to ``cq_ht[2c + 1]``), no deficit features,
+    a reward credited per job (``rkind``: ``R_WF``, ``R_TU``) or paid per interval
+    (``R_SLOWDOWN``), and no behaviour rule or ``sjf`` (elect the shortest runtime entry, ties by
+    submit time and row): the same event order, the same float operations
+    in the same order, so the same schedule and the same transitions to the bit. It returns to
     Python (a status ``EPISODE_*``) when the ε draws are used up, when a draw explores (Python
     draws the index, as the scheduler's generator would, and passes it as ``forced``), after a
     decision that completes a refit period, and at the end; every piece of state lives in the
     arrays passed, so a call resumes where the last one stopped.
+
+    The Q step is :func:`mlp_elect` (``qkind`` = ``Q_MLP``: ``theta``, ``hidden``) or
+    :func:`esn_elect` (``Q_ESN``: the ``esn_*`` arrays of ``ESNQ.elect``, whose reservoir state
+    ``esn_h`` advances in place and whose ``esn_readout`` a refit rewrites in place); the
+    arrays of the other kind are not read (pass empty ones).
 
     ``params`` = [ε, λ_s, w_max, pool_cores (features), τ, horizon]; ``targets`` the reward's
     normalised shares w_k; ``draws`` uniform draws in [0, 1), consumed from ``ist[_I_UPOS]``;
@@ -425,6 +578,10 @@ def sarsa_mlp_episode(
     index = ist[_I_STORE]
     first = ist[_I_FIRST]
     n_runl = ist[_I_NRUNL]
+    r_seen = ist[_I_SEEN]
+    r_last_i = ist[_I_LAST]
+    r_rate = fst[_F_RATE]
+    r_last = fst[_F_LAST]
     now = fst[_F_NOW]
     work_end = fst[_F_WORK_END]
     backlog = fst[_F_BACKLOG]
@@ -454,6 +611,11 @@ def sarsa_mlp_episode(
                 n_run = _heap_pop(run_keys, run_rows, n_run)
                 work_end -= cores[row] * est_end[row]
                 in_use -= cores[row]
+                if est_dyn:  # ClassMedianEstimator.observe(row, now)
+                    _win_add(est_class[row], now, run[row], est_off, est_i, win_end, win_run,
+                             win_sorted)  # fmt: skip
+                    _win_add(est_off.shape[0] - 2, now, run[row], est_off, est_i, win_end,
+                             win_run, win_sorted)  # fmt: skip
                 # drop row from the running list (start order kept)
                 j = 0
                 while running[j] != row:
@@ -464,7 +626,16 @@ def sarsa_mlp_episode(
             while nxt < n and submit[nxt] <= now:
                 queue[n_q] = nxt
                 n_q += 1
-                work = cores[nxt] * estimate[nxt]
+                if est_dyn:
+                    r_hat = _class_median(nxt, now, est_class, est_p, est_off, est_i, win_end,
+                                          win_run, win_sorted, sources)  # fmt: skip
+                else:
+                    r_hat = estimate[nxt]
+                work = cores[nxt] * r_hat
+                if cmode:
+                    c = sched_class[nxt]
+                    cq_buf[cq_off[c] + cq_ht[2 * c + 1]] = nxt
+                    cq_ht[2 * c + 1] += 1
                 backlog_of[nxt] = work
                 backlog += work
                 c = vo_code[nxt]
@@ -486,17 +657,40 @@ def sarsa_mlp_episode(
             n_pend = _heap_pop(pend_keys, pend_ids, n_pend)
             row = pend_row[i_paid - base]
             start_s = end - run[row]
-            wait = start_s - submit[row]
-            w = run[row] / (run[row] + wait) if run[row] + wait > 0 else 1.0
-            reward[i_paid] = lam * w + (1.0 - lam) * pend_note[i_paid - base]
+            if rkind == R_WF:
+                wait = start_s - submit[row]
+                w = run[row] / (run[row] + wait) if run[row] + wait > 0 else 1.0
+                reward[i_paid] = lam * w + (1.0 - lam) * pend_note[i_paid - base]
+            else:  # R_TU: TimeUtilityReward.complete
+                d = run[row] + r_p[2]
+                turnaround = start_s + run[row] - submit[row]
+                if r_inter[row]:
+                    late = (turnaround - d) / r_p[3]
+                    reward[i_paid] = 1.0 if late <= 0 else math.exp(-r_p[0] * late)
+                elif d <= 0 or turnaround <= d:
+                    reward[i_paid] = 1.0
+                else:
+                    reward[i_paid] = (turnaround / d) ** -r_p[1]
             ready[i_paid] = True
         # candidates: every queued job that fits, in queue order
         k = 0
-        for t in range(n_q):
-            row = queue[t]
-            if max_cores <= free or cores[row] <= free:
-                cand_rows[k] = row
-                k += 1
+        if cmode:
+            # the oldest queued job of each class that fits, in row order
+            for c in range(class_cores.shape[0]):
+                if cq_ht[2 * c] < cq_ht[2 * c + 1] and class_cores[c] <= free:
+                    row = cq_buf[cq_off[c] + cq_ht[2 * c]]
+                    j = k
+                    while j > 0 and cand_rows[j - 1] > row:
+                        cand_rows[j] = cand_rows[j - 1]
+                        j -= 1
+                    cand_rows[j] = row
+                    k += 1
+        else:
+            for t in range(n_q):
+                row = queue[t]
+                if max_cores <= free or cores[row] <= free:
+                    cand_rows[k] = row
+                    k += 1
         if k == 0:
             phase = 0
             continue
@@ -518,7 +712,9 @@ def sarsa_mlp_episode(
             s[4 + code_slot[c]] += vo_count[c] / n_q
         chosen = -1
         explored = False
-        if forced >= 0:
+        if sjf:
+            pass  # elected below, once the candidates' runtime entries are known
+        elif forced >= 0:
             chosen = forced
             explored = True
             forced = -1
@@ -534,28 +730,75 @@ def sarsa_mlp_episode(
                 break
         for t in range(k):
             cand[t] = actions[cand_rows[t]]
-        i, q_i = mlp_elect(s, cand[:k], chosen, theta, hidden, inputs[index])
+        if est_dyn:
+            for t in range(k):
+                r_hat = _class_median(cand_rows[t], now, est_class, est_p, est_off, est_i,
+                                      win_end, win_run, win_sorted, sources)  # fmt: skip
+                cand[t, rt_col] = math.log1p(max(r_hat, 0.0) / tau)
+        if sjf:
+            # behaviour "sjf": the shortest runtime entry, ties by (submit, row) (a lexsort)
+            chosen = 0
+            for t in range(1, k):
+                ra = cand[t, rt_col]
+                rb = cand[chosen, rt_col]
+                if ra < rb or (
+                    ra == rb
+                    and (
+                        submit[cand_rows[t]] < submit[cand_rows[chosen]]
+                        or (
+                            submit[cand_rows[t]] == submit[cand_rows[chosen]]
+                            and cand_rows[t] < cand_rows[chosen]
+                        )
+                    )
+                ):
+                    chosen = t
+        if qkind == Q_MLP:
+            i, q_i = mlp_elect(s, cand[:k], chosen, theta, hidden, inputs[index])
+        else:
+            i, q_i = esn_elect(
+                s, cand[:k], chosen, esn_h, esn_o_reservoir, esn_o_state, esn_o_action_t,
+                esn_o_bias, esn_output_units, esn_readout, leak, esn_indptr, esn_indices,
+                esn_values, esn_w_in, esn_bias, inputs[index],
+            )  # fmt: skip
         time[index] = now
         episodes[index] = episode
         ready[index] = False
         row = cand_rows[i]
-        # the reward: F at this election, then the job's service
-        f = 1.0
-        if total > 0.0 and n_targets > 0:
-            deficit = 0.0
-            for t in range(n_targets):
-                d = targets[t] - served[t] / total
-                if d > deficit:
-                    deficit = d
-            f = min(1.0, max(0.0, 1.0 - deficit / w_max))
-        service = run[row] * cores[row]
-        if reward_vo[row] >= 0:
-            served[reward_vo[row]] += service
-        total += service
         end = now + run[row]
-        pend_note[index - base] = f
-        pend_row[index - base] = row
-        n_pend = _heap_push(pend_keys, pend_ids, n_pend, end, index)
+        if rkind == R_SLOWDOWN:
+            # QueueSlowdownReward.advance(arrived, now), paid to the previous decision, then
+            # elect(row): the elected job stops waiting
+            penalty = 0.0 if math.isnan(r_last) else r_rate * (now - r_last)
+            for t in range(r_seen, nxt):
+                penalty += (now - submit[t]) * r_cost[t]
+                r_rate += r_cost[t]
+            r_seen = max(r_seen, nxt)
+            r_last = now
+            if r_last_i >= 0:
+                reward[r_last_i] = -penalty
+                ready[r_last_i] = True
+            r_last_i = index
+            r_rate -= r_cost[row]
+        else:
+            # the reward: F at this election, then the job's service (w-f); noted, paid at the end
+            f = 1.0
+            if rkind == R_WF:
+                if total > 0.0 and n_targets > 0:
+                    deficit = 0.0
+                    for t in range(n_targets):
+                        d = targets[t] - served[t] / total
+                        if d > deficit:
+                            deficit = d
+                    f = min(1.0, max(0.0, 1.0 - deficit / w_max))
+                service = run[row] * cores[row]
+                if reward_vo[row] >= 0:
+                    served[reward_vo[row]] += service
+                total += service
+            else:
+                f = 0.0
+            pend_note[index - base] = f
+            pend_row[index - base] = row
+            n_pend = _heap_push(pend_keys, pend_ids, n_pend, end, index)
         log_f[2 * n_log] = now
         log_f[2 * n_log + 1] = q_i if chosen < 0 else np.nan
         log_i[4 * n_log] = row
@@ -572,7 +815,15 @@ def sarsa_mlp_episode(
         for t in range(j, n_q - 1):
             queue[t] = queue[t + 1]
         n_q -= 1
-        est_end[row] = now + estimate[row]
+        if est_dyn:
+            r_hat = _class_median(row, now, est_class, est_p, est_off, est_i, win_end, win_run,
+                                  win_sorted, sources)  # fmt: skip
+        else:
+            r_hat = estimate[row]
+        est_end[row] = now + r_hat
+        if cmode:
+            c = sched_class[row]
+            cq_ht[2 * c] += 1  # the elected job is its class's oldest
         running[n_runl] = row
         n_runl += 1
         work_end += cores[row] * est_end[row]
@@ -606,6 +857,10 @@ def sarsa_mlp_episode(
     ist[_I_STORE] = index
     ist[_I_FIRST] = first
     ist[_I_NRUNL] = n_runl
+    ist[_I_SEEN] = r_seen
+    ist[_I_LAST] = r_last_i
+    fst[_F_RATE] = r_rate
+    fst[_F_LAST] = r_last
     fst[_F_NOW] = now
     fst[_F_WORK_END] = work_end
     fst[_F_BACKLOG] = backlog

@@ -817,6 +817,27 @@ class ESNQ:
         """
         from gridtrace.sim.rl._jit import esn_elect
 
+        a = self.elect_arrays()
+        i, q = esn_elect(
+            state, actions, chosen, a[0], a[1], a[2], a[3], a[4], a[5], a[6], self.leak_rate,
+            a[7], a[8], a[9], a[10], a[11], out,
+        )  # fmt: skip
+        return int(i), float(q)
+
+    def elect_arrays(
+        self,
+    ) -> tuple[
+        FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, IntArray,
+        FloatArray, IntArray64, IntArray64, FloatArray, FloatArray, FloatArray,
+    ]:  # fmt: skip
+        """Return the arrays that :func:`gridtrace.sim.rl._jit.esn_elect` reads, in its order.
+
+        ``(h, o_reservoir, o_state, o_action_t, o_bias, output_units, readout, indptr, indices,
+        values, w_in, bias)``: the reservoir state ``h`` (advanced in place by each election),
+        the output units' slices of the weights, the readout (rewritten in place by
+        :meth:`fit`), W in CSR form (built at the first call) and the input weights; the leak
+        rate is ``leak_rate``. The jitted episode loop holds them across refits.
+        """
         if self._csr is None:
             w = self.reservoir
             nz = w != 0.0
@@ -826,26 +847,10 @@ class ESNQ:
             self._csr = (indptr, cols.astype(np.int64), np.ascontiguousarray(w[rows, cols]))
             self._w_in = np.ascontiguousarray(self.input_weights)
         indptr, indices, values = self._csr
-        i, q = esn_elect(
-            state,
-            actions,
-            chosen,
-            self._h,
-            self._o_reservoir,
-            self._o_state,
-            self._o_action_t,
-            self._o_bias,
-            self.output_units,
-            self.readout_,
-            self.leak_rate,
-            indptr,
-            indices,
-            values,
-            self._w_in,
-            self.bias,
-            out,
-        )
-        return int(i), float(q)
+        return (
+            self._h, self._o_reservoir, self._o_state, self._o_action_t, self._o_bias,
+            self.output_units, self.readout_, indptr, indices, values, self._w_in, self.bias,
+        )  # fmt: skip
 
     def predict(self, inputs: npt.ArrayLike) -> FloatArray:
         """Return ``inputs @ readout_``.

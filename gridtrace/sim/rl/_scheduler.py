@@ -361,39 +361,113 @@ class SarsaScheduler:
         """Run a whole episode in the jitted loop, or return None where it does not apply.
 
         Called by :func:`~gridtrace.sim.run_events` after :meth:`reset`, for a fixed pool. The
-        loop (:func:`gridtrace.sim.rl._jit.sarsa_mlp_episode`) covers an :class:`MLPQ` agent
-        with a static estimator, no deficit features, the
-        :class:`~gridtrace.sim.rl.ResponsivenessFairnessReward` credited per job and no
-        behaviour rule; it takes the same decisions as :meth:`select` through the general event
-        loop (the same ε draws from ``rng``, the same floats in the same order), writes the same
-        transitions, rewards and decision log, and returns to Python only to draw an explored
-        index and to refit. Anything else returns None (the caller runs the general loop).
+        loop (:func:`gridtrace.sim.rl._jit.sarsa_episode`) covers an :class:`MLPQ` or
+        :class:`ESNQ` agent with a static estimator or the class-median estimator over
+        (VO, interactive) (class candidates; its source counts added), no deficit features,
+        the :class:`~gridtrace.sim.rl.ResponsivenessFairnessReward` or
+        :class:`~gridtrace.sim.rl.TimeUtilityReward` credited per job or the (interactive)
+        slowdown penalty paid per interval, and no behaviour rule or ``"sjf"``; it takes the
+        same decisions as :meth:`select` through the general event loop (the same ε draws
+        from ``rng``, the same floats in the same order), writes the same transitions, rewards
+        and decision log, and returns to Python only to draw an explored index and to refit.
+        Anything else returns None (the caller runs the general loop).
         """
         from gridtrace.sim._engine import EventRun
-        from gridtrace.sim.rl._qfunctions import MLPQ
-        from gridtrace.sim.rl._rewards import ResponsivenessFairnessReward
+        from gridtrace.sim.rl._qfunctions import ESNQ, MLPQ
+        from gridtrace.sim.rl._rewards import (
+            InteractiveSlowdownReward,
+            QueueSlowdownReward,
+            ResponsivenessFairnessReward,
+            TimeUtilityReward,
+        )
 
         reward = self.reward
         qf = self.qfunction
         feats = self.features
+        rkinds = {
+            ResponsivenessFairnessReward: 0,
+            TimeUtilityReward: 1,
+            QueueSlowdownReward: 2,
+            InteractiveSlowdownReward: 2,
+        }
         if not (
-            type(qf) is MLPQ
-            and type(reward) is ResponsivenessFairnessReward
+            type(qf) in (MLPQ, ESNQ)
+            and type(reward) in rkinds
             and self.credit == "job"
-            and self.behaviour is None
+            and self.behaviour in (None, "sjf")
             and feats.vo_targets is None
             and not self.store_.keep_candidates
-            and estimator.static
+        ):
+            return None
+        dynamic = not estimator.static
+        if dynamic and not (
+            type(estimator) is ClassMedianEstimator and set(estimator.by) <= {"vo", "interactive"}
         ):
             return None
         from gridtrace.sim.rl import _jit
 
+        no_f = np.zeros(0, dtype=np.float64)
+        no_f2 = np.zeros((0, 0), dtype=np.float64)
+        no_i = np.zeros(0, dtype=np.int64)
+        if type(qf) is MLPQ:
+            qkind, theta, hidden, leak = _jit.Q_MLP, qf._theta, qf.hidden, 0.0
+            esn: tuple[Any, ...] = (
+                no_f, no_f2, no_f2, no_f2, no_f, np.zeros(0, dtype=np.intp), no_f, no_i, no_i,
+                no_f, no_f2, no_f,
+            )  # fmt: skip
+        else:
+            esn_q = cast("ESNQ", qf)
+            qkind, theta, hidden, leak = _jit.Q_ESN, no_f, 0, esn_q.leak_rate
+            esn = esn_q.elect_arrays()
         n = len(jobs.run_s)
         estimator.reset(jobs)
-        estimate = np.fromiter((estimator.estimate(r, 0.0) for r in range(n)), np.float64, count=n)
-        # as _bind() for a static estimator: the runtime entry of every action row, once
-        self._actions[:, feats.runtime_column] = feats.runtime_feature(estimate)
-        self._mode = "jobs"
+        if dynamic:
+            # ClassMedianEstimator's windows in flat arrays: one per class of its `by` columns,
+            # then the window of all classes; class candidates as _class_candidates keys them
+            med = cast("ClassMedianEstimator", estimator)
+            estimate = np.zeros(0, dtype=np.float64)
+            by_cols = [
+                getattr(jobs, name) if getattr(jobs, name) is not None else [None] * n
+                for name in med.by
+            ]
+            keys: dict[Any, int] = {}
+            est_class = np.fromiter(
+                (keys.setdefault(key, len(keys)) for key in zip(*by_cols, strict=True)),
+                np.int64,
+                count=n,
+            )
+            sizes = np.bincount(est_class, minlength=len(keys)).astype(np.int64)
+            est_off = np.zeros(len(keys) + 2, dtype=np.int64)
+            est_off[1:-1] = np.cumsum(sizes)
+            est_off[-1] = est_off[-2] + n
+            est_p = np.asarray([med.window_s, med.prior_s], dtype=np.float64)
+            est_i = np.zeros(3 * (len(keys) + 1), dtype=np.int64)
+            win_end = np.zeros(2 * n, dtype=np.float64)
+            win_run = np.zeros(2 * n, dtype=np.float64)
+            win_sorted = np.zeros(2 * n, dtype=np.float64)
+            sources = np.zeros(3, dtype=np.int64)
+            cls: dict[tuple[int, bool, int], int] = {}
+            sched_class = np.fromiter(
+                (cls.setdefault(key, len(cls)) for key in self._class_of), np.int64, count=n
+            )
+            class_cores = np.asarray([key[2] for key in cls], dtype=np.int64)
+            cq_off = np.zeros(len(cls) + 1, dtype=np.int64)
+            cq_off[1:] = np.cumsum(np.bincount(sched_class, minlength=len(cls)))
+            cq_buf = np.zeros(n, dtype=np.int64)
+            cq_ht = np.zeros(2 * len(cls), dtype=np.int64)
+            self._mode = "classes"
+        else:
+            estimate = np.fromiter(
+                (estimator.estimate(r, 0.0) for r in range(n)), np.float64, count=n
+            )
+            # as _bind() for a static estimator: the runtime entry of every action row, once
+            self._actions[:, feats.runtime_column] = feats.runtime_feature(estimate)
+            est_class = sched_class = class_cores = cq_buf = cq_off = cq_ht = est_off = est_i = (
+                np.zeros(0, dtype=np.int64)
+            )
+            est_p = win_end = win_run = win_sorted = np.zeros(0, dtype=np.float64)
+            sources = np.zeros(3, dtype=np.int64)
+            self._mode = "jobs"
         self._bound = True
         submit = np.asarray(jobs.submit_s, dtype=np.float64)
         run = np.asarray(jobs.run_s, dtype=np.float64)
@@ -401,13 +475,28 @@ class SarsaScheduler:
         codes: dict[str | None, int] = {}
         vo_code = np.fromiter((codes.setdefault(v, len(codes)) for v in jobs.vo), np.int64, count=n)
         code_slot = np.asarray([feats.slot(v) for v in codes], dtype=np.int64)
-        reward_vo = np.asarray(reward._vo, dtype=np.int64)
-        targets = np.asarray(reward._w, dtype=np.float64)
+        rkind = rkinds[type(reward)]
+        r_cost = np.zeros(0, dtype=np.float64)
+        r_inter = np.zeros(0, dtype=np.int64)
+        r_p = np.zeros(4, dtype=np.float64)
+        lambda_s, w_max = 1.0, 1.0
+        if isinstance(reward, ResponsivenessFairnessReward):
+            reward_vo = np.asarray(reward._vo, dtype=np.int64)
+            targets = np.asarray(reward._w, dtype=np.float64)
+            lambda_s, w_max = reward.lambda_s, reward._w_max
+        else:
+            reward_vo = np.full(n, -1, dtype=np.int64)
+            targets = np.zeros(0, dtype=np.float64)
+            if isinstance(reward, QueueSlowdownReward):
+                r_cost = np.asarray(reward._cost, dtype=np.float64)
+            elif isinstance(reward, TimeUtilityReward):
+                r_inter = np.asarray(reward._interactive, dtype=np.int64)
+                r_p[:] = [reward.alpha, reward.beta, reward.sigma_s, reward.time_unit_s]
         params = np.asarray(
             [
                 self.epsilon,
-                reward.lambda_s,
-                reward._w_max,
+                lambda_s,
+                w_max,
                 float(feats.pool_cores),
                 feats.tau_s,
                 feats.horizon_s,
@@ -422,7 +511,9 @@ class SarsaScheduler:
         ist[_jit._I_DEC] = self.decisions_
         ist[_jit._I_STORE] = base
         ist[_jit._I_FIRST] = -1
+        ist[_jit._I_LAST] = -1
         fst = np.zeros(_jit.EPISODE_FLOAT_SLOTS, dtype=np.float64)
+        fst[_jit._F_LAST] = math.nan
         actions = np.ascontiguousarray(self._actions)
         run_keys = np.zeros(n, dtype=np.float64)
         run_rows = np.zeros(n, dtype=np.int64)
@@ -474,9 +565,14 @@ class SarsaScheduler:
         draws = fresh_draws()
         forced = -1
         while True:
-            status = _jit.sarsa_mlp_episode(
-                submit, run, cores, estimate, vo_code, code_slot, reward_vo, actions,
-                int(total_cores), params, targets, qf._theta, qf.hidden, draws, forced,
+            status = _jit.sarsa_episode(
+                submit, run, cores, estimate, vo_code, code_slot, reward_vo, actions, dynamic,
+                est_class, est_p, est_off, est_i, win_end, win_run, win_sorted, sources,
+                dynamic, feats.runtime_column, sched_class, class_cores, cq_buf, cq_off, cq_ht,
+                int(total_cores), params, targets, self.behaviour == "sjf", rkind, r_cost,
+                r_inter, r_p, qkind, theta, hidden, esn[0], esn[1], esn[2], esn[3], esn[4],
+                esn[5], esn[6], leak, esn[7], esn[8], esn[9], esn[10], esn[11],
+                draws, forced,
                 self.refit_every, self.learning, store.current_episode, ist, fst,
                 run_keys, run_rows, running, est_end, backlog_of, queue, vo_count, vo_order,
                 pend_keys, pend_ids, pend_note, pend_row, base, served, s, cand_rows, cand,
@@ -486,6 +582,11 @@ class SarsaScheduler:
             forced = -1
             store.size = int(ist[_jit._I_STORE])
             self.decisions_ = int(ist[_jit._I_DEC])
+            if dynamic:
+                src = cast("ClassMedianEstimator", estimator).sources
+                for name, count in zip(("class", "all", "prior"), sources.tolist(), strict=True):
+                    src[name] += count
+                sources[:] = 0
             if status == _jit.EPISODE_DONE:
                 rewind(draws)
                 break
@@ -501,13 +602,13 @@ class SarsaScheduler:
             else:
                 rewind(draws)
                 self._finish_episode(ist, log_f, log_i, pend_keys, pend_ids, pend_note, pend_row,
-                                     base, served, float(fst[_jit._F_TOTAL]))  # fmt: skip
+                                     base, served, float(fst[_jit._F_TOTAL]), fst)  # fmt: skip
                 raise SimulationError(
                     f"policy {self.name!r} left {int(ist[_jit._I_NQ])} job(s) queued on an idle "
                     f"cluster with no arrival to come (pool {total_cores})"
                 )
         self._finish_episode(ist, log_f, log_i, pend_keys, pend_ids, pend_note, pend_row, base,
-                             served, float(fst[_jit._F_TOTAL]))  # fmt: skip
+                             served, float(fst[_jit._F_TOTAL]), fst)  # fmt: skip
         d = int(ist[_jit._I_LOG])
         pool = [(float(fst[_jit._F_FIRST]), int(total_cores))] if n else []
         return EventRun(start.tolist(), elected[:d].tolist(), pool)
@@ -524,6 +625,7 @@ class SarsaScheduler:
         base: int,
         served: NDArray[np.float64],
         total: float,
+        fst: NDArray[np.float64],
     ) -> None:
         # hand back what select() would have left: the decision log, the rewards still owed
         # (paid by the next reset or finish, as select() leaves them) and the reward's service
@@ -544,8 +646,15 @@ class SarsaScheduler:
         ]  # fmt: skip
         heapq.heapify(self._pending)
         reward = cast("Any", self.reward)
-        reward._served = served.tolist()
-        reward._total = total
+        if self._interval is not None:
+            # QueueSlowdownReward's state; the last decision is paid by the next reset or finish
+            reward._rate = float(fst[_jit._F_RATE])
+            reward._last = float(fst[_jit._F_LAST])
+            reward._seen = int(ist[_jit._I_SEEN])
+            self._last_index = int(ist[_jit._I_LAST])
+        elif hasattr(reward, "_served"):
+            reward._served = served.tolist()
+            reward._total = total
 
     # --- candidates ---------------------------------------------------------------------------
 
@@ -583,8 +692,12 @@ class SarsaScheduler:
         rows.sort()
         actions = self._actions[rows]
         estimate = state.estimate
-        guesses = np.fromiter((estimate(r) for r in rows), np.float64, count=len(rows))
-        actions[:, self.features.runtime_column] = self.features.runtime_feature(guesses)
+        col = self.features.runtime_column
+        tau = self.features.tau_s
+        # runtime_feature, by the scalar log1p that the jitted loop uses (numpy's vectorised
+        # log1p can differ from it in the last bit)
+        for t, r in enumerate(rows):
+            actions[t, col] = math.log1p(max(estimate(r), 0.0) / tau)
         return rows, actions
 
     def _edf_choice(
