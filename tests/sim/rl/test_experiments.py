@@ -235,7 +235,7 @@ def test_report_shows_the_rl_section(mm50: tuple[dict[str, Any], pa.Table], tmp_
     html = path.read_text()
     assert 'id="rl-table2"' in html
     assert 'id="fig-rl-fairness"' in html
-    assert "(published)" in html
+    assert 'class="side-by-side"' in html  # published numbers beside ours
     assert "E[S]" in html
     assert summary["verdict"].split(";")[0] in html
     with pytest.raises(ConfigError):
