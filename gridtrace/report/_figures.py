@@ -42,8 +42,10 @@ __all__ = [
     "fairness_over_time_svg",
     "idc_svg",
     "inline_svg",
+    "interactive_w_over_time_svg",
     "interactive_wait_cdf_svg",
     "interarrival_cdf_svg",
+    "learning_curves_by_variant_svg",
     "learning_curves_svg",
     "long_waits_svg",
     "model_acf_band_svg",
@@ -1283,6 +1285,109 @@ def window_w_svg(
             ax.annotate(" FIFO's lower bound", (0.0, fifo_low), color="#222222", va="bottom")
         ax.set_ylim(0.0, 1.02)
         ax.set_xlabel(f"test window centre ({unit} from the start of the test period)")
+        ax.set_ylabel("interactive mean W (0–1)")
+        _legend(fig)
+
+    return _draw_compact(_SIZE, draw)
+
+
+# --- the RL section of a workload report (gridtrace.sim.rl.run_experiment's series) -------------
+
+
+def learning_curves_by_variant_svg(curves: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
+    """Return and interactive mean W per training episode, per RL variant and agent seed.
+
+    Parameters
+    ----------
+    curves : mapping
+        RL variant → its agent seeds, each ``{"seed_index", "episodes"}`` as in
+        :func:`learning_curves_svg`. A variant keeps its colour (:func:`policy_style`); each of
+        its seeds is one line. Episodes whose behaviour is not ``sarsa`` are shaded.
+    """
+    styles = _policy_styles(list(curves))
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        top, bottom = axes
+        pre: set[int] = set()
+        for name, seeds in curves.items():
+            label = name
+            for seed in seeds:
+                eps = list(seed.get("episodes") or [])
+                x = np.asarray([e["episode"] for e in eps], dtype=np.float64)
+                pre |= {int(e["episode"]) for e in eps if e.get("behaviour") not in (None, "sarsa")}
+                style = {**styles[name], "marker": "o", "markersize": 3, "alpha": 0.8}
+                top.plot(x, _floats_of(e.get("return") for e in eps), label=label, **style)
+                bottom.plot(x, _floats_of(e.get("interactive_w_mean") for e in eps), **style)
+                label = "_seed"
+        label = "pre-training episode (a rule chooses, the agent learns)"
+        for e in sorted(pre):
+            for ax in axes:
+                ax.axvspan(e - 0.5, e + 0.5, label=label, **_PRETRAIN_SHADE)
+                label = "_pre"
+        top.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:.3g}"))
+        top.set_ylabel("return (sum of rewards)")
+        bottom.set_ylabel("interactive mean W (0–1)")
+        bottom.set_ylim(0.0, 1.02)
+        bottom.set_xlabel("training episode (one per training draw)")
+        bottom.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+        _legend(fig)
+
+    return _draw_compact(_TALL, draw, panels=2, sharex=True)
+
+
+def interactive_w_over_time_svg(
+    time_s: Sequence[float],
+    values: Mapping[str, Sequence[float | None]],
+    *,
+    origin_s: float,
+    threshold: float = 0.05,
+    flagged: Sequence[str] = (),
+) -> str:
+    """Interactive mean W per time bin per policy; the collapse threshold and where it is crossed.
+
+    Parameters
+    ----------
+    time_s : sequence of float
+        Bin centres, seconds.
+    values : mapping
+        Policy → the interactive mean W of the jobs started in each bin (None: none started).
+    origin_s : float
+        Start of the run; the axis counts from it.
+    threshold : float, default 0.05
+        The W-collapse threshold, drawn as a dashed line.
+    flagged : sequence of str
+        Policies flagged with a W collapse: their bins below ``threshold`` are circled.
+    """
+    t = np.asarray(time_s, dtype=np.float64)
+    per, unit = _time_axis([t], origin_s)
+    styles = _policy_styles(list(values))
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        ax = axes[0]
+        label = f"bin below {threshold:g} of a policy flagged as collapsed"
+        x = (t - origin_s) / per
+        for name, v in values.items():
+            y = _floats_of(v)
+            ax.plot(x, y, label=name, **styles[name])
+            if name in flagged:
+                low = np.isfinite(y) & (y < threshold)
+                ax.plot(
+                    x[low],
+                    y[low],
+                    linestyle="none",
+                    marker="o",
+                    ms=8,
+                    mfc="none",
+                    color=_FLAG_COLOUR,
+                    label=label,
+                )
+                label = "_low"
+        ax.axhline(threshold, color=_FLAG_COLOUR, linewidth=0.8, linestyle="--")
+        ax.annotate(
+            f" W collapse ({threshold:g})", (0.0, threshold), color=_FLAG_COLOUR, va="bottom"
+        )
+        ax.set_ylim(0.0, 1.02)
+        ax.set_xlabel(f"start time ({unit} from the first submit)")
         ax.set_ylabel("interactive mean W (0–1)")
         _legend(fig)
 

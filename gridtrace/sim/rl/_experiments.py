@@ -874,7 +874,9 @@ class _ReportSeries:
         self.t0: float | None = None
         self.jobs: dict[str, list[tuple[NDArray[np.bool_], NDArray[np.float64], NDArray[Any]]]]
         self.jobs = {}
-        self.starts: dict[str, tuple[NDArray[np.float64], NDArray[np.bool_]]] = {}
+        self.starts: dict[
+            str, tuple[NDArray[np.float64], NDArray[np.bool_], NDArray[np.float64]]
+        ] = {}
         self.fair: dict[str, Any] = {}
         self.pool: dict[str, Any] = {}
         self.long_waits: dict[str, list[dict[str, Any]]] = {}
@@ -920,7 +922,11 @@ class _ReportSeries:
         self._long_waits(key, jobs, inter)
         if not timed:
             return
-        self.starts[key] = (np.asarray(jobs.column("start_s").to_numpy(), np.float64), inter)
+        self.starts[key] = (
+            np.asarray(jobs.column("start_s").to_numpy(), np.float64),
+            inter,
+            _f64(jobs.column("responsiveness")),
+        )
         if floor is not None:
             self.pool[key] |= cont._pool_series(result, t0, floor)
         if self.vo_shares:
@@ -997,16 +1003,22 @@ class _ReportSeries:
                 }
                 for cls, mask in (("interactive", inter), ("batch", ~inter))
             }
-        last = max((float(np.max(s)) for s, _ in self.starts.values() if s.size), default=t0)
+        last = max((float(np.max(s[0])) for s in self.starts.values() if s[0].size), default=t0)
         edges = np.linspace(t0, max(last, t0 + 1.0), MIX_BINS + 1)
         policies: dict[str, Any] = {}
-        for key, (start, inter) in self.starts.items():
+        for key, (start, inter, w) in self.starts.items():
             idx = np.clip(np.searchsorted(edges, start, side="right") - 1, 0, MIX_BINS - 1)
             n = np.bincount(idx, minlength=MIX_BINS)
             ni = np.bincount(idx[inter], minlength=MIX_BINS)
+            ok = inter & np.isfinite(w)
+            nw = np.bincount(idx[ok], minlength=MIX_BINS)
+            sw = np.bincount(idx[ok], weights=w[ok], minlength=MIX_BINS)
             policies[key] = {
                 "interactive_share": [
                     cont._r(a / b) if b else None for a, b in zip(ni, n, strict=True)
+                ],
+                "interactive_w_mean": [
+                    cont._r(a / b) if b else None for a, b in zip(sw, nw, strict=True)
                 ],
             }
         return {
@@ -1026,7 +1038,8 @@ class _ReportSeries:
                 "time_s": [cont._r(x) for x in 0.5 * (edges[:-1] + edges[1:])],
                 "definition": (
                     "share of the starts (RL: of its decisions) that elected an interactive "
-                    "job, per equal time bin of the first evaluation seed's run"
+                    "job, and the interactive mean W of the jobs started, per equal time bin "
+                    "of the first evaluation seed's run"
                 ),
                 "policies": policies,
             },
