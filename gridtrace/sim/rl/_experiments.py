@@ -76,6 +76,7 @@ import json
 import logging
 import math
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from os import PathLike
@@ -841,8 +842,18 @@ def _fairness_series(result: SimulationResult) -> dict[str, list[float]]:
 
 # --- series of the report's RL figures (additive: summary["series"]'s extra keys) ----------------
 
-REPORT_POINTS = 120
+REPORT_POINTS = 100
 """Most points the report series keep per curve (F windows, learning curves)."""
+REPORT_QUANTILES: tuple[float, ...] = (
+    *(round(p, 2) for p in np.linspace(0.0, 0.98, 50)),
+    0.99,
+    0.995,
+    0.999,
+    1.0,
+)
+"""Probabilities of the wait and W quantiles kept per run label and class."""
+POOL_BINS = 120
+"""Time bins of the elastic runs' pool series."""
 MIX_BINS = 60
 """Time bins of the action mix."""
 LONG_WAITS_KEPT = 100
@@ -856,6 +867,49 @@ def _f64(col: Any) -> NDArray[np.float64]:
 
 def _bools(col: Any) -> NDArray[np.bool_]:
     return np.asarray(col.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _quantiles(values: NDArray[np.float64]) -> list[float | None] | None:
+    from gridtrace.sim.rl import _contention as cont
+
+    ok = values[np.isfinite(values)]
+    if ok.size == 0:
+        return None
+    return [cont._r(float(x)) for x in np.quantile(ok, REPORT_QUANTILES)]
+
+
+def _coarsen_pool(pool: dict[str, Any], bins: int) -> dict[str, Any]:
+    """Merge the equal time bins of a pool series (``_contention._pool_series``) into ``bins``.
+
+    The merged bin's mean pool is the mean of its bins' (equal widths), its band the extremes,
+    its utilisation the busy over the provisioned core-seconds of its bins.
+    """
+    from gridtrace.sim.rl import _contention as cont
+
+    n = len(pool["time_s"])
+    if n <= bins or n % bins:
+        return pool
+    k = n // bins
+
+    def arr(key: str) -> NDArray[np.float64]:
+        values = [np.nan if x is None else x for x in pool[key]]
+        return np.asarray(values, dtype=np.float64).reshape(bins, k)
+
+    mean, util = arr("pool_mean"), arr("utilisation")
+    busy = np.where(np.isfinite(util), util * mean, 0.0).sum(axis=1)
+    provisioned = np.where(np.isfinite(util), mean, 0.0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        merged_util = np.where(provisioned > 0, busy / provisioned, np.nan)
+    with warnings.catch_warnings():  # an all-NaN bin (no pool yet) stays NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        merged = {
+            "time_s": np.nanmean(arr("time_s"), axis=1),
+            "pool_mean": np.nanmean(mean, axis=1),
+            "pool_min": np.nanmin(arr("pool_min"), axis=1),
+            "pool_max": np.nanmax(arr("pool_max"), axis=1),
+            "utilisation": merged_util,
+        }
+    return {**pool, **{key: [cont._r(float(x)) for x in v] for key, v in merged.items()}}
 
 
 class _ReportSeries:
@@ -928,7 +982,7 @@ class _ReportSeries:
             _f64(jobs.column("responsiveness")),
         )
         if floor is not None:
-            self.pool[key] |= cont._pool_series(result, t0, floor)
+            self.pool[key] |= _coarsen_pool(cont._pool_series(result, t0, floor), POOL_BINS)
         if self.vo_shares:
             self.fair[key] = {}
             for name, (length, step) in FAIRNESS_WINDOWS.items():
@@ -998,8 +1052,8 @@ class _ReportSeries:
             dist[key] = {
                 cls: {
                     "n": int(mask.sum()),
-                    "wait_s": cont._quantiles(wait[mask]),
-                    "w": cont._quantiles(w[mask]),
+                    "wait_s": _quantiles(wait[mask]),
+                    "w": _quantiles(w[mask]),
                 }
                 for cls, mask in (("interactive", inter), ("batch", ~inter))
             }
@@ -1030,7 +1084,7 @@ class _ReportSeries:
                 "pool-at-floor spans and pathology flags of every run"
             ),
             "time_origin_s": t0,
-            "quantile_probs": list(cont.QUANTILE_PROBS),
+            "quantile_probs": list(REPORT_QUANTILES),
             "distributions": dist,
             "learning_curves": self.curves,
             "action_mix": {
