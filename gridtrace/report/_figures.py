@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import warnings
 import zlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -1295,35 +1296,53 @@ def window_w_svg(
 
 
 def learning_curves_by_variant_svg(curves: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
-    """Return and interactive mean W per training episode, per RL variant and agent seed.
+    """Return and interactive mean W per training episode per RL variant: seed mean and range.
 
     Parameters
     ----------
     curves : mapping
         RL variant → its agent seeds, each ``{"seed_index", "episodes"}`` as in
-        :func:`learning_curves_svg`. A variant keeps its colour (:func:`policy_style`); each of
-        its seeds is one line. Episodes whose behaviour is not ``sarsa`` are shaded.
+        :func:`learning_curves_svg`. A variant keeps its colour (:func:`policy_style`); its
+        line is the mean over its seeds, the band their minimum to maximum. Episodes whose
+        behaviour is not ``sarsa`` are shaded.
     """
     styles = _policy_styles(list(curves))
 
+    def stack(seeds: Sequence[Mapping[str, Any]], key: str) -> tuple[F64, F64]:
+        rows: dict[int, list[float]] = {}
+        for seed in seeds:
+            for e in seed.get("episodes") or []:
+                value = e.get(key)
+                rows.setdefault(int(e["episode"]), []).append(
+                    np.nan if value is None else float(value)
+                )
+        x = np.asarray(sorted(rows), dtype=np.float64)
+        return x, np.asarray([rows[int(k)] for k in x], dtype=object)
+
     def draw(fig: Figure, axes: list[Axes]) -> None:
-        top, bottom = axes
         pre: set[int] = set()
         for name, seeds in curves.items():
-            label = name
             for seed in seeds:
-                eps = list(seed.get("episodes") or [])
-                x = np.asarray([e["episode"] for e in eps], dtype=np.float64)
-                pre |= {int(e["episode"]) for e in eps if e.get("behaviour") not in (None, "sarsa")}
-                style = {**styles[name], "marker": "o", "markersize": 3, "alpha": 0.8}
-                top.plot(x, _floats_of(e.get("return") for e in eps), label=label, **style)
-                bottom.plot(x, _floats_of(e.get("interactive_w_mean") for e in eps), **style)
-                label = "_seed"
+                pre |= {
+                    int(e["episode"])
+                    for e in seed.get("episodes") or []
+                    if e.get("behaviour") not in (None, "sarsa")
+                }
+            for ax, key in zip(axes, ("return", "interactive_w_mean"), strict=True):
+                x, rows = stack(seeds, key)
+                with warnings.catch_warnings():  # an episode no seed has a value for: a gap
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    mean = np.asarray([np.nanmean(r) for r in rows], dtype=np.float64)
+                    lo = np.asarray([np.nanmin(r) for r in rows], dtype=np.float64)
+                    hi = np.asarray([np.nanmax(r) for r in rows], dtype=np.float64)
+                ax.plot(x, mean, marker="o", markersize=3, label=name, **styles[name])
+                ax.fill_between(x, lo, hi, color=styles[name]["color"], alpha=0.15, lw=0)
         label = "pre-training episode (a rule chooses, the agent learns)"
         for e in sorted(pre):
             for ax in axes:
                 ax.axvspan(e - 0.5, e + 0.5, label=label, **_PRETRAIN_SHADE)
                 label = "_pre"
+        top, bottom = axes
         top.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:.3g}"))
         top.set_ylabel("return (sum of rewards)")
         bottom.set_ylabel("interactive mean W (0–1)")

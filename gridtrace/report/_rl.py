@@ -507,13 +507,17 @@ def _series_figures(summary: Mapping[str, Any]) -> tuple[list[dict[str, Any]], l
         )
 
     curves = series.get("learning_curves")
+    if curves and len(curves) > 4:  # the EGEE analogue: λ 0.5 and the flagged variants
+        runs = {n.split(" (")[0] for n in flagged["collapse"] + flagged["wait"] + flagged["floor"]}
+        curves = {k: v for k, v in curves.items() if k.endswith("-0.5") or k in runs}
     if curves:
         add(
             "learning",
-            "Learning curves per RL variant (colour), one line per agent seed: the return (sum "
-            "of the rewards paid by the end of the episode) and the interactive mean W of each "
-            "training episode. Shaded: pre-training episodes, where EDF chose and the agent "
-            "only learned.",
+            "Learning curves per RL variant (colour): the return (sum of the rewards paid by "
+            "the end of the episode) and the interactive mean W of each training episode, the "
+            "mean over the agent seeds, the band from their minimum to their maximum (on the "
+            "EGEE analogue: the λ 0.5 variants and any flagged one). Grey: pre-training "
+            "episodes, where EDF chose and the agent only learned.",
             figures.learning_curves_by_variant_svg(curves),
         )
     else:
@@ -623,6 +627,7 @@ def _series_figures(summary: Mapping[str, Any]) -> tuple[list[dict[str, Any]], l
     elif (series.get("elastic") or {}) and "pool" not in series:
         missing.append(f"pool size and utilisation per time bin, spans at the floor: {_NO_SERIES}")
     waits = {k: v for k, v in (series.get("long_waits") or {}).items() if v}
+    waits = {k: waits[k] for k in _shown(list(waits), modes, flagged["wait"])}
     if waits:
         over = flagged["wait"]
         add(
