@@ -1408,6 +1408,6 @@ def interactive_w_over_time_svg(
         ax.set_ylim(0.0, 1.02)
         ax.set_xlabel(f"start time ({unit} from the first submit)")
         ax.set_ylabel("interactive mean W (0–1)")
-        _legend(fig)
+        _legend(fig, ncols=3)
 
     return _draw_compact(_SIZE, draw)

@@ -598,7 +598,8 @@ def _series_figures(summary: Mapping[str, Any]) -> tuple[list[dict[str, Any]], l
         missing.append(f"F over sliding windows: {_NO_SERIES}")
     pools = {k: v for k, v in (series.get("pool") or {}).items() if v.get("time_s")}
     if pools:
-        at_floor = [k for k in flagged["floor"] if k in series.get("pool", {})]
+        at_floor = [k for k in flagged["floor"] if k in pools]
+        elsewhere = [k for k in flagged["floor"] if k not in pools]
         spans: list[Sequence[float]] = []
         for label in at_floor:
             for run in series["pool"][label].get("floor_spans") or []:
@@ -613,16 +614,21 @@ def _series_figures(summary: Mapping[str, Any]) -> tuple[list[dict[str, Any]], l
                 "Shaded: the spans the pool held its floor (POOL_AT_FLOOR: at the floor for "
                 "over 10 % of the run) of " + ", ".join(at_floor) + ", first seed."
                 if at_floor
-                else "No run held the pool at its floor for over 10 % of its time."
+                else "No run drawn held the pool at its floor for over 10 % of its time."
+            )
+            + (
+                " Also flagged POOL_AT_FLOOR (not drawn): " + ", ".join(elsewhere) + "."
+                if elsewhere
+                else ""
             ),
             figures.pool_series_svg(
                 pools,
                 origin_s=origin,
                 pool_cores=summary.get("cores"),
                 floor_spans=spans,
-                floor_label="at the floor (POOL_AT_FLOOR): " + ", ".join(at_floor),
+                floor_label="at the floor (POOL_AT_FLOOR)",
             ),
-            "floor" if at_floor else None,
+            "floor" if flagged["floor"] else None,
         )
     elif (series.get("elastic") or {}) and "pool" not in series:
         missing.append(f"pool size and utilisation per time bin, spans at the floor: {_NO_SERIES}")
