@@ -394,10 +394,18 @@ def rl_headline(summary: Mapping[str, Any], metric: str = "interactive_w_mean") 
     for code, count in flag_counts(summary.get("flags")).items():
         flags.append(f"{code} ({count} run{'s' if count != 1 else ''})")
     if "flags" not in summary:  # run_experiment: its runs' pool-at-floor flags (the series)
+        floor: dict[str, int] = {}
         for label, raised in ((summary.get("series") or {}).get("flags") or {}).items():
             n = sum(1 for f in raised or () if f.get("code") == "POOL_AT_FLOOR")
             if n:
-                flags.append(f"{label}: pool at its floor (POOL_AT_FLOOR, {n} of its runs)")
+                variant = str(label).split(" (")[0]
+                floor[variant] = floor.get(variant, 0) + n
+        if floor:
+            total = sum(floor.values())
+            flags.append(
+                f"pool at its floor (POOL_AT_FLOOR) in {total} run{'s' if total != 1 else ''} "
+                f"of {', '.join(floor)}"
+            )
     seeds = (summary.get("protocol") or {}).get("config", {}).get("eval_seeds")
     return {
         "seeds": seeds if seeds is not None else (best or {}).get("n"),

@@ -336,7 +336,9 @@ def test_each_flagged_pathology_is_marked_where_it_happens(elastic, trace, tmp_p
     assert figs["fig-rl-long-waits"]["locates"] == "wait"
     assert run in figs["fig-rl-long-waits"]["caption"]
     flags = section["headline"]["flags"]
-    assert any(f.startswith(f"{run}: pool at its floor") for f in flags)
+    floor = [f for f in flags if f.startswith("pool at its floor (POOL_AT_FLOOR) in ")]
+    assert len(floor) == 1
+    assert "ela-ora-0.5" in floor[0]
     assert any(f.startswith(f"{run}: interactive W collapsed") for f in flags)
 
     # a further VO-target section draws only the figures that locate a flag
