@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import warnings
 import zlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -42,8 +43,10 @@ __all__ = [
     "fairness_over_time_svg",
     "idc_svg",
     "inline_svg",
+    "interactive_w_over_time_svg",
     "interactive_wait_cdf_svg",
     "interarrival_cdf_svg",
+    "learning_curves_by_variant_svg",
     "learning_curves_svg",
     "long_waits_svg",
     "model_acf_band_svg",
@@ -1285,5 +1288,126 @@ def window_w_svg(
         ax.set_xlabel(f"test window centre ({unit} from the start of the test period)")
         ax.set_ylabel("interactive mean W (0–1)")
         _legend(fig)
+
+    return _draw_compact(_SIZE, draw)
+
+
+# --- the RL section of a workload report (gridtrace.sim.rl.run_experiment's series) -------------
+
+
+def learning_curves_by_variant_svg(curves: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
+    """Return and interactive mean W per training episode per RL variant: seed mean and range.
+
+    Parameters
+    ----------
+    curves : mapping
+        RL variant → its agent seeds, each ``{"seed_index", "episodes"}`` as in
+        :func:`learning_curves_svg`. A variant keeps its colour (:func:`policy_style`); its
+        line is the mean over its seeds, the band their minimum to maximum. Episodes whose
+        behaviour is not ``sarsa`` are shaded.
+    """
+    styles = _policy_styles(list(curves))
+
+    def stack(seeds: Sequence[Mapping[str, Any]], key: str) -> tuple[F64, F64]:
+        rows: dict[int, list[float]] = {}
+        for seed in seeds:
+            for e in seed.get("episodes") or []:
+                value = e.get(key)
+                rows.setdefault(int(e["episode"]), []).append(
+                    np.nan if value is None else float(value)
+                )
+        x = np.asarray(sorted(rows), dtype=np.float64)
+        return x, np.asarray([rows[int(k)] for k in x], dtype=object)
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        pre: set[int] = set()
+        for name, seeds in curves.items():
+            for seed in seeds:
+                pre |= {
+                    int(e["episode"])
+                    for e in seed.get("episodes") or []
+                    if e.get("behaviour") not in (None, "sarsa")
+                }
+            for ax, key in zip(axes, ("return", "interactive_w_mean"), strict=True):
+                x, rows = stack(seeds, key)
+                with warnings.catch_warnings():  # an episode no seed has a value for: a gap
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    mean = np.asarray([np.nanmean(r) for r in rows], dtype=np.float64)
+                    lo = np.asarray([np.nanmin(r) for r in rows], dtype=np.float64)
+                    hi = np.asarray([np.nanmax(r) for r in rows], dtype=np.float64)
+                ax.plot(x, mean, marker="o", markersize=3, label=name, **styles[name])
+                ax.fill_between(x, lo, hi, color=styles[name]["color"], alpha=0.15, lw=0)
+        label = "pre-training episode (a rule chooses, the agent learns)"
+        for e in sorted(pre):
+            for ax in axes:
+                ax.axvspan(e - 0.5, e + 0.5, label=label, **_PRETRAIN_SHADE)
+                label = "_pre"
+        top, bottom = axes
+        top.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:.3g}"))
+        top.set_ylabel("return (sum of rewards)")
+        bottom.set_ylabel("interactive mean W (0–1)")
+        bottom.set_ylim(0.0, 1.02)
+        bottom.set_xlabel("training episode (one per training draw)")
+        bottom.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+        _legend(fig)
+
+    return _draw_compact(_TALL, draw, panels=2, sharex=True)
+
+
+def interactive_w_over_time_svg(
+    time_s: Sequence[float],
+    values: Mapping[str, Sequence[float | None]],
+    *,
+    origin_s: float,
+    threshold: float = 0.05,
+    flagged: Sequence[str] = (),
+) -> str:
+    """Interactive mean W per time bin per policy; the collapse threshold and where it is crossed.
+
+    Parameters
+    ----------
+    time_s : sequence of float
+        Bin centres, seconds.
+    values : mapping
+        Policy → the interactive mean W of the jobs started in each bin (None: none started).
+    origin_s : float
+        Start of the run; the axis counts from it.
+    threshold : float, default 0.05
+        The W-collapse threshold, drawn as a dashed line.
+    flagged : sequence of str
+        Policies flagged with a W collapse: their bins below ``threshold`` are circled.
+    """
+    t = np.asarray(time_s, dtype=np.float64)
+    per, unit = _time_axis([t], origin_s)
+    styles = _policy_styles(list(values))
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        ax = axes[0]
+        label = f"bin below {threshold:g} of a policy flagged as collapsed"
+        x = (t - origin_s) / per
+        for name, v in values.items():
+            y = _floats_of(v)
+            ax.plot(x, y, label=name, **styles[name])
+            if name in flagged:
+                low = np.isfinite(y) & (y < threshold)
+                ax.plot(
+                    x[low],
+                    y[low],
+                    linestyle="none",
+                    marker="o",
+                    ms=8,
+                    mfc="none",
+                    color=_FLAG_COLOUR,
+                    label=label,
+                )
+                label = "_low"
+        ax.axhline(threshold, color=_FLAG_COLOUR, linewidth=0.8, linestyle="--")
+        ax.annotate(
+            f" W collapse ({threshold:g})", (0.0, threshold), color=_FLAG_COLOUR, va="bottom"
+        )
+        ax.set_ylim(0.0, 1.02)
+        ax.set_xlabel(f"start time ({unit} from the first submit)")
+        ax.set_ylabel("interactive mean W (0–1)")
+        _legend(fig, ncols=3)
 
     return _draw_compact(_SIZE, draw)

@@ -5,8 +5,15 @@ mapping :func:`gridtrace.report.render_workload_report` takes as ``rl``: a Table
 mean/std/max and W mean per class, per policy and evaluation mode), the protocol's shares and
 utilisations, the published numbers beside ours (:func:`side_by_side`: published value, ours
 with its interval and n, the difference and why they differ), a numbers-first headline
-(:func:`rl_headline`), the experiment's verdict and the figures (F over time; pool size and
-utilisation over time of the elastic runs).
+(:func:`rl_headline`), the experiment's verdict and the figures: F at election over time and
+the elastic runs' pool per decision, and from the summary's report series (written by
+run_experiment since it keeps them) learning curves per RL variant, the action mix and the
+interactive W over time, wait CDFs and inverse W CDFs per class with agents and baselines on
+one figure, F over sliding daily and weekly windows, pool size and utilisation per time bin,
+and the interactive waits over a day. Each flagged pathology (an interactive mean wait over a
+day, an interactive mean W below 0.05, the pool at its floor) is marked on the figure that
+locates it, and said in its caption. An old summary without the series still renders, with a
+note on what is not drawn.
 
 A workload's experiments run under more than one setting of the VO target shares (its own, and
 e.g. an "infeasible" one that asks for shares its arrivals cannot give): the summary's
@@ -386,6 +393,19 @@ def rl_headline(summary: Mapping[str, Any], metric: str = "interactive_w_mean") 
             flags.append(f"{_label(a)}: interactive W collapsed to {w:.3f}")
     for code, count in flag_counts(summary.get("flags")).items():
         flags.append(f"{code} ({count} run{'s' if count != 1 else ''})")
+    if "flags" not in summary:  # run_experiment: its runs' pool-at-floor flags (the series)
+        floor: dict[str, int] = {}
+        for label, raised in ((summary.get("series") or {}).get("flags") or {}).items():
+            n = sum(1 for f in raised or () if f.get("code") == "POOL_AT_FLOOR")
+            if n:
+                variant = str(label).split(" (")[0]
+                floor[variant] = floor.get(variant, 0) + n
+        if floor:
+            total = sum(floor.values())
+            flags.append(
+                f"pool at its floor (POOL_AT_FLOOR) in {total} run{'s' if total != 1 else ''} "
+                f"of {', '.join(floor)}"
+            )
     seeds = (summary.get("protocol") or {}).get("config", {}).get("eval_seeds")
     return {
         "seeds": seeds if seeds is not None else (best or {}).get("n"),
@@ -425,6 +445,218 @@ def headline_text(headline: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
+_NO_SERIES = (
+    "not recorded in this summary (written before run_experiment kept the report series; "
+    "rerun the RL experiment to draw it)"
+)
+
+
+def _pathologies(summary: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Run labels flagged per pathology: a mean wait over a day, a W collapse, the pool at floor."""
+    out: dict[str, list[str]] = {"wait": [], "collapse": [], "floor": []}
+    for a in summary.get("aggregate") or []:
+        m = a.get("metrics") or {}
+        wait = _value((m.get("interactive_wait_mean_s") or {}).get("mean"))
+        w = _value((m.get("interactive_w_mean") or {}).get("mean"))
+        if wait is not None and wait > _DAY_S:
+            out["wait"].append(_label(a))
+        if w is not None and w < _COLLAPSE_W:
+            out["collapse"].append(_label(a))
+    flags = (summary.get("series") or {}).get("flags") or {}
+    out["floor"] = [
+        str(k) for k, v in flags.items() if any(f.get("code") == "POOL_AT_FLOOR" for f in v or ())
+    ]
+    return out
+
+
+def _shown(names: Sequence[str], modes: Sequence[str], keep: Sequence[str]) -> list[str]:
+    """Keep the baselines, the RL runs of the first mode and the flagged runs in ``keep``.
+
+    With more than four RL runs in the first mode (the EGEE analogue's variants) only those
+    whose reward weighs fairness (λ 0.5) stay, as in the F-over-time figure.
+    """
+    first = f"({modes[0] if modes else 'frozen'})"
+    rl = [n for n in names if n.endswith(first)]
+    if len(rl) > 4:
+        rl = [n for n in rl if "-0.5 " in n]
+    return [n for n in names if "(" not in n or n in rl or n in keep]
+
+
+def _series_figures(summary: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Return the RL section's figures from ``summary["series"]`` and notes on those missing.
+
+    Parameters
+    ----------
+    summary : mapping
+        A :func:`gridtrace.sim.rl.run_experiment` summary.
+
+    Returns
+    -------
+    tuple of (list of dict, list of str)
+        The figures (``id``, ``caption``, ``svg``, ``locates``: the flagged pathology it shows,
+        or None) and, for an old summary without the series, what is not drawn and why.
+    """
+    series = summary.get("series") or {}
+    flagged = _pathologies(summary)
+    modes = list(((summary.get("protocol") or {}).get("config") or {}).get("modes") or [])
+    origin = float(series.get("time_origin_s") or 0.0)
+    first = f"first evaluation seed; RL in {modes[0] if modes else 'frozen'} mode"
+    figs: list[dict[str, Any]] = []
+    missing: list[str] = []
+
+    def add(name: str, caption: str, svg: str, locates: str | None = None) -> None:
+        figs.append(
+            {
+                "id": f"fig-rl-{name}",
+                "caption": caption,
+                "svg": figures.inline_svg(svg),
+                "locates": locates,
+            }
+        )
+
+    curves = series.get("learning_curves")
+    if curves and len(curves) > 4:  # the EGEE analogue: λ 0.5 and the flagged variants
+        runs = {n.split(" (")[0] for n in flagged["collapse"] + flagged["wait"] + flagged["floor"]}
+        curves = {k: v for k, v in curves.items() if k.endswith("-0.5") or k in runs}
+    if curves:
+        add(
+            "learning",
+            "Learning curves per RL variant (colour): the return (sum of the rewards paid by "
+            "the end of the episode) and the interactive mean W of each training episode, the "
+            "mean over the agent seeds, the band from their minimum to their maximum (on the "
+            "EGEE analogue: the λ 0.5 variants and any flagged one). Grey: pre-training "
+            "episodes, where EDF chose and the agent only learned.",
+            figures.learning_curves_by_variant_svg(curves),
+        )
+    else:
+        missing.append(f"learning curves: {_NO_SERIES}")
+    mix = series.get("action_mix") or {}
+    if mix.get("policies"):
+        pol = mix["policies"]
+        add(
+            "action-mix",
+            f"Action mix over time ({first}): the share of the starts that elected an "
+            "interactive job, per time bin. RL agents that hold interactive jobs back sit "
+            "below the baselines. A gap is a bin without starts.",
+            figures.action_mix_svg(
+                mix["time_s"],
+                {k: pol[k]["interactive_share"] for k in _shown(list(pol), modes, [])},
+                origin_s=origin,
+            ),
+        )
+        collapsed = [k for k in flagged["collapse"] if k in pol]
+        w_time = {
+            k: pol[k]["interactive_w_mean"]
+            for k in _shown(list(pol), modes, collapsed)
+            if "interactive_w_mean" in pol[k]
+        }
+        if w_time:
+            note = (
+                " Circled: bins below 0.05 of the runs whose interactive mean W collapsed ("
+                + ", ".join(collapsed)
+                + ")."
+                if collapsed
+                else " No run's interactive mean W fell below 0.05."
+            )
+            add(
+                "w-time",
+                f"Interactive mean W of the jobs started in each time bin ({first}); dashed: "
+                "the collapse threshold 0.05." + note,
+                figures.interactive_w_over_time_svg(
+                    mix["time_s"], w_time, origin_s=origin, flagged=collapsed
+                ),
+                "collapse" if collapsed else None,
+            )
+    else:
+        missing.append(f"action mix over time: {_NO_SERIES}")
+    dist = series.get("distributions")
+    if dist:
+        names = _shown(list(dist), modes, flagged["collapse"] + flagged["wait"])
+        marked = [n for n in flagged["collapse"] + flagged["wait"] if n in names]
+        add(
+            "cdfs",
+            "Wait CDFs (top) and inverse CDFs of W (bottom) per class, agents and baselines on "
+            "the same axes: measured jobs of every evaluation seed pooled. Further right on top "
+            "is longer waiting; lower at the bottom is worse W (the bottom panels zoom in on the "
+            "jobs with W below 1)."
+            + (
+                " Flagged runs (interactive mean wait over a day or W below 0.05): "
+                + ", ".join(marked)
+                + "."
+                if marked
+                else ""
+            ),
+            figures.class_distributions_svg(series["quantile_probs"], {k: dist[k] for k in names}),
+            "collapse" if flagged["collapse"] else None,
+        )
+    else:
+        missing.append(f"wait and W distributions per class: {_NO_SERIES}")
+    fair = series.get("fairness_windows")
+    if fair:
+        add(
+            "fairness-windows",
+            f"Fairness F over sliding daily (1-day windows moved by 1 h) and weekly (7-day "
+            f"windows moved by 1 day) windows, at each window's start ({first}). Identical "
+            "lines mean the policies served the VOs alike.",
+            figures.windowed_fairness_svg(
+                {k: fair[k] for k in _shown(list(fair), modes, [])}, origin_s=origin
+            ),
+        )
+    elif "fairness_windows" not in series:
+        missing.append(f"F over sliding windows: {_NO_SERIES}")
+    pools = {k: v for k, v in (series.get("pool") or {}).items() if v.get("time_s")}
+    if pools:
+        at_floor = [k for k in flagged["floor"] if k in pools]
+        elsewhere = [k for k in flagged["floor"] if k not in pools]
+        spans: list[Sequence[float]] = []
+        for label in at_floor:
+            for run in series["pool"][label].get("floor_spans") or []:
+                if run.get("seed_index") == 0:
+                    spans += run.get("spans") or []
+        add(
+            "pool",
+            f"Elastic runs ({first}): the pool size (mean per time bin, band from its minimum "
+            "to its maximum; dashed: the floor; dotted: P) and the utilisation (busy over "
+            "provisioned core-seconds). "
+            + (
+                "Shaded: the spans the pool held its floor (POOL_AT_FLOOR: at the floor for "
+                "over 10 % of the run) of " + ", ".join(at_floor) + ", first seed."
+                if at_floor
+                else "No run drawn held the pool at its floor for over 10 % of its time."
+            )
+            + (
+                " Also flagged POOL_AT_FLOOR (not drawn): " + ", ".join(elsewhere) + "."
+                if elsewhere
+                else ""
+            ),
+            figures.pool_series_svg(
+                pools,
+                origin_s=origin,
+                pool_cores=summary.get("cores"),
+                floor_spans=spans,
+                floor_label="at the floor (POOL_AT_FLOOR)",
+            ),
+            "floor" if flagged["floor"] else None,
+        )
+    elif (series.get("elastic") or {}) and "pool" not in series:
+        missing.append(f"pool size and utilisation per time bin, spans at the floor: {_NO_SERIES}")
+    waits = {k: v for k, v in (series.get("long_waits") or {}).items() if v}
+    waits = {k: waits[k] for k in _shown(list(waits), modes, flagged["wait"])}
+    if waits:
+        over = flagged["wait"]
+        add(
+            "long-waits",
+            "Interactive jobs that waited more than a day (dashed line), at their submit time "
+            "(first evaluation seed, the longest 100 per run). Runs whose interactive mean wait "
+            f"is over a day: {', '.join(over) or 'none'}.",
+            figures.long_waits_svg(waits, origin_s=origin),
+            "wait" if over else None,
+        )
+    elif flagged["wait"] and "long_waits" not in series:
+        missing.append(f"where the interactive waits over a day happen: {_NO_SERIES}")
+    return figs, missing
+
+
 def rl_section(summary: Mapping[str, Any]) -> dict[str, Any]:
     """Build the RL section from an RL experiment summary.
 
@@ -440,7 +672,9 @@ def rl_section(summary: Mapping[str, Any]) -> dict[str, Any]:
         ``facts`` (among them ``VO targets`` and ``reward``: each RL variant's reward),
         ``verdict``, ``table2`` (rows of policy/mode × class), ``shares`` (one row per
         policy/mode), ``published`` (rows and note, or None), ``agents`` (each with its
-        ``reward`` name), ``figures``, ``has_es``, ``targets`` (the VO-target setting's label,
+        ``reward`` name), ``figures`` (each ``id``, ``caption``, ``svg`` and ``locates``: the
+        flagged pathology it shows, or None), ``missing_figures`` (what an old summary cannot
+        draw, and why), ``has_es``, ``targets`` (the VO-target setting's label,
         None for the workload's own), ``vo_shares`` (the target shares, or None) and ``title``
         (e.g. ``VO targets: infeasible (vo1 0.40, vo2 0.20, ...)``).
 
@@ -533,6 +767,7 @@ def rl_section(summary: Mapping[str, Any]) -> dict[str, Any]:
                     "reward weighs fairness, λ 0.5)."
                 ),
                 "svg": figures.inline_svg(figures.fairness_over_time_svg(fairness)),
+                "locates": None,
             }
         )
     elastic = series.get("elastic", {})
@@ -547,8 +782,11 @@ def rl_section(summary: Mapping[str, Any]) -> dict[str, Any]:
                 "svg": figures.inline_svg(
                     figures.elastic_series_svg(elastic, pool_cores=summary.get("cores"))
                 ),
+                "locates": None,
             }
         )
+    new_figs, missing = _series_figures(summary)
+    figs += new_figs
     agents = [
         {
             "variant": name,
@@ -568,6 +806,7 @@ def rl_section(summary: Mapping[str, Any]) -> dict[str, Any]:
         "headline_text": headline_text(headline),
         "agents": agents,
         "figures": figs,
+        "missing_figures": missing,
         "has_es": bool(es),
         "targets": targets,
         "vo_shares": vo_shares,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -23,6 +24,14 @@ ID = re.compile(r'(?<![\w:-])id="([^"]*)"')
 REF = re.compile(r'(?:href="#|url\(#)([^")]+)')
 SVG = re.compile(r"<svg\b.*?</svg>", re.S)
 SMALL = {"eval_seeds": 2, "train_draws": 1, "warmup_jobs": 50, "drain_jobs": 50}
+# the figures drawn from run_experiment's report series (a rigid scheduling experiment)
+SERIES_FIGURES = [
+    "fig-rl-learning",
+    "fig-rl-action-mix",
+    "fig-rl-w-time",
+    "fig-rl-cdfs",
+    "fig-rl-fairness-windows",
+]
 
 
 @pytest.fixture(scope="module")
@@ -133,11 +142,13 @@ def test_further_targets_follow_the_main_section(own, infeasible, trace, tmp_pat
     ids = assert_ids_unique_and_resolved(html)
     rl = between(html, '<section id="rl">', "</section>")
     # the main section keeps its ids; the further one has them suffixed with its label
+    # (the further section draws only the figures that locate a flagged pathology: none here)
     assert ID.findall(SVG.sub("", rl)) == [
         "rl-table2",
         "rl-published",
         "rl-shares",
         "fig-rl-fairness",
+        *SERIES_FIGURES,
         "rl-targets-infeasible",
         "rl-table2-infeasible",
         "rl-shares-infeasible",
@@ -220,3 +231,125 @@ def test_rl_targets_must_be_rl_sections(own, trace, tmp_path: Path) -> None:
             rl_targets=[{"verdict": "x"}],
         )
     assert not (tmp_path / "x.html").exists()
+
+
+# --- figures from run_experiment's report series (issue 13 item 3) -----------------------------
+
+ADDED_SERIES = (
+    "time_origin_s",
+    "quantile_probs",
+    "distributions",
+    "learning_curves",
+    "action_mix",
+    "fairness_windows",
+    "pool",
+    "long_waits",
+    "flags",
+)
+
+
+@pytest.fixture(scope="module")
+def elastic() -> dict[str, Any]:
+    """A real EGEE-analogue run on a preset: rigid and elastic agents, frozen only."""
+    config = ExperimentConfig(experiment="egee", size=600, modes=("frozen",), **SMALL)
+    return run_experiment("PE-1", config).summary
+
+
+def test_series_figures_are_drawn_and_not_empty(own) -> None:
+    section = rl_section(own)
+    figs = {f["id"]: f for f in section["figures"]}
+    assert list(figs) == ["fig-rl-fairness", *SERIES_FIGURES]
+    assert section["missing_figures"] == []
+    for f in figs.values():
+        svg = str(f["svg"])
+        assert svg.startswith("<svg")
+        assert svg.count("<path") > 10
+        assert f["caption"]
+    # agents and baselines on one figure: every frozen agent and baseline in the legend
+    cdfs = str(figs["fig-rl-cdfs"]["svg"])
+    for name in ("fifo", "sjf", "easy", "rl-mlp (frozen)", "rl-esn-slowdown (frozen)"):
+        assert name in cdfs
+    assert "(continuing)" not in cdfs
+    assert "inverse CDFs of W" in figs["fig-rl-cdfs"]["caption"]
+
+
+def test_an_old_summary_renders_and_says_what_is_missing(own, trace, tmp_path: Path) -> None:
+    series = {k: v for k, v in own["series"].items() if k not in ADDED_SERIES}
+    old = {**own, "series": series}
+    section = rl_section(old)
+    assert [f["id"] for f in section["figures"]] == ["fig-rl-fairness"]
+    missing = section["missing_figures"]
+    assert [m.split(":")[0] for m in missing] == [
+        "learning curves",
+        "action mix over time",
+        "wait and W distributions per class",
+        "F over sliding windows",
+    ]
+    assert all("rerun" in m for m in missing)
+    out = tmp_path / "old.html"
+    render_workload_report("MM50-20", trace=trace, results={}, out_path=out, rl=section)
+    rl = between(out.read_text(encoding="utf-8"), '<section id="rl">', "</section>")
+    assert "Not drawn: learning curves: not recorded in this summary" in rl
+    assert 'id="fig-rl-fairness"' in rl
+    assert 'id="fig-rl-cdfs"' not in rl
+
+
+def test_elastic_runs_get_the_pool_figure(elastic) -> None:
+    section = rl_section(elastic)
+    ids = [f["id"] for f in section["figures"]]
+    assert ids[:2] == ["fig-rl-fairness", "fig-rl-elastic"]
+    assert "fig-rl-pool" in ids
+    pool = next(f for f in section["figures"] if f["id"] == "fig-rl-pool")
+    assert "ela-ora-0.5 (frozen)" in str(pool["svg"])
+    assert "utilisation" in pool["caption"]
+
+
+def test_each_flagged_pathology_is_marked_where_it_happens(elastic, trace, tmp_path) -> None:
+    s = json.loads(json.dumps(elastic))
+    run = "ela-ora-0.5 (frozen)"
+    row = next(a for a in s["aggregate"] if a["variant"] == "ela-ora-0.5")
+    row["metrics"]["interactive_w_mean"]["mean"] = 0.02  # a W collapse
+    row["metrics"]["interactive_wait_mean_s"]["mean"] = 2.5 * 86_400.0  # waits over a day
+    series = s["series"]
+    t0 = series["time_origin_s"]
+    series["flags"][run] = [{"code": "POOL_AT_FLOOR", "message": "at floor", "seed_index": 0}]
+    series["pool"][run]["floor_spans"] = [{"seed_index": 0, "spans": [[t0 + 3600, t0 + 7200]]}]
+    series["long_waits"][run] = [
+        {"seed_index": 0, "count": 3, "submit_s": [t0 + 10.0] * 3, "wait_s": [2e5, 3e5, 4e5]}
+    ]
+    mix = series["action_mix"]["policies"][run]
+    mix["interactive_w_mean"] = [0.01 if v is not None else None for v in mix["interactive_w_mean"]]
+
+    section = rl_section(s)
+    figs = {f["id"]: f for f in section["figures"]}
+    assert figs["fig-rl-w-time"]["locates"] == "collapse"
+    assert run in figs["fig-rl-w-time"]["caption"].split("collapsed (", 1)[1]
+    assert "of a policy flagged as collapsed" in str(figs["fig-rl-w-time"]["svg"])
+    assert figs["fig-rl-cdfs"]["locates"] == "collapse"
+    assert run in figs["fig-rl-cdfs"]["caption"]
+    assert figs["fig-rl-pool"]["locates"] == "floor"
+    assert (
+        f"POOL_AT_FLOOR: at the floor for over 10 % of the run) of {run}"
+        in (figs["fig-rl-pool"]["caption"])
+    )
+    assert "at the floor (POOL_AT_FLOOR)" in str(figs["fig-rl-pool"]["svg"])
+    assert figs["fig-rl-long-waits"]["locates"] == "wait"
+    assert run in figs["fig-rl-long-waits"]["caption"]
+    flags = section["headline"]["flags"]
+    floor = [f for f in flags if f.startswith("pool at its floor (POOL_AT_FLOOR) in ")]
+    assert len(floor) == 1
+    assert "ela-ora-0.5" in floor[0]
+    assert any(f.startswith(f"{run}: interactive W collapsed") for f in flags)
+
+    # a further VO-target section draws only the figures that locate a flag
+    out = tmp_path / "flagged.html"
+    render_workload_report(
+        "PE-1", trace=trace, results={}, out_path=out, rl=rl_section(elastic), rl_targets=[section]
+    )
+    html = out.read_text(encoding="utf-8")
+    assert_ids_unique_and_resolved(html)
+    tail = html.split('id="rl-targets', 1)[1]
+    drawn = re.findall(r'<figure id="(fig-rl-[^"]*)"', tail)
+    assert "fig-rl-learning-own" not in drawn
+    for name in ("w-time", "cdfs", "pool", "long-waits"):
+        assert any(d.startswith(f"fig-rl-{name}-") for d in drawn), drawn

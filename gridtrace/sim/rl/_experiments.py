@@ -76,6 +76,7 @@ import json
 import logging
 import math
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from os import PathLike
@@ -85,12 +86,15 @@ from typing import Any, Literal
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from numpy.typing import NDArray
 
 from gridtrace._atomic import write_parquet, write_text
 from gridtrace.errors import ConfigError
 from gridtrace.schema import trace_metadata
 from gridtrace.sim._engine import simulate
 from gridtrace.sim._intervals import mean_interval
+from gridtrace.sim._metrics import FAIRNESS_WINDOWS, windowed_fairness
+from gridtrace.sim._pathologies import DAY_S, pathology_flags
 from gridtrace.sim._result import SimulationResult, _json_safe
 from gridtrace.sim.rl._elastic import ElasticProvisioner, ProvisioningFeatures
 from gridtrace.sim.rl._features import SchedulingFeatures
@@ -836,6 +840,270 @@ def _fairness_series(result: SimulationResult) -> dict[str, list[float]]:
     return _binned(jobs.column("start_s").to_numpy(), f)
 
 
+# --- series of the report's RL figures (additive: summary["series"]'s extra keys) ----------------
+
+REPORT_POINTS = 100
+"""Most points the report series keep per curve (F windows, learning curves)."""
+REPORT_QUANTILES: tuple[float, ...] = (
+    *(round(p, 2) for p in np.linspace(0.0, 0.98, 50)),
+    0.99,
+    0.995,
+    0.999,
+    1.0,
+)
+"""Probabilities of the wait and W quantiles kept per run label and class."""
+POOL_BINS = 120
+"""Time bins of the elastic runs' pool series."""
+MIX_BINS = 60
+"""Time bins of the action mix."""
+LONG_WAITS_KEPT = 100
+"""Longest interactive waits over a day kept per run (first evaluation seed)."""
+
+
+def _f64(col: Any) -> NDArray[np.float64]:
+    arr = col.to_numpy(zero_copy_only=False)
+    return np.asarray([np.nan if x is None else x for x in arr], dtype=np.float64)
+
+
+def _bools(col: Any) -> NDArray[np.bool_]:
+    return np.asarray(col.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _quantiles(values: NDArray[np.float64]) -> list[float | None] | None:
+    from gridtrace.sim.rl import _contention as cont
+
+    ok = values[np.isfinite(values)]
+    if ok.size == 0:
+        return None
+    return [cont._r(float(x)) for x in np.quantile(ok, REPORT_QUANTILES)]
+
+
+def _coarsen_pool(pool: dict[str, Any], bins: int) -> dict[str, Any]:
+    """Merge the equal time bins of a pool series (``_contention._pool_series``) into ``bins``.
+
+    The merged bin's mean pool is the mean of its bins' (equal widths), its band the extremes,
+    its utilisation the busy over the provisioned core-seconds of its bins.
+    """
+    from gridtrace.sim.rl import _contention as cont
+
+    n = len(pool["time_s"])
+    if n <= bins or n % bins:
+        return pool
+    k = n // bins
+
+    def arr(key: str) -> NDArray[np.float64]:
+        values = [np.nan if x is None else x for x in pool[key]]
+        return np.asarray(values, dtype=np.float64).reshape(bins, k)
+
+    mean, util = arr("pool_mean"), arr("utilisation")
+    busy = np.where(np.isfinite(util), util * mean, 0.0).sum(axis=1)
+    provisioned = np.where(np.isfinite(util), mean, 0.0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        merged_util = np.where(provisioned > 0, busy / provisioned, np.nan)
+    with warnings.catch_warnings():  # an all-NaN bin (no pool yet) stays NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        merged = {
+            "time_s": np.nanmean(arr("time_s"), axis=1),
+            "pool_mean": np.nanmean(mean, axis=1),
+            "pool_min": np.nanmin(arr("pool_min"), axis=1),
+            "pool_max": np.nanmax(arr("pool_max"), axis=1),
+            "utilisation": merged_util,
+        }
+    return {**pool, **{key: [cont._r(float(x)) for x in v] for key, v in merged.items()}}
+
+
+class _ReportSeries:
+    """Collect, run by run, what the report's RL figures draw (see :meth:`to_dict`).
+
+    Keys are the runs' labels as in ``series["fairness"]``: a baseline's name, an RL variant's
+    ``"<name> (<mode>)"``. The per-time series (action mix, F over sliding windows, pool) are
+    of the first evaluation seed, for the baselines and the RL runs in the first mode of
+    ``config.modes`` (frozen by default); the distributions pool the measured jobs of every
+    seed, for every run label; long waits are of the first seed, flags of every run.
+    """
+
+    def __init__(self, config: ExperimentConfig, vo_shares: Mapping[str, float] | None) -> None:
+        self.config = config
+        self.vo_shares = vo_shares
+        self.t0: float | None = None
+        self.jobs: dict[str, list[tuple[NDArray[np.bool_], NDArray[np.float64], NDArray[Any]]]]
+        self.jobs = {}
+        self.starts: dict[
+            str, tuple[NDArray[np.float64], NDArray[np.bool_], NDArray[np.float64]]
+        ] = {}
+        self.fair: dict[str, Any] = {}
+        self.pool: dict[str, Any] = {}
+        self.long_waits: dict[str, list[dict[str, Any]]] = {}
+        self.flags: dict[str, list[dict[str, Any]]] = {}
+        self.curves: dict[str, list[dict[str, Any]]] = {}
+
+    def add(
+        self, key: str, result: SimulationResult, i: int, *, floor: int | None, timed: bool
+    ) -> None:
+        """Record one evaluation run.
+
+        ``floor`` is the elastic pool's floor (None: a rigid pool); with ``timed`` False (RL runs
+        in their second mode) the per-time series are not kept, to keep the summary small.
+        """
+        from gridtrace.sim.rl import _contention as cont
+
+        jobs = result.jobs
+        warmup, drain = _exclusion(jobs.num_rows, self.config)
+        measured = jobs.slice(warmup, max(jobs.num_rows - warmup - drain, 0))
+        self.jobs.setdefault(key, []).append(
+            (
+                _bools(measured.column("interactive")),
+                np.asarray(measured.column("wait_s").to_numpy(), dtype=np.float64),
+                _f64(measured.column("responsiveness")),
+            )
+        )
+        self.flags.setdefault(key, []).extend(
+            {**asdict(f), "seed_index": i} for f in pathology_flags(result, floor=floor)
+        )
+        if floor is not None:
+            times, sizes = result.pool_timeline
+            end = float(np.max(jobs.column("end_s").to_numpy())) if jobs.num_rows else 0.0
+            entry = self.pool.setdefault(key, {"floor_spans": []})
+            entry["floor_spans"].append(
+                {"seed_index": i, "spans": cont._floor_spans(times, sizes, floor, end)}
+            )
+        if i != 0 or jobs.num_rows == 0:
+            return
+        if self.t0 is None:
+            self.t0 = float(np.min(jobs.column("submit_s").to_numpy()))
+        t0 = self.t0
+        inter = _bools(jobs.column("interactive"))
+        self._long_waits(key, jobs, inter)
+        if not timed:
+            return
+        self.starts[key] = (
+            np.asarray(jobs.column("start_s").to_numpy(), np.float64),
+            inter,
+            _f64(jobs.column("responsiveness")),
+        )
+        if floor is not None:
+            self.pool[key] |= _coarsen_pool(cont._pool_series(result, t0, floor), POOL_BINS)
+        if self.vo_shares:
+            self.fair[key] = {}
+            for name, (length, step) in FAIRNESS_WINDOWS.items():
+                wf = windowed_fairness(
+                    measured.column("start_s").to_numpy(),
+                    measured.column("run_s").to_numpy(),
+                    measured.column("cores").to_numpy(),
+                    measured.column("vo"),
+                    self.vo_shares,
+                    length_s=length,
+                    step_s=step,
+                )
+                keep = cont._thin(wf.n_windows, REPORT_POINTS)
+                self.fair[key][name] = {
+                    "length_s": length,
+                    "start_s": [cont._r(x) for x in wf.start_s[keep]],
+                    "value": [cont._r(x) for x in wf.value[keep]],
+                }
+
+    def _long_waits(self, key: str, jobs: pa.Table, inter: NDArray[np.bool_]) -> None:
+        from gridtrace.sim.rl import _contention as cont
+
+        wait = np.asarray(jobs.column("wait_s").to_numpy(), dtype=np.float64)
+        over = np.flatnonzero(inter & (wait > DAY_S))
+        if over.size:
+            top = np.sort(over[np.argsort(-wait[over], kind="stable")[:LONG_WAITS_KEPT]])
+            sub = np.asarray(jobs.column("submit_s").to_numpy(), dtype=np.float64)
+            self.long_waits[key] = [
+                {
+                    "seed_index": 0,
+                    "count": int(over.size),
+                    "submit_s": [cont._r(x) for x in sub[top]],
+                    "wait_s": [cont._r(x) for x in wait[top]],
+                }
+            ]
+
+    def add_curve(self, variant: str, seed_index: int, curve: Sequence[Mapping[str, Any]]) -> None:
+        """Record one agent seed's learning curve (:func:`_curve_point` per episode)."""
+        from gridtrace.sim.rl import _contention as cont
+
+        keep = cont._thin(len(curve), REPORT_POINTS)
+        self.curves.setdefault(variant, []).append(
+            {"seed_index": seed_index, "episodes": [dict(curve[k]) for k in keep]}
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the added ``summary["series"]`` keys.
+
+        ``time_origin_s`` (the first evaluation seed's first submit), ``quantile_probs`` and
+        ``distributions`` (per run label and class, the wait and W quantiles of the measured
+        jobs of every evaluation seed, the contention schema), ``learning_curves`` (per RL
+        variant, per agent seed, one point per training episode), ``action_mix`` (the share of
+        the starts that elected an interactive job per time bin, first seed), ``fairness_windows``
+        (F over sliding daily and weekly windows, first seed), ``pool`` (elastic runs: pool size
+        and utilisation per time bin, first seed; spans at the floor, every seed),
+        ``long_waits`` (interactive jobs that waited over a day, first seed, the longest
+        :data:`LONG_WAITS_KEPT`) and ``flags`` (each run's pathology flags).
+        """
+        from gridtrace.sim.rl import _contention as cont
+
+        t0 = self.t0 if self.t0 is not None else 0.0
+        dist: dict[str, Any] = {}
+        for key, runs in self.jobs.items():
+            inter = np.concatenate([r[0] for r in runs])
+            wait = np.concatenate([r[1] for r in runs]).astype(np.float64)
+            w = np.concatenate([r[2] for r in runs]).astype(np.float64)
+            dist[key] = {
+                cls: {
+                    "n": int(mask.sum()),
+                    "wait_s": _quantiles(wait[mask]),
+                    "w": _quantiles(w[mask]),
+                }
+                for cls, mask in (("interactive", inter), ("batch", ~inter))
+            }
+        last = max((float(np.max(s[0])) for s in self.starts.values() if s[0].size), default=t0)
+        edges = np.linspace(t0, max(last, t0 + 1.0), MIX_BINS + 1)
+        policies: dict[str, Any] = {}
+        for key, (start, inter, w) in self.starts.items():
+            idx = np.clip(np.searchsorted(edges, start, side="right") - 1, 0, MIX_BINS - 1)
+            n = np.bincount(idx, minlength=MIX_BINS)
+            ni = np.bincount(idx[inter], minlength=MIX_BINS)
+            ok = inter & np.isfinite(w)
+            nw = np.bincount(idx[ok], minlength=MIX_BINS)
+            sw = np.bincount(idx[ok], weights=w[ok], minlength=MIX_BINS)
+            policies[key] = {
+                "interactive_share": [
+                    cont._r(a / b) if b else None for a, b in zip(ni, n, strict=True)
+                ],
+                "interactive_w_mean": [
+                    cont._r(a / b) if b else None for a, b in zip(sw, nw, strict=True)
+                ],
+            }
+        return {
+            "report_definition": (
+                "RL figure series: wait and W quantiles per class (measured jobs, every "
+                "evaluation seed pooled); learning curves per RL variant and agent seed; "
+                "action mix, F over sliding daily/weekly windows, elastic pool size and "
+                "utilisation and interactive waits over a day on the first evaluation seed; "
+                "pool-at-floor spans and pathology flags of every run"
+            ),
+            "time_origin_s": t0,
+            "quantile_probs": list(REPORT_QUANTILES),
+            "distributions": dist,
+            "learning_curves": self.curves,
+            "action_mix": {
+                "bins": MIX_BINS,
+                "time_s": [cont._r(x) for x in 0.5 * (edges[:-1] + edges[1:])],
+                "definition": (
+                    "share of the starts (RL: of its decisions) that elected an interactive "
+                    "job, and the interactive mean W of the jobs started, per equal time bin "
+                    "of the first evaluation seed's run"
+                ),
+                "policies": policies,
+            },
+            "fairness_windows": self.fair,
+            "pool": self.pool,
+            "long_waits": self.long_waits,
+            "flags": {k: v for k, v in self.flags.items() if v},
+        }
+
+
 # --- the experiment -----------------------------------------------------------------------------
 
 
@@ -868,8 +1136,12 @@ def _train(
     config: ExperimentConfig,
     seeds: AgentSeeds,
     features: SchedulingFeatures,
+    curve: list[dict[str, Any]] | None = None,
 ) -> tuple[SarsaScheduler, ElasticProvisioner | None]:
-    """EDF pre-training on the first training workload, then one SARSA episode per draw."""
+    """EDF pre-training on the first training workload, then one SARSA episode per draw.
+
+    With ``curve`` given, one point per episode is appended to it (:func:`_curve_point`).
+    """
     reward: Reward
     if variant.lambda_s is None:
         reward = QueueSlowdownReward()
@@ -901,11 +1173,11 @@ def _train(
             name=f"{variant.name}-provisioner",
         )
     episodes = [(0, "edf")] + [(i, None) for i in range(config.train_draws)]
-    for i, behaviour in episodes:
+    for e, (i, behaviour) in enumerate(episodes):
         agent.behaviour = behaviour  # type: ignore[assignment]
         trace = workload.train(i)
         warmup, drain = _exclusion(trace.num_rows, config)
-        simulate(
+        res = simulate(
             trace,
             cores=workload.cores,
             policy=agent,
@@ -915,9 +1187,36 @@ def _train(
             drain_jobs=drain,
             **_sim_kwargs(variant),
         )
+        if curve is not None:
+            curve.append(_curve_point(agent, res, e, i, behaviour))
     agent.behaviour = None
     agent.clear_log()
     return agent, prov
+
+
+def _curve_point(
+    agent: SarsaScheduler, result: SimulationResult, episode: int, draw: int, behaviour: str | None
+) -> dict[str, Any]:
+    """One training episode's point of a learning curve (the contention curves' fields).
+
+    ``return`` sums the rewards paid to the episode's decisions by the end of its run (the
+    rewards of jobs still running then are paid at the next episode's start and left out).
+    """
+    store = agent.store_
+    n = store.size
+    mine = (store.episode[:n] == store.current_episode) & store.ready[:n]
+    rewards = store.reward[:n][mine]
+    cls = result.summary["classes"]
+    return {
+        "episode": episode,
+        "draw": draw,
+        "behaviour": behaviour or "sarsa",
+        "decisions": int(mine.sum()),
+        "return": float(rewards.sum()),
+        "mean_reward": float(rewards.mean()) if rewards.size else None,
+        "interactive_w_mean": cls["interactive"].get("responsiveness_mean"),
+        "all_w_mean": cls["all"].get("responsiveness_mean"),
+    }
 
 
 def _set_mode(
@@ -997,6 +1296,7 @@ def run_experiment(
     series_e: dict[str, dict[str, list[float]]] = {}
     agents: dict[str, Any] = {}
     agent_seeds: list[dict[str, Any]] = []
+    report_series = _ReportSeries(config, wl.vo_shares)
 
     def record(
         label: str,
@@ -1010,6 +1310,7 @@ def run_experiment(
         provisioning: str,
         agent_seed: str | None,
         train_wall: float | None = None,
+        floor: int | None = None,
     ) -> None:
         warmup, drain = _exclusion(result.jobs.num_rows, config)
         metrics = _run_metrics(result, warmup, drain)
@@ -1031,9 +1332,11 @@ def run_experiment(
                 "train_wall_s": train_wall,
             }
         )
+        key = label if family != "rl" else f"{label} ({mode})"
         if i == 0:
-            key = label if family != "rl" else f"{label} ({mode})"
             series_f[key] = _fairness_series(result)
+        timed = family != "rl" or mode == config.modes[0]
+        report_series.add(key, result, i, floor=floor, timed=timed)
 
     deterministic_fixed = wl.source == "trace"
     for i in range(config.eval_seeds):
@@ -1065,8 +1368,10 @@ def run_experiment(
         agent_seeds.append(seeds.describe())
         for v in variants:
             t = time.perf_counter()
-            agent, prov = _train(v, wl, config, seeds, features)
+            curve: list[dict[str, Any]] = []
+            agent, prov = _train(v, wl, config, seeds, features, curve)
             t_train = time.perf_counter() - t
+            report_series.add_curve(v.name, i, curve)
             if i == 0:
                 agents[v.name] = {
                     "scheduler": agent.describe(),
@@ -1088,6 +1393,7 @@ def run_experiment(
                     provisioning=v.provisioning,
                     agent_seed=json.dumps(seeds.describe()),
                     train_wall=t_train,
+                    floor=None if p is None else p.floor,
                 )
                 if i == 0 and p is not None:
                     hist = np.asarray(p.history_, dtype=np.float64).reshape(-1, 4)
@@ -1126,7 +1432,7 @@ def run_experiment(
         "comparison": comparison,
         "published": published,
         "verdict": _verdict(wl_name, config, aggregate, comparison),
-        "series": {"fairness": series_f, "elastic": series_e},
+        "series": {"fairness": series_f, "elastic": series_e, **report_series.to_dict()},
     }
     return ExperimentResult(runs=runs, summary=_json_safe(summary))
 
