@@ -23,8 +23,9 @@ which come from the run's :class:`~gridtrace.sim.RuntimeEstimator`. The engine v
 choice: a job that is not queued or does not fit is a :class:`~gridtrace.errors.SimulationError`.
 
 Strict FIFO has two fast kernels (:func:`fifo_single_core_starts`,
-:func:`fifo_multi_core_starts`), and EASY backfilling and greedy first-fit a numba kernel
-(:mod:`gridtrace.sim._kernels`); the tests check each against :func:`run_events`.
+:func:`fifo_multi_core_starts`), and EASY backfilling, greedy first-fit and conservative
+backfilling numba kernels (:mod:`gridtrace.sim._kernels`); the tests check each against
+:func:`run_events`.
 """
 
 from __future__ import annotations
