@@ -2,6 +2,16 @@
 
     .venv/bin/python benchmarks/simulate_policies.py --jobs 1000000 --repeat 3
 
+Conservative backfilling against another checkout (e.g. main before its kernel), same run:
+
+    GRIDTRACE_REAL_DATA=../shared/data .venv/bin/python benchmarks/simulate_policies.py \
+        --conservative-only --baseline-tree ../main-ref --repeat 3
+
+runs ``simulate(policy="conservative")`` in this tree and, in a subprocess importing
+``gridtrace`` from the baseline tree, on the same tables (synthetic; CTC-SP2 and HPC2N from
+``swf/`` when GRIDTRACE_REAL_DATA is set, with the oracle and the walltime estimator), checks that
+both give the same start times, and prints the medians and their ratio.
+
 Workloads: (1) synthetic rigid multi-core jobs on P = 256 cores — Poisson arrivals, exponential
 runtimes (mean 1000 s), cores 2^k with k uniform on 0…6 (mean 18.1), load ρ = 0.9; (2) Lublin-1
 (10,000 jobs, 256 cores, estimate = runtime) when GRIDTRACE_REAL_DATA holds
@@ -14,8 +24,13 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import json
 import os
+import re
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -76,6 +91,127 @@ def lublin_1() -> pa.Table | None:
     )
 
 
+def swf_log(name: str) -> tuple[int, pa.Table] | None:
+    """A cleaned SWF log of GRIDTRACE_REAL_DATA/swf: (MaxProcs, trace with walltime_req_s).
+
+    Cores: the allocated processors, else the requested ones; jobs with a negative runtime or
+    submit time, or more cores than MaxProcs, are dropped; a requested time <= 0 is unknown.
+    """
+    root = os.environ.get("GRIDTRACE_REAL_DATA")
+    path = Path(root) / "swf" / name if root else None
+    if path is None or not path.is_file():
+        return None
+    procs = 0
+    rows = []
+    with gzip.open(path, "rt") as fh:
+        for line in fh:
+            if line.startswith(";"):
+                found = re.match(r";\s*MaxProcs:\s*(\d+)", line)
+                if found:
+                    procs = int(found.group(1))
+                continue
+            f = line.split()
+            if f:
+                rows.append([float(x) for x in f[:9]])
+    a = np.asarray(rows)
+    cores = np.where(a[:, 4] > 0, a[:, 4], a[:, 7])
+    keep = (a[:, 3] >= 0) & (a[:, 1] >= 0) & (cores >= 1) & (cores <= procs)
+    a, cores = a[keep], cores[keep]
+    return procs, pa.table(
+        {
+            "job_id": pa.array(a[:, 0].astype(np.int64)),
+            "submit_s": pa.array(a[:, 1]),
+            "run_s": pa.array(a[:, 3]),
+            "cores": pa.array(cores.astype(np.int32)),
+            "walltime_req_s": pa.array(np.where(a[:, 8] > 0, a[:, 8], np.nan)),
+            "interactive": pa.array(a[:, 3] <= 900.0),
+        }
+    )
+
+
+# run in the baseline tree: times simulate(policy="conservative") and saves the start times
+_BASELINE = """
+import json, sys, time
+import numpy as np, pyarrow.parquet as pq
+import gridtrace
+from gridtrace.sim import simulate
+table_path, procs, estimator, repeat, out = sys.argv[1:6]
+table = pq.read_table(table_path)
+opts = {"missing": "oracle"} if estimator == "walltime" else {}
+secs = []
+for _ in range(int(repeat)):
+    t0 = time.perf_counter()
+    res = simulate(table, cores=int(procs), policy="conservative", estimator=estimator,
+                   estimator_options=opts, warmup_jobs=0, drain_jobs=0)
+    secs.append(time.perf_counter() - t0)
+np.save(out, res.jobs.column("start_s").to_numpy())
+print(json.dumps({"secs": secs, "engine": res.summary["engine"], "from": gridtrace.__file__}))
+"""
+
+
+def conservative_rows(
+    workloads: list[tuple[str, int, pa.Table]], repeat: int, baseline_tree: str | None
+) -> list[str]:
+    """Markdown rows: conservative `simulate` here and in the baseline tree, same tables."""
+    import pyarrow.parquet as pq
+
+    out = []
+    for label, procs, table in workloads:
+        estimators = (
+            ["oracle", "walltime"] if "walltime_req_s" in table.column_names else ["oracle"]
+        )
+        for estimator in estimators:
+            opts = {"missing": "oracle"} if estimator == "walltime" else {}
+            n = table.num_rows
+            secs = []
+            res = None
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                res = simulate(
+                    table,
+                    cores=procs,
+                    policy="conservative",
+                    estimator=estimator,
+                    estimator_options=opts,
+                    warmup_jobs=0,
+                    drain_jobs=0,
+                )
+                secs.append(time.perf_counter() - t0)
+            assert res is not None
+            ours = statistics.median(n / s for s in secs)
+            base_txt, ratio_txt = "–", "–"
+            if baseline_tree is not None:
+                with tempfile.TemporaryDirectory() as tmp:
+                    tpath = str(Path(tmp) / "trace.parquet")
+                    spath = str(Path(tmp) / "start.npy")
+                    pq.write_table(table, tpath)
+                    env = dict(os.environ, PYTHONPATH=str(Path(baseline_tree).resolve()))
+                    argv = [sys.executable, "-c", _BASELINE, tpath, str(procs), estimator]
+                    argv += [str(repeat), spath]
+                    done = subprocess.run(
+                        argv,
+                        env=env,
+                        cwd=baseline_tree,  # `python -c` puts the working directory first
+                        check=True,
+                        capture_output=True,
+                        text=True,
+                    )
+                    info = json.loads(done.stdout.strip().splitlines()[-1])
+                    if not str(info["from"]).startswith(str(Path(baseline_tree).resolve())):
+                        raise RuntimeError(f"the baseline imported gridtrace from {info['from']}")
+                    theirs = np.load(spath)
+                mine = res.jobs.column("start_s").to_numpy()
+                same = bool(np.array_equal(mine, theirs, equal_nan=True))
+                base = statistics.median(n / s for s in info["secs"])
+                base_txt = f"{base:,.0f} ({info['engine']})"
+                ratio_txt = f"{ours / base:.1f}x" + ("" if same else " DIFFERENT SCHEDULES")
+            out.append(
+                f"| {label}, {estimator} | {n:,} | {ours:,.0f} ({res.summary['engine']}) | "
+                f"{base_txt} | {ratio_txt} |"
+            )
+    return out
+
+
 def rates(n: int, repeat: int, work: Callable[[], object]) -> list[float]:
     out = []
     for _ in range(repeat):
@@ -109,7 +245,32 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1_000_000)
     parser.add_argument("--baseline-jobs", type=int, default=50_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--conservative-only", action="store_true")
+    parser.add_argument("--conservative-jobs", type=int, default=200_000)
+    parser.add_argument("--baseline-tree", help="a checkout whose gridtrace is the baseline")
     args = parser.parse_args()
+    if args.conservative_only:
+        workloads = [(f"synthetic (P = {CORES})", CORES, synthetic(args.conservative_jobs))]
+        for name, label in (
+            ("CTC-SP2-1996-3.1-cln.swf.gz", "CTC-SP2"),
+            ("HPC2N-2002-2.2-cln.swf.gz", "HPC2N"),
+        ):
+            log = swf_log(name)
+            if log is not None:
+                workloads.append((f"{label} (P = {log[0]})", log[0], log[1]))
+        conservative_rows(workloads[:1], 1, None)  # compile (or load the cache) first
+        rows = conservative_rows(workloads, args.repeat, args.baseline_tree)
+        print(describe_machine())
+        print(
+            "command: .venv/bin/python benchmarks/simulate_policies.py --conservative-only "
+            f"--conservative-jobs {args.conservative_jobs} --repeat {args.repeat}"
+            + (" --baseline-tree BASELINE" if args.baseline_tree else "")
+        )
+        print()
+        print("| trace, estimator | jobs | median jobs/s here | median jobs/s baseline | ratio |")
+        print("|---|---|---|---|---|")
+        print("\n".join(rows))
+        return
     n, m = args.jobs, min(args.baseline_jobs, args.jobs)
     big = synthetic(n)
     small = big.slice(0, m)

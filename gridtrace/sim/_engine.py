@@ -23,8 +23,9 @@ which come from the run's :class:`~gridtrace.sim.RuntimeEstimator`. The engine v
 choice: a job that is not queued or does not fit is a :class:`~gridtrace.errors.SimulationError`.
 
 Strict FIFO has two fast kernels (:func:`fifo_single_core_starts`,
-:func:`fifo_multi_core_starts`), and EASY backfilling and greedy first-fit a numba kernel
-(:mod:`gridtrace.sim._kernels`); the tests check each against :func:`run_events`.
+:func:`fifo_multi_core_starts`), and EASY backfilling, greedy first-fit and conservative
+backfilling numba kernels (:mod:`gridtrace.sim._kernels`); the tests check each against
+:func:`run_events`.
 """
 
 from __future__ import annotations
@@ -802,6 +803,17 @@ def _provisioned(pool: Sequence[tuple[float, int]], first: float, last: float) -
     return total
 
 
+def _static_estimates(
+    table: pa.Table, run: NDArray[np.float64], est: RuntimeEstimator
+) -> NDArray[np.float64]:
+    """r̂ of every row under a static estimator (it does not depend on the time)."""
+    if type(est) is OracleEstimator:
+        return run  # r̂ = the runtime: nothing to bind
+    rows = job_rows(table)
+    est.reset(rows)
+    return np.asarray([est.estimate(k, 0.0) for k in range(len(rows))], dtype=np.float64)
+
+
 def simulate(
     trace: pa.Table,
     *,
@@ -846,8 +858,9 @@ def simulate(
         Jobs left out of the summary statistics at the start and the end (see
         :func:`~gridtrace.sim.summarise`).
     fast_path : bool, default True
-        Use the dedicated kernels where one exists (strict FIFO; EASY and greedy first-fit with a
-        static estimator on a fixed pool): identical results to the general event loop, many
+        Use the dedicated kernels where one exists (strict FIFO; EASY, greedy first-fit and
+        conservative backfilling with a static estimator on a fixed pool — conservative also
+        needs every estimate finite): identical results to the general event loop, many
         times faster. False forces the general loop.
 
     Returns
@@ -870,7 +883,7 @@ def simulate(
     >>> result.jobs.num_rows, result.summary["cores"]
     (2000, 80)
     """
-    from gridtrace.sim._backfill import EasyBackfilling, GreedyFirstFit
+    from gridtrace.sim._backfill import ConservativeBackfilling, EasyBackfilling, GreedyFirstFit
     from gridtrace.sim._policies import AsLoggedReplay, FifoPolicy, PolicyConfig, make_policy
 
     table = _prepare(trace)
@@ -937,19 +950,25 @@ def simulate(
             engine = "fifo-multi-core"
         elected = None  # strict FIFO elects in row order
     elif (
-        fast_path and not elastic and type(pol) in (EasyBackfilling, GreedyFirstFit) and est.static
-    ):
-        from gridtrace.sim._kernels import backfill_starts
-
-        if type(est) is OracleEstimator:
-            guess = run  # r̂ = the runtime: nothing to bind
-        else:  # a static estimator: r̂ does not depend on the time
-            rows = job_rows(table)
-            est.reset(rows)
-            guess = np.asarray([est.estimate(k, 0.0) for k in range(len(rows))])
-        start, order = backfill_starts(
-            submit, run, guess, need, cores, reserve=type(pol) is EasyBackfilling
+        fast_path
+        and not elastic
+        and type(pol) in (EasyBackfilling, GreedyFirstFit, ConservativeBackfilling)
+        and est.static
+        and (
+            type(pol) is not ConservativeBackfilling
+            # an infinite or NaN r̂ would leave an open-ended hold: the loop handles those
+            or bool(np.all(np.isfinite(guess := _static_estimates(table, run, est))))
         )
+    ):
+        from gridtrace.sim._kernels import backfill_starts, conservative_starts
+
+        if type(pol) is ConservativeBackfilling:
+            start, order = conservative_starts(submit, run, guess, need, cores)
+        else:
+            guess = _static_estimates(table, run, est)
+            start, order = backfill_starts(
+                submit, run, guess, need, cores, reserve=type(pol) is EasyBackfilling
+            )
         elected = order
         engine = f"{pol.name}-kernel"
     else:

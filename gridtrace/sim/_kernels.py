@@ -1,4 +1,4 @@
-"""numba kernels of EASY backfilling and greedy first-fit on a fixed pool.
+"""numba kernels of EASY backfilling, greedy first-fit and conservative backfilling on a fixed pool.
 
 They compute exactly what :func:`~gridtrace.sim.run_events` computes with
 :class:`~gridtrace.sim.EasyBackfilling` or :class:`~gridtrace.sim.GreedyFirstFit` and a static
@@ -6,6 +6,12 @@ runtime estimator (same event order, same float operations); the tests compare b
 traces. Data structures: the queue is a doubly linked list over rows (arrivals append, any job
 may leave), completions come from a binary heap of true ends, and the running jobs are also kept
 in an array sorted by estimated end for the shadow-time computation.
+
+Conservative backfilling (:func:`conservative_starts`) rebuilds the availability profile at
+every event exactly as :class:`~gridtrace.sim.ConservativeBackfilling` does, in two preallocated
+arrays; the queued jobs holding a reservation stay sorted by (first reservation, row), and the
+re-placement stops once every job left holds a reservation and needs more cores than are free
+now (none of them could start, and their first reservations are already kept).
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["backfill_starts"]
+__all__ = ["backfill_starts", "conservative_starts"]
 
 
 def backfill_starts(
@@ -56,5 +62,44 @@ def backfill_starts(
         np.ascontiguousarray(cores, dtype=np.int64),
         int(total_cores),
         bool(reserve),
+    )
+    return result
+
+
+def conservative_starts(
+    submit_s: NDArray[np.float64],
+    run_s: NDArray[np.float64],
+    estimate_s: NDArray[np.float64],
+    cores: NDArray[np.int64],
+    total_cores: int,
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """Start times and election order under conservative backfilling on a fixed pool.
+
+    Parameters
+    ----------
+    submit_s, run_s : ndarray of float64
+        Sorted by (submit_s, job_id).
+    estimate_s : ndarray of float64
+        r̂ per job (a static estimator: the runtime, or the requested walltime); finite.
+    cores : ndarray of int64
+        Cores per job, each between 1 and ``total_cores``.
+    total_cores : int
+        P.
+
+    Returns
+    -------
+    start_s : ndarray of float64
+        Start time per row.
+    elected : ndarray of int64
+        Rows in election order.
+    """
+    from gridtrace.sim._kernels_jit import conservative_kernel
+
+    result: tuple[NDArray[np.float64], NDArray[np.int64]] = conservative_kernel(
+        np.ascontiguousarray(submit_s, dtype=np.float64),
+        np.ascontiguousarray(run_s, dtype=np.float64),
+        np.ascontiguousarray(estimate_s, dtype=np.float64),
+        np.ascontiguousarray(cores, dtype=np.int64),
+        int(total_cores),
     )
     return result

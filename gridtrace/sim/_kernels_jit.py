@@ -184,3 +184,239 @@ def backfill_kernel(
                 break
             row = follow
     return start, order[:n_elected]
+
+
+# --- conservative backfilling -------------------------------------------------------------------
+# The same computation as :class:`~gridtrace.sim.ConservativeBackfilling` in the event loop, with
+# the availability profile held in two preallocated arrays (``times``, ``pfree``) of ``m`` used
+# breakpoints, and the queued jobs that hold a reservation kept sorted by (first reservation, row).
+
+
+@numba.njit(cache=True)
+def _cons_end(start: float, dur: float) -> float:
+    """As ``_backfill._end``: a zero-length job holds its cores for the smallest float step."""
+    if dur > 0:
+        return start + dur
+    return float(np.nextafter(start, np.inf))
+
+
+@numba.njit(cache=True)
+def _cons_earliest(
+    times: NDArray[np.float64], pfree: NDArray[np.int64], m: int, need: int, dur: float
+) -> int:
+    """As ``_backfill._earliest`` on the first ``m`` breakpoints."""
+    i = 0
+    while i < m:
+        if pfree[i] < need:
+            i += 1
+            continue
+        end = _cons_end(times[i], dur)
+        k = i + 1
+        fits = True
+        while k < m and times[k] < end:
+            if pfree[k] < need:
+                fits = False
+                break
+            k += 1
+        if fits:
+            return i
+        i = k + 1
+    return -1
+
+
+@numba.njit(cache=True)
+def _cons_reserve(
+    times: NDArray[np.float64], pfree: NDArray[np.int64], m: int, i: int, end: float, need: int
+) -> int:
+    """As ``_backfill._reserve``; return the new number of breakpoints."""
+    k = i
+    while k < m and times[k] < end:
+        k += 1
+    if (k == m or times[k] > end) and end > times[i]:
+        for j in range(m, k, -1):
+            times[j] = times[j - 1]
+            pfree[j] = pfree[j - 1]
+        times[k] = end
+        pfree[k] = pfree[k - 1]
+        m += 1
+    if end == times[i]:
+        return m
+    for j in range(i, k):
+        pfree[j] -= need
+    return m
+
+
+@numba.njit(cache=True)
+def conservative_kernel(
+    submit: NDArray[np.float64],
+    run: NDArray[np.float64],
+    est: NDArray[np.float64],
+    cores: NDArray[np.int64],
+    total: int,
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    n = submit.shape[0]
+    start = np.full(n, np.nan)
+    order = np.empty(n, dtype=np.int64)
+    n_elected = 0
+    # completions: heap of (true end, row)
+    h_key = np.empty(n, dtype=np.float64)
+    h_val = np.empty(n, dtype=np.int64)
+    h_size = 0
+    # running jobs sorted by estimated end
+    e_end = np.empty(n, dtype=np.float64)
+    e_row = np.empty(n, dtype=np.int64)
+    e_size = 0
+    est_end = np.empty(n, dtype=np.float64)
+    # queued jobs holding a reservation, sorted by (first reservation, row); the queued jobs
+    # without one are always the rows unres ... nxt - 1 (placed in queue order, stopped early)
+    res = np.empty(n, dtype=np.float64)
+    r_row = np.empty(n, dtype=np.int64)
+    r_size = 0
+    unres = 0
+    # the profile and scratch arrays
+    times = np.empty(n + 2, dtype=np.float64)
+    pfree = np.empty(n + 2, dtype=np.int64)
+    suffix = np.empty(n + 1, dtype=np.int64)
+    chosen = np.empty(n, dtype=np.int64)
+    fresh = np.empty(n, dtype=np.int64)
+    free = total
+    nxt = 0
+    inf = np.inf
+    while True:
+        t_arr = submit[nxt] if nxt < n else inf
+        t_end = h_key[0] if h_size > 0 else inf
+        now = t_arr if t_arr < t_end else t_end
+        if now == inf:
+            break
+        while h_size > 0 and h_key[0] <= now:
+            row = _heap_pop(h_key, h_val, h_size)
+            h_size -= 1
+            free += cores[row]
+            lo, hi = 0, e_size
+            target = est_end[row]
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if e_end[mid] < target:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            while e_row[lo] != row:
+                lo += 1
+            for j in range(lo, e_size - 1):
+                e_end[j] = e_end[j + 1]
+                e_row[j] = e_row[j + 1]
+            e_size -= 1
+        while nxt < n and submit[nxt] <= now:
+            nxt += 1
+        if r_size == 0 and unres == nxt:
+            continue  # nothing waits
+        # the profile left by the running jobs (estimated ends; an overdue one ends now)
+        times[0] = now
+        pfree[0] = free
+        m = 1
+        for i in range(e_size):
+            t = e_end[i] if e_end[i] > now else now
+            if t == times[m - 1]:
+                pfree[m - 1] += cores[e_row[i]]
+            else:
+                times[m] = t
+                pfree[m] = pfree[m - 1] + cores[e_row[i]]
+                m += 1
+        # pfree[0] also counts the cores of overdue jobs (expected to end at any moment), which
+        # the policy may reserve but not start. Once every job left holds a reservation and
+        # needs more cores than can start now, none of them can start and re-placing them
+        # changes nothing that is kept: stop there.
+        has_unreserved = unres < nxt
+        suffix[r_size] = total + 1
+        for j in range(r_size - 1, -1, -1):
+            c = cores[r_row[j]]
+            suffix[j] = c if c < suffix[j + 1] else suffix[j + 1]
+        now_free = free
+        n_chosen = 0
+        n_fresh = 0
+        j = 0
+        while j < r_size:
+            if pfree[0] == 0:
+                break
+            if not has_unreserved and (suffix[j] > pfree[0] or suffix[j] > now_free):
+                break
+            row = r_row[j]
+            need = cores[row]
+            dur = est[row]
+            s = _cons_earliest(times, pfree, m, need, dur)
+            j += 1
+            if s < 0:
+                continue
+            t0 = times[s]
+            m = _cons_reserve(times, pfree, m, s, _cons_end(t0, dur), need)
+            if t0 == now and need <= now_free:
+                chosen[n_chosen] = row
+                n_chosen += 1
+                now_free -= need
+        row = unres
+        while row < nxt:
+            if pfree[0] == 0:
+                break
+            need = cores[row]
+            dur = est[row]
+            s = _cons_earliest(times, pfree, m, need, dur)
+            if s < 0:  # cannot happen on a fixed pool with cores <= total
+                row += 1
+                continue
+            t0 = times[s]
+            res[row] = t0
+            m = _cons_reserve(times, pfree, m, s, _cons_end(t0, dur), need)
+            if t0 == now and need <= now_free:
+                chosen[n_chosen] = row
+                n_chosen += 1
+                now_free -= need
+                start[row] = now
+            else:
+                fresh[n_fresh] = row
+                n_fresh += 1
+            row += 1
+        unres = row
+        # start the chosen jobs, in election order
+        for c in range(n_chosen):
+            row = chosen[c]
+            start[row] = now
+            free -= cores[row]
+            order[n_elected] = row
+            n_elected += 1
+            _heap_push(h_key, h_val, h_size, now + run[row], row)
+            h_size += 1
+            e = now + est[row]
+            est_end[row] = e
+            pos = e_size
+            while pos > 0 and e_end[pos - 1] > e:
+                e_end[pos] = e_end[pos - 1]
+                e_row[pos] = e_row[pos - 1]
+                pos -= 1
+            e_end[pos] = e
+            e_row[pos] = row
+            e_size += 1
+        # drop the started jobs from the reserved list, then insert the newly reserved ones
+        if n_chosen > 0:
+            k = 0
+            for j in range(r_size):
+                row = r_row[j]
+                if np.isnan(start[row]):
+                    r_row[k] = row
+                    k += 1
+            r_size = k
+        for f in range(n_fresh):
+            row = fresh[f]
+            t = res[row]
+            lo, hi = 0, r_size
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                other = r_row[mid]
+                if res[other] < t or (res[other] == t and other < row):
+                    lo = mid + 1
+                else:
+                    hi = mid
+            for j in range(r_size, lo, -1):
+                r_row[j] = r_row[j - 1]
+            r_row[lo] = row
+            r_size += 1
+    return start, order[:n_elected]
