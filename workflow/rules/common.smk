@@ -357,7 +357,7 @@ def ppo_load_label(load):
     return f"{round(float(load) * 100, 6):g}"
 
 
-PPO_LOADS = {ppo_load_label(x): x for x in PPO_DEEPRM.get("loads", [0.5, 1.0, "max"])}
+PPO_LOADS = {ppo_load_label(x): x for x in PPO_DEEPRM.get("loads", [1.0, "max"])}
 PPO_EVALUATIONS = (
     [f"sim/ppo-deeprm/load-{label}/evaluation.json" for label in PPO_LOADS]
     if PPO_DEEPRM
@@ -369,7 +369,7 @@ PPO_REPORTS = ["reports/ppo-deeprm/index.html"] if PPO_DEEPRM else []
 def ppo_settings(wildcards):
     """The PPO settings with their defaults, and this folder's load (a number or `max`)."""
     settings = {
-        "timesteps": 12288,
+        "timesteps": 15360,
         "envs": 24,
         "steps": 64,
         "visible_slots": 5,
