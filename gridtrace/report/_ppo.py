@@ -40,7 +40,9 @@ _REASON_MAX = (
 def _pct(x: float | None, *, sign: bool = True) -> str:
     if x is None or not math.isfinite(x):
         return "n/a"
-    return f"{100 * x:+.0f} %" if sign else f"{100 * x:.1f} %"
+    if not sign:
+        return f"{100 * x:.1f} %"
+    return f"{100 * x:+.0f} %".replace("-", "\u2212")  # a true minus sign, as the paper prints
 
 
 def _load_pct(load: float) -> str:
@@ -120,7 +122,11 @@ def render_ppo_report(
                 "best": f"{best['policy']} {float(best['mean_slowdown']):.2f}",
                 "vs_sjf": _interval(ppo, "slowdown_vs_sjf", percent=True),
                 "steps": config.get("timesteps"),
-                "seconds": config.get("train_seconds"),
+                "seconds": (
+                    f"{float(config['train_seconds']):.1f} s"
+                    if config.get("train_seconds") is not None
+                    else "—"
+                ),
                 "unfinished": ppo.get("unfinished", 0),
             }
         )
@@ -138,6 +144,7 @@ def render_ppo_report(
             side.append(
                 {
                     "setting": f"PPO vs SJF, {_load_pct(published_load)} load",
+                    "published_load": _load_pct(published_load),
                     "published": _pct(published),
                     "ours_load": _load_pct(ours_load),
                     "ours": "not run (load not configured)",
@@ -148,10 +155,15 @@ def render_ppo_report(
             continue
         row = by[(found, "ppo")]
         mean = row.get("slowdown_vs_sjf")
-        diff = "n/a" if mean is None else f"{100 * (float(mean) - published):+.0f} points"
+        diff = (
+            "n/a"
+            if mean is None
+            else f"{100 * (float(mean) - published):+.0f} percentage points".replace("-", "\u2212")
+        )
         side.append(
             {
                 "setting": f"PPO vs SJF, {_load_pct(published_load)} load",
+                "published_load": _load_pct(published_load),
                 "published": _pct(published),
                 "ours_load": _load_pct(found),
                 "ours": _interval(row, "slowdown_vs_sjf", percent=True),
@@ -202,7 +214,7 @@ def _verdict(
     """At most five lines, numbers first."""
     lines = [
         f"{s['ours'].split(' [')[0]} mean slowdown vs SJF at {s['ours_load']} "
-        f"(published {s['published']} at {s['setting'].rsplit(', ', 1)[1].split()[0]})"
+        f"(published {s['published']} at {s['published_load']})"
         for s in side
         if not s["ours"].startswith("not run")
     ]
@@ -214,8 +226,10 @@ def _verdict(
         min((r for (y, _), r in by.items() if y == x), key=lambda r: float(r["mean_slowdown"]))
         for x in loads
     ]
-    names = sorted({str(r["policy"]) for r in best})
-    lines.append(f"Lowest mean slowdown per load: {', '.join(names)} ({len(loads)} loads)")
+    lines.append(
+        "Lowest mean slowdown: "
+        + ", ".join(f"{r['policy']} at {_load_pct(x)}" for x, r in zip(loads, best, strict=True))
+    )
     steps = sorted({int(c.get("timesteps", 0)) for c in trained.values()})
     if steps:
         budget = ", ".join(f"{s:,}" for s in steps)
