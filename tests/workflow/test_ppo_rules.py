@@ -66,7 +66,7 @@ def test_the_full_config_has_the_papers_loads(tmp_path: Path) -> None:
     assert counts["ppo_train"] == len(full["loads"])
 
 
-@pytest.mark.parametrize("ppo", [{}, {"deeprm": None}])
+@pytest.mark.parametrize("ppo", [{}, {"deeprm": {"enabled": False}}])
 def test_without_a_ppo_setting_the_run_has_no_ppo_rules(tmp_path: Path, ppo: object) -> None:
     counts = _dry_run(tmp_path, REPO / "config" / "config.yaml", ppo=ppo)
     assert not {"ppo_train", "ppo_evaluate", "ppo_report"} & set(counts)

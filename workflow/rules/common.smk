@@ -348,6 +348,8 @@ def report_contention(wildcards):
 # --- PPO on DeepRM's multi-resource setup (issue 15; workflow/rules/ppo.smk) ---------------------
 
 PPO_DEEPRM = dict((config.get("ppo") or {}).get("deeprm") or {})
+if not PPO_DEEPRM.pop("enabled", True):
+    PPO_DEEPRM = {}
 
 
 def ppo_load_label(load):
