@@ -18,6 +18,7 @@ include: "workflow/rules/synth.smk"
 include: "workflow/rules/model.smk"
 include: "workflow/rules/simulate.smk"
 include: "workflow/rules/rl.smk"
+include: "workflow/rules/ppo.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -1,12 +1,14 @@
 """HTML reports: one self-contained page per workload, an index page and the run's manifest.
 
 :func:`render_workload_report` writes ``reports/<workload>/index.html``, :func:`render_index`
-writes ``reports/index.html`` and :func:`write_manifest` writes ``reports/all``.
+writes ``reports/index.html``, :func:`render_ppo_report` writes
+``reports/ppo-deeprm/index.html`` and :func:`write_manifest` writes ``reports/all``.
 """
 
 from __future__ import annotations
 
 from gridtrace.report._model import fitted_model_section, preset_model_section
+from gridtrace.report._ppo import render_ppo_report
 from gridtrace.report._render import (
     ResultLike,
     check_workload_name,
@@ -22,6 +24,7 @@ __all__ = [
     "fitted_model_section",
     "preset_model_section",
     "render_index",
+    "render_ppo_report",
     "render_workload_report",
     "rl_section",
     "write_manifest",

@@ -54,11 +54,13 @@ __all__ = [
     "model_idc_svg",
     "policy_style",
     "pool_series_svg",
+    "ppo_learning_curve_svg",
     "profiles_svg",
     "responsiveness_inverse_cdf_svg",
     "runtime_cdf_svg",
     "runtime_qq_svg",
     "service_series_svg",
+    "slowdown_vs_load_svg",
     "window_w_svg",
     "windowed_fairness_svg",
 ]
@@ -216,6 +218,11 @@ POLICY_STYLES: dict[str, tuple[str, str]] = {
     "rl-esn": ("#e377c2", "-"),
     "rl-mlp-slowdown": ("#6a3d9a", "--"),
     "rl-esn-slowdown": ("#b15990", "--"),
+    # the multi-resource setup (issue 15): PPO and the baselines not above
+    "ppo": ("#c51b7d", "-"),
+    "packer": ("#4d9221", "-."),
+    "tetris": ("#b8860b", "--"),
+    "random": ("#a6a6a6", ":"),
 }
 """Policy → (colour, dash) in every figure; RL variants and unknown names are derived from it."""
 
@@ -1409,5 +1416,80 @@ def interactive_w_over_time_svg(
         ax.set_xlabel(f"start time ({unit} from the first submit)")
         ax.set_ylabel("interactive mean W (0–1)")
         _legend(fig, ncols=3)
+
+    return _draw_compact(_SIZE, draw)
+
+
+# --- PPO on the multi-resource setup (issue 15) -------------------------------------------------
+
+
+def ppo_learning_curve_svg(curves: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]) -> str:
+    """Return the training episodes' mean slowdown per PPO update, one line per training load.
+
+    Parameters
+    ----------
+    curves : sequence of (label, rows)
+        A label (the training load) and the ``learning_curve`` of the agent's ``config.json``
+        (``timesteps``, ``mean_slowdown``; null or NaN where no episode finished in the update).
+    """
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        (ax,) = axes
+        colours = ("#9467bd", "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#8c564b", "#e377c2")
+        for k, (label, rows) in enumerate(curves):
+            x = _floats_of(r.get("timesteps") for r in rows)
+            y = _floats_of(r.get("mean_slowdown") for r in rows)
+            keep = np.isfinite(x) & np.isfinite(y)
+            ax.plot(
+                x[keep],
+                y[keep],
+                marker="o",
+                markersize=3,
+                color=colours[k % len(colours)],
+                label=f"trained at {label}",
+            )
+        ax.set_xlabel("training steps (actions of all actors)")
+        ax.set_ylabel("mean slowdown of the\nupdate's finished episodes")
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:,.0f}"))
+        _legend(fig)
+
+    return _draw_compact(_SIZE, draw)
+
+
+def slowdown_vs_load_svg(summary: Sequence[Mapping[str, Any]]) -> str:
+    """Return mean slowdown against offered load, one line per policy with 95 % intervals.
+
+    Parameters
+    ----------
+    summary : sequence of mapping
+        Rows of :func:`gridtrace.sim.rl.summarise_multires` (``load``, ``policy``,
+        ``mean_slowdown`` and its ``_low`` / ``_high``), any number of loads.
+    """
+    policies = sorted({str(r["policy"]) for r in summary}, key=lambda p: (p != "ppo", p))
+
+    def draw(fig: Figure, axes: list[Axes]) -> None:
+        (ax,) = axes
+        for name in policies:
+            rows = sorted((r for r in summary if r["policy"] == name), key=lambda r: r["load"])
+            x = 100.0 * _floats_of(r["load"] for r in rows)
+            y = _floats_of(r.get("mean_slowdown") for r in rows)
+            low = _floats_of(r.get("mean_slowdown_low") for r in rows)
+            high = _floats_of(r.get("mean_slowdown_high") for r in rows)
+            err = np.vstack([np.nan_to_num(y - low), np.nan_to_num(high - y)])
+            style = policy_style(name)
+            ax.errorbar(
+                x,
+                y,
+                yerr=np.clip(err, 0.0, None),
+                marker="o",
+                markersize=3,
+                capsize=2,
+                linewidth=2.0 if name == "ppo" else 1.2,
+                label=name.upper() if name in ("ppo", "sjf", "fifo", "easy") else name,
+                **style,
+            )
+        ax.set_xlabel("offered load (%)")
+        ax.set_ylabel("mean slowdown")
+        _legend(fig, ncols=7)
 
     return _draw_compact(_SIZE, draw)

@@ -1386,6 +1386,7 @@ def render_index(
     entries: Sequence[Mapping[str, Any]],
     out_path: str | PathLike[str],
     contention: Sequence[Mapping[str, Any]] = (),
+    pages: Sequence[Mapping[str, Any]] = (),
 ) -> None:
     """Write ``reports/index.html``: one comparable row per workload, sortable, and key figures.
 
@@ -1405,6 +1406,10 @@ def render_index(
     contention : sequence of mapping, optional
         ``summary.json`` of contention experiments (:func:`gridtrace.sim.rl.run_contention`):
         one row each, with the regime, the best baseline and RL's margin to it per metric.
+    pages : sequence of mapping, optional
+        Further report pages not tied to a workload, listed with their verdict: ``title``,
+        ``href`` (relative, inside the reports folder) and ``verdict`` (lines of text), e.g. the
+        entry :func:`gridtrace.report.render_ppo_report` returns.
 
     Raises
     ------
@@ -1481,6 +1486,14 @@ def render_index(
             entries=rows,
             contention=experiments,
             contention_metrics=_CONTENTION_METRICS,
+            pages=[
+                {
+                    "title": str(p["title"]),
+                    "href": check_report_link(str(p["href"])),
+                    "verdict": [str(line) for line in p.get("verdict") or []],
+                }
+                for p in pages
+            ],
             sort_script=Markup(_SORT_SCRIPT),
             script_source=_script_hash(_SORT_SCRIPT),
         )

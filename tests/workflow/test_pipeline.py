@@ -320,3 +320,24 @@ def test_real_data_config_runs_on_the_real_logs(real_data: Path, tmp_path: Path)
     assert not (tmp_path / "sim" / "lcg" / "native").exists()
     lcg = (tmp_path / "reports" / "lcg" / "index.html").read_text()
     assert '<td class="text">fifo</td>' in lcg
+
+
+def test_ppo_trains_evaluates_and_has_its_page(run_dir: Path) -> None:
+    # .test/config: one load (100 %), a tiny budget, 2 evaluation sequences
+    folder = run_dir / "sim" / "ppo-deeprm" / "load-100"
+    assert (folder / "policy.zip").stat().st_size > 0
+    config = json.loads((folder / "config.json").read_text())
+    assert config["algorithm"] == "sb3_contrib.MaskablePPO"
+    assert config["learning_curve"]
+    evaluation = json.loads((folder / "evaluation.json").read_text())
+    policies = {r["policy"] for r in evaluation["summary"]}
+    assert {"ppo", "sjf", "packer", "tetris", "easy", "fifo", "random"} <= policies
+    assert {r["sequences"] for r in evaluation["summary"]} == {2}
+    manifest = (run_dir / "reports" / "all").read_text().split()
+    assert str(Path("reports") / "ppo-deeprm" / "index.html") in manifest
+    page = (run_dir / "reports" / "ppo-deeprm" / "index.html").read_text()
+    assert '<table class="side-by-side">' in page
+    assert '<section id="verdict"' in page
+    for fig in ("fig-curve", "fig-loads"):
+        assert re.search(rf'<figure id="{fig}">\s*<svg\b', page), fig
+    assert 'href="ppo-deeprm/index.html"' in (run_dir / "reports" / "index.html").read_text()

@@ -343,3 +343,51 @@ def report_contention(wildcards):
         "contention": [f"{base}/{r}/summary.json" for r in regimes],
         "contention_runs": [f"{base}/{r}/runs.parquet" for r in regimes],
     }
+
+
+# --- PPO on DeepRM's multi-resource setup (issue 15; workflow/rules/ppo.smk) ---------------------
+
+PPO_DEEPRM = dict((config.get("ppo") or {}).get("deeprm") or {})
+if not PPO_DEEPRM.pop("enabled", True):
+    PPO_DEEPRM = {}
+
+
+def ppo_load_label(load):
+    """The folder label of a configured load: `max`, else the load in percent (1.0 -> 100)."""
+    if load == "max":
+        return "max"
+    return f"{round(float(load) * 100, 6):g}"
+
+
+PPO_LOADS = {ppo_load_label(x): x for x in PPO_DEEPRM.get("loads", [1.0, "max"])}
+PPO_EVALUATIONS = (
+    [f"sim/ppo-deeprm/load-{label}/evaluation.json" for label in PPO_LOADS]
+    if PPO_DEEPRM
+    else []
+)
+PPO_REPORTS = ["reports/ppo-deeprm/index.html"] if PPO_DEEPRM else []
+
+
+def ppo_settings(wildcards):
+    """The PPO settings with their defaults, and this folder's load (a number or `max`)."""
+    settings = {
+        "timesteps": 15360,
+        "envs": 24,
+        "steps": 64,
+        "visible_slots": 5,
+        "episode_steps": 50,
+        "sequences": 10,
+        "seed": 0,
+        "eval_seed": 1,
+    }
+    settings.update({k: v for k, v in PPO_DEEPRM.items() if k != "loads"})
+    settings["load"] = PPO_LOADS[wildcards.ppo_load]
+    return settings
+
+
+def ppo_report_input(wildcards):
+    """Every load's saved config (its learning curve) and evaluation, for the PPO page."""
+    return {
+        "configs": [f"sim/ppo-deeprm/load-{label}/config.json" for label in PPO_LOADS],
+        "evaluations": PPO_EVALUATIONS,
+    }

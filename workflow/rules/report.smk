@@ -30,6 +30,7 @@ rule report_index:
         figures=expand("reports/{workload}/key-figures.json", workload=WORKLOADS),
         html=expand("reports/{workload}/index.html", workload=WORKLOADS),
         contention=CONTENTION_SUMMARIES,
+        pages=[p.replace("index.html", "entry.json") for p in PPO_REPORTS],
     output:
         index="reports/index.html",
         manifest="reports/all",

@@ -11,5 +11,10 @@ logging.captureWarnings(True)
 
 entries = [json.loads(Path(path).read_text()) for path in snakemake.input.figures]
 contention = [json.loads(Path(path).read_text()) for path in snakemake.input.contention]
-render_index(entries, snakemake.output.index, contention)
-write_manifest(snakemake.input.html, snakemake.output.manifest)
+pages = [json.loads(Path(path).read_text()) for path in snakemake.input.pages]
+render_index(entries, snakemake.output.index, contention, pages)
+html = [
+    *snakemake.input.html,
+    *(p.replace("entry.json", "index.html") for p in snakemake.input.pages),
+]
+write_manifest(html, snakemake.output.manifest)
