@@ -26,7 +26,16 @@ WORKLOAD_FIGURES = [
 ]
 SCHEDULING_FIGURES = ["fig-interactive-wait-cdf", "fig-w-inverse-cdf", "fig-fairness"]
 MODEL_FIGURES = ["fig-model-qq", "fig-model-idc", "fig-model-acf"]
-RL_FIGURES = ["fig-rl-fairness"]
+RL_FIGURES = [
+    "fig-rl-fairness",
+    "fig-rl-learning",
+    "fig-rl-action-mix",
+    "fig-rl-w-time",
+    "fig-rl-cdfs",
+    "fig-rl-fairness-windows",
+]
+# drawn where a pathology is flagged (a wait over a day, the pool at its floor), to locate it
+RL_LOCATING_FIGURES = {"fig-rl-long-waits", "fig-rl-pool"}
 SVG = re.compile(r"<svg\b.*?</svg>", re.S)
 # an axis label names its unit (or kind) in parentheses: "runtime (s, log scale)"
 AXIS_LABEL = re.compile(r"<text\b[^>]*>([^<]*\([^<]*\)[^<]*)</text>")
@@ -86,9 +95,21 @@ def test_reports_show_the_workload_and_scheduling_figures(run_dir: Path) -> None
         workload_figures = [
             f for f in WORKLOAD_FIGURES if workload == "demo" or f != "fig-profiles"
         ]
-        # .test runs RL on MM50-20, on its own VO targets and on the infeasible ones
-        rl = [*RL_FIGURES, "fig-rl-fairness-infeasible"] if workload == "MM50-20" else []
-        assert ids == workload_figures + model + SCHEDULING_FIGURES + rl, (workload, ids)
+        before_rl = workload_figures + model + SCHEDULING_FIGURES
+        assert ids[: len(before_rl)] == before_rl, (workload, ids)
+        rl = ids[len(before_rl) :]
+        if workload != "MM50-20":
+            assert rl == [], (workload, ids)
+        else:
+            # .test runs RL on MM50-20, on its own VO targets and on the infeasible ones; the
+            # infeasible section draws its F over time and the figures locating its flags
+            assert rl[: len(RL_FIGURES)] == RL_FIGURES, ids
+            rest = rl[len(RL_FIGURES) :]
+            assert "fig-rl-fairness-infeasible" in rest, ids
+            cut = rest.index("fig-rl-fairness-infeasible")
+            own, further = rest[:cut], rest[cut + 1 :]
+            assert set(own) <= RL_LOCATING_FIGURES, ids
+            assert {f.removesuffix("-infeasible") for f in further} <= RL_LOCATING_FIGURES, ids
         svgs = SVG.findall(text)
         assert len(svgs) == len(ids)
         for svg in svgs:
