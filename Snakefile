@@ -22,6 +22,13 @@ include: "workflow/rules/ppo.smk"
 include: "workflow/rules/report.smk"
 
 
+# aggregate targets: on a cluster (workflow/profiles/slurm) they run on the submit host
+localrules:
+    all,
+    contention,
+    ppo,
+
+
 rule all:
     default_target: True
     input:
