@@ -270,8 +270,14 @@ def test_short_training_beats_random_on_a_fixed_seed() -> None:
     )
 
     wl = synthetic(1200, seed=4, nodes=32)
+    # short episodes and a larger step than RLScheduler's 3e-4, to learn in ~16k actions
     cfg = RLSchedPPOConfig(
-        trajectories=8, sequence=64, n_epochs=10, batch_size=128, total_timesteps=8192
+        trajectories=16,
+        sequence=32,
+        n_epochs=10,
+        batch_size=128,
+        learning_rate=1e-3,
+        total_timesteps=16384,
     )
     run = train_rlsched_ppo(wl, cfg, seed=0)
     g = np.random.default_rng(0)
@@ -284,7 +290,7 @@ def test_short_training_beats_random_on_a_fixed_seed() -> None:
         [run_observed_agent(wl, s, model_chooser(run.model), window=128) for s in starts]
     )
     rand = np.mean([run_observed_agent(wl, s, random_slot, window=128) for s in starts])
-    assert trained < rand
+    assert trained < 0.5 * rand  # random ~412 on these windows; SJF ~30
 
 
 # --------------------------------------------------------------------------- CLI
