@@ -643,10 +643,31 @@ def _cmd_ppo_rlscheduler(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_ppo_report(args: argparse.Namespace) -> int:
+    """``gridtrace ppo report --setup rlscheduler DIR... -o HTML``: the setup's report page."""
+    from gridtrace._atomic import write_text
+    from gridtrace.report._ppo import render_rlsched_ppo_report
+
+    configs, evaluations = [], []
+    for folder in args.agents:
+        configs.append(json.loads((Path(folder) / "config.json").read_text(encoding="utf-8")))
+        ev = Path(folder) / "evaluation.json"
+        if not ev.is_file():
+            raise ConfigError(f"{folder} has no evaluation.json: run 'gridtrace ppo evaluate'")
+        evaluations.append(json.loads(ev.read_text(encoding="utf-8")))
+    entry = render_rlsched_ppo_report(configs, evaluations, args.out)
+    if args.entry:
+        write_text(Path(args.entry), json.dumps(entry, indent=2) + "\n")
+    _say(f"written to {args.out}")
+    return 0
+
+
 def _cmd_ppo(args: argparse.Namespace) -> int:
     from gridtrace.sim.rl import _ppo
     from gridtrace.sim.rl._multires import MultiResourceConfig
 
+    if args.ppo_command == "report":
+        return _cmd_ppo_report(args)
     setup = args.setup
     if setup is None:  # evaluate: the saved policy's setup
         setup = _ppo.read_record(args.policy)["setup"] if args.ppo_command == "evaluate" else ""
@@ -1051,6 +1072,15 @@ def _build_parser() -> argparse.ArgumentParser:
         help="seed of the evaluation sequences (rlscheduler: the windows' legacy gym seed)",
     )
     ppo_eval.add_argument("--device", default="auto", help="torch device (default auto)")
+    ppo_report = ppo_commands.add_parser(
+        "report", help="the report page of the rlscheduler setup from trained agents' folders"
+    )
+    ppo_report.add_argument(
+        "agents", nargs="+", help="folders with config.json and evaluation.json"
+    )
+    ppo_report.add_argument("--setup", choices=("rlscheduler",), default="rlscheduler")
+    ppo_report.add_argument("-o", "--out", required=True, help="the HTML page to write")
+    ppo_report.add_argument("--entry", help="also write the index entry (JSON) here")
     ppo.set_defaults(run=_cmd_ppo)
 
     report = commands.add_parser("report", help="trace + simulation runs -> HTML report")

@@ -317,7 +317,7 @@ def test_cli_train_and_evaluate_round_trip(tmp_path: Path) -> None:
     record = json.loads((out / "config.json").read_text())
     assert record["setup"] == "rlscheduler"
     assert record["trace"] == "tiny"
-    ev = tmp_path / "eval"
+    ev = out  # the pipeline writes the evaluation beside the agent
     args = ["ppo", "evaluate", str(out), "--setup", "rlscheduler", "-o", str(ev)]
     args += ["--trace", str(trace), "--trace", str(trace), "--window", "128", "--windows", "3"]
     assert main(args) == 0
@@ -329,3 +329,10 @@ def test_cli_train_and_evaluate_round_trip(tmp_path: Path) -> None:
     for p in result["evaluations"][0]["policies"]:
         assert len(p["bsld"]) == 3
         assert p["low"] <= p["mean"] <= p["high"]
+    # the report page from the agent's folder, with its entry for the index
+    page, entry = tmp_path / "reports" / "index.html", tmp_path / "reports" / "entry.json"
+    assert main(["ppo", "report", str(out), "-o", str(page), "--entry", str(entry)]) == 0
+    html = page.read_text()
+    assert "PPO on RLScheduler" in html
+    assert "Generalisation" in html
+    assert json.loads(entry.read_text())["href"] == "ppo-rlscheduler/index.html"
