@@ -48,6 +48,9 @@ Evaluation (:func:`evaluate_rlsched_ppo`)
 On RLScheduler's 10 evaluation windows of 1024 jobs (:func:`~gridtrace.sim.rlscheduler_table`'s
 windows, seed 1), the agent taking the most likely valid slot at every decision, beside the
 heuristic columns of the table and RLScheduler's published RL value (:data:`PUBLISHED_RL_BSLD`).
+RLScheduler's test script (``compare-pick-jobs.py``) samples the slot from the policy instead
+(``tf.multinomial``); the most likely slot keeps the evaluation repeatable without torch's
+global generator.
 An agent trained on one trace is evaluated on another by passing that trace's workload; the
 observation is then normalised with the evaluated trace's longest run time and ``MaxProcs``, as
 RLScheduler's test script does.
