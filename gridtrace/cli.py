@@ -581,14 +581,102 @@ def _cmd_rl(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_ppo_rlscheduler(args: argparse.Namespace) -> int:
+    """``gridtrace ppo train|evaluate --setup rlscheduler`` (RLScheduler's PPO setup)."""
+    from gridtrace._atomic import write_text
+    from gridtrace.sim import read_rlscheduler_swf
+    from gridtrace.sim.rl import _rlsched_ppo as rp
+
+    if args.ppo_command == "train":
+        if not args.trace or len(args.trace) != 1:
+            raise ConfigError("--setup rlscheduler trains on one --trace PATH.swf[.gz]")
+        trace = args.trace[0]
+        defaults = rp.RLSchedPPOConfig()
+        config = rp.RLSchedPPOConfig(
+            trajectories=args.trajectories,
+            sequence=args.sequence,
+            n_epochs=args.epochs if args.epochs is not None else defaults.n_epochs,
+            batch_size=args.batch_size,
+            total_timesteps=args.timesteps or defaults.total_timesteps,
+            backfill=bool(args.backfill),
+            device=args.device,
+        )
+        run = rp.train_rlsched_ppo(
+            read_rlscheduler_swf(trace), config, seed=args.seed, trace=rp.trace_stem(trace)
+        )
+        out = rp.save_rlsched_ppo(run, args.out)
+        last = run.learning_curve[-1] if run.learning_curve else {}
+        _say(
+            f"trained {run.model.num_timesteps} steps on {run.trace} "
+            f"(backfill {config.backfill}) in {run.train_seconds:.1f} s; last update's mean "
+            f"bounded slowdown {last.get('mean_slowdown', float('nan')):.4g}; saved to {out}"
+        )
+        return 0
+    run = rp.load_rlsched_ppo(args.policy, device=args.device)
+    if not args.trace:
+        raise ConfigError("--setup rlscheduler evaluates on --trace PATH (repeatable)")
+    evaluations = []
+    for trace in args.trace:
+        ev = rp.evaluate_rlsched_ppo(
+            run,
+            read_rlscheduler_swf(trace),
+            trace=rp.trace_stem(trace),
+            backfill=args.backfill,
+            seed=args.seed,
+            windows=args.windows,
+            window=args.window,
+            job_slice=args.job_slice,
+        )
+        evaluations.append(ev)
+        published = ev["published_rl"]
+        _say(
+            f"{ev['trace']} (agent trained on {ev['trained_on']}, backfill {ev['backfill']}; "
+            f"published RL {'n/a' if published is None else published}):"
+        )
+        for p in ev["policies"]:
+            _say(f"  {p['label']:>8} {p['mean']:10.2f} [{p['low']:.2f}, {p['high']:.2f}]")
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    record = {"setup": "rlscheduler", "evaluations": evaluations}
+    write_text(out_dir / "evaluation.json", json.dumps(record, indent=2) + "\n")
+    _say(f"written to {out_dir / 'evaluation.json'}")
+    return 0
+
+
+def _cmd_ppo_report(args: argparse.Namespace) -> int:
+    """``gridtrace ppo report --setup rlscheduler DIR... -o HTML``: the setup's report page."""
+    from gridtrace._atomic import write_text
+    from gridtrace.report._ppo import render_rlsched_ppo_report
+
+    configs, evaluations = [], []
+    for folder in args.agents:
+        configs.append(json.loads((Path(folder) / "config.json").read_text(encoding="utf-8")))
+        ev = Path(folder) / "evaluation.json"
+        if not ev.is_file():
+            raise ConfigError(f"{folder} has no evaluation.json: run 'gridtrace ppo evaluate'")
+        evaluations.append(json.loads(ev.read_text(encoding="utf-8")))
+    entry = render_rlsched_ppo_report(configs, evaluations, args.out)
+    if args.entry:
+        write_text(Path(args.entry), json.dumps(entry, indent=2) + "\n")
+    _say(f"written to {args.out}")
+    return 0
+
+
 def _cmd_ppo(args: argparse.Namespace) -> int:
     from gridtrace.sim.rl import _ppo
     from gridtrace.sim.rl._multires import MultiResourceConfig
 
+    if args.ppo_command == "report":
+        return _cmd_ppo_report(args)
+    setup = args.setup
+    if setup is None:  # evaluate: the saved policy's setup
+        setup = _ppo.read_record(args.policy)["setup"] if args.ppo_command == "evaluate" else ""
+    if setup == "rlscheduler":
+        return _cmd_ppo_rlscheduler(args)
     if args.ppo_command == "train":
         base = MultiResourceConfig(visible_slots=args.slots, episode_steps=args.episode_steps)
         ppo_config = _ppo.PPOConfig(
-            total_timesteps=args.timesteps,
+            total_timesteps=args.timesteps or _ppo.PPOConfig().total_timesteps,
             n_envs=args.envs,
             vec_env=args.vec_env,
             device=args.device,
@@ -906,16 +994,39 @@ def _build_parser() -> argparse.ArgumentParser:
     rl.set_defaults(run=_cmd_rl)
 
     ppo = commands.add_parser(
-        "ppo", help="PPO (stable-baselines3) on the multi-resource setup: train | evaluate"
+        "ppo",
+        help="PPO (stable-baselines3) on the multi-resource (DeepRM) or RLScheduler setup: "
+        "train | evaluate",
     )
     ppo_commands = ppo.add_subparsers(dest="ppo_command", required=True)
     ppo_train = ppo_commands.add_parser("train", help="train MaskablePPO; save policy + config")
     ppo_train.add_argument("-o", "--out", required=True, help="folder for policy.zip, config.json")
     ppo_train.add_argument(
+        "--setup",
+        choices=("deeprm", "rlscheduler"),
+        default="deeprm",
+        help="deeprm: the multi-resource setup (default); rlscheduler: RLScheduler's PPO on "
+        "an SWF trace (--trace)",
+    )
+    ppo_train.add_argument("--trace", action="append", help="rlscheduler: the SWF trace")
+    ppo_train.add_argument("--backfill", action="store_true", help="rlscheduler: with backfilling")
+    ppo_train.add_argument(
+        "--trajectories", type=int, default=100, help="rlscheduler: episodes per update (100)"
+    )
+    ppo_train.add_argument(
+        "--sequence", type=int, default=256, help="rlscheduler: jobs per episode (256)"
+    )
+    ppo_train.add_argument("--epochs", type=int, help="rlscheduler: passes per update (default 80)")
+    ppo_train.add_argument(
+        "--batch-size", type=int, help="rlscheduler: minibatch (default the whole rollout)"
+    )
+    ppo_train.add_argument(
         "--load", default="1.0", help="offered load (1.0 = 100 %%), or 'max' (184.5 %%)"
     )
     ppo_train.add_argument(
-        "--timesteps", type=int, default=24 * 64 * 200, help="training budget (actions)"
+        "--timesteps",
+        type=int,
+        help="training budget in actions (deeprm 307200, rlscheduler 25600: one RLScheduler epoch)",
     )
     ppo_train.add_argument("--envs", type=int, default=24, help="actors (default 24)")
     ppo_train.add_argument("--vec-env", choices=("dummy", "subproc"), default="dummy")
@@ -929,11 +1040,47 @@ def _build_parser() -> argparse.ArgumentParser:
     ppo_eval.add_argument("policy", help="a 'gridtrace ppo train' output folder")
     ppo_eval.add_argument("-o", "--out", required=True, help="folder for evaluation.json")
     ppo_eval.add_argument(
+        "--setup",
+        choices=("deeprm", "rlscheduler"),
+        help="the policy's setup (default: read from its config.json)",
+    )
+    ppo_eval.add_argument(
+        "--trace",
+        action="append",
+        help="rlscheduler: an SWF trace to evaluate on (repeat for generalisation)",
+    )
+    bf = ppo_eval.add_mutually_exclusive_group()
+    bf.add_argument("--backfill", action="store_true", default=None, help="rlscheduler")
+    bf.add_argument("--no-backfill", dest="backfill", action="store_false", help="rlscheduler")
+    ppo_eval.add_argument(
+        "--windows", type=int, default=10, help="rlscheduler: evaluation windows (10)"
+    )
+    ppo_eval.add_argument(
+        "--window", type=int, default=1024, help="rlscheduler: jobs per window (1024)"
+    )
+    ppo_eval.add_argument(
+        "--job-slice", type=int, default=0, help="rlscheduler: RLScheduler's batch_job_slice"
+    )
+    ppo_eval.add_argument(
         "--loads", help="comma-separated loads, 'max' allowed (default the training load)"
     )
     ppo_eval.add_argument("--sequences", type=int, default=10, help="job sequences per load")
-    ppo_eval.add_argument("--seed", type=int, default=1, help="seed of the evaluation sequences")
+    ppo_eval.add_argument(
+        "--seed",
+        type=int,
+        default=1,
+        help="seed of the evaluation sequences (rlscheduler: the windows' legacy gym seed)",
+    )
     ppo_eval.add_argument("--device", default="auto", help="torch device (default auto)")
+    ppo_report = ppo_commands.add_parser(
+        "report", help="the report page of the rlscheduler setup from trained agents' folders"
+    )
+    ppo_report.add_argument(
+        "agents", nargs="+", help="folders with config.json and evaluation.json"
+    )
+    ppo_report.add_argument("--setup", choices=("rlscheduler",), default="rlscheduler")
+    ppo_report.add_argument("-o", "--out", required=True, help="the HTML page to write")
+    ppo_report.add_argument("--entry", help="also write the index entry (JSON) here")
     ppo.set_defaults(run=_cmd_ppo)
 
     report = commands.add_parser("report", help="trace + simulation runs -> HTML report")

@@ -20,7 +20,7 @@ from gridtrace.models import DeepRMWorkload
 from gridtrace.report import _figures as figures
 from gridtrace.report._render import _environment, _scoped_svg, _write
 
-__all__ = ["PUBLISHED_PPO", "render_ppo_report"]
+__all__ = ["PUBLISHED_PPO", "render_ppo_report", "render_rlsched_ppo_report"]
 
 logger = logging.getLogger(__name__)
 
@@ -235,3 +235,135 @@ def _verdict(
         budget = ", ".join(f"{s:,}" for s in steps)
         lines.append(f"{budget} training steps per load (the paper does not state its budget)")
     return lines[:5]
+
+
+# --- RLScheduler's PPO setup (issue 15, item 3) ------------------------------------------------
+
+_RLSCHED_REASON = (
+    "RLScheduler trained {published_budget}; ours {steps} steps ({settings}). Same windows, "
+    "loading rules and heuristic columns as RLScheduler's table"
+)
+
+
+def _bsld(p: Mapping[str, Any]) -> str:
+    mean, low, high = p.get("mean"), p.get("low"), p.get("high")
+    if mean is None:
+        return "n/a"
+    if low is None or high is None:
+        return f"{float(mean):.2f}"
+    return f"{float(mean):.2f} [{float(low):.2f}, {float(high):.2f}]"
+
+
+def render_rlsched_ppo_report(
+    configs: Sequence[Mapping[str, Any]],
+    evaluations: Sequence[Mapping[str, Any]],
+    out_path: str | PathLike[str],
+) -> dict[str, Any]:
+    """Write the page of RLScheduler's PPO setup and return its entry for the index page.
+
+    Parameters
+    ----------
+    configs : sequence of mapping
+        Each trained agent's ``config.json`` (:func:`gridtrace.sim.rl.save_rlsched_ppo`).
+    evaluations : sequence of mapping
+        ``evaluation.json`` files of ``gridtrace ppo evaluate --setup rlscheduler``: each has
+        ``evaluations``, one per evaluated trace (:func:`gridtrace.sim.rl.evaluate_rlsched_ppo`).
+    out_path : path
+        The HTML file (the pipeline's ``reports/ppo-rlscheduler/index.html``).
+
+    Returns
+    -------
+    dict
+        ``title``, ``href`` and ``verdict`` (lines of text).
+
+    Raises
+    ------
+    ConfigError
+        If there is no evaluation.
+    """
+    evs = [dict(e) for doc in evaluations for e in doc.get("evaluations", [])]
+    if not evs:
+        raise ConfigError("the RLScheduler PPO page needs at least one evaluation")
+
+    def agent(e: Mapping[str, Any]) -> str:
+        return f"{e['trained_on']}, {'with' if e['backfill'] else 'no'} backfilling"
+
+    steps_of = {(str(c.get("trace")), bool(c.get("ppo", {}).get("backfill"))): c for c in configs}
+    side, tables, verdict = [], [], []
+    for e in evs:
+        by = {str(p["label"]): p for p in e["policies"]}
+        tables.append(
+            {
+                "title": f"{e['trace']}: agent trained on {agent(e)}",
+                "rows": [{"label": k, "value": _bsld(p)} for k, p in by.items()],
+            }
+        )
+        if e["trace"] != e["trained_on"]:
+            continue
+        config = steps_of.get((str(e["trained_on"]), bool(e["backfill"])), {})
+        ppo = config.get("ppo", {})
+        settings = (
+            f"{ppo.get('trajectories')} episodes per update, {ppo.get('n_epochs')} epochs, "
+            f"minibatch {ppo.get('batch_size') or 'all'}"
+        )
+        published = e.get("published_rl")
+        side.append(
+            {
+                "trace": e["trace"],
+                "backfill": "yes" if e["backfill"] else "no",
+                "published": "—" if published is None else f"{float(published):.2f}",
+                "ours": _bsld(by["PPO"]),
+                "sjf": _bsld(by.get("SJF", {})),
+                "f1": _bsld(by.get("F1", {})),
+                "steps": config.get("timesteps"),
+                "reason": _RLSCHED_REASON.format(
+                    published_budget="for thousands of epochs of 100 episodes",
+                    steps=f"{int(config.get('timesteps') or 0):,}",
+                    settings=settings,
+                ),
+            }
+        )
+        mean = by["PPO"].get("mean")
+        if mean is not None:
+            verdict.append(
+                f"{e['trace']} ({'with' if e['backfill'] else 'no'} backfilling): PPO "
+                f"{float(mean):.2f} after {int(config.get('timesteps') or 0):,} steps "
+                f"(published {side[-1]['published']}; SJF {side[-1]['sjf'].split(' [')[0]}, "
+                f"F1 {side[-1]['f1'].split(' [')[0]})"
+            )
+    agents = sorted({agent(e) for e in evs})
+    eval_traces = sorted({str(e["trace"]) for e in evs})
+    cell = {(agent(e), str(e["trace"])): _bsld(e["policies"][0]) for e in evs}
+    matrix = [{"agent": a, "cells": [cell.get((a, t), "—") for t in eval_traces]} for a in agents]
+    curves = [
+        (
+            f"{c.get('trace')}{' (backfilling)' if c.get('ppo', {}).get('backfill') else ''}",
+            c.get("learning_curve") or [],
+        )
+        for c in configs
+    ]
+    figs = {"curve": _scoped_svg(figures.ppo_learning_curve_svg(curves), "fig-curve")}
+    any_config = next(iter(configs), {})
+    html = (
+        _environment()
+        .get_template("ppo_rlscheduler.html.j2")
+        .render(
+            verdict=verdict[:5] or ["no agent was evaluated on its own training trace"],
+            side=side,
+            tables=tables,
+            matrix=matrix,
+            eval_traces=eval_traces,
+            figures=figs,
+            ppo=any_config.get("ppo", {}),
+            versions=any_config.get("versions", {}),
+            window=evs[0].get("window", 1024),
+            sequence=any_config.get("ppo", {}).get("sequence", 256),
+        )
+    )
+    _write(Path(out_path), html)
+    logger.info("wrote the RLScheduler PPO page (%d evaluations) to %s", len(evs), out_path)
+    return {
+        "title": "PPO on RLScheduler's setup",
+        "href": "ppo-rlscheduler/index.html",
+        "verdict": verdict[:5],
+    }

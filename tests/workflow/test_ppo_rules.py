@@ -64,6 +64,17 @@ def test_the_full_config_has_the_papers_loads(tmp_path: Path) -> None:
     assert full["sequences"] >= 10
     counts = _dry_run(tmp_path, REPO / "config" / "config.yaml", REPO / "config" / "ppo-full.yaml")
     assert counts["ppo_train"] == len(full["loads"])
+    # RLScheduler's setup: one agent per (Lublin trace, backfilling), each evaluated, one page
+    rl = yaml.safe_load((REPO / "config" / "ppo-full.yaml").read_text())["ppo"]["rlscheduler"]
+    assert set(rl["traces"]) == {"lublin-1", "lublin-2"}
+    assert counts["ppo_rlscheduler_train"] == 4
+    assert counts["ppo_rlscheduler_evaluate"] == 4
+    assert counts["ppo_rlscheduler_report"] == 1
+
+
+def test_the_default_run_has_no_rlscheduler_rules(tmp_path: Path) -> None:
+    counts = _dry_run(tmp_path, REPO / "config" / "config.yaml")
+    assert not {"ppo_rlscheduler_train", "ppo_rlscheduler_evaluate"} & set(counts)
 
 
 @pytest.mark.parametrize("ppo", [{}, {"deeprm": {"enabled": False}}])

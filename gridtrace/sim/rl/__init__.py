@@ -89,6 +89,31 @@ if TYPE_CHECKING:
     from gridtrace.sim.rl._gym_envs import ProvisioningEnv as ProvisioningEnv
     from gridtrace.sim.rl._gym_envs import SchedulingEnv as SchedulingEnv
     from gridtrace.sim.rl._multires_env import MultiResourceEnv as MultiResourceEnv
+    from gridtrace.sim.rl._rlsched_policy import (
+        RLSchedulerKernelPolicy as RLSchedulerKernelPolicy,
+    )
+    from gridtrace.sim.rl._rlsched_ppo import RLSchedPPOConfig as RLSchedPPOConfig
+    from gridtrace.sim.rl._rlsched_ppo import RLSchedPPORun as RLSchedPPORun
+    from gridtrace.sim.rl._rlsched_ppo import RLSchedulerEnv as RLSchedulerEnv
+    from gridtrace.sim.rl._rlsched_ppo import RLSchedulerObserver as RLSchedulerObserver
+    from gridtrace.sim.rl._rlsched_ppo import evaluate_rlsched_ppo as evaluate_rlsched_ppo
+    from gridtrace.sim.rl._rlsched_ppo import load_rlsched_ppo as load_rlsched_ppo
+    from gridtrace.sim.rl._rlsched_ppo import run_observed_agent as run_observed_agent
+    from gridtrace.sim.rl._rlsched_ppo import save_rlsched_ppo as save_rlsched_ppo
+    from gridtrace.sim.rl._rlsched_ppo import train_rlsched_ppo as train_rlsched_ppo
+
+_RLSCHED_PPO = (
+    "RLSchedPPOConfig",
+    "RLSchedPPORun",
+    "RLSchedulerEnv",
+    "RLSchedulerObserver",
+    "evaluate_rlsched_ppo",
+    "load_rlsched_ppo",
+    "run_observed_agent",
+    "save_rlsched_ppo",
+    "train_rlsched_ppo",
+)
+"""Names of RLScheduler's PPO setup (need gymnasium: imported on first use)."""
 
 __all__ = [
     "BASELINES",
@@ -119,7 +144,12 @@ __all__ = [
     "ProvisioningFeatures",
     "QFunction",
     "QueueSlowdownReward",
+    "RLSchedPPOConfig",
+    "RLSchedPPORun",
     "RLSchedulerDecision",
+    "RLSchedulerEnv",
+    "RLSchedulerKernelPolicy",
+    "RLSchedulerObserver",
     "Regime",
     "ResponsivenessFairnessReward",
     "Reward",
@@ -130,9 +160,11 @@ __all__ = [
     "contention_regime",
     "evaluate_multires",
     "evaluate_ppo",
+    "evaluate_rlsched_ppo",
     "fitted_q_iteration",
     "interval_reward",
     "load_ppo",
+    "load_rlsched_ppo",
     "make_elastic_provisioner",
     "make_provisioning_env",
     "make_rl_scheduler",
@@ -143,15 +175,18 @@ __all__ = [
     "run_contention",
     "run_episode",
     "run_experiment",
+    "run_observed_agent",
     "run_rlscheduler_agent",
     "sarsa_refit",
     "sarsa_targets",
     "save_ppo",
+    "save_rlsched_ppo",
     "seed_interval",
     "summarise_multires",
     "time_split",
     "time_splits",
     "train_ppo",
+    "train_rlsched_ppo",
 ]
 
 
@@ -171,4 +206,18 @@ def __getattr__(name: str) -> Any:
         from gridtrace.sim.rl import _multires_env
 
         return _multires_env.MultiResourceEnv
+    if name in _RLSCHED_PPO:
+        from gridtrace.sim.rl._gym import require_gymnasium
+
+        require_gymnasium()
+        from gridtrace.sim.rl import _rlsched_ppo
+
+        return getattr(_rlsched_ppo, name)
+    if name == "RLSchedulerKernelPolicy":
+        from gridtrace.sim.rl._ppo import require_ppo
+
+        require_ppo()
+        from gridtrace.sim.rl import _rlsched_policy
+
+        return _rlsched_policy.RLSchedulerKernelPolicy
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -344,6 +344,34 @@ def save_ppo(run: PPORun, folder: str | Path) -> Path:
     setup, the hyper-parameters, the seed, the library versions, the training time and the
     learning curve). Returns the folder.
     """
+    record = {
+        "algorithm": "sb3_contrib.MaskablePPO",
+        "setup": "deeprm",
+        "multires": run.env_config.to_dict(),
+        "ppo": run.ppo_config.to_dict(),
+        "seed": run.seed,
+        "timesteps": int(run.model.num_timesteps),
+        "train_seconds": run.train_seconds,
+        "learning_curve": curve_to_json(run.learning_curve),
+    }
+    return save_model(run.model, folder, record)
+
+
+def curve_to_json(curve: Sequence[Mapping[str, float]]) -> list[dict[str, float | None]]:
+    """Return a learning curve with NaN written as None (JSON null)."""
+    return [{k: (None if math.isnan(v) else v) for k, v in row.items()} for row in curve]
+
+
+def curve_from_json(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, float]]:
+    """Undo :func:`curve_to_json`."""
+    return [{k: (math.nan if v is None else float(v)) for k, v in row.items()} for row in rows]
+
+
+def save_model(model: Any, folder: str | Path, record: Mapping[str, Any]) -> Path:
+    """Write ``model`` in sb3's format and ``record`` plus library versions as JSON, atomically.
+
+    The shared part of :func:`save_ppo` and the RLScheduler setup's save; returns the folder.
+    """
     import sb3_contrib
     import stable_baselines3
     import torch
@@ -351,27 +379,46 @@ def save_ppo(run: PPORun, folder: str | Path) -> Path:
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     buffer = io.BytesIO()
-    run.model.save(buffer)
+    model.save(buffer)
     _atomic.write_bytes(out / POLICY_FILE, buffer.getvalue())
-    record = {
-        "algorithm": "sb3_contrib.MaskablePPO",
-        "multires": run.env_config.to_dict(),
-        "ppo": run.ppo_config.to_dict(),
-        "seed": run.seed,
-        "timesteps": int(run.model.num_timesteps),
-        "train_seconds": run.train_seconds,
-        "versions": {
-            "stable_baselines3": stable_baselines3.__version__,
-            "sb3_contrib": sb3_contrib.__version__,
-            "torch": torch.__version__,
-        },
-        "learning_curve": [
-            {k: (None if math.isnan(v) else v) for k, v in row.items()}
-            for row in run.learning_curve
-        ],
+    full = dict(record)
+    full["versions"] = {
+        "stable_baselines3": stable_baselines3.__version__,
+        "sb3_contrib": sb3_contrib.__version__,
+        "torch": torch.__version__,
     }
-    _atomic.write_text(out / CONFIG_FILE, json.dumps(record, indent=2) + "\n")
+    _atomic.write_text(out / CONFIG_FILE, json.dumps(full, indent=2) + "\n")
     return out
+
+
+def read_record(folder: str | Path) -> dict[str, Any]:
+    """Return the ``config.json`` of a saved policy (``setup`` defaults to "deeprm").
+
+    Raises
+    ------
+    ConfigError
+        If the folder lacks ``policy.zip`` or ``config.json``.
+    """
+    path = Path(folder)
+    if not (path / POLICY_FILE).is_file() or not (path / CONFIG_FILE).is_file():
+        raise ConfigError(f"{path} holds no saved PPO policy ({POLICY_FILE} and {CONFIG_FILE})")
+    record: dict[str, Any] = json.loads((path / CONFIG_FILE).read_text(encoding="utf-8"))
+    record.setdefault("setup", "deeprm")
+    return record
+
+
+def load_model(folder: str | Path, *, device: str = "auto", torch_threads: int = 1) -> Any:
+    """Load the ``MaskablePPO`` of ``folder/policy.zip`` (the shared part of the loaders)."""
+    require_ppo()
+    from sb3_contrib import MaskablePPO
+
+    if torch_threads:
+        import torch
+
+        # one forward pass of a small network: extra threads only wait on each other
+        torch.set_num_threads(torch_threads)
+    with _global_rngs_restored():
+        return MaskablePPO.load(Path(folder) / POLICY_FILE, device=device)
 
 
 def load_ppo(folder: str | Path, *, device: str = "auto") -> PPORun:
@@ -380,33 +427,22 @@ def load_ppo(folder: str | Path, *, device: str = "auto") -> PPORun:
     Raises
     ------
     ConfigError
-        If the folder lacks ``policy.zip`` or ``config.json``, or the ``ppo`` extra is missing.
+        If the folder lacks ``policy.zip`` or ``config.json``, holds another setup's policy,
+        or the ``ppo`` extra is missing.
     """
     require_ppo()
-    from sb3_contrib import MaskablePPO
-
-    path = Path(folder)
-    if not (path / POLICY_FILE).is_file() or not (path / CONFIG_FILE).is_file():
-        raise ConfigError(f"{path} holds no saved PPO policy ({POLICY_FILE} and {CONFIG_FILE})")
-    record = json.loads((path / CONFIG_FILE).read_text(encoding="utf-8"))
+    record = read_record(folder)
+    if record["setup"] != "deeprm":
+        msg = f"{folder} holds a PPO policy of the {record['setup']!r} setup, not 'deeprm'"
+        raise ConfigError(msg)
     ppo_config = PPOConfig(**record["ppo"])
-    if ppo_config.torch_threads:
-        import torch
-
-        # one forward pass of a 20-unit network: extra threads only wait on each other
-        torch.set_num_threads(ppo_config.torch_threads)
-    with _global_rngs_restored():
-        model = MaskablePPO.load(path / POLICY_FILE, device=device)
-    curve = [
-        {k: (math.nan if v is None else float(v)) for k, v in row.items()}
-        for row in record.get("learning_curve", [])
-    ]
+    model = load_model(folder, device=device, torch_threads=ppo_config.torch_threads)
     return PPORun(
         model,
         MultiResourceConfig.from_dict(record["multires"]),
         ppo_config,
         int(record["seed"]),
-        curve,
+        curve_from_json(record.get("learning_curve", [])),
         float(record.get("train_seconds", math.nan)),
     )
 

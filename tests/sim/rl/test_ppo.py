@@ -100,3 +100,12 @@ def test_cli_train_then_evaluate(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 def test_cli_evaluate_refuses_a_folder_without_a_policy(tmp_path: Path) -> None:
     assert main(["ppo", "evaluate", str(tmp_path), "-o", str(tmp_path / "e")]) == 2
+
+
+def test_a_policy_saved_before_setups_existed_loads_as_deeprm(tmp_path: Path) -> None:
+    run = train_ppo(ppo_config=PPOConfig(n_envs=2, n_steps=16, total_timesteps=32), seed=0)
+    folder = save_ppo(run, tmp_path / "p")
+    record = json.loads((folder / "config.json").read_text())
+    assert record.pop("setup") == "deeprm"
+    (folder / "config.json").write_text(json.dumps(record))  # as written before issue 15 item 3
+    assert load_ppo(folder).env_config == run.env_config
