@@ -40,6 +40,7 @@ one partition's records and returns the row of each job's first record.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import logging
 import math
@@ -301,6 +302,7 @@ def _assemble_partition(
     tz: str | None,
     window_rows: int,
     windows: int,
+    jobs_transform: Callable[[pa.Table], pa.Table] | None,
 ) -> dict[str, Any]:
     spill = spill_format(name)
     pieces = []
@@ -323,7 +325,8 @@ def _assemble_partition(
     result = spill.assemble(table.drop_columns(extra), columns, context, tz)
     records = result.records.append_column(POSITION, pa.array(position))
     first = position[result.job_first_rows] if len(position) else np.empty(0, np.int64)
-    jobs = result.jobs.append_column(JOB_POSITION, pa.array(first, pa.int64()))
+    jobs = result.jobs if jobs_transform is None else jobs_transform(result.jobs)
+    jobs = jobs.append_column(JOB_POSITION, pa.array(first, pa.int64()))
     _write_batches(
         _out_path(folder, partition, "records"),
         records.schema,
@@ -360,12 +363,15 @@ class SpilledParse:
         Each flag's count per ``source_format`` (what ``gridtrace parse`` prints).
     failed_parts : list of FileParse
         Files none of whose lines became a record (their quarantine; no records).
+    partitions : int
+        The partitions the records were spilled to.
     """
 
     summary: dict[str, Any]
     record_flags: dict[str, dict[str, int]] = field(default_factory=dict)
     job_flags: dict[str, dict[str, int]] = field(default_factory=dict)
     failed_parts: list[FileParse] = field(default_factory=list)
+    partitions: int = 1
 
 
 @contextmanager
@@ -443,7 +449,8 @@ def spill_parse(
     window_rows : int, default 1,048,576
         Records per merge window.
     jobs_transform : callable, optional
-        Applied to each row group of ``jobs`` before it is written (VO mapping).
+        Applied to each partition's ``jobs`` (a VO mapping's ``apply``); picklable with
+        ``workers`` above 1. The flags it sets are counted.
 
     Returns
     -------
@@ -492,18 +499,17 @@ def spill_parse(
                 pool,
                 _assemble_partition,
                 [
-                    (name, k, folder, starts, context, tz, window_rows, windows)
+                    (name, k, folder, starts, context, tz, window_rows, windows, jobs_transform)
                     for k in range(partitions)
                 ],
             )
-        quarantine = _write_outputs(
-            out, folder, [spilled[i] for i in order], partitions, windows, jobs_transform
-        )
+        quarantine = _write_outputs(out, folder, [spilled[i] for i in order], partitions, windows)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     info = spill.merge_info([a["info"] for a in assembled], first_info, facts)
     info["files_reordered"] = moved
-    return _summarise(spilled, order, assembled, quarantine, info)
+    done = _summarise(spilled, assembled, quarantine, info)
+    return dataclasses.replace(done, partitions=partitions)
 
 
 def _write_outputs(
@@ -512,7 +518,6 @@ def _write_outputs(
     ordered: list[_Spilled],
     partitions: int,
     windows: int,
-    jobs_transform: Callable[[pa.Table], pa.Table] | None,
 ) -> pa.Table:
     import pyarrow.parquet as pq
 
@@ -535,8 +540,6 @@ def _write_outputs(
             for window in range(windows):
                 parts = [reader.get_batch(window) for reader in readers[table]]
                 merged = pa.Table.from_batches(parts).sort_by(key).drop_columns([key])
-                if table == "jobs" and jobs_transform is not None:
-                    merged = jobs_transform(merged)
                 if writer is None:
                     writer = stack.enter_context(pq.ParquetWriter(str(target), merged.schema))
                 if merged.num_rows or window == 0:
@@ -550,7 +553,6 @@ def _write_outputs(
 
 def _summarise(
     spilled: list[_Spilled],
-    order: list[int],
     assembled: list[dict[str, Any]],
     quarantine: pa.Table,
     info: dict[str, Any],
@@ -599,7 +601,6 @@ def _summarise(
         "input": _input_findings(quarantine),
         **info,
     }
-    del order
     failed = [
         FileParse(s.src_file, RECORDS.empty_table(), s.quarantine, s.lines_read)
         for s in spilled
