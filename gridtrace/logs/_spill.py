@@ -266,6 +266,12 @@ def _spill_file(
     return _Spilled(part.src_file, n, part.lines_read, part.quarantine, facts)
 
 
+def _read_batch(path: Path, index: int) -> pa.RecordBatch:
+    """Read one record batch of an IPC file into memory (the file is closed after)."""
+    with pa.OSFile(str(path), "rb") as source:
+        return pa.ipc.open_file(source).get_batch(index)
+
+
 def _spill_path(folder: str, index: int) -> Path:
     return Path(folder) / f"file-{index:06d}.arrow"
 
@@ -307,8 +313,7 @@ def _assemble_partition(
     spill = spill_format(name)
     pieces = []
     for index, start in enumerate(starts):
-        with pa.memory_map(str(_spill_path(folder, index))) as source:
-            batch = pa.ipc.open_file(source).get_batch(partition)
+        batch = _read_batch(_spill_path(folder, index), partition)
         if batch.num_rows:
             rows = batch.column(ROW).to_numpy()
             where = pa.array(rows + np.int64(start))
@@ -316,8 +321,7 @@ def _assemble_partition(
     if pieces:
         table = pa.concat_tables(pieces).sort_by(POSITION)
     else:  # the schema of any spill file
-        with pa.memory_map(str(_spill_path(folder, 0))) as source:
-            schema = pa.ipc.open_file(source).schema
+        schema = _read_batch(_spill_path(folder, 0), partition).schema
         table = schema.append(pa.field(POSITION, pa.int64())).empty_table()
     position = table.column(POSITION).to_numpy()
     extra = [c for c in table.column_names if c.startswith("_")]
@@ -525,20 +529,14 @@ def _write_outputs(
         [QUARANTINE.empty_table(), *(s.quarantine.cast(QUARANTINE) for s in ordered)]
     )
     with ExitStack() as stack:
-        readers = {
-            table: [
-                pa.ipc.open_file(
-                    stack.enter_context(pa.memory_map(str(_out_path(folder, k, table))))
-                )
-                for k in range(partitions)
-            ]
-            for table in ("records", "jobs")
-        }
+        # each partition's file is opened per window: no more files open than one at a time
         for table, key in (("records", POSITION), ("jobs", JOB_POSITION)):
             target = stack.enter_context(atomic_path(out / f"{table}.parquet"))
             writer: pq.ParquetWriter | None = None
             for window in range(windows):
-                parts = [reader.get_batch(window) for reader in readers[table]]
+                parts = [
+                    _read_batch(_out_path(folder, k, table), window) for k in range(partitions)
+                ]
                 merged = pa.Table.from_batches(parts).sort_by(key).drop_columns([key])
                 if writer is None:
                     writer = stack.enter_context(pq.ParquetWriter(str(target), merged.schema))
