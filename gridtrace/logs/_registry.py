@@ -419,8 +419,10 @@ def parse_logs_to(
     partition, not by the input. ``records.parquet``, ``jobs.parquet`` and ``quarantine.parquet``
     hold the rows, values and order :func:`parse_logs` gives, written by row groups, each through
     a temporary file renamed into place; ``parse-summary.json`` (the keys and counts of
-    :meth:`ParseResult.summary`, with ``skipped`` and ``files_failed``) is removed first and
-    written last, so a folder with a summary holds the complete tables of that run.
+    :meth:`ParseResult.summary`, with ``skipped`` and ``files_failed``) is removed before the
+    tables are written and written last, so a folder with a summary holds the complete tables
+    of that run (an error while reading, ``errors="raise"`` at a bad line, leaves the folder as
+    it was).
 
     Parameters
     ----------
@@ -475,7 +477,6 @@ def parse_logs_to(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary_path = out / SUMMARY_NAME
-    summary_path.unlink(missing_ok=True)
     result = spill_parse(
         name,
         files,
@@ -487,6 +488,7 @@ def parse_logs_to(
         partitions=partitions,
         spill_dir=spill_dir,
         jobs_transform=jobs_transform,
+        remove_first=[SUMMARY_NAME],
     )
     failed = list(plan.failed)
     for part in result.failed_parts:

@@ -422,6 +422,7 @@ def spill_parse(
     spill_dir: str | os.PathLike[str] | None = None,
     window_rows: int = WINDOW_ROWS,
     jobs_transform: Callable[[pa.Table], pa.Table] | None = None,
+    remove_first: Sequence[str] = (),
 ) -> SpilledParse:
     """Parse the files of one format out of core into ``records``, ``jobs`` and ``quarantine``.
 
@@ -455,6 +456,9 @@ def spill_parse(
     jobs_transform : callable, optional
         Applied to each partition's ``jobs`` (a VO mapping's ``apply``); picklable with
         ``workers`` above 1. The flags it sets are counted.
+    remove_first : sequence of str
+        Names of files in ``out_dir`` removed once the input is read, before the tables are
+        written (the summary of an earlier run: it must not stand beside half-replaced tables).
 
     Returns
     -------
@@ -507,6 +511,8 @@ def spill_parse(
                     for k in range(partitions)
                 ],
             )
+        for stale in remove_first:
+            (out / stale).unlink(missing_ok=True)
         quarantine = _write_outputs(out, folder, [spilled[i] for i in order], partitions, windows)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gridtrace.demo import write_demo_site
-from gridtrace.errors import ConfigError, DataQualityWarning
+from gridtrace.errors import ConfigError, DataQualityWarning, LogParseError
 from gridtrace.logs import parse_logs, parse_logs_to
 from gridtrace.logs._torque_jobs import torque_partition_keys
 from gridtrace.logs._torque_lines import tokenize_torque_reference
@@ -305,3 +305,14 @@ def test_the_vsc_month_spilled_equals_in_memory(real_data: Path, tmp_path: Path)
         pytest.skip(f"{month} is missing")
     summary = same_as_in_memory(month, tmp_path / "out", partitions=8, workers=2)
     assert summary["jobs"] > 0
+
+
+def test_errors_raise_leaves_an_earlier_output_as_it_was(demo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        parse_logs_to(demo, out, partitions=2)
+    before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    with pytest.raises(LogParseError):  # the demo log has two unreadable lines
+        parse_logs_to(demo, out, partitions=2, errors="raise")
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
