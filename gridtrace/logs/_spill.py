@@ -88,8 +88,8 @@ JOB_POSITION = "_first"
 ROW = "_row"
 """Column of spilled records: the record's row in its file."""
 
-WINDOW_ROWS = 1 << 20
-"""Records per merge window (one row group of ``records.parquet`` at most)."""
+WINDOW_ROWS = 1 << 17
+"""Records per merge window (one row group of ``records.parquet`` at most): ~200 MB of records."""
 PARTITION_INPUT_BYTES = 32 << 20
 """Uncompressed input bytes per partition that :func:`default_partitions` aims at."""
 _COMPRESSED_RATIO = 8  # a compressed log is taken as this many times its size, uncompressed
@@ -451,8 +451,8 @@ def spill_parse(
     spill_dir : path, optional
         Folder for the spill files (a temporary folder is made in it and removed at the end);
         default the output folder.
-    window_rows : int, default 1,048,576
-        Records per merge window.
+    window_rows : int, default 131,072
+        Records per merge window (the merge holds one window of records, then of jobs).
     jobs_transform : callable, optional
         Applied to each partition's ``jobs`` (a VO mapping's ``apply``); picklable with
         ``workers`` above 1. The flags it sets are counted.
