@@ -18,7 +18,8 @@ the step's largest process (with ``--workers`` above 1 the workers are separate 
 
 Steps:
 
-* ``spill``: ``gridtrace parse LOG --spill --workers W`` (out-of-core assembly);
+* ``spill``: ``gridtrace parse LOG --spill --workers W`` (out-of-core assembly), with the peak
+  disk space of its output folder (spill files and outputs, sampled each second);
 * ``memory``: ``gridtrace parse LOG --no-spill`` (the in-memory path), only for
   ``--jobs`` up to ``--memory-jobs`` (it takes about 3 GB per million lines);
 * ``characterise``: the jobs table of the spill step to a trace
@@ -34,14 +35,17 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import gzip
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -172,15 +176,38 @@ print(json.dumps({"status": status, "wall_s": wall, "peak_rss_mb": usage.ru_maxr
 """
 
 
-def measure(command: list[str]) -> dict[str, Any]:
-    """Run ``command`` under a fresh wrapper: its wall time and peak memory."""
-    done = subprocess.run(
-        [sys.executable, "-c", _WRAPPER, json.dumps(command)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+def _folder_bytes(folder: Path) -> int:
+    total = 0
+    for path in folder.rglob("*"):
+        with contextlib.suppress(OSError):
+            total += path.stat().st_size if path.is_file() else 0
+    return total
+
+
+def measure(command: list[str], watch: Path | None = None) -> dict[str, Any]:
+    """Run ``command`` under a fresh wrapper: its wall time, peak memory (and disk of ``watch``)."""
+    peak_disk = [0]
+    stop = threading.Event()
+
+    def sample() -> None:
+        while watch is not None and not stop.wait(1.0):
+            peak_disk[0] = max(peak_disk[0], _folder_bytes(watch))
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _WRAPPER, json.dumps(command)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        stop.set()
+        thread.join()
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    if watch is not None:  # sampled each second: the spill folder and the outputs
+        result["peak_disk_mb"] = peak_disk[0] / 2**20
     if result["status"] != 0:
         msg = f"{' '.join(command)} exited with {result['status']}"
         raise RuntimeError(msg)
@@ -236,7 +263,8 @@ def main() -> None:
     spill = [*gridtrace, "-o", str(base / "spill"), "--spill", "--workers", str(args.workers)]
     if args.partitions:
         spill += ["--partitions", str(args.partitions)]
-    results["spill"] = measure(spill)
+    shutil.rmtree(base / "spill", ignore_errors=True)  # so its peak disk is this run's alone
+    results["spill"] = measure(spill, watch=base / "spill")
     print("spill", json.dumps(results["spill"]), flush=True)
     if args.jobs <= args.memory_jobs:
         memory = [*gridtrace, "-o", str(base / "memory"), "--no-spill"]

@@ -232,7 +232,13 @@ def _one_batch(table: pa.Table) -> pa.RecordBatch:
 
 
 def _write_batches(path: Path, schema: pa.Schema, batches: Sequence[pa.RecordBatch]) -> None:
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+    # LZ4: spill files are written once and read once; uncompressed, a log of 17 M jobs would
+    # need ~40 GB of spill space (records twice: spilled, then assembled)
+    options = pa.ipc.IpcWriteOptions(compression="lz4")
+    with (
+        pa.OSFile(str(path), "wb") as sink,
+        pa.ipc.new_file(sink, schema, options=options) as writer,
+    ):
         for batch in batches:
             writer.write_batch(batch)
 
