@@ -790,7 +790,12 @@ def _build_parser() -> argparse.ArgumentParser:
     parse.add_argument("--site", help="site name (default: the first path's name)")
     parse.add_argument("--tz", help="the site's IANA time zone (default: inferred)")
     parse.add_argument("--errors", choices=("raise", "warn", "skip"), default="warn")
-    parse.add_argument("--workers", type=int, default=1, help="files parsed at once (dask)")
+    parse.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="files parsed at once (dask); with --spill, process workers for files and partitions",
+    )
     parse.add_argument(
         "--processes", action="store_true", help="local workers as processes, not threads"
     )
