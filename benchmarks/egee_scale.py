@@ -22,7 +22,7 @@ Steps:
   disk space of its output folder (spill files and outputs, sampled each second);
 * ``memory``: ``gridtrace parse LOG --no-spill`` (the in-memory path), only for
   ``--jobs`` up to ``--memory-jobs`` (it takes about 3 GB per million lines);
-* ``characterise``: the jobs table of the spill step to a trace
+* ``characterise``: the jobs table of the spill step (the columns a trace needs) to a trace
   (:func:`gridtrace.logs.build_trace`, without records) and :func:`gridtrace.stats.characterise`.
 
 Usage::
@@ -219,7 +219,13 @@ import sys
 import pyarrow.parquet as pq
 from gridtrace.logs import build_trace
 from gridtrace.stats import characterise
-jobs = pq.read_table(sys.argv[1])
+# only what build_trace reads (with cores given): not hosts, names, files, memory
+columns = [
+    "site", "job_seq", "array_index", "attempt", "job_key", "submit_time", "queue_time",
+    "start_time", "end_time", "run_s", "state", "flags", "cores_alloc", "cores_req",
+    "walltime_req_s", "vo", "user", "queue", "partition",
+]
+jobs = pq.read_table(sys.argv[1], columns=columns)
 trace = build_trace(jobs, tau_s=900.0, cores=16000, tz="Europe/Paris")
 del jobs
 stats = characterise(trace)
