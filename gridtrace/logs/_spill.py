@@ -9,7 +9,7 @@ by the largest file and the largest partition instead:
    :attr:`SpillFormat.prepare` adds what is local to the file (for TORQUE the placement of its
    stamps, the offset carried along its lines) and its facts (counts, median stamp), and
    :attr:`SpillFormat.keys` hashes each record's job identity; the records are written to one
-   Arrow IPC file per input file holding one record batch per partition (``hash % partitions``).
+   Arrow IPC file (LZ4) per input file, one record batch per partition (``hash % partitions``).
    Whatever groups records into one job must give them one hash: every record of a job, and
    every copy of a line, lands in one partition.
 2. **Global facts** (this process, from the small per-file facts): the reading order of the
