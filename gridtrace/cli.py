@@ -88,13 +88,70 @@ def _torque_only(args: argparse.Namespace) -> bool:
         return False
 
 
+_AUTO_SPILL_BYTES = 1 << 30
+"""Input (uncompressed, estimated) from which ``gridtrace parse`` assembles out of core."""
+
+
+def _use_spill(args: argparse.Namespace) -> bool:
+    """Whether to assemble out of core: ``--spill``, or by default above 1 GiB of TORQUE logs."""
+    if args.spill is not None:
+        return bool(args.spill)
+    if args.scheduler or args.anonymize_key_file:
+        return False
+    from gridtrace.logs._io import scan_log_paths
+    from gridtrace.logs._registry import detect_format, get_format
+    from gridtrace.logs._spill import PARTITION_INPUT_BYTES, default_partitions
+
+    try:
+        files = scan_log_paths(args.paths).files
+        if default_partitions(files) * PARTITION_INPUT_BYTES < _AUTO_SPILL_BYTES:
+            return False
+        if args.format:
+            return get_format(args.format).name == "torque"
+        return all(detect_format(path) == "torque" for path in files)
+    except (GridtraceError, OSError):  # parse_logs says what is wrong
+        return False
+
+
+def _cmd_parse_spill(args: argparse.Namespace) -> int:
+    from gridtrace.logs import parse_logs_to
+    from gridtrace.logs._registry import NOTHING_READ
+
+    if args.anonymize_key_file or args.scheduler:
+        msg = "--spill reads on local process workers, without a key: leave out "
+        msg += "--anonymize-key-file/--scheduler (anonymise the tables afterwards)"
+        raise ConfigError(msg)
+    mapping = _vo_mapping(args)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", f".*: {NOTHING_READ}: ", DataQualityWarning)
+        result = parse_logs_to(
+            args.paths,
+            args.out,
+            format=args.format,
+            site=args.site,
+            tz=args.tz,
+            errors=args.errors,
+            workers=args.workers,
+            partitions=args.partitions,
+            spill_dir=args.spill_dir,
+            jobs_transform=mapping.apply,
+        )
+    _say(
+        f"assembled out of core: records spilled by job id to {result.partitions} "
+        f"partition(s), assembled on {args.workers} process worker(s)"
+    )
+    return _report_parse(args, result.summary, result.job_flags, result.record_flags)
+
+
 def _cmd_parse(args: argparse.Namespace) -> int:
+    if _use_spill(args):
+        return _cmd_parse_spill(args)
     if _torque_only(args):
         from gridtrace.logs._lazy_pandas import defer_pandas_check
 
         defer_pandas_check()  # before pyarrow's first conversion imports pandas (0.4 s)
     from gridtrace._atomic import write_parquet, write_text
-    from gridtrace.logs import flag_meanings, parse_logs
+    from gridtrace.logs import parse_logs
     from gridtrace.logs._registry import NOTHING_READ
 
     key = None
@@ -132,16 +189,29 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     for name, table in zip(_PARSE_OUTPUTS, tables, strict=True):
         write_parquet(table, out / name)
     write_text(summary_path, json.dumps(summary, indent=2) + "\n")
+    flags = [_flag_counts_by_format(table) for table in (result.jobs, result.records)]
+    return _report_parse(args, summary, *flags)
 
+
+def _report_parse(
+    args: argparse.Namespace,
+    summary: dict[str, Any],
+    job_flags: dict[str, dict[str, int]],
+    record_flags: dict[str, dict[str, int]],
+) -> int:
+    from gridtrace.logs import flag_meanings
+    from gridtrace.logs._registry import NOTHING_READ
+
+    out = Path(args.out)
     _say(
         f"{summary['lines_read']} lines read from {summary['files']} file(s): "
         f"{summary['lines_parsed']} parsed, {summary['lines_quarantined']} quarantined"
     )
     _say("records by type: " + _counts(summary["records_by_type"]))
     _say(f"{summary['jobs']} job attempts; by state: " + _counts(summary["jobs_by_state"]))
-    for label, table in (("job flags", result.jobs), ("record flags", result.records)):
+    for label, by_format in (("job flags", job_flags), ("record flags", record_flags)):
         # each row's flags are explained in its own format's words (readers share some names)
-        for source_format, counts in _flag_counts_by_format(table).items():
+        for source_format, counts in by_format.items():
             _say(f"{label} ({source_format}):")
             for line in _flag_lines(counts, flag_meanings(source_format)):
                 _say(line)
@@ -808,9 +878,28 @@ def _build_parser() -> argparse.ArgumentParser:
     parse.add_argument("--site", help="site name (default: the first path's name)")
     parse.add_argument("--tz", help="the site's IANA time zone (default: inferred)")
     parse.add_argument("--errors", choices=("raise", "warn", "skip"), default="warn")
-    parse.add_argument("--workers", type=int, default=1, help="files parsed at once (dask)")
+    parse.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="files parsed at once (dask); with --spill, process workers for files and partitions",
+    )
     parse.add_argument(
         "--processes", action="store_true", help="local workers as processes, not threads"
+    )
+    parse.add_argument(
+        "--spill",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="assemble jobs out of core: records spilled to disk by job id, partitions "
+        "assembled on --workers process workers; memory bounded by the largest file and "
+        "partition (default: on for TORQUE/PBS input over 1 GiB, estimated uncompressed)",
+    )
+    parse.add_argument(
+        "--partitions", type=int, help="with --spill: partitions (default: ~32 MiB of log each)"
+    )
+    parse.add_argument(
+        "--spill-dir", help="with --spill: folder for the spill files (default: the output folder)"
     )
     parse.add_argument("--scheduler", help="address of a running dask.distributed scheduler")
     parse.add_argument("--vo-map", help="JSON file of VO rules (see gridtrace.logs.VOMapping)")

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         detect_format,
         get_format,
         parse_logs,
+        parse_logs_to,
         register_format,
         registered_formats,
     )
@@ -89,6 +90,7 @@ _WHERE = {
     "has_flag": "gridtrace.logs._trace",
     "log_headers": "gridtrace.logs._swf",
     "parse_logs": "gridtrace.logs._registry",
+    "parse_logs_to": "gridtrace.logs._registry",
     "processors_of_headers": "gridtrace.logs._swf",
     "read_gwf": "gridtrace.logs._gwf",
     "read_htcondor": "gridtrace.logs._htcondor",
@@ -134,6 +136,7 @@ __all__ = [
     "has_flag",
     "log_headers",
     "parse_logs",
+    "parse_logs_to",
     "processors_of_headers",
     "read_gwf",
     "read_htcondor",

@@ -49,6 +49,7 @@ from gridtrace.logs._io import (
     read_log_head,
     scan_log_paths,
 )
+from gridtrace.logs._spill import SpilledParse
 
 __all__ = [
     "LogFormat",
@@ -56,6 +57,7 @@ __all__ = [
     "detect_format",
     "get_format",
     "parse_logs",
+    "parse_logs_to",
     "register_format",
     "registered_formats",
 ]
@@ -390,6 +392,114 @@ def parse_logs(
         from gridtrace.logs._anonymize import anonymize_result
 
         result = anonymize_result(result, anonymize)
+    return result
+
+
+SUMMARY_NAME = "parse-summary.json"
+OUTPUT_NAMES = ("records.parquet", "jobs.parquet", "quarantine.parquet")
+
+
+def parse_logs_to(
+    paths: StrPath | Iterable[StrPath],
+    out_dir: StrPath,
+    *,
+    format: str | None = None,
+    site: str | None = None,
+    tz: str | None = None,
+    errors: ErrorPolicy = "warn",
+    workers: int = 1,
+    partitions: int | None = None,
+    spill_dir: StrPath | None = None,
+    jobs_transform: Callable[[pa.Table], pa.Table] | None = None,
+) -> SpilledParse:
+    """Parse logs out of core: the tables of :func:`parse_logs`, written to ``out_dir``.
+
+    Records are spilled to disk by job and each partition is assembled on its own (see
+    :mod:`gridtrace.logs._spill`), so memory is bounded by the largest file and the largest
+    partition, not by the input. ``records.parquet``, ``jobs.parquet`` and ``quarantine.parquet``
+    hold the rows, values and order :func:`parse_logs` gives, written by row groups, each through
+    a temporary file renamed into place; ``parse-summary.json`` (the keys and counts of
+    :meth:`ParseResult.summary`, with ``skipped`` and ``files_failed``) is removed before the
+    tables are written and written last, so a folder with a summary holds the complete tables
+    of that run (an error while reading, ``errors="raise"`` at a bad line, leaves the folder as
+    it was).
+
+    Parameters
+    ----------
+    paths : path or iterable of paths
+        Files and directories, as for :func:`parse_logs`.
+    out_dir : path
+        The output folder (created if missing).
+    format, site, tz, errors
+        As for :func:`parse_logs`.
+    workers : int, default 1
+        Process workers for the per-file and per-partition tasks; 1 runs them here.
+    partitions : int, optional
+        Partitions of the records (default from the input size, about 32 MiB of text each).
+    spill_dir : path, optional
+        Where the temporary spill folder goes (default: inside ``out_dir``).
+    jobs_transform : callable, optional
+        Applied to each row group of ``jobs`` before it is written (e.g. a VO mapping's apply).
+
+    Returns
+    -------
+    SpilledParse
+        Its ``summary`` is what was written to ``parse-summary.json``.
+
+    Raises
+    ------
+    ConfigError
+        If a format read has no out-of-core assembly (TORQUE/PBS has), or for bad ``workers``.
+    FileNotFoundError, UnknownFormatError, LogParseError, OSError
+        As :func:`parse_logs`.
+    """
+    import json
+
+    from gridtrace._atomic import write_text
+    from gridtrace.logs._spill import spill_format, spill_parse
+
+    policy = check_error_policy(errors)
+    given = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    scan = scan_log_paths(given)
+    site = site or default_site_name(given)
+    if not scan.files:
+        passed = "".join(f"; {path} skipped: {why}" for path, why in scan.skipped)
+        msg = f"no log files under {', '.join(str(p) for p in given)}{passed}"
+        raise FileNotFoundError(msg)
+    _load_entry_points()
+    plan = _plan(scan, given, format)
+    if len(plan.groups) != 1:
+        names = ", ".join(plan.groups) or "none recognised"
+        msg = f"out-of-core parsing reads one format at a time; these files are {names}"
+        raise (ConfigError if plan.groups else UnknownFormatError)(msg)
+    ((name, files),) = plan.groups.items()
+    spill_format(name)  # refuse a format without out-of-core assembly before reading
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    summary_path = out / SUMMARY_NAME
+    result = spill_parse(
+        name,
+        files,
+        out,
+        site=site,
+        tz=tz,
+        errors=policy,
+        workers=workers,
+        partitions=partitions,
+        spill_dir=spill_dir,
+        jobs_transform=jobs_transform,
+        remove_first=[SUMMARY_NAME],
+    )
+    failed = list(plan.failed)
+    for part in result.failed_parts:
+        failed.append(_nothing_read(name, part.src_file, part, forced=bool(format)))
+    summary = {**result.summary, "skipped": plan.skipped, "files_failed": failed}
+    if policy == "warn":
+        for entry in failed:
+            message = f"{entry['file']}: {NOTHING_READ}: {entry['why']}"
+            warnings.warn(message, DataQualityWarning, stacklevel=2)
+    result = dataclasses.replace(result, summary=summary)
+    write_text(summary_path, json.dumps(summary, indent=2) + "\n")
     return result
 
 

@@ -30,17 +30,26 @@ from gridtrace.logs._base import (
     tokenize_guarded,
 )
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.logs._spill import PartitionAssembly, SpillFormat
 from gridtrace.logs._torque_fast import tokenize_torque_any
-from gridtrace.logs._torque_jobs import assemble_torque_jobs
+from gridtrace.logs._torque_jobs import (
+    assemble_torque_jobs,
+    assemble_torque_partition,
+    measure_file_offsets,
+    merge_placement,
+    torque_partition_keys,
+)
 from gridtrace.logs._torque_lines import looks_like_torque
 from gridtrace.schema import QUARANTINE, RECORDS
 
 __all__ = [
     "FLAGS",
+    "TORQUE_SPILL",
     "assemble_torque",
     "in_time_order",
     "looks_like_torque",
     "read_torque",
+    "time_order",
     "tokenize_torque_file",
 ]
 
@@ -217,23 +226,32 @@ def in_time_order(parts: Sequence[FileParse]) -> tuple[list[FileParse], int]:
     Files in time order, and files with equal medians (a copy of a file), keep the order given;
     a file without readable records stays after the one before it.
     """
+    medians = [_median_stamp(part.records) for part in parts]
+    order, moved = time_order(medians, [part.src_file for part in parts])
+    return [parts[i] for i in order], moved
+
+
+def time_order(medians: Sequence[float | None], names: Sequence[str]) -> tuple[list[int], int]:
+    """Return the reading order of files from their median stamps, and how many moved.
+
+    What :func:`in_time_order` does, on the medians alone (the spill path keeps no records).
+    """
     keys: list[float] = []
     previous = float("-inf")
-    for part in parts:
-        median = _median_stamp(part.records)
+    for median in medians:
         previous = previous if median is None else median
         keys.append(previous)
-    order = sorted(range(len(parts)), key=lambda i: (keys[i], i))
+    order = sorted(range(len(keys)), key=lambda i: (keys[i], i))
     moved = sum(i != j for i, j in enumerate(order))
     if moved:
         logger.warning(
             "%d of %d files were given out of time order; read in the order of their records' "
             "stamps: %s",
             moved,
-            len(parts),
-            ", ".join(parts[i].src_file for i in order),
+            len(keys),
+            ", ".join(names[i] for i in order),
         )
-    return [parts[i] for i in order], moved
+    return order, moved
 
 
 def _nul_bytes(*columns: pa.ChunkedArray[Any]) -> int:
@@ -339,3 +357,98 @@ def read_torque(
         for f in files
     ]
     return assemble_torque(parts, tz=tz, unitless_memory=unitless_memory)
+
+
+# --------------------------------------------------------------------------------------------
+# out-of-core assembly (gridtrace.logs._spill)
+
+# the facts of assemble_torque_jobs that are counts: summed over partitions
+_PLACEMENT_KEYS = frozenset(
+    {"tz", "tz_offset_s", "tz_source", "offsets_seen", "offset_outliers", "dst"}
+    | {"zone_offset_mismatches", "dst_ambiguous_records", "dst_gap_records"}
+)
+
+
+def _spill_prepare(
+    part: FileParse, tz: str | None
+) -> tuple[dict[str, np.ndarray[Any, Any]], dict[str, Any]]:
+    placed = measure_file_offsets(part.records, tz)
+    facts = {
+        **placed.facts,
+        "median_stamp": _median_stamp(part.records),
+        "nul_bytes": _nul_bytes(part.records.column("raw"), part.quarantine.column("raw")),
+    }
+    return {"_offset": placed.offset, "_dst": placed.dst}, facts
+
+
+def _spill_context(
+    facts: list[dict[str, Any]], tz: str | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    dominant, info = merge_placement(facts, tz)
+    return {"dominant": dominant}, {"tz": tz, "tz_offset_s": dominant, **info}
+
+
+def _spill_assemble(
+    records: pa.Table,
+    columns: dict[str, np.ndarray[Any, Any]],
+    context: dict[str, Any],
+    tz: str | None,
+) -> PartitionAssembly:
+    assembly = assemble_torque_partition(
+        records, columns["_offset"], columns["_dst"], tz=tz, dominant=context["dominant"]
+    )
+    return PartitionAssembly(
+        assembly.records, assembly.jobs, assembly.job_first_rows, assembly.info
+    )
+
+
+def _spill_merge_info(
+    infos: list[dict[str, Any]], placement: dict[str, Any], facts: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Return the facts of :func:`assemble_torque`: placement from the first pass, counts summed."""
+    full = [info for info in infos if "attempts" in info]  # partitions that had records
+    nul_bytes = sum(f["nul_bytes"] for f in facts)
+    if not full:
+        tz = placement["tz"]
+        return {
+            "format": "torque",
+            "tz": tz,
+            "tz_source": "given" if tz else None,
+            "files_reordered": 0,
+            "nul_bytes_stripped": nul_bytes,
+        }
+    merged: dict[str, Any] = {"format": "torque", **placement}
+    for key in full[0]:
+        if key in _PLACEMENT_KEYS:
+            continue
+        if key == "jobs_by_state":
+            states: dict[str, int] = {}
+            for info in full:
+                for state, count in info[key].items():
+                    states[state] = states.get(state, 0) + count
+            merged[key] = dict(sorted(states.items()))
+        else:
+            merged[key] = sum(info[key] for info in full)
+    merged["files_reordered"] = 0
+    merged["nul_bytes_stripped"] = nul_bytes
+    return merged
+
+
+TORQUE_SPILL = SpillFormat(
+    name="torque",
+    prepare=_spill_prepare,
+    keys=torque_partition_keys,
+    context=_spill_context,
+    assemble=_spill_assemble,
+    merge_info=_spill_merge_info,
+)
+"""How :func:`gridtrace.logs._spill.spill_parse` reads TORQUE/PBS logs out of core.
+
+Facts of :func:`assemble_torque` and how the spill path keeps them exact: the stamp placement
+(offsets measured, carried along each file, zone and DST flags) is per file, done in the spill
+pass; the dominant offset (the fallback of files without any, and ``tz_offset_s``), the offsets
+seen, outliers and DST counts are summed from every file's counts; duplicate lines meet in one
+partition (same id, same hash), so ``duplicate_lines`` and the ``DUPLICATE`` flags are exact; the
+other counts (attempts, jobs, states, truncated records, ...) are per job and summed; the file
+order (``files_reordered``) comes from each file's median stamp.
+"""

@@ -1,0 +1,623 @@
+"""Out-of-core job assembly: records spilled to disk by job, partitions assembled independently.
+
+A format that spreads a job over many records (TORQUE/PBS: Q, S and E records in different daily
+files) cannot build ``jobs`` from one file at a time, and building it from all records at once
+needs them all in memory (about 3 GB per million TORQUE lines). :func:`spill_parse` bounds that
+by the largest file and the largest partition instead:
+
+1. **Spill** (one task per file, on process workers): the file is tokenised, the format's
+   :attr:`SpillFormat.prepare` adds what is local to the file (for TORQUE the placement of its
+   stamps, the offset carried along its lines) and its facts (counts, median stamp), and
+   :attr:`SpillFormat.keys` hashes each record's job identity; the records are written to one
+   Arrow IPC file (LZ4) per input file, one record batch per partition (``hash % partitions``).
+   Whatever groups records into one job must give them one hash: every record of a job, and
+   every copy of a line, lands in one partition.
+2. **Global facts** (this process, from the small per-file facts): the reading order of the
+   files (TORQUE: time order of their records, as :func:`~gridtrace.logs._torque.in_time_order`),
+   each record's position in the whole log, and what only the whole log gives
+   (:attr:`SpillFormat.context`: for TORQUE the dominant offset).
+3. **Assemble** (one task per partition, on process workers): the partition's batch of every
+   spill file, sorted by position in the whole log, is assembled by the format's own assembly
+   code; its records and jobs are written to an IPC file by *window* of positions (job rows by
+   the position where their job first appears, which is the order of the in-memory ``jobs``).
+4. **Merge** (this process): window by window, the partitions' batches are concatenated and
+   sorted by position, and written as row groups of ``records.parquet`` and ``jobs.parquet``;
+   quarantine rows are written per file in reading order. Each output is written to a temporary
+   file in the output folder and renamed into place; ``parse-summary.json`` comes last.
+
+The tables are those of :func:`~gridtrace.logs.parse_logs` (same rows, values and order), and
+the summary holds the same keys and counts: counts per partition are summed, the placement facts
+come from the first pass. Memory is bounded by the largest input file (spill), the largest
+partition (assembly) and one window (merge), not by the input. The spill folder (by default a
+hidden folder in the output folder) is removed at the end; a hard kill may leave it behind, never
+a half-written output.
+
+A format plugs in by registering a :class:`SpillFormat` (see :func:`register_spill_format`);
+TORQUE/PBS is built in. SGE, LSF and Slurm (steps) would give ``keys`` (their job id), a
+``prepare`` that returns no column, and an ``assemble`` that calls their ``assemble_<fmt>`` on
+one partition's records and returns the row of each job's first record.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import logging
+import math
+import os
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gridtrace._atomic import atomic_path
+from gridtrace.errors import ConfigError
+from gridtrace.logs._base import ErrorPolicy, FileParse, apply_error_policy
+from gridtrace.schema import QUARANTINE, RECORDS
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
+__all__ = [
+    "PartitionAssembly",
+    "SpillFormat",
+    "SpilledParse",
+    "default_partitions",
+    "register_spill_format",
+    "spill_format",
+    "spill_parse",
+]
+
+logger = logging.getLogger(__name__)
+
+I64 = npt.NDArray[np.int64]
+
+POSITION = "_pos"
+"""Column of spilled and assembled records: the record's row in the whole log (reading order)."""
+JOB_POSITION = "_first"
+"""Column of assembled jobs: the position of the first record of the job's id."""
+ROW = "_row"
+"""Column of spilled records: the record's row in its file."""
+
+WINDOW_ROWS = 1 << 17
+"""Records per merge window (one row group of ``records.parquet`` at most): ~200 MB of records."""
+PARTITION_INPUT_BYTES = 32 << 20
+"""Uncompressed input bytes per partition that :func:`default_partitions` aims at."""
+_COMPRESSED_RATIO = 8  # a compressed log is taken as this many times its size, uncompressed
+_COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zstd")
+MAX_PARTITIONS = 4096
+
+
+@dataclass(frozen=True)
+class PartitionAssembly:
+    """What a format's assembly gives for one partition.
+
+    Attributes
+    ----------
+    records : pyarrow.Table
+        The partition's records as the in-memory assembly returns them, in the order given.
+    jobs : pyarrow.Table
+        Its jobs, in the in-memory order.
+    job_first_rows : numpy.ndarray
+        For each job row, the row of ``records`` where its job first appears (non-decreasing).
+    info : dict
+        The format's facts for these jobs; counts are summed over partitions.
+    """
+
+    records: pa.Table
+    jobs: pa.Table
+    job_first_rows: I64
+    info: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SpillFormat:
+    """How a format's records are spilled and assembled by partition.
+
+    Every callable must be a module-level function (it runs in worker processes).
+
+    Attributes
+    ----------
+    name : str
+        The format's registered name.
+    prepare : callable
+        ``prepare(part, tz) -> (columns, facts)``: per-record columns (numpy arrays, spilled with
+        the records) and JSON-able facts of one tokenised file. A ``"median_stamp"`` fact (float
+        or None) orders the files by time, as the in-memory reader does.
+    keys : callable
+        ``keys(records) -> uint64 array``: records assembled together must share the value.
+    context : callable
+        ``context(facts, tz) -> (context, info)``: from every file's facts, in reading order,
+        what each partition's assembly needs, and the facts the summary takes from the first pass.
+    assemble : callable
+        ``assemble(records, columns, context, tz) -> PartitionAssembly``.
+    merge_info : callable
+        ``merge_info(infos, info, files) -> info``: the summary's facts from the partitions'
+        infos, the first pass's ``info`` and every file's facts.
+    """
+
+    name: str
+    prepare: Callable[[FileParse, str | None], tuple[dict[str, npt.NDArray[Any]], dict[str, Any]]]
+    keys: Callable[[pa.Table], npt.NDArray[np.uint64]]
+    context: Callable[[list[dict[str, Any]], str | None], tuple[dict[str, Any], dict[str, Any]]]
+    assemble: Callable[
+        [pa.Table, dict[str, npt.NDArray[Any]], dict[str, Any], str | None], PartitionAssembly
+    ]
+    merge_info: Callable[
+        [list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]], dict[str, Any]
+    ]
+
+
+_SPILL_FORMATS: dict[str, tuple[str, str] | SpillFormat] = {
+    "torque": ("gridtrace.logs._torque", "TORQUE_SPILL"),
+}
+
+
+def register_spill_format(spill: SpillFormat) -> None:
+    """Let :func:`spill_parse` read the format named ``spill.name``.
+
+    A format registered at run time reaches worker processes only when they import the module
+    that registers it; prefer putting the :class:`SpillFormat` in a module of the package.
+    """
+    _SPILL_FORMATS[spill.name] = spill
+
+
+def spill_format(name: str) -> SpillFormat:
+    """Return the :class:`SpillFormat` of a registered format name.
+
+    Raises
+    ------
+    ConfigError
+        If the format has no out-of-core assembly.
+    """
+    entry = _SPILL_FORMATS.get(name)
+    if entry is None:
+        known = ", ".join(sorted(_SPILL_FORMATS))
+        msg = f"format {name!r} has no out-of-core assembly yet (formats that have: {known})"
+        raise ConfigError(msg)
+    if isinstance(entry, SpillFormat):
+        return entry
+    found: SpillFormat = getattr(importlib.import_module(entry[0]), entry[1])
+    return found
+
+
+def default_partitions(files: Sequence[str | os.PathLike[str]]) -> int:
+    """Return a partition count that keeps each partition near 32 MiB of log text.
+
+    Compressed files (by suffix) count eight times their size.
+    """
+    total = 0
+    for path in files:
+        size = Path(path).stat().st_size
+        compressed = str(path).lower().endswith(_COMPRESSED_SUFFIXES)
+        total += size * (_COMPRESSED_RATIO if compressed else 1)
+    return max(1, min(MAX_PARTITIONS, math.ceil(total / PARTITION_INPUT_BYTES)))
+
+
+# --------------------------------------------------------------------------------------------
+# the tasks (module level: they run in worker processes)
+
+
+@dataclass(frozen=True)
+class _Spilled:
+    """One file after the spill step: its quarantine and facts; its records are on disk."""
+
+    src_file: str
+    records: int
+    lines_read: int
+    quarantine: pa.Table
+    facts: dict[str, Any]
+
+
+def _one_batch(table: pa.Table) -> pa.RecordBatch:
+    batches = table.combine_chunks().to_batches()
+    if len(batches) == 1:
+        return batches[0]
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.concat_arrays([b.column(i) for b in batches]) if batches else pa.array([], f.type)
+            for i, f in enumerate(table.schema)
+        ],
+        schema=table.schema,
+    )
+
+
+def _write_batches(path: Path, schema: pa.Schema, batches: Sequence[pa.RecordBatch]) -> None:
+    # LZ4: spill files are written once and read once; uncompressed, a log of 17 M jobs would
+    # need ~40 GB of spill space (records twice: spilled, then assembled)
+    options = pa.ipc.IpcWriteOptions(compression="lz4")
+    with (
+        pa.OSFile(str(path), "wb") as sink,
+        pa.ipc.new_file(sink, schema, options=options) as writer,
+    ):
+        for batch in batches:
+            writer.write_batch(batch)
+
+
+def _split(table: pa.Table, labels: I64, count: int) -> list[pa.RecordBatch]:
+    """One batch per label 0..count-1 (empty where none), rows in their order in ``table``."""
+    order = np.argsort(labels, kind="stable")
+    ordered = table.take(order)
+    bounds = np.searchsorted(labels[order], np.arange(count + 1))
+    return [
+        _one_batch(ordered.slice(int(bounds[i]), int(bounds[i + 1] - bounds[i])))
+        for i in range(count)
+    ]
+
+
+def _spill_file(
+    name: str, path: str, site: str, tz: str | None, index: int, folder: str, partitions: int
+) -> _Spilled:
+    from gridtrace.logs._registry import _tokenize
+
+    spill = spill_format(name)
+    part = _tokenize(name, path, site)
+    columns, facts = spill.prepare(part, tz)
+    records = part.records
+    n = records.num_rows
+    records = records.append_column(ROW, pa.array(np.arange(n, dtype=np.int64)))
+    for column, values in columns.items():
+        records = records.append_column(column, pa.array(values))
+    labels = (spill.keys(part.records) % np.uint64(partitions)).astype(np.int64)
+    _write_batches(_spill_path(folder, index), records.schema, _split(records, labels, partitions))
+    return _Spilled(part.src_file, n, part.lines_read, part.quarantine, facts)
+
+
+def _read_batch(path: Path, index: int) -> pa.RecordBatch:
+    """Read one record batch of an IPC file into memory (the file is closed after)."""
+    with pa.OSFile(str(path), "rb") as source:
+        return pa.ipc.open_file(source).get_batch(index)
+
+
+def _spill_path(folder: str, index: int) -> Path:
+    return Path(folder) / f"file-{index:06d}.arrow"
+
+
+def _out_path(folder: str, partition: int, table: str) -> Path:
+    return Path(folder) / f"part-{partition:05d}.{table}.arrow"
+
+
+def _flag_counts(table: pa.Table) -> dict[str, dict[str, int]]:
+    """Count each flag of a table per ``source_format``."""
+    flags = table.column("flags").combine_chunks()
+    if not len(flags) or not len(pc.list_flatten(flags)):
+        return {}
+    owners = pc.take(table.column("source_format"), pc.list_parent_indices(flags))
+    pairs = pa.table({"format": owners.combine_chunks(), "flag": pc.list_flatten(flags)})
+    counted = pairs.group_by(["format", "flag"]).aggregate([([], "count_all")])
+    out: dict[str, dict[str, int]] = {}
+    for row in counted.to_pylist():
+        out.setdefault(row["format"], {})[row["flag"]] = row["count_all"]
+    return out
+
+
+def _value_counts(column: pa.ChunkedArray[Any]) -> dict[str, int]:
+    counted: list[dict[str, Any]] = cast(Any, pc.value_counts(column.combine_chunks())).to_pylist()
+    return {str(c["values"]): int(c["counts"]) for c in counted}
+
+
+def _assemble_partition(
+    name: str,
+    partition: int,
+    folder: str,
+    starts: list[int],
+    context: dict[str, Any],
+    tz: str | None,
+    window_rows: int,
+    windows: int,
+    jobs_transform: Callable[[pa.Table], pa.Table] | None,
+) -> dict[str, Any]:
+    spill = spill_format(name)
+    pieces = []
+    for index, start in enumerate(starts):
+        batch = _read_batch(_spill_path(folder, index), partition)
+        if batch.num_rows:
+            rows = batch.column(ROW).to_numpy()
+            where = pa.array(rows + np.int64(start))
+            pieces.append(pa.Table.from_batches([batch]).append_column(POSITION, where))
+    if pieces:
+        table = pa.concat_tables(pieces).sort_by(POSITION)
+    else:  # the schema of any spill file
+        schema = _read_batch(_spill_path(folder, 0), partition).schema
+        table = schema.append(pa.field(POSITION, pa.int64())).empty_table()
+    position = table.column(POSITION).to_numpy()
+    extra = [c for c in table.column_names if c.startswith("_")]
+    columns = {c: table.column(c).to_numpy() for c in extra if c not in (ROW, POSITION)}
+    result = spill.assemble(table.drop_columns(extra), columns, context, tz)
+    records = result.records.append_column(POSITION, pa.array(position))
+    first = position[result.job_first_rows] if len(position) else np.empty(0, np.int64)
+    jobs = result.jobs if jobs_transform is None else jobs_transform(result.jobs)
+    jobs = jobs.append_column(JOB_POSITION, pa.array(first, pa.int64()))
+    _write_batches(
+        _out_path(folder, partition, "records"),
+        records.schema,
+        _split(records, position // window_rows, windows),
+    )
+    _write_batches(
+        _out_path(folder, partition, "jobs"),
+        jobs.schema,
+        _split(jobs, first // window_rows, windows),
+    )
+    return {
+        "info": result.info,
+        "records_by_type": _value_counts(records.column("record_type")),
+        "record_flags": _flag_counts(records),
+        "job_flags": _flag_counts(jobs),
+        "jobs_by_state": _value_counts(jobs.column("state")),
+        "job_rows": jobs.num_rows,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# the driver
+
+
+@dataclass(frozen=True)
+class SpilledParse:
+    """What :func:`spill_parse` wrote, and its summary.
+
+    Attributes
+    ----------
+    summary : dict
+        The keys and counts of :meth:`ParseResult.summary` for the same input.
+    record_flags, job_flags : dict
+        Each flag's count per ``source_format`` (what ``gridtrace parse`` prints).
+    failed_parts : list of FileParse
+        Files none of whose lines became a record (their quarantine; no records).
+    partitions : int
+        The partitions the records were spilled to.
+    """
+
+    summary: dict[str, Any]
+    record_flags: dict[str, dict[str, int]] = field(default_factory=dict)
+    job_flags: dict[str, dict[str, int]] = field(default_factory=dict)
+    failed_parts: list[FileParse] = field(default_factory=list)
+    partitions: int = 1
+
+
+@contextmanager
+def _executor(workers: int) -> Iterator[Executor | None]:
+    if workers <= 1:
+        yield None
+        return
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    # spawn: a forked child of a process whose Arrow threads hold locks can hang
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        yield pool
+
+
+def _run(
+    pool: Executor | None, function: Callable[..., Any], calls: list[tuple[Any, ...]]
+) -> list[Any]:
+    if pool is None:
+        return [function(*args) for args in calls]
+    futures = [pool.submit(function, *args) for args in calls]
+    return [future.result() for future in futures]
+
+
+def _time_order(spilled: list[_Spilled]) -> tuple[list[int], int]:
+    """Return the reading order of the files: by median stamp where the format has one."""
+    if not any("median_stamp" in s.facts for s in spilled):
+        return list(range(len(spilled))), 0
+    from gridtrace.logs._torque import time_order
+
+    return time_order([s.facts.get("median_stamp") for s in spilled], [s.src_file for s in spilled])
+
+
+def spill_parse(
+    name: str,
+    files: Sequence[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    site: str,
+    tz: str | None = None,
+    errors: ErrorPolicy = "warn",
+    workers: int = 1,
+    partitions: int | None = None,
+    spill_dir: str | os.PathLike[str] | None = None,
+    window_rows: int = WINDOW_ROWS,
+    jobs_transform: Callable[[pa.Table], pa.Table] | None = None,
+    remove_first: Sequence[str] = (),
+) -> SpilledParse:
+    """Parse the files of one format out of core into ``records``, ``jobs`` and ``quarantine``.
+
+    Writes ``records.parquet``, ``jobs.parquet`` and ``quarantine.parquet`` in ``out_dir`` (by
+    row groups, each through a temporary file renamed into place); the caller writes the
+    summary. See the module's docstring for the steps and what bounds memory.
+
+    Parameters
+    ----------
+    name : str
+        A format with a :class:`SpillFormat` (``torque``).
+    files : sequence of str
+        The files, in the order given to the reader.
+    out_dir : path
+        The output folder (created if missing).
+    site : str
+        Site name for every row.
+    tz : str, optional
+        The site's IANA zone.
+    errors : {"raise", "warn", "skip"}, default "warn"
+        What to do with unreadable lines (they are quarantined in every case).
+    workers : int, default 1
+        Process workers for the spill and assembly tasks; 1 runs them in this process.
+    partitions : int, optional
+        Partitions of the records; default :func:`default_partitions`.
+    spill_dir : path, optional
+        Folder for the spill files (a temporary folder is made in it and removed at the end);
+        default the output folder.
+    window_rows : int, default 131,072
+        Records per merge window (the merge holds one window of records, then of jobs).
+    jobs_transform : callable, optional
+        Applied to each partition's ``jobs`` (a VO mapping's ``apply``); picklable with
+        ``workers`` above 1. The flags it sets are counted.
+    remove_first : sequence of str
+        Names of files in ``out_dir`` removed once the input is read, before the tables are
+        written (the summary of an earlier run: it must not stand beside half-replaced tables).
+
+    Returns
+    -------
+    SpilledParse
+        The summary and flag counts.
+
+    Raises
+    ------
+    ConfigError
+        If the format has no out-of-core assembly, or ``workers``/``partitions`` is below 1.
+    LogParseError
+        With ``errors="raise"``, at the first unreadable line.
+    """
+    spill = spill_format(name)
+    if workers < 1:
+        msg = f"workers must be at least 1, not {workers}"
+        raise ConfigError(msg)
+    partitions = default_partitions(files) if partitions is None else partitions
+    if partitions < 1:
+        msg = f"partitions must be at least 1, not {partitions}"
+        raise ConfigError(msg)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    base = Path(spill_dir) if spill_dir is not None else out
+    base.mkdir(parents=True, exist_ok=True)
+    folder = tempfile.mkdtemp(prefix=".spill-", dir=base)
+    try:
+        with _executor(workers) as pool:
+            calls = [(name, f, site, tz, i, folder, partitions) for i, f in enumerate(files)]
+            spilled: list[_Spilled] = _run(pool, _spill_file, calls)
+            for one in spilled:  # warn or raise, per file, in the order given
+                empty = RECORDS.empty_table()
+                apply_error_policy(
+                    FileParse(one.src_file, empty, one.quarantine, one.lines_read), errors
+                )
+            order, moved = _time_order(spilled)
+            starts_by_rank = np.cumsum([0] + [spilled[i].records for i in order])
+            starts = [0] * len(spilled)
+            for rank, i in enumerate(order):
+                starts[i] = int(starts_by_rank[rank])
+            total = int(starts_by_rank[-1])
+            windows = max(1, math.ceil(total / window_rows))
+            facts = [spilled[i].facts for i in order]
+            context, first_info = spill.context(facts, tz)
+            assembled: list[dict[str, Any]] = _run(
+                pool,
+                _assemble_partition,
+                [
+                    (name, k, folder, starts, context, tz, window_rows, windows, jobs_transform)
+                    for k in range(partitions)
+                ],
+            )
+        for stale in remove_first:
+            (out / stale).unlink(missing_ok=True)
+        quarantine = _write_outputs(out, folder, [spilled[i] for i in order], partitions, windows)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    info = spill.merge_info([a["info"] for a in assembled], first_info, facts)
+    info["files_reordered"] = moved
+    done = _summarise(spilled, assembled, quarantine, info)
+    return dataclasses.replace(done, partitions=partitions)
+
+
+def _write_outputs(
+    out: Path,
+    folder: str,
+    ordered: list[_Spilled],
+    partitions: int,
+    windows: int,
+) -> pa.Table:
+    import pyarrow.parquet as pq
+
+    quarantine = pa.concat_tables(
+        [QUARANTINE.empty_table(), *(s.quarantine.cast(QUARANTINE) for s in ordered)]
+    )
+    with ExitStack() as stack:
+        # each partition's file is opened per window: no more files open than one at a time
+        for table, key in (("records", POSITION), ("jobs", JOB_POSITION)):
+            target = stack.enter_context(atomic_path(out / f"{table}.parquet"))
+            writer: pq.ParquetWriter | None = None
+            for window in range(windows):
+                parts = [
+                    _read_batch(_out_path(folder, k, table), window) for k in range(partitions)
+                ]
+                merged = pa.Table.from_batches(parts).sort_by(key).drop_columns([key])
+                if writer is None:
+                    writer = stack.enter_context(pq.ParquetWriter(str(target), merged.schema))
+                if merged.num_rows or window == 0:
+                    writer.write_table(merged)
+            if writer is not None:
+                writer.close()
+        target = stack.enter_context(atomic_path(out / "quarantine.parquet"))
+        pq.write_table(quarantine, str(target))
+    return quarantine
+
+
+def _summarise(
+    spilled: list[_Spilled],
+    assembled: list[dict[str, Any]],
+    quarantine: pa.Table,
+    info: dict[str, Any],
+) -> SpilledParse:
+    from gridtrace.logs._base import _input_findings
+
+    def total(key: str) -> dict[str, int]:
+        counts: Counter[str] = Counter()
+        for part in assembled:
+            counts.update(part[key])
+        return dict(sorted(counts.items()))
+
+    def by_format(key: str) -> dict[str, dict[str, int]]:
+        counts: dict[str, Counter[str]] = {}
+        for part in assembled:
+            for fmt, flags in part[key].items():
+                counts.setdefault(fmt, Counter()).update(flags)
+        return {
+            fmt: dict(sorted(c.items(), key=lambda item: (-item[1], item[0])))
+            for fmt, c in sorted(counts.items())
+        }
+
+    record_flags, job_flags = by_format("record_flags"), by_format("job_flags")
+    lines_read = sum(s.lines_read for s in spilled)
+    parsed = sum(s.records for s in spilled)
+
+    def flat(nested: dict[str, dict[str, int]]) -> dict[str, int]:
+        counts: Counter[str] = Counter()
+        for flags in nested.values():
+            counts.update(flags)
+        return dict(sorted(counts.items()))
+
+    summary: dict[str, Any] = {
+        "files": len(spilled),
+        "lines_read": lines_read,
+        "lines_parsed": parsed,
+        "lines_quarantined": quarantine.num_rows,
+        "reconciled": lines_read == parsed + quarantine.num_rows,
+        "records_by_type": total("records_by_type"),
+        "record_flags": flat(record_flags),
+        "jobs": sum(part["job_rows"] for part in assembled),
+        "jobs_by_state": total("jobs_by_state"),
+        "job_flags": flat(job_flags),
+        "quarantine_reasons": _value_counts_sorted(quarantine.column("reason")),
+        "tz_offset_s": info.get("tz_offset_s"),
+        "input": _input_findings(quarantine),
+        **info,
+    }
+    failed = [
+        FileParse(s.src_file, RECORDS.empty_table(), s.quarantine, s.lines_read)
+        for s in spilled
+        if s.lines_read and not s.records
+    ]
+    return SpilledParse(summary, record_flags, job_flags, failed)
+
+
+def _value_counts_sorted(column: pa.ChunkedArray[Any]) -> dict[str, int]:
+    return dict(sorted(_value_counts(column).items())) if len(column) else {}
