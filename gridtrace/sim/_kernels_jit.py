@@ -556,20 +556,32 @@ def conservative_kernel_inc(
         if r_size == 0 and unres == nxt:
             continue  # nothing waits (the kept profile, if any, stays as it was)
         stats[0] += 1
-        # the first held job to re-place
+        # the first held job to re-place: the first one placed before now
         first = valid
-        if valid > 0 and pmin[valid - 1] <= now:
+        if valid > 0 and pmin[valid - 1] < now:
             a, b = 0, valid - 1
-            while a < b:  # pmin is non-increasing: first index with pmin <= now
+            while a < b:  # pmin is non-increasing: first index with pmin < now
+                mid = (a + b) >> 1
+                if pmin[mid] < now:
+                    b = mid
+                else:
+                    a = mid + 1
+            first = a
+        # the kept jobs before it that are placed at now stay there, and may start now
+        due = first
+        if first > 0 and pmin[first - 1] <= now:
+            a, b = 0, first - 1
+            while a < b:
                 mid = (a + b) >> 1
                 if pmin[mid] <= now:
                     b = mid
                 else:
                     a = mid + 1
-            first = a
+            due = a
         if rebuild or (first == 0 and valid > 0):
             stats[1] += 1
             first = 0
+            due = 0
             valid = 0  # the rebuilt profile holds no reservation: nothing to release
             rebuild = False
             lo = 0
@@ -623,6 +635,12 @@ def conservative_kernel_inc(
         now_free = free
         n_chosen = 0
         n_fresh = 0
+        for k in range(due, first):
+            row = r_row[k]
+            if pos[row] == now and cores[row] <= now_free:
+                chosen[n_chosen] = row
+                n_chosen += 1
+                now_free -= cores[row]
         j = first
         while j < r_size:
             if pv[0] == 0:
@@ -692,8 +710,8 @@ def conservative_kernel_inc(
             e_row[p] = row
             e_size += 1
         # the held jobs placed at this event are r_row[first:j_end]; drop those that started
-        w = first
-        for k in range(first, j_end):
+        w = due
+        for k in range(due, j_end):
             row = r_row[k]
             if np.isnan(start[row]):
                 r_row[w] = row
@@ -730,7 +748,7 @@ def conservative_kernel_inc(
                     row = r_row[k]
                     m = _cons_release(tv, pv, m, pos[row], est[row], cores[row])
                 valid = dirty
-        for k in range(first, valid):
+        for k in range(due, valid):
             p_k = pos[r_row[k]]
             prev = pmin[k - 1] if k > 0 else inf
             pmin[k] = p_k if p_k < prev else prev
