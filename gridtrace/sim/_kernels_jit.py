@@ -431,9 +431,10 @@ def conservative_kernel(
 # job whose position is after ``now`` keeps it: the running jobs' profile on [now, inf) is the same
 # except for the jobs started at ``t`` (whose reservation became their running interval), and a
 # reservation that was feasible stays the earliest one when only occupancy is added. So the
-# policy's re-placement only has to start at the first job in reservation order that sits at or
-# before ``now`` (stale: it has to move, or may start now), or at 0 after an early end (cores
-# freed) or after a zero-length estimate started (its reservation held the instant itself). A new
+# policy's re-placement only has to start at the first job in reservation order that sits before
+# ``now`` (stale: it has to move), or at 0 after an early end (cores freed) or after a zero-length
+# estimate started (its reservation held the instant itself); a kept job that sits at ``now``
+# stays there and starts if its cores are free (in reservation order, as the policy does). A new
 # reservation sorted before one placed before it changes the order: the jobs from there on are
 # taken out of the kept profile and re-placed at the next event. The profile keeps steps that no
 # longer change the free count (released reservations); they are merged away when it grows.
