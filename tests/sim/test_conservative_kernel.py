@@ -199,12 +199,12 @@ def test_kernel_equals_event_loop_long_traces(
     assert fast == ref
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(3))
 def test_kernels_agree_on_a_busy_synthetic_trace(seed: int) -> None:
-    # a long, loaded trace (thousands of jobs queued at once), oracle and over/under estimates:
-    # the incremental kernel against the rebuilding one (the event loop is too slow here)
+    # a long, overloaded trace (over a thousand jobs queued at once), oracle and over/under
+    # estimates: the incremental kernel against the rebuilding one (the event loop is too slow)
     rng = np.random.default_rng(seed)
-    n = 4000
+    n = 2000
     total = 64
     submit = np.sort(np.round(rng.uniform(0.0, 20_000.0, n)))
     run = np.round(rng.exponential(300.0, n))
