@@ -523,7 +523,8 @@ def conservative_kernel_inc(
     free = total
     nxt = 0
     rebuild = True
-    # counters: events, events re-placing from 0, jobs re-placed
+    # counters (third return value): events at which a job waits, profile rebuilds, placements
+    # (earliest-start scans, new jobs included)
     stats = np.zeros(3, dtype=np.int64)
     inf = np.inf
     while True:
