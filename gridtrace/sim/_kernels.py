@@ -7,11 +7,20 @@ traces. Data structures: the queue is a doubly linked list over rows (arrivals a
 may leave), completions come from a binary heap of true ends, and the running jobs are also kept
 in an array sorted by estimated end for the shadow-time computation.
 
-Conservative backfilling (:func:`conservative_starts`) rebuilds the availability profile at
+Conservative backfilling (:func:`conservative_starts`) has two kernels giving the same start times
+and election order. The rebuilding one (``incremental=False``) rebuilds the availability profile at
 every event exactly as :class:`~gridtrace.sim.ConservativeBackfilling` does, in two preallocated
 arrays; the queued jobs holding a reservation stay sorted by (first reservation, row), and the
 re-placement stops once every job left holds a reservation and needs more cores than are free
-now (none of them could start, and their first reservations are already kept).
+now (none of them could start, and their first reservations are already kept). The incremental
+one (the default) keeps the profile, reservations included, from one event to the next and
+re-places only the jobs whose reservation can change: from the first one (in reservation order)
+placed before the current time, from the first one sorted before a job that was placed before it
+(a new reservation earlier than older ones), and all of them after a job ended before its
+estimated end or a zero-length estimate started (the profile is then rebuilt). The jobs before
+that point keep their reservations (those at the current time start if their cores are free):
+the profile they were placed in only gained occupancy (the jobs started since), and a feasible
+earliest start stays the earliest when occupancy is added.
 """
 
 from __future__ import annotations
@@ -72,6 +81,8 @@ def conservative_starts(
     estimate_s: NDArray[np.float64],
     cores: NDArray[np.int64],
     total_cores: int,
+    *,
+    incremental: bool = True,
 ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """Start times and election order under conservative backfilling on a fixed pool.
 
@@ -85,6 +96,9 @@ def conservative_starts(
         Cores per job, each between 1 and ``total_cores``.
     total_cores : int
         P.
+    incremental : bool, default True
+        True: keep the profile across events and re-place only the reservations that can
+        change. False: rebuild it and re-place every reservation at each event. Same result.
 
     Returns
     -------
@@ -93,13 +107,17 @@ def conservative_starts(
     elected : ndarray of int64
         Rows in election order.
     """
-    from gridtrace.sim._kernels_jit import conservative_kernel
+    from gridtrace.sim._kernels_jit import conservative_kernel, conservative_kernel_inc
 
-    result: tuple[NDArray[np.float64], NDArray[np.int64]] = conservative_kernel(
+    args = (
         np.ascontiguousarray(submit_s, dtype=np.float64),
         np.ascontiguousarray(run_s, dtype=np.float64),
         np.ascontiguousarray(estimate_s, dtype=np.float64),
         np.ascontiguousarray(cores, dtype=np.int64),
         int(total_cores),
     )
+    if incremental:
+        start, elected, _ = conservative_kernel_inc(*args)
+        return start, elected
+    result: tuple[NDArray[np.float64], NDArray[np.int64]] = conservative_kernel(*args)
     return result

@@ -420,3 +420,338 @@ def conservative_kernel(
             r_row[lo] = row
             r_size += 1
     return start, order[:n_elected]
+
+
+# --- conservative backfilling, incremental ------------------------------------------------------
+# The same schedule as ``conservative_kernel``, with the profile (running jobs and reservations)
+# kept across events in ``times[lo:lo + m]``, ``pfree[lo:lo + m]``. Invariant after an event at
+# ``t``: the profile is the running jobs' estimated intervals plus the reservations of
+# ``r_row[:valid]``, and each of these sits at its earliest fit in the running jobs plus the
+# reservations before it (over [t, inf)). At the next event ``now`` with no early end, every such
+# job whose position is after ``now`` keeps it: the running jobs' profile on [now, inf) is the same
+# except for the jobs started at ``t`` (whose reservation became their running interval), and a
+# reservation that was feasible stays the earliest one when only occupancy is added. So the
+# policy's re-placement only has to start at the first job in reservation order that sits before
+# ``now`` (stale: it has to move), or at 0 after an early end (cores freed) or after a zero-length
+# estimate started (its reservation held the instant itself); a kept job that sits at ``now``
+# stays there and starts if its cores are free (in reservation order, as the policy does). A new
+# reservation sorted before one placed before it changes the order: the jobs from there on are
+# taken out of the kept profile and re-placed at the next event. The profile keeps steps that no
+# longer change the free count (released reservations); they are merged away when it grows.
+
+
+@numba.njit(cache=True)
+def _cons_split(
+    times: NDArray[np.float64], pfree: NDArray[np.int64], m: int, t: float
+) -> tuple[int, int]:
+    """Index of the breakpoint at ``t`` (> times[0]), inserted if absent; and the new ``m``."""
+    a, b = 0, m
+    while a < b:
+        mid = (a + b) >> 1
+        if times[mid] < t:
+            a = mid + 1
+        else:
+            b = mid
+    if a < m and times[a] == t:
+        return a, m
+    for j in range(m, a, -1):
+        times[j] = times[j - 1]
+        pfree[j] = pfree[j - 1]
+    times[a] = t
+    pfree[a] = pfree[a - 1]
+    return a, m + 1
+
+
+@numba.njit(cache=True)
+def _cons_release(
+    times: NDArray[np.float64],
+    pfree: NDArray[np.int64],
+    m: int,
+    pos: float,
+    dur: float,
+    need: int,
+) -> int:
+    """Give back the cores of a reservation at ``pos`` from ``times[0]`` (now) on; new ``m``."""
+    end = _cons_end(pos, dur)
+    s = pos if pos > times[0] else times[0]
+    if end <= s:
+        return m
+    a = 0
+    if s > times[0]:
+        a, m = _cons_split(times, pfree, m, s)
+    b, m = _cons_split(times, pfree, m, end)
+    for j in range(a, b):
+        pfree[j] += need
+    return m
+
+
+@numba.njit(cache=True)
+def conservative_kernel_inc(
+    submit: NDArray[np.float64],
+    run: NDArray[np.float64],
+    est: NDArray[np.float64],
+    cores: NDArray[np.int64],
+    total: int,
+) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]:
+    n = submit.shape[0]
+    start = np.full(n, np.nan)
+    order = np.empty(n, dtype=np.int64)
+    n_elected = 0
+    h_key = np.empty(n, dtype=np.float64)
+    h_val = np.empty(n, dtype=np.int64)
+    h_size = 0
+    e_end = np.empty(n, dtype=np.float64)
+    e_row = np.empty(n, dtype=np.int64)
+    e_size = 0
+    est_end = np.empty(n, dtype=np.float64)
+    res = np.empty(n, dtype=np.float64)  # first reservation
+    pos = np.empty(n, dtype=np.float64)  # current reservation
+    r_row = np.empty(n, dtype=np.int64)
+    pmin = np.empty(n, dtype=np.float64)  # prefix minimum of pos over r_row[:valid]
+    r_size = 0
+    valid = 0
+    unres = 0
+    cap = 8 * n + 16
+    times = np.empty(cap, dtype=np.float64)
+    pfree = np.empty(cap, dtype=np.int64)
+    lo = 0
+    m = 0
+    thresh = 64
+    suffix = np.empty(n + 1, dtype=np.int64)
+    chosen = np.empty(n, dtype=np.int64)
+    fresh = np.empty(n, dtype=np.int64)
+    free = total
+    nxt = 0
+    rebuild = True
+    # counters (third return value): events at which a job waits, profile rebuilds, placements
+    # (earliest-start scans, new jobs included)
+    stats = np.zeros(3, dtype=np.int64)
+    inf = np.inf
+    while True:
+        t_arr = submit[nxt] if nxt < n else inf
+        t_end = h_key[0] if h_size > 0 else inf
+        now = t_arr if t_arr < t_end else t_end
+        if now == inf:
+            break
+        while h_size > 0 and h_key[0] <= now:
+            row = _heap_pop(h_key, h_val, h_size)
+            h_size -= 1
+            free += cores[row]
+            if est_end[row] > now:
+                rebuild = True  # ended before its estimated end: cores freed
+            lo_, hi = 0, e_size
+            target = est_end[row]
+            while lo_ < hi:
+                mid = (lo_ + hi) >> 1
+                if e_end[mid] < target:
+                    lo_ = mid + 1
+                else:
+                    hi = mid
+            while e_row[lo_] != row:
+                lo_ += 1
+            for j in range(lo_, e_size - 1):
+                e_end[j] = e_end[j + 1]
+                e_row[j] = e_row[j + 1]
+            e_size -= 1
+        while nxt < n and submit[nxt] <= now:
+            nxt += 1
+        if r_size == 0 and unres == nxt:
+            continue  # nothing waits (the kept profile, if any, stays as it was)
+        stats[0] += 1
+        # the first held job to re-place: the first one placed before now
+        first = valid
+        if valid > 0 and pmin[valid - 1] < now:
+            a, b = 0, valid - 1
+            while a < b:  # pmin is non-increasing: first index with pmin < now
+                mid = (a + b) >> 1
+                if pmin[mid] < now:
+                    b = mid
+                else:
+                    a = mid + 1
+            first = a
+        # the kept jobs before it that are placed at now stay there, and may start now
+        due = first
+        if first > 0 and pmin[first - 1] <= now:
+            a, b = 0, first - 1
+            while a < b:
+                mid = (a + b) >> 1
+                if pmin[mid] <= now:
+                    b = mid
+                else:
+                    a = mid + 1
+            due = a
+        if rebuild or (first == 0 and valid > 0):
+            stats[1] += 1
+            first = 0
+            due = 0
+            valid = 0  # the rebuilt profile holds no reservation: nothing to release
+            rebuild = False
+            lo = 0
+            times[0] = now
+            pfree[0] = free
+            m = 1
+            for i in range(e_size):
+                t = e_end[i] if e_end[i] > now else now
+                if t == times[m - 1]:
+                    pfree[m - 1] += cores[e_row[i]]
+                else:
+                    times[m] = t
+                    pfree[m] = pfree[m - 1] + cores[e_row[i]]
+                    m += 1
+            thresh = 2 * m + 64
+        else:
+            # drop the past steps
+            a, b = lo, lo + m - 1
+            while a < b:  # last breakpoint <= now
+                mid = (a + b + 1) >> 1
+                if times[mid] <= now:
+                    a = mid
+                else:
+                    b = mid - 1
+            m -= a - lo
+            lo = a
+            times[lo] = now
+            extra = 5 * (r_size + nxt - unres) + 8
+            if lo + m + extra > cap or m > thresh:
+                w = 0
+                times[0] = times[lo]
+                pfree[0] = pfree[lo]
+                for k in range(lo + 1, lo + m):
+                    if pfree[k] != pfree[w]:
+                        w += 1
+                        times[w] = times[k]
+                        pfree[w] = pfree[k]
+                lo = 0
+                m = w + 1
+                thresh = 2 * m + 64
+        tv = times[lo:]
+        pv = pfree[lo:]
+        for k in range(first, valid):
+            row = r_row[k]
+            m = _cons_release(tv, pv, m, pos[row], est[row], cores[row])
+        has_unreserved = unres < nxt
+        suffix[r_size] = total + 1
+        for j in range(r_size - 1, first - 1, -1):
+            c = cores[r_row[j]]
+            suffix[j] = c if c < suffix[j + 1] else suffix[j + 1]
+        now_free = free
+        n_chosen = 0
+        n_fresh = 0
+        for k in range(due, first):
+            row = r_row[k]
+            if pos[row] == now and cores[row] <= now_free:
+                chosen[n_chosen] = row
+                n_chosen += 1
+                now_free -= cores[row]
+        j = first
+        while j < r_size:
+            if pv[0] == 0:
+                break
+            if not has_unreserved and (suffix[j] > pv[0] or suffix[j] > now_free):
+                break
+            row = r_row[j]
+            need = cores[row]
+            dur = est[row]
+            s = _cons_earliest(tv, pv, m, need, dur)
+            j += 1
+            stats[2] += 1
+            if s < 0:
+                pos[row] = inf
+                continue
+            t0 = tv[s]
+            pos[row] = t0
+            m = _cons_reserve(tv, pv, m, s, _cons_end(t0, dur), need)
+            if t0 == now and need <= now_free:
+                chosen[n_chosen] = row
+                n_chosen += 1
+                now_free -= need
+        j_end = j
+        row = unres
+        while row < nxt:
+            if pv[0] == 0:
+                break
+            need = cores[row]
+            dur = est[row]
+            s = _cons_earliest(tv, pv, m, need, dur)
+            stats[2] += 1
+            if s < 0:
+                row += 1
+                continue
+            t0 = tv[s]
+            res[row] = t0
+            pos[row] = t0
+            m = _cons_reserve(tv, pv, m, s, _cons_end(t0, dur), need)
+            if t0 == now and need <= now_free:
+                chosen[n_chosen] = row
+                n_chosen += 1
+                now_free -= need
+                start[row] = now
+            else:
+                fresh[n_fresh] = row
+                n_fresh += 1
+            row += 1
+        unres = row
+        for c in range(n_chosen):
+            row = chosen[c]
+            start[row] = now
+            free -= cores[row]
+            order[n_elected] = row
+            n_elected += 1
+            _heap_push(h_key, h_val, h_size, now + run[row], row)
+            h_size += 1
+            e = now + est[row]
+            est_end[row] = e
+            if not est[row] > 0:
+                rebuild = True  # its reservation holds ``now`` itself, its running interval not
+            p = e_size
+            while p > 0 and e_end[p - 1] > e:
+                e_end[p] = e_end[p - 1]
+                e_row[p] = e_row[p - 1]
+                p -= 1
+            e_end[p] = e
+            e_row[p] = row
+            e_size += 1
+        # the held jobs placed at this event are r_row[first:j_end]; drop those that started
+        w = due
+        for k in range(due, j_end):
+            row = r_row[k]
+            if np.isnan(start[row]):
+                r_row[w] = row
+                w += 1
+        valid = w
+        for k in range(j_end, r_size):
+            r_row[w] = r_row[k]
+            w += 1
+        r_size = w
+        # fresh reservations: placed after every held job; one sorted before a job placed before
+        # it changes the order, so re-place from there at the next event
+        dirty = r_size + n_fresh
+        for f in range(n_fresh):
+            row = fresh[f]
+            t = res[row]
+            a, b = 0, r_size
+            while a < b:
+                mid = (a + b) >> 1
+                other = r_row[mid]
+                if res[other] < t or (res[other] == t and other < row):
+                    a = mid + 1
+                else:
+                    b = mid
+            if a < r_size and a < dirty:
+                dirty = a
+            for k in range(r_size, a, -1):
+                r_row[k] = r_row[k - 1]
+            r_row[a] = row
+            r_size += 1
+        if n_fresh > 0:
+            valid = r_size  # every held job was placed (no break), and so were the fresh ones
+            if dirty < r_size:
+                for k in range(dirty, r_size):
+                    row = r_row[k]
+                    m = _cons_release(tv, pv, m, pos[row], est[row], cores[row])
+                valid = dirty
+        for k in range(due, valid):
+            p_k = pos[r_row[k]]
+            prev = pmin[k - 1] if k > 0 else inf
+            pmin[k] = p_k if p_k < prev else prev
+    return start, order[:n_elected], stats

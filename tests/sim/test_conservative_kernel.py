@@ -1,11 +1,16 @@
-"""The conservative-backfilling kernel gives exactly the start times of the event loop.
+"""The conservative-backfilling kernels give exactly the start times of the event loop.
 
 The reference is :class:`~gridtrace.sim.ConservativeBackfilling` in :func:`run_events` (the
-readable implementation, unchanged); the kernel is :func:`conservative_starts`, which
-``simulate`` uses on a fixed pool with a static estimator.
+readable implementation, unchanged); the kernels are :func:`conservative_starts` (incremental,
+which ``simulate`` uses on a fixed pool with a static estimator, and the rebuilding one).
+
+The property tests take more examples with GRIDTRACE_HYPOTHESIS_SCALE (a factor on every
+``max_examples`` here), e.g. ``GRIDTRACE_HYPOTHESIS_SCALE=20 pytest --hypothesis-seed=7 ...``.
 """
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pyarrow as pa
@@ -22,6 +27,13 @@ from gridtrace.sim import (
     simulate,
 )
 from gridtrace.sim._kernels import conservative_starts
+
+_SCALE = max(1, int(os.environ.get("GRIDTRACE_HYPOTHESIS_SCALE", "1")))
+
+
+def _examples(n: int) -> int:
+    return n * _SCALE
+
 
 jobs_strategy = st.lists(
     st.tuples(
@@ -50,21 +62,40 @@ def _rows(jobs: list[tuple[int, int, int, int]], total: int, seed: int) -> JobRo
     )
 
 
-def _both(
-    rows: JobRows, total: int, estimate: list[float], estimator: WalltimeEstimator | None
-) -> tuple[tuple[list[float], list[int]], tuple[list[float], list[int]]]:
-    ref = run_events(rows, total_cores=total, policy=ConservativeBackfilling(), estimator=estimator)
+def _kernel(
+    rows: JobRows, total: int, estimate: list[float], *, incremental: bool
+) -> tuple[list[float], list[int]]:
     start, elected = conservative_starts(
         np.asarray(rows.submit_s),
         np.asarray(rows.run_s),
         np.asarray(estimate, dtype=np.float64),
         np.asarray(rows.cores, dtype=np.int64),
         total,
+        incremental=incremental,
     )
-    return (ref.start_s, ref.elected), (start.tolist(), elected.tolist())
+    return start.tolist(), elected.tolist()
 
 
-@settings(max_examples=500, deadline=None)
+def _both(
+    rows: JobRows, total: int, estimate: list[float], estimator: WalltimeEstimator | None
+) -> tuple[tuple[list[float], list[int]], tuple[list[float], list[int]]]:
+    """The event loop's (start times, election order) and the incremental kernel's.
+
+    The rebuilding kernel must give the same; checked here too.
+    """
+    ref = run_events(rows, total_cores=total, policy=ConservativeBackfilling(), estimator=estimator)
+    fast = _kernel(rows, total, estimate, incremental=True)
+    assert _kernel(rows, total, estimate, incremental=False) == fast
+    return (ref.start_s, ref.elected), fast
+
+
+def _walltime_guess(rows: JobRows) -> tuple[WalltimeEstimator, list[float]]:
+    est = WalltimeEstimator(missing="oracle")
+    est.reset(rows)
+    return est, [est.estimate(k, 0.0) for k in range(len(rows))]
+
+
+@settings(max_examples=_examples(500), deadline=None)
 @given(jobs=jobs_strategy, total=st.integers(1, 8), seed=st.integers(0, 2**16))
 def test_kernel_equals_event_loop_oracle(
     jobs: list[tuple[int, int, int, int]], total: int, seed: int
@@ -74,7 +105,7 @@ def test_kernel_equals_event_loop_oracle(
     assert fast == ref  # same start times and same election order
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=_examples(500), deadline=None)
 @given(jobs=jobs_strategy, total=st.integers(1, 8), seed=st.integers(0, 2**16))
 # found by this test against a kernel that skipped events with no core free: a job overruns its
 # walltime while the pool is full, its cores count as free now, and the policy places (gives first
@@ -101,11 +132,88 @@ def test_kernel_equals_event_loop_walltime(
     # estimates above and below the runtimes: jobs end early (the profile is compressed) or
     # overrun their reservations (an overdue estimated end counts as now)
     rows = _rows(jobs, total, seed)
-    est = WalltimeEstimator(missing="oracle")
-    est.reset(rows)
-    guess = [est.estimate(k, 0.0) for k in range(len(rows))]
+    est, guess = _walltime_guess(rows)
     ref, fast = _both(rows, total, guess, est)
     assert fast == ref
+
+
+def _jobs(
+    size: int, submit_max: int, run_max: int, over: tuple[int, int]
+) -> st.SearchStrategy[list[tuple[int, int, int, int]]]:
+    return st.lists(
+        st.tuples(
+            st.integers(0, submit_max),
+            st.integers(0, run_max),
+            st.integers(1, 8),
+            st.integers(*over),
+        ),
+        min_size=1,
+        max_size=size,
+    )
+
+
+@settings(max_examples=_examples(300), deadline=None)
+@given(jobs=_jobs(60, 40, 25, (1, 40)), total=st.integers(1, 8), seed=st.integers(0, 2**16))
+def test_kernel_equals_event_loop_early_ends(
+    jobs: list[tuple[int, int, int, int]], total: int, seed: int
+) -> None:
+    # every walltime above the runtime: every job with a positive runtime ends before its
+    # estimated end, so the kept profile is compressed at nearly every completion
+    rows = _rows(jobs, total, seed)
+    est, guess = _walltime_guess(rows)
+    ref, fast = _both(rows, total, guess, est)
+    assert fast == ref
+
+
+@settings(max_examples=_examples(300), deadline=None)
+@given(jobs=_jobs(60, 40, 25, (-25, -1)), total=st.integers(1, 8), seed=st.integers(0, 2**16))
+def test_kernel_equals_event_loop_overdue(
+    jobs: list[tuple[int, int, int, int]], total: int, seed: int
+) -> None:
+    # every walltime below the runtime (or missing, then the runtime): jobs run past their
+    # estimated end, their cores count as free now, and reservations placed on them go stale
+    rows = _rows(jobs, total, seed)
+    est, guess = _walltime_guess(rows)
+    ref, fast = _both(rows, total, guess, est)
+    assert fast == ref
+
+
+@settings(max_examples=_examples(30), deadline=None)
+@given(
+    jobs=_jobs(400, 600, 60, (-30, 60)),
+    total=st.integers(4, 16),
+    seed=st.integers(0, 2**16),
+    oracle=st.booleans(),
+)
+def test_kernel_equals_event_loop_long_traces(
+    jobs: list[tuple[int, int, int, int]], total: int, seed: int, oracle: bool
+) -> None:
+    # long queues: many reservations kept across many events (oracle: nothing ever ends early,
+    # so only the stale and reordered reservations are re-placed)
+    rows = _rows(jobs, total, seed)
+    if oracle:
+        ref, fast = _both(rows, total, list(rows.run_s), None)
+    else:
+        est, guess = _walltime_guess(rows)
+        ref, fast = _both(rows, total, guess, est)
+    assert fast == ref
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_kernels_agree_on_a_busy_synthetic_trace(seed: int) -> None:
+    # a long, overloaded trace (over a thousand jobs queued at once), oracle and over/under
+    # estimates: the incremental kernel against the rebuilding one (the event loop is too slow)
+    rng = np.random.default_rng(seed)
+    n = 2000
+    total = 64
+    submit = np.sort(np.round(rng.uniform(0.0, 20_000.0, n)))
+    run = np.round(rng.exponential(300.0, n))
+    cores = (2 ** rng.integers(0, 7, n)).astype(np.int64)
+    for est in (run, np.round(run * rng.uniform(0.3, 3.0, n))):
+        a = conservative_starts(submit, run, est, cores, total, incremental=True)
+        b = conservative_starts(submit, run, est, cores, total, incremental=False)
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
 
 
 def test_kernel_reproduces_the_reservation_order_case() -> None:
@@ -157,3 +265,26 @@ def test_simulate_falls_back_where_the_kernel_does_not_apply() -> None:
     pool = ScheduledPool([(0.0, 32), (1000.0, 40)])
     out = simulate(table, cores=32, policy="conservative", provisioning=pool)
     assert out.summary["engine"] == "events"
+
+
+@settings(max_examples=_examples(300), deadline=None)
+@given(
+    jobs=_jobs(120, 60, 25, (-25, 30)),
+    total=st.integers(1, 8),
+    zero=st.lists(st.booleans(), min_size=120, max_size=120),
+)
+def test_kernels_agree_with_zero_estimates(
+    jobs: list[tuple[int, int, int, int]], total: int, zero: list[bool]
+) -> None:
+    # zero estimates for jobs that do run (their estimated end passes at once, and their
+    # reservation holds only the instant of their start), mixed with over- and under-estimates;
+    # any finite estimate is allowed, so this compares the two kernels directly
+    jobs = sorted(jobs)
+    submit = np.array([float(j[0]) for j in jobs])
+    run = np.array([float(j[1]) for j in jobs])
+    cores = np.array([min(j[2], total) for j in jobs], dtype=np.int64)
+    est = np.array([0.0 if zero[k] else float(max(j[1] + j[3], 0)) for k, j in enumerate(jobs)])
+    a = conservative_starts(submit, run, est, cores, total, incremental=True)
+    b = conservative_starts(submit, run, est, cores, total, incremental=False)
+    assert a[0].tolist() == b[0].tolist()
+    assert a[1].tolist() == b[1].tolist()
