@@ -93,6 +93,7 @@ REASON_STOPPED = "reading stopped"
 """Start of the quarantine reason of the rest of a file the garbage test stopped."""
 
 _WHOLE = 1 << 62  # a piece size no file reaches: the whole file in one piece
+_NEWLINE = 10
 _CHUNK = 1 << 20  # decompressed bytes per read; at most MAX_LINE_BYTES (see _LineGuard.feed)
 _ZSTD_INPUT = 1024  # compressed bytes per zstd call: bounds one call's output to ~32 MiB
 _JUNK = b" \t\r\x0b\x0c\x00"
@@ -266,6 +267,7 @@ class _LineGuard:
         self.report = report
         self.parts: list[bytes | memoryview] = []
         self.held = 0  # bytes in parts
+        self.held_lines = 0  # lines in parts
         self.total = 0  # decompressed bytes seen
         self.cursor = 0  # next byte of the current range not yet handed over or pending
         # the line in progress (not yet ended by a newline)
@@ -326,6 +328,7 @@ class _LineGuard:
             self.report.cut_lines.append((self.report.lines + 1, size, self.pending_head))
             self.parts.append(b"\n")  # an empty line in its place keeps the numbering
             self.held += 1
+            self.held_lines += 1
             self.pending, self.pending_len, self.pending_head = [], 0, b""
             self.win_bytes += 0 if final else 1  # the rest of it is counted already
             garbage = True
@@ -333,6 +336,7 @@ class _LineGuard:
             line = b"".join(self.pending)
             self.parts.append(line if final else line + b"\n")
             self.held += len(line) + (0 if final else 1)
+            self.held_lines += 1
             self.pending, self.pending_len = [], 0
             self.win_bytes += size + (0 if final else 1)
             garbage = not line.strip(_JUNK)
@@ -364,6 +368,7 @@ class _LineGuard:
         """Hand ``count`` whole lines ``buf[lo:hi]`` to the reader and to the window."""
         self.parts.append(memoryview(buf)[lo:hi])
         self.held += hi - lo
+        self.held_lines += count
         self.cursor = hi
         garbage = 0
         if self.win_good < _GOOD_ENOUGH:
@@ -433,15 +438,22 @@ class _LineGuard:
             return  # the garbage test stopped it at its last line: that reason stands
         self.report.tail_reason = reason
 
-    def take(self) -> bytes:
-        """Hand over the whole lines held so far, as one bytes object, and forget them."""
+    def put_back(self, data: bytes, lines: int) -> None:
+        """Hold ``data`` (whole lines, ``lines`` of them) again, before any held since."""
+        self.parts.insert(0, data)
+        self.held += len(data)
+        self.held_lines += lines
+
+    def take(self) -> tuple[bytes, int]:
+        """Hand over the whole lines held so far (as one bytes object, and their count)."""
         if len(self.parts) == 1 and isinstance(self.parts[0], bytes):
             data = self.parts[0]
         else:
             data = b"".join(self.parts)
+        lines = self.held_lines
         self.parts = []
-        self.held = 0
-        return data
+        self.held = self.held_lines = 0
+        return data, lines
 
 
 def _plain_blocks(raw: IO[bytes]) -> Iterator[bytes]:
@@ -450,17 +462,25 @@ def _plain_blocks(raw: IO[bytes]) -> Iterator[bytes]:
         yield block
 
 
-def _cut_pieces(data: bytes, piece_bytes: int) -> Iterator[bytes]:
+def _count_lines(piece: bytes) -> int:
+    newlines = int(np.count_nonzero(np.frombuffer(piece, dtype=np.uint8) == _NEWLINE))
+    return newlines + (1 if piece and piece[-1] != _NEWLINE else 0)
+
+
+def _cut_pieces(taken: tuple[bytes, int], piece_bytes: int) -> Iterator[tuple[bytes, int]]:
     r"""Cut whole lines into pieces of at most ``piece_bytes`` bytes, each ending at a ``\n``.
 
-    A line longer than ``piece_bytes`` is a piece of its own; only the last piece may end
-    without a line end (when ``data`` does).
+    ``taken`` is the lines and their count; each piece comes with its count. A line longer than
+    ``piece_bytes`` is a piece of its own; only the last piece may end without a line end (when
+    the lines do).
     """
+    data, lines = taken
     size = len(data)
     if size <= piece_bytes:
         if size:
-            yield data
+            yield data, lines
         return
+    pieces: list[bytes] = []
     pos = 0
     while size - pos > piece_bytes:
         end = data.rfind(b"\n", pos, pos + piece_bytes)
@@ -468,13 +488,18 @@ def _cut_pieces(data: bytes, piece_bytes: int) -> Iterator[bytes]:
             end = data.find(b"\n", pos + piece_bytes)
             if end < 0:
                 break
-        yield data[pos : end + 1]
+        pieces.append(data[pos : end + 1])
         pos = end + 1
     if pos < size:
-        yield data[pos:]
+        pieces.append(data[pos:])
+    counts = [0] + [_count_lines(piece) for piece in pieces[1:]]
+    counts[0] = lines - sum(counts)  # the first, largest piece is not counted again
+    yield from zip(pieces, counts, strict=True)
 
 
-def guarded_pieces(path: StrPath, report: ReadReport, piece_bytes: int) -> Iterator[bytes]:
+def guarded_pieces(
+    path: StrPath, report: ReadReport, piece_bytes: int
+) -> Iterator[tuple[bytes, int]]:
     r"""Read ``path`` through the line guard, as pieces of whole lines; never raise for damage.
 
     The pieces, concatenated, are what :func:`read_log_bytes` returns; each holds at most
@@ -494,8 +519,8 @@ def guarded_pieces(path: StrPath, report: ReadReport, piece_bytes: int) -> Itera
 
     Yields
     ------
-    bytes
-        Whole lines, in file order.
+    (bytes, int)
+        Whole lines, in file order, and how many.
 
     Raises
     ------
@@ -513,7 +538,9 @@ def guarded_pieces(path: StrPath, report: ReadReport, piece_bytes: int) -> Itera
             for block in blocks:
                 guard.feed(block, 0, len(block))
                 if guard.held >= piece_bytes:
-                    yield from _cut_pieces(guard.take(), piece_bytes)
+                    pieces = list(_cut_pieces(guard.take(), piece_bytes))
+                    yield from pieces[:-1]
+                    guard.put_back(*pieces[-1])  # the rest waits for more lines
             guard.finish()
         except _Stop:
             if kind is None:  # the rest of the file, as read whole: on into the next block
@@ -594,7 +621,7 @@ def read_log_bytes(path: StrPath) -> bytes:
         If the file cannot be opened or read.
     """
     report = ReadReport(str(path), None)
-    data = b"".join(guarded_pieces(path, report, _WHOLE))
+    data = b"".join(piece for piece, _ in guarded_pieces(path, report, _WHOLE))
     settle_report(path, report)
     return data
 

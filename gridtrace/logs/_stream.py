@@ -167,10 +167,6 @@ class ChunkCountError(GridtraceError, ValueError):
     """A format's tokeniser returned rows that do not account for its chunk's lines."""
 
 
-def _lines_in(piece: bytes) -> int:
-    return piece.count(b"\n") + (1 if piece and not piece.endswith(b"\n") else 0)
-
-
 def iter_chunks(
     path: StrPath, report: ReadReport, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES
 ) -> Iterator[Chunk]:
@@ -199,16 +195,15 @@ def iter_chunks(
         msg = f"chunk_bytes must be at least 1, not {chunk_bytes}"
         raise ValueError(msg)
     pieces = guarded_pieces(path, report, chunk_bytes)
-    held = next(pieces, b"")
+    held, lines = next(pieces, (b"", 0))
     first_line = 1
     index = 0
     for piece in pieces:  # one piece held back, to know which is the last
-        lines = _lines_in(held)
         yield Chunk(held, first_line, lines, index, final=False)
         first_line += lines
         index += 1
-        held = piece
-    yield Chunk(held, first_line, _lines_in(held), index, final=True)
+        held, lines = piece
+    yield Chunk(held, first_line, lines, index, final=True)
 
 
 def _check_counts(chunk: Chunk, records: pa.Table, quarantine: pa.Table, src_file: str) -> None:

@@ -114,7 +114,13 @@ from gridtrace.logs._columnar import (
     string_array,
 )
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths
-from gridtrace.logs._stream import DEFAULT_CHUNK_BYTES, Chunk, LineFormat, tokenize_stream
+from gridtrace.logs._stream import (
+    DEFAULT_CHUNK_BYTES,
+    Chunk,
+    LineFormat,
+    StreamStats,
+    tokenize_stream,
+)
 from gridtrace.logs._text import NON_UTF8
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
@@ -1023,7 +1029,11 @@ SWF_STREAM: LineFormat[_CommentState] = LineFormat("swf", _CommentState, _tokeni
 
 
 def tokenize_swf_file(
-    path: StrPath, *, site: str, chunk_bytes: int = DEFAULT_CHUNK_BYTES
+    path: StrPath,
+    *,
+    site: str,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    stats: StreamStats | None = None,
 ) -> FileParse:
     """Tokenise one SWF file (plain, gzip, bzip2 or xz) into ``records`` and ``quarantine``.
 
@@ -1038,6 +1048,8 @@ def tokenize_swf_file(
         Site name for every row.
     chunk_bytes : int
         Decompressed bytes per chunk (4 MiB by default).
+    stats : StreamStats, optional
+        Filled in with the chunks read and the counts per chunk.
 
     Returns
     -------
@@ -1046,7 +1058,7 @@ def tokenize_swf_file(
         line order; ``lines_read`` = records + quarantined.
     """
     src_file = str(path)
-    parsed = tokenize_stream(path, SWF_STREAM, site=site, chunk_bytes=chunk_bytes)
+    parsed = tokenize_stream(path, SWF_STREAM, site=site, chunk_bytes=chunk_bytes, stats=stats)
     logger.debug(
         "%s: %d lines, %d quarantined", src_file, parsed.lines_read, parsed.quarantine.num_rows
     )
