@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -64,6 +65,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_CHUNK_BYTES = 4 << 20
 """Decompressed bytes per chunk by default (4 MiB): whole lines, one line when it is longer."""
 
+_NEWLINE = 10
 S = TypeVar("S")
 S_contra = TypeVar("S_contra", contravariant=True)
 _pa: Any = pa  # the pyarrow stubs' overloads are narrower than the constructions used here
@@ -115,7 +117,10 @@ class LineFormat(Generic[S]):
         carries across chunks: a header's open key, a field order, a version).
     tokenize : callable
         ``tokenize(chunk, state, *, site, src_file)``: the chunk's ``records`` and ``quarantine``
-        rows, numbered from ``chunk.first_line``, in line order, one row per line.
+        rows, numbered from ``chunk.first_line``, in line order, one row per line. A format whose
+        records span lines may stop before the end of a chunk that is not the file's last (a
+        record still open at its end): the lines it gave no row are carried into the next chunk,
+        ahead of its lines, so a record is never cut by a chunk boundary.
     """
 
     name: str
@@ -206,14 +211,53 @@ def iter_chunks(
     yield Chunk(held, first_line, lines, index, final=True)
 
 
-def _check_counts(chunk: Chunk, records: pa.Table, quarantine: pa.Table, src_file: str) -> None:
-    if records.num_rows + quarantine.num_rows != chunk.lines:
-        msg = (
-            f"{src_file}: chunk {chunk.index} (lines {chunk.first_line}-"
-            f"{chunk.first_line + chunk.lines - 1}) gave {records.num_rows} records and "
-            f"{quarantine.num_rows} quarantined rows for {chunk.lines} lines"
-        )
-        raise ChunkCountError(msg)
+def _line_end(data: bytes, lines: int) -> int:
+    """Return the offset just after the first ``lines`` lines of ``data``."""
+    if lines == 0:
+        return 0
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _NEWLINE)
+    return int(ends[lines - 1]) + 1
+
+
+def _tokenized(
+    path: StrPath,
+    fmt: LineFormat[S],
+    report: ReadReport,
+    *,
+    site: str,
+    src_file: str,
+    chunk_bytes: int,
+) -> Iterator[tuple[Chunk, pa.Table, pa.Table]]:
+    """Yield each chunk (as tokenised: what was carried on left out) and its two tables."""
+    state = fmt.new_state()
+    carry = b""
+    carry_lines = 0
+    for read in iter_chunks(path, report, chunk_bytes=chunk_bytes):
+        chunk = read
+        if carry_lines:
+            chunk = Chunk(
+                carry + read.data,
+                read.first_line - carry_lines,
+                read.lines + carry_lines,
+                read.index,
+                read.final,
+            )
+        records, quarantine = fmt.tokenize(chunk, state, site=site, src_file=src_file)
+        used = records.num_rows + quarantine.num_rows
+        if used > chunk.lines or (chunk.final and used != chunk.lines):
+            msg = (
+                f"{src_file}: chunk {chunk.index} (lines {chunk.first_line}-"
+                f"{chunk.first_line + chunk.lines - 1}) gave {records.num_rows} records and "
+                f"{quarantine.num_rows} quarantined rows for {chunk.lines} lines"
+            )
+            raise ChunkCountError(msg)
+        if used < chunk.lines:  # a record left open: its lines go on with the next chunk
+            end = _line_end(chunk.data, used)
+            carry, carry_lines = chunk.data[end:], chunk.lines - used
+            chunk = Chunk(chunk.data[:end], chunk.first_line, used, chunk.index, final=False)
+        else:
+            carry, carry_lines = b"", 0
+        yield chunk, records, quarantine
 
 
 def _concat(tables: list[pa.Table]) -> pa.Table:
@@ -255,13 +299,11 @@ def tokenize_stream(
     """
     src_file = str(path)
     report = ReadReport(src_file, None)
-    state = fmt.new_state()
     records: list[pa.Table] = []
     quarantine: list[pa.Table] = []
     lines = 0
-    for chunk in iter_chunks(path, report, chunk_bytes=chunk_bytes):
-        rec, bad = fmt.tokenize(chunk, state, site=site, src_file=src_file)
-        _check_counts(chunk, rec, bad, src_file)
+    steps = _tokenized(path, fmt, report, site=site, src_file=src_file, chunk_bytes=chunk_bytes)
+    for chunk, rec, bad in steps:
         if stats is not None:
             stats._add(chunk, rec.num_rows, bad.num_rows)
         records.append(rec)
@@ -341,20 +383,23 @@ def write_stream(
 
     src_file = str(path)
     report = ReadReport(src_file, None)
-    state = fmt.new_state()
     stats = StreamStats()
     cut_seen = 0
+    cut_waiting: list[tuple[int, int, bytes]] = []
     with (
         atomic_path(records_path) as records_tmp,
         atomic_path(quarantine_path) as quarantine_tmp,
         pq.ParquetWriter(records_tmp, RECORDS) as records_out,
         pq.ParquetWriter(quarantine_tmp, QUARANTINE) as quarantine_out,
     ):
-        for chunk in iter_chunks(path, report, chunk_bytes=chunk_bytes):
-            rec, bad = fmt.tokenize(chunk, state, site=site, src_file=src_file)
-            _check_counts(chunk, rec, bad, src_file)
-            cut = report.cut_lines[cut_seen:]  # lines the guard cut before handing this chunk
+        steps = _tokenized(path, fmt, report, site=site, src_file=src_file, chunk_bytes=chunk_bytes)
+        for chunk, rec, bad in steps:
+            # the lines the guard cut, among those tokenised (some may be carried on)
+            cut_waiting += report.cut_lines[cut_seen:]
             cut_seen = len(report.cut_lines)
+            end = chunk.first_line + chunk.lines
+            cut = [item for item in cut_waiting if item[0] < end]
+            cut_waiting = [item for item in cut_waiting if item[0] >= end]
             if cut:
                 lines = pa.array([line for line, _, _ in cut], pa.int64())
                 rec = rec.filter(pc.invert(pc.is_in(rec.column("src_line"), lines)))

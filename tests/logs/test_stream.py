@@ -19,9 +19,11 @@ from hypothesis import HealthCheck, given, settings
 
 from gridtrace.logs._base import FileParse, tokenize_guarded
 from gridtrace.logs._io import MAX_LINE_BYTES, ReadReport, read_log_bytes
+from gridtrace.logs._lsf import LSF_STREAM, tokenize_lsf_file
 from gridtrace.logs._slurm import SLURM_STREAM, tokenize_slurm_file
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
+    LineFormat,
     StreamStats,
     iter_chunks,
     tokenize_stream,
@@ -95,10 +97,45 @@ def _slurm_log(jobs: int = 200) -> bytes:
     return b"\n".join(lines) + b"\n" + b"999|999|u|RUNN"
 
 
+_LSF_TAIL = (  # the end of a JOB_FINISH record of LSF 10.1, as in test_lsf.py
+    '"" "physics" 0 4 "" "" 0 409600 819200 '
+    '"" "" "" "" 0 "" 0 "" -1 "/physics/alice" "" "" "" -1 "" "" 6160 "" 1700000100 "" "" '
+    '2 1032 "0" 1033 "0" 0 7200 0 300000 "select[type == local] span[hosts=1] " "" -1 "" -1 0 '
+    '"" 0 0 "" 3500 "/home/alice" 0 "" 0.000000 0.00 0.00 0.00 0.00 4 "node07" "node07" '
+    '"node07" "node07" -1 0 0 0 0 0'
+)
+
+
+def _lsf_log(records: int = 120) -> bytes:
+    """An LSF log of JOB_FINISH records, some with a quoted string over several lines."""
+    lines = [b"# lsb.acct written for the streaming tests"]
+    for i in range(1, records + 1):
+        command = f"./run{i}.sh" if i % 6 else "line one\nline two\n\nline four"
+        record = (
+            f'"JOB_FINISH" "10.1" {1700003600 + i} {5000 + i} 1500 33816578 4 1700000000 0 0 '
+            f'1700000100 "alice" "normal" "" "" "" "login1" "/home/alice" "" "" "" "{i}" '
+            f'0 1 "4*node07" 64 12.5 "sim {i}" "{command}" 3000.5 99.5 204800 0 -1 0 0 1000 '
+            "0 0 0 0 -1 0 0 0 10 2 -1 " + _LSF_TAIL
+        ).encode()
+        if i % 11 == 0:
+            record = record.replace(b"alice", b"al\xefce")
+        if i % 13 == 0:
+            record += b"\r"
+        if i % 17 == 0:
+            record = b"\x00\x00" + record
+        if i % 19 == 0:
+            record = b""
+        if i % 23 == 0:
+            record = b'"JOB_FINISH" "10.1" "never closed\nand on\n"JOB_FINISH" 1'
+        lines.append(record)
+    return b"\n".join(lines) + b"\n" + b'"JOB_FINISH" "10.1" 1700009999 77 "cut'
+
+
 Tokenize = Callable[..., FileParse]
 FORMATS: dict[str, tuple[Tokenize, Callable[[], bytes]]] = {
     "swf": (tokenize_swf_file, _damaged_swf),
     "slurm": (tokenize_slurm_file, _slurm_log),
+    "lsf": (tokenize_lsf_file, _lsf_log),
 }
 
 
@@ -140,6 +177,17 @@ def test_chunk_size_changes_no_row(tmp_path: Path, fmt: str, compression: str | 
         _same(_guarded(tokenize, path, fmt, chunk_bytes=size, stats=stats), default)
         if size < 1000:
             assert stats.chunks > 10
+
+
+def test_an_lsf_record_over_lines_is_never_cut_by_a_chunk(tmp_path: Path) -> None:
+    path = _write(tmp_path / "lsb.acct", _lsf_log(), None)
+    default = tokenize_lsf_file(path, site="s")
+    flags = default.records.column("flags").to_pylist()
+    assert sum("MULTILINE" in (f or ()) for f in flags) >= 10
+    for size in (1, 64, 300):
+        stats = StreamStats()
+        _same(tokenize_lsf_file(path, site="s", chunk_bytes=size, stats=stats), default)
+        assert stats.reconciled
 
 
 def test_swf_chunks_give_the_rows_of_the_file_read_whole(tmp_path: Path) -> None:
@@ -315,7 +363,7 @@ def _peak(path: Path, out: Path, size: int) -> int:
 def test_peak_memory_does_not_grow_with_the_file(tmp_path: Path) -> None:
     small = _generated_swf(tmp_path / "small.swf", 50_000)
     large = _generated_swf(tmp_path / "large.swf", 200_000)
-    size = 1 << 18
+    size = 1 << 16
     _stream_to_parquet(small, tmp_path, size)  # warm-up: kernels and imports
     peak_small = _peak(small, tmp_path, size)
     peak_large = _peak(large, tmp_path, size)
@@ -332,7 +380,7 @@ def test_peak_memory_does_not_grow_with_the_file(tmp_path: Path) -> None:
 def test_counts_reconcile_per_chunk_and_per_file(tmp_path: Path, fmt: str) -> None:
     make = FORMATS[fmt][1]
     path = _write(tmp_path / f"log.{fmt}", make(), None)
-    spec = {"swf": SWF_STREAM, "slurm": SLURM_STREAM}[fmt]
+    spec: LineFormat[Any] = {"swf": SWF_STREAM, "slurm": SLURM_STREAM, "lsf": LSF_STREAM}[fmt]
     stats = StreamStats()
     parsed = tokenize_stream(path, spec, site="s", chunk_bytes=200, stats=stats)
     assert stats.reconciled
