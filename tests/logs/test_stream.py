@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from gridtrace.logs._base import FileParse, tokenize_guarded
+from gridtrace.logs._gwf import GWF_FIELDS, GWF_STREAM, tokenize_gwf_file
 from gridtrace.logs._io import MAX_LINE_BYTES, ReadReport, read_log_bytes
 from gridtrace.logs._lsf import LSF_STREAM, tokenize_lsf_file
 from gridtrace.logs._slurm import SLURM_STREAM, tokenize_slurm_file
@@ -131,11 +132,41 @@ def _lsf_log(records: int = 120) -> bytes:
     return b"\n".join(lines) + b"\n" + b'"JOB_FINISH" "10.1" 1700009999 77 "cut'
 
 
+def _gwf_log(jobs: int = 250) -> bytes:
+    """A GWF log with a header (continuation lines included) and damaged job lines."""
+    lines = [
+        b"# Version: 1.0",
+        b"# Information: http://example.org/a",
+        b"#              http://example.org/b",
+        ("# " + " ".join(GWF_FIELDS)).encode(),
+    ]
+    for i in range(1, jobs + 1):
+        line = (
+            f"{i} {1108892424 + 60 * i} 3 {50 + i % 9} 2 50.5 1024 2 900 -1 1 U{i % 4} G1 -1 0 "
+            "-1 fs0 fs0 UNITARY -1 -1 -1 -1 -1 -1 -1 -1 -1 -1"
+        ).encode()
+        if i % 13 == 0:
+            line += b"\r"
+        if i % 17 == 0:
+            line = line.replace(b" U", b" \xe9U", 1)
+        if i % 19 == 0:
+            line = b"\x00\x00" + line
+        if i % 23 == 0:
+            line = b""
+        if i % 29 == 0:
+            line = b"1 2 3"
+        if i == jobs // 2:
+            line = b"# a comment in the middle"
+        lines.append(line)
+    return b"\n".join(lines) + b"\n" + b"999 11088"
+
+
 Tokenize = Callable[..., FileParse]
 FORMATS: dict[str, tuple[Tokenize, Callable[[], bytes]]] = {
     "swf": (tokenize_swf_file, _damaged_swf),
     "slurm": (tokenize_slurm_file, _slurm_log),
     "lsf": (tokenize_lsf_file, _lsf_log),
+    "gwf": (tokenize_gwf_file, _gwf_log),
 }
 
 
@@ -380,7 +411,13 @@ def test_peak_memory_does_not_grow_with_the_file(tmp_path: Path) -> None:
 def test_counts_reconcile_per_chunk_and_per_file(tmp_path: Path, fmt: str) -> None:
     make = FORMATS[fmt][1]
     path = _write(tmp_path / f"log.{fmt}", make(), None)
-    spec: LineFormat[Any] = {"swf": SWF_STREAM, "slurm": SLURM_STREAM, "lsf": LSF_STREAM}[fmt]
+    specs: dict[str, LineFormat[Any]] = {
+        "swf": SWF_STREAM,
+        "slurm": SLURM_STREAM,
+        "lsf": LSF_STREAM,
+        "gwf": GWF_STREAM,
+    }
+    spec = specs[fmt]
     stats = StreamStats()
     parsed = tokenize_stream(path, spec, site="s", chunk_bytes=200, stats=stats)
     assert stats.reconciled
