@@ -267,12 +267,7 @@ def tokenize_gwf_file(
         One ``records`` row per comment or job line, one ``quarantine`` row per other line, in
         line order; ``lines_read`` = records + quarantined.
     """
-    parsed = tokenize_stream(path, GWF_STREAM, site=site, chunk_bytes=chunk_bytes, stats=stats)
-    logger.debug(
-        "%s: %d lines, %d quarantined", parsed.src_file, parsed.lines_read,
-        parsed.quarantine.num_rows,
-    )  # fmt: skip
-    return parsed
+    return tokenize_stream(path, GWF_STREAM, site=site, chunk_bytes=chunk_bytes, stats=stats)
 
 
 # --------------------------------------------------------------------------- assembler

@@ -936,12 +936,7 @@ def tokenize_lsf_file(
         string spans lines), one ``quarantine`` row per other line, in line order;
         ``lines_read`` = records + quarantined.
     """
-    parsed = tokenize_stream(path, LSF_STREAM, site=site, chunk_bytes=chunk_bytes, stats=stats)
-    logger.debug(
-        "%s: %d lines, %d quarantined", parsed.src_file, parsed.lines_read,
-        parsed.quarantine.num_rows,
-    )  # fmt: skip
-    return parsed
+    return tokenize_stream(path, LSF_STREAM, site=site, chunk_bytes=chunk_bytes, stats=stats)
 
 
 def _tokenize_lsf_chunk(

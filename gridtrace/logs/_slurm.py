@@ -555,12 +555,7 @@ def tokenize_slurm_file(
     if not delimiter:
         raise ConfigError("the delimiter must not be empty")
     fmt = LineFormat("slurm", lambda: _SlurmState(delimiter, header), _tokenize_slurm_chunk)
-    parsed = tokenize_stream(path, fmt, site=site, chunk_bytes=chunk_bytes, stats=stats)
-    logger.debug(
-        "%s: %d lines, %d quarantined", parsed.src_file, parsed.lines_read,
-        parsed.quarantine.num_rows,
-    )  # fmt: skip
-    return parsed
+    return tokenize_stream(path, fmt, site=site, chunk_bytes=chunk_bytes, stats=stats)
 
 
 def _tokenize_slurm_chunk(

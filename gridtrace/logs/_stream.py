@@ -310,8 +310,15 @@ def tokenize_stream(
         quarantine.append(bad)
         lines += chunk.lines
     settle_report(path, report)
-    logger.debug("%s: %d lines in %d chunks", src_file, lines, len(records))
-    return FileParse(src_file, _concat(records), _concat(quarantine), lines)
+    parsed = FileParse(src_file, _concat(records), _concat(quarantine), lines)
+    logger.debug(
+        "%s: %d lines in %d chunks, %d quarantined",
+        src_file,
+        lines,
+        len(records),
+        parsed.quarantine.num_rows,
+    )
+    return parsed
 
 
 def _findings_rows(

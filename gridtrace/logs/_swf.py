@@ -1057,12 +1057,7 @@ def tokenize_swf_file(
         One ``records`` row per comment or job line, one ``quarantine`` row per other line, in
         line order; ``lines_read`` = records + quarantined.
     """
-    src_file = str(path)
-    parsed = tokenize_stream(path, SWF_STREAM, site=site, chunk_bytes=chunk_bytes, stats=stats)
-    logger.debug(
-        "%s: %d lines, %d quarantined", src_file, parsed.lines_read, parsed.quarantine.num_rows
-    )
-    return parsed
+    return tokenize_stream(path, SWF_STREAM, site=site, chunk_bytes=chunk_bytes, stats=stats)
 
 
 # --------------------------------------------------------------------------- assembler
