@@ -456,6 +456,13 @@ class _LineGuard:
         return data, lines
 
 
+def _sniff(raw: IO[bytes]) -> str | None:
+    """Name the compression of an open file from its first bytes; rewind it."""
+    kind = detect_compression(raw.read(8))
+    raw.seek(0)
+    return kind
+
+
 def _plain_blocks(raw: IO[bytes]) -> Iterator[bytes]:
     """Blocks of ``_CHUNK`` bytes of a plain file."""
     while block := raw.read(_CHUNK):
@@ -528,9 +535,7 @@ def guarded_pieces(
         If the file cannot be opened or read.
     """
     with Path(path).open("rb") as raw:
-        kind = detect_compression(raw.read(8))
-        raw.seek(0)
-        report.compression = kind
+        kind = report.compression = _sniff(raw)
         guard = _LineGuard(report)
         size = os.fstat(raw.fileno()).st_size
         blocks = _plain_blocks(raw) if kind is None else _compressed_chunks(raw, kind)
@@ -642,8 +647,7 @@ def read_log_head(path: StrPath, size: int = 65536) -> tuple[bytes, bool]:
         If the file cannot be opened or read.
     """
     with Path(path).open("rb") as raw:
-        kind = detect_compression(raw.read(8))
-        raw.seek(0)
+        kind = _sniff(raw)
         if kind is None:
             return raw.read(size), False
         out = bytearray()
