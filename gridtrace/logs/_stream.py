@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gridtrace._atomic import atomic_path
-from gridtrace.errors import GridtraceError
+from gridtrace.errors import ConfigError, GridtraceError
 from gridtrace.logs._base import FileParse
 from gridtrace.logs._io import (
     MAX_LINE_BYTES,
@@ -193,12 +193,12 @@ def iter_chunks(
 
     Raises
     ------
-    ValueError
-        If ``chunk_bytes`` is less than 1.
+    ConfigError
+        If ``chunk_bytes`` is less than 1 (a ``ValueError``).
     """
     if chunk_bytes < 1:
         msg = f"chunk_bytes must be at least 1, not {chunk_bytes}"
-        raise ValueError(msg)
+        raise ConfigError(msg)
     pieces = guarded_pieces(path, report, chunk_bytes)
     held, lines = next(pieces, (b"", 0))
     first_line = 1

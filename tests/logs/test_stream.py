@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from gridtrace.errors import ConfigError
 from gridtrace.logs._base import FileParse, tokenize_guarded
 from gridtrace.logs._gwf import GWF_FIELDS, GWF_STREAM, tokenize_gwf_file
 from gridtrace.logs._io import MAX_LINE_BYTES, ReadReport, read_log_bytes
@@ -329,6 +330,12 @@ def test_chunks_are_whole_lines_packed_up_to_the_size(tmp_path: Path) -> None:
         assert chunks[-1].final
         assert not any(c.final for c in chunks[:-1])
         assert sum(c.lines for c in chunks) == report.lines == data.count(b"\n")
+
+
+def test_a_chunk_size_below_one_byte_is_refused(tmp_path: Path) -> None:
+    path = _write(tmp_path / "a.swf", _swf_job(1) + b"\n", None)
+    with pytest.raises(ConfigError, match="chunk_bytes"):
+        tokenize_swf_file(path, site="s", chunk_bytes=0)
 
 
 def test_an_empty_file_is_one_empty_chunk(tmp_path: Path) -> None:
