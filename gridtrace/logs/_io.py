@@ -23,6 +23,11 @@ turn a few kilobytes into millions of rows:
   gives 100,000 quarantine rows and a stop, and a gzip of 4 GB of zeros (one NUL line) is stopped
   after 256 MiB, in bounded memory.
 
+:func:`guarded_pieces` is the same reading as an iterator of pieces of whole lines, in bounded
+memory: :func:`read_log_bytes` joins them, and the streaming reader core
+(:mod:`gridtrace.logs._stream`) tokenises them chunk by chunk, both reporting through
+:func:`settle_report`.
+
 Whoever tokenises a file through :func:`gridtrace.logs._base.tokenize_guarded` (every reader's
 ``read_*`` and :func:`gridtrace.logs.parse_logs` do) receives these findings as rows, counted as
 lines read, so lines read = parsed + quarantined still holds. :func:`read_log_bytes` called on its
