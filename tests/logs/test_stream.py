@@ -389,6 +389,22 @@ def test_the_streaming_writer_adds_the_reads_findings(tmp_path: Path) -> None:
         assert stats.lines_quarantined == parsed.quarantine.num_rows
 
 
+def test_the_streaming_writer_carries_lsf_records_over_chunks(tmp_path: Path) -> None:
+    """An LSF record open at a chunk's end, and an over-long line, land as when read whole."""
+    data = _lsf_log() + b"\n" + b"x" * (MAX_LINE_BYTES + 5) + b"\n" + _lsf_log(20)
+    path = _write(tmp_path / "lsb.acct.gz", data, "gzip")
+    out_records, out_quarantine = tmp_path / "r.parquet", tmp_path / "q.parquet"
+    stats = write_stream(path, LSF_STREAM, out_records, out_quarantine, site="s", chunk_bytes=300)
+    parsed = _guarded(tokenize_lsf_file, path, "lsf")
+    quarantine = pq.read_table(out_quarantine)
+    records = pq.read_table(out_records)
+    assert any(r.startswith("line too long") for r in quarantine.column("reason").to_pylist())
+    assert quarantine.equals(parsed.quarantine.cast(quarantine.schema))
+    assert records.equals(parsed.records.cast(records.schema))
+    assert stats.reconciled
+    assert stats.lines_read == parsed.lines_read
+
+
 def _peak(path: Path, out: Path, size: int) -> int:
     tracemalloc.start()
     try:
