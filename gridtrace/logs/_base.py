@@ -189,7 +189,8 @@ def tokenize_guarded(
 ) -> FileParse:
     """Tokenise one file with ``tokenize``, turning what the read left out into quarantine rows.
 
-    Every reader reads a file through :func:`gridtrace.logs._io.read_log_bytes`, which streams it
+    Every reader reads a file through :func:`gridtrace.logs._io.read_log_bytes` or the streaming
+    core (:mod:`gridtrace.logs._stream`), which stream it
     under the limits of :mod:`gridtrace.logs._io` (lines of at most 1 MiB; reading stopped after
     a window of 100,000 lines or 256 MiB that is more than 99 % garbage; a broken compressed
     stream read as far as it goes). Inside this wrapper it reports what it left out instead of

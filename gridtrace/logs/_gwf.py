@@ -62,7 +62,14 @@ from gridtrace.logs._base import (
     tokenize_guarded,
 )
 from gridtrace.logs._columnar import repeat_string, split_lines
-from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths
+from gridtrace.logs._stream import (
+    DEFAULT_CHUNK_BYTES,
+    Chunk,
+    LineFormat,
+    StreamStats,
+    tokenize_stream,
+)
 from gridtrace.logs._swf import (
     _NUMBER,
     _STATE_NAMES,
@@ -72,6 +79,7 @@ from gridtrace.logs._swf import (
     StatusMode,
     _archive_fields,
     _checked_header,
+    _CommentState,
     _cut_line,
     _duplicate_rows,
     _flag_duplicates,
@@ -212,7 +220,34 @@ def looks_like_gwf(head: bytes) -> bool:
     return jobs > 0 or column_line
 
 
-def tokenize_gwf_file(path: StrPath, *, site: str) -> FileParse:
+def _tokenize_gwf_chunk(
+    chunk: Chunk, state: _CommentState, *, site: str, src_file: str
+) -> tuple[pa.Table, pa.Table]:
+    """Tokenise one chunk of a GWF file (the header's open key carried in ``state``)."""
+    raw_lines = split_lines(chunk.data)
+    first = chunk.first_line
+    return _tokenize_lines(
+        raw_lines,
+        np.arange(first, first + len(raw_lines), dtype=np.int64),
+        site=site,
+        src_file=src_file,
+        fmt=_GWF_LINES,
+        cut_line=_cut_line(chunk.data, first + len(raw_lines) - 1),
+        comments=state,
+    )
+
+
+GWF_STREAM: LineFormat[_CommentState] = LineFormat("gwf", _CommentState, _tokenize_gwf_chunk)
+"""The GWF format for the streaming core: the header's open key carried across chunks."""
+
+
+def tokenize_gwf_file(
+    path: StrPath,
+    *,
+    site: str,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    stats: StreamStats | None = None,
+) -> FileParse:
     """Tokenise one GWF text file (plain, gzip, bzip2 or xz) into ``records`` and ``quarantine``.
 
     Parameters
@@ -221,6 +256,10 @@ def tokenize_gwf_file(path: StrPath, *, site: str) -> FileParse:
         The file.
     site : str
         Site name for every row.
+    chunk_bytes : int
+        Decompressed bytes per chunk (4 MiB by default); the tables do not depend on it.
+    stats : StreamStats, optional
+        Filled in with the chunks read and the counts per chunk.
 
     Returns
     -------
@@ -228,20 +267,7 @@ def tokenize_gwf_file(path: StrPath, *, site: str) -> FileParse:
         One ``records`` row per comment or job line, one ``quarantine`` row per other line, in
         line order; ``lines_read`` = records + quarantined.
     """
-    src_file = str(path)
-    data = read_log_bytes(path)
-    raw_lines = split_lines(data)
-    n_lines = len(raw_lines)
-    records, quarantine = _tokenize_lines(
-        raw_lines,
-        np.arange(1, n_lines + 1, dtype=np.int64),
-        site=site,
-        src_file=src_file,
-        fmt=_GWF_LINES,
-        cut_line=_cut_line(data, n_lines),
-    )
-    logger.debug("%s: %d lines, %d quarantined", src_file, n_lines, quarantine.num_rows)
-    return FileParse(src_file=src_file, records=records, quarantine=quarantine, lines_read=n_lines)
+    return tokenize_stream(path, GWF_STREAM, site=site, chunk_bytes=chunk_bytes, stats=stats)
 
 
 # --------------------------------------------------------------------------- assembler

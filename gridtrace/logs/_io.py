@@ -23,6 +23,11 @@ turn a few kilobytes into millions of rows:
   gives 100,000 quarantine rows and a stop, and a gzip of 4 GB of zeros (one NUL line) is stopped
   after 256 MiB, in bounded memory.
 
+:func:`guarded_pieces` is the same reading as an iterator of pieces of whole lines, in bounded
+memory: :func:`read_log_bytes` joins them, and the streaming reader core
+(:mod:`gridtrace.logs._stream`) tokenises them chunk by chunk, both reporting through
+:func:`settle_report`.
+
 Whoever tokenises a file through :func:`gridtrace.logs._base.tokenize_guarded` (every reader's
 ``read_*`` and :func:`gridtrace.logs.parse_logs` do) receives these findings as rows, counted as
 lines read, so lines read = parsed + quarantined still holds. :func:`read_log_bytes` called on its
@@ -63,9 +68,11 @@ __all__ = [
     "default_site_name",
     "detect_compression",
     "expand_log_paths",
+    "guarded_pieces",
     "read_log_bytes",
     "read_log_head",
     "scan_log_paths",
+    "settle_report",
 ]
 
 MAX_LINE_BYTES = 1 << 20
@@ -90,6 +97,8 @@ REASON_STREAM_BROKEN = "compressed stream broken"
 REASON_STOPPED = "reading stopped"
 """Start of the quarantine reason of the rest of a file the garbage test stopped."""
 
+_WHOLE = 1 << 62  # a piece size no file reaches: the whole file in one piece
+_NEWLINE = 10
 _CHUNK = 1 << 20  # decompressed bytes per read; at most MAX_LINE_BYTES (see _LineGuard.feed)
 _ZSTD_INPUT = 1024  # compressed bytes per zstd call: bounds one call's output to ~32 MiB
 _JUNK = b" \t\r\x0b\x0c\x00"
@@ -262,7 +271,8 @@ class _LineGuard:
     def __init__(self, report: ReadReport) -> None:
         self.report = report
         self.parts: list[bytes | memoryview] = []
-        self.modified = False
+        self.held = 0  # bytes in parts
+        self.held_lines = 0  # lines in parts
         self.total = 0  # decompressed bytes seen
         self.cursor = 0  # next byte of the current range not yet handed over or pending
         # the line in progress (not yet ended by a newline)
@@ -289,7 +299,6 @@ class _LineGuard:
                 "this does not look like an accounting log from here on, so the rest of the file "
                 "is not read"
             )
-            self.modified = True
             raise _Stop
         self.win_lines = self.win_garbage = self.win_good = self.win_bytes = 0
 
@@ -323,13 +332,16 @@ class _LineGuard:
         if size > MAX_LINE_BYTES:
             self.report.cut_lines.append((self.report.lines + 1, size, self.pending_head))
             self.parts.append(b"\n")  # an empty line in its place keeps the numbering
-            self.modified = True
+            self.held += 1
+            self.held_lines += 1
             self.pending, self.pending_len, self.pending_head = [], 0, b""
             self.win_bytes += 0 if final else 1  # the rest of it is counted already
             garbage = True
         else:
             line = b"".join(self.pending)
             self.parts.append(line if final else line + b"\n")
+            self.held += len(line) + (0 if final else 1)
+            self.held_lines += 1
             self.pending, self.pending_len = [], 0
             self.win_bytes += size + (0 if final else 1)
             garbage = not line.strip(_JUNK)
@@ -360,6 +372,8 @@ class _LineGuard:
     def _account(self, buf: bytes, lo: int, hi: int, count: int) -> None:
         """Hand ``count`` whole lines ``buf[lo:hi]`` to the reader and to the window."""
         self.parts.append(memoryview(buf)[lo:hi])
+        self.held += hi - lo
+        self.held_lines += count
         self.cursor = hi
         garbage = 0
         if self.win_good < _GOOD_ENOUGH:
@@ -416,7 +430,6 @@ class _LineGuard:
 
     def broken(self, exc: _StreamBroken, kind: str, size: int) -> None:
         """Hand over the line in progress of a broken stream; note where the stream ended."""
-        self.modified = True
         where = "" if exc.position is None else f", about {exc.position:,} of {size:,} bytes in"
         reason = (
             f"{REASON_STREAM_BROKEN}: the {kind} stream ends after {self.total:,} decompressed "
@@ -430,41 +443,162 @@ class _LineGuard:
             return  # the garbage test stopped it at its last line: that reason stands
         self.report.tail_reason = reason
 
-    def data(self, original: bytes | None) -> bytes:
-        if original is not None and not self.modified:
-            return original
-        return b"".join(self.parts)
+    def put_back(self, data: bytes, lines: int) -> None:
+        """Hold ``data`` (whole lines, ``lines`` of them) again, before any held since."""
+        self.parts.insert(0, data)
+        self.held += len(data)
+        self.held_lines += lines
+
+    def take(self) -> tuple[bytes, int]:
+        """Hand over the whole lines held so far (as one bytes object, and their count)."""
+        if len(self.parts) == 1 and isinstance(self.parts[0], bytes):
+            data = self.parts[0]
+        else:
+            data = b"".join(self.parts)
+        lines = self.held_lines
+        self.parts = []
+        self.held = self.held_lines = 0
+        return data, lines
 
 
-def _read(path: StrPath) -> tuple[bytes, ReadReport]:
-    """Read ``path`` through the line guard; never raise for damage, report it."""
+def _sniff(raw: IO[bytes]) -> str | None:
+    """Name the compression of an open file from its first bytes; rewind it."""
+    kind = detect_compression(raw.read(8))
+    raw.seek(0)
+    return kind
+
+
+def _plain_blocks(raw: IO[bytes]) -> Iterator[bytes]:
+    """Blocks of ``_CHUNK`` bytes of a plain file."""
+    while block := raw.read(_CHUNK):
+        yield block
+
+
+def _count_lines(piece: bytes) -> int:
+    newlines = int(np.count_nonzero(np.frombuffer(piece, dtype=np.uint8) == _NEWLINE))
+    return newlines + (1 if piece and piece[-1] != _NEWLINE else 0)
+
+
+def _cut_pieces(taken: tuple[bytes, int], piece_bytes: int) -> Iterator[tuple[bytes, int]]:
+    r"""Cut whole lines into pieces of at most ``piece_bytes`` bytes, each ending at a ``\n``.
+
+    ``taken`` is the lines and their count; each piece comes with its count. A line longer than
+    ``piece_bytes`` is a piece of its own; only the last piece may end without a line end (when
+    the lines do).
+    """
+    data, lines = taken
+    size = len(data)
+    if size <= piece_bytes:
+        if size:
+            yield data, lines
+        return
+    pieces: list[bytes] = []
+    pos = 0
+    while size - pos > piece_bytes:
+        end = data.rfind(b"\n", pos, pos + piece_bytes)
+        if end < 0:
+            end = data.find(b"\n", pos + piece_bytes)
+            if end < 0:
+                break
+        pieces.append(data[pos : end + 1])
+        pos = end + 1
+    if pos < size:
+        pieces.append(data[pos:])
+    counts = [0] + [_count_lines(piece) for piece in pieces[1:]]
+    counts[0] = lines - sum(counts)  # the first, largest piece is not counted again
+    yield from zip(pieces, counts, strict=True)
+
+
+def guarded_pieces(
+    path: StrPath, report: ReadReport, piece_bytes: int
+) -> Iterator[tuple[bytes, int]]:
+    r"""Read ``path`` through the line guard, as pieces of whole lines; never raise for damage.
+
+    The pieces, concatenated, are what :func:`read_log_bytes` returns; each holds at most
+    ``piece_bytes`` bytes (or one line, when a line is longer) and ends with ``\n`` except,
+    perhaps, the last. What the guard left out goes to ``report`` (filled in as the pieces are
+    read: complete once the iterator is exhausted). Memory is bounded by ``piece_bytes`` plus
+    one decompressed block (1 MiB) plus one line, whatever the size of the file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    report : ReadReport
+        Receives the compression, the line count and the findings.
+    piece_bytes : int
+        The largest piece, in bytes (at least 1).
+
+    Yields
+    ------
+    (bytes, int)
+        Whole lines, in file order, and how many.
+
+    Raises
+    ------
+    OSError
+        If the file cannot be opened or read.
+    """
     with Path(path).open("rb") as raw:
-        kind = detect_compression(raw.read(8))
-        raw.seek(0)
-        report = ReadReport(str(path), kind)
+        kind = report.compression = _sniff(raw)
         guard = _LineGuard(report)
-        if kind is None:
-            original = raw.read()
-            try:
-                for lo in range(0, len(original), _CHUNK):
-                    guard.feed(original, lo, min(lo + _CHUNK, len(original)))
-                guard.finish()
-            except _Stop:
-                pass
-            return guard.data(original), report
         size = os.fstat(raw.fileno()).st_size
-        chunks = _compressed_chunks(raw, kind)
+        blocks = _plain_blocks(raw) if kind is None else _compressed_chunks(raw, kind)
         try:
-            for chunk in chunks:
-                guard.feed(chunk, 0, len(chunk))
+            for block in blocks:
+                guard.feed(block, 0, len(block))
+                if guard.held >= piece_bytes:
+                    pieces = list(_cut_pieces(guard.take(), piece_bytes))
+                    yield from pieces[:-1]
+                    guard.put_back(*pieces[-1])  # the rest waits for more lines
             guard.finish()
         except _Stop:
-            if not report.tail_raw:
+            if kind is None:  # the rest of the file, as read whole: on into the next block
+                if len(report.tail_raw) < KEPT_RAW_BYTES:
+                    more = report.tail_raw + next(blocks, b"")
+                    report.tail_raw = more[:KEPT_RAW_BYTES]
+            elif not report.tail_raw:
                 with suppress(_StreamBroken):  # the first bytes after the stop, for the row
-                    report.tail_raw = next(chunks, b"")[:KEPT_RAW_BYTES]
+                    report.tail_raw = next(blocks, b"")[:KEPT_RAW_BYTES]
         except _StreamBroken as exc:
-            guard.broken(exc, kind, size)
-        return guard.data(None), report
+            guard.broken(exc, str(kind), size)  # only a decompressor breaks
+        yield from _cut_pieces(guard.take(), piece_bytes)
+
+
+def settle_report(path: StrPath, report: ReadReport) -> None:
+    """Hand a finished :class:`ReadReport` to :func:`collect_read_reports`, else raise for it.
+
+    Raises
+    ------
+    UnknownFormatError
+        Outside :func:`collect_read_reports`, for a broken compressed stream.
+    LogParseError
+        Outside :func:`collect_read_reports`, for an over-long line or a stopped file.
+    """
+    reports = _REPORTS.get()
+    if reports is not None:
+        reports[str(path)] = report
+        return
+    if report.tail_reason is not None and report.compression is not None:
+        kind = report.compression
+        if report.tail_reason.startswith(REASON_STREAM_BROKEN):
+            msg = (
+                f"{path}: starts like a {kind} file but cannot be decompressed to its end "
+                f"({report.tail_reason}); read it with parse_logs or a read_* function to "
+                "quarantine the damaged part, or repair it first"
+            )
+            raise UnknownFormatError(msg)
+    if report.cut_lines:
+        line, length, head = report.cut_lines[0]
+        msg = (
+            f"line of {length:,} bytes, longer than the {MAX_LINE_BYTES:,}-byte limit; read the "
+            "file with parse_logs or a read_* function to quarantine it"
+        )
+        raise LogParseError(msg, path=str(path), lineno=line, line=head)
+    if report.tail_reason is not None:
+        raise LogParseError(
+            report.tail_reason, path=str(path), lineno=report.lines + 1, line=report.tail_raw
+        )
 
 
 def read_log_bytes(path: StrPath) -> bytes:
@@ -496,31 +630,9 @@ def read_log_bytes(path: StrPath) -> bytes:
     OSError
         If the file cannot be opened or read.
     """
-    data, report = _read(path)
-    reports = _REPORTS.get()
-    if reports is not None:
-        reports[str(path)] = report
-        return data
-    if report.tail_reason is not None and report.compression is not None:
-        kind = report.compression
-        if report.tail_reason.startswith(REASON_STREAM_BROKEN):
-            msg = (
-                f"{path}: starts like a {kind} file but cannot be decompressed to its end "
-                f"({report.tail_reason}); read it with parse_logs or a read_* function to "
-                "quarantine the damaged part, or repair it first"
-            )
-            raise UnknownFormatError(msg)
-    if report.cut_lines:
-        line, length, head = report.cut_lines[0]
-        msg = (
-            f"line of {length:,} bytes, longer than the {MAX_LINE_BYTES:,}-byte limit; read the "
-            "file with parse_logs or a read_* function to quarantine it"
-        )
-        raise LogParseError(msg, path=str(path), lineno=line, line=head)
-    if report.tail_reason is not None:
-        raise LogParseError(
-            report.tail_reason, path=str(path), lineno=report.lines + 1, line=report.tail_raw
-        )
+    report = ReadReport(str(path), None)
+    data = b"".join(piece for piece, _ in guarded_pieces(path, report, _WHOLE))
+    settle_report(path, report)
     return data
 
 
@@ -540,8 +652,7 @@ def read_log_head(path: StrPath, size: int = 65536) -> tuple[bytes, bool]:
         If the file cannot be opened or read.
     """
     with Path(path).open("rb") as raw:
-        kind = detect_compression(raw.read(8))
-        raw.seek(0)
+        kind = _sniff(raw)
         if kind is None:
             return raw.read(size), False
         out = bytearray()

@@ -124,7 +124,14 @@ from gridtrace.logs._base import (
     check_error_policy,
     tokenize_guarded,
 )
-from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths
+from gridtrace.logs._stream import (
+    DEFAULT_CHUNK_BYTES,
+    Chunk,
+    LineFormat,
+    StreamStats,
+    tokenize_stream,
+)
 from gridtrace.logs._text import NUL_FRAGMENT_REASON, decode_line, nul_fragment_counts, split_lines
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
@@ -821,7 +828,7 @@ class _Rows:
         keys = _pa.DictionaryArray.from_arrays(_pa.array(index, pa.int32()), dictionary)
         return keys.cast(pa.string())
 
-    def table(self, site: str, src_file: str) -> pa.Table:
+    def table(self, site: str, src_file: str, base: int = 0) -> pa.Table:
         n = len(self.lines)
         stamps = _pa.array(self.stamps, pa.string())
         epochs = _pc.if_else(_pc.match_substring_regex(stamps, r"^\d+$"), stamps, None)
@@ -833,7 +840,7 @@ class _Rows:
                 _repeat(site, n),
                 _repeat("lsf", n),
                 _repeat(src_file, n),
-                _pa.array(self.lines, pa.int64()),
+                _pa.array(np.asarray(self.lines, dtype=np.int64) + base, pa.int64()),
                 _pa.array(self.types, pa.string()),
                 stamps,
                 epochs.cast(pa.int64()).cast(pa.timestamp("s", tz="UTC")),
@@ -888,6 +895,8 @@ class _Lines:
     crlf: list[bool]
     nul: list[bool]
     no_newline: bool
+    base: int = 0  # lines of the file before these (they are a chunk of it)
+    final: bool = True  # these end the file (else a record open at their end waits for more)
 
     def cut_at(self, last: int) -> bool:
         """Whether a record ending at line ``last`` (0-based) was cut by the end of the file."""
@@ -899,7 +908,13 @@ _HEAD_CHECKS = _checks(_HEAD)
 _MIDDLE_CHECKS = _checks(_MIDDLE)
 
 
-def tokenize_lsf_file(path: StrPath, *, site: str) -> FileParse:
+def tokenize_lsf_file(
+    path: StrPath,
+    *,
+    site: str,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    stats: StreamStats | None = None,
+) -> FileParse:
     """Tokenise one ``lsb.acct`` or ``lsb.events`` file (plain, gzip, bzip2 or xz).
 
     Parameters
@@ -908,6 +923,11 @@ def tokenize_lsf_file(path: StrPath, *, site: str) -> FileParse:
         The file.
     site : str
         Site name for every row.
+    chunk_bytes : int
+        Decompressed bytes per chunk (4 MiB by default); the tables do not depend on it (a
+        record whose quoted string spans lines is never cut by a chunk boundary).
+    stats : StreamStats, optional
+        Filled in with the chunks read and the counts per chunk.
 
     Returns
     -------
@@ -916,13 +936,21 @@ def tokenize_lsf_file(path: StrPath, *, site: str) -> FileParse:
         string spans lines), one ``quarantine`` row per other line, in line order;
         ``lines_read`` = records + quarantined.
     """
-    src_file = str(path)
-    data = read_log_bytes(path)
+    return tokenize_stream(path, LSF_STREAM, site=site, chunk_bytes=chunk_bytes, stats=stats)
+
+
+def _tokenize_lsf_chunk(
+    chunk: Chunk, state: None, *, site: str, src_file: str
+) -> tuple[pa.Table, pa.Table]:
+    """Tokenise a chunk of an LSF file; stop before a record still open at its end."""
+    del state  # LSF needs none: a record open at the end of a chunk is carried on whole
+    data = chunk.data
+    base = chunk.first_line - 1
     raw_lines, crlf_lines, no_newline = split_lines(data)
     crlf = crlf_lines.tolist()
     text, non_utf8 = _decode(raw_lines)
     nul = [b"\x00" in line for line in raw_lines] if b"\x00" in data else [False] * len(text)
-    lines = _Lines(text, raw_lines, non_utf8, crlf, nul, no_newline)
+    lines = _Lines(text, raw_lines, non_utf8, crlf, nul, no_newline, base, chunk.final)
     n_lines = len(text)
     rows = _Rows()
     bad_lines: list[int] = []
@@ -948,13 +976,17 @@ def tokenize_lsf_file(path: StrPath, *, site: str) -> FileParse:
                 quarantine(i, "not an LSF event record (no quoted event name first)")
             else:
                 i = _record(lines, i, rows, quarantine)
+                if i < 0:  # open at the end of the chunk
+                    break
                 continue
         else:
             i = _record(lines, i, rows, quarantine)
+            if i < 0:
+                break
             continue
         i += 1
 
-    records = rows.table(site, src_file)
+    records = rows.table(site, src_file, base)
     if records.num_rows and bool(np.any(np.diff(np.asarray(rows.lines)) < 0)):
         records = records.take(_pc.sort_indices(records, [("src_line", "ascending")]))
     order = np.argsort(np.asarray(bad_lines, dtype=np.int64), kind="stable")
@@ -963,16 +995,17 @@ def tokenize_lsf_file(path: StrPath, *, site: str) -> FileParse:
             _repeat(site, len(bad_lines)),
             _repeat("lsf", len(bad_lines)),
             _repeat(src_file, len(bad_lines)),
-            _pa.array([bad_lines[k] + 1 for k in order], pa.int64()),
+            _pa.array([bad_lines[k] + 1 + base for k in order], pa.int64()),
             _pa.array([reasons[k] for k in order], pa.string()),
             _pa.array([raw_lines[bad_lines[k]] for k in order], pa.binary()),
         ],
         schema=QUARANTINE,
     )
-    logger.debug("%s: %d lines, %d quarantined", src_file, n_lines, len(bad_lines))
-    return FileParse(
-        src_file=src_file, records=records, quarantine=quarantine_table, lines_read=n_lines
-    )
+    return records, quarantine_table
+
+
+LSF_STREAM: LineFormat[None] = LineFormat("lsf", lambda: None, _tokenize_lsf_chunk)
+"""The LSF format for the streaming core (records spanning lines carried on whole)."""
 
 
 def _cut_tokens(record: str) -> tuple[list[str], Quoted]:
@@ -995,7 +1028,11 @@ def _cut_tokens(record: str) -> tuple[list[str], Quoted]:
 
 
 def _record(lines: _Lines, i: int, rows: _Rows, quarantine: Callable[[int, str], None]) -> int:
-    """Read the event record starting at line ``i`` (0-based); return the next line to read."""
+    """Read the event record starting at line ``i`` (0-based); return the next line to read.
+
+    Returns -1, having added no row, for a record whose quoted string is still open at the end
+    of lines that do not end the file (a chunk): it is read again with the lines that follow.
+    """
     text = lines.text
     span = 1
     record = text[i]
@@ -1022,6 +1059,8 @@ def _record(lines: _Lines, i: int, rows: _Rows, quarantine: Callable[[int, str],
                 except ValueError:
                     continue
                 break
+            if not tokens and not lines.final and span < _MAX_JOIN and i + span >= len(text):
+                return -1
     if lines.cut_at(i + span - 1):
         # the end of the file cut this record (no line end): keep what surely survived
         cut = True
@@ -1036,7 +1075,9 @@ def _record(lines: _Lines, i: int, rows: _Rows, quarantine: Callable[[int, str],
             quarantine(i, reason)
             return i + 1
         for k in range(span):
-            quarantine(i + k, reason if k == 0 else f"inside the record of line {i + 1}")
+            quarantine(
+                i + k, reason if k == 0 else f"inside the record of line {lines.base + i + 1}"
+            )
         return i + span
     event = tokens[0] if quoted(0) else ""
     if not _EVENT.fullmatch(event):
@@ -1061,7 +1102,10 @@ def _record(lines: _Lines, i: int, rows: _Rows, quarantine: Callable[[int, str],
                 )
         except _Bad as bad:
             for k in range(span):
-                quarantine(i + k, str(bad) if k == 0 else f"inside the record of line {i + 1}")
+                quarantine(
+                    i + k,
+                    str(bad) if k == 0 else f"inside the record of line {lines.base + i + 1}",
+                )
             return i + span
         idx = values[_IDX] if named > _IDX else ""
         job_id = values[_JOB_ID] if idx in {"0", ""} else f"{values[_JOB_ID]}[{idx}]"
@@ -1091,7 +1135,14 @@ def _record(lines: _Lines, i: int, rows: _Rows, quarantine: Callable[[int, str],
         )
     for k in range(1, span):
         more_flags = ["CRLF"] if lines.crlf[i + k] else None
-        rows.add(i + k + 1, "CONTINUATION", _CONTINUATION, [str(i + 1)], 1, flags=more_flags)
+        rows.add(
+            i + k + 1,
+            "CONTINUATION",
+            _CONTINUATION,
+            [str(lines.base + i + 1)],
+            1,
+            flags=more_flags,
+        )
     return i + span
 
 

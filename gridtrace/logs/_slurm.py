@@ -106,6 +106,7 @@ import logging
 import re
 import zoneinfo
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import product
 from typing import Any, TypeAlias
 
@@ -126,7 +127,14 @@ from gridtrace.logs._base import (
     tokenize_guarded,
 )
 from gridtrace.logs._columnar import as_text
-from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths
+from gridtrace.logs._stream import (
+    DEFAULT_CHUNK_BYTES,
+    Chunk,
+    LineFormat,
+    StreamStats,
+    tokenize_stream,
+)
 from gridtrace.logs._text import NUL_FRAGMENT_REASON, nul_fragment_counts, nul_lines, split_lines
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
@@ -486,12 +494,38 @@ def _repeat(value: str, n: int) -> Arr:
     return _pa.array([value], pa.string()).take(_pa.array(np.zeros(n, dtype=np.int32)))
 
 
+@dataclass
+class _SlurmState:
+    """What a Slurm file's chunks share: the delimiter and the field order (from line 1)."""
+
+    delimiter: str = "|"
+    header: Sequence[str] | None = None  # the field names given by the caller
+    names: list[str] | None = None  # the field order, decided by the first chunk
+    header_line: bool = False  # line 1 is a header line
+
+
+def _field_order(state: _SlurmState, text: Arr, nul: Bool) -> None:
+    """Decide the field order of a file from the caller's header, else its first line."""
+    if state.header is not None:
+        state.names = [_CANONICAL.get(h.strip().lower(), h.strip()) for h in state.header]
+    elif len(text) and not nul[0] and _is_header(str(text[0].as_py()).split(state.delimiter)):
+        state.names = [
+            _CANONICAL.get(h.strip().lower(), h.strip())
+            for h in str(text[0].as_py()).split(state.delimiter)
+        ]
+        state.header_line = True
+    else:
+        state.names = list(SLURM_FIELDS)
+
+
 def tokenize_slurm_file(
     path: StrPath,
     *,
     site: str,
     delimiter: str = "|",
     header: Sequence[str] | None = None,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    stats: StreamStats | None = None,
 ) -> FileParse:
     """Tokenise one ``sacct --parsable2`` file (plain, gzip, bzip2 or xz).
 
@@ -506,6 +540,10 @@ def tokenize_slurm_file(
     header : sequence of str, optional
         The field names of a file without a header line. Default: a header line when the first
         line is one (recognised by its field names), else :data:`SLURM_FIELDS`.
+    chunk_bytes : int
+        Decompressed bytes per chunk (4 MiB by default); the tables do not depend on it.
+    stats : StreamStats, optional
+        Filled in with the chunks read and the counts per chunk.
 
     Returns
     -------
@@ -516,28 +554,27 @@ def tokenize_slurm_file(
     """
     if not delimiter:
         raise ConfigError("the delimiter must not be empty")
-    src_file = str(path)
-    data = read_log_bytes(path)
+    fmt = LineFormat("slurm", lambda: _SlurmState(delimiter, header), _tokenize_slurm_chunk)
+    return tokenize_stream(path, fmt, site=site, chunk_bytes=chunk_bytes, stats=stats)
+
+
+def _tokenize_slurm_chunk(
+    chunk: Chunk, state: _SlurmState, *, site: str, src_file: str
+) -> tuple[pa.Table, pa.Table]:
+    """Tokenise one chunk of a Slurm file: its ``records`` and ``quarantine`` rows."""
+    data = chunk.data
+    delimiter = state.delimiter
+    base = chunk.first_line - 1  # lines before the chunk
     raw_lines, crlf, no_newline = split_lines(data)
-    n_lines = len(raw_lines)
     nul = nul_lines(raw_lines, data)
     binary = _pa.array(raw_lines, pa.binary())
     text, non_utf8 = as_text(binary)
 
-    first_row = 0
-    names: list[str]
-    header_line = False
-    if header is not None:
-        names = [_CANONICAL.get(h.strip().lower(), h.strip()) for h in header]
-    elif n_lines and not nul[0] and _is_header(str(text[0].as_py()).split(delimiter)):
-        names = [
-            _CANONICAL.get(h.strip().lower(), h.strip())
-            for h in str(text[0].as_py()).split(delimiter)
-        ]
-        header_line = True
-        first_row = 1
-    else:
-        names = list(SLURM_FIELDS)
+    if state.names is None:  # the file's first chunk
+        _field_order(state, text, nul)
+    names: list[str] = state.names or []
+    header_line = state.header_line and chunk.first_line == 1
+    first_row = 1 if header_line else 0
     n_fields = len(names)
     name_last = names[-1] == "JobName"
     job_pos = names.index("JobID") if "JobID" in names else 0
@@ -604,7 +641,7 @@ def tokenize_slurm_file(
     is_step = _numpy(_pc.match_substring(job_ids, "."), bool)
     record_type = _pc.if_else(_pa.array(is_step), "STEP", "J")
 
-    line_no = rows + 1 + first_row
+    line_no = rows + 1 + first_row + base
     bad_text = non_utf8[first_row:][rows]
     truncated = np.zeros(n_rec, dtype=bool)
     last_line = np.zeros(n_rec, dtype=bool)
@@ -636,7 +673,7 @@ def tokenize_slurm_file(
             _records(
                 site,
                 src_file,
-                np.array([1]),
+                np.array([1 + base]),
                 _pa.array(["H"]),
                 pa.nulls(1, pa.string()),
                 pa.nulls(1, pa.string()),
@@ -657,14 +694,17 @@ def tokenize_slurm_file(
             _repeat(site, len(bad_rows)),
             _repeat("slurm", len(bad_rows)),
             _repeat(src_file, len(bad_rows)),
-            _pa.array([i + 1 + first_row for i in bad_rows], pa.int64()),
+            _pa.array([i + 1 + first_row + base for i in bad_rows], pa.int64()),
             _pa.array([reasons[i] for i in bad_rows], pa.string()),
             _pa.array([raw_lines[i + first_row] for i in bad_rows], pa.binary()),
         ],
         schema=QUARANTINE,
     )
-    logger.debug("%s: %d lines, %d quarantined", src_file, n_lines, quarantine.num_rows)
-    return FileParse(src_file=src_file, records=records, quarantine=quarantine, lines_read=n_lines)
+    return records, quarantine
+
+
+SLURM_STREAM: LineFormat[_SlurmState] = LineFormat("slurm", _SlurmState, _tokenize_slurm_chunk)
+"""The Slurm format (``|``-separated, field order from line 1) for the streaming core."""
 
 
 def _records(

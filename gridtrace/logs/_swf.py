@@ -113,7 +113,14 @@ from gridtrace.logs._columnar import (
     split_lines,
     string_array,
 )
-from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths
+from gridtrace.logs._stream import (
+    DEFAULT_CHUNK_BYTES,
+    Chunk,
+    LineFormat,
+    StreamStats,
+    tokenize_stream,
+)
 from gridtrace.logs._text import NON_UTF8
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
@@ -375,19 +382,32 @@ def _header_key(body: str) -> tuple[str, str, int] | None:
     return key, value, _expanded_width(";", body[:start])
 
 
+@dataclass
+class _CommentState:
+    """Where the comment lines read so far left off: what a next comment line may continue."""
+
+    open_key: str | None = None  # the key a next line may continue
+    open_column: int = 0
+    previous_line: int = -2
+
+
 def _classify_comments(
-    bodies: Sequence[str], lines: Sequence[int]
+    bodies: Sequence[str], lines: Sequence[int], state: _CommentState | None = None
 ) -> list[tuple[str, str | None, str]]:
     """Read comment lines (marker removed, in line order) as header keys, continuations, text.
 
     Returns one ``(kind, key, value)`` per line: ``("key", key, value)``, ``("more", key,
     text)`` for a line continuing ``key``'s value, or ``("text", None, text)`` (the stripped
-    line; ``""`` for a blank comment). See the module notes for the rules.
+    line; ``""`` for a blank comment). See the module notes for the rules. ``state`` carries
+    an open key from the comment lines of an earlier chunk of the file into these, and is
+    updated (a fresh state when None: the file's first lines).
     """
     out: list[tuple[str, str | None, str]] = []
-    open_key: str | None = None  # the key a next line may continue
-    open_column = 0
-    previous_line = -2
+    if state is None:
+        state = _CommentState()
+    open_key = state.open_key
+    open_column = state.open_column
+    previous_line = state.previous_line
     for body, line in zip(bodies, lines, strict=True):
         stripped = body.strip()
         parsed = _header_key(body) if stripped else None
@@ -408,6 +428,7 @@ def _classify_comments(
             out.append(("text", None, stripped))
             open_key = None
         previous_line = line
+    state.open_key, state.open_column, state.previous_line = open_key, open_column, previous_line
     return out
 
 
@@ -731,13 +752,15 @@ def _tokenize_lines(
     src_file: str,
     fmt: _LineFormat = _SWF_LINES,
     cut_line: int | None = None,
+    comments: _CommentState | None = None,
 ) -> tuple[pa.Table, pa.Table]:
     """Tokenise some lines of a file (the reference): their ``records`` and ``quarantine`` rows.
 
     Vectorised with pyarrow compute; every line kind, reason and flag is defined here. The fast
     path of :func:`tokenize_swf_file` hands over every line it does not recognise as a clean job
     line. ``line_no`` gives each line's number in the file (ascending); ``cut_line`` is the
-    number of the file's last line when it has no line end.
+    number of the file's last line when it has no line end; ``comments`` carries the header's
+    open key from an earlier chunk of the file.
     """
     n_fields = len(fmt.fields)
     lines, nul_stripped, reasons = _strip_nul_runs(raw_lines)
@@ -814,7 +837,7 @@ def _tokenize_lines(
     comment_rows = np.flatnonzero(is_comment)
     comment_text = stripped.take(_pa.array(comment_rows)).to_pylist()
     entries = _classify_comments(
-        [line[1:] for line in comment_text], line_no[comment_rows].tolist()
+        [line[1:] for line in comment_text], line_no[comment_rows].tolist(), comments
     )
     keep_raw = non_utf8[comment_rows] | nul_stripped[comment_rows]
     header_part = records_table(
@@ -896,44 +919,64 @@ def _job_records(
     )
 
 
-def _cut_line(data: bytes, n_lines: int) -> int | None:
-    """Return the number of the file's last line when it has no line end, else None."""
-    return n_lines if data and not data.endswith(b"\n") else None
+def _cut_line(data: bytes, last_line: int) -> int | None:
+    """Return ``last_line`` (the number of the last line) when it has no line end, else None."""
+    return last_line if data and not data.endswith(b"\n") else None
 
 
-def tokenize_swf_reference(data: bytes, *, site: str, src_file: str) -> FileParse:
+def tokenize_swf_reference(
+    data: bytes,
+    *,
+    site: str,
+    src_file: str,
+    first_line: int = 1,
+    comments: _CommentState | None = None,
+) -> FileParse:
     """Tokenise a file's content line by line with the readable reference only.
 
     :func:`tokenize_swf_file` gives the same rows; this path is kept to test it against and for
-    interpreters without numba.
+    interpreters without numba. ``data`` may be a chunk of whole lines starting at line
+    ``first_line``, ``comments`` the header state earlier chunks left (see
+    :mod:`gridtrace.logs._stream`).
     """
     raw_lines = split_lines(data)
-    line_no = np.arange(1, len(raw_lines) + 1, dtype=np.int64)
+    line_no = np.arange(first_line, first_line + len(raw_lines), dtype=np.int64)
     records, quarantine = _tokenize_lines(
         raw_lines,
         line_no,
         site=site,
         src_file=src_file,
-        cut_line=_cut_line(data, len(raw_lines)),
+        cut_line=_cut_line(data, first_line + len(raw_lines) - 1),
+        comments=comments,
     )
     return FileParse(
         src_file=src_file, records=records, quarantine=quarantine, lines_read=len(raw_lines)
     )
 
 
-def tokenize_swf(data: bytes, *, site: str, src_file: str) -> FileParse:
+def tokenize_swf(
+    data: bytes,
+    *,
+    site: str,
+    src_file: str,
+    first_line: int = 1,
+    comments: _CommentState | None = None,
+) -> FileParse:
     """Tokenise a file's content, clean job lines by the compiled scanner.
 
     Every other line goes to the reference (see :mod:`gridtrace.logs._swf_fast`); the rows are
-    those of :func:`tokenize_swf_reference`, in line order.
+    those of :func:`tokenize_swf_reference`, in line order. ``data`` may be a chunk of whole
+    lines starting at line ``first_line``, ``comments`` the header state earlier chunks left.
     """
     if not _swf_fast.compile_kernel():  # pragma: no cover
-        return tokenize_swf_reference(data, site=site, src_file=src_file)
+        return tokenize_swf_reference(
+            data, site=site, src_file=src_file, first_line=first_line, comments=comments
+        )
     fast_parts: list[pa.Table] = []
     fast_lines: list[I64] = []
     declined: list[bytes] = []
     declined_lines: list[I64] = []
-    first_line = 1
+    start = first_line
     for scan in _swf_fast.scan_swf(data):
         line_no = np.arange(first_line, first_line + scan.lines, dtype=np.int64)
         first_line += scan.lines
@@ -953,20 +996,49 @@ def tokenize_swf(data: bytes, *, site: str, src_file: str) -> FileParse:
         rows = np.flatnonzero(~scan.fast)
         declined.extend(data[scan.starts[i] : scan.ends[i]] for i in rows)
         declined_lines.append(line_no[rows])
-    n_lines = first_line - 1
+    n_lines = first_line - start
     if not fast_parts:
-        return tokenize_swf_reference(data, site=site, src_file=src_file)
+        return tokenize_swf_reference(
+            data, site=site, src_file=src_file, first_line=start, comments=comments
+        )
     other_lines = np.concatenate(declined_lines)
     others, quarantine = _tokenize_lines(
-        declined, other_lines, site=site, src_file=src_file, cut_line=_cut_line(data, n_lines)
+        declined,
+        other_lines,
+        site=site,
+        src_file=src_file,
+        cut_line=_cut_line(data, first_line - 1),
+        comments=comments,
     )
     fast = pa.concat_tables(fast_parts)
     records = interleave(fast, np.concatenate(fast_lines), others)
     return FileParse(src_file=src_file, records=records, quarantine=quarantine, lines_read=n_lines)
 
 
-def tokenize_swf_file(path: StrPath, *, site: str) -> FileParse:
+def _tokenize_swf_chunk(
+    chunk: Chunk, state: _CommentState, *, site: str, src_file: str
+) -> tuple[pa.Table, pa.Table]:
+    parsed = tokenize_swf(
+        chunk.data, site=site, src_file=src_file, first_line=chunk.first_line, comments=state
+    )
+    return parsed.records, parsed.quarantine
+
+
+SWF_STREAM: LineFormat[_CommentState] = LineFormat("swf", _CommentState, _tokenize_swf_chunk)
+"""The SWF format for the streaming core: the header's open key carried across chunks."""
+
+
+def tokenize_swf_file(
+    path: StrPath,
+    *,
+    site: str,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    stats: StreamStats | None = None,
+) -> FileParse:
     """Tokenise one SWF file (plain, gzip, bzip2 or xz) into ``records`` and ``quarantine``.
+
+    The file is read in chunks of whole lines by the streaming core
+    (:mod:`gridtrace.logs._stream`); the tables do not depend on the chunk size.
 
     Parameters
     ----------
@@ -974,6 +1046,10 @@ def tokenize_swf_file(path: StrPath, *, site: str) -> FileParse:
         The file.
     site : str
         Site name for every row.
+    chunk_bytes : int
+        Decompressed bytes per chunk (4 MiB by default).
+    stats : StreamStats, optional
+        Filled in with the chunks read and the counts per chunk.
 
     Returns
     -------
@@ -981,12 +1057,7 @@ def tokenize_swf_file(path: StrPath, *, site: str) -> FileParse:
         One ``records`` row per comment or job line, one ``quarantine`` row per other line, in
         line order; ``lines_read`` = records + quarantined.
     """
-    src_file = str(path)
-    parsed = tokenize_swf(read_log_bytes(path), site=site, src_file=src_file)
-    logger.debug(
-        "%s: %d lines, %d quarantined", src_file, parsed.lines_read, parsed.quarantine.num_rows
-    )
-    return parsed
+    return tokenize_stream(path, SWF_STREAM, site=site, chunk_bytes=chunk_bytes, stats=stats)
 
 
 # --------------------------------------------------------------------------- assembler

@@ -1,0 +1,153 @@
+"""Benchmark the readers' per-file tokenisers on two source trees: lines per second, and ratios.
+
+Measures ``tokenize_<fmt>_file(path, site=...)`` in-process (after one warm-up call, which loads
+the compiled kernels) for each format and input, on this checkout and on another checkout of the
+package (``--base``, e.g. a worktree of ``main``), alternating the two in every round so that both
+see the same load on a shared machine. Each round runs a child process per tree
+(``PYTHONPATH=<tree>``) that times ``--calls`` calls and keeps the fastest; the figure reported is
+the median over ``--rounds`` rounds, with the ratio tree / base.
+
+Inputs: real logs from ``GRIDTRACE_REAL_DATA`` (SWF: RICC-2010-2, gzip; SGE: the UCSF Wynton
+accounting file repeated to ``--lines`` lines; Slurm: the two XDMoD sacct dumps, gzip; LSF: the
+XDMoD fixture repeated to ``--lsf-lines`` lines) and a generated plain SWF file of ``--lines``
+jobs.
+
+Usage::
+
+    GRIDTRACE_REAL_DATA=../shared/data .venv/bin/python benchmarks/stream_core.py \\
+        --base ../wt-stream-base --rounds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+try:
+    from _machine import describe_machine
+    from parse_formats import _synthetic_swf_text
+except ImportError:  # run from another folder
+    from benchmarks._machine import describe_machine
+    from benchmarks.parse_formats import _synthetic_swf_text
+
+HERE = Path(__file__).resolve().parent.parent
+
+
+def _repeat_lines(source: Path, target: Path, lines: int, skip_comments: bool = True) -> Path:
+    from gridtrace.logs._io import read_log_bytes
+
+    body = [
+        line
+        for line in read_log_bytes(source).splitlines()
+        if not (skip_comments and line.startswith(b"#"))
+    ]
+    out = (body * (lines // max(len(body), 1) + 1))[:lines]
+    target.write_bytes(b"\n".join(out) + b"\n")
+    return target
+
+
+def build_inputs(work: Path, args: argparse.Namespace) -> list[tuple[str, str, Path]]:
+    """``(format, label, path)`` of every input."""
+    inputs: list[tuple[str, str, Path]] = []
+    swf = work / "generated.swf"
+    swf.write_bytes(_synthetic_swf_text(args.lines, 7))
+    inputs.append(("swf", f"generated, {args.lines:,} jobs, plain", swf))
+    real = os.environ.get("GRIDTRACE_REAL_DATA")
+    if not real:
+        return inputs
+    data = Path(real)
+    inputs.append(("swf", "real: RICC-2010-2.swf.gz", data / "swf" / "RICC-2010-2.swf.gz"))
+    sge = _repeat_lines(
+        data / "other" / "sge" / "ucsf-wynton-sge-8.1.9-accounting", work / "sge.log", args.lines
+    )
+    inputs.append(("sge", f"real, repeated: Wynton, {args.lines:,} lines", sge))
+    for name in ("xdmod-phillips-sacct.log.gz", "xdmod-pozidriv-sacct.log.gz"):
+        inputs.append(("slurm", f"real: {name}", data / "other" / "slurm" / name))
+    lsf = _repeat_lines(
+        data / "other" / "lsf" / "xdmod-shredder-lsf-fixture.log", work / "lsf.log", args.lsf_lines
+    )
+    inputs.append(("lsf", f"real, repeated: XDMoD fixture, {args.lsf_lines:,} lines", lsf))
+    return inputs
+
+
+def child(fmt: str, path: Path, calls: int) -> dict[str, Any]:
+    """Time ``calls`` calls of the tokeniser (after a warm-up); the fastest and the line count."""
+    import importlib
+
+    module = importlib.import_module(f"gridtrace.logs._{fmt}")
+    tokenize = getattr(module, f"tokenize_{fmt}_file")
+    parsed = tokenize(path, site="bench")
+    best = float("inf")
+    for _ in range(calls):
+        start = time.perf_counter()
+        tokenize(path, site="bench")
+        best = min(best, time.perf_counter() - start)
+    return {"seconds": best, "lines": parsed.lines_read, "module": module.__file__}
+
+
+def _run(tree: Path, fmt: str, path: Path, calls: int) -> dict[str, Any]:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    code = (
+        "import json, sys; sys.path.insert(1, sys.argv[1]); from stream_core import child; "
+        "print(json.dumps(child(sys.argv[2], __import__('pathlib').Path(sys.argv[3]), "
+        "int(sys.argv[4]))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(Path(__file__).parent), fmt, str(path), str(calls)],
+        env=env,
+        cwd=tree,  # python -c puts the working folder first on the path
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    if not str(result["module"]).startswith(str(tree)):
+        msg = f"{result['module']} is not under {tree}"
+        raise RuntimeError(msg)
+    return result
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Measure, then print a Markdown table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", type=Path, required=True, help="the other source tree")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=3)
+    parser.add_argument("--lines", type=int, default=200_000)
+    parser.add_argument("--lsf-lines", type=int, default=20_000)
+    parser.add_argument("--only", nargs="*", default=None, help="formats to measure")
+    args = parser.parse_args(argv)
+    trees = {"this": HERE, "base": args.base.resolve()}
+    print(describe_machine())
+    print(f"this tree: {HERE}; base: {trees['base']}\n")
+    print("| format | input | lines | base lines/s | this lines/s | this / base |")
+    print("|---|---|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for fmt, label, path in build_inputs(Path(tmp), args):
+            if args.only and fmt not in args.only:
+                continue
+            seconds: dict[str, list[float]] = {"this": [], "base": []}
+            lines = 0
+            for _ in range(args.rounds):
+                for name, tree in trees.items():
+                    result = _run(tree, fmt, path, args.calls)
+                    seconds[name].append(result["seconds"])
+                    lines = int(result["lines"])
+            rate = {name: lines / statistics.median(values) for name, values in seconds.items()}
+            print(
+                f"| {fmt} | {label} | {lines:,} | {rate['base']:,.0f} | {rate['this']:,.0f} | "
+                f"{rate['this'] / rate['base']:.2f} |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,433 @@
+"""One streaming core for the line-oriented readers: open, chunk, number, count, build, write.
+
+A reader's ``tokenize_<fmt>_file`` used to read the whole decompressed file, split it into lines
+and tokenise them at once. The core below does the frame once for every format:
+
+* **opening** a file, plain or compressed (gzip, bzip2, xz, zstd), through the line guard of
+  :mod:`gridtrace.logs._io` (line-length limit, garbage windows, broken streams: the same
+  findings and reports as :func:`~gridtrace.logs._io.read_log_bytes`, which is built on the same
+  iterator);
+* **chunking** the decompressed stream into :class:`Chunk` objects of whole lines, of at most
+  ``chunk_bytes`` bytes each (one line when a line is longer), numbered across chunks;
+* **counting**: lines read = parsed + quarantined, per chunk and per file (:class:`StreamStats`);
+* **building** the per-chunk ``records`` and ``quarantine`` tables, by the format's
+  :class:`LineFormat` spec, and concatenating them into the :class:`~gridtrace.logs._base.FileParse`
+  a reader returns (:func:`tokenize_stream`), or
+* **writing** them to Parquet as row groups as they come (:func:`write_stream`), the read's
+  findings (over-long lines, a broken or stopped file) added as the guarded path adds them, so
+  that memory is bounded by the chunk, not by the file.
+
+A format supplies a :class:`LineFormat`: its ``source_format`` name, a fresh per-file state (what
+the format carries from one chunk to the next: an SWF header's open key, a field order, a
+version), and a function turning one chunk into its ``records`` and ``quarantine`` rows. The
+decoding repairs (NUL bytes, CR LF line ends, bytes that are not UTF-8) stay the format's, as
+flags and counts it already defines, so that the rows are those of reading the file in one piece.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gridtrace._atomic import atomic_path
+from gridtrace.errors import ConfigError, GridtraceError
+from gridtrace.logs._base import FileParse
+from gridtrace.logs._io import (
+    MAX_LINE_BYTES,
+    REASON_LINE_TOO_LONG,
+    ReadReport,
+    StrPath,
+    guarded_pieces,
+    settle_report,
+)
+from gridtrace.schema import QUARANTINE, RECORDS
+
+__all__ = [
+    "DEFAULT_CHUNK_BYTES",
+    "Chunk",
+    "ChunkCountError",
+    "ChunkTokenizer",
+    "LineFormat",
+    "StreamStats",
+    "iter_chunks",
+    "tokenize_stream",
+    "write_stream",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_CHUNK_BYTES = 4 << 20
+"""Decompressed bytes per chunk by default (4 MiB): whole lines, one line when it is longer."""
+
+_NEWLINE = 10
+S = TypeVar("S")
+S_contra = TypeVar("S_contra", contravariant=True)
+_pa: Any = pa  # the pyarrow stubs' overloads are narrower than the constructions used here
+
+
+@dataclass(frozen=True)
+class Chunk:
+    r"""Whole lines of one file, as read through the line guard.
+
+    Attributes
+    ----------
+    data : bytes
+        The lines, each ended by ``\n`` (the file's last line may have none, in the last chunk).
+    first_line : int
+        The number (from 1) of its first line in the file.
+    lines : int
+        How many lines it holds.
+    index : int
+        Its position among the file's chunks, from 0.
+    final : bool
+        True for the file's last chunk.
+    """
+
+    data: bytes
+    first_line: int
+    lines: int
+    index: int
+    final: bool
+
+
+class ChunkTokenizer(Protocol[S_contra]):
+    """``tokenize(chunk, state, *, site, src_file) -> (records, quarantine)``."""
+
+    def __call__(
+        self, chunk: Chunk, state: S_contra, *, site: str, src_file: str
+    ) -> tuple[pa.Table, pa.Table]: ...
+
+
+@dataclass(frozen=True)
+class LineFormat(Generic[S]):
+    """What a line-oriented format gives the core: its name, its per-file state, its tokeniser.
+
+    Attributes
+    ----------
+    name : str
+        The ``source_format`` of its rows.
+    new_state : callable
+        Returns a fresh per-file state; the tokeniser updates it chunk by chunk (what a format
+        carries across chunks: a header's open key, a field order, a version).
+    tokenize : callable
+        ``tokenize(chunk, state, *, site, src_file)``: the chunk's ``records`` and ``quarantine``
+        rows, numbered from ``chunk.first_line``, in line order, one row per line. A format whose
+        records span lines may stop before the end of a chunk that is not the file's last (a
+        record still open at its end): the lines it gave no row are carried into the next chunk,
+        ahead of its lines, so a record is never cut by a chunk boundary.
+    """
+
+    name: str
+    new_state: Callable[[], S]
+    tokenize: ChunkTokenizer[S]
+
+
+@dataclass
+class StreamStats:
+    """What the core did with one file: chunks, sizes and counts.
+
+    Attributes
+    ----------
+    chunks : int
+        Chunks tokenised (at least 1: an empty file is one empty chunk).
+    largest_chunk : int
+        Bytes of the largest chunk.
+    lines_read, lines_parsed, lines_quarantined : int
+        Over the file; ``lines_read == lines_parsed + lines_quarantined``.
+    per_chunk : list of (int, int, int)
+        ``(lines, parsed, quarantined)`` of each chunk, the read's findings included.
+    """
+
+    chunks: int = 0
+    largest_chunk: int = 0
+    lines_read: int = 0
+    lines_parsed: int = 0
+    lines_quarantined: int = 0
+    per_chunk: list[tuple[int, int, int]] = field(default_factory=list)
+
+    @property
+    def reconciled(self) -> bool:
+        """True when every chunk's lines, and the file's, are parsed or quarantined."""
+        return self.lines_read == self.lines_parsed + self.lines_quarantined and all(
+            lines == parsed + quarantined for lines, parsed, quarantined in self.per_chunk
+        )
+
+    def _add(self, chunk: Chunk, parsed: int, quarantined: int, extra_lines: int = 0) -> None:
+        lines = chunk.lines + extra_lines
+        self.chunks += 1
+        self.largest_chunk = max(self.largest_chunk, len(chunk.data))
+        self.lines_read += lines
+        self.lines_parsed += parsed
+        self.lines_quarantined += quarantined
+        self.per_chunk.append((lines, parsed, quarantined))
+
+
+class ChunkCountError(GridtraceError, ValueError):
+    """A format's tokeniser returned rows that do not account for its chunk's lines."""
+
+
+def iter_chunks(
+    path: StrPath, report: ReadReport, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES
+) -> Iterator[Chunk]:
+    """Read ``path`` through the line guard as numbered chunks of whole lines.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    report : ReadReport
+        Receives what the guard left out (complete once the iterator is exhausted).
+    chunk_bytes : int
+        The largest chunk, in bytes (one line when a line is longer).
+
+    Yields
+    ------
+    Chunk
+        At least one (an empty file gives one empty final chunk).
+
+    Raises
+    ------
+    ConfigError
+        If ``chunk_bytes`` is less than 1 (a ``ValueError``).
+    """
+    if chunk_bytes < 1:
+        msg = f"chunk_bytes must be at least 1, not {chunk_bytes}"
+        raise ConfigError(msg)
+    pieces = guarded_pieces(path, report, chunk_bytes)
+    held, lines = next(pieces, (b"", 0))
+    first_line = 1
+    index = 0
+    for piece in pieces:  # one piece held back, to know which is the last
+        yield Chunk(held, first_line, lines, index, final=False)
+        first_line += lines
+        index += 1
+        held, lines = piece
+    yield Chunk(held, first_line, lines, index, final=True)
+
+
+def _line_end(data: bytes, lines: int) -> int:
+    """Return the offset just after the first ``lines`` lines of ``data``."""
+    if lines == 0:
+        return 0
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _NEWLINE)
+    return int(ends[lines - 1]) + 1
+
+
+def _tokenized(
+    path: StrPath,
+    fmt: LineFormat[S],
+    report: ReadReport,
+    *,
+    site: str,
+    src_file: str,
+    chunk_bytes: int,
+) -> Iterator[tuple[Chunk, pa.Table, pa.Table]]:
+    """Yield each chunk (as tokenised: what was carried on left out) and its two tables."""
+    state = fmt.new_state()
+    carry = b""
+    carry_lines = 0
+    for read in iter_chunks(path, report, chunk_bytes=chunk_bytes):
+        chunk = read
+        if carry_lines:
+            chunk = Chunk(
+                carry + read.data,
+                read.first_line - carry_lines,
+                read.lines + carry_lines,
+                read.index,
+                read.final,
+            )
+        records, quarantine = fmt.tokenize(chunk, state, site=site, src_file=src_file)
+        used = records.num_rows + quarantine.num_rows
+        if used > chunk.lines or (chunk.final and used != chunk.lines):
+            msg = (
+                f"{src_file}: chunk {chunk.index} (lines {chunk.first_line}-"
+                f"{chunk.first_line + chunk.lines - 1}) gave {records.num_rows} records and "
+                f"{quarantine.num_rows} quarantined rows for {chunk.lines} lines"
+            )
+            raise ChunkCountError(msg)
+        if used < chunk.lines:  # a record left open: its lines go on with the next chunk
+            end = _line_end(chunk.data, used)
+            carry, carry_lines = chunk.data[end:], chunk.lines - used
+            chunk = Chunk(chunk.data[:end], chunk.first_line, used, chunk.index, final=False)
+        else:
+            carry, carry_lines = b"", 0
+        yield chunk, records, quarantine
+
+
+def _concat(tables: list[pa.Table]) -> pa.Table:
+    return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+
+
+def tokenize_stream(
+    path: StrPath,
+    fmt: LineFormat[S],
+    *,
+    site: str,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    stats: StreamStats | None = None,
+) -> FileParse:
+    """Tokenise one file chunk by chunk: the tables are those of reading it in one piece.
+
+    The read's findings go to :func:`~gridtrace.logs._io.collect_read_reports` (or raise outside
+    it) exactly as :func:`~gridtrace.logs._io.read_log_bytes` does, so a reader's
+    ``tokenize_<fmt>_file`` built on this function behaves as before under
+    :func:`~gridtrace.logs._base.tokenize_guarded`.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file.
+    fmt : LineFormat
+        The format's spec.
+    site : str
+        Site name for every row.
+    chunk_bytes : int
+        The largest chunk, in bytes.
+    stats : StreamStats, optional
+        Filled in with the chunk count, sizes and counts.
+
+    Returns
+    -------
+    FileParse
+        The chunks' tables concatenated; ``lines_read`` = records + quarantined.
+    """
+    src_file = str(path)
+    report = ReadReport(src_file, None)
+    records: list[pa.Table] = []
+    quarantine: list[pa.Table] = []
+    lines = 0
+    steps = _tokenized(path, fmt, report, site=site, src_file=src_file, chunk_bytes=chunk_bytes)
+    for chunk, rec, bad in steps:
+        if stats is not None:
+            stats._add(chunk, rec.num_rows, bad.num_rows)
+        records.append(rec)
+        quarantine.append(bad)
+        lines += chunk.lines
+    settle_report(path, report)
+    parsed = FileParse(src_file, _concat(records), _concat(quarantine), lines)
+    logger.debug(
+        "%s: %d lines in %d chunks, %d quarantined",
+        src_file,
+        lines,
+        len(records),
+        parsed.quarantine.num_rows,
+    )
+    return parsed
+
+
+def _findings_rows(
+    rows: list[tuple[int, str, bytes]], *, site: str, source_format: str, src_file: str
+) -> pa.Table:
+    n = len(rows)
+    return pa.table(
+        {
+            "site": pa.array([site] * n, pa.string()),
+            "source_format": pa.array([source_format] * n, pa.string()),
+            "src_file": pa.array([src_file] * n, pa.string()),
+            "src_line": pa.array([line for line, _, _ in rows], pa.int64()),
+            "reason": pa.array([reason for _, reason, _ in rows], pa.string()),
+            "raw": pa.array([raw for _, _, raw in rows], pa.binary()),
+        },
+        schema=QUARANTINE,
+    )
+
+
+def _cut_rows(cut: list[tuple[int, int, bytes]]) -> list[tuple[int, str, bytes]]:
+    return [
+        (
+            line,
+            f"{REASON_LINE_TOO_LONG}: {length:,} bytes, over the limit of "
+            f"{MAX_LINE_BYTES:,}; not parsed, its first {len(head):,} bytes kept",
+            head,
+        )
+        for line, length, head in cut
+    ]
+
+
+def write_stream(
+    path: StrPath,
+    fmt: LineFormat[S],
+    records_path: StrPath,
+    quarantine_path: StrPath,
+    *,
+    site: str,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+) -> StreamStats:
+    """Tokenise one file chunk by chunk into two Parquet files, one row group per chunk.
+
+    Memory is bounded by the chunk: each chunk's tables are written and dropped before the next
+    chunk is read. The read's findings become quarantine rows as
+    :func:`~gridtrace.logs._base.tokenize_guarded` makes them (an over-long line's row in its
+    chunk, in place of the empty line the format was given; a broken or stopped file's rest as a
+    last row), so the files hold the guarded tables of the file. Both outputs are written to a
+    temporary file beside them and renamed at the end; a failure leaves neither changed.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The log file.
+    fmt : LineFormat
+        The format's spec.
+    records_path, quarantine_path : str or path-like
+        The Parquet outputs (schemas ``records`` and ``quarantine``).
+    site : str
+        Site name for every row.
+    chunk_bytes : int
+        The largest chunk, in bytes.
+
+    Returns
+    -------
+    StreamStats
+        Chunks, their largest size, and the counts per chunk and per file.
+    """
+    import pyarrow.parquet as pq
+
+    src_file = str(path)
+    report = ReadReport(src_file, None)
+    stats = StreamStats()
+    cut_seen = 0
+    cut_waiting: list[tuple[int, int, bytes]] = []
+    with (
+        atomic_path(records_path) as records_tmp,
+        atomic_path(quarantine_path) as quarantine_tmp,
+        pq.ParquetWriter(records_tmp, RECORDS) as records_out,
+        pq.ParquetWriter(quarantine_tmp, QUARANTINE) as quarantine_out,
+    ):
+        steps = _tokenized(path, fmt, report, site=site, src_file=src_file, chunk_bytes=chunk_bytes)
+        for chunk, rec, bad in steps:
+            # the lines the guard cut, among those tokenised (some may be carried on)
+            cut_waiting += report.cut_lines[cut_seen:]
+            cut_seen = len(report.cut_lines)
+            end = chunk.first_line + chunk.lines
+            cut = [item for item in cut_waiting if item[0] < end]
+            cut_waiting = [item for item in cut_waiting if item[0] >= end]
+            if cut:
+                lines = pa.array([line for line, _, _ in cut], pa.int64())
+                rec = rec.filter(pc.invert(pc.is_in(rec.column("src_line"), lines)))
+                bad = bad.filter(pc.invert(pc.is_in(bad.column("src_line"), lines)))
+                added = _findings_rows(
+                    _cut_rows(cut), site=site, source_format=fmt.name, src_file=src_file
+                )
+                bad = pa.concat_tables([bad.cast(QUARANTINE), added]).sort_by("src_line")
+            stats._add(chunk, rec.num_rows, bad.num_rows)
+            records_out.write_table(rec.cast(RECORDS))
+            quarantine_out.write_table(bad.cast(QUARANTINE))
+        if report.tail_reason is not None:
+            tail = _findings_rows(
+                [(report.lines + 1, report.tail_reason, report.tail_raw)],
+                site=site,
+                source_format=fmt.name,
+                src_file=src_file,
+            )
+            quarantine_out.write_table(tail)
+            stats.lines_read += 1
+            stats.lines_quarantined += 1
+            stats.per_chunk.append((1, 0, 1))
+    logger.debug("%s: %d lines in %d chunks written", src_file, stats.lines_read, stats.chunks)
+    return stats
