@@ -17,6 +17,7 @@ rows where the guess was wrong.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -108,7 +109,8 @@ def attr_fingerprints(attrs: Any) -> Any:
 
     Two maps are equal when they hold the same keys with the same values in the same order (a
     record written twice). The text joins the keys, then the values; a map holding the separator
-    (U+001F) in a key or value gets a text of its own, so that two different maps never share one.
+    (U+001F) in a key or value gets its pairs in JSON instead, so that two different maps never
+    share a text and two equal ones always do.
 
     Parameters
     ----------
@@ -133,16 +135,25 @@ def attr_fingerprints(attrs: Any) -> Any:
     value_text = _pc.binary_join(_pa.LargeListArray.from_arrays(offsets, values), sep)
     both = pa.scalar(_SEP + _SEP, pa.large_string())
     text = _pc.binary_join_element_wise(key_text, value_text, both)
+    # the keys and items are the whole child arrays, also when ``attrs`` is a slice: map each
+    # child position of the slice to its row
+    bounds = np.asarray(attrs.offsets, dtype=np.int64)
+    sizes = np.diff(bounds)
     holds_sep = np.zeros(n, dtype=bool)
     for part in (attrs.keys, attrs.items):
-        hit = np.asarray(_pc.match_substring(part, _SEP).fill_null(False), dtype=bool)
+        window = part.slice(int(bounds[0]), int(bounds[-1] - bounds[0]))
+        hit = np.asarray(_pc.match_substring(window, _SEP).fill_null(False), dtype=bool)
         if hit.any():
-            sizes = np.diff(np.asarray(attrs.offsets, dtype=np.int64)).astype(np.int64)
-            owner = np.repeat(np.arange(n), sizes)
-            holds_sep[owner[hit]] = True
+            holds_sep[np.repeat(np.arange(n), sizes)[hit]] = True
     if holds_sep.any():
+        # such a map's text is its pairs in JSON: no U+001F left (JSON escapes it), while every
+        # other text holds the two separators joining keys and values, so no text is shared
         rows = np.flatnonzero(holds_sep)
-        unique = _pa.array([f"{_NULL}{_NULL}row {int(r)}" for r in rows], pa.large_string())
+        maps = attrs.take(_pa.array(rows)).to_pylist()
+        unique = _pa.array(
+            [_NULL + _NULL + json.dumps([list(pair) for pair in m]) for m in maps],
+            pa.large_string(),
+        )
         text = _pc.replace_with_mask(text, _pa.array(holds_sep), unique)
     return text
 

@@ -75,7 +75,8 @@ def test_fingerprints_are_equal_exactly_for_equal_maps() -> None:
     )
     prints = attr_fingerprints(attrs).to_pylist()
     assert prints[0] == prints[1]
-    assert len(set(prints[1:7])) == 6  # null vs empty, key order, a separator inside: all differ
+    assert len(set(prints[1:6])) == 5  # null vs empty, key order, a separator inside: all differ
+    assert prints[5] == prints[6]  # a record holding the separator, written twice, is one map
 
 
 @given(st.lists(_ROW, max_size=12), st.integers(0, 3))
