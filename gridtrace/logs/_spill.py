@@ -33,9 +33,8 @@ hidden folder in the output folder) is removed at the end; a hard kill may leave
 a half-written output.
 
 A format plugs in by registering a :class:`SpillFormat` (see :func:`register_spill_format`);
-TORQUE/PBS is built in. SGE, LSF and Slurm (steps) would give ``keys`` (their job id), a
-``prepare`` that returns no column, and an ``assemble`` that calls their ``assemble_<fmt>`` on
-one partition's records and returns the row of each job's first record.
+TORQUE/PBS is built in; Slurm (steps, arrays, het jobs), SGE and LSF are in
+:mod:`gridtrace.logs._spill_formats`, which says how each keeps its whole-log facts exact.
 """
 
 from __future__ import annotations
@@ -159,6 +158,9 @@ class SpillFormat:
 
 _SPILL_FORMATS: dict[str, tuple[str, str] | SpillFormat] = {
     "torque": ("gridtrace.logs._torque", "TORQUE_SPILL"),
+    "slurm": ("gridtrace.logs._spill_formats", "SLURM_SPILL"),
+    "sge": ("gridtrace.logs._spill_formats", "SGE_SPILL"),
+    "lsf": ("gridtrace.logs._spill_formats", "LSF_SPILL"),
 }
 
 
@@ -523,7 +525,8 @@ def spill_parse(
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     info = spill.merge_info([a["info"] for a in assembled], first_info, facts)
-    info["files_reordered"] = moved
+    if "files_reordered" in info:  # formats that order their files by time (TORQUE)
+        info["files_reordered"] = moved
     done = _summarise(spilled, assembled, quarantine, info)
     return dataclasses.replace(done, partitions=partitions)
 
