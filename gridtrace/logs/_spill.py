@@ -387,7 +387,19 @@ class SpilledParse:
 
 
 @contextmanager
-def _executor(workers: int) -> Iterator[Executor | None]:
+def _executor(workers: int, scheduler: str | None = None) -> Iterator[Executor | None]:
+    if scheduler is not None:
+        try:
+            from distributed import Client
+        except ImportError:
+            msg = "--scheduler needs dask.distributed: pip install 'gridtrace[dask]'"
+            raise ConfigError(msg) from None
+        client = Client(scheduler)
+        try:
+            yield client.get_executor(pure=False)
+        finally:
+            client.close()
+        return
     if workers <= 1:
         yield None
         return
@@ -431,6 +443,7 @@ def spill_parse(
     window_rows: int = WINDOW_ROWS,
     jobs_transform: Callable[[pa.Table], pa.Table] | None = None,
     remove_first: Sequence[str] = (),
+    scheduler: str | None = None,
 ) -> SpilledParse:
     """Parse the files of one format out of core into ``records``, ``jobs`` and ``quarantine``.
 
@@ -467,6 +480,10 @@ def spill_parse(
     remove_first : sequence of str
         Names of files in ``out_dir`` removed once the input is read, before the tables are
         written (the summary of an earlier run: it must not stand beside half-replaced tables).
+    scheduler : str, optional
+        Address of a ``dask.distributed`` scheduler: the spill and assembly tasks run on its
+        workers (``workers`` is then ignored). Every worker must see the input files and the
+        spill folder at the same paths (one machine, or a shared file system).
 
     Returns
     -------
@@ -494,7 +511,7 @@ def spill_parse(
     base.mkdir(parents=True, exist_ok=True)
     folder = tempfile.mkdtemp(prefix=".spill-", dir=base)
     try:
-        with _executor(workers) as pool:
+        with _executor(workers, scheduler) as pool:
             calls = [(name, f, site, tz, i, folder, partitions) for i, f in enumerate(files)]
             spilled: list[_Spilled] = _run(pool, _spill_file, calls)
             for one in spilled:  # warn or raise, per file, in the order given

@@ -11,6 +11,7 @@ import datetime as dt
 import io
 import json
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gridtrace.demo import write_demo_site
 from gridtrace.errors import DataQualityWarning
 from gridtrace.logs import parse_logs, parse_logs_to
 from gridtrace.logs._sge import SGE_FIELDS
@@ -514,3 +516,43 @@ def test_lsf_generated_logs_spilled_equal_in_memory(
         folder / "in", lines, files, np.random.default_rng(seed), stem="hpc", suffix=".lsb.acct"
     )
     same_as_in_memory(paths, folder / "out", format="lsf", partitions=partitions)
+
+
+# --------------------------------------------------------------------------------------------
+# on a dask.distributed cluster (parse_logs_to(..., scheduler=ADDRESS))
+
+
+@pytest.fixture(scope="module")
+def scheduler() -> Iterator[str]:
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None
+    ) as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.mark.slow
+def test_torque_on_a_cluster_equals_in_memory(scheduler: str, tmp_path: Path) -> None:
+    write_demo_site(tmp_path / "log", n_jobs=200, cores=16, seed=3)
+    same_as_in_memory(tmp_path / "log", tmp_path / "out", partitions=3, scheduler=scheduler)
+
+
+@pytest.mark.slow
+def test_slurm_on_a_cluster_equals_in_memory(scheduler: str, tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    paths = _spread(
+        tmp_path / "in", slurm_lines(150, 4), 3, rng, head=SLURM_HEAD, stem="hpc", suffix=".sacct"
+    )
+    summary = same_as_in_memory(
+        paths, tmp_path / "out", tz="UTC", partitions=7, scheduler=scheduler
+    )
+    assert summary["slurm_steps"] > 0
+
+
+@pytest.mark.slow
+def test_sge_and_lsf_on_a_cluster_equal_in_memory(scheduler: str, tmp_path: Path) -> None:
+    sge = _sge_files(tmp_path / "sge", sge_lines(100, 4), 3, 4)
+    same_as_in_memory(sge, tmp_path / "sge-out", format="sge", partitions=3, scheduler=scheduler)
+    rng = np.random.default_rng(3)
+    lsf = _spread(tmp_path / "lsf", lsf_lines(100, 4), 2, rng, stem="hpc", suffix=".lsb.acct")
+    same_as_in_memory(lsf, tmp_path / "lsf-out", format="lsf", partitions=3, scheduler=scheduler)
