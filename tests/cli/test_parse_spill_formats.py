@@ -68,3 +68,23 @@ def test_spill_writes_the_same_parquet_and_summary(
     ]
     assert summaries[0] == summaries[1]
     assert summaries[0]["format"] == fmt
+
+
+@pytest.mark.slow
+def test_spill_on_a_dask_scheduler_writes_the_same_parquet(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    distributed = pytest.importorskip("distributed")
+    paths, extra = _log("slurm", tmp_path / "in")
+    names = [str(p) for p in paths]
+    assert _parse(*names, "-o", str(tmp_path / "memory"), "--no-spill", *extra) == 0
+    with distributed.LocalCluster(
+        processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None
+    ) as cluster:
+        address = cluster.scheduler_address
+        spill = ("--spill", "--partitions", "4", "--scheduler", address)
+        assert _parse(*names, "-o", str(tmp_path / "spill"), *spill, *extra) == 0
+    assert f"assembled on the dask cluster at {address}" in capsys.readouterr().out
+    for name in OUTPUTS:
+        expected = pq.read_table(tmp_path / "memory" / name)
+        assert pq.read_table(tmp_path / "spill" / name).equals(expected), name

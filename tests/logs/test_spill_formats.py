@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+import os
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -556,3 +557,50 @@ def test_sge_and_lsf_on_a_cluster_equal_in_memory(scheduler: str, tmp_path: Path
     rng = np.random.default_rng(3)
     lsf = _spread(tmp_path / "lsf", lsf_lines(100, 4), 2, rng, stem="hpc", suffix=".lsb.acct")
     same_as_in_memory(lsf, tmp_path / "lsf-out", format="lsf", partitions=3, scheduler=scheduler)
+
+
+# --------------------------------------------------------------------------------------------
+# the real logs (GRIDTRACE_REAL_DATA: the shared data folder; skipped when unset)
+
+
+def _real(*parts: str) -> Path:
+    root = os.environ.get("GRIDTRACE_REAL_DATA")
+    if not root:
+        pytest.skip("GRIDTRACE_REAL_DATA is not set")
+    path = Path(root).joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} is missing")
+    return path
+
+
+@pytest.mark.parametrize("partitions", [3, 64])
+@pytest.mark.parametrize(
+    ("folder", "options"),
+    [
+        ("slurm", {"tz": "UTC"}),
+        ("sge", {"format": "sge"}),
+        ("lsf", {"format": "lsf"}),
+    ],
+)
+def test_the_real_logs_spilled_equal_in_memory(
+    tmp_path: Path, folder: str, options: dict[str, Any], partitions: int
+) -> None:
+    files = sorted(p for p in _real("other", folder).iterdir() if not p.name.startswith("."))
+    for path in files:  # each file alone: the fixtures are of different layouts
+        out = tmp_path / path.name
+        same_as_in_memory([path], out, partitions=partitions, **options)
+
+
+def test_slurm_ids_that_name_one_job_differently_meet(tmp_path: Path) -> None:
+    """Leading zeros, ranges and task ids, het parts and their steps: one key, one partition."""
+    ids = ["0123_4", "123_[1-5]", "123_4.batch", "123+0", "123+0.0", "123+1", "123.extern"]
+    ids += ["00123", "abc_1", "abc_1.batch", "9007199254740993", "9007199254740992"]
+    lines = [_slurm_line(JobID=job_id, MaxRSS=f"{i + 1}K") for i, job_id in enumerate(ids)]
+    for files in (1, 3):
+        paths = _spread(
+            tmp_path / f"in{files}", lines, files, np.random.default_rng(files),
+            head=SLURM_HEAD, stem="hpc", suffix=".sacct",
+        )  # fmt: skip
+        for partitions in (2, 64):
+            out = tmp_path / f"out{files}-{partitions}"
+            same_as_in_memory(paths, out, tz="UTC", partitions=partitions)
