@@ -919,7 +919,11 @@ def _build_parser() -> argparse.ArgumentParser:
     parse.add_argument(
         "--spill-dir", help="with --spill: folder for the spill files (default: the output folder)"
     )
-    parse.add_argument("--scheduler", help="address of a running dask.distributed scheduler")
+    parse.add_argument(
+        "--scheduler",
+        help="address of a running dask.distributed scheduler (with --spill: the spill and "
+        "partition tasks run on its workers, which must see the files and --spill-dir)",
+    )
     parse.add_argument("--vo-map", help="JSON file of VO rules (see gridtrace.logs.VOMapping)")
     parse.add_argument(
         "--vo", action="append", default=[], metavar="FIELD:PATTERN=VO", help="a VO rule"

@@ -454,7 +454,7 @@ def spill_parse(
     Parameters
     ----------
     name : str
-        A format with a :class:`SpillFormat` (``torque``).
+        A format with a :class:`SpillFormat` (``torque``, ``slurm``, ``sge``, ``lsf``).
     files : sequence of str
         The files, in the order given to the reader.
     out_dir : path
