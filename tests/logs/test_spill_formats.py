@@ -586,9 +586,10 @@ def test_the_real_logs_spilled_equal_in_memory(
     tmp_path: Path, folder: str, options: dict[str, Any], partitions: int
 ) -> None:
     files = sorted(p for p in _real("other", folder).iterdir() if not p.name.startswith("."))
-    for path in files:  # each file alone: the fixtures are of different layouts
+    for path in files:  # each file alone, then the folder (files of different layouts)
         out = tmp_path / path.name
         same_as_in_memory([path], out, partitions=partitions, **options)
+    same_as_in_memory(_real("other", folder), tmp_path / "all", partitions=partitions, **options)
 
 
 def test_slurm_ids_that_name_one_job_differently_meet(tmp_path: Path) -> None:
