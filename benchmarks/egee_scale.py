@@ -22,6 +22,11 @@ Steps:
   disk space of its output folder (spill files and outputs, sampled each second);
 * ``memory``: ``gridtrace parse LOG --no-spill`` (the in-memory path), only for
   ``--jobs`` up to ``--memory-jobs`` (it takes about 3 GB per million lines);
+* ``scaling`` (with ``--scaling 1,2``, instead of the other steps): the spill step at each
+  worker count on the same log, one after the other in the same run; ``speedup`` is the wall
+  time of the first count over each one's, ``cpu_s`` the CPU time of the whole process tree
+  (user + system, the wrapper's reaped children) and ``lines_per_cpu_s`` the lines read per
+  CPU second (what a shared machine does not distort as much as wall time);
 * ``characterise``: the jobs table of the spill step (the columns a trace needs) to a trace
   (:func:`gridtrace.logs.build_trace`, without records) and :func:`gridtrace.stats.characterise`.
 
@@ -30,6 +35,7 @@ Usage::
     .venv/bin/python benchmarks/egee_scale.py --jobs 1000000 --workers 2 --out-dir DIR
     .venv/bin/python benchmarks/egee_scale.py --jobs 1000000 --out-dir DIR --reuse  # same log
     .venv/bin/python benchmarks/egee_scale.py  # 17 million jobs (~50 M lines, ~2 GB gzip)
+    .venv/bin/python benchmarks/egee_scale.py --jobs 200000 --scaling 1,2 --out-dir DIR
 """
 
 from __future__ import annotations
@@ -172,6 +178,7 @@ wall = time.perf_counter() - started
 thread.join(1)
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(json.dumps({"status": status, "wall_s": wall, "peak_rss_mb": usage.ru_maxrss / 1024,
+                  "cpu_s": usage.ru_utime + usage.ru_stime,
                   "peak_tree_rss_mb": peak_tree[0] / 2**20 or None}))
 """
 
@@ -233,6 +240,26 @@ print(trace.num_rows, stats.utilisation)
 """
 
 
+def scaling(gridtrace: list[str], base: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Measure the spill step at each worker count of ``--scaling`` on the same log."""
+    runs: list[dict[str, Any]] = []
+    for workers in (int(w) for w in args.scaling.split(",")):
+        out = base / f"spill-{workers}"
+        shutil.rmtree(out, ignore_errors=True)
+        command = [*gridtrace, "-o", str(out), "--spill", "--workers", str(workers)]
+        if args.partitions:
+            command += ["--partitions", str(args.partitions)]
+        run = {"workers": workers, **measure(command)}
+        lines = json.loads((out / "parse-summary.json").read_text())["lines_read"]
+        run["lines_read"] = lines
+        run["lines_per_s"] = lines / run["wall_s"]
+        run["lines_per_cpu_s"] = lines / run["cpu_s"] if run["cpu_s"] else None
+        run["speedup"] = runs[0]["wall_s"] / run["wall_s"] if runs else 1.0
+        runs.append(run)
+        print("scaling", json.dumps(run), flush=True)
+    return runs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=17_000_000)
@@ -246,6 +273,10 @@ def main() -> None:
     parser.add_argument("--results", type=Path, help="also write the results as JSON here")
     parser.add_argument(
         "--reuse", action="store_true", help="measure the log already in OUT_DIR/log"
+    )
+    parser.add_argument(
+        "--scaling",
+        help="comma-separated worker counts: measure only the spill step at each (e.g. 1,2)",
     )
     args = parser.parse_args()
     days = args.days or max(1, round(args.jobs / 15_500))
@@ -266,6 +297,13 @@ def main() -> None:
         results["generate"]["wall_s"] = time.perf_counter() - started
     print(json.dumps(results["generate"]), flush=True)
     gridtrace = [sys.executable, "-m", "gridtrace", "-q", "parse", str(log), "--no-progress"]
+    if args.scaling:
+        results["scaling"] = scaling(gridtrace, base, args)
+        text = json.dumps(results, indent=2)
+        print(text)
+        if args.results:
+            args.results.write_text(text + "\n")
+        return
     spill = [*gridtrace, "-o", str(base / "spill"), "--spill", "--workers", str(args.workers)]
     if args.partitions:
         spill += ["--partitions", str(args.partitions)]

@@ -93,7 +93,7 @@ _AUTO_SPILL_BYTES = 1 << 30
 
 
 def _use_spill(args: argparse.Namespace) -> bool:
-    """Whether to assemble out of core: ``--spill``, or by default above 1 GiB of TORQUE logs."""
+    """Whether to assemble out of core: ``--spill``, or by default above 1 GiB of spillable logs."""
     if args.spill is not None:
         return bool(args.spill)
     if args.scheduler or args.anonymize_key_file:
@@ -107,19 +107,30 @@ def _use_spill(args: argparse.Namespace) -> bool:
         if default_partitions(files) * PARTITION_INPUT_BYTES < _AUTO_SPILL_BYTES:
             return False
         if args.format:
-            return get_format(args.format).name == "torque"
-        return all(detect_format(path) == "torque" for path in files)
+            return _spillable(get_format(args.format).name)
+        return all(_spillable(detect_format(path)) for path in files)
     except (GridtraceError, OSError):  # parse_logs says what is wrong
         return False
+
+
+def _spillable(name: str) -> bool:
+    """Whether the format has an out-of-core assembly (TORQUE/PBS, Slurm, SGE, LSF)."""
+    from gridtrace.logs._spill import spill_format
+
+    try:
+        spill_format(name)
+    except ConfigError:
+        return False
+    return True
 
 
 def _cmd_parse_spill(args: argparse.Namespace) -> int:
     from gridtrace.logs import parse_logs_to
     from gridtrace.logs._registry import NOTHING_READ
 
-    if args.anonymize_key_file or args.scheduler:
-        msg = "--spill reads on local process workers, without a key: leave out "
-        msg += "--anonymize-key-file/--scheduler (anonymise the tables afterwards)"
+    if args.anonymize_key_file:
+        msg = "--spill reads without a key: leave out --anonymize-key-file "
+        msg += "(anonymise the tables afterwards)"
         raise ConfigError(msg)
     mapping = _vo_mapping(args)
     with warnings.catch_warnings():
@@ -135,10 +146,16 @@ def _cmd_parse_spill(args: argparse.Namespace) -> int:
             partitions=args.partitions,
             spill_dir=args.spill_dir,
             jobs_transform=mapping.apply,
+            scheduler=args.scheduler,
         )
+    where = (
+        f"the dask cluster at {args.scheduler}"
+        if args.scheduler
+        else f"{args.workers} process worker(s)"
+    )
     _say(
         f"assembled out of core: records spilled by job id to {result.partitions} "
-        f"partition(s), assembled on {args.workers} process worker(s)"
+        f"partition(s), assembled on {where}"
     )
     return _report_parse(args, result.summary, result.job_flags, result.record_flags)
 
@@ -892,8 +909,9 @@ def _build_parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="assemble jobs out of core: records spilled to disk by job id, partitions "
-        "assembled on --workers process workers; memory bounded by the largest file and "
-        "partition (default: on for TORQUE/PBS input over 1 GiB, estimated uncompressed)",
+        "assembled on --workers process workers (or on the dask cluster at --scheduler); "
+        "memory bounded by the largest file and partition (TORQUE/PBS, Slurm, SGE, LSF; "
+        "default: on for such input over 1 GiB, estimated uncompressed)",
     )
     parse.add_argument(
         "--partitions", type=int, help="with --spill: partitions (default: ~32 MiB of log each)"
@@ -901,7 +919,11 @@ def _build_parser() -> argparse.ArgumentParser:
     parse.add_argument(
         "--spill-dir", help="with --spill: folder for the spill files (default: the output folder)"
     )
-    parse.add_argument("--scheduler", help="address of a running dask.distributed scheduler")
+    parse.add_argument(
+        "--scheduler",
+        help="address of a running dask.distributed scheduler (with --spill: the spill and "
+        "partition tasks run on its workers, which must see the files and --spill-dir)",
+    )
     parse.add_argument("--vo-map", help="JSON file of VO rules (see gridtrace.logs.VOMapping)")
     parse.add_argument(
         "--vo", action="append", default=[], metavar="FIELD:PATTERN=VO", help="a VO rule"

@@ -411,6 +411,7 @@ def parse_logs_to(
     partitions: int | None = None,
     spill_dir: StrPath | None = None,
     jobs_transform: Callable[[pa.Table], pa.Table] | None = None,
+    scheduler: str | None = None,
 ) -> SpilledParse:
     """Parse logs out of core: the tables of :func:`parse_logs`, written to ``out_dir``.
 
@@ -440,6 +441,10 @@ def parse_logs_to(
         Where the temporary spill folder goes (default: inside ``out_dir``).
     jobs_transform : callable, optional
         Applied to each row group of ``jobs`` before it is written (e.g. a VO mapping's apply).
+    scheduler : str, optional
+        Address of a ``dask.distributed`` scheduler: the per-file and per-partition tasks run on
+        its workers instead of a local process pool (``workers`` is then ignored). The workers
+        must see the input files and ``spill_dir`` at the same paths (a shared file system).
 
     Returns
     -------
@@ -449,7 +454,8 @@ def parse_logs_to(
     Raises
     ------
     ConfigError
-        If a format read has no out-of-core assembly (TORQUE/PBS has), or for bad ``workers``.
+        If a format read has no out-of-core assembly (TORQUE/PBS, Slurm, SGE and LSF have), or
+        for bad ``workers``.
     FileNotFoundError, UnknownFormatError, LogParseError, OSError
         As :func:`parse_logs`.
     """
@@ -489,6 +495,7 @@ def parse_logs_to(
         spill_dir=spill_dir,
         jobs_transform=jobs_transform,
         remove_first=[SUMMARY_NAME],
+        scheduler=scheduler,
     )
     failed = list(plan.failed)
     for part in result.failed_parts:

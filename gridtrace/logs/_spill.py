@@ -33,9 +33,8 @@ hidden folder in the output folder) is removed at the end; a hard kill may leave
 a half-written output.
 
 A format plugs in by registering a :class:`SpillFormat` (see :func:`register_spill_format`);
-TORQUE/PBS is built in. SGE, LSF and Slurm (steps) would give ``keys`` (their job id), a
-``prepare`` that returns no column, and an ``assemble`` that calls their ``assemble_<fmt>`` on
-one partition's records and returns the row of each job's first record.
+TORQUE/PBS is built in; Slurm (steps, arrays, het jobs), SGE and LSF are in
+:mod:`gridtrace.logs._spill_formats`, which says how each keeps its whole-log facts exact.
 """
 
 from __future__ import annotations
@@ -159,6 +158,9 @@ class SpillFormat:
 
 _SPILL_FORMATS: dict[str, tuple[str, str] | SpillFormat] = {
     "torque": ("gridtrace.logs._torque", "TORQUE_SPILL"),
+    "slurm": ("gridtrace.logs._spill_formats", "SLURM_SPILL"),
+    "sge": ("gridtrace.logs._spill_formats", "SGE_SPILL"),
+    "lsf": ("gridtrace.logs._spill_formats", "LSF_SPILL"),
 }
 
 
@@ -385,7 +387,19 @@ class SpilledParse:
 
 
 @contextmanager
-def _executor(workers: int) -> Iterator[Executor | None]:
+def _executor(workers: int, scheduler: str | None = None) -> Iterator[Executor | None]:
+    if scheduler is not None:
+        try:
+            from distributed import Client
+        except ImportError:
+            msg = "--scheduler needs dask.distributed: pip install 'gridtrace[dask]'"
+            raise ConfigError(msg) from None
+        client = Client(scheduler)
+        try:
+            yield client.get_executor(pure=False)
+        finally:
+            client.close()
+        return
     if workers <= 1:
         yield None
         return
@@ -429,6 +443,7 @@ def spill_parse(
     window_rows: int = WINDOW_ROWS,
     jobs_transform: Callable[[pa.Table], pa.Table] | None = None,
     remove_first: Sequence[str] = (),
+    scheduler: str | None = None,
 ) -> SpilledParse:
     """Parse the files of one format out of core into ``records``, ``jobs`` and ``quarantine``.
 
@@ -439,7 +454,7 @@ def spill_parse(
     Parameters
     ----------
     name : str
-        A format with a :class:`SpillFormat` (``torque``).
+        A format with a :class:`SpillFormat` (``torque``, ``slurm``, ``sge``, ``lsf``).
     files : sequence of str
         The files, in the order given to the reader.
     out_dir : path
@@ -465,6 +480,10 @@ def spill_parse(
     remove_first : sequence of str
         Names of files in ``out_dir`` removed once the input is read, before the tables are
         written (the summary of an earlier run: it must not stand beside half-replaced tables).
+    scheduler : str, optional
+        Address of a ``dask.distributed`` scheduler: the spill and assembly tasks run on its
+        workers (``workers`` is then ignored). Every worker must see the input files and the
+        spill folder at the same paths (one machine, or a shared file system).
 
     Returns
     -------
@@ -492,7 +511,7 @@ def spill_parse(
     base.mkdir(parents=True, exist_ok=True)
     folder = tempfile.mkdtemp(prefix=".spill-", dir=base)
     try:
-        with _executor(workers) as pool:
+        with _executor(workers, scheduler) as pool:
             calls = [(name, f, site, tz, i, folder, partitions) for i, f in enumerate(files)]
             spilled: list[_Spilled] = _run(pool, _spill_file, calls)
             for one in spilled:  # warn or raise, per file, in the order given
@@ -523,7 +542,8 @@ def spill_parse(
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     info = spill.merge_info([a["info"] for a in assembled], first_info, facts)
-    info["files_reordered"] = moved
+    if "files_reordered" in info:  # formats that order their files by time (TORQUE)
+        info["files_reordered"] = moved
     done = _summarise(spilled, assembled, quarantine, info)
     return dataclasses.replace(done, partitions=partitions)
 
