@@ -40,6 +40,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gridtrace.errors import GridtraceError
 from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._spill import PartitionAssembly, SpillFormat
 from gridtrace.logs._text import nul_fragment_counts
@@ -84,8 +85,11 @@ def job_first_rows(records: pa.Table, jobs: pa.Table) -> I64:
     where = np.searchsorted(rec_key[order], job_key)
     found = order[np.minimum(where, len(order) - 1)]
     if not (rec_key[found] == job_key).all():  # pragma: no cover - a reader that changed
-        msg = "a job row names no record of its partition"
-        raise AssertionError(msg)
+        msg = (
+            "out-of-core assembly: a job row names no record of its partition (a defect of the "
+            "reader, not of the log); parse without --spill and report it"
+        )
+        raise GridtraceError(msg)
     return np.asarray(found, dtype=np.int64)
 
 
