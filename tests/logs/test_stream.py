@@ -22,6 +22,7 @@ from gridtrace.logs._base import FileParse, tokenize_guarded
 from gridtrace.logs._gwf import GWF_FIELDS, GWF_STREAM, tokenize_gwf_file
 from gridtrace.logs._io import MAX_LINE_BYTES, ReadReport, read_log_bytes
 from gridtrace.logs._lsf import LSF_STREAM, tokenize_lsf_file
+from gridtrace.logs._sge import SGE_FIELDS, sge_stream, sge_width, tokenize_sge_file
 from gridtrace.logs._slurm import SLURM_STREAM, tokenize_slurm_file
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
@@ -162,12 +163,55 @@ def _gwf_log(jobs: int = 250) -> bytes:
     return b"\n".join(lines) + b"\n" + b"999 11088"
 
 
+def _sge_job(i: int, width: int = 45, name: str = "sim.sh") -> bytes:
+    """One Grid Engine record of ``width`` fields (45: Son of Grid Engine 8.1.x)."""
+    values = {name_: "0" for name_ in SGE_FIELDS}
+    values.update(
+        qname="long.q", hostname=f"n{i % 9:02d}", group="atlas", owner=f"u{i % 5}",
+        job_name=name, job_number=str(1000 + i), account="sge",
+        submission_time=str(1714723000 + i), start_time=str(1714723100 + i),
+        end_time=str(1714726700 + i), ru_wallclock="3600", ru_maxrss="2048", project="proj1",
+        department="defaultdepartment", granted_pe="NONE", slots="1", cpu="3520.75",
+        category="-l h_rt=7200", pe_taskid="NONE", maxvmem="2147483648.0",
+    )  # fmt: skip
+    fields = [values[f] for f in SGE_FIELDS] + [str(i)] * (width - len(SGE_FIELDS))
+    return ":".join(fields[:width]).encode()
+
+
+def _sge_log(jobs: int = 250) -> bytes:
+    """An SGE accounting file with a header and every damage the reader handles."""
+    lines = [b"# Version: 8.1.9", b"# ", b"# DO NOT MODIFY THIS FILE MANUALLY!", b"# "]
+    for i in range(1, jobs + 1):
+        line = _sge_job(i)
+        if i % 11 == 0:
+            line += b"\r"
+        if i % 13 == 0:
+            line = line.replace(b"sim.sh", b"caf\xe9.sh")
+        if i % 17 == 0:
+            line = _sge_job(i, name="run:x")  # one surplus ':' re-aligned
+        if i % 19 == 0:
+            line = b"\x00\x00" + line
+        if i % 23 == 0:
+            line = b""
+        if i % 29 == 0:
+            line = b"1:2:3"
+        if i % 31 == 0:
+            line = _sge_job(i, width=47)  # Univa's extra fields
+        if i % 37 == 0:
+            line = _sge_job(i, name="a:b").replace(b":3600:", b":zz:")  # no placement fits
+        if i == jobs // 2:
+            line = b"# a comment in the middle"
+        lines.append(line)
+    return b"\n".join(lines) + b"\n" + _sge_job(jobs + 1)[:120]  # the last line is cut short
+
+
 Tokenize = Callable[..., FileParse]
 FORMATS: dict[str, tuple[Tokenize, Callable[[], bytes]]] = {
     "swf": (tokenize_swf_file, _damaged_swf),
     "slurm": (tokenize_slurm_file, _slurm_log),
     "lsf": (tokenize_lsf_file, _lsf_log),
     "gwf": (tokenize_gwf_file, _gwf_log),
+    "sge": (tokenize_sge_file, _sge_log),
 }
 
 
@@ -209,6 +253,63 @@ def test_chunk_size_changes_no_row(tmp_path: Path, fmt: str, compression: str | 
         _same(_guarded(tokenize, path, fmt, chunk_bytes=size, stats=stats), default)
         if size < 1000:
             assert stats.chunks > 10
+
+
+def _flagged(parsed: FileParse, flag: str) -> int:
+    return sum(flag in (f or ()) for f in parsed.records.column("flags").to_pylist())
+
+
+def test_every_sge_repair_is_made_whatever_the_chunk(tmp_path: Path) -> None:
+    path = _write(tmp_path / "accounting", _sge_log(), None)
+    default = tokenize_sge_file(path, site="s")
+    for flag in ("CRLF", "NON_UTF8", "FIELD_SHIFT_REALIGNED", "EXTRA_FIELDS", "TRUNCATED"):
+        assert _flagged(default, flag) > 0, flag
+    reasons = " ".join(default.quarantine.column("reason").to_pylist())
+    for reason in ("NUL bytes", "blank line", "no placement", "fewer than the 43"):
+        assert reason in reasons, reason
+    for size in (1, 64, 333):
+        stats = StreamStats()
+        _same(tokenize_sge_file(path, site="s", chunk_bytes=size, stats=stats), default)
+        assert stats.reconciled
+
+
+def test_sge_width_is_the_files_not_the_chunks(tmp_path: Path) -> None:
+    """A line read in the first chunk is re-aligned to the usual count of the whole file."""
+    early = _sge_job(1, width=47, name="run:x")  # 48 fields: one surplus over 47, three over 45
+    body = [early] + [_sge_job(i) for i in range(2, 5)] + [_sge_job(i, 47) for i in range(5, 40)]
+    path = _write(tmp_path / "accounting", b"\n".join(body) + b"\n", "gzip")
+    assert sge_width(path) == 47
+    assert sge_width(path, chunk_bytes=1) == 47
+    default = tokenize_sge_file(path, site="s")
+    assert default.records.num_rows == 39  # realigned to 47 (it is ambiguous against 45)
+    assert _flagged(default, "FIELD_SHIFT_REALIGNED") == 1
+    for size in (1, 64, 1000):
+        _same(tokenize_sge_file(path, site="s", chunk_bytes=size), default)
+
+
+def test_sge_width_from_the_version_line_without_good_lines(tmp_path: Path) -> None:
+    old = b"# Version: 6.1u4\n" + b"# a comment\n" * 40 + b"1:2:3\n"
+    new = b"# Version: 8.1.9\n" + b"1:2:3\n"
+    assert sge_width(_write(tmp_path / "old", old, None), chunk_bytes=16) == 43
+    assert sge_width(_write(tmp_path / "new", new, None), chunk_bytes=16) == 45
+    assert sge_width(_write(tmp_path / "empty", b"", None)) == 45
+
+
+def test_the_streaming_writer_writes_sge_in_two_passes(tmp_path: Path) -> None:
+    data = _sge_log() + b"\n" + b"x" * (MAX_LINE_BYTES + 5) + b"\n" + _sge_log(20)
+    path = _write(tmp_path / "accounting.gz", data, "gzip")
+    out_records, out_quarantine = tmp_path / "r.parquet", tmp_path / "q.parquet"
+    spec = sge_stream(path, chunk_bytes=300)
+    stats = write_stream(path, spec, out_records, out_quarantine, site="s", chunk_bytes=300)
+    parsed = _guarded(tokenize_sge_file, path, "sge")
+    quarantine = pq.read_table(out_quarantine)
+    records = pq.read_table(out_records)
+    assert any(r.startswith("line too long") for r in quarantine.column("reason").to_pylist())
+    assert quarantine.equals(parsed.quarantine.cast(quarantine.schema))
+    assert records.equals(parsed.records.cast(records.schema))
+    assert stats.reconciled
+    assert stats.chunks > 10
+    assert stats.lines_read == parsed.lines_read
 
 
 def test_an_lsf_record_over_lines_is_never_cut_by_a_chunk(tmp_path: Path) -> None:
@@ -440,7 +541,7 @@ def test_counts_reconcile_per_chunk_and_per_file(tmp_path: Path, fmt: str) -> No
         "lsf": LSF_STREAM,
         "gwf": GWF_STREAM,
     }
-    spec = specs[fmt]
+    spec = sge_stream(path) if fmt == "sge" else specs[fmt]
     stats = StreamStats()
     parsed = tokenize_stream(path, spec, site="s", chunk_bytes=200, stats=stats)
     assert stats.reconciled
