@@ -104,6 +104,7 @@ from gridtrace.logs._base import (
     check_error_policy,
     tokenize_guarded,
 )
+from gridtrace.logs._columnar import quarantine_table
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
@@ -639,19 +640,13 @@ def _tokenize_htcondor_chunk(
     state.taken = open_from
     records = rows.table(site, src_file)
     order = np.argsort(np.asarray(bad_lines, dtype=np.int64), kind="stable")
-    quarantine = pa.Table.from_arrays(
-        [
-            _repeat(site, len(bad_lines)),
-            _repeat("htcondor", len(bad_lines)),
-            _repeat(src_file, len(bad_lines)),
-            _pa.array([base + bad_lines[i] + 1 for i in order], pa.int64()),
-            _pa.array(
-                [NUL_FRAGMENT_REASON if nul[bad_lines[i]] else reasons[i] for i in order],
-                pa.string(),
-            ),
-            _pa.array([raw_lines[bad_lines[i]] for i in order], pa.binary()),
-        ],
-        schema=QUARANTINE,
+    quarantine = quarantine_table(
+        site=site,
+        source_format="htcondor",
+        src_file=src_file,
+        lines=[base + bad_lines[i] + 1 for i in order],
+        reasons=[NUL_FRAGMENT_REASON if nul[bad_lines[i]] else reasons[i] for i in order],
+        raw=[raw_lines[bad_lines[i]] for i in order],
     )
     return records, quarantine
 

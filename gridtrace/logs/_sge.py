@@ -146,7 +146,7 @@ from gridtrace.logs._base import (
     check_error_policy,
     tokenize_guarded,
 )
-from gridtrace.logs._columnar import as_text
+from gridtrace.logs._columnar import as_text, quarantine_table, records_table
 from gridtrace.logs._io import ReadReport, StrPath, default_site_name, expand_log_paths
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
@@ -884,41 +884,20 @@ def _tokenize_sge_chunk(
                 base,
             )
         )
-    if realigned:
-        rows = np.array(sorted(realigned), dtype=np.int64)
-        tables.append(
-            _job_records(
-                site,
-                src_file,
-                rows,
-                _pa.array([realigned[int(r)] for r in rows], pa.list_(pa.string())),
-                binary,
-                [
-                    ("NON_UTF8", non_utf8[rows]),
-                    ("CRLF", crlf[rows]),
-                    ("NO_NEWLINE", last_cut[rows]),
-                    ("FIELD_SHIFT_REALIGNED", np.ones(len(rows), dtype=bool)),
-                ],
-                base,
-            )
-        )
-    if truncated:
-        rows = np.array(sorted(truncated), dtype=np.int64)
-        tables.append(
-            _job_records(
-                site,
-                src_file,
-                rows,
-                _pa.array([truncated[int(r)] for r in rows], pa.list_(pa.string())),
-                binary,
-                [
-                    ("NON_UTF8", non_utf8[rows]),
-                    ("CRLF", crlf[rows]),
-                    ("TRUNCATED", np.ones(len(rows), dtype=bool)),
-                ],
-                base,
-            )
-        )
+    # lines read another way: re-aligned (their line end, if any, flagged), or cut short
+    for read, flag, ended in (
+        (realigned, "FIELD_SHIFT_REALIGNED", True),
+        (truncated, "TRUNCATED", False),
+    ):
+        if not read:
+            continue
+        rows = np.array(sorted(read), dtype=np.int64)
+        masks = [("NON_UTF8", non_utf8[rows]), ("CRLF", crlf[rows])]
+        if ended:
+            masks.append(("NO_NEWLINE", last_cut[rows]))
+        masks.append((flag, np.ones(len(rows), dtype=bool)))
+        values = _pa.array([read[int(r)] for r in rows], pa.list_(pa.string()))
+        tables.append(_job_records(site, src_file, rows, values, binary, masks, base))
     if tables:
         records = pa.concat_tables(tables)
         line_order = _numpy(records.column("src_line").combine_chunks(), np.int64)
@@ -927,16 +906,13 @@ def _tokenize_sge_chunk(
     else:
         records = RECORDS.empty_table()
     bad_rows = sorted(reasons)
-    quarantine = pa.Table.from_arrays(
-        [
-            _repeat(site, len(bad_rows)),
-            _repeat("sge", len(bad_rows)),
-            _repeat(src_file, len(bad_rows)),
-            _pa.array([i + 1 + base for i in bad_rows], pa.int64()),
-            _pa.array([reasons[i] for i in bad_rows], pa.string()),
-            _pa.array([raw_lines[i] for i in bad_rows], pa.binary()),
-        ],
-        schema=QUARANTINE,
+    quarantine = quarantine_table(
+        site=site,
+        source_format="sge",
+        src_file=src_file,
+        lines=[i + 1 + base for i in bad_rows],
+        reasons=[reasons[i] for i in bad_rows],
+        raw=[raw_lines[i] for i in bad_rows],
     )
     return records, quarantine
 
@@ -1047,23 +1023,10 @@ def _records(
     flags: Arr,
     raw: Arr,
 ) -> pa.Table:
-    n = len(lines)
-    return pa.Table.from_arrays(
-        [
-            _repeat(site, n),
-            _repeat("sge", n),
-            _repeat(src_file, n),
-            _pa.array(lines, pa.int64()),
-            record_type,
-            stamp,
-            pa.nulls(n, pa.timestamp("s", tz="UTC")),
-            job_id_raw,
-            attrs,
-            flags,
-            raw,
-        ],
-        schema=RECORDS,
-    )
+    return records_table(
+        site=site, source_format="sge", src_file=src_file, lines=lines, record_type=record_type,
+        job_id_raw=job_id_raw, attrs=attrs, flags=flags, raw=raw, stamp=stamp,
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------- assembler

@@ -38,6 +38,7 @@ import pyarrow.compute as pc
 from gridtrace._atomic import atomic_path
 from gridtrace.errors import ConfigError, GridtraceError
 from gridtrace.logs._base import FileParse
+from gridtrace.logs._columnar import quarantine_table
 from gridtrace.logs._io import (
     MAX_LINE_BYTES,
     REASON_LINE_TOO_LONG,
@@ -335,17 +336,13 @@ def tokenize_stream(
 def _findings_rows(
     rows: list[tuple[int, str, bytes]], *, site: str, source_format: str, src_file: str
 ) -> pa.Table:
-    n = len(rows)
-    return pa.table(
-        {
-            "site": pa.array([site] * n, pa.string()),
-            "source_format": pa.array([source_format] * n, pa.string()),
-            "src_file": pa.array([src_file] * n, pa.string()),
-            "src_line": pa.array([line for line, _, _ in rows], pa.int64()),
-            "reason": pa.array([reason for _, reason, _ in rows], pa.string()),
-            "raw": pa.array([raw for _, _, raw in rows], pa.binary()),
-        },
-        schema=QUARANTINE,
+    return quarantine_table(
+        site=site,
+        source_format=source_format,
+        src_file=src_file,
+        lines=[line for line, _, _ in rows],
+        reasons=[reason for _, reason, _ in rows],
+        raw=[raw for _, _, raw in rows],
     )
 
 
