@@ -156,7 +156,13 @@ from gridtrace.logs._stream import (
     iter_chunks,
     tokenize_stream,
 )
-from gridtrace.logs._text import NUL_FRAGMENT_REASON, nul_fragment_counts, nul_lines, split_lines
+from gridtrace.logs._text import (
+    NUL_FRAGMENT_REASON,
+    decode_line,
+    nul_fragment_counts,
+    nul_lines,
+    split_lines,
+)
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
 __all__ = [
@@ -367,6 +373,9 @@ _LINE = (
 # one field alone: a re-aligned free-text field may hold ':'
 _FIELD_RES = [re.compile(f"^{p}$" if p != "[^:]*" else ".*", re.IGNORECASE) for p in _PATTERNS]
 _LINE_RE = re.compile(_LINE.encode(), re.IGNORECASE)
+# the same check on a line with its line end (LF, or CR LF: the one CR a line end loses)
+_LINE_ENDED = _LINE.removesuffix("$") + r"\r?\n$"
+_NEWLINE, _COLON, _HASH = ord("\n"), ord(":"), ord("#")
 
 _MS_THRESHOLD = 1e11  # an epoch in seconds above 10^11 is after the year 5000: milliseconds
 _MEM_KEYS = ("m_mem_free", "mem_free", "h_vmem", "s_vmem", "virtual_free", "h_rss", "s_rss")
@@ -643,16 +652,6 @@ class _SgeLines:
             cut[-1] = True
         return cut
 
-    def old_version(self) -> bool:
-        """Whether a ``# Version`` line among these says SGE 6.0 or 6.1 (43 fields)."""
-        if not self.comment.any():
-            return False
-        for line in self.text.filter(_pa.array(self.comment)).to_pylist():
-            match = _VERSION_RE.match(str(line))
-            if match and re.match(r"^6\.[01](?!\d)", match.group(1)):
-                return True
-        return False
-
 
 def _sge_lines(data: bytes) -> _SgeLines:
     raw_lines, crlf, no_newline = split_lines(data)
@@ -679,6 +678,49 @@ class _SgeState:
     """What every chunk of a file needs: the file's usual field count (from the first pass)."""
 
     width: int = _FULL
+
+
+def _good_counts(data: bytes) -> tuple[I64, bool]:
+    """Field counts of a chunk's good lines that end in a line end; whether it says SGE 6.0/6.1.
+
+    The first pass's share of :class:`_SgeLines`, without splitting the lines into Python
+    objects nor into fields: the lines are slices of one buffer (their line ends included,
+    which :data:`_LINE_ENDED` allows for), the ``:`` and NUL bytes are counted with numpy, and
+    only the field check runs per line (the good lines are those :class:`_SgeLines` finds).
+    """
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(buffer == _NEWLINE) + 1
+    n = len(ends)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    offsets[1:] = ends
+    starts = offsets[:-1]
+    tail = data[offsets[-1] :]  # a last line without line end: never counted
+    hashes = np.flatnonzero(buffer[starts] == _HASH) if n else np.zeros(0, dtype=np.int64)
+    heads = [data[int(starts[i]) : int(ends[i]) - 1] for i in hashes]
+    old = False
+    for head in [*heads, tail] if tail.startswith(b"#") else heads:
+        line = head[:-1] if head.endswith(b"\r") else head
+        match = _VERSION_RE.match(decode_line(line)[0])
+        if b"\x00" not in line and match and re.match(r"^6\.[01](?!\d)", match.group(1)):
+            old = True
+    if not n:
+        return np.zeros(0, dtype=np.int64), old
+    colons = np.flatnonzero(buffer == _COLON)  # a line's count: the colons between its ends
+    fields = np.searchsorted(colons, ends) - np.searchsorted(colons, starts) + 1
+    candidate = (fields >= _MIN_FIELDS) & (buffer[starts] != _HASH)
+    nuls = np.flatnonzero(buffer == 0)
+    if len(nuls):
+        candidate &= np.searchsorted(nuls, ends) == np.searchsorted(nuls, starts)
+    if not candidate.any():
+        return np.zeros(0, dtype=np.int64), old
+    kind = pa.binary() if offsets[-1] < 2**31 else pa.large_binary()
+    width = np.int32 if kind == pa.binary() else np.int64
+    lines = _pa.Array.from_buffers(
+        kind, n, [None, _pa.py_buffer(offsets.astype(width)), _pa.py_buffer(data)]
+    )
+    text, _ = as_text(lines)
+    checked = _numpy(_pc.match_substring_regex(text, _LINE_ENDED, ignore_case=True), bool)
+    return fields[candidate & checked], old
 
 
 def sge_width(path: StrPath, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> int:
@@ -708,9 +750,8 @@ def sge_width(path: StrPath, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> int:
     histogram: Counter[int] = Counter()
     old = False
     for chunk in iter_chunks(path, report, chunk_bytes=chunk_bytes):
-        lines = _sge_lines(chunk.data)
-        old = old or lines.old_version()
-        counted = lines.counts[lines.good & ~lines.last_cut]
+        counted, old_here = _good_counts(chunk.data)
+        old = old or old_here
         if len(counted):
             values, freq = np.unique(counted, return_counts=True)
             histogram.update(dict(zip(values.tolist(), freq.tolist(), strict=True)))
