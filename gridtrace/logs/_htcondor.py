@@ -5,10 +5,10 @@ lines (one attribute a line); ``-jsonl`` writes one object per line. Both are re
 the file is scanned object by object, whatever the line breaks, and every object is one
 ``records`` row of type ``AD`` whose ``attrs`` map the attribute names onto their values (strings
 as they are, numbers and booleans as JSON text, lists and nested ads as JSON). Unevaluated
-expressions, which HTCondor writes as ``"/Expr(...)/"`` strings, stay as such. A file whose every
-line is one whole job ad or JSON punctuation (``-jsonl``) is read a line at a time, one ``json``
-call a line, which gives the same rows faster (integers are kept as written, which is what
-``json.dumps`` writes for every integer but ``-0``).
+expressions, which HTCondor writes as ``"/Expr(...)/"`` strings, stay as such. A chunk of the
+file whose every line is one whole job ad or JSON punctuation (``-jsonl``) is read a line at a
+time, one ``json`` call a line, which gives the same rows faster (integers are kept as written,
+which is what ``json.dumps`` writes for every integer, ``-0`` written ``0`` as it does).
 
 Lines and counts
 ----------------
