@@ -27,6 +27,7 @@ from gridtrace.logs._sge import SGE_FIELDS, sge_stream, sge_width, tokenize_sge_
 from gridtrace.logs._slurm import SLURM_STREAM, tokenize_slurm_file
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
+    ChunkCountError,
     LineFormat,
     StreamStats,
     iter_chunks,
@@ -406,6 +407,19 @@ def test_htcondor_jsonl_rows_do_not_depend_on_the_lines_around(tmp_path: Path) -
     slow = tokenize_htcondor_file(broken, site="s").records.slice(0, 40)
     assert fast.column("attrs").equals(slow.column("attrs"))
     assert dict(fast.column("attrs")[0].as_py())["Zero"] == "0"
+
+
+def test_a_format_that_loses_lines_is_refused(tmp_path: Path) -> None:
+    """A format claiming more lines than its rows account for fails loudly, never silently."""
+    path = _write(tmp_path / "h.json", _condor_log(3), None)
+    greedy = LineFormat(
+        "htcondor",
+        HTCONDOR_STREAM.new_state,
+        HTCONDOR_STREAM.tokenize,
+        lambda state: state.taken + 1,
+    )
+    with pytest.raises(ChunkCountError, match="lines"):
+        tokenize_stream(path, greedy, site="s", chunk_bytes=64)
 
 
 def test_sge_width_is_the_files_not_the_chunks(tmp_path: Path) -> None:
