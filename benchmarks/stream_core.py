@@ -9,8 +9,12 @@ the median over ``--rounds`` rounds, with the ratio tree / base.
 
 Inputs: real logs from ``GRIDTRACE_REAL_DATA`` (SWF: RICC-2010-2, gzip; SGE: the UCSF Wynton
 accounting file repeated to ``--lines`` lines; Slurm: the two XDMoD sacct dumps, gzip; LSF: the
-XDMoD fixture repeated to ``--lsf-lines`` lines) and a generated plain SWF file of ``--lines``
-jobs.
+XDMoD fixture repeated to ``--lsf-lines`` lines) and generated files: a plain SWF file of
+``--lines`` jobs, and ``condor_history -json`` (one attribute a line) and ``-jsonl`` files of
+``--condor-ads`` job ads (no real HTCondor history is available).
+
+``--sge-passes`` times, on this tree only, the two passes of the SGE reader apart: the first
+(``sge_width``: the field-count histogram) and the whole ``tokenize_sge_file`` (both passes).
 
 Usage::
 
@@ -54,12 +58,45 @@ def _repeat_lines(source: Path, target: Path, lines: int, skip_comments: bool = 
     return target
 
 
+def _condor_ad(i: int) -> dict[str, Any]:
+    """A job ClassAd as ``condor_history`` writes it (attributes of the HTCondor manual)."""
+    return {
+        "ClusterId": 100_000 + i // 10, "ProcId": i % 10, "Owner": f"user{i % 37}",
+        "AccountingGroup": f"group_vo{i % 5}.prod.user{i % 37}", "JobBatchName": f"batch{i % 11}",
+        "QDate": 1_700_000_000 + 13 * i, "JobStartDate": 1_700_000_100 + 13 * i,
+        "JobCurrentStartDate": 1_700_000_100 + 13 * i, "CompletionDate": 1_700_003_700 + 13 * i,
+        "EnteredCurrentStatus": 1_700_003_700 + 13 * i, "RemoteWallClockTime": 3600.0,
+        "RemoteUserCpu": 3000.0 + i % 100, "RemoteSysCpu": 50.0, "RequestCpus": 1 + i % 8,
+        "RequestMemory": 2048, "ResidentSetSize_RAW": 1_048_000 + i, "JobStatus": 4,
+        "ExitBySignal": False, "ExitCode": i % 3, "NumJobStarts": 1,
+        "LastRemoteHost": f"slot1_{i % 16}@wn{i % 400:03d}.example.org",
+        "RequestDisk": "/Expr(DiskUsage)/",
+    }  # fmt: skip
+
+
+def _condor_files(work: Path, ads: int) -> tuple[Path, Path]:
+    """``condor_history -json`` (one attribute a line) and ``-jsonl`` files of ``ads`` ads."""
+    pretty, lines = work / "history.json", work / "history.jsonl"
+    with pretty.open("w") as json_out, lines.open("w") as jsonl_out:
+        json_out.write("[\n")
+        for i in range(ads):
+            ad = _condor_ad(i)
+            body = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in ad.items())
+            json_out.write(("" if i == 0 else ",\n") + "{\n" + body + "\n}\n")
+            jsonl_out.write(json.dumps(ad) + "\n")
+        json_out.write("]\n")
+    return pretty, lines
+
+
 def build_inputs(work: Path, args: argparse.Namespace) -> list[tuple[str, str, Path]]:
     """``(format, label, path)`` of every input."""
     inputs: list[tuple[str, str, Path]] = []
     swf = work / "generated.swf"
     swf.write_bytes(_synthetic_swf_text(args.lines, 7))
     inputs.append(("swf", f"generated, {args.lines:,} jobs, plain", swf))
+    pretty, jsonl = _condor_files(work, args.condor_ads)
+    inputs.append(("htcondor", f"generated -json, {args.condor_ads:,} ads", pretty))
+    inputs.append(("htcondor", f"generated -jsonl, {args.condor_ads:,} ads", jsonl))
     real = os.environ.get("GRIDTRACE_REAL_DATA")
     if not real:
         return inputs
@@ -115,6 +152,22 @@ def _run(tree: Path, fmt: str, path: Path, calls: int) -> dict[str, Any]:
     return result
 
 
+def sge_passes(path: Path, calls: int) -> dict[str, float]:
+    """The fastest of ``calls`` calls: the first pass alone, and both passes (on this tree)."""
+    from gridtrace.logs._sge import sge_width, tokenize_sge_file
+
+    tokenize_sge_file(path, site="bench")
+    first = whole = float("inf")
+    for _ in range(calls):
+        start = time.perf_counter()
+        sge_width(path)
+        first = min(first, time.perf_counter() - start)
+        start = time.perf_counter()
+        tokenize_sge_file(path, site="bench")
+        whole = min(whole, time.perf_counter() - start)
+    return {"first_pass_s": first, "both_passes_s": whole}
+
+
 def main(argv: list[str] | None = None) -> None:
     """Measure, then print a Markdown table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -123,7 +176,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--calls", type=int, default=3)
     parser.add_argument("--lines", type=int, default=200_000)
     parser.add_argument("--lsf-lines", type=int, default=20_000)
+    parser.add_argument("--condor-ads", type=int, default=20_000)
     parser.add_argument("--only", nargs="*", default=None, help="formats to measure")
+    parser.add_argument(
+        "--sge-passes", action="store_true", help="time the SGE reader's two passes apart"
+    )
     args = parser.parse_args(argv)
     trees = {"this": HERE, "base": args.base.resolve()}
     print(describe_machine())
@@ -131,6 +188,16 @@ def main(argv: list[str] | None = None) -> None:
     print("| format | input | lines | base lines/s | this lines/s | this / base |")
     print("|---|---|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
+        if args.sge_passes:
+            for fmt, label, path in build_inputs(Path(tmp), args):
+                if fmt == "sge":
+                    times = sge_passes(path, args.calls)
+                    share = times["first_pass_s"] / times["both_passes_s"]
+                    print(
+                        f"sge {label}: first pass {times['first_pass_s']:.3f} s, both passes "
+                        f"{times['both_passes_s']:.3f} s: the first is {share:.0%} of the read"
+                    )
+            return
         for fmt, label, path in build_inputs(Path(tmp), args):
             if args.only and fmt not in args.only:
                 continue

@@ -6,6 +6,7 @@ object per row, so that a reader's cost stays in its compiled or vectorised part
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -13,12 +14,13 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from gridtrace.logs._text import decode_line
-from gridtrace.schema import RECORDS
+from gridtrace.schema import QUARANTINE, RECORDS
 
 __all__ = [
     "as_text",
     "interleave",
     "offsets_of",
+    "quarantine_table",
     "records_table",
     "repeat_string",
     "split_lines",
@@ -82,28 +84,43 @@ def string_array(offsets: npt.NDArray[np.int32], data: npt.NDArray[np.uint8]) ->
     return _pa.StringArray.from_buffers(n, _pa.py_buffer(offsets), _pa.py_buffer(data))
 
 
+def _file_columns(
+    site: str, source_format: str, src_file: str, lines: Sequence[int] | I64
+) -> list[Arr]:
+    """Return the first four columns of ``records`` and ``quarantine``: where rows come from."""
+    n = len(lines)
+    return [
+        repeat_string(site, n),
+        repeat_string(source_format, n),
+        repeat_string(src_file, n),
+        _pa.array(lines, pa.int64()),
+    ]
+
+
 def records_table(
     *,
     site: str,
     source_format: str,
     src_file: str,
     lines: I64,
-    record_type: str,
+    record_type: str | Arr,
     job_id_raw: Arr,
     attrs: Arr,
     flags: Arr | None = None,
     raw: Arr | None = None,
+    stamp: Arr | None = None,
 ) -> pa.Table:
-    """Build ``records`` rows of one record type, no stamp (``flags``, ``raw`` null if None)."""
+    """Build ``records`` rows of one file; ``stamp_utc`` null (the assembler sets it).
+
+    ``record_type`` is one string for every row, or an array of one per row; ``flags``,
+    ``raw`` and ``stamp`` are null when None.
+    """
     n = len(lines)
     return pa.Table.from_arrays(
         [
-            repeat_string(site, n),
-            repeat_string(source_format, n),
-            repeat_string(src_file, n),
-            _pa.array(lines, pa.int64()),
-            repeat_string(record_type, n),
-            pa.nulls(n, pa.string()),
+            *_file_columns(site, source_format, src_file, lines),
+            repeat_string(record_type, n) if isinstance(record_type, str) else record_type,
+            pa.nulls(n, pa.string()) if stamp is None else stamp,
             pa.nulls(n, pa.timestamp("s", tz="UTC")),
             job_id_raw,
             attrs,
@@ -111,6 +128,26 @@ def records_table(
             pa.nulls(n, pa.binary()) if raw is None else raw,
         ],
         schema=RECORDS,
+    )
+
+
+def quarantine_table(
+    *,
+    site: str,
+    source_format: str,
+    src_file: str,
+    lines: Sequence[int] | I64,
+    reasons: Sequence[str],
+    raw: Sequence[bytes],
+) -> pa.Table:
+    """Build ``quarantine`` rows of one file: a line number, a reason and the bytes each."""
+    return pa.Table.from_arrays(
+        [
+            *_file_columns(site, source_format, src_file, lines),
+            _pa.array(reasons, pa.string()),
+            _pa.array(raw, pa.binary()),
+        ],
+        schema=QUARANTINE,
     )
 
 

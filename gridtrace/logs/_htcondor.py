@@ -5,10 +5,10 @@ lines (one attribute a line); ``-jsonl`` writes one object per line. Both are re
 the file is scanned object by object, whatever the line breaks, and every object is one
 ``records`` row of type ``AD`` whose ``attrs`` map the attribute names onto their values (strings
 as they are, numbers and booleans as JSON text, lists and nested ads as JSON). Unevaluated
-expressions, which HTCondor writes as ``"/Expr(...)/"`` strings, stay as such. A file whose every
-line is one whole job ad or JSON punctuation (``-jsonl``) is read a line at a time, one ``json``
-call a line, which gives the same rows faster (integers are kept as written, which is what
-``json.dumps`` writes for every integer but ``-0``).
+expressions, which HTCondor writes as ``"/Expr(...)/"`` strings, stay as such. A chunk of the
+file whose every line is one whole job ad or JSON punctuation (``-jsonl``) is read a line at a
+time, one ``json`` call a line, which gives the same rows faster (integers are kept as written,
+which is what ``json.dumps`` writes for every integer, ``-0`` written ``0`` as it does).
 
 Lines and counts
 ----------------
@@ -80,6 +80,7 @@ import logging
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -103,7 +104,15 @@ from gridtrace.logs._base import (
     check_error_policy,
     tokenize_guarded,
 )
-from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.logs._columnar import quarantine_table
+from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths
+from gridtrace.logs._stream import (
+    DEFAULT_CHUNK_BYTES,
+    Chunk,
+    LineFormat,
+    StreamStats,
+    tokenize_stream,
+)
 from gridtrace.logs._text import NUL_FRAGMENT_REASON, decode_line, nul_fragment_counts
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
@@ -215,9 +224,15 @@ def _float_text(text: str) -> str:
     return shown if shown[-1].isdigit() else json.dumps(value)
 
 
-# Numbers come back as their text (integers as written, floats as json.dumps writes them), so
-# that only booleans and nested values are left to convert
-_TEXT_DECODER = json.JSONDecoder(parse_int=str, parse_float=_float_text)
+# Numbers come back as their text, as json.dumps writes them (integers as written but -0), so
+# that only booleans and nested values are left to convert, and the rows of a line are the
+# object scanner's whichever way a chunk is read
+def _int_text(text: str) -> str:
+    """Write the integer ``text`` as ``json.dumps`` does (``-0`` → ``0``; others as written)."""
+    return "0" if text == "-0" else text
+
+
+_TEXT_DECODER = json.JSONDecoder(parse_int=_int_text, parse_float=_float_text)
 _PLAIN = (str, type(None))
 _BOOL = {True: "true", False: "false"}
 
@@ -279,6 +294,15 @@ class _Rows:
         self.offsets.append(len(self.keys))
         self.flags.append(flags or None)
         self.raw.append(raw)
+
+    def drop_from(self, line: int) -> None:
+        """Drop the rows of lines ``line`` and after (the last rows added)."""
+        keep = len(self.lines)
+        while keep and self.lines[keep - 1] >= line:
+            keep -= 1
+        del self.lines[keep:], self.types[keep:], self.stamps[keep:], self.job_ids[keep:]
+        del self.offsets[keep + 1 :], self.flags[keep:], self.raw[keep:]
+        del self.keys[self.offsets[-1] :], self.values[self.offsets[-1] :]
 
     def table(self, site: str, src_file: str) -> pa.Table:
         n = len(self.lines)
@@ -387,12 +411,13 @@ def _surviving_members(text: str, pos: int) -> dict[str, Any]:
 
 
 def _tokenize_lines(
-    text: str, raw_lines: list[bytes], non_utf8: list[bool], site: str, src_file: str
-) -> FileParse | None:
-    """Tokenise a file of one job ad a line (``-jsonl``) with one ``json`` call a line.
+    text: str, raw_lines: list[bytes], non_utf8: list[bool], site: str, src_file: str, base: int
+) -> pa.Table | None:
+    """Tokenise lines of one job ad a line (``-jsonl``) with one ``json`` call a line.
 
-    Returns None, to leave the file to the object scanner, unless every line is a complete job
-    ad or only blanks and JSON punctuation: then both ways give the same rows.
+    Returns None, to leave the lines to the object scanner, unless every line is a complete job
+    ad or only blanks and JSON punctuation: then both ways give the same rows. ``base`` is the
+    number of the file's lines before these.
     """
     lines = text.split("\n")
     if len(lines) > len(raw_lines):
@@ -408,7 +433,7 @@ def _tokenize_lines(
         if not line.lstrip().startswith("{"):
             if _SKIP.fullmatch(line) is None:
                 return None
-            rows.add(k + 1, "SEP", flags=_line_flags(k, crlf))
+            rows.add(base + k + 1, "SEP", flags=_line_flags(k, crlf))
             continue
         attrs = _line_attrs(line)
         if attrs is None:
@@ -418,7 +443,7 @@ def _tokenize_lines(
             stamp = attrs.get("EnteredCurrentStatus")
         bad_bytes = any_non_utf8 and non_utf8[k]
         rows.add(
-            k + 1,
+            base + k + 1,
             "AD",
             attrs,
             stamp=stamp,
@@ -426,18 +451,31 @@ def _tokenize_lines(
             flags=_line_flags(k, crlf, ["NON_UTF8"] if bad_bytes else None),
             raw=raw_lines[k] if bad_bytes else None,
         )
-    records = rows.table(site, src_file)
-    logger.debug("%s: %d lines, one ad a line", src_file, len(lines))
-    return FileParse(
-        src_file=src_file,
-        records=records,
-        quarantine=QUARANTINE.empty_table(),
-        lines_read=records.num_rows,
-    )
+    return rows.table(site, src_file)
 
 
-def tokenize_htcondor_file(path: StrPath, *, site: str) -> FileParse:
+@dataclass
+class _HTCondorState:
+    """How many lines of its chunk the last call tokenised (an ad left open is carried on)."""
+
+    taken: int = 0
+
+
+def tokenize_htcondor_file(
+    path: StrPath,
+    *,
+    site: str,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    stats: StreamStats | None = None,
+) -> FileParse:
     """Tokenise one ``condor_history -json`` or ``-jsonl`` file (plain, gzip, bzip2 or xz).
+
+    The file is read chunk by chunk on the streaming core: an ad still open at a chunk's end,
+    or a broken object whose quarantined lines run to the next line starting with ``{``, is
+    carried whole into the next chunk (from the first line of the ad it shares a line with,
+    if any), so no ad is cut and the rows are those of reading the file in one piece. A
+    broken object that never ends is carried to the end of the file (memory then grows with
+    it; the line guard stops a file that is almost all garbage).
 
     Parameters
     ----------
@@ -445,6 +483,10 @@ def tokenize_htcondor_file(path: StrPath, *, site: str) -> FileParse:
         The file.
     site : str
         Site name for every row.
+    chunk_bytes : int
+        Decompressed bytes per chunk (4 MiB by default); the tables do not depend on it.
+    stats : StreamStats, optional
+        Filled in with the chunks read and the counts per chunk.
 
     Returns
     -------
@@ -453,11 +495,19 @@ def tokenize_htcondor_file(path: StrPath, *, site: str) -> FileParse:
         ``SEP``), one ``quarantine`` row per line of a broken object, in line order;
         ``lines_read`` = records + quarantined.
     """
-    src_file = str(path)
-    text, raw_lines, non_utf8 = _decode(read_log_bytes(path))
-    fast = _tokenize_lines(text, raw_lines, non_utf8, site, src_file)
+    return tokenize_stream(path, HTCONDOR_STREAM, site=site, chunk_bytes=chunk_bytes, stats=stats)
+
+
+def _tokenize_htcondor_chunk(
+    chunk: Chunk, state: _HTCondorState, *, site: str, src_file: str
+) -> tuple[pa.Table, pa.Table]:
+    """Tokenise one chunk: the rows of its lines up to the first ad left open at its end."""
+    text, raw_lines, non_utf8 = _decode(chunk.data)
+    base = chunk.first_line - 1  # lines before the chunk
+    fast = _tokenize_lines(text, raw_lines, non_utf8, site, src_file, base)
     if fast is not None:
-        return fast
+        state.taken = len(raw_lines)
+        return fast, QUARANTINE.empty_table()
     starts = [0] + [m.end() for m in re.finditer("\n", text)]
     n_physical = len(raw_lines)
     if starts and starts[-1] == len(text) and len(starts) > n_physical:
@@ -477,6 +527,14 @@ def tokenize_htcondor_file(path: StrPath, *, site: str) -> FileParse:
     taken = [False] * n_physical
     pos = 0
     end_text = len(text)
+    open_from = n_physical  # the first line carried into the next chunk
+
+    def ad_start(k: int) -> int:
+        """Return the first line of what ``k`` belongs to: the next chunk starts there."""
+        while (belongs := owner[k]) is not None:
+            k = belongs[0] - 1 - base
+        return k
+
     while True:
         pos = _SKIP.match(text, pos).end()  # type: ignore[union-attr]
         if pos >= end_text:
@@ -490,7 +548,10 @@ def tokenize_htcondor_file(path: StrPath, *, site: str) -> FileParse:
             try:
                 obj, end = _DECODER.raw_decode(text, pos)
             except json.JSONDecodeError as err:
-                error = f"broken JSON object: {err.msg} (line {err.lineno})"
+                if not chunk.final and _cut_by_the_end(text, err):
+                    open_from = ad_start(first)  # the rest of the ad is in the next chunk
+                    break
+                error = f"broken JSON object: {err.msg} (line {err.lineno + base})"
                 last_object = _OBJECT_LINE.search(text, pos + 1) is None
                 if last_object and not any(nul[first:]) and _cut_by_the_end(text, err):
                     obj = _surviving_members(text, pos)
@@ -511,20 +572,28 @@ def tokenize_htcondor_file(path: StrPath, *, site: str) -> FileParse:
         if error:
             resume = starts[first + 1] if first + 1 < n_physical else end_text
             found = _OBJECT_LINE.search(text, resume)
+            if found is None and not chunk.final:
+                open_from = ad_start(first)  # the broken object may go on in the next chunk
+                break
             stop = found.start() if found else end_text
             last = max(first, line_of(stop - 1))
             if taken[first]:
                 # text after an ad on the ad's own line: that line already has its row, and a
                 # second row would count it twice; say where it is instead
                 logger.warning(
-                    "%s:%d: %s after the ad on this line; ignored", src_file, first + 1, error
+                    "%s:%d: %s after the ad on this line; ignored",
+                    src_file,
+                    base + first + 1,
+                    error,
                 )
             for k in range(first, last + 1):
                 if not taken[k]:
                     taken[k] = True
                     bad_lines.append(k)
                     reasons.append(
-                        error if k == first else f"inside the broken object of line {first + 1}"
+                        error
+                        if k == first
+                        else f"inside the broken object of line {base + first + 1}"
                     )
             pos = stop
             continue
@@ -537,7 +606,7 @@ def tokenize_htcondor_file(path: StrPath, *, site: str) -> FileParse:
             stamp = attrs.get("EnteredCurrentStatus")
         extra = (["NON_UTF8"] if bad_bytes else []) + (["TRUNCATED"] if cut else [])
         rows.add(
-            first + 1,
+            base + first + 1,
             "AD",
             attrs,
             stamp=stamp,
@@ -547,44 +616,45 @@ def tokenize_htcondor_file(path: StrPath, *, site: str) -> FileParse:
         )
         taken[first] = True
         for k in range(first + 1, last + 1):
-            owner[k] = (first + 1, job_id)
+            owner[k] = (base + first + 1, job_id)
         pos = end
-    for k in range(n_physical):
+    if open_from < n_physical:
+        rows.drop_from(base + open_from + 1)
+        kept = [i for i, k in enumerate(bad_lines) if k < open_from]
+        bad_lines = [bad_lines[i] for i in kept]
+        reasons = [reasons[i] for i in kept]
+    for k in range(open_from):
         if taken[k]:
             continue
         belongs = owner[k]
         if belongs is None:
-            rows.add(k + 1, "SEP", flags=_line_flags(k, crlf))
+            rows.add(base + k + 1, "SEP", flags=_line_flags(k, crlf))
         else:
             rows.add(
-                k + 1,
+                base + k + 1,
                 "CONT",
                 {"record_line": str(belongs[0])},
                 job_id=belongs[1],
                 flags=_line_flags(k, crlf),
             )
-
+    state.taken = open_from
     records = rows.table(site, src_file)
     order = np.argsort(np.asarray(bad_lines, dtype=np.int64), kind="stable")
-    quarantine = pa.Table.from_arrays(
-        [
-            _repeat(site, len(bad_lines)),
-            _repeat("htcondor", len(bad_lines)),
-            _repeat(src_file, len(bad_lines)),
-            _pa.array([bad_lines[i] + 1 for i in order], pa.int64()),
-            _pa.array(
-                [NUL_FRAGMENT_REASON if nul[bad_lines[i]] else reasons[i] for i in order],
-                pa.string(),
-            ),
-            _pa.array([raw_lines[bad_lines[i]] for i in order], pa.binary()),
-        ],
-        schema=QUARANTINE,
+    quarantine = quarantine_table(
+        site=site,
+        source_format="htcondor",
+        src_file=src_file,
+        lines=[base + bad_lines[i] + 1 for i in order],
+        reasons=[NUL_FRAGMENT_REASON if nul[bad_lines[i]] else reasons[i] for i in order],
+        raw=[raw_lines[bad_lines[i]] for i in order],
     )
-    lines_read = records.num_rows + quarantine.num_rows
-    logger.debug("%s: %d lines, %d quarantined", src_file, n_physical, quarantine.num_rows)
-    return FileParse(
-        src_file=src_file, records=records, quarantine=quarantine, lines_read=lines_read
-    )
+    return records, quarantine
+
+
+HTCONDOR_STREAM: LineFormat[_HTCondorState] = LineFormat(
+    "htcondor", _HTCondorState, _tokenize_htcondor_chunk, lambda state: state.taken
+)
+"""The HTCondor format (``-json`` objects over lines, ``-jsonl``) for the streaming core."""
 
 
 # --------------------------------------------------------------------------- assembler

@@ -124,6 +124,7 @@ from gridtrace.logs._base import (
     check_error_policy,
     tokenize_guarded,
 )
+from gridtrace.logs._columnar import quarantine_table
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
@@ -990,18 +991,15 @@ def _tokenize_lsf_chunk(
     if records.num_rows and bool(np.any(np.diff(np.asarray(rows.lines)) < 0)):
         records = records.take(_pc.sort_indices(records, [("src_line", "ascending")]))
     order = np.argsort(np.asarray(bad_lines, dtype=np.int64), kind="stable")
-    quarantine_table = pa.Table.from_arrays(
-        [
-            _repeat(site, len(bad_lines)),
-            _repeat("lsf", len(bad_lines)),
-            _repeat(src_file, len(bad_lines)),
-            _pa.array([bad_lines[k] + 1 + base for k in order], pa.int64()),
-            _pa.array([reasons[k] for k in order], pa.string()),
-            _pa.array([raw_lines[bad_lines[k]] for k in order], pa.binary()),
-        ],
-        schema=QUARANTINE,
+    bad = quarantine_table(
+        site=site,
+        source_format="lsf",
+        src_file=src_file,
+        lines=[bad_lines[k] + 1 + base for k in order],
+        reasons=[reasons[k] for k in order],
+        raw=[raw_lines[bad_lines[k]] for k in order],
     )
-    return records, quarantine_table
+    return records, bad
 
 
 LSF_STREAM: LineFormat[None] = LineFormat("lsf", lambda: None, _tokenize_lsf_chunk)

@@ -126,7 +126,7 @@ from gridtrace.logs._base import (
     check_error_policy,
     tokenize_guarded,
 )
-from gridtrace.logs._columnar import as_text
+from gridtrace.logs._columnar import as_text, quarantine_table, records_table
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
@@ -689,16 +689,13 @@ def _tokenize_slurm_chunk(
     tables.append(_records(site, src_file, line_no, record_type, stamp, job_ids, attrs, flags, raw))
     records = pa.concat_tables(tables)
     bad_rows = sorted(reasons)
-    quarantine = pa.Table.from_arrays(
-        [
-            _repeat(site, len(bad_rows)),
-            _repeat("slurm", len(bad_rows)),
-            _repeat(src_file, len(bad_rows)),
-            _pa.array([i + 1 + first_row + base for i in bad_rows], pa.int64()),
-            _pa.array([reasons[i] for i in bad_rows], pa.string()),
-            _pa.array([raw_lines[i + first_row] for i in bad_rows], pa.binary()),
-        ],
-        schema=QUARANTINE,
+    quarantine = quarantine_table(
+        site=site,
+        source_format="slurm",
+        src_file=src_file,
+        lines=[i + 1 + first_row + base for i in bad_rows],
+        reasons=[reasons[i] for i in bad_rows],
+        raw=[raw_lines[i + first_row] for i in bad_rows],
     )
     return records, quarantine
 
@@ -718,23 +715,10 @@ def _records(
     flags: Arr,
     raw: Arr,
 ) -> pa.Table:
-    n = len(lines)
-    return pa.Table.from_arrays(
-        [
-            _repeat(site, n),
-            _repeat("slurm", n),
-            _repeat(src_file, n),
-            _pa.array(lines, pa.int64()),
-            record_type,
-            stamp,
-            pa.nulls(n, pa.timestamp("s", tz="UTC")),
-            job_id_raw,
-            attrs,
-            flags,
-            raw,
-        ],
-        schema=RECORDS,
-    )
+    return records_table(
+        site=site, source_format="slurm", src_file=src_file, lines=lines, record_type=record_type,
+        job_id_raw=job_id_raw, attrs=attrs, flags=flags, raw=raw, stamp=stamp,
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------- assembler

@@ -38,6 +38,7 @@ import pyarrow.compute as pc
 from gridtrace._atomic import atomic_path
 from gridtrace.errors import ConfigError, GridtraceError
 from gridtrace.logs._base import FileParse
+from gridtrace.logs._columnar import quarantine_table
 from gridtrace.logs._io import (
     MAX_LINE_BYTES,
     REASON_LINE_TOO_LONG,
@@ -121,11 +122,17 @@ class LineFormat(Generic[S]):
         records span lines may stop before the end of a chunk that is not the file's last (a
         record still open at its end): the lines it gave no row are carried into the next chunk,
         ahead of its lines, so a record is never cut by a chunk boundary.
+    lines_taken : callable, optional
+        For a format whose line may hold several rows (HTCondor's compact ``[{…},{…}]``, one
+        row per ad): ``lines_taken(state)`` says how many of the chunk's lines the last call
+        to ``tokenize`` consumed (the rest is carried into the next chunk), and the chunk
+        counts one line per row, as the format counts them. Without it, each row is one line.
     """
 
     name: str
     new_state: Callable[[], S]
     tokenize: ChunkTokenizer[S]
+    lines_taken: Callable[[S], int] | None = None
 
 
 @dataclass
@@ -227,8 +234,12 @@ def _tokenized(
     site: str,
     src_file: str,
     chunk_bytes: int,
-) -> Iterator[tuple[Chunk, pa.Table, pa.Table]]:
-    """Yield each chunk (as tokenised: what was carried on left out) and its two tables."""
+) -> Iterator[tuple[Chunk, pa.Table, pa.Table, int]]:
+    """Yield each chunk as tokenised (carried lines left out), its tables, its surplus rows.
+
+    The surplus is the rows beyond one a line: lines holding several records, in a format
+    with ``lines_taken``; 0 otherwise.
+    """
     state = fmt.new_state()
     carry = b""
     carry_lines = 0
@@ -243,12 +254,13 @@ def _tokenized(
                 read.final,
             )
         records, quarantine = fmt.tokenize(chunk, state, site=site, src_file=src_file)
-        used = records.num_rows + quarantine.num_rows
-        if used > chunk.lines or (chunk.final and used != chunk.lines):
+        rows = records.num_rows + quarantine.num_rows
+        used = rows if fmt.lines_taken is None else fmt.lines_taken(state)
+        if used > chunk.lines or rows < used or (chunk.final and used != chunk.lines):
             msg = (
                 f"{src_file}: chunk {chunk.index} (lines {chunk.first_line}-"
                 f"{chunk.first_line + chunk.lines - 1}) gave {records.num_rows} records and "
-                f"{quarantine.num_rows} quarantined rows for {chunk.lines} lines"
+                f"{quarantine.num_rows} quarantined rows for {used} of its {chunk.lines} lines"
             )
             raise ChunkCountError(msg)
         if used < chunk.lines:  # a record left open: its lines go on with the next chunk
@@ -257,7 +269,7 @@ def _tokenized(
             chunk = Chunk(chunk.data[:end], chunk.first_line, used, chunk.index, final=False)
         else:
             carry, carry_lines = b"", 0
-        yield chunk, records, quarantine
+        yield chunk, records, quarantine, rows - used
 
 
 def _concat(tables: list[pa.Table]) -> pa.Table:
@@ -303,12 +315,12 @@ def tokenize_stream(
     quarantine: list[pa.Table] = []
     lines = 0
     steps = _tokenized(path, fmt, report, site=site, src_file=src_file, chunk_bytes=chunk_bytes)
-    for chunk, rec, bad in steps:
+    for chunk, rec, bad, extra in steps:
         if stats is not None:
-            stats._add(chunk, rec.num_rows, bad.num_rows)
+            stats._add(chunk, rec.num_rows, bad.num_rows, extra)
         records.append(rec)
         quarantine.append(bad)
-        lines += chunk.lines
+        lines += chunk.lines + extra
     settle_report(path, report)
     parsed = FileParse(src_file, _concat(records), _concat(quarantine), lines)
     logger.debug(
@@ -324,17 +336,13 @@ def tokenize_stream(
 def _findings_rows(
     rows: list[tuple[int, str, bytes]], *, site: str, source_format: str, src_file: str
 ) -> pa.Table:
-    n = len(rows)
-    return pa.table(
-        {
-            "site": pa.array([site] * n, pa.string()),
-            "source_format": pa.array([source_format] * n, pa.string()),
-            "src_file": pa.array([src_file] * n, pa.string()),
-            "src_line": pa.array([line for line, _, _ in rows], pa.int64()),
-            "reason": pa.array([reason for _, reason, _ in rows], pa.string()),
-            "raw": pa.array([raw for _, _, raw in rows], pa.binary()),
-        },
-        schema=QUARANTINE,
+    return quarantine_table(
+        site=site,
+        source_format=source_format,
+        src_file=src_file,
+        lines=[line for line, _, _ in rows],
+        reasons=[reason for _, reason, _ in rows],
+        raw=[raw for _, _, raw in rows],
     )
 
 
@@ -400,7 +408,7 @@ def write_stream(
         pq.ParquetWriter(quarantine_tmp, QUARANTINE) as quarantine_out,
     ):
         steps = _tokenized(path, fmt, report, site=site, src_file=src_file, chunk_bytes=chunk_bytes)
-        for chunk, rec, bad in steps:
+        for chunk, rec, bad, extra in steps:
             # the lines the guard cut, among those tokenised (some may be carried on)
             cut_waiting += report.cut_lines[cut_seen:]
             cut_seen = len(report.cut_lines)
@@ -415,7 +423,7 @@ def write_stream(
                     _cut_rows(cut), site=site, source_format=fmt.name, src_file=src_file
                 )
                 bad = pa.concat_tables([bad.cast(QUARANTINE), added]).sort_by("src_line")
-            stats._add(chunk, rec.num_rows, bad.num_rows)
+            stats._add(chunk, rec.num_rows, bad.num_rows, extra)
             records_out.write_table(rec.cast(RECORDS))
             quarantine_out.write_table(bad.cast(QUARANTINE))
         if report.tail_reason is not None:

@@ -108,6 +108,7 @@ from gridtrace.logs._columnar import (
     as_text,
     interleave,
     offsets_of,
+    quarantine_table,
     records_table,
     repeat_string,
     split_lines,
@@ -864,16 +865,13 @@ def _tokenize_lines(
     records = interleave(jobs_part, line_no[job_rows], header_part)
 
     bad_rows = sorted(reasons)
-    quarantine = pa.Table.from_arrays(
-        [
-            repeat_string(site, len(bad_rows)),
-            repeat_string(fmt.name, len(bad_rows)),
-            repeat_string(src_file, len(bad_rows)),
-            _pa.array(line_no[bad_rows], pa.int64()),
-            _pa.array([reasons[i] for i in bad_rows], pa.string()),
-            _pa.array([raw_lines[i] for i in bad_rows], pa.binary()),
-        ],
-        schema=QUARANTINE,
+    quarantine = quarantine_table(
+        site=site,
+        source_format=fmt.name,
+        src_file=src_file,
+        lines=line_no[bad_rows],
+        reasons=[reasons[i] for i in bad_rows],
+        raw=[raw_lines[i] for i in bad_rows],
     )
     return records, quarantine
 

@@ -20,11 +20,14 @@ from hypothesis import HealthCheck, given, settings
 from gridtrace.errors import ConfigError
 from gridtrace.logs._base import FileParse, tokenize_guarded
 from gridtrace.logs._gwf import GWF_FIELDS, GWF_STREAM, tokenize_gwf_file
+from gridtrace.logs._htcondor import HTCONDOR_STREAM, tokenize_htcondor_file
 from gridtrace.logs._io import MAX_LINE_BYTES, ReadReport, read_log_bytes
 from gridtrace.logs._lsf import LSF_STREAM, tokenize_lsf_file
+from gridtrace.logs._sge import SGE_FIELDS, sge_stream, sge_width, tokenize_sge_file
 from gridtrace.logs._slurm import SLURM_STREAM, tokenize_slurm_file
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
+    ChunkCountError,
     LineFormat,
     StreamStats,
     iter_chunks,
@@ -162,12 +165,99 @@ def _gwf_log(jobs: int = 250) -> bytes:
     return b"\n".join(lines) + b"\n" + b"999 11088"
 
 
+def _sge_job(i: int, width: int = 45, name: str = "sim.sh") -> bytes:
+    """One Grid Engine record of ``width`` fields (45: Son of Grid Engine 8.1.x)."""
+    values = {name_: "0" for name_ in SGE_FIELDS}
+    values.update(
+        qname="long.q", hostname=f"n{i % 9:02d}", group="atlas", owner=f"u{i % 5}",
+        job_name=name, job_number=str(1000 + i), account="sge",
+        submission_time=str(1714723000 + i), start_time=str(1714723100 + i),
+        end_time=str(1714726700 + i), ru_wallclock="3600", ru_maxrss="2048", project="proj1",
+        department="defaultdepartment", granted_pe="NONE", slots="1", cpu="3520.75",
+        category="-l h_rt=7200", pe_taskid="NONE", maxvmem="2147483648.0",
+    )  # fmt: skip
+    fields = [values[f] for f in SGE_FIELDS] + [str(i)] * (width - len(SGE_FIELDS))
+    return ":".join(fields[:width]).encode()
+
+
+def _sge_log(jobs: int = 250) -> bytes:
+    """An SGE accounting file with a header and every damage the reader handles."""
+    lines = [b"# Version: 8.1.9", b"# ", b"# DO NOT MODIFY THIS FILE MANUALLY!", b"# "]
+    for i in range(1, jobs + 1):
+        line = _sge_job(i)
+        if i % 11 == 0:
+            line += b"\r"
+        if i % 13 == 0:
+            line = line.replace(b"sim.sh", b"caf\xe9.sh")
+        if i % 17 == 0:
+            line = _sge_job(i, name="run:x")  # one surplus ':' re-aligned
+        if i % 19 == 0:
+            line = b"\x00\x00" + line
+        if i % 23 == 0:
+            line = b""
+        if i % 29 == 0:
+            line = b"1:2:3"
+        if i % 31 == 0:
+            line = _sge_job(i, width=47)  # Univa's extra fields
+        if i % 37 == 0:
+            line = _sge_job(i, name="a:b").replace(b":3600:", b":zz:")  # no placement fits
+        if i == jobs // 2:
+            line = b"# a comment in the middle"
+        lines.append(line)
+    return b"\n".join(lines) + b"\n" + _sge_job(jobs + 1)[:120]  # the last line is cut short
+
+
+def _condor_ad(i: int, **extra: object) -> dict[str, object]:
+    return {
+        "ClusterId": 1000 + i, "ProcId": i % 3, "Owner": f"u{i % 4}", "QDate": 1700000000 + i,
+        "JobStatus": 4, "CompletionDate": 1700003600 + i, "RemoteWallClockTime": 3600.0,
+        "RequestCpus": 1 + i % 8, "ExitBySignal": False, "Nested": {"a": [1, 2.5]}, **extra,
+    }  # fmt: skip
+
+
+def _condor_log(ads: int = 60) -> bytes:
+    """``condor_history -json`` (one attribute a line) then ``-jsonl``, damaged in every way."""
+    import json
+
+    out = [b"["]
+    for i in range(1, ads + 1):
+        body = ",\n".join(
+            f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in _condor_ad(i).items()
+        ).encode()
+        if i % 7 == 0:
+            body = body.replace(b'"Owner": ', b'"Owner" ', 1)  # a broken object
+        if i % 11 == 0:
+            body = body.replace(b'"u', b'"\xe9', 1)
+        if i % 13 == 0:
+            body = body.replace(b",\n", b",\r\n")
+        if i % 17 == 0:
+            body = body.replace(b"JobStatus", b"Job\x00Status")
+        out.append(b"{\n" + body + b"\n}" + (b"" if i == ads else b"\n,"))
+        if i % 19 == 0:
+            out.append(b"not json at all")
+        if i % 23 == 0:  # two ads on one line (compact output), then one a line
+            out.append(json.dumps([_condor_ad(i + 500), _condor_ad(i + 600)]).encode() + b",")
+    out.append(b"]")
+    for i in range(1, ads + 1):
+        line = json.dumps(_condor_ad(i + 1000, Zero=0)).encode()
+        if i % 5 == 0:
+            line = line.replace(b'"Zero": 0', b'"Zero": -0')
+        if i % 9 == 0:
+            line = line[: len(line) // 2]  # a broken line
+        out.append(line)
+    last = "\n".join(f"  {json.dumps(k)}: {json.dumps(v)}," for k, v in _condor_ad(9999).items())
+    cut = last.index('": "u') + 5
+    return b"\n".join(out) + b"\n{\n" + last[:cut].encode()  # the last ad is cut short
+
+
 Tokenize = Callable[..., FileParse]
 FORMATS: dict[str, tuple[Tokenize, Callable[[], bytes]]] = {
     "swf": (tokenize_swf_file, _damaged_swf),
     "slurm": (tokenize_slurm_file, _slurm_log),
     "lsf": (tokenize_lsf_file, _lsf_log),
     "gwf": (tokenize_gwf_file, _gwf_log),
+    "sge": (tokenize_sge_file, _sge_log),
+    "htcondor": (tokenize_htcondor_file, _condor_log),
 }
 
 
@@ -209,6 +299,166 @@ def test_chunk_size_changes_no_row(tmp_path: Path, fmt: str, compression: str | 
         _same(_guarded(tokenize, path, fmt, chunk_bytes=size, stats=stats), default)
         if size < 1000:
             assert stats.chunks > 10
+
+
+def _flagged(parsed: FileParse, flag: str) -> int:
+    return sum(flag in (f or ()) for f in parsed.records.column("flags").to_pylist())
+
+
+def test_every_sge_repair_is_made_whatever_the_chunk(tmp_path: Path) -> None:
+    path = _write(tmp_path / "accounting", _sge_log(), None)
+    default = tokenize_sge_file(path, site="s")
+    for flag in ("CRLF", "NON_UTF8", "FIELD_SHIFT_REALIGNED", "EXTRA_FIELDS", "TRUNCATED"):
+        assert _flagged(default, flag) > 0, flag
+    reasons = " ".join(default.quarantine.column("reason").to_pylist())
+    for reason in ("NUL bytes", "blank line", "no placement", "fewer than the 43"):
+        assert reason in reasons, reason
+    for size in (1, 64, 333):
+        stats = StreamStats()
+        _same(tokenize_sge_file(path, site="s", chunk_bytes=size, stats=stats), default)
+        assert stats.reconciled
+
+
+def test_every_htcondor_case_is_read_whatever_the_chunk(tmp_path: Path) -> None:
+    path = _write(tmp_path / "history.json", _condor_log(), None)
+    default = tokenize_htcondor_file(path, site="s")
+    types = default.records.column("record_type").to_pylist()
+    assert {"AD", "CONT", "SEP"} <= set(types)
+    for flag in ("CRLF", "NON_UTF8", "TRUNCATED"):
+        assert _flagged(default, flag) > 0, flag
+    reasons = " ".join(default.quarantine.column("reason").to_pylist())
+    for reason in ("NUL bytes", "broken JSON object", "inside the broken object", "not a JSON"):
+        assert reason in reasons, reason
+    assert default.lines_read > _condor_log().count(b"\n") + 1  # two ads on a line: two units
+    for size in (1, 64, 333, 1000):
+        stats = StreamStats()
+        _same(tokenize_htcondor_file(path, site="s", chunk_bytes=size, stats=stats), default)
+        assert stats.reconciled
+        assert stats.lines_read == default.lines_read
+
+
+def test_htcondor_ads_cut_at_every_boundary(tmp_path: Path) -> None:
+    """Every chunk size up to the file's: boundaries fall on every line, ads never cut."""
+    data = _condor_log(4)
+    path = _write(tmp_path / "history.json", data, None)
+    default = tokenize_htcondor_file(path, site="s")
+    assert default.records.num_rows > 40
+    for size in range(1, len(data) + 2):
+        _same(tokenize_htcondor_file(path, site="s", chunk_bytes=size), default)
+
+
+@st.composite
+def _condor_logs(draw: st.DrawFn) -> bytes:
+    kinds = st.sampled_from(
+        [
+            b"[",
+            b"]",
+            b",",
+            b"",
+            b"{",
+            b"}",
+            b"},",
+            b"} x",
+            b'  "ClusterId": 5,',
+            b'  "ProcId": 0',
+            b'  "Owner": "\xe9"',
+            b'  "Owner" "bob",',
+            b'{"ClusterId": 1, "ProcId": 2}',
+            b'{"ClusterId": 1, "ProcId": -0}\r',
+            b'[{"ClusterId": 1, "ProcId": 2}, {"ClusterId": 1, "ProcId": 3}]',
+            b'{"ClusterId": 1, "ProcId": 2}, {"ClusterId": 3,',
+            b'{"ClusterId": 1, "ProcId": 2} {"ClusterId": 3, "ProcId": 4}',
+            b'{"MyType": "Machine"}',
+            b"\x00{",
+            b"garbage",
+        ]
+    )
+    lines = draw(st.lists(kinds, max_size=40))
+    ending = draw(st.sampled_from([b"\n", b"", b"\r\n"]))
+    return b"\n".join(lines) + (ending if lines else b"")
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=_condor_logs(), size=st.integers(min_value=1, max_value=300))
+def test_any_chunk_size_gives_the_htcondor_rows_of_one_piece(
+    tmp_path: Path, data: bytes, size: int
+) -> None:
+    path = _write(tmp_path / "gen.json", data, None)
+    whole = tokenize_htcondor_file(path, site="s", chunk_bytes=1 << 30)
+    stats = StreamStats()
+    _same(tokenize_htcondor_file(path, site="s", chunk_bytes=size, stats=stats), whole)
+    assert stats.reconciled
+
+
+def test_htcondor_jsonl_rows_do_not_depend_on_the_lines_around(tmp_path: Path) -> None:
+    """One ad a line reads the same whether a chunk takes the fast path or the scanner."""
+    import json
+
+    lines = [
+        json.dumps(_condor_ad(i, Zero=0)).replace('"Zero": 0', '"Zero": -0') for i in range(40)
+    ]
+    clean = _write(tmp_path / "clean.json", ("\n".join(lines) + "\n").encode(), None)
+    broken = _write(
+        tmp_path / "broken.json", ("\n".join([*lines, "{broken"]) + "\n").encode(), None
+    )
+    fast = tokenize_htcondor_file(clean, site="s").records
+    slow = tokenize_htcondor_file(broken, site="s").records.slice(0, 40)
+    assert fast.column("attrs").equals(slow.column("attrs"))
+    assert dict(fast.column("attrs")[0].as_py())["Zero"] == "0"
+
+
+def test_a_format_that_loses_lines_is_refused(tmp_path: Path) -> None:
+    """A format claiming more lines than its rows account for fails loudly, never silently."""
+    path = _write(tmp_path / "h.json", _condor_log(3), None)
+    greedy = LineFormat(
+        "htcondor",
+        HTCONDOR_STREAM.new_state,
+        HTCONDOR_STREAM.tokenize,
+        lambda state: state.taken + 1,
+    )
+    with pytest.raises(ChunkCountError, match="lines"):
+        tokenize_stream(path, greedy, site="s", chunk_bytes=64)
+
+
+def test_sge_width_is_the_files_not_the_chunks(tmp_path: Path) -> None:
+    """A line read in the first chunk is re-aligned to the usual count of the whole file."""
+    early = _sge_job(1, width=47, name="run:x")  # 48 fields: one surplus over 47, three over 45
+    body = [early] + [_sge_job(i) for i in range(2, 5)] + [_sge_job(i, 47) for i in range(5, 40)]
+    path = _write(tmp_path / "accounting", b"\n".join(body) + b"\n", "gzip")
+    assert sge_width(path) == 47
+    assert sge_width(path, chunk_bytes=1) == 47
+    default = tokenize_sge_file(path, site="s")
+    assert default.records.num_rows == 39  # realigned to 47 (it is ambiguous against 45)
+    assert _flagged(default, "FIELD_SHIFT_REALIGNED") == 1
+    for size in (1, 64, 1000):
+        _same(tokenize_sge_file(path, site="s", chunk_bytes=size), default)
+
+
+def test_sge_width_from_the_version_line_without_good_lines(tmp_path: Path) -> None:
+    old = b"# Version: 6.1u4\n" + b"# a comment\n" * 40 + b"1:2:3\n"
+    new = b"# Version: 8.1.9\n" + b"1:2:3\n"
+    assert sge_width(_write(tmp_path / "old", old, None), chunk_bytes=16) == 43
+    assert sge_width(_write(tmp_path / "new", new, None), chunk_bytes=16) == 45
+    assert sge_width(_write(tmp_path / "empty", b"", None)) == 45
+
+
+def test_the_streaming_writer_writes_sge_in_two_passes(tmp_path: Path) -> None:
+    data = _sge_log() + b"\n" + b"x" * (MAX_LINE_BYTES + 5) + b"\n" + _sge_log(20)
+    path = _write(tmp_path / "accounting.gz", data, "gzip")
+    out_records, out_quarantine = tmp_path / "r.parquet", tmp_path / "q.parquet"
+    spec = sge_stream(path, chunk_bytes=300)
+    stats = write_stream(path, spec, out_records, out_quarantine, site="s", chunk_bytes=300)
+    parsed = _guarded(tokenize_sge_file, path, "sge")
+    quarantine = pq.read_table(out_quarantine)
+    records = pq.read_table(out_records)
+    assert any(r.startswith("line too long") for r in quarantine.column("reason").to_pylist())
+    assert quarantine.equals(parsed.quarantine.cast(quarantine.schema))
+    assert records.equals(parsed.records.cast(records.schema))
+    assert stats.reconciled
+    assert stats.chunks > 10
+    assert stats.lines_read == parsed.lines_read
 
 
 def test_an_lsf_record_over_lines_is_never_cut_by_a_chunk(tmp_path: Path) -> None:
@@ -414,6 +664,24 @@ def _peak(path: Path, out: Path, size: int) -> int:
         tracemalloc.stop()
 
 
+def test_the_streaming_writer_carries_htcondor_ads_over_chunks(tmp_path: Path) -> None:
+    data = _condor_log() + b"\n" + b"x" * (MAX_LINE_BYTES + 5) + b"\n" + _condor_log(9)
+    path = _write(tmp_path / "history.json.xz", data, "xz")
+    out_records, out_quarantine = tmp_path / "r.parquet", tmp_path / "q.parquet"
+    stats = write_stream(
+        path, HTCONDOR_STREAM, out_records, out_quarantine, site="s", chunk_bytes=300
+    )
+    parsed = _guarded(tokenize_htcondor_file, path, "htcondor")
+    quarantine = pq.read_table(out_quarantine)
+    records = pq.read_table(out_records)
+    assert any(r.startswith("line too long") for r in quarantine.column("reason").to_pylist())
+    assert quarantine.equals(parsed.quarantine.cast(quarantine.schema))
+    assert records.equals(parsed.records.cast(records.schema))
+    assert stats.reconciled
+    assert stats.chunks > 10
+    assert stats.lines_read == parsed.lines_read
+
+
 def test_peak_memory_does_not_grow_with_the_file(tmp_path: Path) -> None:
     small = _generated_swf(tmp_path / "small.swf", 50_000)
     large = _generated_swf(tmp_path / "large.swf", 200_000)
@@ -439,8 +707,9 @@ def test_counts_reconcile_per_chunk_and_per_file(tmp_path: Path, fmt: str) -> No
         "slurm": SLURM_STREAM,
         "lsf": LSF_STREAM,
         "gwf": GWF_STREAM,
+        "htcondor": HTCONDOR_STREAM,
     }
-    spec = specs[fmt]
+    spec = sge_stream(path) if fmt == "sge" else specs[fmt]
     stats = StreamStats()
     parsed = tokenize_stream(path, spec, site="s", chunk_bytes=200, stats=stats)
     assert stats.reconciled
@@ -454,4 +723,9 @@ def test_counts_reconcile_per_chunk_and_per_file(tmp_path: Path, fmt: str) -> No
             parsed.quarantine.column("src_line").combine_chunks(),
         ]
     ).to_pylist()
-    assert sorted(lines) == list(range(1, parsed.lines_read + 1))
+    if fmt == "htcondor":  # a line holding two ads has two rows: a count is one row
+        lines = sorted(set(lines))
+        assert len(lines) < parsed.lines_read
+    assert sorted(lines) == list(range(1, len(lines) + 1))
+    if fmt != "htcondor":
+        assert len(lines) == parsed.lines_read
