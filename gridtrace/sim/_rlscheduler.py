@@ -241,8 +241,10 @@ def rlscheduler_workload(
         matters for F1 only).
     max_nodes, max_procs : int, optional
         The cluster, overriding the header. ``max_nodes`` defaults to the header's ``MaxNodes``,
-        then to the trace metadata's cores; ``max_procs`` to the header's ``MaxProcs``, then to
-        ``max_nodes`` (RLScheduler's rule when the header has no ``MaxProcs``).
+        then to the trace metadata's cores, then to the header's ``MaxProcs`` (one processor per
+        node; counted in ``info["max_nodes_from_max_procs"]`` and logged); ``max_procs`` to the
+        header's ``MaxProcs``, then to ``max_nodes`` (RLScheduler's rule when the header has no
+        ``MaxProcs``).
     swf_header : mapping, optional
         The SWF header (``ParseResult.info["swf_header"]``).
 
@@ -294,7 +296,20 @@ def rlscheduler_workload(
     if max_nodes is None and b"cores" in (table.schema.metadata or {}):
         max_nodes = int((table.schema.metadata or {})[b"cores"])
     if max_nodes is None:
-        msg = "the cluster size is unknown: give max_nodes or an SWF header with MaxNodes"
+        # RLScheduler needs MaxNodes; a header that gives only MaxProcs (gridtrace's own SWF
+        # export, many converted logs) is read as one processor per node, said and counted
+        max_nodes = _header_int(swf_header, "MaxProcs")
+        if max_nodes is not None:
+            info["max_nodes_from_max_procs"] = 1
+            logger.warning(
+                "the SWF header gives no MaxNodes: the cluster is read as MaxProcs = %d nodes "
+                "of one processor each (give max_nodes to set it)",
+                max_nodes,
+            )
+    if max_nodes is None:
+        msg = (
+            "the cluster size is unknown: give max_nodes or an SWF header with MaxNodes or MaxProcs"
+        )
         raise ConfigError(msg)
     if max_procs is None:
         max_procs = _header_int(swf_header, "MaxProcs") or max_nodes

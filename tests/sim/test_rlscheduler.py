@@ -286,6 +286,22 @@ def test_loading_without_maxprocs_uses_maxnodes(tmp_path: Path) -> None:
         read_rlscheduler_swf(path)
 
 
+def test_loading_without_maxnodes_reads_maxprocs_as_nodes_and_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "procs.swf"
+    path.write_text("; MaxProcs: 4\n1 0 -1 5 2 -1 -1 -1 -1 -1 1 -1 -1 -1 -1 -1 -1 -1\n")
+    with caplog.at_level("WARNING"):
+        wl = read_rlscheduler_swf(path)
+    assert (wl.max_nodes, wl.max_procs, wl.procs_per_node) == (4, 4, 1.0)
+    assert wl.info["max_nodes_from_max_procs"] == 1
+    assert "no MaxNodes" in caplog.text
+    path.write_text(
+        "; MaxNodes: 2\n; MaxProcs: 4\n1 0 -1 5 2 -1 -1 -1 -1 -1 1 -1 -1 -1 -1 -1 -1 -1\n"
+    )
+    assert "max_nodes_from_max_procs" not in read_rlscheduler_swf(path).info
+
+
 def test_job_larger_than_the_cluster_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "big.swf"
     path.write_text("; MaxNodes: 2\n1 0 -1 5 3 -1 -1 -1 -1 -1 1 -1 -1 -1 -1 -1 -1 -1\n")

@@ -362,3 +362,21 @@ def test_ppo_trains_evaluates_and_has_its_page(run_dir: Path) -> None:
     for fig in ("fig-curve", "fig-loads"):
         assert re.search(rf'<figure id="{fig}">\s*<svg\b', page), fig
     assert 'href="ppo-deeprm/index.html"' in (run_dir / "reports" / "index.html").read_text()
+
+
+def test_ppo_rlscheduler_trains_on_the_demo_trace_and_has_its_page(run_dir: Path) -> None:
+    # the default config's RLScheduler setup on traces/demo-synth.swf, shrunk by .test/config
+    folder = run_dir / "sim" / "ppo-rlscheduler" / "demo-synth-nobf"
+    assert (folder / "policy.zip").stat().st_size > 0
+    evaluation = json.loads((folder / "evaluation.json").read_text())
+    assert evaluation["setup"] == "rlscheduler"
+    (entry,) = evaluation["evaluations"]
+    assert (entry["trace"], entry["window"], len(entry["window_starts"])) == ("demo-synth", 128, 2)
+    labels = {p["label"] for p in entry["policies"]}
+    assert {"PPO", "FCFS", "SJF", "F1"} <= labels
+    for policy in entry["policies"]:
+        assert policy["low"] <= policy["mean"] <= policy["high"], policy["label"]
+    manifest = (run_dir / "reports" / "all").read_text().split()
+    assert str(Path("reports") / "ppo-rlscheduler" / "index.html") in manifest
+    index = (run_dir / "reports" / "index.html").read_text()
+    assert 'href="ppo-rlscheduler/index.html"' in index

@@ -72,9 +72,13 @@ def test_the_full_config_has_the_papers_loads(tmp_path: Path) -> None:
     assert counts["ppo_rlscheduler_report"] == 1
 
 
-def test_the_default_run_has_no_rlscheduler_rules(tmp_path: Path) -> None:
+def test_the_default_run_trains_rlscheduler_once_on_the_demo_trace(tmp_path: Path) -> None:
+    rl = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["ppo"]["rlscheduler"]
+    assert rl["traces"] == {"demo-synth": "traces/demo-synth.swf"}  # written by the pipeline
     counts = _dry_run(tmp_path, REPO / "config" / "config.yaml")
-    assert not {"ppo_rlscheduler_train", "ppo_rlscheduler_evaluate"} & set(counts)
+    assert counts["ppo_rlscheduler_train"] == 1
+    assert counts["ppo_rlscheduler_evaluate"] == 1
+    assert counts["ppo_rlscheduler_report"] == 1
 
 
 @pytest.mark.parametrize("ppo", [{}, {"deeprm": {"enabled": False}}])

@@ -1,4 +1,5 @@
 # Configuration, workload lists and input functions shared by every rule.
+import os
 import re
 import zoneinfo
 
@@ -184,6 +185,13 @@ def report_tz(wildcards):
     """The local zone of a site's daily and weekly profiles (None: from the trace)."""
     site = _site_of(wildcards.workload)
     return SITES[site].get("tz") if site is not None else None
+
+
+def pipeline_inputs(*paths):
+    """The paths the pipeline may write itself (relative, inside the working directory): rule
+    inputs, so they are built first. Outside data (absolute, or ``../shared/data/...``) is read
+    as given, without asking Snakemake to find a rule for it."""
+    return [p for p in paths if not (os.path.isabs(p) or p.split(os.sep)[0] == os.pardir)]
 
 
 def site_spec(wildcards):

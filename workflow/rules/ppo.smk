@@ -5,14 +5,16 @@
 # paper's loads and a full budget). Target: `snakemake ppo`.
 #
 # RLScheduler's PPO setup (gridtrace.sim.rl: train_rlsched_ppo, evaluate_rlsched_ppo; issue 15
-# item 3), only when `ppo: rlscheduler:` is configured (it needs SWF traces; the default config
-# has none, so the default run is unchanged; config/ppo-full.yaml adds Lublin-1 and Lublin-2):
+# item 3), when `ppo: rlscheduler:` is configured (SWF traces: the default config trains a tiny
+# budget on the demo site's synthetic trace, traces/demo-synth.swf, which the pipeline writes;
+# config/ppo-full.yaml trains on Lublin-1 and Lublin-2 instead):
 # one agent per (training trace, backfilling) -> sim/ppo-rlscheduler/<trace>-<bf|nobf>/
 # {policy.zip,config.json}, evaluated on every configured trace (generalisation) on
 # RLScheduler's windows -> evaluation.json beside it; the page is
 # reports/ppo-rlscheduler/index.html. The rules call the CLI (`gridtrace ppo ...`) with the
 # Python that runs snakemake.
 
+import os
 import sys
 
 PPO_RLSCHED = dict((config.get("ppo") or {}).get("rlscheduler") or {})
@@ -104,6 +106,9 @@ rule ppo:
 
 
 rule ppo_rlscheduler_train:
+    input:
+        # a trace the pipeline writes (traces/demo-synth.swf in the default run) is built first
+        lambda w: pipeline_inputs(PPO_RLSCHED_TRACES[w.rl_trace]),
     output:
         policy="sim/ppo-rlscheduler/{rl_trace}-{rl_bf}/policy.zip",
         config="sim/ppo-rlscheduler/{rl_trace}-{rl_bf}/config.json",
@@ -128,6 +133,7 @@ rule ppo_rlscheduler_train:
 
 rule ppo_rlscheduler_evaluate:
     input:
+        traces=pipeline_inputs(*PPO_RLSCHED_TRACES.values()),
         policy="sim/ppo-rlscheduler/{rl_agent}/policy.zip",
         config="sim/ppo-rlscheduler/{rl_agent}/config.json",
     output:
@@ -163,7 +169,7 @@ rule ppo_rlscheduler_report:
         "../envs/gridtrace.yaml"
     params:
         python=PPO_PYTHON,
-        agents=" ".join(f"sim/ppo-rlscheduler/{agent}" for agent in PPO_RLSCHED_AGENTS),
+        agents=lambda w, input: " ".join(os.path.dirname(p) for p in input.configs),
     message:
         "Rendering the PPO (RLScheduler setup) report"
     shell:
