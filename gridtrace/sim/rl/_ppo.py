@@ -289,7 +289,6 @@ def train_ppo(
     """
     require_ppo()
     import torch
-    from sb3_contrib import MaskablePPO
 
     env_config = env_config if env_config is not None else MultiResourceConfig()
     cfg = ppo_config if ppo_config is not None else PPOConfig()
@@ -299,42 +298,59 @@ def train_ppo(
     if cfg.torch_threads:
         torch.set_num_threads(cfg.torch_threads)
     vec = make_vec_env(env_config, cfg.n_envs, cfg.vec_env)
+    model, curve, seconds = fit_maskable_ppo(
+        "MlpPolicy",
+        vec,
+        cfg.total_timesteps,
+        "PPO",
+        learning_rate=cfg.learning_rate,
+        n_steps=cfg.n_steps,
+        batch_size=cfg.minibatch,
+        n_epochs=cfg.n_epochs,
+        gamma=cfg.gamma,
+        gae_lambda=cfg.gae_lambda,
+        clip_range=cfg.clip_range,
+        ent_coef=cfg.ent_coef,
+        policy_kwargs={
+            "net_arch": {"pi": [cfg.hidden], "vf": [cfg.hidden]},
+            "activation_fn": torch.nn.ReLU,
+        },
+        seed=seed,
+        device=cfg.device,
+    )
+    return PPORun(model, env_config, cfg, seed, curve, seconds)
+
+
+def fit_maskable_ppo(
+    policy: Any, vec: Any, total_timesteps: int, label: str, **options: Any
+) -> tuple[Any, list[dict[str, float]], float]:
+    """Build a MaskablePPO on ``vec``, train it and close ``vec``; return (model, curve, seconds).
+
+    Both the construction and the training run with the global generators restored afterwards
+    (sb3 seeds them); ``curve`` holds one row per update (:func:`_curve_callback`), and the
+    rate is logged under ``label``. ``options`` go to ``MaskablePPO``.
+    """
+    from sb3_contrib import MaskablePPO
+
     curve: list[dict[str, float]] = []
     try:
         with _global_rngs_restored():
-            model = MaskablePPO(
-                "MlpPolicy",
-                vec,
-                learning_rate=cfg.learning_rate,
-                n_steps=cfg.n_steps,
-                batch_size=cfg.minibatch,
-                n_epochs=cfg.n_epochs,
-                gamma=cfg.gamma,
-                gae_lambda=cfg.gae_lambda,
-                clip_range=cfg.clip_range,
-                ent_coef=cfg.ent_coef,
-                policy_kwargs={
-                    "net_arch": {"pi": [cfg.hidden], "vf": [cfg.hidden]},
-                    "activation_fn": torch.nn.ReLU,
-                },
-                seed=seed,
-                device=cfg.device,
-                verbose=0,
-            )
+            model = MaskablePPO(policy, vec, verbose=0, **options)
         t0 = time.perf_counter()
         with _global_rngs_restored():
-            model.learn(total_timesteps=cfg.total_timesteps, callback=_curve_callback(curve))
+            model.learn(total_timesteps=total_timesteps, callback=_curve_callback(curve))
         seconds = time.perf_counter() - t0
     finally:
         vec.close()
     logger.info(
-        "PPO: %d timesteps in %.1f s (%.0f steps/s), %d updates",
+        "%s: %d timesteps in %.1f s (%.0f steps/s), %d updates",
+        label,
         model.num_timesteps,
         seconds,
         model.num_timesteps / max(seconds, 1e-9),
         len(curve),
     )
-    return PPORun(model, env_config, cfg, seed, curve, seconds)
+    return model, curve, seconds
 
 
 def save_ppo(run: PPORun, folder: str | Path) -> Path:

@@ -60,7 +60,6 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import asdict, dataclass
 from functools import partial
@@ -482,11 +481,10 @@ def train_rlsched_ppo(
     ConfigError
         If the ``ppo`` extra is missing or the trace is too short for an episode.
     """
-    from gridtrace.sim.rl._ppo import _curve_callback, _global_rngs_restored, require_ppo
+    from gridtrace.sim.rl._ppo import fit_maskable_ppo, require_ppo
 
     require_ppo()
     import torch
-    from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from gridtrace.sim.rl._rlsched_policy import RLSchedulerKernelPolicy
@@ -497,39 +495,24 @@ def train_rlsched_ppo(
     RLSchedulerEnv(workload, sequence=cfg.sequence)  # checks the trace's length early
     factory = partial(_make_env, workload, cfg.backfill, cfg.sequence)
     vec = DummyVecEnv([factory] * cfg.n_envs)
-    curve: list[dict[str, float]] = []
-    try:
-        with _global_rngs_restored():
-            model = MaskablePPO(
-                RLSchedulerKernelPolicy,
-                vec,
-                learning_rate=cfg.learning_rate,
-                n_steps=cfg.n_steps,
-                batch_size=cfg.minibatch,
-                n_epochs=cfg.n_epochs,
-                gamma=cfg.gamma,
-                gae_lambda=cfg.gae_lambda,
-                clip_range=cfg.clip_range,
-                ent_coef=cfg.ent_coef,
-                vf_coef=cfg.vf_coef,
-                max_grad_norm=cfg.max_grad_norm,
-                target_kl=cfg.target_kl,
-                seed=seed,
-                device=cfg.device,
-                verbose=0,
-            )
-        t0 = time.perf_counter()
-        with _global_rngs_restored():
-            model.learn(total_timesteps=cfg.total_timesteps, callback=_curve_callback(curve))
-        seconds = time.perf_counter() - t0
-    finally:
-        vec.close()
-    logger.info(
-        "PPO (RLScheduler setup): %d timesteps in %.1f s (%.0f steps/s), %d updates",
-        model.num_timesteps,
-        seconds,
-        model.num_timesteps / max(seconds, 1e-9),
-        len(curve),
+    model, curve, seconds = fit_maskable_ppo(
+        RLSchedulerKernelPolicy,
+        vec,
+        cfg.total_timesteps,
+        "PPO (RLScheduler setup)",
+        learning_rate=cfg.learning_rate,
+        n_steps=cfg.n_steps,
+        batch_size=cfg.minibatch,
+        n_epochs=cfg.n_epochs,
+        gamma=cfg.gamma,
+        gae_lambda=cfg.gae_lambda,
+        clip_range=cfg.clip_range,
+        ent_coef=cfg.ent_coef,
+        vf_coef=cfg.vf_coef,
+        max_grad_norm=cfg.max_grad_norm,
+        target_kl=cfg.target_kl,
+        seed=seed,
+        device=cfg.device,
     )
     return RLSchedPPORun(model, cfg, trace, seed, curve, seconds)
 
