@@ -486,6 +486,42 @@ def _cons_release(
 
 
 @numba.njit(cache=True)
+def _cons_place(
+    times: NDArray[np.float64], pfree: NDArray[np.int64], m: int, need: int, dur: float
+) -> tuple[int, int]:
+    """Reserve ``need`` cores for ``dur`` at the earliest fit: (its index or −1, the new ``m``).
+
+    :func:`_cons_earliest` then :func:`_cons_reserve` in one pass: the scan that proves the fit
+    also finds where the reservation ends, so the reservation does not scan its window again.
+    """
+    i = 0
+    while i < m:
+        if pfree[i] < need:
+            i += 1
+            continue
+        end = _cons_end(times[i], dur)
+        k = i + 1
+        while k < m and times[k] < end:
+            if pfree[k] < need:
+                break
+            k += 1
+        else:
+            # times[i:k] are before the end, times[k] (if any) is not
+            if k == m or times[k] > end:
+                for j in range(m, k, -1):
+                    times[j] = times[j - 1]
+                    pfree[j] = pfree[j - 1]
+                times[k] = end
+                pfree[k] = pfree[k - 1]
+                m += 1
+            for j in range(i, k):
+                pfree[j] -= need
+            return i, m
+        i = k + 1
+    return -1, m
+
+
+@numba.njit(cache=True)
 def conservative_kernel_inc(
     submit: NDArray[np.float64],
     run: NDArray[np.float64],
@@ -652,7 +688,7 @@ def conservative_kernel_inc(
             row = r_row[j]
             need = cores[row]
             dur = est[row]
-            s = _cons_earliest(tv, pv, m, need, dur)
+            s, m = _cons_place(tv, pv, m, need, dur)
             j += 1
             stats[2] += 1
             if s < 0:
@@ -660,7 +696,6 @@ def conservative_kernel_inc(
                 continue
             t0 = tv[s]
             pos[row] = t0
-            m = _cons_reserve(tv, pv, m, s, _cons_end(t0, dur), need)
             if t0 == now and need <= now_free:
                 chosen[n_chosen] = row
                 n_chosen += 1
@@ -672,7 +707,7 @@ def conservative_kernel_inc(
                 break
             need = cores[row]
             dur = est[row]
-            s = _cons_earliest(tv, pv, m, need, dur)
+            s, m = _cons_place(tv, pv, m, need, dur)
             stats[2] += 1
             if s < 0:
                 row += 1
@@ -680,7 +715,6 @@ def conservative_kernel_inc(
             t0 = tv[s]
             res[row] = t0
             pos[row] = t0
-            m = _cons_reserve(tv, pv, m, s, _cons_end(t0, dur), need)
             if t0 == now and need <= now_free:
                 chosen[n_chosen] = row
                 n_chosen += 1
