@@ -522,6 +522,20 @@ def _cons_place(
 
 
 @numba.njit(cache=True)
+def _cons_fits_now(
+    times: NDArray[np.float64], pfree: NDArray[np.int64], m: int, need: int, dur: float
+) -> bool:
+    """Whether ``need`` cores are free for ``dur`` from ``times[0]`` (now) on."""
+    end = _cons_end(times[0], dur)
+    k = 0
+    while k < m and times[k] < end:
+        if pfree[k] < need:
+            return False
+        k += 1
+    return True
+
+
+@numba.njit(cache=True)
 def conservative_kernel_inc(
     submit: NDArray[np.float64],
     run: NDArray[np.float64],
@@ -680,11 +694,27 @@ def conservative_kernel_inc(
                 n_chosen += 1
                 now_free -= cores[row]
         j = first
+        live = first  # the held jobs r_row[j:live] cannot start now (no new job waits)
         while j < r_size:
             if pv[0] == 0:
                 break
-            if not has_unreserved and (suffix[j] > pv[0] or suffix[j] > now_free):
-                break
+            if not has_unreserved:
+                if suffix[j] > pv[0] or suffix[j] > now_free:
+                    break
+                # none of the held jobs left can start now: their re-placement changes nothing
+                # this event decides (they keep their first reservations), so stop here as well;
+                # a job that cannot start now cannot later in the event (the profile only fills)
+                if live < j:
+                    live = j
+                while live < r_size:
+                    other = r_row[live]
+                    if cores[other] <= now_free and _cons_fits_now(
+                        tv, pv, m, cores[other], est[other]
+                    ):
+                        break
+                    live += 1
+                if live == r_size:
+                    break
             row = r_row[j]
             need = cores[row]
             dur = est[row]
