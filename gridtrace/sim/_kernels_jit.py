@@ -438,6 +438,11 @@ def conservative_kernel(
 # reservation sorted before one placed before it changes the order: the jobs from there on are
 # taken out of the kept profile and re-placed at the next event. The profile keeps steps that no
 # longer change the free count (released reservations); they are merged away when it grows.
+# With no new job waiting, the re-placement stops once no held job left can start now (too few
+# cores free now, or no fit from now for its estimate: ``_cons_fits_now``). That only holds more
+# strongly as the event goes on (the profile only fills), so the scan for a job that still can
+# start moves forward only; the jobs after the stop are outside the kept profile, as after the
+# policy's own stops, and are re-placed at the next event.
 
 
 @numba.njit(cache=True)
