@@ -4,15 +4,18 @@
 
 Conservative backfilling against another checkout (e.g. main before its kernel), same run:
 
-    GRIDTRACE_REAL_DATA=../shared/data .venv/bin/python benchmarks/simulate_policies.py \
-        --conservative-only --baseline-tree ../main-ref --repeat 3
+    GRIDTRACE_REAL_DATA=../shared/data taskset -c 0 .venv/bin/python \
+        benchmarks/simulate_policies.py --conservative-only --baseline-tree ../main-ref --repeat 5
 
-runs ``simulate(policy="conservative")`` in this tree and, in a subprocess importing
-``gridtrace`` from the baseline tree, on the same tables (synthetic; CTC-SP2 and HPC2N from
-``swf/`` when GRIDTRACE_REAL_DATA is set, with the oracle and the walltime estimator), checks that
-both give the same start times, and prints the medians and their ratio. Rates are jobs per
-CPU-second of the process (``time.process_time``; the machine may be shared), with the wall-clock
-rates alongside; each tree runs the simulation once on a slice first (compilation or cache load).
+runs ``simulate(policy="conservative")`` and its kernel alone (``conservative_starts`` on the
+arrays ``simulate`` hands it) in this tree and, in a worker process importing ``gridtrace`` from
+the baseline tree, on the same tables (synthetic; CTC-SP2 and HPC2N from ``swf/`` when
+GRIDTRACE_REAL_DATA is set, with the oracle and the walltime estimator). The two trees alternate
+run by run (the worker inherits the CPU pinning, and waits while this process runs); the script
+checks that both give the same start times, and prints the medians, the min–max and the ratio of
+the medians. Rates are jobs per CPU-second of the process (``time.process_time``; the machine may
+be shared), with the wall-clock rates alongside; each tree runs once on a slice first
+(compilation or cache load).
 
 Workloads: (1) synthetic rigid multi-core jobs on P = 256 cores — Poisson arrivals, exponential
 runtimes (mean 1000 s), cores 2^k with k uniform on 0…6 (mean 18.1), load ρ = 0.9; (2) Lublin-1
@@ -36,9 +39,11 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from numpy.typing import NDArray
 
 from gridtrace.sim import backfill_starts, simulate
 
@@ -131,35 +136,86 @@ def swf_log(name: str) -> tuple[int, pa.Table] | None:
     )
 
 
-# run in the baseline tree: times simulate(policy="conservative") and saves the start times
+# run in the baseline tree, as a worker: one timed run per command read on stdin ("sim": the whole
+# `simulate`; "kernel": `conservative_starts` alone on the arrays `simulate` hands it), so that the
+# two trees alternate run by run; at EOF it saves the start times of its last runs
 _BASELINE = """
 import json, sys, time
 import numpy as np, pyarrow.parquet as pq
 import gridtrace
 from gridtrace.sim import simulate
-table_path, procs, estimator, repeat, out = sys.argv[1:6]
+from gridtrace.sim._kernels import conservative_starts
+table_path, arrays_path, procs, estimator, out_sim, out_kernel = sys.argv[1:7]
 table = pq.read_table(table_path)
+a = np.load(arrays_path)
+args = (a["submit"], a["run"], a["est"], a["cores"], int(procs))
 opts = {"missing": "oracle"} if estimator == "walltime" else {}
 kw = dict(cores=int(procs), policy="conservative", estimator=estimator,
           estimator_options=opts, warmup_jobs=0, drain_jobs=0)
 simulate(table.slice(0, 2000), **kw)  # compile (or load the cache) first
-secs, cpu = [], []
-for _ in range(int(repeat)):
+res = kern = None
+print(json.dumps({"from": gridtrace.__file__}), flush=True)
+for line in sys.stdin:
     t0, c0 = time.perf_counter(), time.process_time()
-    res = simulate(table, **kw)
-    secs.append(time.perf_counter() - t0)
-    cpu.append(time.process_time() - c0)
-np.save(out, res.jobs.column("start_s").to_numpy())
-print(json.dumps({"secs": secs, "cpu": cpu, "engine": res.summary["engine"],
-                  "from": gridtrace.__file__}))
+    if line.strip() == "sim":
+        res = simulate(table, **kw)
+    else:
+        kern = conservative_starts(*args)
+    print(json.dumps({"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0,
+                      "engine": res.summary["engine"] if res is not None else ""}), flush=True)
+np.save(out_sim, res.jobs.column("start_s").to_numpy())
+np.save(out_kernel, kern[0])
 """
+
+
+def kernel_arrays(table: pa.Table, estimator: str) -> dict[str, NDArray[Any]]:
+    """The arrays `simulate` hands to `conservative_starts` (rows sorted by submit time, id)."""
+    from gridtrace.sim._engine import _prepare, _static_estimates
+    from gridtrace.sim._estimators import make_estimator
+
+    prepared = _prepare(table)
+    run = prepared.column("run_s").to_numpy()
+    opts = {"missing": "oracle"} if estimator == "walltime" else {}
+    est = _static_estimates(prepared, run, make_estimator(estimator, **opts))
+    return {
+        "submit": np.ascontiguousarray(prepared.column("submit_s").to_numpy(), dtype=np.float64),
+        "run": np.ascontiguousarray(run, dtype=np.float64),
+        "est": np.ascontiguousarray(est, dtype=np.float64),
+        "cores": prepared.column("cores").to_numpy().astype(np.int64),
+    }
+
+
+def _ask(worker: subprocess.Popen[str], what: str) -> dict[str, Any]:
+    """One timed run in the baseline worker: ``what`` is "sim" or "kernel"."""
+    assert worker.stdin is not None
+    assert worker.stdout is not None
+    worker.stdin.write(what + "\n")
+    worker.stdin.flush()
+    reply: dict[str, Any] = json.loads(worker.stdout.readline())
+    return reply
+
+
+def _spread(n: int, secs: list[float]) -> tuple[float, float, float]:
+    """Median, min and max of n / secs."""
+    values = [n / s for s in secs]
+    return statistics.median(values), min(values), max(values)
+
+
+def _fmt(stats: tuple[float, float, float]) -> str:
+    return f"{stats[0]:,.0f} ({stats[1]:,.0f}–{stats[2]:,.0f})"
 
 
 def conservative_rows(
     workloads: list[tuple[str, int, pa.Table]], repeat: int, baseline_tree: str | None
 ) -> list[str]:
-    """Markdown rows: conservative `simulate` here and in the baseline tree, same tables."""
+    """Markdown rows: conservative `simulate` and its kernel here and in the baseline tree.
+
+    With a baseline tree the two trees alternate run by run (which one goes first alternates
+    too) on the same tables and arrays; the rates are jobs per CPU-second of each process.
+    """
     import pyarrow.parquet as pq
+
+    from gridtrace.sim._kernels import conservative_starts
 
     out = []
     for label, procs, table in workloads:
@@ -169,59 +225,98 @@ def conservative_rows(
         for estimator in estimators:
             opts = {"missing": "oracle"} if estimator == "walltime" else {}
             n = table.num_rows
-            secs, cpu = [], []
-            res = None
-            for _ in range(repeat):
-                t0, c0 = time.perf_counter(), time.process_time()
-                res = simulate(
-                    table,
-                    cores=procs,
-                    policy="conservative",
-                    estimator=estimator,
-                    estimator_options=opts,
-                    warmup_jobs=0,
-                    drain_jobs=0,
-                )
-                secs.append(time.perf_counter() - t0)
-                cpu.append(time.process_time() - c0)
-            assert res is not None
-            ours = statistics.median(n / s for s in cpu)
-            ours_wall = statistics.median(n / s for s in secs)
-            base_txt, ratio_txt, base_wall_txt = "–", "–", "–"
-            if baseline_tree is not None:
-                with tempfile.TemporaryDirectory() as tmp:
-                    tpath = str(Path(tmp) / "trace.parquet")
-                    spath = str(Path(tmp) / "start.npy")
+            arrays = kernel_arrays(table, estimator)
+            args = (arrays["submit"], arrays["run"], arrays["est"], arrays["cores"], procs)
+            kw: dict[str, Any] = {
+                "cores": procs,
+                "policy": "conservative",
+                "estimator": estimator,
+                "estimator_options": opts,
+                "warmup_jobs": 0,
+                "drain_jobs": 0,
+            }
+            mine: dict[str, list[float]] = {"sim": [], "kernel": [], "sim_wall": []}
+            theirs: dict[str, list[float]] = {"sim": [], "kernel": [], "sim_wall": []}
+            with tempfile.TemporaryDirectory() as tmp:
+                worker = None
+                if baseline_tree is not None:
+                    tpath, apath = str(Path(tmp) / "trace.parquet"), str(Path(tmp) / "a.npz")
                     pq.write_table(table, tpath)
+                    np.savez(
+                        apath,
+                        submit=arrays["submit"],
+                        run=arrays["run"],
+                        est=arrays["est"],
+                        cores=arrays["cores"],
+                    )
                     env = dict(os.environ, PYTHONPATH=str(Path(baseline_tree).resolve()))
-                    argv = [sys.executable, "-c", _BASELINE, tpath, str(procs), estimator]
-                    argv += [str(repeat), spath]
-                    done = subprocess.run(
+                    argv = [sys.executable, "-c", _BASELINE, tpath, apath, str(procs)]
+                    argv += [estimator, str(Path(tmp) / "sim.npy"), str(Path(tmp) / "k.npy")]
+                    worker = subprocess.Popen(
                         argv,
                         env=env,
                         cwd=baseline_tree,  # `python -c` puts the working directory first
-                        check=True,
-                        capture_output=True,
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
                         text=True,
                     )
-                    info = json.loads(done.stdout.strip().splitlines()[-1])
-                    if not str(info["from"]).startswith(str(Path(baseline_tree).resolve())):
-                        raise RuntimeError(f"the baseline imported gridtrace from {info['from']}")
-                    theirs = np.load(spath)
-                mine = res.jobs.column("start_s").to_numpy()
-                same = bool(np.array_equal(mine, theirs, equal_nan=True))
-                base = statistics.median(n / s for s in info["cpu"])
-                base_wall = statistics.median(n / s for s in info["secs"])
-                base_txt = f"{base:,.0f} ({info['engine']})"
-                base_wall_txt = f"{base_wall:,.0f}"
-                ratio_txt = f"{ours / base:.2f}x" + (
-                    " identical" if same else " DIFFERENT SCHEDULES"
-                )
-            target = "yes" if ours >= 300_000 else "no"
-            out.append(
-                f"| {label}, {estimator} | {n:,} | {ours:,.0f} ({res.summary['engine']}) | "
-                f"{base_txt} | {ratio_txt} | {target} | {ours_wall:,.0f} / {base_wall_txt} |"
-            )
+                    assert worker.stdout is not None
+                    origin = json.loads(worker.stdout.readline())["from"]
+                    if not str(origin).startswith(str(Path(baseline_tree).resolve())):
+                        raise RuntimeError(f"the baseline imported gridtrace from {origin}")
+
+                res = None
+                kern = None
+                base_engine = ""
+                for r in range(repeat):
+                    for turn in (0, 1) if r % 2 == 0 else (1, 0):
+                        if turn == 1 and worker is not None:
+                            got = _ask(worker, "sim")
+                            theirs["sim"].append(got["cpu"])
+                            theirs["sim_wall"].append(got["wall"])
+                            base_engine = got["engine"]
+                            theirs["kernel"].append(_ask(worker, "kernel")["cpu"])
+                        elif turn == 0:
+                            t0, c0 = time.perf_counter(), time.process_time()
+                            res = simulate(table, **kw)
+                            mine["sim_wall"].append(time.perf_counter() - t0)
+                            mine["sim"].append(time.process_time() - c0)
+                            c0 = time.process_time()
+                            kern = conservative_starts(*args)
+                            mine["kernel"].append(time.process_time() - c0)
+                assert res is not None
+                assert kern is not None
+                same = "–"
+                if worker is not None:
+                    assert worker.stdin is not None
+                    worker.stdin.close()
+                    if worker.wait() != 0:
+                        raise RuntimeError("the baseline worker failed")
+                    ours_start = res.jobs.column("start_s").to_numpy()
+                    base_start = np.load(Path(tmp) / "sim.npy")
+                    base_kern = np.load(Path(tmp) / "k.npy")
+                    same = (
+                        "identical"
+                        if np.array_equal(ours_start, base_start, equal_nan=True)
+                        and np.array_equal(kern[0], base_kern, equal_nan=True)
+                        else "DIFFERENT SCHEDULES"
+                    )
+            row = [f"{label}, {estimator}", f"{n:,}"]
+            for key in ("sim", "kernel"):
+                ours = _spread(n, mine[key])
+                row.append(_fmt(ours))
+                if theirs[key]:
+                    base = _spread(n, theirs[key])
+                    row += [_fmt(base), f"{ours[0] / base[0]:.2f}×"]
+                else:
+                    row += ["–", "–"]
+            ours_sim = _spread(n, mine["sim"])[0]
+            row.append("yes" if ours_sim >= 300_000 else "no")
+            wall = _spread(n, mine["sim_wall"])[0]
+            base_wall = f"{_spread(n, theirs['sim_wall'])[0]:,.0f}" if theirs["sim_wall"] else "–"
+            row.append(f"{wall:,.0f} / {base_wall}")
+            row.append(f"{res.summary['engine']} / {base_engine or '–'}, {same}")
+            out.append("| " + " | ".join(row) + " |")
     return out
 
 
@@ -271,7 +366,8 @@ def main() -> None:
             log = swf_log(name)
             if log is not None:
                 workloads.append((f"{label} (P = {log[0]})", log[0], log[1]))
-        conservative_rows(workloads[:1], 1, None)  # compile (or load the cache) first
+        warm = [(label, procs, table.slice(0, 2000)) for label, procs, table in workloads]
+        conservative_rows(warm, 1, None)  # compile (or load the cache) first
         rows = conservative_rows(workloads, args.repeat, args.baseline_tree)
         print(describe_machine())
         print(
@@ -281,10 +377,16 @@ def main() -> None:
         )
         print()
         print(
-            "| trace, estimator | jobs | median jobs per CPU-s here | median jobs per CPU-s "
-            "baseline | ratio, schedules | ≥ 300k | median jobs per wall-s here / baseline |"
+            "jobs per CPU-second, median (min–max) of the runs; `simulate` end to end, and the "
+            "kernel alone on the arrays `simulate` hands it; the ratio is of the medians"
         )
-        print("|---|---:|---:|---:|---:|---|---:|")
+        print()
+        print(
+            "| trace, estimator | jobs | `simulate` here | `simulate` baseline | ratio "
+            "| kernel here | kernel baseline | ratio | `simulate` ≥ 300k | jobs per wall-s "
+            "here / baseline | engines, schedules |"
+        )
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|")
         print("\n".join(rows))
         return
     n, m = args.jobs, min(args.baseline_jobs, args.jobs)

@@ -20,7 +20,11 @@ placed before the current time, from the first one sorted before a job that was 
 estimated end or a zero-length estimate started (the profile is then rebuilt). The jobs before
 that point keep their reservations (those at the current time start if their cores are free):
 the profile they were placed in only gained occupancy (the jobs started since), and a feasible
-earliest start stays the earliest when occupancy is added.
+earliest start stays the earliest when occupancy is added. When no new job waits, it also stops
+re-placing once none of the held jobs left can start now (each needs more cores than are free
+now, or finds a step short of its cores before its estimate runs out): their re-placement
+decides nothing at this event, since held jobs keep their first reservations whatever their
+current one is, and the jobs not re-placed are re-placed at the next event that needs them.
 """
 
 from __future__ import annotations

@@ -438,6 +438,11 @@ def conservative_kernel(
 # reservation sorted before one placed before it changes the order: the jobs from there on are
 # taken out of the kept profile and re-placed at the next event. The profile keeps steps that no
 # longer change the free count (released reservations); they are merged away when it grows.
+# With no new job waiting, the re-placement stops once no held job left can start now (too few
+# cores free now, or no fit from now for its estimate: ``_cons_fits_now``). That only holds more
+# strongly as the event goes on (the profile only fills), so the scan for a job that still can
+# start moves forward only; the jobs after the stop are outside the kept profile, as after the
+# policy's own stops, and are re-placed at the next event.
 
 
 @numba.njit(cache=True)
@@ -483,6 +488,56 @@ def _cons_release(
     for j in range(a, b):
         pfree[j] += need
     return m
+
+
+@numba.njit(cache=True)
+def _cons_place(
+    times: NDArray[np.float64], pfree: NDArray[np.int64], m: int, need: int, dur: float
+) -> tuple[int, int]:
+    """Reserve ``need`` cores for ``dur`` at the earliest fit: (its index or −1, the new ``m``).
+
+    :func:`_cons_earliest` then :func:`_cons_reserve` in one pass: the scan that proves the fit
+    also finds where the reservation ends, so the reservation does not scan its window again.
+    """
+    i = 0
+    while i < m:
+        if pfree[i] < need:
+            i += 1
+            continue
+        end = _cons_end(times[i], dur)
+        k = i + 1
+        while k < m and times[k] < end:
+            if pfree[k] < need:
+                break
+            k += 1
+        else:
+            # times[i:k] are before the end, times[k] (if any) is not
+            if k == m or times[k] > end:
+                for j in range(m, k, -1):
+                    times[j] = times[j - 1]
+                    pfree[j] = pfree[j - 1]
+                times[k] = end
+                pfree[k] = pfree[k - 1]
+                m += 1
+            for j in range(i, k):
+                pfree[j] -= need
+            return i, m
+        i = k + 1
+    return -1, m
+
+
+@numba.njit(cache=True)
+def _cons_fits_now(
+    times: NDArray[np.float64], pfree: NDArray[np.int64], m: int, need: int, dur: float
+) -> bool:
+    """Whether ``need`` cores are free for ``dur`` from ``times[0]`` (now) on."""
+    end = _cons_end(times[0], dur)
+    k = 0
+    while k < m and times[k] < end:
+        if pfree[k] < need:
+            return False
+        k += 1
+    return True
 
 
 @numba.njit(cache=True)
@@ -644,15 +699,31 @@ def conservative_kernel_inc(
                 n_chosen += 1
                 now_free -= cores[row]
         j = first
+        live = first  # the held jobs r_row[j:live] cannot start now (no new job waits)
         while j < r_size:
             if pv[0] == 0:
                 break
-            if not has_unreserved and (suffix[j] > pv[0] or suffix[j] > now_free):
-                break
+            if not has_unreserved:
+                if suffix[j] > pv[0] or suffix[j] > now_free:
+                    break
+                # none of the held jobs left can start now: their re-placement changes nothing
+                # this event decides (they keep their first reservations), so stop here as well;
+                # a job that cannot start now cannot later in the event (the profile only fills)
+                if live < j:
+                    live = j
+                while live < r_size:
+                    other = r_row[live]
+                    if cores[other] <= now_free and _cons_fits_now(
+                        tv, pv, m, cores[other], est[other]
+                    ):
+                        break
+                    live += 1
+                if live == r_size:
+                    break
             row = r_row[j]
             need = cores[row]
             dur = est[row]
-            s = _cons_earliest(tv, pv, m, need, dur)
+            s, m = _cons_place(tv, pv, m, need, dur)
             j += 1
             stats[2] += 1
             if s < 0:
@@ -660,7 +731,6 @@ def conservative_kernel_inc(
                 continue
             t0 = tv[s]
             pos[row] = t0
-            m = _cons_reserve(tv, pv, m, s, _cons_end(t0, dur), need)
             if t0 == now and need <= now_free:
                 chosen[n_chosen] = row
                 n_chosen += 1
@@ -672,7 +742,7 @@ def conservative_kernel_inc(
                 break
             need = cores[row]
             dur = est[row]
-            s = _cons_earliest(tv, pv, m, need, dur)
+            s, m = _cons_place(tv, pv, m, need, dur)
             stats[2] += 1
             if s < 0:
                 row += 1
@@ -680,7 +750,6 @@ def conservative_kernel_inc(
             t0 = tv[s]
             res[row] = t0
             pos[row] = t0
-            m = _cons_reserve(tv, pv, m, s, _cons_end(t0, dur), need)
             if t0 == now and need <= now_free:
                 chosen[n_chosen] = row
                 n_chosen += 1

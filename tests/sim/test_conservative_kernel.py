@@ -288,3 +288,83 @@ def test_kernels_agree_with_zero_estimates(
     b = conservative_starts(submit, run, est, cores, total, incremental=False)
     assert a[0].tolist() == b[0].tolist()
     assert a[1].tolist() == b[1].tolist()
+
+
+@settings(max_examples=_examples(300), deadline=None)
+@given(
+    jobs=st.lists(
+        st.tuples(
+            st.integers(0, 4),  # a handful of submit times: most jobs arrive together
+            st.sampled_from([0, 0, 0, 1, 2, 5, 9, 17]),  # many zero runtimes
+            st.integers(1, 8),
+            st.integers(-20, 30),  # estimates below and above the runtimes
+        ),
+        min_size=1,
+        max_size=80,
+    ),
+    total=st.integers(1, 8),
+    seed=st.integers(0, 2**16),
+)
+def test_kernel_equals_event_loop_on_bursts_of_short_jobs(
+    jobs: list[tuple[int, int, int, int]], total: int, seed: int
+) -> None:
+    # bursts: equal submit times (ties broken by job id), zero runtimes, jobs ending early and
+    # overrunning their estimates at the same instants
+    rows = _rows(jobs, total, seed)
+    est, guess = _walltime_guess(rows)
+    ref, fast = _both(rows, total, guess, est)
+    assert fast == ref
+
+
+@settings(max_examples=_examples(200), deadline=None)
+@given(
+    jobs=_jobs(60, 30, 20, (-15, 30)),
+    total=st.integers(1, 6),
+    wide=st.lists(st.integers(1, 3), min_size=60, max_size=60),
+    is_wide=st.lists(st.booleans(), min_size=60, max_size=60),
+    seed=st.integers(0, 2**16),
+)
+def test_jobs_wider_than_the_pool_never_start_and_change_nothing(
+    jobs: list[tuple[int, int, int, int]],
+    total: int,
+    wide: list[int],
+    is_wide: list[bool],
+    seed: int,
+) -> None:
+    # a job needing more cores than the pool never fits: both kernels leave it unstarted, and
+    # every other job starts when it would without it (the event loop, on the trace without it)
+    rows = _rows(jobs, total, seed)
+    n = len(rows)
+    width = [total + wide[k] if is_wide[k] else rows.cores[k] for k in range(n)]
+    _, guess = _walltime_guess(rows)
+    args = (
+        np.asarray(rows.submit_s),
+        np.asarray(rows.run_s),
+        np.asarray(guess, dtype=np.float64),
+        np.asarray(width, dtype=np.int64),
+        total,
+    )
+    inc = conservative_starts(*args, incremental=True)
+    reb = conservative_starts(*args, incremental=False)
+    np.testing.assert_array_equal(inc[0], reb[0])  # NaN where a job never starts
+    assert inc[1].tolist() == reb[1].tolist()
+    keep = [k for k in range(n) if width[k] <= total]
+    assert all(np.isnan(inc[0][k]) for k in range(n) if width[k] > total)
+    assert set(inc[1].tolist()) == set(keep)
+    if not keep:
+        return
+    assert rows.walltime_req_s is not None
+    narrow = JobRows(
+        job_id=[rows.job_id[k] for k in keep],
+        submit_s=[rows.submit_s[k] for k in keep],
+        run_s=[rows.run_s[k] for k in keep],
+        cores=[rows.cores[k] for k in keep],
+        vo=["a"] * len(keep),
+        walltime_req_s=[rows.walltime_req_s[k] for k in keep],
+    )
+    est_narrow, _ = _walltime_guess(narrow)
+    ref = run_events(
+        narrow, total_cores=total, policy=ConservativeBackfilling(), estimator=est_narrow
+    )
+    assert [float(inc[0][k]) for k in keep] == ref.start_s
+    assert [keep.index(r) for r in inc[1].tolist()] == ref.elected
