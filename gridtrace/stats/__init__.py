@@ -14,6 +14,7 @@ site's local time, VO and user shares, flurries, and the as-logged wait and W pe
 from __future__ import annotations
 
 from gridtrace.stats._characterise import WorkloadStats, characterise, shares
+from gridtrace.stats._chunked import characterise_parquet, trace_from_parquet
 from gridtrace.stats._columns import DEFAULT_TAU_S, TraceArrays, resolve_zone, trace_arrays
 from gridtrace.stats._measures import (
     QUANTILES,
@@ -41,6 +42,7 @@ __all__ = [
     "WorkloadStats",
     "arrival_profiles",
     "characterise",
+    "characterise_parquet",
     "core_weighted_load",
     "distribution_summary",
     "find_flurries",
@@ -53,5 +55,6 @@ __all__ = [
     "service_requests",
     "shares",
     "trace_arrays",
+    "trace_from_parquet",
     "utilisation_factor",
 ]
