@@ -461,6 +461,13 @@ def scaling(gridtrace: list[str], base: Path, args: argparse.Namespace) -> list[
     return runs
 
 
+def _cpu_s() -> float:
+    """CPU seconds (user + system) of this process and of its reaped children so far."""
+    mine = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return mine.ru_utime + mine.ru_stime + children.ru_utime + children.ru_stime
+
+
 def compare_generators(base: Path, args: argparse.Namespace, days: int) -> list[dict[str, Any]]:
     """Time the former generator and the columnar one on the same job count, in this run."""
     runs: list[dict[str, Any]] = []
@@ -471,11 +478,16 @@ def compare_generators(base: Path, args: argparse.Namespace, days: int) -> list[
     for name, function in plans:
         out = base / f"generate-{name}"
         shutil.rmtree(out, ignore_errors=True)
+        cpu_before = _cpu_s()
         started = time.perf_counter()
         written = function(out, args.jobs, **options)
         wall = time.perf_counter() - started
+        cpu = _cpu_s() - cpu_before
         run = {"generator": name, "wall_s": wall, "jobs_per_s": args.jobs / wall, **written}
+        run["cpu_s"] = cpu  # this process and its reaped workers: what load distorts less
+        run["jobs_per_cpu_s"] = args.jobs / cpu
         run["speedup_over_per_job"] = runs[0]["wall_s"] / wall if runs else 1.0
+        run["cpu_ratio_per_job_over_this"] = runs[0]["cpu_s"] / cpu if runs else 1.0
         runs.append(run)
         print("generator", json.dumps(run), flush=True)
     return runs

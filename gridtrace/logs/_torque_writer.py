@@ -3,6 +3,11 @@
 Each attempt becomes the records a TORQUE server writes for it: Q when it is queued, S when it
 starts, D when it is deleted, and E (or R for a rerun) when it ends, each stamped in the site's
 local time, with times as UTC epochs. Reading the files back gives the same jobs.
+
+Two paths give the same bytes: :func:`torque_records` builds one job's records at a time in
+Python (the reference), :func:`torque_lines` builds every line column by column with Arrow
+string kernels (what :func:`write_torque` uses; about 5x faster, so a benchmark can write tens
+of millions of jobs). A table the columnar path cannot write exactly goes through the reference.
 """
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ def tables(draw: st.DrawFn) -> tuple[pa.Table, list[str | None] | None]:
     return jobs, exec_host
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(case=tables(), tz=st.sampled_from(ZONES))
 def test_columnar_text_is_the_per_job_text(
     case: tuple[pa.Table, list[str | None] | None], tz: str
