@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
 import numpy as np
@@ -65,6 +65,16 @@ JOBS_COLUMNS_OF_TRACE = (
 
 _KEPT = ("job_seq", "array_index", "attempt", "job_key", "walltime_req_s")
 _LABELS = ("vo", "user", "queue", "partition")
+_TRACE_ORDER = (
+    "job_id",
+    "submit_s",
+    "run_s",
+    "cores",
+    "walltime_req_s",
+    *_LABELS,
+    "interactive",
+    "wait_s",
+)
 _PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
 
 
@@ -105,12 +115,30 @@ def _batch_part(batch: pa.Table, unit: str, exclude_monitoring: bool) -> tuple[p
         pc.is_valid(queue_time),
     )
     submit = pc.coalesce(pc.if_else(requeued, queue_time, submit_time), start_time)
-    part: dict[str, Any] = {name: used.column(name) for name in (*_KEPT, *_LABELS)}
+    part: dict[str, Any] = {name: used.column(name) for name in _KEPT}
+    for name in _LABELS:  # a few distinct values each: indices into a small dictionary
+        part[name] = pc.dictionary_encode(used.column(name))
     part["submit"] = submit
     part["start"] = start_time
     part["run_s"] = used.column("run_s").cast(pa.float64())
     part["cores"] = pc.coalesce(used.column("cores_alloc"), used.column("cores_req"))
     return _table(part), n_monitoring
+
+
+def _batches(source: pq.ParquetFile, batch_rows: int) -> Iterator[pa.Table]:
+    """Yield the file's trace columns a row group at a time (in batches if a group is larger).
+
+    Whole row groups, read without pre-buffering, keep no memory once dropped; Arrow's batch
+    iterator holds on to some of what it has read.
+    """
+    columns = list(JOBS_COLUMNS_OF_TRACE)
+    for group in range(source.num_row_groups):
+        if source.metadata.row_group(group).num_rows <= batch_rows:
+            yield source.read_row_group(group, columns=columns, use_threads=False)
+            continue
+        batches = source.iter_batches(batch_size=batch_rows, row_groups=[group], columns=columns)
+        for record_batch in batches:
+            yield pa.Table.from_batches([record_batch])
 
 
 def _seconds(ticks: np.ndarray[Any, np.dtype[np.int64]], per_s: int) -> np.ndarray[Any, Any]:
@@ -127,7 +155,7 @@ def trace_from_parquet(
     exclude_monitoring: bool = True,
     provenance: Mapping[str, Any] | None = None,
     tz: str | None = None,
-    batch_rows: int = 262_144,
+    batch_rows: int = 65_536,
 ) -> pa.Table:
     """Build the ``trace`` of a ``jobs.parquet`` file, reading it ``batch_rows`` rows at a time.
 
@@ -143,8 +171,8 @@ def trace_from_parquet(
         The site's cores P. Estimating P needs every job's hosts at once, so it is required here.
     tau_s, exclude_monitoring, provenance, tz
         As in :func:`gridtrace.logs.build_trace`.
-    batch_rows : int, default 262,144
-        Rows read at a time.
+    batch_rows : int, default 65,536
+        Rows read at a time: a row group, or batches of this many rows of a larger group.
 
     Returns
     -------
@@ -165,16 +193,13 @@ def trace_from_parquet(
     if batch_rows < 1:
         msg = f"batch_rows must be at least 1, not {batch_rows}"
         raise ConfigError(msg)
-    source = pq.ParquetFile(os.fspath(path))
+    source = pq.ParquetFile(os.fspath(path), pre_buffer=False)
     time_type = cast("pa.TimestampType", source.schema_arrow.field("submit_time").type)
     unit, zone = time_type.unit, time_type.tz
     parts: list[pa.Table] = []
     n_monitoring = 0
     site: str | None = None
-    for record_batch in source.iter_batches(
-        batch_size=batch_rows, columns=list(JOBS_COLUMNS_OF_TRACE)
-    ):
-        batch = pa.Table.from_batches([record_batch])
+    for batch in _batches(source, batch_rows):
         if site is None and batch.num_rows:
             site = str(batch.column("site")[0].as_py())
         part, monitoring = _batch_part(batch, unit, exclude_monitoring)
@@ -205,26 +230,29 @@ def trace_from_parquet(
             "row": pa.array(np.arange(used.num_rows, dtype=np.int64)),
         }
     )
-    order = keys.sort_by([(name, "ascending") for name in keys.column_names]).column("row")
+    order = pc.sort_indices(keys, sort_keys=[(name, "ascending") for name in keys.column_names])
     del keys
-    used = used.take(order)
-    run_s = np.asarray(used.column("run_s").to_numpy(), dtype=np.float64)
-    n = used.num_rows
-    table = _table(
-        {
-            "job_id": pa.array(np.arange(n, dtype=np.int64)),
-            "submit_s": pa.array(_seconds(np.asarray(submit)[order.to_numpy()] - origin, per_s)),
-            "run_s": pa.array(run_s),
-            "cores": pc.coalesce(used.column("cores"), pa.scalar(1, pa.int32())).cast(pa.int32()),
-            "walltime_req_s": used.column("walltime_req_s").cast(pa.float64()),
-            "vo": used.column("vo"),
-            "user": used.column("user"),
-            "queue": used.column("queue"),
-            "partition": used.column("partition"),
-            "interactive": pa.array(run_s <= tau_s),
-            "wait_s": pa.array(wait[order.to_numpy()], from_pandas=True),
-        }
-    )
+    rows = np.asarray(order.to_numpy(), dtype=np.int64)
+    used = used.drop_columns(["submit", "start", "job_seq", "array_index", "attempt", "job_key"])
+    run_s = np.asarray(used.column("run_s").to_numpy(), dtype=np.float64)[rows]
+    columns: dict[str, Any] = {
+        "job_id": pa.array(np.arange(used.num_rows, dtype=np.int64)),
+        "submit_s": pa.array(_seconds(submit[rows] - origin, per_s)),
+        "run_s": pa.array(run_s),
+    }
+    del submit
+    # one column at a time, each source dropped once taken: never two copies of the jobs
+    for name in ("cores", "walltime_req_s", *_LABELS):
+        columns[name] = used.column(name).take(order)
+        used = used.drop_columns([name])
+    columns["cores"] = pc.coalesce(columns["cores"], pa.scalar(1, pa.int32())).cast(pa.int32())
+    columns["walltime_req_s"] = columns["walltime_req_s"].cast(pa.float64())
+    for name in _LABELS:
+        columns[name] = columns[name].cast(pa.string())
+    columns["interactive"] = pa.array(run_s <= tau_s)
+    columns["wait_s"] = pa.array(wait[rows], from_pandas=True)
+    n = len(rows)
+    table = _table({name: columns[name] for name in _TRACE_ORDER})
     if n_cores_defaulted:
         logger.warning("%d jobs had no core count; they count as 1 core", n_cores_defaulted)
     info = {
@@ -256,7 +284,7 @@ def characterise_parquet(
     tau_s: float = DEFAULT_TAU_S,
     tz: str | None = None,
     exclude_monitoring: bool = True,
-    batch_rows: int = 262_144,
+    batch_rows: int = 65_536,
     **options: Any,
 ) -> WorkloadStats:
     """Characterise the trace of a ``jobs.parquet`` file without reading the jobs whole.
@@ -277,7 +305,7 @@ def characterise_parquet(
         The site's IANA zone (stored in the trace; the profiles use it).
     exclude_monitoring : bool, default True
         Leave out the grid's monitoring probes.
-    batch_rows : int, default 262,144
+    batch_rows : int, default 65,536
         Rows of the jobs file read at a time.
     **options
         Keyword arguments of :func:`gridtrace.stats.characterise` (``window``, ``bin_s``, ...).
