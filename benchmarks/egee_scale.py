@@ -35,8 +35,9 @@ Steps:
   (user + system, the wrapper's reaped children) and ``lines_per_cpu_s`` the lines read per
   CPU second (what a shared machine does not distort as much as wall time);
 * ``characterise``: the jobs table of the spill step to a trace read batch by batch
-  (:func:`gridtrace.stats.characterise_parquet`: only the trace's values are held, about
-  100 bytes a job) and :func:`gridtrace.stats.characterise`; ``characterise_whole`` (up to
+  (:func:`gridtrace.stats.characterise_parquet`: only the trace's values are held, a peak
+  of about 260-370 bytes a job with the characterisation at 2 M jobs, against about 800 for
+  the former path) and :func:`gridtrace.stats.characterise`; ``characterise_whole`` (up to
   ``--characterise-whole-jobs``) is the former path, the jobs columns a trace needs read whole
   and :func:`gridtrace.logs.build_trace`, and ``characterise_figures_equal`` says whether the
   two gave the same figures.
