@@ -2,14 +2,21 @@
 characterise; wall time and peak memory of each step.
 
 The log is written as a grid site writes it: one accounting file per local day, named
-``YYYYMMDD`` (gzip by default, ``YYYYMMDD.gz``), with the demo site's workload (its VO profiles,
-run-time and core draws of :mod:`gridtrace.demo`) and its writer
-(:func:`gridtrace.logs._torque_writer.torque_records`, the records a TORQUE server writes for each
-job: Q, S, E). Jobs are generated in chunks in submit order and a day's file is written once no
-later job can log in it (every record of a job comes at or after its submit), so the log is
-streamed to disk, never held whole: memory is one chunk plus the two days a 48 h job can span.
-The demo site's FIFO simulator is left out (it holds every job); a job waits an exponential time
-(mean 10 min) and runs on a random node of 8 cores.
+``YYYYMMDD`` (gzip level 1 by default, ``YYYYMMDD.gz``), with the demo site's workload (its VO
+profiles, run-time and core draws of :mod:`gridtrace.demo`) and its TORQUE writer, column by
+column (:func:`gridtrace.logs._torque_writer.torque_lines`, the Q, S and E records a TORQUE server
+writes for each job, byte-identical to the per-job writer). Each generation day (a UTC day from
+the origin) draws its jobs from its own seed, spawned from ``--seed`` with
+``SeedSequence.spawn``: a day's count is fixed (``--jobs`` spread evenly), its submit times are
+uniform in the day (a Poisson process given its count). ``--workers`` processes generate
+contiguous day ranges; each streams its days to disk, writing a local day's file once no later
+job of its range can log in it (every record of a job comes at or after its submit, and within
+three days of it), and hands the few days that neighbouring ranges share to the parent, which
+merges them. So the files are the same, byte for byte, whatever the number of processes, and
+memory is a few days of records per process. The demo site's FIFO simulator is left out (it
+holds every job); a job waits an exponential time (mean 10 min) and runs on a random node of 8
+cores. ``--compare-generators`` times the former generator (Python rows and the per-job writer,
+:func:`generate_per_job`) against this one on the same job count, in the same run.
 
 Each measured step runs in its own child process, started from a fresh wrapper process, so that
 ``ru_maxrss`` of the wrapper's children is that step's alone: it is the peak resident memory of
@@ -27,8 +34,13 @@ Steps:
   time of the first count over each one's, ``cpu_s`` the CPU time of the whole process tree
   (user + system, the wrapper's reaped children) and ``lines_per_cpu_s`` the lines read per
   CPU second (what a shared machine does not distort as much as wall time);
-* ``characterise``: the jobs table of the spill step (the columns a trace needs) to a trace
-  (:func:`gridtrace.logs.build_trace`, without records) and :func:`gridtrace.stats.characterise`.
+* ``characterise``: the jobs table of the spill step to a trace read batch by batch
+  (:func:`gridtrace.stats.characterise_parquet`: only the trace's values are held, a peak
+  of about 260-370 bytes a job with the characterisation at 2 M jobs, against about 800 for
+  the former path) and :func:`gridtrace.stats.characterise`; ``characterise_whole`` (up to
+  ``--characterise-whole-jobs``) is the former path, the jobs columns a trace needs read whole
+  and :func:`gridtrace.logs.build_trace`, and ``characterise_figures_equal`` says whether the
+  two gave the same figures.
 
 Usage::
 
@@ -36,6 +48,7 @@ Usage::
     .venv/bin/python benchmarks/egee_scale.py --jobs 1000000 --out-dir DIR --reuse  # same log
     .venv/bin/python benchmarks/egee_scale.py  # 17 million jobs (~50 M lines, ~2 GB gzip)
     .venv/bin/python benchmarks/egee_scale.py --jobs 200000 --scaling 1,2 --out-dir DIR
+    .venv/bin/python benchmarks/egee_scale.py --jobs 200000 --compare-generators --out-dir DIR
 """
 
 from __future__ import annotations
@@ -43,26 +56,33 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
+import functools
 import gzip
+import itertools
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from gridtrace._atomic import atomic_path
 from gridtrace.demo import DEMO_VOS, _job_row, _runtimes_and_cores
-from gridtrace.logs._torque_writer import torque_records
+from gridtrace.logs._torque_writer import day_texts, torque_lines, torque_records
 from gridtrace.random import spawn_generators
 from gridtrace.schema import conform
 
@@ -72,6 +92,186 @@ NODES = 2000  # 16,000 cores: a large EGEE site
 CORES_PER_NODE = 8
 MAX_SPAN_S = 3 * 86400  # a job's records lie within its submit + wait + 48 h walltime
 CHUNK_JOBS = 50_000
+
+
+def _day_counts(n_jobs: int, days: int) -> tuple[np.ndarray, np.ndarray]:
+    """Jobs submitted on each generation day (UTC days from ORIGIN) and the first job's index."""
+    base, extra = divmod(n_jobs, days)
+    counts = np.full(days, base, dtype=np.int64)
+    counts[:extra] += 1
+    return counts, np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+
+
+def _text(values: np.ndarray) -> pa.Array:
+    return pa.array(values).cast(pa.string())
+
+
+def day_jobs(day: int, first: int, count: int, seed: np.random.SeedSequence) -> pa.Table:
+    """The ``jobs`` rows of the jobs submitted on generation day ``day``, built column-wise.
+
+    Job ``first + i`` (id ``1000 + first + i``) is submitted at a uniform time of the day (a
+    Poisson process given its count); the fields are those of the demo site's rows
+    (:func:`gridtrace.demo._job_row`): its VOs, run-time and core draws, an exponential wait
+    (mean 10 min), a walltime kill for 1 % and a failure for 4 %, one random node of 8 cores.
+    """
+    rng = np.random.default_rng(seed)
+    submit = day * 86400 + np.sort(rng.uniform(0.0, 86400.0, size=count)).round()
+    shares = np.array([vo.share for vo in DEMO_VOS])
+    vo_index = rng.choice(len(DEMO_VOS), size=count, p=shares / shares.sum())
+    run_s, cores = _runtimes_and_cores(vo_index, rng)
+    wait = rng.exponential(600.0, size=count).round()
+    fate = rng.choice(3, size=count, p=[0.95, 0.04, 0.01])
+    run_s = np.where(fate == 2, 48 * 3600, run_s).round()
+    nodes = rng.integers(1, NODES + 1, size=count)
+    user = rng.integers(1, 13, size=count)
+    ids = 1000 + first + np.arange(count, dtype=np.int64)
+    origin = int(ORIGIN.timestamp())
+    submitted = (origin + submit).astype(np.int64)
+    started = submitted + wait.astype(np.int64)
+    ended = started + run_s.astype(np.int64)
+    code = np.where(fate == 2, 271, np.where(fate == 1, 1, 0)).astype(np.int32)
+    state = np.array(["COMPLETED", "FAILED", "TIMEOUT"])[fate]
+    vo_pick = pa.array(vo_index)
+    group = pa.array([vo.group for vo in DEMO_VOS]).take(vo_pick)
+    queue = pa.array([vo.queue for vo in DEMO_VOS]).take(vo_pick)
+    prefix = pa.array([vo.user_prefix for vo in DEMO_VOS]).take(vo_pick)
+    number = pc.utf8_lpad(_text(user), 3, "0")
+    hosts = pc.binary_join_element_wise("wn", pc.utf8_lpad(_text(nodes), 4, "0"), "")
+    id_text = _text(ids)
+    single = cores == 1
+    seconds = pa.timestamp("s", tz="UTC")
+    when = {
+        name: pa.array(values, pa.int64()).cast(seconds)
+        for name, values in (("submit", submitted), ("start", started), ("end", ended))
+    }
+    table = pa.table(
+        {
+            "site": pa.array(["demo"] * count),
+            "source_format": pa.array(["torque"] * count),
+            "job_key": pc.binary_join_element_wise("demo:", id_text, ""),
+            "job_id_raw": pc.binary_join_element_wise(id_text, ".demo-ce", ""),
+            "attempt": pa.array(np.zeros(count, dtype=np.int16)),
+            "n_attempts": pa.array(np.ones(count, dtype=np.int16)),
+            "user": pc.binary_join_element_wise(prefix, number, ""),
+            "group": group,
+            "queue": queue,
+            "job_name": pc.binary_join_element_wise(queue, id_text, "_"),
+            "submit_time": when["submit"],
+            "queue_time": when["submit"],
+            "eligible_time": when["submit"],
+            "start_time": when["start"],
+            "end_time": when["end"],
+            "walltime_req_s": pa.array(np.full(count, 48 * 3600, dtype=np.int64)),
+            "walltime_used_s": pa.array(run_s.astype(np.int64)),
+            "cpu_time_s": pa.array(np.round(run_s * cores * 0.9)),
+            "nodes_req": pa.array(np.ones(count, dtype=np.int32), mask=~single),
+            "cores_req": pa.array(cores.astype(np.int32)),
+            "nodes_alloc": pa.array(np.ones(count, dtype=np.int32)),
+            "cores_alloc": pa.array(cores.astype(np.int32)),
+            "exec_hosts": pa.ListArray.from_arrays(
+                pa.array(np.arange(count + 1, dtype=np.int32)), hosts
+            ),
+            "mem_req_bytes": pa.array(2 * 1024**3 * cores.astype(np.int64)),
+            "mem_used_bytes": pa.array(512 * 1024**2 * cores.astype(np.int64)),
+            "exit_code": pa.array(code),
+            "state": pa.array(state),
+            "end_record_type": pa.array(["E"] * count),
+            "src_file": pa.array(["demo"] * count),
+            "src_line": pa.array(np.zeros(count, dtype=np.int64)),
+        }
+    )
+    if count and int((ended - submitted).max()) >= MAX_SPAN_S:
+        msg = f"a job of day {day} spans {MAX_SPAN_S} s or more: the day files' split assumes less"
+        raise RuntimeError(msg)
+    return conform(table, "jobs")
+
+
+def _local_day(seconds_from_origin: float) -> str:
+    moment = ORIGIN + dt.timedelta(seconds=seconds_from_origin)
+    return moment.astimezone(ZoneInfo(TZ)).strftime("%Y%m%d")
+
+
+def _write_day(path: Path, data: bytes, *, compress: bool) -> int:
+    """Write one day's file atomically (gzip level 1, no name or time in its header)."""
+    with atomic_path(path) as temporary, temporary.open("wb") as raw:
+        if compress:
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=1, mtime=0) as z:
+                z.write(data)
+        else:
+            raw.write(data)
+    return path.stat().st_size
+
+
+def _generate_days(
+    out: Path, first_day: int, last_day: int, *, n_jobs: int, days: int, seed: int, compress: bool
+) -> dict[str, Any]:
+    """Generate days [first_day, last_day) and write the daily files that they alone fill.
+
+    A local day that jobs of other day ranges may also log in (the first days of the range,
+    which earlier jobs still reach, and the days from the range's end on) is not written: its
+    records go to ``out/boundary-<first_day>.parquet`` for :func:`generate` to merge.
+    """
+    counts, firsts = _day_counts(n_jobs, days)
+    seeds = np.random.SeedSequence(seed).spawn(days)
+    # earlier ranges log up to MAX_SPAN_S past their end; later ranges from their start on
+    after = _local_day(first_day * 86400.0 + MAX_SPAN_S) if first_day > 0 else ""
+    before = _local_day(last_day * 86400.0) if last_day < days else "99999999"
+    pending: list[pa.Table] = []
+    boundary: list[pa.Table] = []
+    written = {"files": 0, "lines": 0, "bytes_on_disk": 0}
+    for day in range(first_day, last_day):
+        jobs = day_jobs(day, int(firsts[day]), int(counts[day]), seeds[day])
+        lines = torque_lines(jobs, tz=TZ)
+        rows = pc.add(lines.column("row"), pa.scalar(int(firsts[day]), pa.int64()))
+        pending.append(lines.set_column(3, "row", rows))
+        # jobs of later days log nothing before their submit
+        done_before = _local_day((day + 1) * 86400.0) if day + 1 < last_day else "99999999"
+        table = pa.concat_tables(pending)
+        is_done = pc.less(table.column("day"), pa.scalar(done_before))
+        finished, pending = table.filter(is_done), [table.filter(pc.invert(is_done))]
+        inside = pc.and_(
+            pc.greater(finished.column("day"), pa.scalar(after)),
+            pc.less(finished.column("day"), pa.scalar(before)),
+        )
+        boundary.append(finished.filter(pc.invert(inside)))
+        for name, data in day_texts(finished.filter(inside)).items():
+            path = out / (f"{name}.gz" if compress else name)
+            written["bytes_on_disk"] += _write_day(path, data, compress=compress)
+            written["files"] += 1
+            written["lines"] += data.count(b"\n")
+    boundary.extend(pending)
+    pq.write_table(pa.concat_tables(boundary), out / f"boundary-{first_day:06d}.parquet")
+    return written
+
+
+def generate(
+    out: Path, n_jobs: int, *, days: int, seed: int, compress: bool, workers: int = 1
+) -> dict[str, Any]:
+    """Write the log's daily files into ``out``, streaming, in ``workers`` processes.
+
+    Each process generates a contiguous range of days (each day from its own seed, spawned
+    from ``seed``), so the files are the same, byte for byte, whatever ``workers``.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    cuts = np.linspace(0, days, min(workers, days) + 1).round().astype(int).tolist()
+    ranges = [(a, b) for a, b in itertools.pairwise(cuts) if b > a]
+    options = {"n_jobs": n_jobs, "days": days, "seed": seed, "compress": compress}
+    if len(ranges) == 1:
+        parts = [_generate_days(out, *ranges[0], **options)]
+    else:
+        with ProcessPoolExecutor(len(ranges), mp_context=get_context("fork")) as pool:
+            futures = [pool.submit(_generate_days, out, a, b, **options) for a, b in ranges]
+            parts = [future.result() for future in futures]
+    written = {key: sum(part[key] for part in parts) for key in parts[0]}
+    sides = sorted(out.glob("boundary-*.parquet"))
+    for name, data in day_texts(pa.concat_tables([pq.read_table(p) for p in sides])).items():
+        path = out / (f"{name}.gz" if compress else name)
+        written["bytes_on_disk"] += _write_day(path, data, compress=compress)
+        written["files"] += 1
+        written["lines"] += data.count(b"\n")
+    for path in sides:
+        path.unlink()
+    return {**written, "jobs": n_jobs, "workers": len(ranges)}
 
 
 def _jobs_chunk(first: int, submit_s: np.ndarray, rng: np.random.Generator) -> pa.Table:
@@ -106,8 +306,10 @@ def _jobs_chunk(first: int, submit_s: np.ndarray, rng: np.random.Generator) -> p
     return conform(pa.Table.from_pylist(rows), "jobs")
 
 
-def generate(out: Path, n_jobs: int, *, days: int, seed: int, compress: bool) -> dict[str, Any]:
-    """Write the log's daily files into ``out``, streaming; return what was written."""
+def generate_per_job(
+    out: Path, n_jobs: int, *, days: int, seed: int, compress: bool
+) -> dict[str, Any]:
+    """The former generator (the baseline): Python rows, the per-job writer, one process."""
     out.mkdir(parents=True, exist_ok=True)
     zone = ZoneInfo(TZ)
     (rng_arrival, rng_jobs) = spawn_generators(seed, 2)
@@ -222,21 +424,21 @@ def measure(command: list[str], watch: Path | None = None) -> dict[str, Any]:
 
 
 _CHARACTERISE = r"""
-import sys
+import json, sys
 import pyarrow.parquet as pq
 from gridtrace.logs import build_trace
-from gridtrace.stats import characterise
-# only what build_trace reads (with cores given): not hosts, names, files, memory
-columns = [
-    "site", "job_seq", "array_index", "attempt", "job_key", "submit_time", "queue_time",
-    "start_time", "end_time", "run_s", "state", "flags", "cores_alloc", "cores_req",
-    "walltime_req_s", "vo", "user", "queue", "partition",
-]
-jobs = pq.read_table(sys.argv[1], columns=columns)
-trace = build_trace(jobs, tau_s=900.0, cores=16000, tz="Europe/Paris")
-del jobs
-stats = characterise(trace)
-print(trace.num_rows, stats.utilisation)
+from gridtrace.stats import JOBS_COLUMNS_OF_TRACE, characterise, characterise_parquet
+path, how, out = sys.argv[1:4]
+if how == "batches":  # the jobs file read batch by batch: only the trace is held
+    stats = characterise_parquet(path, cores=16000, tz="Europe/Paris")
+else:  # the former path: the jobs columns a trace needs, whole, then build_trace
+    jobs = pq.read_table(path, columns=list(JOBS_COLUMNS_OF_TRACE))
+    trace = build_trace(jobs, tau_s=900.0, cores=16000, tz="Europe/Paris")
+    del jobs
+    stats = characterise(trace)
+with open(out, "w") as handle:
+    json.dump(stats.to_dict(), handle, sort_keys=True)
+print(stats.jobs, stats.utilisation)
 """
 
 
@@ -260,6 +462,38 @@ def scaling(gridtrace: list[str], base: Path, args: argparse.Namespace) -> list[
     return runs
 
 
+def _cpu_s() -> float:
+    """CPU seconds (user + system) of this process and of its reaped children so far."""
+    mine = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return mine.ru_utime + mine.ru_stime + children.ru_utime + children.ru_stime
+
+
+def compare_generators(base: Path, args: argparse.Namespace, days: int) -> list[dict[str, Any]]:
+    """Time the former generator and the columnar one on the same job count, in this run."""
+    runs: list[dict[str, Any]] = []
+    options = {"days": days, "seed": args.seed, "compress": not args.plain}
+    plans: list[tuple[str, Any]] = [("per-job", generate_per_job)]
+    for workers in sorted({1, args.workers}):
+        plans.append((f"columnar-{workers}", functools.partial(generate, workers=workers)))
+    for name, function in plans:
+        out = base / f"generate-{name}"
+        shutil.rmtree(out, ignore_errors=True)
+        cpu_before = _cpu_s()
+        started = time.perf_counter()
+        written = function(out, args.jobs, **options)
+        wall = time.perf_counter() - started
+        cpu = _cpu_s() - cpu_before
+        run = {"generator": name, "wall_s": wall, "jobs_per_s": args.jobs / wall, **written}
+        run["cpu_s"] = cpu  # this process and its reaped workers: what load distorts less
+        run["jobs_per_cpu_s"] = args.jobs / cpu
+        run["speedup_over_per_job"] = runs[0]["wall_s"] / wall if runs else 1.0
+        run["cpu_ratio_per_job_over_this"] = runs[0]["cpu_s"] / cpu if runs else 1.0
+        runs.append(run)
+        print("generator", json.dumps(run), flush=True)
+    return runs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=17_000_000)
@@ -269,10 +503,23 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--partitions", type=int, help="default: from the input size")
     parser.add_argument("--memory-jobs", type=int, default=2_000_000)
+    parser.add_argument(
+        "--characterise-whole-jobs",
+        type=int,
+        default=2_000_000,
+        help="also characterise by the former path (the jobs columns read whole, about 1 GB a"
+        " million jobs) up to this many jobs, and check that the figures are the same",
+    )
     parser.add_argument("--out-dir", type=Path, help="default: a temporary folder")
     parser.add_argument("--results", type=Path, help="also write the results as JSON here")
     parser.add_argument(
         "--reuse", action="store_true", help="measure the log already in OUT_DIR/log"
+    )
+    parser.add_argument(
+        "--compare-generators",
+        action="store_true",
+        help="only generate --jobs jobs with the former per-job generator and with the columnar"
+        " one (1 and --workers processes), one after the other, and report jobs/s",
     )
     parser.add_argument(
         "--scaling",
@@ -287,14 +534,25 @@ def main() -> None:
         "jobs": args.jobs,
         "days": days,
     }
+    if args.compare_generators:
+        results["generators"] = compare_generators(base, args, days)
+        text = json.dumps(results, indent=2)
+        print(text)
+        if args.results:
+            args.results.write_text(text + "\n")
+        return
     started = time.perf_counter()
     if args.reuse and log.is_dir() and any(log.iterdir()):
         results["generate"] = {"reused": str(log), "files": len(list(log.iterdir()))}
     else:
         results["generate"] = generate(
-            log, args.jobs, days=days, seed=args.seed, compress=not args.plain
+            log, args.jobs, days=days, seed=args.seed, compress=not args.plain, workers=args.workers
         )
         results["generate"]["wall_s"] = time.perf_counter() - started
+        results["generate"]["jobs_per_s"] = args.jobs / results["generate"]["wall_s"]
+        # this process (the merge of shared days) and its largest worker, each its own peak
+        for who, key in ((resource.RUSAGE_SELF, "self"), (resource.RUSAGE_CHILDREN, "workers")):
+            results["generate"][f"peak_rss_mb_{key}"] = resource.getrusage(who).ru_maxrss / 1024
     print(json.dumps(results["generate"]), flush=True)
     gridtrace = [sys.executable, "-m", "gridtrace", "-q", "parse", str(log), "--no-progress"]
     if args.scaling:
@@ -324,8 +582,18 @@ def main() -> None:
         for key in ("wall_s", "peak_rss_mb"):
             results[f"spill_over_memory_{key}"] = results["spill"][key] / results["memory"][key]
     jobs_table = str(base / "spill" / "jobs.parquet")
-    results["characterise"] = measure([sys.executable, "-c", _CHARACTERISE, jobs_table])
+    figures = {how: base / f"characterise-{how}.json" for how in ("batches", "whole")}
+    command = [sys.executable, "-c", _CHARACTERISE, jobs_table, "batches", str(figures["batches"])]
+    results["characterise"] = measure(command)
     print("characterise", json.dumps(results["characterise"]), flush=True)
+    if args.jobs <= args.characterise_whole_jobs:
+        command[-2:] = ["whole", str(figures["whole"])]
+        results["characterise_whole"] = measure(command)
+        print("characterise_whole", json.dumps(results["characterise_whole"]), flush=True)
+        same = json.loads(figures["batches"].read_text()) == json.loads(
+            figures["whole"].read_text()
+        )
+        results["characterise_figures_equal"] = same
     summary = json.loads((base / "spill" / "parse-summary.json").read_text())
     results["lines_read"] = summary["lines_read"]
     results["job_rows"] = summary["jobs"]

@@ -14,6 +14,11 @@ site's local time, VO and user shares, flurries, and the as-logged wait and W pe
 from __future__ import annotations
 
 from gridtrace.stats._characterise import WorkloadStats, characterise, shares
+from gridtrace.stats._chunked import (
+    JOBS_COLUMNS_OF_TRACE,
+    characterise_parquet,
+    trace_from_parquet,
+)
 from gridtrace.stats._columns import DEFAULT_TAU_S, TraceArrays, resolve_zone, trace_arrays
 from gridtrace.stats._measures import (
     QUANTILES,
@@ -35,12 +40,14 @@ from gridtrace.stats._profiles import (
 
 __all__ = [
     "DEFAULT_TAU_S",
+    "JOBS_COLUMNS_OF_TRACE",
     "QUANTILES",
     "FlurryCriteria",
     "TraceArrays",
     "WorkloadStats",
     "arrival_profiles",
     "characterise",
+    "characterise_parquet",
     "core_weighted_load",
     "distribution_summary",
     "find_flurries",
@@ -53,5 +60,6 @@ __all__ = [
     "service_requests",
     "shares",
     "trace_arrays",
+    "trace_from_parquet",
     "utilisation_factor",
 ]
