@@ -46,10 +46,12 @@ import math
 import os
 import shutil
 import tempfile
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -64,7 +66,7 @@ from gridtrace.logs._base import ErrorPolicy, FileParse, apply_error_policy
 from gridtrace.schema import QUARANTINE, RECORDS
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor
+    from concurrent.futures import Executor, Future
 
 __all__ = [
     "PartitionAssembly",
@@ -386,8 +388,32 @@ class SpilledParse:
     partitions: int = 1
 
 
+class _Workers:
+    """Process workers for the tasks of :func:`spill_parse`, and whether this process helps.
+
+    With a local pool of ``workers - 1`` processes, this process is the last worker: it takes
+    tasks from the same list (so a pool worker still importing at start-up does not hold back
+    the others, and no process sits idle waiting), one task at a time in each process.
+    """
+
+    def __init__(self, executor: Executor, helpers: int, *, share: bool, name: str) -> None:
+        self.executor = executor
+        self.share = share
+        # each pool worker imports the format first: it takes a task only once it is ready
+        self.ready = [executor.submit(_ready, name) for _ in range(helpers)] if share else []
+
+
+def _ready(name: str) -> None:
+    """Import what the tasks of format ``name`` need (a pool worker's start-up)."""
+    importlib.import_module("gridtrace.logs._registry")
+    importlib.import_module("pyarrow.parquet")
+    spill_format(name)
+
+
 @contextmanager
-def _executor(workers: int, scheduler: str | None = None) -> Iterator[Executor | None]:
+def _executor(
+    workers: int, scheduler: str | None = None, name: str = "torque"
+) -> Iterator[_Workers | None]:
     if scheduler is not None:
         try:
             from distributed import Client
@@ -396,7 +422,7 @@ def _executor(workers: int, scheduler: str | None = None) -> Iterator[Executor |
             raise ConfigError(msg) from None
         client = Client(scheduler)
         try:
-            yield client.get_executor(pure=False)
+            yield _Workers(client.get_executor(pure=False), 0, share=False, name=name)
         finally:
             client.close()
         return
@@ -407,17 +433,65 @@ def _executor(workers: int, scheduler: str | None = None) -> Iterator[Executor |
     from multiprocessing import get_context
 
     # spawn: a forked child of a process whose Arrow threads hold locks can hang
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        yield pool
+    with ProcessPoolExecutor(max_workers=workers - 1, mp_context=get_context("spawn")) as pool:
+        yield _Workers(pool, workers - 1, share=True, name=name)
 
 
 def _run(
-    pool: Executor | None, function: Callable[..., Any], calls: list[tuple[Any, ...]]
+    pool: _Workers | None, function: Callable[..., Any], calls: list[tuple[Any, ...]]
 ) -> list[Any]:
+    """Return ``function(*args)`` for each of ``calls``, in order, run on ``pool``'s workers.
+
+    The first failure (in the order of ``calls``) is raised once the tasks started are done;
+    after a failure no task is started.
+    """
     if pool is None:
         return [function(*args) for args in calls]
-    futures = [pool.submit(function, *args) for args in calls]
-    return [future.result() for future in futures]
+    if not pool.share:
+        futures = [pool.executor.submit(function, *args) for args in calls]
+        return [future.result() for future in futures]
+    lock = threading.Lock()
+    pending = iter(range(len(calls)))
+    stop = threading.Event()  # no task left, or one failed: start no other
+    results: dict[int, Any] = {}
+    errors: dict[int, BaseException] = {}
+
+    def take() -> int | None:
+        with lock:
+            index = None if stop.is_set() else next(pending, None)
+            if index is None:
+                stop.set()
+            return index
+
+    def run(index: int, call: Callable[[], Any]) -> None:
+        try:
+            results[index] = call()
+        except BaseException as exc:  # raised below, in the order of the calls
+            errors[index] = exc
+            stop.set()
+
+    def helper(ready: Future[None]) -> None:
+        # a worker still starting takes no task: this process may do them all meanwhile
+        while not ready.done():
+            if stop.wait(0.01):
+                return
+        if ready.exception() is not None:
+            run(-1, ready.result)
+            return
+        while (index := take()) is not None:
+            future = pool.executor.submit(function, *calls[index])
+            run(index, future.result)
+
+    threads = [threading.Thread(target=helper, args=(ready,), daemon=True) for ready in pool.ready]
+    for thread in threads:
+        thread.start()
+    while (index := take()) is not None:
+        run(index, partial(function, *calls[index]))
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[min(errors)]
+    return [results[index] for index in range(len(calls))]
 
 
 def _time_order(spilled: list[_Spilled]) -> tuple[list[int], int]:
@@ -511,7 +585,7 @@ def spill_parse(
     base.mkdir(parents=True, exist_ok=True)
     folder = tempfile.mkdtemp(prefix=".spill-", dir=base)
     try:
-        with _executor(workers, scheduler) as pool:
+        with _executor(workers, scheduler, name) as pool:
             calls = [(name, f, site, tz, i, folder, partitions) for i, f in enumerate(files)]
             spilled: list[_Spilled] = _run(pool, _spill_file, calls)
             for one in spilled:  # warn or raise, per file, in the order given
@@ -536,9 +610,23 @@ def spill_parse(
                     for k in range(partitions)
                 ],
             )
+            for spilled_file in Path(folder).glob("file-*.arrow"):  # assembled: free the disk
+                spilled_file.unlink()
+            tables = ("records", "jobs")
+            paths: list[str | None] = _run(
+                pool,
+                _merge_window,
+                [(folder, t, w, partitions) for t in tables for w in range(windows)],
+            )
+        merged = {
+            t: [p for p in paths[i * windows : (i + 1) * windows] if p]
+            for i, t in enumerate(tables)
+        }
+        for assembled_file in Path(folder).glob("part-*.arrow"):  # merged: free the disk
+            assembled_file.unlink()
         for stale in remove_first:
             (out / stale).unlink(missing_ok=True)
-        quarantine = _write_outputs(out, folder, [spilled[i] for i in order], partitions, windows)
+        quarantine = _write_outputs(out, [spilled[i] for i in order], merged)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     info = spill.merge_info([a["info"] for a in assembled], first_info, facts)
@@ -548,34 +636,48 @@ def spill_parse(
     return dataclasses.replace(done, partitions=partitions)
 
 
+def _merged_path(folder: str, table: str, window: int) -> Path:
+    return Path(folder) / f"merged-{table}-{window:06d}.parquet"
+
+
+def _merge_window(folder: str, table: str, window: int, partitions: int) -> str | None:
+    """Write window ``window`` of ``table`` (every partition's rows, sorted) as a Parquet file.
+
+    Returns the file's path, or None when the window is empty (window 0 is always written: it
+    gives an empty output its schema).
+    """
+    import pyarrow.parquet as pq
+
+    key = POSITION if table == "records" else JOB_POSITION
+    parts = [_read_batch(_out_path(folder, k, table), window) for k in range(partitions)]
+    merged = pa.Table.from_batches(parts)
+    if not merged.num_rows and window:
+        return None
+    merged = merged.sort_by(key).drop_columns([key])
+    path = _merged_path(folder, table, window)
+    pq.write_table(merged, str(path), row_group_size=max(1, merged.num_rows))
+    return str(path)
+
+
 def _write_outputs(
     out: Path,
-    folder: str,
     ordered: list[_Spilled],
-    partitions: int,
-    windows: int,
+    merged: dict[str, list[str]],
 ) -> pa.Table:
+    """Stitch each table's windows into one file; write the quarantine; return it."""
     import pyarrow.parquet as pq
+
+    from gridtrace.logs._parquet_stitch import stitch_parquet
 
     quarantine = pa.concat_tables(
         [QUARANTINE.empty_table(), *(s.quarantine.cast(QUARANTINE) for s in ordered)]
     )
     with ExitStack() as stack:
-        # each partition's file is opened per window: no more files open than one at a time
-        for table, key in (("records", POSITION), ("jobs", JOB_POSITION)):
+        for table, parts in merged.items():
             target = stack.enter_context(atomic_path(out / f"{table}.parquet"))
-            writer: pq.ParquetWriter | None = None
-            for window in range(windows):
-                parts = [
-                    _read_batch(_out_path(folder, k, table), window) for k in range(partitions)
-                ]
-                merged = pa.Table.from_batches(parts).sort_by(key).drop_columns([key])
-                if writer is None:
-                    writer = stack.enter_context(pq.ParquetWriter(str(target), merged.schema))
-                if merged.num_rows or window == 0:
-                    writer.write_table(merged)
-            if writer is not None:
-                writer.close()
+            stitch_parquet(parts, target)
+            for part in parts:  # the copy is made: free the disk space now
+                Path(part).unlink()
         target = stack.enter_context(atomic_path(out / "quarantine.parquet"))
         pq.write_table(quarantine, str(target))
     return quarantine
