@@ -26,7 +26,9 @@ Steps:
   worker count on the same log, one after the other in the same run; ``speedup`` is the wall
   time of the first count over each one's, ``cpu_s`` the CPU time of the whole process tree
   (user + system, the wrapper's reaped children) and ``lines_per_cpu_s`` the lines read per
-  CPU second (what a shared machine does not distort as much as wall time);
+  CPU second (what a shared machine does not distort as much as wall time); ``--repeat N``
+  runs the counts N times over, and ``scaling_summary`` gives the median and range of each
+  count's wall time, CPU time, peak memory and speedup over the first count;
 * ``characterise``: the jobs table of the spill step (the columns a trace needs) to a trace
   (:func:`gridtrace.logs.build_trace`, without records) and :func:`gridtrace.stats.characterise`.
 
@@ -36,6 +38,8 @@ Usage::
     .venv/bin/python benchmarks/egee_scale.py --jobs 1000000 --out-dir DIR --reuse  # same log
     .venv/bin/python benchmarks/egee_scale.py  # 17 million jobs (~50 M lines, ~2 GB gzip)
     .venv/bin/python benchmarks/egee_scale.py --jobs 200000 --scaling 1,2 --out-dir DIR
+    .venv/bin/python benchmarks/egee_scale.py --jobs 200000 --scaling 1,2 --repeat 3 --reuse \\
+        --partitions 8 --out-dir DIR
 """
 
 from __future__ import annotations
@@ -241,23 +245,56 @@ print(trace.num_rows, stats.utilisation)
 
 
 def scaling(gridtrace: list[str], base: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Measure the spill step at each worker count of ``--scaling`` on the same log."""
+    """Measure the spill step at each worker count of ``--scaling`` on the same log.
+
+    The counts are run in the order given, ``--repeat`` times over. ``speedup`` is the wall time
+    of the last run with the first count over this run's (the pair measured closest in time).
+    """
     runs: list[dict[str, Any]] = []
-    for workers in (int(w) for w in args.scaling.split(",")):
+    counts = [int(w) for w in args.scaling.split(",")] * args.repeat
+    for workers in counts:
         out = base / f"spill-{workers}"
         shutil.rmtree(out, ignore_errors=True)
         command = [*gridtrace, "-o", str(out), "--spill", "--workers", str(workers)]
         if args.partitions:
             command += ["--partitions", str(args.partitions)]
-        run = {"workers": workers, **measure(command)}
+        run = {"workers": workers, "load_avg_1min": os.getloadavg()[0], **measure(command)}
         lines = json.loads((out / "parse-summary.json").read_text())["lines_read"]
         run["lines_read"] = lines
         run["lines_per_s"] = lines / run["wall_s"]
         run["lines_per_cpu_s"] = lines / run["cpu_s"] if run["cpu_s"] else None
-        run["speedup"] = runs[0]["wall_s"] / run["wall_s"] if runs else 1.0
+        before = [r for r in runs if r["workers"] == counts[0]]
+        run["speedup"] = before[-1]["wall_s"] / run["wall_s"] if before else 1.0
         runs.append(run)
         print("scaling", json.dumps(run), flush=True)
     return runs
+
+
+def scaling_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Medians and ranges per worker count, and of each count's speedup over the first."""
+
+    def spread(values: list[float]) -> dict[str, float]:
+        return {"median": float(np.median(values)), "min": min(values), "max": max(values)}
+
+    first = runs[0]["workers"]
+    summary: dict[str, Any] = {}
+    for workers in dict.fromkeys(r["workers"] for r in runs):
+        mine = [r for r in runs if r["workers"] == workers]
+        one: dict[str, Any] = {"runs": len(mine)}
+        for key in ("wall_s", "cpu_s", "peak_rss_mb", "peak_tree_rss_mb", "load_avg_1min"):
+            values = [r[key] for r in mine if r.get(key) is not None]
+            if values:
+                one[key] = spread(values)
+        if workers != first:
+            one["speedup"] = spread([r["speedup"] for r in mine])
+            walls = sum(r["wall_s"] for r in runs if r["workers"] == first)
+            one["speedup_of_the_sums"] = (
+                walls
+                / sum(r["wall_s"] for r in mine)
+                * (len(mine) / len([r for r in runs if r["workers"] == first]))
+            )
+        summary[str(workers)] = one
+    return summary
 
 
 def main() -> None:
@@ -277,6 +314,9 @@ def main() -> None:
     parser.add_argument(
         "--scaling",
         help="comma-separated worker counts: measure only the spill step at each (e.g. 1,2)",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="with --scaling: run the worker counts this often"
     )
     args = parser.parse_args()
     days = args.days or max(1, round(args.jobs / 15_500))
@@ -299,6 +339,7 @@ def main() -> None:
     gridtrace = [sys.executable, "-m", "gridtrace", "-q", "parse", str(log), "--no-progress"]
     if args.scaling:
         results["scaling"] = scaling(gridtrace, base, args)
+        results["scaling_summary"] = scaling_summary(results["scaling"])
         text = json.dumps(results, indent=2)
         print(text)
         if args.results:

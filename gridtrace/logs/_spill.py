@@ -47,6 +47,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -437,23 +438,49 @@ def _executor(
         yield _Workers(pool, workers - 1, share=True, name=name)
 
 
+def _timed(function: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+    """Return ``function(*args)`` and the CPU time its process spent on it."""
+    started = time.process_time()
+    result = function(*args)
+    return result, time.process_time() - started
+
+
 def _run(
     pool: _Workers | None, function: Callable[..., Any], calls: list[tuple[Any, ...]]
 ) -> list[Any]:
     """Return ``function(*args)`` for each of ``calls``, in order, run on ``pool``'s workers.
 
     The first failure (in the order of ``calls``) is raised once the tasks started are done;
-    after a failure no task is started.
+    after a failure no task is started. The step's wall time and its tasks' CPU time are
+    logged (debug).
     """
+    started = time.perf_counter()
+    timed = _run_timed(pool, function, calls)
+    local = sum(cpu for _, cpu, here in timed if here)
+    logger.debug(
+        "step %s: %d tasks, %.3f s wall, %.3f CPU s in tasks (%.3f in this process)",
+        function.__name__.lstrip("_"),
+        len(calls),
+        time.perf_counter() - started,
+        sum(cpu for _, cpu, _ in timed),
+        local,
+    )
+    return [result for result, _, _ in timed]
+
+
+def _run_timed(
+    pool: _Workers | None, function: Callable[..., Any], calls: list[tuple[Any, ...]]
+) -> list[tuple[Any, float, bool]]:
+    """Each call's result, CPU time and whether it ran in this process, in order."""
     if pool is None:
-        return [function(*args) for args in calls]
+        return [(*_timed(function, *args), True) for args in calls]
     if not pool.share:
-        futures = [pool.executor.submit(function, *args) for args in calls]
-        return [future.result() for future in futures]
+        futures = [pool.executor.submit(_timed, function, *args) for args in calls]
+        return [(*future.result(), False) for future in futures]
     lock = threading.Lock()
     pending = iter(range(len(calls)))
     stop = threading.Event()  # no task left, or one failed: start no other
-    results: dict[int, Any] = {}
+    results: dict[int, tuple[Any, float, bool]] = {}
     errors: dict[int, BaseException] = {}
 
     def take() -> int | None:
@@ -463,9 +490,9 @@ def _run(
                 stop.set()
             return index
 
-    def run(index: int, call: Callable[[], Any]) -> None:
+    def run(index: int, call: Callable[[], tuple[Any, float]], here: bool) -> None:
         try:
-            results[index] = call()
+            results[index] = (*call(), here)
         except BaseException as exc:  # raised below, in the order of the calls
             errors[index] = exc
             stop.set()
@@ -476,17 +503,17 @@ def _run(
             if stop.wait(0.01):
                 return
         if ready.exception() is not None:
-            run(-1, ready.result)
+            run(-1, cast(Any, ready.result), False)
             return
         while (index := take()) is not None:
-            future = pool.executor.submit(function, *calls[index])
-            run(index, future.result)
+            future = pool.executor.submit(_timed, function, *calls[index])
+            run(index, future.result, False)
 
     threads = [threading.Thread(target=helper, args=(ready,), daemon=True) for ready in pool.ready]
     for thread in threads:
         thread.start()
     while (index := take()) is not None:
-        run(index, partial(function, *calls[index]))
+        run(index, partial(_timed, function, *calls[index]), True)
     for thread in threads:
         thread.join()
     if errors:
@@ -626,7 +653,13 @@ def spill_parse(
             assembled_file.unlink()
         for stale in remove_first:
             (out / stale).unlink(missing_ok=True)
+        started, cpu = time.perf_counter(), time.process_time()
         quarantine = _write_outputs(out, [spilled[i] for i in order], merged)
+        logger.debug(
+            "step write_outputs: %.3f s wall, %.3f CPU s",
+            time.perf_counter() - started,
+            time.process_time() - cpu,
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     info = spill.merge_info([a["info"] for a in assembled], first_info, facts)
