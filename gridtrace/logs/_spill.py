@@ -20,17 +20,25 @@ by the largest file and the largest partition instead:
    spill file, sorted by position in the whole log, is assembled by the format's own assembly
    code; its records and jobs are written to an IPC file by *window* of positions (job rows by
    the position where their job first appears, which is the order of the in-memory ``jobs``).
-4. **Merge** (this process): window by window, the partitions' batches are concatenated and
-   sorted by position, and written as row groups of ``records.parquet`` and ``jobs.parquet``;
-   quarantine rows are written per file in reading order. Each output is written to a temporary
-   file in the output folder and renamed into place; ``parse-summary.json`` comes last.
+4. **Merge** (one task per window of each table, on process workers): the partitions' batches
+   of the window are concatenated, sorted by position and written as a small Parquet file.
+5. **Stitch** (this process): each table's window files are joined into ``records.parquet`` and
+   ``jobs.parquet`` by copying their row groups' bytes and writing one footer
+   (:mod:`gridtrace.logs._parquet_stitch`: nothing is decoded again); quarantine rows are
+   written per file in reading order. Each output is written to a temporary file in the output
+   folder and renamed into place; ``parse-summary.json`` comes last.
+
+With a local pool (``workers`` above 1), this process is one of the workers: ``workers - 1``
+processes are started (spawned: they import the format while this process starts on the first
+tasks), and every process takes the next task of the step as it finishes one. Each step's wall
+time and its tasks' CPU time are logged (debug).
 
 The tables are those of :func:`~gridtrace.logs.parse_logs` (same rows, values and order), and
 the summary holds the same keys and counts: counts per partition are summed, the placement facts
 come from the first pass. Memory is bounded by the largest input file (spill), the largest
-partition (assembly) and one window (merge), not by the input. The spill folder (by default a
-hidden folder in the output folder) is removed at the end; a hard kill may leave it behind, never
-a half-written output.
+partition (assembly) and one window (merge, in each worker), not by the input. The spill folder
+(by default a hidden folder in the output folder) is removed at the end; a hard kill may leave
+it behind, never a half-written output.
 
 A format plugs in by registering a :class:`SpillFormat` (see :func:`register_spill_format`);
 TORQUE/PBS is built in; Slurm (steps, arrays, het jobs), SGE and LSF are in
@@ -456,15 +464,23 @@ def _run(
     """
     started = time.perf_counter()
     timed = _run_timed(pool, function, calls)
-    local = sum(cpu for _, cpu, here in timed if here)
+    here = [cpu for _, cpu, local in timed if local]
     logger.debug(
-        "step %s: %d tasks, %.3f s wall, %.3f CPU s in tasks (%.3f in this process)",
+        "step %s: %d tasks, %.3f s wall, %.3f CPU s in tasks (%d, %.3f CPU s in this process)",
         function.__name__.lstrip("_"),
         len(calls),
         time.perf_counter() - started,
         sum(cpu for _, cpu, _ in timed),
-        local,
+        len(here),
+        sum(here),
     )
+    if logger.isEnabledFor(logging.DEBUG - 1):
+        logger.log(
+            logging.DEBUG - 1,
+            "step %s: CPU s of each task: %s",
+            function.__name__.lstrip("_"),
+            ", ".join(f"{cpu:.3f}{'' if local else '*'}" for _, cpu, local in timed),
+        )
     return [result for result, _, _ in timed]
 
 
@@ -567,14 +583,16 @@ def spill_parse(
     errors : {"raise", "warn", "skip"}, default "warn"
         What to do with unreadable lines (they are quarantined in every case).
     workers : int, default 1
-        Process workers for the spill and assembly tasks; 1 runs them in this process.
+        Processes for the spill, assembly and merge tasks, this one included (``workers - 1``
+        are started); 1 runs them all in this process.
     partitions : int, optional
         Partitions of the records; default :func:`default_partitions`.
     spill_dir : path, optional
         Folder for the spill files (a temporary folder is made in it and removed at the end);
         default the output folder.
     window_rows : int, default 131,072
-        Records per merge window (the merge holds one window of records, then of jobs).
+        Records per merge window (a merge task holds one window of records or of jobs; each
+        window is one row group of ``records.parquet``, or more above 1,048,576 rows).
     jobs_transform : callable, optional
         Applied to each partition's ``jobs`` (a VO mapping's ``apply``); picklable with
         ``workers`` above 1. The flags it sets are counted.
@@ -582,9 +600,9 @@ def spill_parse(
         Names of files in ``out_dir`` removed once the input is read, before the tables are
         written (the summary of an earlier run: it must not stand beside half-replaced tables).
     scheduler : str, optional
-        Address of a ``dask.distributed`` scheduler: the spill and assembly tasks run on its
-        workers (``workers`` is then ignored). Every worker must see the input files and the
-        spill folder at the same paths (one machine, or a shared file system).
+        Address of a ``dask.distributed`` scheduler: the spill, assembly and merge tasks run
+        on its workers (``workers`` is then ignored). Every worker must see the input files and
+        the spill folder at the same paths (one machine, or a shared file system).
 
     Returns
     -------
@@ -598,7 +616,8 @@ def spill_parse(
     LogParseError
         With ``errors="raise"``, at the first unreadable line.
     """
-    spill = spill_format(name)
+    if name not in _SPILL_FORMATS:
+        spill_format(name)  # raises ConfigError
     if workers < 1:
         msg = f"workers must be at least 1, not {workers}"
         raise ConfigError(msg)
@@ -612,7 +631,9 @@ def spill_parse(
     base.mkdir(parents=True, exist_ok=True)
     folder = tempfile.mkdtemp(prefix=".spill-", dir=base)
     try:
+        # the pool's workers start (import) while this process imports the format
         with _executor(workers, scheduler, name) as pool:
+            spill = spill_format(name)
             calls = [(name, f, site, tz, i, folder, partitions) for i, f in enumerate(files)]
             spilled: list[_Spilled] = _run(pool, _spill_file, calls)
             for one in spilled:  # warn or raise, per file, in the order given
@@ -688,7 +709,7 @@ def _merge_window(folder: str, table: str, window: int, partitions: int) -> str 
         return None
     merged = merged.sort_by(key).drop_columns([key])
     path = _merged_path(folder, table, window)
-    pq.write_table(merged, str(path), row_group_size=max(1, merged.num_rows))
+    pq.write_table(merged, str(path))
     return str(path)
 
 
