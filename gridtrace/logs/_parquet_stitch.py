@@ -7,7 +7,8 @@ between files without decoding it, so the footer (Thrift compact protocol, ``par
 ``FileMetaData``) is read and written here: every absolute offset it holds (the row group's and
 the column chunk's file offsets, the data, index and dictionary page offsets, the bloom filter,
 column index and offset index offsets) is moved by where the file's bytes land, and the row
-groups' ordinals are renumbered. Pages hold no absolute offsets, so nothing else changes.
+groups' ordinals are renumbered (left out past 32,767, the largest an ordinal can be). Pages
+hold no absolute offsets, so nothing else changes.
 
 Only what the merge writes is accepted: plain (unencrypted) files that carry their column chunks
 themselves (no ``file_path``) and share one schema and one key-value metadata (the Arrow schema);
@@ -205,6 +206,7 @@ def _shift(fields: list[_Field], numbers: Sequence[int], by: int) -> None:
 # parquet.thrift field ids
 _FILE_SCHEMA, _FILE_ROWS, _FILE_GROUPS, _FILE_KEY_VALUES, _FILE_ENCRYPTION = 2, 3, 4, 5, 8
 _GROUP_COLUMNS, _GROUP_OFFSET, _GROUP_ORDINAL = 1, 5, 7
+_MAX_ORDINAL = (1 << 15) - 1
 _CHUNK_PATH, _CHUNK_META, _CHUNK_CRYPTO, _CHUNK_ENCRYPTED = 1, 3, 8, 9
 _CHUNK_OFFSETS = (2, 4, 6)  # file_offset, offset_index_offset, column_index_offset
 _META_OFFSETS = (9, 10, 11, 14)  # data, index, dictionary page offsets, bloom filter offset
@@ -242,6 +244,8 @@ def _moved_groups(meta: list[_Field], by: int, first_ordinal: int) -> list[list[
         for one in group:
             if one.id == _GROUP_ORDINAL:
                 one.value = ordinal
+        if ordinal > _MAX_ORDINAL:  # an i16, optional (only encryption uses it): left out
+            group[:] = [one for one in group if one.id != _GROUP_ORDINAL]
         columns = _get(group, _GROUP_COLUMNS)
         for chunk in columns.value.items if columns else []:
             if any(f.id in (_CHUNK_PATH, _CHUNK_CRYPTO, _CHUNK_ENCRYPTED) for f in chunk):
