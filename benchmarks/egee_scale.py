@@ -28,7 +28,8 @@ Steps:
   (user + system, the wrapper's reaped children) and ``lines_per_cpu_s`` the lines read per
   CPU second (what a shared machine does not distort as much as wall time); ``--repeat N``
   runs the counts N times over, and ``scaling_summary`` gives the median and range of each
-  count's wall time, CPU time, peak memory and speedup over the first count;
+  count's wall time, CPU time, peak memory and speedup over the first count; ``steps`` holds
+  each step's wall and CPU time as ``spill_parse`` logs them (run with ``-v``);
 * ``characterise``: the jobs table of the spill step (the columns a trace needs) to a trace
   (:func:`gridtrace.logs.build_trace`, without records) and :func:`gridtrace.stats.characterise`.
 
@@ -51,6 +52,7 @@ import gzip
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -195,8 +197,13 @@ def _folder_bytes(folder: Path) -> int:
     return total
 
 
-def measure(command: list[str], watch: Path | None = None) -> dict[str, Any]:
-    """Run ``command`` under a fresh wrapper: its wall time, peak memory (and disk of ``watch``)."""
+def measure(
+    command: list[str], watch: Path | None = None, *, stderr: list[str] | None = None
+) -> dict[str, Any]:
+    """Run ``command`` under a fresh wrapper: its wall time, peak memory (and disk of ``watch``).
+
+    The command's standard error is appended to ``stderr`` when given.
+    """
     peak_disk = [0]
     stop = threading.Event()
 
@@ -217,6 +224,8 @@ def measure(command: list[str], watch: Path | None = None) -> dict[str, Any]:
         stop.set()
         thread.join()
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    if stderr is not None:
+        stderr.append(done.stderr)
     if watch is not None:  # sampled each second: the spill folder and the outputs
         result["peak_disk_mb"] = peak_disk[0] / 2**20
     if result["status"] != 0:
@@ -258,7 +267,11 @@ def scaling(gridtrace: list[str], base: Path, args: argparse.Namespace) -> list[
         command = [*gridtrace, "-o", str(out), "--spill", "--workers", str(workers)]
         if args.partitions:
             command += ["--partitions", str(args.partitions)]
-        run = {"workers": workers, "load_avg_1min": os.getloadavg()[0], **measure(command)}
+        command[command.index("-q")] = "-v"  # the steps' times are logged (debug)
+        log: list[str] = []
+        run = {"workers": workers, "load_avg_1min": os.getloadavg()[0]}
+        run |= measure(command, stderr=log)
+        run["steps"] = steps(log[0])
         lines = json.loads((out / "parse-summary.json").read_text())["lines_read"]
         run["lines_read"] = lines
         run["lines_per_s"] = lines / run["wall_s"]
@@ -268,6 +281,32 @@ def scaling(gridtrace: list[str], base: Path, args: argparse.Namespace) -> list[
         runs.append(run)
         print("scaling", json.dumps(run), flush=True)
     return runs
+
+
+_STEP = re.compile(
+    r"step (\w+): (\d+) tasks, ([\d.]+) s wall, ([\d.]+) CPU s in tasks "
+    r"\((\d+), ([\d.]+) CPU s in this process\)"
+)
+
+
+def steps(log: str) -> dict[str, dict[str, float]]:
+    """The steps of ``spill_parse`` its debug log times: wall and CPU s, and what ran where.
+
+    ``cpu_s`` is the CPU time of the step's tasks in every process, ``driver_cpu_s`` in the
+    process that runs ``spill_parse`` (one of the workers), ``driver_tasks`` how many it ran.
+    Empty for a version of gridtrace that does not log them.
+    """
+    found: dict[str, dict[str, float]] = {}
+    for match in _STEP.finditer(log):
+        name, tasks, wall, cpu, here, here_cpu = match.groups()
+        found[name] = {
+            "tasks": int(tasks),
+            "wall_s": float(wall),
+            "cpu_s": float(cpu),
+            "driver_tasks": int(here),
+            "driver_cpu_s": float(here_cpu),
+        }
+    return found
 
 
 def scaling_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
