@@ -33,7 +33,10 @@ Steps:
   worker count on the same log, one after the other in the same run; ``speedup`` is the wall
   time of the first count over each one's, ``cpu_s`` the CPU time of the whole process tree
   (user + system, the wrapper's reaped children) and ``lines_per_cpu_s`` the lines read per
-  CPU second (what a shared machine does not distort as much as wall time);
+  CPU second (what a shared machine does not distort as much as wall time); ``--repeat N``
+  runs the counts N times over, and ``scaling_summary`` gives the median and range of each
+  count's wall time, CPU time, peak memory and speedup over the first count; ``steps`` holds
+  each step's wall and CPU time as ``spill_parse`` logs them (run with ``-v``);
 * ``characterise``: the jobs table of the spill step to a trace read batch by batch
   (:func:`gridtrace.stats.characterise_parquet`: only the trace's values are held, a peak
   of about 260-370 bytes a job with the characterisation at 2 M jobs, against about 800 for
@@ -49,6 +52,8 @@ Usage::
     .venv/bin/python benchmarks/egee_scale.py  # 17 million jobs (~50 M lines, ~2 GB gzip)
     .venv/bin/python benchmarks/egee_scale.py --jobs 200000 --scaling 1,2 --out-dir DIR
     .venv/bin/python benchmarks/egee_scale.py --jobs 200000 --compare-generators --out-dir DIR
+    .venv/bin/python benchmarks/egee_scale.py --jobs 200000 --scaling 1,2 --repeat 3 --reuse \\
+        --partitions 8 --out-dir DIR
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ import itertools
 import json
 import os
 import platform
+import re
 import resource
 import shutil
 import subprocess
@@ -393,8 +399,13 @@ def _folder_bytes(folder: Path) -> int:
     return total
 
 
-def measure(command: list[str], watch: Path | None = None) -> dict[str, Any]:
-    """Run ``command`` under a fresh wrapper: its wall time, peak memory (and disk of ``watch``)."""
+def measure(
+    command: list[str], watch: Path | None = None, *, stderr: list[str] | None = None
+) -> dict[str, Any]:
+    """Run ``command`` under a fresh wrapper: its wall time, peak memory (and disk of ``watch``).
+
+    The command's standard error is appended to ``stderr`` when given.
+    """
     peak_disk = [0]
     stop = threading.Event()
 
@@ -415,6 +426,8 @@ def measure(command: list[str], watch: Path | None = None) -> dict[str, Any]:
         stop.set()
         thread.join()
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    if stderr is not None:
+        stderr.append(done.stderr)
     if watch is not None:  # sampled each second: the spill folder and the outputs
         result["peak_disk_mb"] = peak_disk[0] / 2**20
     if result["status"] != 0:
@@ -443,20 +456,30 @@ print(stats.jobs, stats.utilisation)
 
 
 def scaling(gridtrace: list[str], base: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Measure the spill step at each worker count of ``--scaling`` on the same log."""
+    """Measure the spill step at each worker count of ``--scaling`` on the same log.
+
+    The counts are run in the order given, ``--repeat`` times over. ``speedup`` is the wall time
+    of the last run with the first count over this run's (the pair measured closest in time).
+    """
     runs: list[dict[str, Any]] = []
-    for workers in (int(w) for w in args.scaling.split(",")):
+    counts = [int(w) for w in args.scaling.split(",")] * args.repeat
+    for workers in counts:
         out = base / f"spill-{workers}"
         shutil.rmtree(out, ignore_errors=True)
         command = [*gridtrace, "-o", str(out), "--spill", "--workers", str(workers)]
         if args.partitions:
             command += ["--partitions", str(args.partitions)]
-        run = {"workers": workers, **measure(command)}
+        command[command.index("-q")] = "-v"  # the steps' times are logged (debug)
+        log: list[str] = []
+        run = {"workers": workers, "load_avg_1min": os.getloadavg()[0]}
+        run |= measure(command, stderr=log)
+        run["steps"] = steps(log[0])
         lines = json.loads((out / "parse-summary.json").read_text())["lines_read"]
         run["lines_read"] = lines
         run["lines_per_s"] = lines / run["wall_s"]
         run["lines_per_cpu_s"] = lines / run["cpu_s"] if run["cpu_s"] else None
-        run["speedup"] = runs[0]["wall_s"] / run["wall_s"] if runs else 1.0
+        before = [r for r in runs if r["workers"] == counts[0]]
+        run["speedup"] = before[-1]["wall_s"] / run["wall_s"] if before else 1.0
         runs.append(run)
         print("scaling", json.dumps(run), flush=True)
     return runs
@@ -494,6 +517,59 @@ def compare_generators(base: Path, args: argparse.Namespace, days: int) -> list[
     return runs
 
 
+_STEP = re.compile(
+    r"step (\w+): (\d+) tasks, ([\d.]+) s wall, ([\d.]+) CPU s in tasks "
+    r"\((\d+), ([\d.]+) CPU s in this process\)"
+)
+
+
+def steps(log: str) -> dict[str, dict[str, float]]:
+    """The steps of ``spill_parse`` its debug log times: wall and CPU s, and what ran where.
+
+    ``cpu_s`` is the CPU time of the step's tasks in every process, ``driver_cpu_s`` in the
+    process that runs ``spill_parse`` (one of the workers), ``driver_tasks`` how many it ran.
+    Empty for a version of gridtrace that does not log them.
+    """
+    found: dict[str, dict[str, float]] = {}
+    for match in _STEP.finditer(log):
+        name, tasks, wall, cpu, here, here_cpu = match.groups()
+        found[name] = {
+            "tasks": int(tasks),
+            "wall_s": float(wall),
+            "cpu_s": float(cpu),
+            "driver_tasks": int(here),
+            "driver_cpu_s": float(here_cpu),
+        }
+    return found
+
+
+def scaling_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Medians and ranges per worker count, and of each count's speedup over the first."""
+
+    def spread(values: list[float]) -> dict[str, float]:
+        return {"median": float(np.median(values)), "min": min(values), "max": max(values)}
+
+    first = runs[0]["workers"]
+    summary: dict[str, Any] = {}
+    for workers in dict.fromkeys(r["workers"] for r in runs):
+        mine = [r for r in runs if r["workers"] == workers]
+        one: dict[str, Any] = {"runs": len(mine)}
+        for key in ("wall_s", "cpu_s", "peak_rss_mb", "peak_tree_rss_mb", "load_avg_1min"):
+            values = [r[key] for r in mine if r.get(key) is not None]
+            if values:
+                one[key] = spread(values)
+        if workers != first:
+            one["speedup"] = spread([r["speedup"] for r in mine])
+            walls = sum(r["wall_s"] for r in runs if r["workers"] == first)
+            one["speedup_of_the_sums"] = (
+                walls
+                / sum(r["wall_s"] for r in mine)
+                * (len(mine) / len([r for r in runs if r["workers"] == first]))
+            )
+        summary[str(workers)] = one
+    return summary
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=17_000_000)
@@ -524,6 +600,9 @@ def main() -> None:
     parser.add_argument(
         "--scaling",
         help="comma-separated worker counts: measure only the spill step at each (e.g. 1,2)",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="with --scaling: run the worker counts this often"
     )
     args = parser.parse_args()
     days = args.days or max(1, round(args.jobs / 15_500))
@@ -557,6 +636,7 @@ def main() -> None:
     gridtrace = [sys.executable, "-m", "gridtrace", "-q", "parse", str(log), "--no-progress"]
     if args.scaling:
         results["scaling"] = scaling(gridtrace, base, args)
+        results["scaling_summary"] = scaling_summary(results["scaling"])
         text = json.dumps(results, indent=2)
         print(text)
         if args.results:

@@ -20,17 +20,25 @@ by the largest file and the largest partition instead:
    spill file, sorted by position in the whole log, is assembled by the format's own assembly
    code; its records and jobs are written to an IPC file by *window* of positions (job rows by
    the position where their job first appears, which is the order of the in-memory ``jobs``).
-4. **Merge** (this process): window by window, the partitions' batches are concatenated and
-   sorted by position, and written as row groups of ``records.parquet`` and ``jobs.parquet``;
-   quarantine rows are written per file in reading order. Each output is written to a temporary
-   file in the output folder and renamed into place; ``parse-summary.json`` comes last.
+4. **Merge** (one task per window of each table, on process workers): the partitions' batches
+   of the window are concatenated, sorted by position and written as a small Parquet file.
+5. **Stitch** (this process): each table's window files are joined into ``records.parquet`` and
+   ``jobs.parquet`` by copying their row groups' bytes and writing one footer
+   (:mod:`gridtrace.logs._parquet_stitch`: nothing is decoded again); quarantine rows are
+   written per file in reading order. Each output is written to a temporary file in the output
+   folder and renamed into place; ``parse-summary.json`` comes last.
+
+With a local pool (``workers`` above 1), this process is one of the workers: ``workers - 1``
+processes are started (spawned: they import the format while this process starts on the first
+tasks), and every process takes the next task of the step as it finishes one. Each step's wall
+time and its tasks' CPU time are logged (debug).
 
 The tables are those of :func:`~gridtrace.logs.parse_logs` (same rows, values and order), and
 the summary holds the same keys and counts: counts per partition are summed, the placement facts
 come from the first pass. Memory is bounded by the largest input file (spill), the largest
-partition (assembly) and one window (merge), not by the input. The spill folder (by default a
-hidden folder in the output folder) is removed at the end; a hard kill may leave it behind, never
-a half-written output.
+partition (assembly) and one window (merge, in each worker), not by the input. The spill folder
+(by default a hidden folder in the output folder) is removed at the end; a hard kill may leave
+it behind, never a half-written output.
 
 A format plugs in by registering a :class:`SpillFormat` (see :func:`register_spill_format`);
 TORQUE/PBS is built in; Slurm (steps, arrays, het jobs), SGE and LSF are in
@@ -46,10 +54,13 @@ import math
 import os
 import shutil
 import tempfile
+import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -64,7 +75,7 @@ from gridtrace.logs._base import ErrorPolicy, FileParse, apply_error_policy
 from gridtrace.schema import QUARANTINE, RECORDS
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor
+    from concurrent.futures import Executor, Future
 
 __all__ = [
     "PartitionAssembly",
@@ -386,8 +397,32 @@ class SpilledParse:
     partitions: int = 1
 
 
+class _Workers:
+    """Process workers for the tasks of :func:`spill_parse`, and whether this process helps.
+
+    With a local pool of ``workers - 1`` processes, this process is the last worker: it takes
+    tasks from the same list (so a pool worker still importing at start-up does not hold back
+    the others, and no process sits idle waiting), one task at a time in each process.
+    """
+
+    def __init__(self, executor: Executor, helpers: int, *, share: bool, name: str) -> None:
+        self.executor = executor
+        self.share = share
+        # each pool worker imports the format first: it takes a task only once it is ready
+        self.ready = [executor.submit(_ready, name) for _ in range(helpers)] if share else []
+
+
+def _ready(name: str) -> None:
+    """Import what the tasks of format ``name`` need (a pool worker's start-up)."""
+    importlib.import_module("gridtrace.logs._registry")
+    importlib.import_module("pyarrow.parquet")
+    spill_format(name)
+
+
 @contextmanager
-def _executor(workers: int, scheduler: str | None = None) -> Iterator[Executor | None]:
+def _executor(
+    workers: int, scheduler: str | None = None, name: str = "torque"
+) -> Iterator[_Workers | None]:
     if scheduler is not None:
         try:
             from distributed import Client
@@ -396,7 +431,7 @@ def _executor(workers: int, scheduler: str | None = None) -> Iterator[Executor |
             raise ConfigError(msg) from None
         client = Client(scheduler)
         try:
-            yield client.get_executor(pure=False)
+            yield _Workers(client.get_executor(pure=False), 0, share=False, name=name)
         finally:
             client.close()
         return
@@ -407,17 +442,99 @@ def _executor(workers: int, scheduler: str | None = None) -> Iterator[Executor |
     from multiprocessing import get_context
 
     # spawn: a forked child of a process whose Arrow threads hold locks can hang
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
-        yield pool
+    with ProcessPoolExecutor(max_workers=workers - 1, mp_context=get_context("spawn")) as pool:
+        yield _Workers(pool, workers - 1, share=True, name=name)
+
+
+def _timed(function: Callable[..., Any], *args: Any) -> tuple[Any, float]:
+    """Return ``function(*args)`` and the CPU time its process spent on it."""
+    started = time.process_time()
+    result = function(*args)
+    return result, time.process_time() - started
 
 
 def _run(
-    pool: Executor | None, function: Callable[..., Any], calls: list[tuple[Any, ...]]
+    pool: _Workers | None, function: Callable[..., Any], calls: list[tuple[Any, ...]]
 ) -> list[Any]:
+    """Return ``function(*args)`` for each of ``calls``, in order, run on ``pool``'s workers.
+
+    The first failure (in the order of ``calls``) is raised once the tasks started are done;
+    after a failure no task is started. The step's wall time and its tasks' CPU time are
+    logged (debug).
+    """
+    started = time.perf_counter()
+    timed = _run_timed(pool, function, calls)
+    here = [cpu for _, cpu, local in timed if local]
+    logger.debug(
+        "step %s: %d tasks, %.3f s wall, %.3f CPU s in tasks (%d, %.3f CPU s in this process)",
+        function.__name__.lstrip("_"),
+        len(calls),
+        time.perf_counter() - started,
+        sum(cpu for _, cpu, _ in timed),
+        len(here),
+        sum(here),
+    )
+    if logger.isEnabledFor(logging.DEBUG - 1):
+        logger.log(
+            logging.DEBUG - 1,
+            "step %s: CPU s of each task: %s",
+            function.__name__.lstrip("_"),
+            ", ".join(f"{cpu:.3f}{'' if local else '*'}" for _, cpu, local in timed),
+        )
+    return [result for result, _, _ in timed]
+
+
+def _run_timed(
+    pool: _Workers | None, function: Callable[..., Any], calls: list[tuple[Any, ...]]
+) -> list[tuple[Any, float, bool]]:
+    """Each call's result, CPU time and whether it ran in this process, in order."""
     if pool is None:
-        return [function(*args) for args in calls]
-    futures = [pool.submit(function, *args) for args in calls]
-    return [future.result() for future in futures]
+        return [(*_timed(function, *args), True) for args in calls]
+    if not pool.share:
+        futures = [pool.executor.submit(_timed, function, *args) for args in calls]
+        return [(*future.result(), False) for future in futures]
+    lock = threading.Lock()
+    pending = iter(range(len(calls)))
+    stop = threading.Event()  # no task left, or one failed: start no other
+    results: dict[int, tuple[Any, float, bool]] = {}
+    errors: dict[int, BaseException] = {}
+
+    def take() -> int | None:
+        with lock:
+            index = None if stop.is_set() else next(pending, None)
+            if index is None:
+                stop.set()
+            return index
+
+    def run(index: int, call: Callable[[], tuple[Any, float]], here: bool) -> None:
+        try:
+            results[index] = (*call(), here)
+        except BaseException as exc:  # raised below, in the order of the calls
+            errors[index] = exc
+            stop.set()
+
+    def helper(ready: Future[None]) -> None:
+        # a worker still starting takes no task: this process may do them all meanwhile
+        while not ready.done():
+            if stop.wait(0.01):
+                return
+        if ready.exception() is not None:
+            run(-1, cast(Any, ready.result), False)
+            return
+        while (index := take()) is not None:
+            future = pool.executor.submit(_timed, function, *calls[index])
+            run(index, future.result, False)
+
+    threads = [threading.Thread(target=helper, args=(ready,), daemon=True) for ready in pool.ready]
+    for thread in threads:
+        thread.start()
+    while (index := take()) is not None:
+        run(index, partial(_timed, function, *calls[index]), True)
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[min(errors)]
+    return [results[index] for index in range(len(calls))]
 
 
 def _time_order(spilled: list[_Spilled]) -> tuple[list[int], int]:
@@ -466,14 +583,16 @@ def spill_parse(
     errors : {"raise", "warn", "skip"}, default "warn"
         What to do with unreadable lines (they are quarantined in every case).
     workers : int, default 1
-        Process workers for the spill and assembly tasks; 1 runs them in this process.
+        Processes for the spill, assembly and merge tasks, this one included (``workers - 1``
+        are started); 1 runs them all in this process.
     partitions : int, optional
         Partitions of the records; default :func:`default_partitions`.
     spill_dir : path, optional
         Folder for the spill files (a temporary folder is made in it and removed at the end);
         default the output folder.
     window_rows : int, default 131,072
-        Records per merge window (the merge holds one window of records, then of jobs).
+        Records per merge window (a merge task holds one window of records or of jobs; each
+        window is one row group of ``records.parquet``, or more above 1,048,576 rows).
     jobs_transform : callable, optional
         Applied to each partition's ``jobs`` (a VO mapping's ``apply``); picklable with
         ``workers`` above 1. The flags it sets are counted.
@@ -481,9 +600,9 @@ def spill_parse(
         Names of files in ``out_dir`` removed once the input is read, before the tables are
         written (the summary of an earlier run: it must not stand beside half-replaced tables).
     scheduler : str, optional
-        Address of a ``dask.distributed`` scheduler: the spill and assembly tasks run on its
-        workers (``workers`` is then ignored). Every worker must see the input files and the
-        spill folder at the same paths (one machine, or a shared file system).
+        Address of a ``dask.distributed`` scheduler: the spill, assembly and merge tasks run
+        on its workers (``workers`` is then ignored). Every worker must see the input files and
+        the spill folder at the same paths (one machine, or a shared file system).
 
     Returns
     -------
@@ -497,7 +616,8 @@ def spill_parse(
     LogParseError
         With ``errors="raise"``, at the first unreadable line.
     """
-    spill = spill_format(name)
+    if name not in _SPILL_FORMATS:
+        spill_format(name)  # raises ConfigError
     if workers < 1:
         msg = f"workers must be at least 1, not {workers}"
         raise ConfigError(msg)
@@ -511,7 +631,9 @@ def spill_parse(
     base.mkdir(parents=True, exist_ok=True)
     folder = tempfile.mkdtemp(prefix=".spill-", dir=base)
     try:
-        with _executor(workers, scheduler) as pool:
+        # the pool's workers start (import) while this process imports the format
+        with _executor(workers, scheduler, name) as pool:
+            spill = spill_format(name)
             calls = [(name, f, site, tz, i, folder, partitions) for i, f in enumerate(files)]
             spilled: list[_Spilled] = _run(pool, _spill_file, calls)
             for one in spilled:  # warn or raise, per file, in the order given
@@ -536,9 +658,29 @@ def spill_parse(
                     for k in range(partitions)
                 ],
             )
+            for spilled_file in Path(folder).glob("file-*.arrow"):  # assembled: free the disk
+                spilled_file.unlink()
+            tables = ("records", "jobs")
+            paths: list[str | None] = _run(
+                pool,
+                _merge_window,
+                [(folder, t, w, partitions) for t in tables for w in range(windows)],
+            )
+        merged = {
+            t: [p for p in paths[i * windows : (i + 1) * windows] if p]
+            for i, t in enumerate(tables)
+        }
+        for assembled_file in Path(folder).glob("part-*.arrow"):  # merged: free the disk
+            assembled_file.unlink()
         for stale in remove_first:
             (out / stale).unlink(missing_ok=True)
-        quarantine = _write_outputs(out, folder, [spilled[i] for i in order], partitions, windows)
+        started, cpu = time.perf_counter(), time.process_time()
+        quarantine = _write_outputs(out, [spilled[i] for i in order], merged)
+        logger.debug(
+            "step write_outputs: %.3f s wall, %.3f CPU s",
+            time.perf_counter() - started,
+            time.process_time() - cpu,
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     info = spill.merge_info([a["info"] for a in assembled], first_info, facts)
@@ -548,34 +690,48 @@ def spill_parse(
     return dataclasses.replace(done, partitions=partitions)
 
 
+def _merged_path(folder: str, table: str, window: int) -> Path:
+    return Path(folder) / f"merged-{table}-{window:06d}.parquet"
+
+
+def _merge_window(folder: str, table: str, window: int, partitions: int) -> str | None:
+    """Write window ``window`` of ``table`` (every partition's rows, sorted) as a Parquet file.
+
+    Returns the file's path, or None when the window is empty (window 0 is always written: it
+    gives an empty output its schema).
+    """
+    import pyarrow.parquet as pq
+
+    key = POSITION if table == "records" else JOB_POSITION
+    parts = [_read_batch(_out_path(folder, k, table), window) for k in range(partitions)]
+    merged = pa.Table.from_batches(parts)
+    if not merged.num_rows and window:
+        return None
+    merged = merged.sort_by(key).drop_columns([key])
+    path = _merged_path(folder, table, window)
+    pq.write_table(merged, str(path))
+    return str(path)
+
+
 def _write_outputs(
     out: Path,
-    folder: str,
     ordered: list[_Spilled],
-    partitions: int,
-    windows: int,
+    merged: dict[str, list[str]],
 ) -> pa.Table:
+    """Stitch each table's windows into one file; write the quarantine; return it."""
     import pyarrow.parquet as pq
+
+    from gridtrace.logs._parquet_stitch import stitch_parquet
 
     quarantine = pa.concat_tables(
         [QUARANTINE.empty_table(), *(s.quarantine.cast(QUARANTINE) for s in ordered)]
     )
     with ExitStack() as stack:
-        # each partition's file is opened per window: no more files open than one at a time
-        for table, key in (("records", POSITION), ("jobs", JOB_POSITION)):
+        for table, parts in merged.items():
             target = stack.enter_context(atomic_path(out / f"{table}.parquet"))
-            writer: pq.ParquetWriter | None = None
-            for window in range(windows):
-                parts = [
-                    _read_batch(_out_path(folder, k, table), window) for k in range(partitions)
-                ]
-                merged = pa.Table.from_batches(parts).sort_by(key).drop_columns([key])
-                if writer is None:
-                    writer = stack.enter_context(pq.ParquetWriter(str(target), merged.schema))
-                if merged.num_rows or window == 0:
-                    writer.write_table(merged)
-            if writer is not None:
-                writer.close()
+            stitch_parquet(parts, target)
+            for part in parts:  # the copy is made: free the disk space now
+                Path(part).unlink()
         target = stack.enter_context(atomic_path(out / "quarantine.parquet"))
         pq.write_table(quarantine, str(target))
     return quarantine
