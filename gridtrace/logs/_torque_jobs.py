@@ -875,11 +875,11 @@ class _Builder:
 
     def __init__(
         self,
-        rtype: list[int],
-        ctime: list[int],
-        start: list[int],
-        end: list[int],
-        truncated: list[bool],
+        rtype: dict[int, int],
+        ctime: dict[int, int],
+        start: dict[int, int],
+        end: dict[int, int],
+        truncated: dict[int, bool],
     ) -> None:
         self.rtype = rtype
         self.ctime = ctime
@@ -989,7 +989,7 @@ class _Builder:
                 out["bits"][i] |= _B_LATER
 
 
-def _split_by_ctime(rows: list[int], ctime: list[int]) -> list[tuple[int, list[int]]]:
+def _split_by_ctime(rows: list[int], ctime: dict[int, int]) -> list[tuple[int, list[int]]]:
     """Split one id's records by ``ctime``; records without one join the next (else previous)."""
     filled = [ctime[r] for r in rows]
     following = NA
@@ -1008,6 +1008,16 @@ def _split_by_ctime(rows: list[int], ctime: list[int]) -> list[tuple[int, list[i
     for row, value in zip(rows, filled, strict=True):
         parts.setdefault(value, []).append(row)
     return list(parts.items())
+
+
+def _segment_positions(starts: I64, stops: I64) -> I64:
+    """The positions ``starts[i]:stops[i]`` of every segment, concatenated."""
+    sizes = stops - starts
+    total = int(sizes.sum())
+    if not total:
+        return np.empty(0, dtype=np.int64)
+    offsets = np.repeat(starts - np.cumsum(sizes) + sizes, sizes)
+    return np.arange(total, dtype=np.int64) + offsets
 
 
 def _attempts(
@@ -1068,13 +1078,22 @@ def _attempts(
         "bits": bits[pick],
         "ctime": ct_high[pick],
     }
+    slow = _rows(~fast)
+    # only the records of the slow groups go to Python: row -> value maps of those rows
+    slow_rows = order[_segment_positions(heads[slow], tails[slow] + 1)]
+    keys = slow_rows.tolist()
+
+    def values(array: npt.NDArray[Any]) -> dict[int, Any]:
+        return dict(zip(keys, array[slow_rows].tolist(), strict=True))
+
     builder = _Builder(
-        rtype.tolist(), ctime.tolist(), start.tolist(), end.tolist(), truncated.tolist()
+        values(rtype), values(ctime), values(start), values(end), values(truncated)
     )
-    order_list = order.tolist()
-    for g in _rows(~fast).tolist():
-        rows = order_list[heads[g] : tails[g] + 1]
-        builder.group(int(groups[g]), rows, int(group_bits[groups[g]]))
+    done = 0
+    for g in slow.tolist():
+        size = int(tails[g] - heads[g] + 1)
+        builder.group(int(groups[g]), keys[done : done + size], int(group_bits[groups[g]]))
+        done += size
     slow_part = {name: np.asarray(builder.out[name], dtype=np.int64) for name in _FIELDS}
     merged = {name: np.concatenate([fast_part[name], slow_part[name]]) for name in _FIELDS}
     by_group = np.argsort(merged["group"], kind="stable")
@@ -1681,12 +1700,85 @@ def _allocation(
     return hosts_array, nodes, cores, gpus, has_exec
 
 
+_EXEC_HOST_CHUNK = r"^(?P<h>[^/\s]+)/(?P<s>[0-9,*\-]+)$"
+_EXEC_HOST_ITEM = r"^(?P<lo>[0-9]{1,9})(?:(?P<op>[-*])(?P<hi>[0-9]{1,9}))?$"
+_EXEC_HOST_FAST = True
+"""Read exec_host with array operations (tests turn it off to compare with the parser)."""
+
+
+def _split_flat(text: Arr, separator: str) -> tuple[Arr, I64]:
+    """Split each string on ``separator``: the pieces, and the row each piece comes from."""
+    parts = cast("pa.ListArray[Any]", pc.split_pattern(text, separator))
+    offsets, flat = _list_parts(parts)
+    parent = np.repeat(np.arange(len(text), dtype=np.int64), np.diff(offsets))
+    return flat, parent
+
+
+def _fast_exec_hosts(text: Arr) -> tuple[I64, Arr, I64, Bool]:
+    """Read the ``exec_host`` values of :func:`pv.parse_exec_host`'s syntax, vectorised.
+
+    ``host/slots+host/slots...`` where each slot is an index, a range ``i-j`` or a count
+    ``i*n``, comma-separated, ASCII digits; the cores are the distinct (host, index) pairs
+    plus the counts, the hosts the distinct ones in order. Rows in another form (whitespace,
+    long numbers, empty parts, a backwards range) are left to the parser. Returns the (row,
+    host) pairs of the rows read, their cores (``NA`` elsewhere) and which rows they are.
+    """
+    n = len(text)
+    chunks, parent = _split_flat(text, "+")
+    found = pc.extract_regex(chunks, _EXEC_HOST_CHUNK)
+    chunk_ok = _mask(pc.is_valid(found))
+    slots = cast(Arr, pc.struct_field(found, "s"))
+    items, item_chunk = _split_flat(slots, ",")
+    parsed = pc.extract_regex(items, _EXEC_HOST_ITEM)
+    item_ok = _mask(pc.is_valid(parsed))
+    low = _np_int(cast(Arr, pc.struct_field(parsed, "lo")).cast(pa.int64()))
+    op = cast(Arr, pc.struct_field(parsed, "op"))
+    is_count = _mask(pc.equal(op, pa.scalar("*")))
+    is_range = _mask(pc.equal(op, pa.scalar("-")))
+    high_text = pc.if_else(pc.equal(op, _EMPTY_TEXT), _NULL_TEXT, pc.struct_field(parsed, "hi"))
+    high = _first(_np_int(cast(Arr, high_text).cast(pa.int64())), low)
+    item_ok &= ~is_range | (high >= low)
+    item_row = parent[item_chunk]
+    bad_rows = np.bincount(parent, weights=~chunk_ok, minlength=n) > 0
+    bad_rows |= np.bincount(item_row, weights=~item_ok, minlength=n) > 0
+    good = _mask(pc.is_valid(text)) & ~bad_rows
+    names = cast(Arr, pc.struct_field(found, "h"))
+    _, host_code = _codes(names)
+    # cores: the union of each (row, host)'s index ranges, plus the counts
+    counted = np.bincount(item_row, weights=np.where(is_count & item_ok, high, 0), minlength=n)
+    use = _rows(item_ok & ~is_count & good[item_row])
+    row_u, host_u, low_u, high_u = item_row[use], host_code[item_chunk[use]], low[use], high[use]
+    sort = np.lexsort((low_u, host_u, row_u))
+    row_u, host_u, low_u, high_u = row_u[sort], host_u[sort], low_u[sort], high_u[sort]
+    new_group = np.ones(len(sort), dtype=bool)
+    new_group[1:] = (row_u[1:] != row_u[:-1]) | (host_u[1:] != host_u[:-1])
+    group = np.cumsum(new_group) - 1
+    lift = group * np.int64(1 << 31)  # high < 2**30: a running max that restarts per group
+    reach = np.maximum.accumulate(high_u + lift) - lift
+    previous = np.full(len(sort), -1, dtype=np.int64)
+    previous[1:] = reach[:-1]
+    previous[new_group] = -1
+    added = np.maximum(0, high_u - np.maximum(low_u - 1, previous))
+    cores = np.bincount(row_u, weights=added, minlength=n) + counted
+    # hosts: each (row, host) once, in order of appearance
+    keep = _rows(good[parent] & ~duplicated(parent, host_code))
+    return (
+        parent[keep],
+        names.take(_index(keep)),
+        np.where(good, cores.astype(np.int64), NA),
+        good,
+    )
+
+
 def _simple_exec_hosts(text: Arr) -> tuple[I64, Arr, I64, Bool]:
     """Read the ``host/i`` and ``host/i-j`` chains with distinct hosts, vectorised.
 
     Returns the (row, host) pairs of those rows in order, their cores per row (``NA``
-    elsewhere) and which rows they are.
+    elsewhere) and which rows they are. With :data:`_EXEC_HOST_FAST` (the default) the other
+    forms of :func:`_fast_exec_hosts` are read too.
     """
+    if _EXEC_HOST_FAST:
+        return _fast_exec_hosts(text)
     n = len(text)
     parts = pc.split_pattern(text, "+")
     offsets = np.asarray(parts.offsets.to_numpy(), dtype=np.int64)
