@@ -361,6 +361,31 @@ def _list_parts(array: Arr) -> tuple[I64, Arr]:
     return offsets - offsets[0], values
 
 
+def _map_parts(array: Arr) -> tuple[I64, Arr, Arr]:
+    """Offsets (starting at 0), keys and items of a map array."""
+    maps = cast("pa.MapArray[Any, Any]", array)
+    if not len(maps):
+        return np.zeros(1, dtype=np.int64), maps.keys.slice(0, 0), maps.items.slice(0, 0)
+    offsets = np.asarray(maps.offsets.to_numpy(), dtype=np.int64)
+    first, last = int(offsets[0]), int(offsets[-1])
+    return offsets - first, maps.keys.slice(first, last - first), maps.items.slice(first, last - first)
+
+
+def _empty_strings(values: Arr) -> Bool:
+    """Which values are the empty string (not null), from the offsets alone."""
+    strings = cast(pa.StringArray, values)
+    if not pa.types.is_string(strings.type):
+        return _mask(pc.equal(strings, _EMPTY_TEXT))
+    buffer = strings.buffers()[1]
+    assert buffer is not None
+    start = strings.offset
+    offsets = np.frombuffer(buffer, dtype=np.int32, count=len(strings) + 1, offset=4 * start)
+    empty = offsets[1:] == offsets[:-1]
+    if strings.null_count:
+        empty &= _mask(pc.is_valid(strings))
+    return empty
+
+
 def _array(column: Chunked | Arr) -> Arr:
     if isinstance(column, pa.ChunkedArray):
         return cast(Arr, column.chunk(0) if column.num_chunks == 1 else column.combine_chunks())
@@ -536,26 +561,43 @@ class _Attrs:
     index: dict[str, I64]
 
     @classmethod
-    def extract(cls, attrs: Arr, keys: Sequence[str], drop_last: Bool | None = None) -> _Attrs:
-        """Index ``keys``; rows where ``drop_last`` is true lose their last entry (a cut value)."""
+    def extract(
+        cls, attrs: Chunked | Arr, keys: Sequence[str], drop_last: Bool | None = None
+    ) -> _Attrs:
+        """Index ``keys``; rows where ``drop_last`` is true lose their last entry (a cut value).
+
+        Chunk by chunk: only the values of ``keys`` are copied into ``values`` (the maps are
+        not combined).
+        """
+        chunks = attrs.chunks if isinstance(attrs, pa.ChunkedArray) else [attrs]
         n = len(attrs)
-        maps = cast("pa.MapArray[Any, Any]", attrs)
-        offsets = np.asarray(maps.offsets.to_numpy(), dtype=np.int64)
-        first, last = int(offsets[0]), int(offsets[-1])
-        names = maps.keys.slice(first, last - first)
-        values = maps.items.slice(first, last - first)
-        parent = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
         wanted = {key: i for i, key in enumerate(keys)}
-        found = pc.index_in(names, value_set=pa.array(list(wanted), pa.string()))
-        key_id = _np_int(found).clip(min=-1).astype(np.int16)
-        key_id[_mask(pc.equal(values, _EMPTY_TEXT))] = -1
-        if drop_last is not None:
-            rows = _rows(drop_last & (offsets[1:] > offsets[:-1]))
-            key_id[offsets[rows + 1] - 1 - first] = -1
-        selected = np.flatnonzero(key_id >= 0)
+        value_set = pa.array(list(wanted), pa.string())
         table = np.full((len(wanted), n), -1, dtype=np.int64)
-        table[key_id[selected], parent[selected]] = selected
-        return cls(values, {key: table[i] for key, i in wanted.items()})
+        value_parts: list[Arr] = []
+        row0 = position0 = 0
+        for chunk in chunks:
+            rows = len(chunk)
+            if not rows:
+                continue
+            offsets, names, values = _map_parts(chunk)
+            parent = np.repeat(np.arange(row0, row0 + rows, dtype=np.int64), np.diff(offsets))
+            found = pc.index_in(names, value_set=value_set)
+            key_id = _np_int(found).clip(min=-1).astype(np.int16)
+            key_id[_empty_strings(values)] = -1
+            if drop_last is not None:
+                cut = _rows(drop_last[row0 : row0 + rows] & (offsets[1:] > offsets[:-1]))
+                key_id[offsets[cut + 1] - 1] = -1
+            keep = key_id >= 0
+            selected = np.flatnonzero(keep)
+            table[key_id[selected], parent[selected]] = position0 + np.arange(
+                len(selected), dtype=np.int64
+            )
+            value_parts.append(values.filter(_bools(keep)))
+            row0 += rows
+            position0 += len(selected)
+        values_all = pa.concat_arrays(value_parts) if value_parts else pa.array([], pa.string())
+        return cls(values_all, {key: table[i] for key, i in wanted.items()})
 
     def positions(self, key: str, *sources: I64) -> I64:
         """Position of ``key``'s value in the first of the ``sources`` rows that has it."""
@@ -1179,7 +1221,7 @@ def _stamps(records: pa.Table, keys: Sequence[str] = _KEYS) -> tuple[I64, Bool, 
     truncated = _has_flag(record_flags, "TRUNCATED")
     # the last value of a cut-off line may itself be cut: it is not used
     cut_value = truncated & ~_ends_in_blank(_array(records.column("raw")), truncated)
-    attrs = _Attrs.extract(_array(records.column("attrs")), keys, drop_last=cut_value)
+    attrs = _Attrs.extract(records.column("attrs"), keys, drop_last=cut_value)
     type_names, type_codes = _codes(_array(records.column("record_type")))
     lookup = [_TYPE_CODES.get(str(t), 0) for t in type_names.to_pylist()]
     rtype = np.array([*lookup, 0], dtype=np.int64)[type_codes]
@@ -1217,7 +1259,10 @@ def _assemble(
     seq, index, parent, is_job, id_group, id_code = _job_ids(_array(records.column("job_id_raw")))
     is_job &= rtype != 0
     site_codes = np.asarray(_codes(_array(records.column("site")))[1], dtype=np.int64)
-    n_attrs = np.diff(_list_parts(_array(records.column("attrs")))[0])
+    n_attrs = np.concatenate(
+        [np.diff(_map_parts(chunk)[0]) for chunk in records.column("attrs").chunks]
+        or [np.zeros(0, dtype=np.int64)]
+    )
     duplicate = _duplicate_lines(
         records, attrs, [site_codes, rtype, naive, id_code, rec_start, rec_end, n_attrs]
     )
