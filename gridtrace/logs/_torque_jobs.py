@@ -106,6 +106,7 @@ import pyarrow.compute as pc
 from gridtrace.errors import ConfigError
 from gridtrace.logs import _pbs_values as pv
 from gridtrace.logs._groups import duplicated, first_seen_codes, segment_bfill, segment_ffill
+from gridtrace.logs._torque_jobs_fast import index_keys, use_kernel
 from gridtrace.schema import JOBS, RECORDS, validate
 
 __all__ = [
@@ -368,7 +369,11 @@ def _map_parts(array: Arr) -> tuple[I64, Arr, Arr]:
         return np.zeros(1, dtype=np.int64), maps.keys.slice(0, 0), maps.items.slice(0, 0)
     offsets = np.asarray(maps.offsets.to_numpy(), dtype=np.int64)
     first, last = int(offsets[0]), int(offsets[-1])
-    return offsets - first, maps.keys.slice(first, last - first), maps.items.slice(first, last - first)
+    return (
+        offsets - first,
+        maps.keys.slice(first, last - first),
+        maps.items.slice(first, last - first),
+    )
 
 
 def _empty_strings(values: Arr) -> Bool:
@@ -574,6 +579,7 @@ class _Attrs:
         wanted = {key: i for i, key in enumerate(keys)}
         value_set = pa.array(list(wanted), pa.string())
         table = np.full((len(wanted), n), -1, dtype=np.int64)
+        kernel = use_kernel(n)
         value_parts: list[Arr] = []
         row0 = position0 = 0
         for chunk in chunks:
@@ -581,6 +587,20 @@ class _Attrs:
             if not rows:
                 continue
             offsets, names, values = _map_parts(chunk)
+            if kernel:
+                cut_rows = (
+                    np.zeros(rows, dtype=bool)
+                    if drop_last is None
+                    else np.ascontiguousarray(drop_last[row0 : row0 + rows])
+                )
+                kept = index_keys(
+                    offsets, names, values, list(wanted), cut_rows, table, row0, position0
+                )
+                if kept is not None:
+                    value_parts.append(values.filter(_bools(kept)))
+                    row0 += rows
+                    position0 += len(value_parts[-1])
+                    continue
             parent = np.repeat(np.arange(row0, row0 + rows, dtype=np.int64), np.diff(offsets))
             found = pc.index_in(names, value_set=value_set)
             key_id = _np_int(found).clip(min=-1).astype(np.int16)
@@ -1128,9 +1148,7 @@ def _attempts(
     def values(array: npt.NDArray[Any]) -> dict[int, Any]:
         return dict(zip(keys, array[slow_rows].tolist(), strict=True))
 
-    builder = _Builder(
-        values(rtype), values(ctime), values(start), values(end), values(truncated)
-    )
+    builder = _Builder(values(rtype), values(ctime), values(start), values(end), values(truncated))
     done = 0
     for g in slow.tolist():
         size = int(tails[g] - heads[g] + 1)
