@@ -378,16 +378,15 @@ def _map_parts(array: Arr) -> tuple[I64, Arr, Arr]:
 
 def _empty_strings(values: Arr) -> Bool:
     """Which values are the empty string (not null), from the offsets alone."""
-    strings = cast(pa.StringArray, values)
-    if not pa.types.is_string(strings.type):
-        return _mask(pc.equal(strings, _EMPTY_TEXT))
-    buffer = strings.buffers()[1]
-    assert buffer is not None
-    start = strings.offset
-    offsets = np.frombuffer(buffer, dtype=np.int32, count=len(strings) + 1, offset=4 * start)
-    empty = offsets[1:] == offsets[:-1]
-    if strings.null_count:
-        empty &= _mask(pc.is_valid(strings))
+    buffer = values.buffers()[1] if pa.types.is_string(values.type) else None
+    if buffer is None:
+        return _mask(pc.equal(values, _EMPTY_TEXT))
+    offsets = np.frombuffer(
+        memoryview(buffer), dtype=np.int32, count=len(values) + 1, offset=4 * values.offset
+    )
+    empty: Bool = offsets[1:] == offsets[:-1]
+    if values.null_count:
+        empty &= _mask(pc.is_valid(values))
     return empty
 
 
@@ -1073,13 +1072,14 @@ def _split_by_ctime(rows: list[int], ctime: dict[int, int]) -> list[tuple[int, l
 
 
 def _segment_positions(starts: I64, stops: I64) -> I64:
-    """The positions ``starts[i]:stops[i]`` of every segment, concatenated."""
+    """Return the positions ``starts[i]:stops[i]`` of every segment, concatenated."""
     sizes = stops - starts
     total = int(sizes.sum())
     if not total:
         return np.empty(0, dtype=np.int64)
     offsets = np.repeat(starts - np.cumsum(sizes) + sizes, sizes)
-    return np.arange(total, dtype=np.int64) + offsets
+    positions: I64 = np.arange(total, dtype=np.int64) + offsets
+    return positions
 
 
 def _attempts(
@@ -1771,8 +1771,7 @@ _EXEC_HOST_FAST = True
 
 def _split_flat(text: Arr, separator: str) -> tuple[Arr, I64]:
     """Split each string on ``separator``: the pieces, and the row each piece comes from."""
-    parts = cast("pa.ListArray[Any]", pc.split_pattern(text, separator))
-    offsets, flat = _list_parts(parts)
+    offsets, flat = _list_parts(pc.split_pattern(text, separator))
     parent = np.repeat(np.arange(len(text), dtype=np.int64), np.diff(offsets))
     return flat, parent
 

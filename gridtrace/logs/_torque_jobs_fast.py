@@ -103,14 +103,16 @@ def _offsets(array: pa.Array[Any]) -> npt.NDArray[np.int32]:
     buffer = array.buffers()[1]
     if buffer is None:  # pragma: no cover - a string array always has offsets
         return np.zeros(len(array) + 1, dtype=np.int32)
-    return np.frombuffer(buffer, dtype=np.int32, count=len(array) + 1, offset=4 * array.offset)
+    return np.frombuffer(
+        memoryview(buffer), dtype=np.int32, count=len(array) + 1, offset=4 * array.offset
+    )
 
 
 def _data(array: pa.Array[Any]) -> npt.NDArray[np.uint8]:
     buffer = array.buffers()[2]
     if buffer is None:
         return np.zeros(1, dtype=np.uint8)
-    return np.frombuffer(buffer, dtype=np.uint8)
+    return np.frombuffer(memoryview(buffer), dtype=np.uint8)
 
 
 def index_keys(
