@@ -197,3 +197,39 @@ def test_real_vsc_month_same_with_fast_paths(real_data: Path) -> None:
         assert_same(fast, slow)
         assert fast.jobs.num_rows > 0
         assert (fast.jobs.column("cores_alloc").to_numpy(zero_copy_only=False) != NA).any()
+
+
+# --------------------------------------------------------------------------------------------
+# carrying offsets along files: segments in order take no sort
+
+
+def _fill_reference(values: list[float], segment: list[int], forward: bool) -> list[float]:
+    out = [float("nan")] * len(values)
+    rows = range(len(values)) if forward else range(len(values) - 1, -1, -1)
+    last: dict[int, float] = {}
+    for row in rows:
+        if not np.isnan(values[row]):
+            last[segment[row]] = values[row]
+        out[row] = last.get(segment[row], float("nan"))
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.one_of(st.just(float("nan")), st.integers(-5, 5)), st.integers(0, 3))),
+    st.booleans(),
+)
+def test_segment_fills_match_a_reference(rows: list[tuple[float, int]], in_order: bool) -> None:
+    from gridtrace.logs._groups import segment_bfill, segment_ffill
+
+    if in_order:
+        rows = sorted(rows, key=lambda row: row[1])
+    values = [float(v) for v, _ in rows]
+    segment = [s for _, s in rows]
+    array, codes = np.array(values, dtype=np.float64), np.array(segment, dtype=np.int64)
+    np.testing.assert_array_equal(
+        segment_ffill(array, codes), _fill_reference(values, segment, forward=True)
+    )
+    np.testing.assert_array_equal(
+        segment_bfill(array, codes), _fill_reference(values, segment, forward=False)
+    )
