@@ -577,7 +577,7 @@ class _Attrs:
         n = len(attrs)
         wanted = {key: i for i, key in enumerate(keys)}
         value_set = pa.array(list(wanted), pa.string())
-        table = np.full((len(wanted), n), -1, dtype=np.int64)
+        table = np.full((n, len(wanted)), -1, dtype=np.int64)  # a row's keys side by side
         kernel = use_kernel(n)
         value_parts: list[Arr] = []
         row0 = position0 = 0
@@ -609,14 +609,14 @@ class _Attrs:
                 key_id[offsets[cut + 1] - 1] = -1
             keep = key_id >= 0
             selected = np.flatnonzero(keep)
-            table[key_id[selected], parent[selected]] = position0 + np.arange(
+            table[parent[selected], key_id[selected]] = position0 + np.arange(
                 len(selected), dtype=np.int64
             )
             value_parts.append(values.filter(_bools(keep)))
             row0 += rows
             position0 += len(selected)
         values_all = pa.concat_arrays(value_parts) if value_parts else pa.array([], pa.string())
-        return cls(values_all, {key: table[i] for key, i in wanted.items()})
+        return cls(values_all, {key: table[:, i] for key, i in wanted.items()})
 
     def positions(self, key: str, *sources: I64) -> I64:
         """Position of ``key``'s value in the first of the ``sources`` rows that has it."""

@@ -43,20 +43,23 @@ def _index_keys(
     value_offsets: npt.NDArray[np.int32],
     wanted_data: npt.NDArray[np.uint8],
     wanted_offsets: I64,
+    by_length: I64,
+    key_ids: I64,
     drop_last: Bools,
     table: I64,
     row0: int,
     position0: int,
     keep: Bools,
 ) -> int:
-    """Fill ``table[key, row0 + row]`` and ``keep``; return the number of values kept.
+    """Fill ``table[row0 + row, key]`` and ``keep``; return the number of values kept.
 
     An entry is kept when its key is one of the wanted ones, its value is not empty and it is
     not the last entry of a row marked in ``drop_last``. Kept values are numbered from
-    ``position0`` in entry order. Keys are compared from their last byte (the wanted keys
-    share long prefixes such as ``Resource_List.``).
+    ``position0`` in entry order. The wanted keys are listed by length (those of length ``L``
+    are ``by_length[L]:by_length[L + 1]``) and compared from their last byte (they share long
+    prefixes such as ``Resource_List.``).
     """
-    n_wanted = len(wanted_offsets) - 1
+    longest = len(by_length) - 2
     kept = 0
     for row in range(len(map_offsets) - 1):
         first, stop = map_offsets[row], map_offsets[row + 1]
@@ -67,11 +70,11 @@ def _index_keys(
                 continue
             k0, k1 = key_offsets[entry], key_offsets[entry + 1]
             size = k1 - k0
+            if size > longest:
+                continue
             found = -1
-            for key in range(n_wanted):
+            for key in range(by_length[size], by_length[size + 1]):
                 w0 = wanted_offsets[key]
-                if wanted_offsets[key + 1] - w0 != size:
-                    continue
                 same = True
                 for i in range(size - 1, -1, -1):
                     if key_data[k0 + i] != wanted_data[w0 + i]:
@@ -82,7 +85,7 @@ def _index_keys(
                     break
             if found < 0:
                 continue
-            table[found, row0 + row] = position0 + kept
+            table[row0 + row, key_ids[found]] = position0 + kept
             keep[entry] = True
             kept += 1
     return kept
@@ -135,10 +138,15 @@ def index_keys(
         return None
     if names.null_count or values.null_count:
         return None
-    encoded = [key.encode() for key in keys]
+    # the wanted keys by length, each with its index in ``keys``
+    encoded = sorted((key.encode(), i) for i, key in enumerate(keys))
+    encoded.sort(key=lambda pair: len(pair[0]))
+    lengths = np.array([len(key) for key, _ in encoded], dtype=np.int64)
     wanted_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(key) for key in encoded], out=wanted_offsets[1:])
-    wanted_data = np.frombuffer(b"".join(encoded) or b"\0", dtype=np.uint8)
+    np.cumsum(lengths, out=wanted_offsets[1:])
+    wanted_data = np.frombuffer(b"".join(key for key, _ in encoded) or b"\0", dtype=np.uint8)
+    by_length = np.searchsorted(lengths, np.arange(int(lengths.max(initial=0)) + 2))
+    key_ids = np.array([i for _, i in encoded], dtype=np.int64)
     keep = np.zeros(len(values), dtype=bool)
     kernel = _kernel()
     kernel(
@@ -148,6 +156,8 @@ def index_keys(
         _offsets(values),
         wanted_data,
         wanted_offsets,
+        by_length.astype(np.int64),
+        key_ids,
         drop_last,
         table,
         row0,
