@@ -105,8 +105,9 @@ import pyarrow.compute as pc
 
 from gridtrace.errors import ConfigError
 from gridtrace.logs import _pbs_values as pv
+from gridtrace.logs import _torque_jobs_fast as _fast
 from gridtrace.logs._groups import duplicated, first_seen_codes, segment_bfill, segment_ffill
-from gridtrace.logs._torque_jobs_fast import index_keys, use_kernel
+from gridtrace.logs._torque_jobs_fast import HAVE_NUMBA, index_keys, use_kernel
 from gridtrace.schema import JOBS, RECORDS, validate
 
 __all__ = [
@@ -1763,7 +1764,7 @@ def _allocation(
     return hosts_array, nodes, cores, gpus, has_exec
 
 
-_EXEC_HOST_CHUNK = r"^(?P<h>[^/\s]+)/(?P<s>[0-9,*\-]+)$"
+_EXEC_HOST_CHUNK = r"^(?P<h>[!-.0-~]+)/(?P<s>[0-9,*\-]+)$"  # printable ASCII hosts
 _EXEC_HOST_ITEM = r"^(?P<lo>[0-9]{1,9})(?:(?P<op>[-*])(?P<hi>[0-9]{1,9}))?$"
 _EXEC_HOST_FAST = True
 """Read exec_host with array operations (tests turn it off to compare with the parser)."""
@@ -1840,6 +1841,11 @@ def _simple_exec_hosts(text: Arr) -> tuple[I64, Arr, I64, Bool]:
     forms of :func:`_fast_exec_hosts` are read too.
     """
     if _EXEC_HOST_FAST:
+        if HAVE_NUMBA and len(text) >= _fast.EXEC_HOST_KERNEL_ROWS:
+            read = _fast.exec_hosts(text)
+            if read is not None:
+                rows, names, cores, done = read
+                return rows, names, np.where(done, cores, NA), done
         return _fast_exec_hosts(text)
     n = len(text)
     parts = pc.split_pattern(text, "+")

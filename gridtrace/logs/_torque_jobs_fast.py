@@ -18,7 +18,14 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-__all__ = ["HAVE_NUMBA", "KERNEL_ROWS", "index_keys", "use_kernel"]
+__all__ = [
+    "EXEC_HOST_KERNEL_ROWS",
+    "HAVE_NUMBA",
+    "KERNEL_ROWS",
+    "exec_hosts",
+    "index_keys",
+    "use_kernel",
+]
 
 HAVE_NUMBA = importlib.util.find_spec("numba") is not None
 """Whether the kernel can be compiled (else the array path is used at every size)."""
@@ -165,3 +172,202 @@ def index_keys(
         keep,
     )
     return cast(Bools, keep)
+
+
+# --------------------------------------------------------------------------------------------
+# exec_host
+
+EXEC_HOST_KERNEL_ROWS = 20_000
+"""exec_host values (attempts) from which :func:`exec_hosts` is used (a 100k-line log has ~20k)."""
+
+_SLASH, _PLUS, _COMMA, _DASH, _STAR = 47, 43, 44, 45, 42
+_ZERO, _NINE, _PRINTABLE_LOW, _PRINTABLE_HIGH = 48, 57, 33, 126
+_MAX_DIGITS = 9
+
+
+def _read_number(data: npt.NDArray[np.uint8], start: int, stop: int) -> tuple[int, int]:
+    """Read 1 to 9 ASCII digits from ``start``: (value, end), or (-1, start) for none or more."""
+    value = 0
+    position = start
+    while position < stop and _ZERO <= data[position] <= _NINE:
+        value = value * 10 + (data[position] - _ZERO)
+        position += 1
+    if position == start or position - start > _MAX_DIGITS:
+        return -1, start
+    return value, position
+
+
+def _parse_exec_hosts(
+    offsets: npt.NDArray[np.int32],
+    data: npt.NDArray[np.uint8],
+    valid: Bools,
+    ok: Bools,
+    cores: I64,
+    host_counts: I64,
+    host_starts: I64,
+    host_stops: I64,
+) -> int:
+    """Read ``host/slots+...`` values; return the number of (row, host) pairs written.
+
+    The syntax and result of :func:`_fast_exec_hosts <gridtrace.logs._torque_jobs>`: hosts of
+    printable ASCII without ``/`` or ``+``, slots of comma-separated ``i``, ``i-j`` (``j >= i``)
+    or ``i*n``, numbers of 1 to 9 ASCII digits. A row in another form gets ``ok`` false.
+    """
+    n_hosts = 0
+    interval_host = np.empty(64, dtype=np.int64)
+    interval_low = np.empty(64, dtype=np.int64)
+    interval_high = np.empty(64, dtype=np.int64)
+    for row in range(len(valid)):
+        if not valid[row]:
+            continue
+        start, stop = offsets[row], offsets[row + 1]
+        first_host = n_hosts
+        n_intervals = 0
+        counted = 0
+        good = stop > start
+        position = start
+        while good and position < stop:
+            host_start = position
+            while position < stop and data[position] != _SLASH and data[position] != _PLUS:
+                byte = data[position]
+                if byte < _PRINTABLE_LOW or byte > _PRINTABLE_HIGH:
+                    good = False
+                    break
+                position += 1
+            if not good or position == host_start or position >= stop or data[position] != _SLASH:
+                good = False
+                break
+            host_stop = position
+            position += 1  # the slash
+            # the host's number among the row's distinct hosts
+            size = host_stop - host_start
+            host = -1
+            for other in range(first_host, n_hosts):
+                if host_stops[other] - host_starts[other] != size:
+                    continue
+                same = True
+                for i in range(size):
+                    if data[host_starts[other] + i] != data[host_start + i]:
+                        same = False
+                        break
+                if same:
+                    host = other - first_host
+                    break
+            if host < 0:
+                host = n_hosts - first_host
+                host_starts[n_hosts] = host_start
+                host_stops[n_hosts] = host_stop
+                n_hosts += 1
+            # the slots: items up to the next + or the end
+            while True:
+                low, position = _read_number(data, position, stop)
+                if low < 0:
+                    good = False
+                    break
+                high = low
+                if position < stop and (data[position] == _DASH or data[position] == _STAR):
+                    operator = data[position]
+                    high, position = _read_number(data, position + 1, stop)
+                    if high < 0 or (operator == _DASH and high < low):
+                        good = False
+                        break
+                    if operator == _STAR:
+                        counted += high
+                        high = -1  # no interval
+                if high >= 0:
+                    if n_intervals == len(interval_low):
+                        interval_host = np.concatenate((interval_host, interval_host))
+                        interval_low = np.concatenate((interval_low, interval_low))
+                        interval_high = np.concatenate((interval_high, interval_high))
+                    interval_host[n_intervals] = host
+                    interval_low[n_intervals] = low
+                    interval_high[n_intervals] = high
+                    n_intervals += 1
+                if position >= stop:
+                    break
+                if data[position] == _COMMA:
+                    position += 1
+                    continue
+                if data[position] == _PLUS:
+                    position += 1
+                    if position >= stop:
+                        good = False  # a trailing +: an empty part
+                    break
+                good = False
+                break
+        if not good:
+            n_hosts = first_host
+            continue
+        # the distinct (host, index) pairs: the union of each host's intervals
+        keys = interval_host[:n_intervals] * (1 << 31) + interval_low[:n_intervals]
+        order = np.argsort(keys)
+        total = counted
+        reach = -1
+        previous_host = -1
+        for k in order:
+            if interval_host[k] != previous_host:
+                previous_host = interval_host[k]
+                reach = -1
+            low, high = interval_low[k], interval_high[k]
+            if high > reach:
+                total += high - max(low - 1, reach)
+                reach = high
+        ok[row] = True
+        cores[row] = total
+        host_counts[row] = n_hosts - first_host
+    return n_hosts
+
+
+@functools.cache
+def _exec_host_kernel() -> Any:
+    import numba
+
+    with _compile_lock:
+        try:
+            reader = numba.njit(cache=True, nogil=True)(_read_number)
+        except RuntimeError:  # pragma: no cover - no writable cache folder: compile each run
+            reader = numba.njit(nogil=True)(_read_number)
+        globals()["_read_number"] = reader
+        try:
+            return numba.njit(cache=True, nogil=True)(_parse_exec_hosts)
+        except RuntimeError:  # pragma: no cover
+            return numba.njit(nogil=True)(_parse_exec_hosts)
+
+
+def exec_hosts(text: pa.Array[Any]) -> tuple[I64, pa.Array[Any], I64, Bools] | None:
+    """Read ``exec_host`` values with the kernel, as ``_fast_exec_hosts`` does with arrays.
+
+    Returns the (row, host) pairs in order, each row's cores (``-1`` where not read) and which
+    rows were read; None when ``text`` is not a plain ``string`` array.
+    """
+    if not pa.types.is_string(text.type):
+        return None
+    n = len(text)
+    offsets = _offsets(text)
+    data = _data(text)
+    valid = (
+        np.ones(n, dtype=bool)
+        if not text.null_count
+        else np.asarray(text.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    )
+    used = data[int(offsets[0]) : int(offsets[-1])]
+    room = n + int(np.count_nonzero(used == _PLUS))
+    ok = np.zeros(n, dtype=bool)
+    cores = np.full(n, -1, dtype=np.int64)
+    counts = np.zeros(n, dtype=np.int64)
+    starts = np.empty(room, dtype=np.int64)
+    stops = np.empty(room, dtype=np.int64)
+    total = _exec_host_kernel()(offsets, data, valid, ok, cores, counts, starts, stops)
+    starts, stops = starts[:total], stops[:total]
+    sizes = stops - starts
+    name_offsets = np.zeros(total + 1, dtype=np.int32)
+    np.cumsum(sizes, out=name_offsets[1:])
+    spans = np.repeat(starts - name_offsets[:-1], sizes) + np.arange(int(sizes.sum()))
+    buffers = [
+        None,
+        pa.array(name_offsets, pa.int32()).buffers()[1],
+        pa.array(data[spans], pa.uint8()).buffers()[1],
+    ]
+    names = pa.Array.from_buffers(pa.string(), total, buffers)
+    rows = np.repeat(np.arange(n, dtype=np.int64), counts)
+    return rows, names, cores, ok

@@ -27,7 +27,21 @@ from gridtrace.logs._torque_lines import tokenize_torque_reference
 # --------------------------------------------------------------------------------------------
 # exec_host
 
-_HOSTS = st.sampled_from(["n1", "n2", "r1i0n3", "gpu-07.cluster", "a,b", "x*y", "n 1", ""])
+_HOSTS = st.sampled_from(
+    [
+        "n1",
+        "n2",
+        "r1i0n3",
+        "gpu-07.cluster",
+        "a,b",
+        "x*y",
+        "n 1",
+        "",
+        "\xa0n1",
+        "n\u20031",
+        "\u00e9",
+    ]
+)
 _NUMBER = st.one_of(st.integers(0, 40), st.integers(0, 10**12)).map(str)
 _ITEM = st.one_of(
     _NUMBER,
@@ -84,18 +98,34 @@ def test_exec_host_array_path_reads_the_common_forms() -> None:
     }
 
 
+@pytest.mark.skipif(not _torque_jobs_fast.HAVE_NUMBA, reason="numba is not installed")
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.none(), _EXEC_HOST), min_size=1, max_size=8))
+def test_exec_host_kernel_reads_what_the_array_path_reads(values: list[str | None]) -> None:
+    text = pa.array(values, pa.string())
+    rows, names, cores, done = _torque_jobs._fast_exec_hosts(text)
+    found = _torque_jobs_fast.exec_hosts(text)
+    assert found is not None
+    k_rows, k_names, k_cores, k_done = found
+    np.testing.assert_array_equal(k_done, done)
+    np.testing.assert_array_equal(np.where(k_done, k_cores, NA), cores)
+    np.testing.assert_array_equal(k_rows, rows)
+    assert k_names.to_pylist() == names.to_pylist()
+
+
 # --------------------------------------------------------------------------------------------
 # the attribute index
 
 
 @contextmanager
 def kernel_from(rows: int) -> Iterator[None]:
-    saved = _torque_jobs_fast.KERNEL_ROWS
-    _torque_jobs_fast.KERNEL_ROWS = rows
+    """Use the kernels from ``rows`` records (and exec_host values)."""
+    saved = _torque_jobs_fast.KERNEL_ROWS, _torque_jobs_fast.EXEC_HOST_KERNEL_ROWS
+    _torque_jobs_fast.KERNEL_ROWS = _torque_jobs_fast.EXEC_HOST_KERNEL_ROWS = rows
     try:
         yield
     finally:
-        _torque_jobs_fast.KERNEL_ROWS = saved
+        _torque_jobs_fast.KERNEL_ROWS, _torque_jobs_fast.EXEC_HOST_KERNEL_ROWS = saved
 
 
 _KEY = st.sampled_from([*_KEYS[:12], "Resource_List.nodes", "session", "Resource_List.vm", "x"])
