@@ -98,15 +98,20 @@ def _index_keys(
     return kept
 
 
-@functools.cache
-def _kernel() -> Any:
+def _njit(function: Any) -> Any:
+    """Compile ``function`` with numba, cached on disk when a cache folder is writable."""
     import numba
 
+    try:
+        return numba.njit(cache=True, nogil=True)(function)
+    except RuntimeError:  # pragma: no cover - no writable cache folder: compile each run
+        return numba.njit(nogil=True)(function)
+
+
+@functools.cache
+def _kernel() -> Any:
     with _compile_lock:
-        try:
-            return numba.njit(cache=True, nogil=True)(_index_keys)
-        except RuntimeError:  # pragma: no cover - no writable cache folder: compile each run
-            return numba.njit(nogil=True)(_index_keys)
+        return _njit(_index_keys)
 
 
 def _offsets(array: pa.Array[Any]) -> npt.NDArray[np.int32]:
@@ -320,18 +325,9 @@ def _parse_exec_hosts(
 
 @functools.cache
 def _exec_host_kernel() -> Any:
-    import numba
-
-    with _compile_lock:
-        try:
-            reader = numba.njit(cache=True, nogil=True)(_read_number)
-        except RuntimeError:  # pragma: no cover - no writable cache folder: compile each run
-            reader = numba.njit(nogil=True)(_read_number)
-        globals()["_read_number"] = reader
-        try:
-            return numba.njit(cache=True, nogil=True)(_parse_exec_hosts)
-        except RuntimeError:  # pragma: no cover
-            return numba.njit(nogil=True)(_parse_exec_hosts)
+    with _compile_lock:  # the reader first: the kernel calls it compiled
+        globals()["_read_number"] = _njit(_read_number)
+        return _njit(_parse_exec_hosts)
 
 
 def exec_hosts(text: pa.Array[Any]) -> tuple[I64, pa.Array[Any], I64, Bools] | None:
