@@ -1838,15 +1838,37 @@ def _simple_exec_hosts(text: Arr) -> tuple[I64, Arr, I64, Bool]:
 
     Returns the (row, host) pairs of those rows in order, their cores per row (``NA``
     elsewhere) and which rows they are. With :data:`_EXEC_HOST_FAST` (the default) the other
-    forms of :func:`_fast_exec_hosts` are read too.
+    forms of :func:`_fast_exec_hosts` are read too (by the kernel from
+    :data:`~gridtrace.logs._torque_jobs_fast.EXEC_HOST_KERNEL_ROWS` values); the chains those
+    leave (a host with a non-ASCII or blank character) are read by :func:`_chains`, as before.
     """
-    if _EXEC_HOST_FAST:
-        if HAVE_NUMBA and len(text) >= _fast.EXEC_HOST_KERNEL_ROWS:
-            read = _fast.exec_hosts(text)
-            if read is not None:
-                rows, names, cores, done = read
-                return rows, names, np.where(done, cores, NA), done
-        return _fast_exec_hosts(text)
+    if not _EXEC_HOST_FAST:
+        return _chains(text)
+    read = None
+    if HAVE_NUMBA and len(text) >= _fast.EXEC_HOST_KERNEL_ROWS:
+        read = _fast.exec_hosts(text)
+    if read is None:
+        read = _fast_exec_hosts(text)
+    rows, names, cores, done = read
+    cores = np.where(done, cores, NA)
+    # the chains the fast paths leave (non-ASCII or blank in a host) are read as they always
+    # were: with their hosts as logged
+    left = _rows(_mask(pc.is_valid(text)) & ~done)
+    if not len(left):
+        return rows, names, cores, done
+    more_rows, more_names, more_cores, more_done = _chains(text.take(_index(left)))
+    done[left] = more_done
+    cores[left] = np.where(more_done, more_cores, cores[left])
+    all_rows = np.concatenate([rows, left[more_rows]])
+    order = np.argsort(all_rows, kind="stable")
+    return all_rows[order], pa.concat_arrays([names, more_names]).take(_index(order)), cores, done
+
+
+def _chains(text: Arr) -> tuple[I64, Arr, I64, Bool]:
+    """Read the ``host/i`` and ``host/i-j`` chains with distinct hosts, with regular expressions.
+
+    What :func:`_simple_exec_hosts` returns, for these forms only.
+    """
     n = len(text)
     parts = pc.split_pattern(text, "+")
     offsets = np.asarray(parts.offsets.to_numpy(), dtype=np.int64)

@@ -113,6 +113,26 @@ def test_exec_host_kernel_reads_what_the_array_path_reads(values: list[str | Non
     assert k_names.to_pylist() == names.to_pylist()
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), _EXEC_HOST), min_size=1, max_size=8), st.booleans())
+def test_exec_host_reads_the_chains_as_before(values: list[str | None], kernel: bool) -> None:
+    """Every chain the old path read (hosts as logged) is read the same; the rest as parsed."""
+    text = pa.array(values, pa.string())
+    with kernel_from(0 if kernel else 10**12):
+        rows, names, cores, done = _torque_jobs._simple_exec_hosts(text)
+    old_rows, old_names, old_cores, old_done = _torque_jobs._chains(text)
+    assert not (old_done & ~done).any()
+    for row in np.flatnonzero(done).tolist():
+        hosts = tuple(names.filter(pa.array(rows == row)).to_pylist())
+        if old_done[row]:
+            expected = tuple(old_names.filter(pa.array(old_rows == row)).to_pylist())
+            assert (hosts, cores[row]) == (expected, old_cores[row])
+        else:
+            parsed = parse_exec_host(values[row] or "")
+            assert parsed is not None
+            assert (hosts, cores[row]) == (parsed.hosts, parsed.cores)
+
+
 # --------------------------------------------------------------------------------------------
 # the attribute index
 
@@ -179,7 +199,10 @@ def assert_same(fast: TorqueAssembly, slow: TorqueAssembly) -> None:
 
 
 _HOST_VALUES = st.sampled_from(
-    ["n1/0-3", "n1/3+n1/2+n1/1+n1/0", "n2/0-1,5,11", "c1/0*4+c2/0*4", "n1/5-2", "n1/0+n1/0"]
+    [
+        *("n1/0-3", "n1/3+n1/2+n1/1+n1/0", "n2/0-1,5,11", "c1/0*4+c2/0*4", "n1/5-2", "n1/0+n1/0"),
+        *('"\u00a0n1/0+n1/1"', '"\u00a0n1/0"', "\u00e9t\u00e9/0-1+n1/0,1"),
+    ]
 )
 
 
