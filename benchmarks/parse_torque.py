@@ -17,6 +17,10 @@ the package are reported as missing, and the rest is still measured.
 Usage::
 
     .venv/bin/python benchmarks/parse_torque.py [--lines 1000000] [--repeat 3] [--out-dir DIR]
+
+With ``--baseline CHECKOUT`` (e.g. ``git worktree add --detach ../base main``) it measures instead
+tokenisation and job assembly apart, in process after a warm-up run, for this checkout and the
+baseline, alternating over ``--rounds`` rounds, each in a child process pinned to one core.
 """
 
 from __future__ import annotations
@@ -330,6 +334,46 @@ def child_read(paths: list[Path], repeat: int) -> dict[str, Any]:
     }
 
 
+def child_split(paths: list[Path], repeat: int) -> dict[str, Any]:
+    """Tokenise and assemble, timed apart, on one core, in process after a full warm-up run.
+
+    The warm-up reads every file once, so that the compiled kernels of both steps (loaded only
+    for large inputs) are in place; wall and CPU seconds of each run are reported.
+    """
+    _pin_one_core()
+    import warnings
+
+    from gridtrace.logs._torque import assemble_torque, tokenize_torque_file
+
+    warnings.simplefilter("ignore")
+
+    def run() -> tuple[float, float, float, float, Any]:
+        wall, cpu = time.perf_counter(), time.process_time()
+        parts = [tokenize_torque_file(p, site=SITE) for p in paths]
+        wall_mid, cpu_mid = time.perf_counter(), time.process_time()
+        result = assemble_torque(parts)
+        return (
+            wall_mid - wall,
+            time.perf_counter() - wall_mid,
+            cpu_mid - cpu,
+            time.process_time() - cpu_mid,
+            result,
+        )
+
+    start = time.perf_counter()
+    run()
+    first_call = time.perf_counter() - start
+    runs = [run() for _ in range(repeat)]
+    result = runs[-1][4]
+    out: dict[str, Any] = {"lines": result.lines_read, "jobs": result.jobs.num_rows}
+    out["first_call_s"] = first_call
+    for i, name in enumerate(("tokenise_wall", "assemble_wall", "tokenise_cpu", "assemble_cpu")):
+        out[name] = [r[i] for r in runs]
+    out["total_wall"] = [r[0] + r[1] for r in runs]
+    out["total_cpu"] = [r[2] + r[3] for r in runs]
+    return out
+
+
 def child_workers(paths: list[Path], repeat: int, workers: int, processes: bool) -> dict[str, Any]:
     """``parse_logs`` with ``workers`` (dask start-up included, as a user sees it)."""
     try:
@@ -349,11 +393,17 @@ def child_workers(paths: list[Path], repeat: int, workers: int, processes: bool)
     return {"seconds": seconds, "lines": result.lines_read, "workers": workers}
 
 
-def _run_child(args: argparse.Namespace, mode: str, *extra: str) -> dict[str, Any]:
+def _run_child(
+    args: argparse.Namespace, mode: str, *extra: str, root: Path | None = None
+) -> dict[str, Any]:
+    """Run one measurement in a child process (importing gridtrace from ``root`` if given)."""
     command = [sys.executable, __file__, "--child", mode, "--out-dir", str(args.out_dir)]
     command += ["--repeat", str(args.repeat), "--reference-lines", str(args.reference_lines)]
     command += list(extra)
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    env = None
+    if root is not None:
+        env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return {"error": f"exit {done.returncode}: {last}"}
@@ -426,6 +476,56 @@ def report(args: argparse.Namespace, log: dict[str, Any], results: dict[str, Any
         )
 
 
+def _spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
+
+
+def compare_split(args: argparse.Namespace, log: dict[str, Any]) -> None:
+    """Tokenise vs assembly of this checkout and of ``--baseline``, alternating, one core."""
+    here = Path(__file__).resolve().parent.parent
+    checkouts = [("baseline", args.baseline.resolve()), ("this checkout", here)]
+    runs: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in checkouts}
+    for _ in range(args.rounds):
+        for label, root in checkouts:
+            runs[label].append(_run_child(args, "split", root=root))
+    print("## TORQUE/PBS: tokenise vs assembly, this checkout against a baseline\n")
+    print(f"Command: `{shlex.join([Path(sys.executable).name, *sys.argv])}`  ")
+    for key, value in machine().items():
+        print(f"{key}: {value}  ")
+    print(f"load average before: {os.getloadavg()[0]:.1f}  ")
+    print(
+        f"\nLog: {log['lines']:,} lines, {log['files']} daily files. {args.rounds} rounds, the two"
+        f" checkouts alternating, each a child process pinned to one core, {args.repeat} runs"
+        " after a full warm-up run; medians (ranges) over all runs, seconds.\n"
+    )
+    print(
+        "| checkout | lines/s (wall) | lines/s (CPU) | tokenise s | assembly s | tokenise share |"
+        " assembly CPU s | first call s |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for label, root in checkouts:
+        done = [r for r in runs[label] if "error" not in r]
+        if not done:
+            print(f"| {label} ({root.name}) | | | | | | | {runs[label][0]['error']} |")
+            continue
+        merged = {
+            k: [v for r in done for v in r[k]] for k in done[0] if isinstance(done[0][k], list)
+        }
+        lines = done[0]["lines"]
+        wall = statistics.median(merged["total_wall"])
+        cpu = statistics.median(merged["total_cpu"])
+        share = statistics.median(
+            t / (t + a)
+            for t, a in zip(merged["tokenise_wall"], merged["assemble_wall"], strict=True)
+        )
+        first = statistics.median(r["first_call_s"] for r in done)
+        print(
+            f"| {label} ({root.name}) | {lines / wall:,.0f} | {lines / cpu:,.0f} |"
+            f" {_spread(merged['tokenise_wall'])} | {_spread(merged['assemble_wall'])} |"
+            f" {share:.0%} | {_spread(merged['assemble_cpu'])} | {first:.1f} |"
+        )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=1_000_000, help="lines to generate")
@@ -438,6 +538,12 @@ def main(argv: list[str] | None = None) -> None:
         default=150_000,
         help="lines the (slow) reference tokeniser is timed on",
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="a checkout (e.g. a worktree of main) to compare tokenise vs assembly against",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (--baseline)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--workers", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--processes", action="store_true", help=argparse.SUPPRESS)
@@ -449,6 +555,8 @@ def main(argv: list[str] | None = None) -> None:
             result = child_tokenize(paths, args.repeat, args.reference_lines)
         elif args.child == "read":
             result = child_read(paths, args.repeat)
+        elif args.child == "split":
+            result = child_split(paths, args.repeat)
         else:
             result = child_workers(paths, args.repeat, args.workers, args.processes)
         print(json.dumps(result))
@@ -463,6 +571,9 @@ def main(argv: list[str] | None = None) -> None:
             f"generated {len(paths)} files in {time.perf_counter() - start:.0f} s", file=sys.stderr
         )
         log = describe(paths)
+        if args.baseline is not None:
+            compare_split(args, log)
+            return
         results = {"tokenize": _run_child(args, "tokenize")}
         results["read"] = _run_child(args, "read")
         for key, _label in WORKER_RUNS:

@@ -84,16 +84,23 @@ def segment_ffill(values: F64, segment: npt.NDArray[np.integer]) -> F64:
     n = len(values)
     if n == 0:
         return values.copy()
-    order = np.argsort(np.asarray(segment), kind="stable")
-    sorted_values = values[order]
-    sorted_segment = np.asarray(segment)[order]
+    segment = np.asarray(segment)
+    if bool(np.all(segment[1:] >= segment[:-1])):  # runs in order (a file's lines): no sort
+        order = None
+        sorted_values, sorted_segment = values, segment
+    else:
+        order = np.argsort(segment, kind="stable")
+        sorted_values = values[order]
+        sorted_segment = segment[order]
     position = np.arange(n, dtype=np.int64)
     starts = np.ones(n, dtype=bool)
     starts[1:] = sorted_segment[1:] != sorted_segment[:-1]
     segment_start = np.maximum.accumulate(np.where(starts, position, 0))
     last = np.maximum.accumulate(np.where(np.isnan(sorted_values), -1, position))
     found = last >= segment_start
-    filled = np.where(found, sorted_values[np.maximum(last, 0)], np.nan)
+    filled: F64 = np.where(found, sorted_values[np.maximum(last, 0)], np.nan)
+    if order is None:
+        return filled
     result = np.empty(n, dtype=np.float64)
     result[order] = filled
     return result
@@ -102,4 +109,11 @@ def segment_ffill(values: F64, segment: npt.NDArray[np.integer]) -> F64:
 def segment_bfill(values: F64, segment: npt.NDArray[np.integer]) -> F64:
     """Carry the next non-NaN value backward within each segment: ``groupby(seg).bfill()``."""
     values = np.asarray(values, dtype=np.float64)
-    return segment_ffill(values[::-1], np.asarray(segment)[::-1])[::-1].copy()
+    segment = np.asarray(segment)
+    backwards = segment[::-1]
+    if len(segment) > 1 and bool(np.all(segment[1:] >= segment[:-1])):
+        # runs in order: number them along the reversed rows, so that no sort is needed
+        change = np.zeros(len(segment), dtype=np.int64)
+        change[1:] = backwards[1:] != backwards[:-1]
+        backwards = np.cumsum(change)
+    return segment_ffill(values[::-1], backwards)[::-1].copy()

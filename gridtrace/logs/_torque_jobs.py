@@ -105,7 +105,9 @@ import pyarrow.compute as pc
 
 from gridtrace.errors import ConfigError
 from gridtrace.logs import _pbs_values as pv
+from gridtrace.logs import _torque_jobs_fast as _fast
 from gridtrace.logs._groups import duplicated, first_seen_codes, segment_bfill, segment_ffill
+from gridtrace.logs._torque_jobs_fast import HAVE_NUMBA, index_keys, use_kernel
 from gridtrace.schema import JOBS, RECORDS, validate
 
 __all__ = [
@@ -361,6 +363,34 @@ def _list_parts(array: Arr) -> tuple[I64, Arr]:
     return offsets - offsets[0], values
 
 
+def _map_parts(array: Arr) -> tuple[I64, Arr, Arr]:
+    """Offsets (starting at 0), keys and items of a map array."""
+    maps = cast("pa.MapArray[Any, Any]", array)
+    if not len(maps):
+        return np.zeros(1, dtype=np.int64), maps.keys.slice(0, 0), maps.items.slice(0, 0)
+    offsets = np.asarray(maps.offsets.to_numpy(), dtype=np.int64)
+    first, last = int(offsets[0]), int(offsets[-1])
+    return (
+        offsets - first,
+        maps.keys.slice(first, last - first),
+        maps.items.slice(first, last - first),
+    )
+
+
+def _empty_strings(values: Arr) -> Bool:
+    """Which values are the empty string (not null), from the offsets alone."""
+    buffer = values.buffers()[1] if pa.types.is_string(values.type) else None
+    if buffer is None:
+        return _mask(pc.equal(values, _EMPTY_TEXT))
+    offsets = np.frombuffer(
+        memoryview(buffer), dtype=np.int32, count=len(values) + 1, offset=4 * values.offset
+    )
+    empty: Bool = offsets[1:] == offsets[:-1]
+    if values.null_count:
+        empty &= _mask(pc.is_valid(values))
+    return empty
+
+
 def _array(column: Chunked | Arr) -> Arr:
     if isinstance(column, pa.ChunkedArray):
         return cast(Arr, column.chunk(0) if column.num_chunks == 1 else column.combine_chunks())
@@ -536,26 +566,58 @@ class _Attrs:
     index: dict[str, I64]
 
     @classmethod
-    def extract(cls, attrs: Arr, keys: Sequence[str], drop_last: Bool | None = None) -> _Attrs:
-        """Index ``keys``; rows where ``drop_last`` is true lose their last entry (a cut value)."""
+    def extract(
+        cls, attrs: Chunked | Arr, keys: Sequence[str], drop_last: Bool | None = None
+    ) -> _Attrs:
+        """Index ``keys``; rows where ``drop_last`` is true lose their last entry (a cut value).
+
+        Chunk by chunk: only the values of ``keys`` are copied into ``values`` (the maps are
+        not combined).
+        """
+        chunks = attrs.chunks if isinstance(attrs, pa.ChunkedArray) else [attrs]
         n = len(attrs)
-        maps = cast("pa.MapArray[Any, Any]", attrs)
-        offsets = np.asarray(maps.offsets.to_numpy(), dtype=np.int64)
-        first, last = int(offsets[0]), int(offsets[-1])
-        names = maps.keys.slice(first, last - first)
-        values = maps.items.slice(first, last - first)
-        parent = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
         wanted = {key: i for i, key in enumerate(keys)}
-        found = pc.index_in(names, value_set=pa.array(list(wanted), pa.string()))
-        key_id = _np_int(found).clip(min=-1).astype(np.int16)
-        key_id[_mask(pc.equal(values, _EMPTY_TEXT))] = -1
-        if drop_last is not None:
-            rows = _rows(drop_last & (offsets[1:] > offsets[:-1]))
-            key_id[offsets[rows + 1] - 1 - first] = -1
-        selected = np.flatnonzero(key_id >= 0)
-        table = np.full((len(wanted), n), -1, dtype=np.int64)
-        table[key_id[selected], parent[selected]] = selected
-        return cls(values, {key: table[i] for key, i in wanted.items()})
+        value_set = pa.array(list(wanted), pa.string())
+        table = np.full((n, len(wanted)), -1, dtype=np.int64)  # a row's keys side by side
+        kernel = use_kernel(n)
+        value_parts: list[Arr] = []
+        row0 = position0 = 0
+        for chunk in chunks:
+            rows = len(chunk)
+            if not rows:
+                continue
+            offsets, names, values = _map_parts(chunk)
+            if kernel:
+                cut_rows = (
+                    np.zeros(rows, dtype=bool)
+                    if drop_last is None
+                    else np.ascontiguousarray(drop_last[row0 : row0 + rows])
+                )
+                kept = index_keys(
+                    offsets, names, values, list(wanted), cut_rows, table, row0, position0
+                )
+                if kept is not None:
+                    value_parts.append(values.filter(_bools(kept)))
+                    row0 += rows
+                    position0 += len(value_parts[-1])
+                    continue
+            parent = np.repeat(np.arange(row0, row0 + rows, dtype=np.int64), np.diff(offsets))
+            found = pc.index_in(names, value_set=value_set)
+            key_id = _np_int(found).clip(min=-1).astype(np.int16)
+            key_id[_empty_strings(values)] = -1
+            if drop_last is not None:
+                cut = _rows(drop_last[row0 : row0 + rows] & (offsets[1:] > offsets[:-1]))
+                key_id[offsets[cut + 1] - 1] = -1
+            keep = key_id >= 0
+            selected = np.flatnonzero(keep)
+            table[parent[selected], key_id[selected]] = position0 + np.arange(
+                len(selected), dtype=np.int64
+            )
+            value_parts.append(values.filter(_bools(keep)))
+            row0 += rows
+            position0 += len(selected)
+        values_all = pa.concat_arrays(value_parts) if value_parts else pa.array([], pa.string())
+        return cls(values_all, {key: table[:, i] for key, i in wanted.items()})
 
     def positions(self, key: str, *sources: I64) -> I64:
         """Position of ``key``'s value in the first of the ``sources`` rows that has it."""
@@ -875,11 +937,11 @@ class _Builder:
 
     def __init__(
         self,
-        rtype: list[int],
-        ctime: list[int],
-        start: list[int],
-        end: list[int],
-        truncated: list[bool],
+        rtype: dict[int, int],
+        ctime: dict[int, int],
+        start: dict[int, int],
+        end: dict[int, int],
+        truncated: dict[int, bool],
     ) -> None:
         self.rtype = rtype
         self.ctime = ctime
@@ -989,7 +1051,7 @@ class _Builder:
                 out["bits"][i] |= _B_LATER
 
 
-def _split_by_ctime(rows: list[int], ctime: list[int]) -> list[tuple[int, list[int]]]:
+def _split_by_ctime(rows: list[int], ctime: dict[int, int]) -> list[tuple[int, list[int]]]:
     """Split one id's records by ``ctime``; records without one join the next (else previous)."""
     filled = [ctime[r] for r in rows]
     following = NA
@@ -1008,6 +1070,17 @@ def _split_by_ctime(rows: list[int], ctime: list[int]) -> list[tuple[int, list[i
     for row, value in zip(rows, filled, strict=True):
         parts.setdefault(value, []).append(row)
     return list(parts.items())
+
+
+def _segment_positions(starts: I64, stops: I64) -> I64:
+    """Return the positions ``starts[i]:stops[i]`` of every segment, concatenated."""
+    sizes = stops - starts
+    total = int(sizes.sum())
+    if not total:
+        return np.empty(0, dtype=np.int64)
+    offsets = np.repeat(starts - np.cumsum(sizes) + sizes, sizes)
+    positions: I64 = np.arange(total, dtype=np.int64) + offsets
+    return positions
 
 
 def _attempts(
@@ -1068,13 +1141,20 @@ def _attempts(
         "bits": bits[pick],
         "ctime": ct_high[pick],
     }
-    builder = _Builder(
-        rtype.tolist(), ctime.tolist(), start.tolist(), end.tolist(), truncated.tolist()
-    )
-    order_list = order.tolist()
-    for g in _rows(~fast).tolist():
-        rows = order_list[heads[g] : tails[g] + 1]
-        builder.group(int(groups[g]), rows, int(group_bits[groups[g]]))
+    slow = _rows(~fast)
+    # only the records of the slow groups go to Python: row -> value maps of those rows
+    slow_rows = order[_segment_positions(heads[slow], tails[slow] + 1)]
+    keys = slow_rows.tolist()
+
+    def values(array: npt.NDArray[Any]) -> dict[int, Any]:
+        return dict(zip(keys, array[slow_rows].tolist(), strict=True))
+
+    builder = _Builder(values(rtype), values(ctime), values(start), values(end), values(truncated))
+    done = 0
+    for g in slow.tolist():
+        size = int(tails[g] - heads[g] + 1)
+        builder.group(int(groups[g]), keys[done : done + size], int(group_bits[groups[g]]))
+        done += size
     slow_part = {name: np.asarray(builder.out[name], dtype=np.int64) for name in _FIELDS}
     merged = {name: np.concatenate([fast_part[name], slow_part[name]]) for name in _FIELDS}
     by_group = np.argsort(merged["group"], kind="stable")
@@ -1160,7 +1240,7 @@ def _stamps(records: pa.Table, keys: Sequence[str] = _KEYS) -> tuple[I64, Bool, 
     truncated = _has_flag(record_flags, "TRUNCATED")
     # the last value of a cut-off line may itself be cut: it is not used
     cut_value = truncated & ~_ends_in_blank(_array(records.column("raw")), truncated)
-    attrs = _Attrs.extract(_array(records.column("attrs")), keys, drop_last=cut_value)
+    attrs = _Attrs.extract(records.column("attrs"), keys, drop_last=cut_value)
     type_names, type_codes = _codes(_array(records.column("record_type")))
     lookup = [_TYPE_CODES.get(str(t), 0) for t in type_names.to_pylist()]
     rtype = np.array([*lookup, 0], dtype=np.int64)[type_codes]
@@ -1198,7 +1278,10 @@ def _assemble(
     seq, index, parent, is_job, id_group, id_code = _job_ids(_array(records.column("job_id_raw")))
     is_job &= rtype != 0
     site_codes = np.asarray(_codes(_array(records.column("site")))[1], dtype=np.int64)
-    n_attrs = np.diff(_list_parts(_array(records.column("attrs")))[0])
+    n_attrs = np.concatenate(
+        [np.diff(_map_parts(chunk)[0]) for chunk in records.column("attrs").chunks]
+        or [np.zeros(0, dtype=np.int64)]
+    )
     duplicate = _duplicate_lines(
         records, attrs, [site_codes, rtype, naive, id_code, rec_start, rec_end, n_attrs]
     )
@@ -1681,11 +1764,110 @@ def _allocation(
     return hosts_array, nodes, cores, gpus, has_exec
 
 
+_EXEC_HOST_CHUNK = r"^(?P<h>[!-.0-~]+)/(?P<s>[0-9,*\-]+)$"  # printable ASCII hosts
+_EXEC_HOST_ITEM = r"^(?P<lo>[0-9]{1,9})(?:(?P<op>[-*])(?P<hi>[0-9]{1,9}))?$"
+_EXEC_HOST_FAST = True
+"""Read exec_host with array operations (tests turn it off to compare with the parser)."""
+
+
+def _split_flat(text: Arr, separator: str) -> tuple[Arr, I64]:
+    """Split each string on ``separator``: the pieces, and the row each piece comes from."""
+    offsets, flat = _list_parts(pc.split_pattern(text, separator))
+    parent = np.repeat(np.arange(len(text), dtype=np.int64), np.diff(offsets))
+    return flat, parent
+
+
+def _fast_exec_hosts(text: Arr) -> tuple[I64, Arr, I64, Bool]:
+    """Read the ``exec_host`` values of :func:`pv.parse_exec_host`'s syntax, vectorised.
+
+    ``host/slots+host/slots...`` where each slot is an index, a range ``i-j`` or a count
+    ``i*n``, comma-separated, ASCII digits; the cores are the distinct (host, index) pairs
+    plus the counts, the hosts the distinct ones in order. Rows in another form (whitespace,
+    long numbers, empty parts, a backwards range) are left to the parser. Returns the (row,
+    host) pairs of the rows read, their cores (``NA`` elsewhere) and which rows they are.
+    """
+    n = len(text)
+    chunks, parent = _split_flat(text, "+")
+    found = pc.extract_regex(chunks, _EXEC_HOST_CHUNK)
+    chunk_ok = _mask(pc.is_valid(found))
+    slots = cast(Arr, pc.struct_field(found, "s"))
+    items, item_chunk = _split_flat(slots, ",")
+    parsed = pc.extract_regex(items, _EXEC_HOST_ITEM)
+    item_ok = _mask(pc.is_valid(parsed))
+    low = _np_int(cast(Arr, pc.struct_field(parsed, "lo")).cast(pa.int64()))
+    op = cast(Arr, pc.struct_field(parsed, "op"))
+    is_count = _mask(pc.equal(op, pa.scalar("*")))
+    is_range = _mask(pc.equal(op, pa.scalar("-")))
+    high_text = pc.if_else(pc.equal(op, _EMPTY_TEXT), _NULL_TEXT, pc.struct_field(parsed, "hi"))
+    high = _first(_np_int(cast(Arr, high_text).cast(pa.int64())), low)
+    item_ok &= ~is_range | (high >= low)
+    item_row = parent[item_chunk]
+    bad_rows = np.bincount(parent, weights=~chunk_ok, minlength=n) > 0
+    bad_rows |= np.bincount(item_row, weights=~item_ok, minlength=n) > 0
+    good = _mask(pc.is_valid(text)) & ~bad_rows
+    names = cast(Arr, pc.struct_field(found, "h"))
+    _, host_code = _codes(names)
+    # cores: the union of each (row, host)'s index ranges, plus the counts
+    counted = np.bincount(item_row, weights=np.where(is_count & item_ok, high, 0), minlength=n)
+    use = _rows(item_ok & ~is_count & good[item_row])
+    row_u, host_u, low_u, high_u = item_row[use], host_code[item_chunk[use]], low[use], high[use]
+    sort = np.lexsort((low_u, host_u, row_u))
+    row_u, host_u, low_u, high_u = row_u[sort], host_u[sort], low_u[sort], high_u[sort]
+    new_group = np.ones(len(sort), dtype=bool)
+    new_group[1:] = (row_u[1:] != row_u[:-1]) | (host_u[1:] != host_u[:-1])
+    group = np.cumsum(new_group) - 1
+    lift = group * np.int64(1 << 31)  # high < 2**30: a running max that restarts per group
+    reach = np.maximum.accumulate(high_u + lift) - lift
+    previous = np.full(len(sort), -1, dtype=np.int64)
+    previous[1:] = reach[:-1]
+    previous[new_group] = -1
+    added = np.maximum(0, high_u - np.maximum(low_u - 1, previous))
+    cores = np.bincount(row_u, weights=added, minlength=n) + counted
+    # hosts: each (row, host) once, in order of appearance
+    keep = _rows(good[parent] & ~duplicated(parent, host_code))
+    return (
+        parent[keep],
+        names.take(_index(keep)),
+        np.where(good, cores.astype(np.int64), NA),
+        good,
+    )
+
+
 def _simple_exec_hosts(text: Arr) -> tuple[I64, Arr, I64, Bool]:
     """Read the ``host/i`` and ``host/i-j`` chains with distinct hosts, vectorised.
 
     Returns the (row, host) pairs of those rows in order, their cores per row (``NA``
-    elsewhere) and which rows they are.
+    elsewhere) and which rows they are. With :data:`_EXEC_HOST_FAST` (the default) the other
+    forms of :func:`_fast_exec_hosts` are read too (by the kernel from
+    :data:`~gridtrace.logs._torque_jobs_fast.EXEC_HOST_KERNEL_ROWS` values); the chains those
+    leave (a host with a non-ASCII or blank character) are read by :func:`_chains`, as before.
+    """
+    if not _EXEC_HOST_FAST:
+        return _chains(text)
+    read = None
+    if HAVE_NUMBA and len(text) >= _fast.EXEC_HOST_KERNEL_ROWS:
+        read = _fast.exec_hosts(text)
+    if read is None:
+        read = _fast_exec_hosts(text)
+    rows, names, cores, done = read
+    cores = np.where(done, cores, NA)
+    # the chains the fast paths leave (non-ASCII or blank in a host) are read as they always
+    # were: with their hosts as logged
+    left = _rows(_mask(pc.is_valid(text)) & ~done)
+    if not len(left):
+        return rows, names, cores, done
+    more_rows, more_names, more_cores, more_done = _chains(text.take(_index(left)))
+    done[left] = more_done
+    cores[left] = np.where(more_done, more_cores, cores[left])
+    all_rows = np.concatenate([rows, left[more_rows]])
+    order = np.argsort(all_rows, kind="stable")
+    return all_rows[order], pa.concat_arrays([names, more_names]).take(_index(order)), cores, done
+
+
+def _chains(text: Arr) -> tuple[I64, Arr, I64, Bool]:
+    """Read the ``host/i`` and ``host/i-j`` chains with distinct hosts, with regular expressions.
+
+    What :func:`_simple_exec_hosts` returns, for these forms only.
     """
     n = len(text)
     parts = pc.split_pattern(text, "+")

@@ -1,0 +1,369 @@
+"""TORQUE / PBS job assembly: the compiled kernel that indexes the attribute maps of many records.
+
+:meth:`gridtrace.logs._torque_jobs._Attrs.extract` finds, for every record, where the value of
+each attribute it reads sits. On large inputs (from :data:`KERNEL_ROWS` records) this kernel
+does it in one pass over the bytes of the keys, instead of ``pyarrow.compute.index_in`` over
+every key, a scan for empty values and a scatter into the index table: the same table, a few
+times faster. Small inputs keep the array path, so that reading one day's file loads no numba.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import threading
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+__all__ = [
+    "EXEC_HOST_KERNEL_ROWS",
+    "HAVE_NUMBA",
+    "KERNEL_ROWS",
+    "exec_hosts",
+    "index_keys",
+    "use_kernel",
+]
+
+HAVE_NUMBA = importlib.util.find_spec("numba") is not None
+"""Whether the kernel can be compiled (else the array path is used at every size)."""
+
+KERNEL_ROWS = 100_000
+"""Records from which the kernel is used (loading numba costs about a second)."""
+
+I64 = npt.NDArray[np.int64]
+Bools = npt.NDArray[np.bool_]
+_compile_lock = threading.Lock()
+
+
+def use_kernel(rows: int) -> bool:
+    """Whether ``rows`` records are indexed with the kernel."""
+    return HAVE_NUMBA and rows >= KERNEL_ROWS
+
+
+def _index_keys(
+    map_offsets: I64,
+    key_offsets: npt.NDArray[np.int32],
+    key_data: npt.NDArray[np.uint8],
+    value_offsets: npt.NDArray[np.int32],
+    wanted_data: npt.NDArray[np.uint8],
+    wanted_offsets: I64,
+    by_length: I64,
+    key_ids: I64,
+    drop_last: Bools,
+    table: I64,
+    row0: int,
+    position0: int,
+    keep: Bools,
+) -> int:
+    """Fill ``table[row0 + row, key]`` and ``keep``; return the number of values kept.
+
+    An entry is kept when its key is one of the wanted ones, its value is not empty and it is
+    not the last entry of a row marked in ``drop_last``. Kept values are numbered from
+    ``position0`` in entry order. The wanted keys are listed by length (those of length ``L``
+    are ``by_length[L]:by_length[L + 1]``) and compared from their last byte (they share long
+    prefixes such as ``Resource_List.``).
+    """
+    longest = len(by_length) - 2
+    kept = 0
+    for row in range(len(map_offsets) - 1):
+        first, stop = map_offsets[row], map_offsets[row + 1]
+        for entry in range(first, stop):
+            if value_offsets[entry + 1] == value_offsets[entry]:
+                continue
+            if drop_last[row] and entry == stop - 1:
+                continue
+            k0, k1 = key_offsets[entry], key_offsets[entry + 1]
+            size = k1 - k0
+            if size > longest:
+                continue
+            found = -1
+            for key in range(by_length[size], by_length[size + 1]):
+                w0 = wanted_offsets[key]
+                same = True
+                for i in range(size - 1, -1, -1):
+                    if key_data[k0 + i] != wanted_data[w0 + i]:
+                        same = False
+                        break
+                if same:
+                    found = key
+                    break
+            if found < 0:
+                continue
+            table[row0 + row, key_ids[found]] = position0 + kept
+            keep[entry] = True
+            kept += 1
+    return kept
+
+
+def _njit(function: Any) -> Any:
+    """Compile ``function`` with numba, cached on disk when a cache folder is writable."""
+    import numba
+
+    try:
+        return numba.njit(cache=True, nogil=True)(function)
+    except RuntimeError:  # pragma: no cover - no writable cache folder: compile each run
+        return numba.njit(nogil=True)(function)
+
+
+@functools.cache
+def _kernel() -> Any:
+    with _compile_lock:
+        return _njit(_index_keys)
+
+
+def _offsets(array: pa.Array[Any]) -> npt.NDArray[np.int32]:
+    buffer = array.buffers()[1]
+    if buffer is None:  # pragma: no cover - a string array always has offsets
+        return np.zeros(len(array) + 1, dtype=np.int32)
+    return np.frombuffer(
+        memoryview(buffer), dtype=np.int32, count=len(array) + 1, offset=4 * array.offset
+    )
+
+
+def _data(array: pa.Array[Any]) -> npt.NDArray[np.uint8]:
+    buffer = array.buffers()[2]
+    if buffer is None:
+        return np.zeros(1, dtype=np.uint8)
+    return np.frombuffer(memoryview(buffer), dtype=np.uint8)
+
+
+def index_keys(
+    map_offsets: I64,
+    names: pa.Array[Any],
+    values: pa.Array[Any],
+    keys: list[str],
+    drop_last: Bools,
+    table: I64,
+    row0: int,
+    position0: int,
+) -> Bools | None:
+    """Index one chunk's entries with the kernel; return which values are kept.
+
+    ``map_offsets`` start at 0 and ``names`` and ``values`` are the chunk's keys and items
+    sliced to them. Returns None when the kernel does not apply (not plain ``string`` arrays,
+    or null keys or values): the caller then uses the array path.
+    """
+    if not (pa.types.is_string(names.type) and pa.types.is_string(values.type)):
+        return None
+    if names.null_count or values.null_count:
+        return None
+    # the wanted keys by length, each with its index in ``keys``
+    encoded = sorted((key.encode(), i) for i, key in enumerate(keys))
+    encoded.sort(key=lambda pair: len(pair[0]))
+    lengths = np.array([len(key) for key, _ in encoded], dtype=np.int64)
+    wanted_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=wanted_offsets[1:])
+    wanted_data = np.frombuffer(b"".join(key for key, _ in encoded) or b"\0", dtype=np.uint8)
+    by_length = np.searchsorted(lengths, np.arange(int(lengths.max(initial=0)) + 2))
+    key_ids = np.array([i for _, i in encoded], dtype=np.int64)
+    keep = np.zeros(len(values), dtype=bool)
+    kernel = _kernel()
+    kernel(
+        map_offsets,
+        _offsets(names),
+        _data(names),
+        _offsets(values),
+        wanted_data,
+        wanted_offsets,
+        by_length.astype(np.int64),
+        key_ids,
+        drop_last,
+        table,
+        row0,
+        position0,
+        keep,
+    )
+    return cast(Bools, keep)
+
+
+# --------------------------------------------------------------------------------------------
+# exec_host
+
+EXEC_HOST_KERNEL_ROWS = 20_000
+"""exec_host values (attempts) from which :func:`exec_hosts` is used (a 100k-line log has ~20k)."""
+
+_SLASH, _PLUS, _COMMA, _DASH, _STAR = 47, 43, 44, 45, 42
+_ZERO, _NINE, _PRINTABLE_LOW, _PRINTABLE_HIGH = 48, 57, 33, 126
+_MAX_DIGITS = 9
+
+
+def _read_number(data: npt.NDArray[np.uint8], start: int, stop: int) -> tuple[int, int]:
+    """Read 1 to 9 ASCII digits from ``start``: (value, end), or (-1, start) for none or more."""
+    value = 0
+    position = start
+    while position < stop and _ZERO <= data[position] <= _NINE:
+        value = value * 10 + (data[position] - _ZERO)
+        position += 1
+    if position == start or position - start > _MAX_DIGITS:
+        return -1, start
+    return value, position
+
+
+def _parse_exec_hosts(
+    offsets: npt.NDArray[np.int32],
+    data: npt.NDArray[np.uint8],
+    valid: Bools,
+    ok: Bools,
+    cores: I64,
+    host_counts: I64,
+    host_starts: I64,
+    host_stops: I64,
+) -> int:
+    """Read ``host/slots+...`` values; return the number of (row, host) pairs written.
+
+    The syntax and result of :func:`_fast_exec_hosts <gridtrace.logs._torque_jobs>`: hosts of
+    printable ASCII without ``/`` or ``+``, slots of comma-separated ``i``, ``i-j`` (``j >= i``)
+    or ``i*n``, numbers of 1 to 9 ASCII digits. A row in another form gets ``ok`` false.
+    """
+    n_hosts = 0
+    interval_host = np.empty(64, dtype=np.int64)
+    interval_low = np.empty(64, dtype=np.int64)
+    interval_high = np.empty(64, dtype=np.int64)
+    for row in range(len(valid)):
+        if not valid[row]:
+            continue
+        start, stop = offsets[row], offsets[row + 1]
+        first_host = n_hosts
+        n_intervals = 0
+        counted = 0
+        good = stop > start
+        position = start
+        while good and position < stop:
+            host_start = position
+            while position < stop and data[position] != _SLASH and data[position] != _PLUS:
+                byte = data[position]
+                if byte < _PRINTABLE_LOW or byte > _PRINTABLE_HIGH:
+                    good = False
+                    break
+                position += 1
+            if not good or position == host_start or position >= stop or data[position] != _SLASH:
+                good = False
+                break
+            host_stop = position
+            position += 1  # the slash
+            # the host's number among the row's distinct hosts
+            size = host_stop - host_start
+            host = -1
+            for other in range(first_host, n_hosts):
+                if host_stops[other] - host_starts[other] != size:
+                    continue
+                same = True
+                for i in range(size):
+                    if data[host_starts[other] + i] != data[host_start + i]:
+                        same = False
+                        break
+                if same:
+                    host = other - first_host
+                    break
+            if host < 0:
+                host = n_hosts - first_host
+                host_starts[n_hosts] = host_start
+                host_stops[n_hosts] = host_stop
+                n_hosts += 1
+            # the slots: items up to the next + or the end
+            while True:
+                low, position = _read_number(data, position, stop)
+                if low < 0:
+                    good = False
+                    break
+                high = low
+                if position < stop and (data[position] == _DASH or data[position] == _STAR):
+                    operator = data[position]
+                    high, position = _read_number(data, position + 1, stop)
+                    if high < 0 or (operator == _DASH and high < low):
+                        good = False
+                        break
+                    if operator == _STAR:
+                        counted += high
+                        high = -1  # no interval
+                if high >= 0:
+                    if n_intervals == len(interval_low):
+                        interval_host = np.concatenate((interval_host, interval_host))
+                        interval_low = np.concatenate((interval_low, interval_low))
+                        interval_high = np.concatenate((interval_high, interval_high))
+                    interval_host[n_intervals] = host
+                    interval_low[n_intervals] = low
+                    interval_high[n_intervals] = high
+                    n_intervals += 1
+                if position >= stop:
+                    break
+                if data[position] == _COMMA:
+                    position += 1
+                    continue
+                if data[position] == _PLUS:
+                    position += 1
+                    if position >= stop:
+                        good = False  # a trailing +: an empty part
+                    break
+                good = False
+                break
+        if not good:
+            n_hosts = first_host
+            continue
+        # the distinct (host, index) pairs: the union of each host's intervals
+        keys = interval_host[:n_intervals] * (1 << 31) + interval_low[:n_intervals]
+        order = np.argsort(keys)
+        total = counted
+        reach = -1
+        previous_host = -1
+        for k in order:
+            if interval_host[k] != previous_host:
+                previous_host = interval_host[k]
+                reach = -1
+            low, high = interval_low[k], interval_high[k]
+            if high > reach:
+                total += high - max(low - 1, reach)
+                reach = high
+        ok[row] = True
+        cores[row] = total
+        host_counts[row] = n_hosts - first_host
+    return n_hosts
+
+
+@functools.cache
+def _exec_host_kernel() -> Any:
+    with _compile_lock:  # the reader first: the kernel calls it compiled
+        globals()["_read_number"] = _njit(_read_number)
+        return _njit(_parse_exec_hosts)
+
+
+def exec_hosts(text: pa.Array[Any]) -> tuple[I64, pa.Array[Any], I64, Bools] | None:
+    """Read ``exec_host`` values with the kernel, as ``_fast_exec_hosts`` does with arrays.
+
+    Returns the (row, host) pairs in order, each row's cores (``-1`` where not read) and which
+    rows were read; None when ``text`` is not a plain ``string`` array.
+    """
+    if not pa.types.is_string(text.type):
+        return None
+    n = len(text)
+    offsets = _offsets(text)
+    data = _data(text)
+    valid = (
+        np.ones(n, dtype=bool)
+        if not text.null_count
+        else np.asarray(text.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    )
+    used = data[int(offsets[0]) : int(offsets[-1])]
+    room = n + int(np.count_nonzero(used == _PLUS))
+    ok = np.zeros(n, dtype=bool)
+    cores = np.full(n, -1, dtype=np.int64)
+    counts = np.zeros(n, dtype=np.int64)
+    starts = np.empty(room, dtype=np.int64)
+    stops = np.empty(room, dtype=np.int64)
+    total = _exec_host_kernel()(offsets, data, valid, ok, cores, counts, starts, stops)
+    starts, stops = starts[:total], stops[:total]
+    sizes = stops - starts
+    name_offsets = np.zeros(total + 1, dtype=np.int32)
+    np.cumsum(sizes, out=name_offsets[1:])
+    spans = np.repeat(starts - name_offsets[:-1], sizes) + np.arange(int(sizes.sum()))
+    buffers = [
+        None,
+        pa.array(name_offsets, pa.int32()).buffers()[1],
+        pa.array(data[spans], pa.uint8()).buffers()[1],
+    ]
+    names = pa.Array.from_buffers(pa.string(), total, buffers)
+    rows = np.repeat(np.arange(n, dtype=np.int64), counts)
+    return rows, names, cores, ok
