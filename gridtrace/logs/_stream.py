@@ -22,14 +22,21 @@ the format carries from one chunk to the next: an SWF header's open key, a field
 version), and a function turning one chunk into its ``records`` and ``quarantine`` rows. The
 decoding repairs (NUL bytes, CR LF line ends, bytes that are not UTF-8) stay the format's, as
 flags and counts it already defines, so that the rows are those of reading the file in one piece.
+
+The reader frame is written here once too: :func:`file_tokenizer` makes a format's public
+``tokenize_<fmt>_file`` (signature and numpydoc docstring included) from its :class:`LineFormat`
+and the facts its docstring states, and :func:`read_files` is the per-file half of every
+``read_<fmt>`` (expand the paths, name the site, tokenise each file under the line guard, apply
+the error policy), which leaves a reader only its assembly.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+import textwrap
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -37,13 +44,20 @@ import pyarrow.compute as pc
 
 from gridtrace._atomic import atomic_path
 from gridtrace.errors import ConfigError, GridtraceError
-from gridtrace.logs._base import FileParse
+from gridtrace.logs._base import (
+    FileParse,
+    apply_error_policy,
+    check_error_policy,
+    tokenize_guarded,
+)
 from gridtrace.logs._columnar import quarantine_table
 from gridtrace.logs._io import (
     MAX_LINE_BYTES,
     REASON_LINE_TOO_LONG,
     ReadReport,
     StrPath,
+    default_site_name,
+    expand_log_paths,
     guarded_pieces,
     settle_report,
 )
@@ -54,9 +68,13 @@ __all__ = [
     "Chunk",
     "ChunkCountError",
     "ChunkTokenizer",
+    "FileTokenizer",
+    "FormatOfFile",
     "LineFormat",
     "StreamStats",
+    "file_tokenizer",
     "iter_chunks",
+    "read_files",
     "tokenize_stream",
     "write_stream",
 ]
@@ -439,3 +457,161 @@ def write_stream(
             stats.per_chunk.append((1, 0, 1))
     logger.debug("%s: %d lines in %d chunks written", src_file, stats.lines_read, stats.chunks)
     return stats
+
+
+# --------------------------------------------------------------------------- the reader frame
+
+FormatOfFile: TypeAlias = Callable[[StrPath, int], LineFormat[Any]]
+"""``format_of(path, chunk_bytes)``: the :class:`LineFormat` of one file, for a format whose spec
+depends on the file (a first pass over it, a state that needs its path)."""
+
+
+class FileTokenizer(Protocol):
+    """``tokenize_<fmt>_file(path, *, site, chunk_bytes, stats) -> FileParse``."""
+
+    __name__: str
+
+    def __call__(
+        self,
+        path: StrPath,
+        *,
+        site: str,
+        chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+        stats: StreamStats | None = None,
+    ) -> FileParse: ...
+
+
+_STREAMED = (
+    "The file is read in chunks of whole lines by the streaming core "
+    "(:mod:`gridtrace.logs._stream`)."
+)
+_FRAME_DOC = """Tokenise {what} (plain, gzip, bzip2 or xz) into ``records`` and ``quarantine``.
+
+{notes}
+
+Parameters
+----------
+path : str or path-like
+    The file.
+site : str
+    Site name for every row.
+chunk_bytes : int
+    Decompressed bytes per chunk (4 MiB by default); the tables do not depend on it.
+stats : StreamStats, optional
+{stats}
+
+Returns
+-------
+FileParse
+{returns}
+"""
+
+
+def file_tokenizer(
+    fmt: LineFormat[Any] | FormatOfFile,
+    *,
+    module: str,
+    name: str,
+    what: str,
+    returns: str,
+    notes: str = _STREAMED,
+    stats: str = "Filled in with the chunks read and the counts per chunk.",
+) -> FileTokenizer:
+    """Make a format's ``tokenize_<fmt>_file``: the reader frame, written once.
+
+    The function returned reads a file with :func:`tokenize_stream` by the format's spec; it is
+    named ``module.name`` (so that it pickles by reference, as a worker process needs) and its
+    numpydoc docstring is made of the facts given here and the parameters every such function
+    shares.
+
+    Parameters
+    ----------
+    fmt : LineFormat or callable
+        The format's spec, or ``fmt(path, chunk_bytes)`` giving it for one file.
+    module, name : str
+        Where the function is defined: the reader's module and the public name it is bound to.
+    what : str
+        What is tokenised, for the summary line ("one SWF file").
+    returns : str
+        What the ``records`` and ``quarantine`` rows are, for the Returns section.
+    notes : str, optional
+        The paragraphs after the summary line (by default: read in chunks by the core).
+    stats : str, optional
+        What ``stats`` receives, for the Parameters section.
+
+    Returns
+    -------
+    FileTokenizer
+        ``tokenize(path, *, site, chunk_bytes=DEFAULT_CHUNK_BYTES, stats=None) -> FileParse``.
+    """
+
+    def tokenize(
+        path: StrPath,
+        *,
+        site: str,
+        chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+        stats: StreamStats | None = None,
+    ) -> FileParse:
+        spec = fmt if isinstance(fmt, LineFormat) else fmt(path, chunk_bytes)
+        return tokenize_stream(path, spec, site=site, chunk_bytes=chunk_bytes, stats=stats)
+
+    tokenize.__module__ = module
+    tokenize.__name__ = tokenize.__qualname__ = name
+    tokenize.__doc__ = _FRAME_DOC.format(
+        what=what,
+        notes=textwrap.dedent(notes).strip(),
+        stats=textwrap.indent(textwrap.dedent(stats).strip(), "    "),
+        returns=textwrap.indent(textwrap.dedent(returns).strip(), "    "),
+    )
+    return tokenize
+
+
+def read_files(
+    paths: StrPath | Iterable[StrPath],
+    tokenize: Callable[..., FileParse],
+    *,
+    source_format: str,
+    site: str | None,
+    errors: str,
+    **options: Any,
+) -> list[FileParse]:
+    """Tokenise the files of a ``read_<fmt>`` call: the per-file half of every reader, once.
+
+    Parameters
+    ----------
+    paths : path or iterable of paths
+        Files and folders of them, as a reader is given them.
+    tokenize : callable
+        The format's ``tokenize_<fmt>_file``.
+    source_format : str
+        The format's name (for the rows the line guard's findings add).
+    site : str or None
+        Site name for every row; None: the first path's name up to its first dot.
+    errors : {"raise", "warn", "skip"}
+        The error policy, applied to each file's quarantined lines.
+    **options
+        Passed on to ``tokenize``.
+
+    Returns
+    -------
+    list of FileParse
+        One per file, in the order :func:`~gridtrace.logs._io.expand_log_paths` gives them,
+        with the read's findings quarantined (:func:`~gridtrace.logs._base.tokenize_guarded`).
+
+    Raises
+    ------
+    ValueError
+        If ``errors`` names no policy.
+    LogParseError
+        With ``errors="raise"``, at the first unreadable line.
+    """
+    policy = check_error_policy(errors)
+    files = expand_log_paths(paths)
+    site = site or default_site_name(paths)
+    return [
+        apply_error_policy(
+            tokenize_guarded(tokenize, f, site=site, source_format=source_format, **options),
+            policy,
+        )
+        for f in files
+    ]

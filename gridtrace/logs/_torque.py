@@ -15,22 +15,24 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gridtrace.logs._base import (
-    ErrorPolicy,
-    FileParse,
-    ParseResult,
-    apply_error_policy,
-    check_error_policy,
-    tokenize_guarded,
-)
-from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.logs._base import ErrorPolicy, FileParse, ParseResult
+from gridtrace.logs._io import ReadReport, StrPath, guarded_pieces
 from gridtrace.logs._spill import PartitionAssembly, SpillFormat
+from gridtrace.logs._stream import (
+    DEFAULT_CHUNK_BYTES,
+    Chunk,
+    LineFormat,
+    file_tokenizer,
+    read_files,
+)
 from gridtrace.logs._torque_fast import tokenize_torque_any
 from gridtrace.logs._torque_jobs import (
     assemble_torque_jobs,
@@ -192,22 +194,93 @@ _STAMP_FORMAT = "%m/%d/%Y %H:%M:%S"
 _FLAVOUR_SNIFF_BYTES = 4 << 20
 
 
-def tokenize_torque_file(path: StrPath, *, site: str) -> FileParse:
-    """Tokenise one TORQUE/PBS accounting file (plain, gzip, bzip2 or xz) into records.
+@dataclass
+class _TorqueState:
+    """What a TORQUE file's chunks share: the file (for the sniff) and its flavour."""
 
-    The flavour (``torque`` or ``pbspro``) recorded in ``source_format`` is recognised from
-    markers only PBS Pro writes (licence records, ``exec_vnode``, ``run_count``). A process's
-    first lines are read without the compiled kernel (see
-    :func:`~gridtrace.logs._torque_fast.tokenize_torque_any`): the same rows, sooner.
+    path: StrPath
+    flavour: str | None = None  # "torque" or "pbspro", decided at the first chunk
+
+
+def _sniff_flavour(path: StrPath, first: Chunk) -> str:
+    """Return the flavour of a file from its first :data:`_FLAVOUR_SNIFF_BYTES` bytes.
+
+    The file's first chunk is the start of those bytes; when it holds no marker and is shorter
+    (a file read in smaller chunks), the rest of the head is read through the same line guard,
+    so the flavour is that of the whole-file read whatever the chunk size (the head's findings
+    are left to the tokenising pass, which reports them).
     """
-    data = read_log_bytes(path)
-    head = data[:_FLAVOUR_SNIFF_BYTES]
-    flavour = "pbspro" if any(marker in head for marker in _PBSPRO_MARKERS) else "torque"
-    parsed = tokenize_torque_any(data, src_file=str(path), site=site, source_format=flavour)
-    logger.debug(
-        "%s: %d lines, %d quarantined", path, parsed.lines_read, parsed.quarantine.num_rows
+    head = first.data[:_FLAVOUR_SNIFF_BYTES]
+    if not any(marker in head for marker in _PBSPRO_MARKERS):
+        if first.final or len(head) >= _FLAVOUR_SNIFF_BYTES:
+            return "torque"
+        pieces, size = [], 0
+        for piece, _ in guarded_pieces(path, ReadReport(str(path), None), _FLAVOUR_SNIFF_BYTES):
+            pieces.append(piece)
+            size += len(piece)
+            if size >= _FLAVOUR_SNIFF_BYTES:
+                break
+        head = b"".join(pieces)[:_FLAVOUR_SNIFF_BYTES]
+    return "pbspro" if any(marker in head for marker in _PBSPRO_MARKERS) else "torque"
+
+
+def _tokenize_torque_chunk(
+    chunk: Chunk, state: _TorqueState, *, site: str, src_file: str
+) -> tuple[pa.Table, pa.Table]:
+    """Tokenise one chunk of a TORQUE file: its ``records`` and ``quarantine`` rows."""
+    if state.flavour is None:
+        state.flavour = _sniff_flavour(state.path, chunk)
+    parsed = tokenize_torque_any(
+        chunk.data,
+        src_file=src_file,
+        site=site,
+        source_format=state.flavour,
+        first_line=chunk.first_line,
+        whole=chunk.index == 0 and chunk.final,
     )
-    return parsed
+    return parsed.records, parsed.quarantine
+
+
+def torque_stream(path: StrPath, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> LineFormat[Any]:
+    """Return the TORQUE/PBS format of one file for the streaming core.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file (its flavour is sniffed from its head at the first chunk).
+    chunk_bytes : int
+        Decompressed bytes per chunk (not needed by the spec; the core's signature).
+
+    Returns
+    -------
+    LineFormat
+        For :func:`~gridtrace.logs._stream.tokenize_stream` or
+        :func:`~gridtrace.logs._stream.write_stream` on that file.
+    """
+    return LineFormat("torque", partial(_TorqueState, path), _tokenize_torque_chunk)
+
+
+tokenize_torque_file = file_tokenizer(
+    torque_stream,
+    module=__name__,
+    name="tokenize_torque_file",
+    what="one TORQUE/PBS accounting file",
+    notes="""
+        The file is read in chunks of whole lines by the streaming core
+        (:mod:`gridtrace.logs._stream`): each chunk through the compiled kernel, except a
+        process's first lines, read without it when the file is one chunk (see
+        :func:`~gridtrace.logs._torque_fast.tokenize_torque_any`): the same rows, sooner.
+
+        The flavour (``torque`` or ``pbspro``) recorded in ``source_format`` is recognised from
+        markers only PBS Pro writes (licence records, ``exec_vnode``, ``run_count``) in the
+        file's first 4 MiB, whatever the chunk size.
+    """,
+    returns="""
+        One ``records`` row per accounting line, one ``quarantine`` row per other line, in
+        line order; ``lines_read`` = records + quarantined.
+    """,
+)
+"""Tokenise one TORQUE/PBS accounting file (see its docstring)."""
 
 
 def _median_stamp(records: pa.Table) -> float | None:
@@ -347,15 +420,9 @@ def read_torque(
     >>> result.summary()["lines_quarantined"]  # doctest: +SKIP
     0
     """
-    policy = check_error_policy(errors)
-    files = expand_log_paths(paths)
-    site = site or default_site_name(paths)
-    parts = [
-        apply_error_policy(
-            tokenize_guarded(tokenize_torque_file, f, site=site, source_format="torque"), policy
-        )
-        for f in files
-    ]
+    parts = read_files(
+        paths, tokenize_torque_file, source_format="torque", site=site, errors=errors
+    )
     return assemble_torque(parts, tz=tz, unitless_memory=unitless_memory)
 
 
