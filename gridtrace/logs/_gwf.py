@@ -53,22 +53,14 @@ import pyarrow as pa
 
 from gridtrace._atomic import write_text
 from gridtrace.errors import ConfigError
-from gridtrace.logs._base import (
-    ErrorPolicy,
-    FileParse,
-    ParseResult,
-    apply_error_policy,
-    check_error_policy,
-    tokenize_guarded,
-)
+from gridtrace.logs._base import ErrorPolicy, FileParse, ParseResult
 from gridtrace.logs._columnar import repeat_string, split_lines
-from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths
+from gridtrace.logs._io import StrPath
 from gridtrace.logs._stream import (
-    DEFAULT_CHUNK_BYTES,
     Chunk,
     LineFormat,
-    StreamStats,
-    tokenize_stream,
+    file_tokenizer,
+    read_files,
 )
 from gridtrace.logs._swf import (
     _NUMBER,
@@ -241,33 +233,16 @@ GWF_STREAM: LineFormat[_CommentState] = LineFormat("gwf", _CommentState, _tokeni
 """The GWF format for the streaming core: the header's open key carried across chunks."""
 
 
-def tokenize_gwf_file(
-    path: StrPath,
-    *,
-    site: str,
-    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-    stats: StreamStats | None = None,
-) -> FileParse:
-    """Tokenise one GWF text file (plain, gzip, bzip2 or xz) into ``records`` and ``quarantine``.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The file.
-    site : str
-        Site name for every row.
-    chunk_bytes : int
-        Decompressed bytes per chunk (4 MiB by default); the tables do not depend on it.
-    stats : StreamStats, optional
-        Filled in with the chunks read and the counts per chunk.
-
-    Returns
-    -------
-    FileParse
+tokenize_gwf_file = file_tokenizer(
+    GWF_STREAM,
+    module=__name__,
+    name="tokenize_gwf_file",
+    what="one GWF text file",
+    returns="""
         One ``records`` row per comment or job line, one ``quarantine`` row per other line, in
         line order; ``lines_read`` = records + quarantined.
-    """
-    return tokenize_stream(path, GWF_STREAM, site=site, chunk_bytes=chunk_bytes, stats=stats)
+    """,
+)
 
 
 # --------------------------------------------------------------------------- assembler
@@ -563,15 +538,7 @@ def read_gwf(
     >>> result = read_gwf("anon_jobs.gwf", site="das2")  # doctest: +SKIP
     >>> result.jobs.column("vo").unique()  # doctest: +SKIP
     """
-    policy = check_error_policy(errors)
-    files = expand_log_paths(paths)
-    site = site or default_site_name(paths)
-    parts = [
-        apply_error_policy(
-            tokenize_guarded(tokenize_gwf_file, f, site=site, source_format="gwf"), policy
-        )
-        for f in files
-    ]
+    parts = read_files(paths, tokenize_gwf_file, source_format="gwf", site=site, errors=errors)
     return assemble_gwf(parts, status=status)
 
 

@@ -116,22 +116,14 @@ from gridtrace.logs._attrs import (
     flag_mask,
     repeated_rows,
 )
-from gridtrace.logs._base import (
-    ErrorPolicy,
-    FileParse,
-    ParseResult,
-    apply_error_policy,
-    check_error_policy,
-    tokenize_guarded,
-)
+from gridtrace.logs._base import ErrorPolicy, FileParse, ParseResult
 from gridtrace.logs._columnar import quarantine_table
-from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths
+from gridtrace.logs._io import StrPath
 from gridtrace.logs._stream import (
-    DEFAULT_CHUNK_BYTES,
     Chunk,
     LineFormat,
-    StreamStats,
-    tokenize_stream,
+    file_tokenizer,
+    read_files,
 )
 from gridtrace.logs._text import NUL_FRAGMENT_REASON, decode_line, nul_fragment_counts, split_lines
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
@@ -909,37 +901,6 @@ _HEAD_CHECKS = _checks(_HEAD)
 _MIDDLE_CHECKS = _checks(_MIDDLE)
 
 
-def tokenize_lsf_file(
-    path: StrPath,
-    *,
-    site: str,
-    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-    stats: StreamStats | None = None,
-) -> FileParse:
-    """Tokenise one ``lsb.acct`` or ``lsb.events`` file (plain, gzip, bzip2 or xz).
-
-    Parameters
-    ----------
-    path : str or path-like
-        The file.
-    site : str
-        Site name for every row.
-    chunk_bytes : int
-        Decompressed bytes per chunk (4 MiB by default); the tables do not depend on it (a
-        record whose quoted string spans lines is never cut by a chunk boundary).
-    stats : StreamStats, optional
-        Filled in with the chunks read and the counts per chunk.
-
-    Returns
-    -------
-    FileParse
-        One ``records`` row per event line (and per continuation line of a record whose quoted
-        string spans lines), one ``quarantine`` row per other line, in line order;
-        ``lines_read`` = records + quarantined.
-    """
-    return tokenize_stream(path, LSF_STREAM, site=site, chunk_bytes=chunk_bytes, stats=stats)
-
-
 def _tokenize_lsf_chunk(
     chunk: Chunk, state: None, *, site: str, src_file: str
 ) -> tuple[pa.Table, pa.Table]:
@@ -1004,6 +965,24 @@ def _tokenize_lsf_chunk(
 
 LSF_STREAM: LineFormat[None] = LineFormat("lsf", lambda: None, _tokenize_lsf_chunk)
 """The LSF format for the streaming core (records spanning lines carried on whole)."""
+
+
+tokenize_lsf_file = file_tokenizer(
+    LSF_STREAM,
+    module=__name__,
+    name="tokenize_lsf_file",
+    what="one ``lsb.acct`` or ``lsb.events`` file",
+    notes="""
+        The file is read in chunks of whole lines by the streaming core
+        (:mod:`gridtrace.logs._stream`); a record whose quoted string spans lines is never cut
+        by a chunk boundary.
+    """,
+    returns="""
+        One ``records`` row per event line (and per continuation line of a record whose quoted
+        string spans lines), one ``quarantine`` row per other line, in line order;
+        ``lines_read`` = records + quarantined.
+    """,
+)
 
 
 def _cut_tokens(record: str) -> tuple[list[str], Quoted]:
@@ -1525,13 +1504,5 @@ def read_lsf(
     >>> result.jobs.column("state").to_pylist()  # doctest: +SKIP
     ['COMPLETED', 'COMPLETED']
     """
-    policy = check_error_policy(errors)
-    files = expand_log_paths(paths)
-    site = site or default_site_name(paths)
-    parts = [
-        apply_error_policy(
-            tokenize_guarded(tokenize_lsf_file, f, site=site, source_format="lsf"), policy
-        )
-        for f in files
-    ]
+    parts = read_files(paths, tokenize_lsf_file, source_format="lsf", site=site, errors=errors)
     return assemble_lsf(parts)

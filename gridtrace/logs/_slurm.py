@@ -118,21 +118,15 @@ import pyarrow.compute as pc
 
 from gridtrace.errors import ConfigError
 from gridtrace.logs._attrs import append_flag, flag_array, flag_mask, repeated_rows
-from gridtrace.logs._base import (
-    ErrorPolicy,
-    FileParse,
-    ParseResult,
-    apply_error_policy,
-    check_error_policy,
-    tokenize_guarded,
-)
+from gridtrace.logs._base import ErrorPolicy, FileParse, ParseResult
 from gridtrace.logs._columnar import as_text, quarantine_table, records_table
-from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths
+from gridtrace.logs._io import StrPath
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
     Chunk,
     LineFormat,
     StreamStats,
+    read_files,
     tokenize_stream,
 )
 from gridtrace.logs._text import NUL_FRAGMENT_REASON, nul_fragment_counts, nul_lines, split_lines
@@ -1357,23 +1351,15 @@ def read_slurm(
     >>> result.jobs.num_rows  # doctest: +SKIP
     4285
     """
-    policy = check_error_policy(errors)
     if tz is not None:
         _zone(tz)
-    files = expand_log_paths(paths)
-    site = site or default_site_name(paths)
-    parts = [
-        apply_error_policy(
-            tokenize_guarded(
-                tokenize_slurm_file,
-                f,
-                site=site,
-                source_format="slurm",
-                delimiter=delimiter,
-                header=header,
-            ),
-            policy,
-        )
-        for f in files
-    ]
+    parts = read_files(
+        paths,
+        tokenize_slurm_file,
+        source_format="slurm",
+        site=site,
+        errors=errors,
+        delimiter=delimiter,
+        header=header,
+    )
     return assemble_slurm(parts, tz=tz)

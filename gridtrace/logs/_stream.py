@@ -36,7 +36,7 @@ import logging
 import textwrap
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeAlias, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -461,9 +461,15 @@ def write_stream(
 
 # --------------------------------------------------------------------------- the reader frame
 
-FormatOfFile: TypeAlias = Callable[[StrPath, int], LineFormat[Any]]
-"""``format_of(path, chunk_bytes)``: the :class:`LineFormat` of one file, for a format whose spec
-depends on the file (a first pass over it, a state that needs its path)."""
+
+class FormatOfFile(Protocol):
+    """``format_of(path, *, chunk_bytes)``: the :class:`LineFormat` of one file.
+
+    For a format whose spec depends on the file: a first pass over it (SGE's field count), a
+    state that needs its path (TORQUE's flavour sniff).
+    """
+
+    def __call__(self, path: StrPath, *, chunk_bytes: int) -> LineFormat[Any]: ...
 
 
 class FileTokenizer(Protocol):
@@ -527,7 +533,7 @@ def file_tokenizer(
     Parameters
     ----------
     fmt : LineFormat or callable
-        The format's spec, or ``fmt(path, chunk_bytes)`` giving it for one file.
+        The format's spec, or ``fmt(path, chunk_bytes=...)`` giving it for one file.
     module, name : str
         Where the function is defined: the reader's module and the public name it is bound to.
     what : str
@@ -552,7 +558,7 @@ def file_tokenizer(
         chunk_bytes: int = DEFAULT_CHUNK_BYTES,
         stats: StreamStats | None = None,
     ) -> FileParse:
-        spec = fmt if isinstance(fmt, LineFormat) else fmt(path, chunk_bytes)
+        spec = fmt if isinstance(fmt, LineFormat) else fmt(path, chunk_bytes=chunk_bytes)
         return tokenize_stream(path, spec, site=site, chunk_bytes=chunk_bytes, stats=stats)
 
     tokenize.__module__ = module

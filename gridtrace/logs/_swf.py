@@ -96,14 +96,7 @@ import pyarrow.compute as pc
 from gridtrace._atomic import write_text
 from gridtrace.errors import ConfigError, DataQualityWarning
 from gridtrace.logs import _swf_fast
-from gridtrace.logs._base import (
-    ErrorPolicy,
-    FileParse,
-    ParseResult,
-    apply_error_policy,
-    check_error_policy,
-    tokenize_guarded,
-)
+from gridtrace.logs._base import ErrorPolicy, FileParse, ParseResult
 from gridtrace.logs._columnar import (
     as_text,
     interleave,
@@ -114,13 +107,12 @@ from gridtrace.logs._columnar import (
     split_lines,
     string_array,
 )
-from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths
+from gridtrace.logs._io import StrPath
 from gridtrace.logs._stream import (
-    DEFAULT_CHUNK_BYTES,
     Chunk,
     LineFormat,
-    StreamStats,
-    tokenize_stream,
+    file_tokenizer,
+    read_files,
 )
 from gridtrace.logs._text import NON_UTF8
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
@@ -1026,36 +1018,16 @@ SWF_STREAM: LineFormat[_CommentState] = LineFormat("swf", _CommentState, _tokeni
 """The SWF format for the streaming core: the header's open key carried across chunks."""
 
 
-def tokenize_swf_file(
-    path: StrPath,
-    *,
-    site: str,
-    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-    stats: StreamStats | None = None,
-) -> FileParse:
-    """Tokenise one SWF file (plain, gzip, bzip2 or xz) into ``records`` and ``quarantine``.
-
-    The file is read in chunks of whole lines by the streaming core
-    (:mod:`gridtrace.logs._stream`); the tables do not depend on the chunk size.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The file.
-    site : str
-        Site name for every row.
-    chunk_bytes : int
-        Decompressed bytes per chunk (4 MiB by default).
-    stats : StreamStats, optional
-        Filled in with the chunks read and the counts per chunk.
-
-    Returns
-    -------
-    FileParse
+tokenize_swf_file = file_tokenizer(
+    SWF_STREAM,
+    module=__name__,
+    name="tokenize_swf_file",
+    what="one SWF file",
+    returns="""
         One ``records`` row per comment or job line, one ``quarantine`` row per other line, in
         line order; ``lines_read`` = records + quarantined.
-    """
-    return tokenize_stream(path, SWF_STREAM, site=site, chunk_bytes=chunk_bytes, stats=stats)
+    """,
+)
 
 
 # --------------------------------------------------------------------------- assembler
@@ -1595,15 +1567,7 @@ def read_swf(
     >>> result.info["swf_header"]["MaxProcs"]  # doctest: +SKIP
     140
     """
-    policy = check_error_policy(errors)
-    files = expand_log_paths(path)
-    site = site or default_site_name(path)
-    parts = [
-        apply_error_policy(
-            tokenize_guarded(tokenize_swf_file, f, site=site, source_format="swf"), policy
-        )
-        for f in files
-    ]
+    parts = read_files(path, tokenize_swf_file, source_format="swf", site=site, errors=errors)
     return assemble_swf(parts, status=status)
 
 

@@ -241,7 +241,7 @@ def _tokenize_torque_chunk(
     return parsed.records, parsed.quarantine
 
 
-def torque_stream(path: StrPath, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> LineFormat[Any]:
+def torque_stream(path: StrPath, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> LineFormat[Any]:
     """Return the TORQUE/PBS format of one file for the streaming core.
 
     Parameters
@@ -280,7 +280,6 @@ tokenize_torque_file = file_tokenizer(
         line order; ``lines_read`` = records + quarantined.
     """,
 )
-"""Tokenise one TORQUE/PBS accounting file (see its docstring)."""
 
 
 def _median_stamp(records: pa.Table) -> float | None:
