@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,15 +53,10 @@ import pyarrow as pa
 
 from gridtrace._atomic import write_text
 from gridtrace.errors import ConfigError
-from gridtrace.logs._base import ErrorPolicy, FileParse, ParseResult
+from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._columnar import repeat_string, split_lines
 from gridtrace.logs._io import StrPath
-from gridtrace.logs._stream import (
-    Chunk,
-    LineFormat,
-    file_tokenizer,
-    read_files,
-)
+from gridtrace.logs._stream import Chunk, LineFormat, file_reader, file_tokenizer
 from gridtrace.logs._swf import (
     _NUMBER,
     _STATE_NAMES,
@@ -234,14 +229,7 @@ GWF_STREAM: LineFormat[_CommentState] = LineFormat("gwf", _CommentState, _tokeni
 
 
 tokenize_gwf_file = file_tokenizer(
-    GWF_STREAM,
-    module=__name__,
-    name="tokenize_gwf_file",
-    what="one GWF text file",
-    returns="""
-        One ``records`` row per comment or job line, one ``quarantine`` row per other line, in
-        line order; ``lines_read`` = records + quarantined.
-    """,
+    "gwf", GWF_STREAM, what="one GWF text file", rows="comment or job line"
 )
 
 
@@ -502,44 +490,23 @@ def assemble_gwf(
     )
 
 
-def read_gwf(
-    paths: StrPath | Iterable[StrPath],
-    *,
-    site: str | None = None,
-    errors: ErrorPolicy = "warn",
-    status: StatusMode = "auto",
-) -> ParseResult:
-    """Read GWF (Grid Workloads Archive) text files into ``records``, ``jobs`` and quarantine.
-
-    Parameters
-    ----------
-    paths : path or iterable of paths
-        GWF files (plain or gzip/bzip2/xz, detected by content) or folders of them.
-    site : str, optional
-        Site name for every row; defaults to the first path's name up to its first dot (never
-        the OrigSiteID column, which stays in the records; see the module notes).
-    errors : {"raise", "warn", "skip"}, default "warn"
-        What to do with unreadable lines; they are quarantined and counted in every case.
-    status : {"auto", "swf", "exit_code"}, default "auto"
-        How the Status field is read (see :func:`gridtrace.logs.read_swf`).
-
-    Returns
-    -------
-    ParseResult
-        The tables and counts (lines read = parsed + quarantined).
-
-    Raises
-    ------
-    LogParseError
-        With ``errors="raise"``, at the first unreadable line.
-
-    Examples
-    --------
-    >>> result = read_gwf("anon_jobs.gwf", site="das2")  # doctest: +SKIP
-    >>> result.jobs.column("vo").unique()  # doctest: +SKIP
-    """
-    parts = read_files(paths, tokenize_gwf_file, source_format="gwf", site=site, errors=errors)
-    return assemble_gwf(parts, status=status)
+read_gwf = file_reader(
+    "gwf",
+    tokenize_gwf_file,
+    assemble_gwf,
+    what="GWF (Grid Workloads Archive) text files",
+    paths="GWF files (plain or gzip/bzip2/xz, detected by content) or folders of them.",
+    site_note=" (never the OrigSiteID column, which stays in the records; see the module notes)",
+    assemble_options=["status"],
+    options_doc="""
+        status : {"auto", "swf", "exit_code"}, default "auto"
+            How the Status field is read (see :func:`gridtrace.logs.read_swf`).
+    """,
+    examples="""
+        >>> result = read_gwf("anon_jobs.gwf", site="das2")  # doctest: +SKIP
+        >>> result.jobs.column("vo").unique()  # doctest: +SKIP
+    """,
+)
 
 
 # --------------------------------------------------------------------------- writer

@@ -79,7 +79,7 @@ import json
 import logging
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -96,15 +96,9 @@ from gridtrace.logs._attrs import (
     flag_mask,
     repeated_rows,
 )
-from gridtrace.logs._base import ErrorPolicy, FileParse, ParseResult
+from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._columnar import quarantine_table
-from gridtrace.logs._io import StrPath
-from gridtrace.logs._stream import (
-    Chunk,
-    LineFormat,
-    file_tokenizer,
-    read_files,
-)
+from gridtrace.logs._stream import Chunk, LineFormat, file_reader, file_tokenizer
 from gridtrace.logs._text import NUL_FRAGMENT_REASON, decode_line, nul_fragment_counts
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
@@ -613,23 +607,19 @@ HTCONDOR_STREAM: LineFormat[_HTCondorState] = LineFormat(
 
 
 tokenize_htcondor_file = file_tokenizer(
+    "htcondor",
     HTCONDOR_STREAM,
-    module=__name__,
-    name="tokenize_htcondor_file",
     what="one ``condor_history -json`` or ``-jsonl`` file",
     notes="""
-        The file is read chunk by chunk on the streaming core: an ad still open at a chunk's
-        end, or a broken object whose quarantined lines run to the next line starting with
-        ``{``, is carried whole into the next chunk (from the first line of the ad it shares a
-        line with, if any), so no ad is cut and the rows are those of reading the file in one
-        piece. A broken object that never ends is carried to the end of the file (memory then
-        grows with it; the line guard stops a file that is almost all garbage).
+        An ad still open at a chunk's end, or a broken object whose quarantined lines run to the
+        next line starting with ``{``, is carried whole into the next chunk (from the first line
+        of the ad it shares a line with, if any), so no ad is cut and the rows are those of
+        reading the file in one piece. A broken object that never ends is carried to the end of
+        the file (memory then grows with it; the line guard stops a file that is almost all
+        garbage).
     """,
-    returns="""
-        One ``records`` row per ad (at its first line) and per other line of the file
-        (``CONT``, ``SEP``), one ``quarantine`` row per line of a broken object, in line order;
-        ``lines_read`` = records + quarantined.
-    """,
+    rows="ad (at its first line) and per other line of the file (``CONT``, ``SEP``)",
+    others="line of a broken object",
 )
 
 
@@ -943,40 +933,17 @@ def assemble_htcondor(parts: Sequence[FileParse], *, tz: str | None = None) -> P
     )
 
 
-def read_htcondor(
-    paths: StrPath | Iterable[StrPath],
-    *,
-    site: str | None = None,
-    errors: ErrorPolicy = "warn",
-) -> ParseResult:
-    """Read ``condor_history -json`` / ``-jsonl`` files into ``records``, ``jobs`` and quarantine.
-
-    Parameters
-    ----------
-    paths : path or iterable of paths
-        Files (plain or gzip/bzip2/xz, detected by content) or folders of them.
-    site : str, optional
-        Site name for every row; defaults to the first path's name up to its first dot.
-    errors : {"raise", "warn", "skip"}, default "warn"
-        What to do with broken objects; they are quarantined and counted in every case.
-
-    Returns
-    -------
-    ParseResult
-        The tables and counts (lines read = parsed + quarantined); one ``jobs`` row per job ad.
-
-    Raises
-    ------
-    LogParseError
-        With ``errors="raise"``, at the first line of the first broken object.
-
-    Examples
-    --------
-    >>> result = read_htcondor("history.json", site="t2")  # doctest: +SKIP
-    >>> result.jobs.column("job_id_raw").to_pylist()[:2]  # doctest: +SKIP
-    ['1234.0', '1234.1']
-    """
-    parts = read_files(
-        paths, tokenize_htcondor_file, source_format="htcondor", site=site, errors=errors
-    )
-    return assemble_htcondor(parts)
+read_htcondor = file_reader(
+    "htcondor",
+    tokenize_htcondor_file,
+    assemble_htcondor,
+    what="``condor_history -json`` / ``-jsonl`` files",
+    unreadable="broken objects",
+    first_bad="line of the first broken object",
+    returns="one ``jobs`` row per job ad",
+    examples="""
+        >>> result = read_htcondor("history.json", site="t2")  # doctest: +SKIP
+        >>> result.jobs.column("job_id_raw").to_pylist()[:2]  # doctest: +SKIP
+        ['1234.0', '1234.1']
+    """,
+)

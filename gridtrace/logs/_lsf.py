@@ -97,7 +97,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain
 from operator import add
@@ -116,15 +116,9 @@ from gridtrace.logs._attrs import (
     flag_mask,
     repeated_rows,
 )
-from gridtrace.logs._base import ErrorPolicy, FileParse, ParseResult
+from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._columnar import quarantine_table
-from gridtrace.logs._io import StrPath
-from gridtrace.logs._stream import (
-    Chunk,
-    LineFormat,
-    file_tokenizer,
-    read_files,
-)
+from gridtrace.logs._stream import Chunk, LineFormat, file_reader, file_tokenizer
 from gridtrace.logs._text import NUL_FRAGMENT_REASON, decode_line, nul_fragment_counts, split_lines
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
@@ -968,20 +962,11 @@ LSF_STREAM: LineFormat[None] = LineFormat("lsf", lambda: None, _tokenize_lsf_chu
 
 
 tokenize_lsf_file = file_tokenizer(
+    "lsf",
     LSF_STREAM,
-    module=__name__,
-    name="tokenize_lsf_file",
     what="one ``lsb.acct`` or ``lsb.events`` file",
-    notes="""
-        The file is read in chunks of whole lines by the streaming core
-        (:mod:`gridtrace.logs._stream`); a record whose quoted string spans lines is never cut
-        by a chunk boundary.
-    """,
-    returns="""
-        One ``records`` row per event line (and per continuation line of a record whose quoted
-        string spans lines), one ``quarantine`` row per other line, in line order;
-        ``lines_read`` = records + quarantined.
-    """,
+    notes="A record whose quoted string spans lines is never cut by a chunk boundary.",
+    rows="event line (and per continuation line of a record whose quoted string spans lines)",
 )
 
 
@@ -1470,39 +1455,15 @@ def assemble_lsf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
     )
 
 
-def read_lsf(
-    paths: StrPath | Iterable[StrPath],
-    *,
-    site: str | None = None,
-    errors: ErrorPolicy = "warn",
-) -> ParseResult:
-    """Read LSF ``lsb.acct`` (or ``lsb.events``) files into ``records``, ``jobs`` and quarantine.
-
-    Parameters
-    ----------
-    paths : path or iterable of paths
-        Files (plain or gzip/bzip2/xz, detected by content) or folders of them.
-    site : str, optional
-        Site name for every row; defaults to the first path's name up to its first dot.
-    errors : {"raise", "warn", "skip"}, default "warn"
-        What to do with unreadable lines; they are quarantined and counted in every case.
-
-    Returns
-    -------
-    ParseResult
-        The tables and counts (lines read = parsed + quarantined); one ``jobs`` row per
-        ``JOB_FINISH`` record.
-
-    Raises
-    ------
-    LogParseError
-        With ``errors="raise"``, at the first unreadable line.
-
-    Examples
-    --------
-    >>> result = read_lsf("lsb.acct.1", site="hpc")  # doctest: +SKIP
-    >>> result.jobs.column("state").to_pylist()  # doctest: +SKIP
-    ['COMPLETED', 'COMPLETED']
-    """
-    parts = read_files(paths, tokenize_lsf_file, source_format="lsf", site=site, errors=errors)
-    return assemble_lsf(parts)
+read_lsf = file_reader(
+    "lsf",
+    tokenize_lsf_file,
+    assemble_lsf,
+    what="LSF ``lsb.acct`` (or ``lsb.events``) files",
+    returns="one ``jobs`` row per ``JOB_FINISH`` record",
+    examples="""
+        >>> result = read_lsf("lsb.acct.1", site="hpc")  # doctest: +SKIP
+        >>> result.jobs.column("state").to_pylist()  # doctest: +SKIP
+        ['COMPLETED', 'COMPLETED']
+    """,
+)

@@ -96,7 +96,7 @@ import pyarrow.compute as pc
 from gridtrace._atomic import write_text
 from gridtrace.errors import ConfigError, DataQualityWarning
 from gridtrace.logs import _swf_fast
-from gridtrace.logs._base import ErrorPolicy, FileParse, ParseResult
+from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._columnar import (
     as_text,
     interleave,
@@ -108,12 +108,7 @@ from gridtrace.logs._columnar import (
     string_array,
 )
 from gridtrace.logs._io import StrPath
-from gridtrace.logs._stream import (
-    Chunk,
-    LineFormat,
-    file_tokenizer,
-    read_files,
-)
+from gridtrace.logs._stream import Chunk, LineFormat, file_reader, file_tokenizer
 from gridtrace.logs._text import NON_UTF8
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
@@ -1019,14 +1014,7 @@ SWF_STREAM: LineFormat[_CommentState] = LineFormat("swf", _CommentState, _tokeni
 
 
 tokenize_swf_file = file_tokenizer(
-    SWF_STREAM,
-    module=__name__,
-    name="tokenize_swf_file",
-    what="one SWF file",
-    returns="""
-        One ``records`` row per comment or job line, one ``quarantine`` row per other line, in
-        line order; ``lines_read`` = records + quarantined.
-    """,
+    "swf", SWF_STREAM, what="one SWF file", rows="comment or job line"
 )
 
 
@@ -1523,52 +1511,36 @@ def assemble_swf(
     )
 
 
-def read_swf(
-    path: StrPath | Iterable[StrPath],
-    *,
-    site: str | None = None,
-    errors: ErrorPolicy = "warn",
-    status: StatusMode = "auto",
-) -> ParseResult:
-    """Read SWF (Parallel Workloads Archive) files into ``records``, ``jobs`` and quarantine.
-
-    Parameters
-    ----------
-    path : path or iterable of paths
-        SWF files (plain or gzip/bzip2/xz, detected by content) or folders of them.
-    site : str, optional
-        Site name for every row; defaults to the first path's name up to its first dot.
-    errors : {"raise", "warn", "skip"}, default "warn"
-        What to do with unreadable lines; they are quarantined and counted in every case.
-    status : {"auto", "swf", "exit_code"}, default "auto"
-        How the status field is read: recognised per file (a file whose statuses lie outside
-        SWF's set beyond a small share holds exit codes, see the module notes), as SWF's codes,
-        or as exit codes.
-
-    Returns
-    -------
-    ParseResult
-        The tables and counts (lines read = parsed + quarantined); the header metadata is in
-        ``info["swf_header"]`` and in the jobs table's schema metadata.
-
-    Raises
-    ------
-    LogParseError
-        With ``errors="raise"``, at the first unreadable line.
-
-    Warns
-    -----
-    DataQualityWarning
-        Naming each file whose status field is read as exit codes (``status="auto"``).
-
-    Examples
-    --------
-    >>> result = read_swf("LPC-EGEE-2004-1.2-cln.swf.gz")  # doctest: +SKIP
-    >>> result.info["swf_header"]["MaxProcs"]  # doctest: +SKIP
-    140
-    """
-    parts = read_files(path, tokenize_swf_file, source_format="swf", site=site, errors=errors)
-    return assemble_swf(parts, status=status)
+read_swf = file_reader(
+    "swf",
+    tokenize_swf_file,
+    assemble_swf,
+    paths_name="path",
+    what="SWF (Parallel Workloads Archive) files",
+    paths="SWF files (plain or gzip/bzip2/xz, detected by content) or folders of them.",
+    assemble_options=["status"],
+    options_doc="""
+        status : {"auto", "swf", "exit_code"}, default "auto"
+            How the status field is read: recognised per file (a file whose statuses lie
+            outside SWF's set beyond a small share holds exit codes, see the module notes),
+            as SWF's codes, or as exit codes.
+    """,
+    returns="""
+        the header metadata is in ``info["swf_header"]`` and in the jobs table's schema
+        metadata
+    """,
+    warns="""
+        Warns
+        -----
+        DataQualityWarning
+            Naming each file whose status field is read as exit codes (``status="auto"``).
+    """,
+    examples="""
+        >>> result = read_swf("LPC-EGEE-2004-1.2-cln.swf.gz")  # doctest: +SKIP
+        >>> result.info["swf_header"]["MaxProcs"]  # doctest: +SKIP
+        140
+    """,
+)
 
 
 # --------------------------------------------------------------------------- writer

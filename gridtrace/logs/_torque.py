@@ -14,7 +14,7 @@ warning names the order taken. :data:`FLAGS` explains every flag the reader sets
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -23,15 +23,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gridtrace.logs._base import ErrorPolicy, FileParse, ParseResult
+from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._io import ReadReport, StrPath, guarded_pieces
 from gridtrace.logs._spill import PartitionAssembly, SpillFormat
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
     Chunk,
     LineFormat,
+    file_reader,
     file_tokenizer,
-    read_files,
 )
 from gridtrace.logs._torque_fast import tokenize_torque_any
 from gridtrace.logs._torque_jobs import (
@@ -261,24 +261,19 @@ def torque_stream(path: StrPath, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> L
 
 
 tokenize_torque_file = file_tokenizer(
+    "torque",
     torque_stream,
-    module=__name__,
-    name="tokenize_torque_file",
     what="one TORQUE/PBS accounting file",
     notes="""
-        The file is read in chunks of whole lines by the streaming core
-        (:mod:`gridtrace.logs._stream`): each chunk through the compiled kernel, except a
-        process's first lines, read without it when the file is one chunk (see
+        Each chunk goes through the compiled kernel, except a process's first lines, read
+        without it when the file is one chunk (see
         :func:`~gridtrace.logs._torque_fast.tokenize_torque_any`): the same rows, sooner.
 
         The flavour (``torque`` or ``pbspro``) recorded in ``source_format`` is recognised from
         markers only PBS Pro writes (licence records, ``exec_vnode``, ``run_count``) in the
         file's first 4 MiB, whatever the chunk size.
     """,
-    returns="""
-        One ``records`` row per accounting line, one ``quarantine`` row per other line, in
-        line order; ``lines_read`` = records + quarantined.
-    """,
+    rows="accounting line",
 )
 
 
@@ -377,52 +372,32 @@ def assemble_torque(
     )
 
 
-def read_torque(
-    paths: StrPath | Iterable[StrPath],
-    *,
-    site: str | None = None,
-    tz: str | None = None,
-    errors: ErrorPolicy = "warn",
-    unitless_memory: str = "b",
-) -> ParseResult:
-    """Read TORQUE / OpenPBS / PBS Pro accounting logs into ``records``, ``jobs`` and quarantine.
-
-    Parameters
-    ----------
-    paths : path or iterable of paths
+read_torque = file_reader(
+    "torque",
+    tokenize_torque_file,
+    assemble_torque,
+    what="TORQUE / OpenPBS / PBS Pro accounting logs",
+    paths="""
         Files and directories of daily files (plain or gzip/bzip2/xz, detected by content).
         Directories are read in the date order of their file names.
-    site : str, optional
-        Site name for every row; defaults to the first path's name up to its first dot.
-    tz : str, optional
-        The site's IANA time zone (e.g. ``"Europe/Brussels"``). Times always come from the epochs
-        in the log; the zone only places the records that carry nothing but their local stamp.
-        Without it the offset is inferred from the records that carry both.
-    errors : {"raise", "warn", "skip"}, default "warn"
-        What to do with unreadable lines; they are quarantined and counted in every case.
-    unitless_memory : str, default "b"
-        The unit assumed for memory values logged without one (each such value is flagged).
-
-    Returns
-    -------
-    ParseResult
-        The tables and the counts, which always reconcile: lines read = parsed + quarantined.
-
-    Raises
-    ------
-    LogParseError
-        With ``errors="raise"``, at the first unreadable line, naming its file and line.
-
-    Examples
-    --------
-    >>> result = read_torque("/var/spool/torque/server_priv/accounting")  # doctest: +SKIP
-    >>> result.summary()["lines_quarantined"]  # doctest: +SKIP
-    0
-    """
-    parts = read_files(
-        paths, tokenize_torque_file, source_format="torque", site=site, errors=errors
-    )
-    return assemble_torque(parts, tz=tz, unitless_memory=unitless_memory)
+    """,
+    assemble_options=["tz", "unitless_memory"],
+    options_doc="""
+        tz : str, optional
+            The site's IANA time zone (e.g. ``"Europe/Brussels"``). Times always come from the
+            epochs in the log; the zone only places the records that carry nothing but their
+            local stamp. Without it the offset is inferred from the records that carry both.
+        unitless_memory : str, default "b"
+            The unit assumed for memory values logged without one (each such value is
+            flagged).
+    """,
+    first_bad="unreadable line, naming its file and line",
+    examples="""
+        >>> result = read_torque("/var/spool/torque/server_priv/accounting")  # doctest: +SKIP
+        >>> result.summary()["lines_quarantined"]  # doctest: +SKIP
+        0
+    """,
+)
 
 
 # --------------------------------------------------------------------------------------------
