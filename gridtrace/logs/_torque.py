@@ -224,11 +224,27 @@ def _sniff_flavour(path: StrPath, first: Chunk) -> str:
     return "pbspro" if any(marker in head for marker in _PBSPRO_MARKERS) else "torque"
 
 
+def _head_wanted(chunk: Chunk) -> bool:
+    """Whether to carry a file's first chunk on until it holds the head the flavour is read from.
+
+    When the chunk is nearly the head already (the default 4 MiB chunk is the head but for a
+    part of a line), taking the next chunk along costs less than reading the head again; a small
+    chunk is not carried (growing the carry by small chunks would copy it over and over).
+    """
+    return (
+        not chunk.final
+        and _FLAVOUR_SNIFF_BYTES // 2 <= len(chunk.data) < _FLAVOUR_SNIFF_BYTES
+        and not any(marker in chunk.data for marker in _PBSPRO_MARKERS)
+    )
+
+
 def _tokenize_torque_chunk(
     chunk: Chunk, state: _TorqueState, *, site: str, src_file: str
 ) -> tuple[pa.Table, pa.Table]:
     """Tokenise one chunk of a TORQUE file: its ``records`` and ``quarantine`` rows."""
     if state.flavour is None:
+        if _head_wanted(chunk):  # carried into the next chunk, which completes the head
+            return RECORDS.empty_table(), QUARANTINE.empty_table()
         state.flavour = _sniff_flavour(state.path, chunk)
     parsed = tokenize_torque_any(
         chunk.data,

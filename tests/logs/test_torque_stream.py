@@ -160,13 +160,15 @@ def test_the_flavour_is_that_of_the_files_head_whatever_the_chunk(
     whole = _whole_file(path, sniff=2000)
     expected = "pbspro" if data.find(marker) + len(marker) <= 2000 else "torque"
     assert set(whole.records.column("source_format").to_pylist()) == {expected}
-    for size in (1, 300, 1999, 2000, 2001, 1 << 20):
+    for size in (1, 300, 1200, 1999, 2000, 2001, 1 << 20):
         _same(_streamed(path, size)[0], whole)
 
 
-def test_the_sniff_reads_no_further_than_the_head(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("size", "head_read"), [(500, True), (1900, False)])
+def test_the_head_is_read_again_only_for_small_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int, head_read: bool
 ) -> None:
+    # a chunk of at least half the head is carried on into the next instead (no second read)
     monkeypatch.setattr(_torque, "_FLAVOUR_SNIFF_BYTES", 2000)
     path = tmp_path / "long.log"
     path.write_bytes(_generated(2000))
@@ -179,8 +181,12 @@ def test_the_sniff_reads_no_further_than_the_head(
             yield piece
 
     monkeypatch.setattr(_torque, "guarded_pieces", counted)
-    _streamed(path, 500)
-    assert 2000 <= sum(read) < 2000 + 2 * 2000  # the head and the piece that completes it
+    parsed, _ = _streamed(path, size)
+    _same(parsed, _whole_file(path, sniff=2000))
+    if head_read:  # the head and the piece that completes it, no more
+        assert 2000 <= sum(read) < 2000 + 2 * 2000
+    else:
+        assert read == []
 
 
 # --------------------------------------------------------------------------- chunks and counts
