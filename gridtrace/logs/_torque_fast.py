@@ -631,29 +631,11 @@ def tokenize_torque(
     """Tokenise a whole accounting file, or a chunk of whole lines of one, fast.
 
     The result is identical to that of
-    :func:`~gridtrace.logs._torque_lines.tokenize_torque_reference`: clean lines are tokenised by a
-    compiled kernel straight into Arrow buffers, every other line by the reference's
+    :func:`~gridtrace.logs._torque_lines.tokenize_torque_reference`, whose arguments these are
+    (a chunk is tokenised as the same lines of the whole file are; only the file's last chunk
+    may end without a line end): clean lines are tokenised by a compiled kernel straight into
+    Arrow buffers, every other line by the reference's
     :func:`~gridtrace.logs._torque_lines.parse_torque_line`.
-
-    Parameters
-    ----------
-    data : bytes
-        The decompressed file content, or a chunk of its lines (only the file's last chunk may
-        end without a line end: a chunk is tokenised as the same lines of the whole file are).
-    src_file : str
-        The file's name, recorded in every row.
-    site : str
-        The site name recorded in every row.
-    source_format : str, default "torque"
-        Recorded in every row.
-    first_line : int, default 1
-        The number in the file of the first line of ``data``.
-
-    Returns
-    -------
-    FileParse
-        ``records`` (``stamp_utc`` left null: placing stamps needs the whole log) and
-        ``quarantine``; their row counts add up to the line count of ``data``.
     """
     names = {"src_file": src_file, "site": site, "source_format": source_format}
     if not _compile_kernel():  # pragma: no cover
