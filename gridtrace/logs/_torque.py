@@ -202,40 +202,33 @@ class _TorqueState:
     flavour: str | None = None  # "torque" or "pbspro", decided at the first chunk
 
 
-def _sniff_flavour(path: StrPath, first: Chunk) -> str:
+def _flavour_of(path: StrPath, first: Chunk) -> str | None:
     """Return the flavour of a file from its first :data:`_FLAVOUR_SNIFF_BYTES` bytes.
 
-    The file's first chunk is the start of those bytes; when it holds no marker and is shorter
-    (a file read in smaller chunks), the rest of the head is read through the same line guard,
-    so the flavour is that of the whole-file read whatever the chunk size (the head's findings
-    are left to the tokenising pass, which reports them).
+    ``first`` is the file's first chunk (with what was carried into it), the start of those
+    bytes. When it holds no marker and is shorter, it is carried on into the next chunk if it
+    is at least half the head (the default 4 MiB chunk is the head but for a part of a line:
+    taking the next chunk along costs less than reading the head again), and None says so;
+    a smaller chunk is not carried (growing the carry by small chunks would copy it over and
+    over): the head is read through the same line guard, so the flavour is that of the
+    whole-file read whatever the chunk size (its findings are left to the tokenising pass,
+    which reports them).
     """
     head = first.data[:_FLAVOUR_SNIFF_BYTES]
-    if not any(marker in head for marker in _PBSPRO_MARKERS):
-        if first.final or len(head) >= _FLAVOUR_SNIFF_BYTES:
-            return "torque"
-        pieces, size = [], 0
-        for piece, _ in guarded_pieces(path, ReadReport(str(path), None), _FLAVOUR_SNIFF_BYTES):
-            pieces.append(piece)
-            size += len(piece)
-            if size >= _FLAVOUR_SNIFF_BYTES:
-                break
-        head = b"".join(pieces)[:_FLAVOUR_SNIFF_BYTES]
+    if any(marker in head for marker in _PBSPRO_MARKERS):
+        return "pbspro"
+    if first.final or len(head) >= _FLAVOUR_SNIFF_BYTES:
+        return "torque"
+    if len(head) >= _FLAVOUR_SNIFF_BYTES // 2:
+        return None
+    pieces, size = [], 0
+    for piece, _ in guarded_pieces(path, ReadReport(str(path), None), _FLAVOUR_SNIFF_BYTES):
+        pieces.append(piece)
+        size += len(piece)
+        if size >= _FLAVOUR_SNIFF_BYTES:
+            break
+    head = b"".join(pieces)[:_FLAVOUR_SNIFF_BYTES]
     return "pbspro" if any(marker in head for marker in _PBSPRO_MARKERS) else "torque"
-
-
-def _head_wanted(chunk: Chunk) -> bool:
-    """Whether to carry a file's first chunk on until it holds the head the flavour is read from.
-
-    When the chunk is nearly the head already (the default 4 MiB chunk is the head but for a
-    part of a line), taking the next chunk along costs less than reading the head again; a small
-    chunk is not carried (growing the carry by small chunks would copy it over and over).
-    """
-    return (
-        not chunk.final
-        and _FLAVOUR_SNIFF_BYTES // 2 <= len(chunk.data) < _FLAVOUR_SNIFF_BYTES
-        and not any(marker in chunk.data for marker in _PBSPRO_MARKERS)
-    )
 
 
 def _tokenize_torque_chunk(
@@ -243,9 +236,9 @@ def _tokenize_torque_chunk(
 ) -> tuple[pa.Table, pa.Table]:
     """Tokenise one chunk of a TORQUE file: its ``records`` and ``quarantine`` rows."""
     if state.flavour is None:
-        if _head_wanted(chunk):  # carried into the next chunk, which completes the head
+        state.flavour = _flavour_of(state.path, chunk)
+        if state.flavour is None:  # carried into the next chunk, which completes the head
             return RECORDS.empty_table(), QUARANTINE.empty_table()
-        state.flavour = _sniff_flavour(state.path, chunk)
     parsed = tokenize_torque_any(
         chunk.data,
         src_file=src_file,

@@ -1,4 +1,4 @@
-"""TORQUE / OpenPBS / PBS Pro accounting lines: the fast, whole-file tokeniser.
+"""TORQUE / OpenPBS / PBS Pro accounting lines: the fast tokeniser, of a whole file or a chunk.
 
 :func:`tokenize_torque` gives exactly the rows of
 :func:`~gridtrace.logs._torque_lines.tokenize_torque_reference` (same rows, order, ``attrs`` entries
