@@ -9,9 +9,13 @@ the median over ``--rounds`` rounds, with the ratio tree / base.
 
 Inputs: real logs from ``GRIDTRACE_REAL_DATA`` (SWF: RICC-2010-2, gzip; SGE: the UCSF Wynton
 accounting file repeated to ``--lines`` lines; Slurm: the two XDMoD sacct dumps, gzip; LSF: the
-XDMoD fixture repeated to ``--lsf-lines`` lines) and generated files: a plain SWF file of
-``--lines`` jobs, and ``condor_history -json`` (one attribute a line) and ``-jsonl`` files of
-``--condor-ads`` job ads (no real HTCondor history is available).
+XDMoD fixture repeated to ``--lsf-lines`` lines; TORQUE: the 30 daily files of the VSC month
+2016-06, decompressed into one file) and generated files: a plain SWF file of ``--lines`` jobs,
+a plain TORQUE log of ``--lines`` lines (the synthetic site of ``parse_torque.py``, with its
+broken lines, its daily files joined into one), and ``condor_history -json`` (one attribute a
+line) and ``-jsonl`` files of ``--condor-ads`` job ads (no real HTCondor history is available).
+
+Each row gives the median of the rounds and, in brackets, the range (slowest to fastest round).
 
 ``--sge-passes`` times, on this tree only, the two passes of the SGE reader apart: the first
 (``sge_width``: the field-count histogram) and the whole ``tokenize_sge_file`` (both passes).
@@ -25,6 +29,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import statistics
@@ -38,9 +43,11 @@ from typing import Any
 try:
     from _machine import describe_machine
     from parse_formats import _synthetic_swf_text
+    from parse_torque import generate as _torque_days
 except ImportError:  # run from another folder
     from benchmarks._machine import describe_machine
     from benchmarks.parse_formats import _synthetic_swf_text
+    from benchmarks.parse_torque import generate as _torque_days
 
 HERE = Path(__file__).resolve().parent.parent
 
@@ -94,6 +101,10 @@ def build_inputs(work: Path, args: argparse.Namespace) -> list[tuple[str, str, P
     swf = work / "generated.swf"
     swf.write_bytes(_synthetic_swf_text(args.lines, 7))
     inputs.append(("swf", f"generated, {args.lines:,} jobs, plain", swf))
+    torque = work / "generated.torque"
+    days = _torque_days(work / "torque-days", args.lines, 17)
+    torque.write_bytes(b"".join(day.read_bytes() for day in days))
+    inputs.append(("torque", f"generated, {args.lines:,} lines, plain", torque))
     pretty, jsonl = _condor_files(work, args.condor_ads)
     inputs.append(("htcondor", f"generated -json, {args.condor_ads:,} ads", pretty))
     inputs.append(("htcondor", f"generated -jsonl, {args.condor_ads:,} ads", jsonl))
@@ -112,6 +123,11 @@ def build_inputs(work: Path, args: argparse.Namespace) -> list[tuple[str, str, P
         data / "other" / "lsf" / "xdmod-shredder-lsf-fixture.log", work / "lsf.log", args.lsf_lines
     )
     inputs.append(("lsf", f"real, repeated: XDMoD fixture, {args.lsf_lines:,} lines", lsf))
+    vsc = sorted((data / "torque" / "vsc-kuleuven-2016-06").glob("*.gz"))
+    if vsc:
+        month = work / "vsc-2016-06.torque"
+        month.write_bytes(b"".join(gzip.decompress(day.read_bytes()) for day in vsc))
+        inputs.append(("torque", f"real: VSC 2016-06, {len(vsc)} days in one file", month))
     return inputs
 
 
@@ -185,7 +201,7 @@ def main(argv: list[str] | None = None) -> None:
     trees = {"this": HERE, "base": args.base.resolve()}
     print(describe_machine())
     print(f"this tree: {HERE}; base: {trees['base']}\n")
-    print("| format | input | lines | base lines/s | this lines/s | this / base |")
+    print("| format | input | lines | base lines/s (range) | this lines/s (range) | this / base |")
     print("|---|---|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         if args.sge_passes:
@@ -209,9 +225,13 @@ def main(argv: list[str] | None = None) -> None:
                     seconds[name].append(result["seconds"])
                     lines = int(result["lines"])
             rate = {name: lines / statistics.median(values) for name, values in seconds.items()}
+            spread = {
+                name: f"{lines / max(values):,.0f}-{lines / min(values):,.0f}"
+                for name, values in seconds.items()
+            }
             print(
-                f"| {fmt} | {label} | {lines:,} | {rate['base']:,.0f} | {rate['this']:,.0f} | "
-                f"{rate['this'] / rate['base']:.2f} |",
+                f"| {fmt} | {label} | {lines:,} | {rate['base']:,.0f} ({spread['base']}) | "
+                f"{rate['this']:,.0f} ({spread['this']}) | {rate['this'] / rate['base']:.2f} |",
                 flush=True,
             )
 

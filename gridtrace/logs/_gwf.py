@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,23 +53,10 @@ import pyarrow as pa
 
 from gridtrace._atomic import write_text
 from gridtrace.errors import ConfigError
-from gridtrace.logs._base import (
-    ErrorPolicy,
-    FileParse,
-    ParseResult,
-    apply_error_policy,
-    check_error_policy,
-    tokenize_guarded,
-)
+from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._columnar import repeat_string, split_lines
-from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths
-from gridtrace.logs._stream import (
-    DEFAULT_CHUNK_BYTES,
-    Chunk,
-    LineFormat,
-    StreamStats,
-    tokenize_stream,
-)
+from gridtrace.logs._io import StrPath
+from gridtrace.logs._stream import Chunk, LineFormat, file_reader, file_tokenizer
 from gridtrace.logs._swf import (
     _NUMBER,
     _STATE_NAMES,
@@ -241,33 +228,9 @@ GWF_STREAM: LineFormat[_CommentState] = LineFormat("gwf", _CommentState, _tokeni
 """The GWF format for the streaming core: the header's open key carried across chunks."""
 
 
-def tokenize_gwf_file(
-    path: StrPath,
-    *,
-    site: str,
-    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-    stats: StreamStats | None = None,
-) -> FileParse:
-    """Tokenise one GWF text file (plain, gzip, bzip2 or xz) into ``records`` and ``quarantine``.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The file.
-    site : str
-        Site name for every row.
-    chunk_bytes : int
-        Decompressed bytes per chunk (4 MiB by default); the tables do not depend on it.
-    stats : StreamStats, optional
-        Filled in with the chunks read and the counts per chunk.
-
-    Returns
-    -------
-    FileParse
-        One ``records`` row per comment or job line, one ``quarantine`` row per other line, in
-        line order; ``lines_read`` = records + quarantined.
-    """
-    return tokenize_stream(path, GWF_STREAM, site=site, chunk_bytes=chunk_bytes, stats=stats)
+tokenize_gwf_file = file_tokenizer(
+    "gwf", GWF_STREAM, what="one GWF text file", rows="comment or job line"
+)
 
 
 # --------------------------------------------------------------------------- assembler
@@ -527,52 +490,23 @@ def assemble_gwf(
     )
 
 
-def read_gwf(
-    paths: StrPath | Iterable[StrPath],
-    *,
-    site: str | None = None,
-    errors: ErrorPolicy = "warn",
-    status: StatusMode = "auto",
-) -> ParseResult:
-    """Read GWF (Grid Workloads Archive) text files into ``records``, ``jobs`` and quarantine.
-
-    Parameters
-    ----------
-    paths : path or iterable of paths
-        GWF files (plain or gzip/bzip2/xz, detected by content) or folders of them.
-    site : str, optional
-        Site name for every row; defaults to the first path's name up to its first dot (never
-        the OrigSiteID column, which stays in the records; see the module notes).
-    errors : {"raise", "warn", "skip"}, default "warn"
-        What to do with unreadable lines; they are quarantined and counted in every case.
-    status : {"auto", "swf", "exit_code"}, default "auto"
-        How the Status field is read (see :func:`gridtrace.logs.read_swf`).
-
-    Returns
-    -------
-    ParseResult
-        The tables and counts (lines read = parsed + quarantined).
-
-    Raises
-    ------
-    LogParseError
-        With ``errors="raise"``, at the first unreadable line.
-
-    Examples
-    --------
-    >>> result = read_gwf("anon_jobs.gwf", site="das2")  # doctest: +SKIP
-    >>> result.jobs.column("vo").unique()  # doctest: +SKIP
-    """
-    policy = check_error_policy(errors)
-    files = expand_log_paths(paths)
-    site = site or default_site_name(paths)
-    parts = [
-        apply_error_policy(
-            tokenize_guarded(tokenize_gwf_file, f, site=site, source_format="gwf"), policy
-        )
-        for f in files
-    ]
-    return assemble_gwf(parts, status=status)
+read_gwf = file_reader(
+    "gwf",
+    tokenize_gwf_file,
+    assemble_gwf,
+    what="GWF (Grid Workloads Archive) text files",
+    paths="GWF files (plain or gzip/bzip2/xz, detected by content) or folders of them.",
+    site_note=" (never the OrigSiteID column, which stays in the records; see the module notes)",
+    assemble_options=["status"],
+    options_doc="""
+        status : {"auto", "swf", "exit_code"}, default "auto"
+            How the Status field is read (see :func:`gridtrace.logs.read_swf`).
+    """,
+    examples="""
+        >>> result = read_gwf("anon_jobs.gwf", site="das2")  # doctest: +SKIP
+        >>> result.jobs.column("vo").unique()  # doctest: +SKIP
+    """,
+)
 
 
 # --------------------------------------------------------------------------- writer

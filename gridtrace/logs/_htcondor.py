@@ -79,7 +79,7 @@ import json
 import logging
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -96,23 +96,9 @@ from gridtrace.logs._attrs import (
     flag_mask,
     repeated_rows,
 )
-from gridtrace.logs._base import (
-    ErrorPolicy,
-    FileParse,
-    ParseResult,
-    apply_error_policy,
-    check_error_policy,
-    tokenize_guarded,
-)
+from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._columnar import quarantine_table
-from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths
-from gridtrace.logs._stream import (
-    DEFAULT_CHUNK_BYTES,
-    Chunk,
-    LineFormat,
-    StreamStats,
-    tokenize_stream,
-)
+from gridtrace.logs._stream import Chunk, LineFormat, file_reader, file_tokenizer
 from gridtrace.logs._text import NUL_FRAGMENT_REASON, decode_line, nul_fragment_counts
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
@@ -461,43 +447,6 @@ class _HTCondorState:
     taken: int = 0
 
 
-def tokenize_htcondor_file(
-    path: StrPath,
-    *,
-    site: str,
-    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-    stats: StreamStats | None = None,
-) -> FileParse:
-    """Tokenise one ``condor_history -json`` or ``-jsonl`` file (plain, gzip, bzip2 or xz).
-
-    The file is read chunk by chunk on the streaming core: an ad still open at a chunk's end,
-    or a broken object whose quarantined lines run to the next line starting with ``{``, is
-    carried whole into the next chunk (from the first line of the ad it shares a line with,
-    if any), so no ad is cut and the rows are those of reading the file in one piece. A
-    broken object that never ends is carried to the end of the file (memory then grows with
-    it; the line guard stops a file that is almost all garbage).
-
-    Parameters
-    ----------
-    path : str or path-like
-        The file.
-    site : str
-        Site name for every row.
-    chunk_bytes : int
-        Decompressed bytes per chunk (4 MiB by default); the tables do not depend on it.
-    stats : StreamStats, optional
-        Filled in with the chunks read and the counts per chunk.
-
-    Returns
-    -------
-    FileParse
-        One ``records`` row per ad (at its first line) and per other line of the file (``CONT``,
-        ``SEP``), one ``quarantine`` row per line of a broken object, in line order;
-        ``lines_read`` = records + quarantined.
-    """
-    return tokenize_stream(path, HTCONDOR_STREAM, site=site, chunk_bytes=chunk_bytes, stats=stats)
-
-
 def _tokenize_htcondor_chunk(
     chunk: Chunk, state: _HTCondorState, *, site: str, src_file: str
 ) -> tuple[pa.Table, pa.Table]:
@@ -655,6 +604,23 @@ HTCONDOR_STREAM: LineFormat[_HTCondorState] = LineFormat(
     "htcondor", _HTCondorState, _tokenize_htcondor_chunk, lambda state: state.taken
 )
 """The HTCondor format (``-json`` objects over lines, ``-jsonl``) for the streaming core."""
+
+
+tokenize_htcondor_file = file_tokenizer(
+    "htcondor",
+    HTCONDOR_STREAM,
+    what="one ``condor_history -json`` or ``-jsonl`` file",
+    notes="""
+        An ad still open at a chunk's end, or a broken object whose quarantined lines run to the
+        next line starting with ``{``, is carried whole into the next chunk (from the first line
+        of the ad it shares a line with, if any), so no ad is cut and the rows are those of
+        reading the file in one piece. A broken object that never ends is carried to the end of
+        the file (memory then grows with it; the line guard stops a file that is almost all
+        garbage).
+    """,
+    rows="ad (at its first line) and per other line of the file (``CONT``, ``SEP``)",
+    others="line of a broken object",
+)
 
 
 # --------------------------------------------------------------------------- assembler
@@ -967,46 +933,17 @@ def assemble_htcondor(parts: Sequence[FileParse], *, tz: str | None = None) -> P
     )
 
 
-def read_htcondor(
-    paths: StrPath | Iterable[StrPath],
-    *,
-    site: str | None = None,
-    errors: ErrorPolicy = "warn",
-) -> ParseResult:
-    """Read ``condor_history -json`` / ``-jsonl`` files into ``records``, ``jobs`` and quarantine.
-
-    Parameters
-    ----------
-    paths : path or iterable of paths
-        Files (plain or gzip/bzip2/xz, detected by content) or folders of them.
-    site : str, optional
-        Site name for every row; defaults to the first path's name up to its first dot.
-    errors : {"raise", "warn", "skip"}, default "warn"
-        What to do with broken objects; they are quarantined and counted in every case.
-
-    Returns
-    -------
-    ParseResult
-        The tables and counts (lines read = parsed + quarantined); one ``jobs`` row per job ad.
-
-    Raises
-    ------
-    LogParseError
-        With ``errors="raise"``, at the first line of the first broken object.
-
-    Examples
-    --------
-    >>> result = read_htcondor("history.json", site="t2")  # doctest: +SKIP
-    >>> result.jobs.column("job_id_raw").to_pylist()[:2]  # doctest: +SKIP
-    ['1234.0', '1234.1']
-    """
-    policy = check_error_policy(errors)
-    files = expand_log_paths(paths)
-    site = site or default_site_name(paths)
-    parts = [
-        apply_error_policy(
-            tokenize_guarded(tokenize_htcondor_file, f, site=site, source_format="htcondor"), policy
-        )
-        for f in files
-    ]
-    return assemble_htcondor(parts)
+read_htcondor = file_reader(
+    "htcondor",
+    tokenize_htcondor_file,
+    assemble_htcondor,
+    what="``condor_history -json`` / ``-jsonl`` files",
+    unreadable="broken objects",
+    first_bad="line of the first broken object",
+    returns="one ``jobs`` row per job ad",
+    examples="""
+        >>> result = read_htcondor("history.json", site="t2")  # doctest: +SKIP
+        >>> result.jobs.column("job_id_raw").to_pylist()[:2]  # doctest: +SKIP
+        ['1234.0', '1234.1']
+    """,
+)

@@ -97,7 +97,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain
 from operator import add
@@ -116,23 +116,9 @@ from gridtrace.logs._attrs import (
     flag_mask,
     repeated_rows,
 )
-from gridtrace.logs._base import (
-    ErrorPolicy,
-    FileParse,
-    ParseResult,
-    apply_error_policy,
-    check_error_policy,
-    tokenize_guarded,
-)
+from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._columnar import quarantine_table
-from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths
-from gridtrace.logs._stream import (
-    DEFAULT_CHUNK_BYTES,
-    Chunk,
-    LineFormat,
-    StreamStats,
-    tokenize_stream,
-)
+from gridtrace.logs._stream import Chunk, LineFormat, file_reader, file_tokenizer
 from gridtrace.logs._text import NUL_FRAGMENT_REASON, decode_line, nul_fragment_counts, split_lines
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
@@ -909,37 +895,6 @@ _HEAD_CHECKS = _checks(_HEAD)
 _MIDDLE_CHECKS = _checks(_MIDDLE)
 
 
-def tokenize_lsf_file(
-    path: StrPath,
-    *,
-    site: str,
-    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-    stats: StreamStats | None = None,
-) -> FileParse:
-    """Tokenise one ``lsb.acct`` or ``lsb.events`` file (plain, gzip, bzip2 or xz).
-
-    Parameters
-    ----------
-    path : str or path-like
-        The file.
-    site : str
-        Site name for every row.
-    chunk_bytes : int
-        Decompressed bytes per chunk (4 MiB by default); the tables do not depend on it (a
-        record whose quoted string spans lines is never cut by a chunk boundary).
-    stats : StreamStats, optional
-        Filled in with the chunks read and the counts per chunk.
-
-    Returns
-    -------
-    FileParse
-        One ``records`` row per event line (and per continuation line of a record whose quoted
-        string spans lines), one ``quarantine`` row per other line, in line order;
-        ``lines_read`` = records + quarantined.
-    """
-    return tokenize_stream(path, LSF_STREAM, site=site, chunk_bytes=chunk_bytes, stats=stats)
-
-
 def _tokenize_lsf_chunk(
     chunk: Chunk, state: None, *, site: str, src_file: str
 ) -> tuple[pa.Table, pa.Table]:
@@ -1004,6 +959,15 @@ def _tokenize_lsf_chunk(
 
 LSF_STREAM: LineFormat[None] = LineFormat("lsf", lambda: None, _tokenize_lsf_chunk)
 """The LSF format for the streaming core (records spanning lines carried on whole)."""
+
+
+tokenize_lsf_file = file_tokenizer(
+    "lsf",
+    LSF_STREAM,
+    what="one ``lsb.acct`` or ``lsb.events`` file",
+    notes="A record whose quoted string spans lines is never cut by a chunk boundary.",
+    rows="event line (and per continuation line of a record whose quoted string spans lines)",
+)
 
 
 def _cut_tokens(record: str) -> tuple[list[str], Quoted]:
@@ -1491,47 +1455,15 @@ def assemble_lsf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
     )
 
 
-def read_lsf(
-    paths: StrPath | Iterable[StrPath],
-    *,
-    site: str | None = None,
-    errors: ErrorPolicy = "warn",
-) -> ParseResult:
-    """Read LSF ``lsb.acct`` (or ``lsb.events``) files into ``records``, ``jobs`` and quarantine.
-
-    Parameters
-    ----------
-    paths : path or iterable of paths
-        Files (plain or gzip/bzip2/xz, detected by content) or folders of them.
-    site : str, optional
-        Site name for every row; defaults to the first path's name up to its first dot.
-    errors : {"raise", "warn", "skip"}, default "warn"
-        What to do with unreadable lines; they are quarantined and counted in every case.
-
-    Returns
-    -------
-    ParseResult
-        The tables and counts (lines read = parsed + quarantined); one ``jobs`` row per
-        ``JOB_FINISH`` record.
-
-    Raises
-    ------
-    LogParseError
-        With ``errors="raise"``, at the first unreadable line.
-
-    Examples
-    --------
-    >>> result = read_lsf("lsb.acct.1", site="hpc")  # doctest: +SKIP
-    >>> result.jobs.column("state").to_pylist()  # doctest: +SKIP
-    ['COMPLETED', 'COMPLETED']
-    """
-    policy = check_error_policy(errors)
-    files = expand_log_paths(paths)
-    site = site or default_site_name(paths)
-    parts = [
-        apply_error_policy(
-            tokenize_guarded(tokenize_lsf_file, f, site=site, source_format="lsf"), policy
-        )
-        for f in files
-    ]
-    return assemble_lsf(parts)
+read_lsf = file_reader(
+    "lsf",
+    tokenize_lsf_file,
+    assemble_lsf,
+    what="LSF ``lsb.acct`` (or ``lsb.events``) files",
+    returns="one ``jobs`` row per ``JOB_FINISH`` record",
+    examples="""
+        >>> result = read_lsf("lsb.acct.1", site="hpc")  # doctest: +SKIP
+        >>> result.jobs.column("state").to_pylist()  # doctest: +SKIP
+        ['COMPLETED', 'COMPLETED']
+    """,
+)

@@ -138,23 +138,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gridtrace.logs._attrs import append_flag, flag_array, flag_mask
-from gridtrace.logs._base import (
-    ErrorPolicy,
-    FileParse,
-    ParseResult,
-    apply_error_policy,
-    check_error_policy,
-    tokenize_guarded,
-)
+from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._columnar import as_text, quarantine_table, records_table
-from gridtrace.logs._io import ReadReport, StrPath, default_site_name, expand_log_paths
+from gridtrace.logs._io import ReadReport, StrPath
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
     Chunk,
     LineFormat,
-    StreamStats,
+    file_reader,
+    file_tokenizer,
     iter_chunks,
-    tokenize_stream,
 )
 from gridtrace.logs._text import (
     NUL_FRAGMENT_REASON,
@@ -780,47 +773,28 @@ def sge_stream(path: StrPath, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> Line
     return LineFormat("sge", lambda: _SgeState(width), _tokenize_sge_chunk)
 
 
-def tokenize_sge_file(
-    path: StrPath,
-    *,
-    site: str,
-    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-    stats: StreamStats | None = None,
-) -> FileParse:
-    """Tokenise one Grid Engine ``accounting`` file (plain, gzip, bzip2 or xz), chunk by chunk.
-
-    The file is read twice through the streaming core's guarded chunks. Why: a line with
-    surplus ``:`` is re-aligned to the file's usual field count, the most common count over
-    the WHOLE file, which no chunk knows; reading the whole file at once (as before) would
-    make memory grow with the file. So a first pass (:func:`sge_width`) keeps only a
-    histogram of the field counts of the good lines (constant memory), and the second
-    tokenises with the count known. Cost: the first pass decompresses the file once more and
-    runs the field check on every line (the counting is numpy on the chunk's bytes): about a
-    third of the read (0.20 of 0.62 s for 200,000 lines of the Wynton file; the two passes
-    run at 0.8x the one-pass whole-file read they replace: BENCHMARKS.md, "Streaming reader
-    core").
-
-    Parameters
-    ----------
-    path : str or path-like
-        The file.
-    site : str
-        Site name for every row.
-    chunk_bytes : int
-        Decompressed bytes per chunk (4 MiB by default); the tables do not depend on it.
-    stats : StreamStats, optional
-        Filled in with the chunks of the second pass and the counts per chunk.
-
-    Returns
-    -------
-    FileParse
-        One ``records`` row per ``#`` line (``H``), job record (``J``) or parallel-environment
-        slave record (``PE``), one ``quarantine`` row per other line (blank, too few fields,
-        non-numeric where a number belongs, a ``:`` inside a field that cannot be placed
-        uniquely), in line order; ``lines_read`` = records + quarantined.
-    """
-    fmt = sge_stream(path, chunk_bytes=chunk_bytes)
-    return tokenize_stream(path, fmt, site=site, chunk_bytes=chunk_bytes, stats=stats)
+tokenize_sge_file = file_tokenizer(
+    "sge",
+    sge_stream,
+    what="one Grid Engine ``accounting`` file",
+    notes="""
+        It is read twice through the core's guarded chunks. Why: a line with surplus ``:`` is
+        re-aligned to the file's usual field count, the most common count over the WHOLE file,
+        which no chunk knows; reading the whole file at once (as before) would make memory grow
+        with the file. So a first pass (:func:`sge_width`) keeps only a histogram of the field
+        counts of the good lines (constant memory), and the second tokenises with the count
+        known. Cost: the first pass decompresses the file once more and runs the field check on
+        every line (the counting is numpy on the chunk's bytes): about a third of the read (0.20
+        of 0.62 s for 200,000 lines of the Wynton file; the two passes run at 0.8x the one-pass
+        whole-file read they replace: BENCHMARKS.md, "Streaming reader core").
+    """,
+    stats="Filled in with the chunks of the second pass and the counts per chunk.",
+    rows="``#`` line (``H``), job record (``J``) or parallel-environment slave record (``PE``)",
+    others="""
+        other line (blank, too few fields, non-numeric where a number belongs, a ``:`` inside a
+        field that cannot be placed uniquely)
+    """,
+)
 
 
 def _tokenize_sge_chunk(
@@ -1535,47 +1509,18 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     return table, info
 
 
-def read_sge(
-    paths: StrPath | Iterable[StrPath],
-    *,
-    site: str | None = None,
-    errors: ErrorPolicy = "warn",
-) -> ParseResult:
-    """Read Grid Engine ``accounting`` files into ``records``, ``jobs`` and quarantine.
-
-    Parameters
-    ----------
-    paths : path or iterable of paths
+read_sge = file_reader(
+    "sge",
+    tokenize_sge_file,
+    assemble_sge,
+    what="Grid Engine ``accounting`` files",
+    paths="""
         Files (plain or gzip/bzip2/xz, detected by content) or folders of them, in reading
         order (a job's retries are numbered in that order).
-    site : str, optional
-        Site name for every row; defaults to the first path's name up to its first dot.
-    errors : {"raise", "warn", "skip"}, default "warn"
-        What to do with unreadable lines; they are quarantined and counted in every case.
-
-    Returns
-    -------
-    ParseResult
-        The tables and counts (lines read = parsed + quarantined).
-
-    Raises
-    ------
-    LogParseError
-        With ``errors="raise"``, at the first unreadable line.
-
-    Examples
-    --------
-    >>> result = read_sge("accounting", site="wynton")  # doctest: +SKIP
-    >>> result.jobs.num_rows  # doctest: +SKIP
-    1000
-    """
-    policy = check_error_policy(errors)
-    files = expand_log_paths(paths)
-    site = site or default_site_name(paths)
-    parts = [
-        apply_error_policy(
-            tokenize_guarded(tokenize_sge_file, f, site=site, source_format="sge"), policy
-        )
-        for f in files
-    ]
-    return assemble_sge(parts)
+    """,
+    examples="""
+        >>> result = read_sge("accounting", site="wynton")  # doctest: +SKIP
+        >>> result.jobs.num_rows  # doctest: +SKIP
+        1000
+    """,
+)

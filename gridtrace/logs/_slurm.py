@@ -105,7 +105,7 @@ from __future__ import annotations
 import logging
 import re
 import zoneinfo
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
 from typing import Any, TypeAlias
@@ -118,22 +118,15 @@ import pyarrow.compute as pc
 
 from gridtrace.errors import ConfigError
 from gridtrace.logs._attrs import append_flag, flag_array, flag_mask, repeated_rows
-from gridtrace.logs._base import (
-    ErrorPolicy,
-    FileParse,
-    ParseResult,
-    apply_error_policy,
-    check_error_policy,
-    tokenize_guarded,
-)
+from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._columnar import as_text, quarantine_table, records_table
-from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths
+from gridtrace.logs._io import StrPath
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
     Chunk,
     LineFormat,
-    StreamStats,
-    tokenize_stream,
+    file_reader,
+    file_tokenizer,
 )
 from gridtrace.logs._text import NUL_FRAGMENT_REASON, nul_fragment_counts, nul_lines, split_lines
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
@@ -518,44 +511,58 @@ def _field_order(state: _SlurmState, text: Arr, nul: Bool) -> None:
         state.names = list(SLURM_FIELDS)
 
 
-def tokenize_slurm_file(
+def slurm_stream(
     path: StrPath,
     *,
-    site: str,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     delimiter: str = "|",
     header: Sequence[str] | None = None,
-    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-    stats: StreamStats | None = None,
-) -> FileParse:
-    """Tokenise one ``sacct --parsable2`` file (plain, gzip, bzip2 or xz).
+) -> LineFormat[_SlurmState]:
+    """Return the Slurm format of one file for the streaming core, with the caller's layout.
 
     Parameters
     ----------
     path : str or path-like
-        The file.
-    site : str
-        Site name for every row.
-    delimiter : str, default "|"
-        The field separator (sacct's ``--delimiter``; may be several characters).
-    header : sequence of str, optional
-        The field names of a file without a header line. Default: a header line when the first
-        line is one (recognised by its field names), else :data:`SLURM_FIELDS`.
+        The file (not read here).
     chunk_bytes : int
-        Decompressed bytes per chunk (4 MiB by default); the tables do not depend on it.
-    stats : StreamStats, optional
-        Filled in with the chunks read and the counts per chunk.
+        Decompressed bytes per chunk (not needed by the spec; the core's signature).
+    delimiter : str, default "|"
+        The field separator.
+    header : sequence of str, optional
+        The field names of a file without a header line.
 
     Returns
     -------
-    FileParse
-        One ``records`` row per header, job or step line, one ``quarantine`` row per other line,
-        in line order; ``lines_read`` = records + quarantined. When the last field is JobName,
-        a job name holding the delimiter is kept whole (the line is split at most n − 1 times).
+    LineFormat
+        For :func:`~gridtrace.logs._stream.tokenize_stream` on that file.
+
+    Raises
+    ------
+    ConfigError
+        If ``delimiter`` is empty.
     """
     if not delimiter:
         raise ConfigError("the delimiter must not be empty")
-    fmt = LineFormat("slurm", lambda: _SlurmState(delimiter, header), _tokenize_slurm_chunk)
-    return tokenize_stream(path, fmt, site=site, chunk_bytes=chunk_bytes, stats=stats)
+    return LineFormat("slurm", lambda: _SlurmState(delimiter, header), _tokenize_slurm_chunk)
+
+
+tokenize_slurm_file = file_tokenizer(
+    "slurm",
+    slurm_stream,
+    what="one ``sacct --parsable2`` file",
+    options=["delimiter", "header"],
+    options_doc="""
+        delimiter : str, default "|"
+            The field separator (sacct's ``--delimiter``; may be several characters).
+        header : sequence of str, optional
+            The field names of a file without a header line. Default: a header line when the
+            first line is one (recognised by its field names), else :data:`SLURM_FIELDS`.
+    """,
+    rows="""
+        header, job or step line (when the last field is JobName, a job name holding the
+        delimiter is kept whole: the line is split at most n − 1 times)
+    """,
+)
 
 
 def _tokenize_slurm_chunk(
@@ -1312,68 +1319,30 @@ def _blank_null(array: Arr) -> Arr:
     return _pc.if_else(_pc.equal(_pc.fill_null(array, ""), ""), None, array)
 
 
-def read_slurm(
-    paths: StrPath | Iterable[StrPath],
-    *,
-    site: str | None = None,
-    tz: str | None = None,
-    errors: ErrorPolicy = "warn",
-    delimiter: str = "|",
-    header: Sequence[str] | None = None,
-) -> ParseResult:
-    """Read ``sacct --parsable2`` dumps into ``records``, ``jobs`` and quarantine.
-
-    Parameters
-    ----------
-    paths : path or iterable of paths
-        Files (plain or gzip/bzip2/xz, detected by content) or folders of them.
-    site : str, optional
-        Site name for every row; defaults to the first path's name up to its first dot.
-    tz : str, optional
-        The zone sacct ran in (``"UTC"`` for exports made with ``TZ=UTC``); required unless the
-        times carry offsets. See the module docstring.
-    errors : {"raise", "warn", "skip"}, default "warn"
-        What to do with unreadable lines; they are quarantined and counted in every case.
-    delimiter : str, default "|"
-        sacct's ``--delimiter``.
-    header : sequence of str, optional
-        Field names for header-less files in another layout than :data:`SLURM_FIELDS`.
-
-    Returns
-    -------
-    ParseResult
-        The tables and counts (lines read = parsed + quarantined).
-
-    Raises
-    ------
-    ConfigError
-        Without ``tz`` when the times have no offset.
-    LogParseError
-        With ``errors="raise"``, at the first unreadable line.
-
-    Examples
-    --------
-    >>> result = read_slurm("sacct-2017.log.gz", site="ccr", tz="UTC")  # doctest: +SKIP
-    >>> result.jobs.num_rows  # doctest: +SKIP
-    4285
-    """
-    policy = check_error_policy(errors)
-    if tz is not None:
-        _zone(tz)
-    files = expand_log_paths(paths)
-    site = site or default_site_name(paths)
-    parts = [
-        apply_error_policy(
-            tokenize_guarded(
-                tokenize_slurm_file,
-                f,
-                site=site,
-                source_format="slurm",
-                delimiter=delimiter,
-                header=header,
-            ),
-            policy,
-        )
-        for f in files
-    ]
-    return assemble_slurm(parts, tz=tz)
+read_slurm = file_reader(
+    "slurm",
+    tokenize_slurm_file,
+    assemble_slurm,
+    what="``sacct --parsable2`` dumps",
+    assemble_options=["tz"],
+    tokenize_options=["delimiter", "header"],
+    options_doc="""
+        tz : str, optional
+            The zone sacct ran in (``"UTC"`` for exports made with ``TZ=UTC``); required unless
+            the times carry offsets. See the module docstring.
+        delimiter : str, default "|"
+            sacct's ``--delimiter``.
+        header : sequence of str, optional
+            Field names for header-less files in another layout than :data:`SLURM_FIELDS`.
+    """,
+    check=lambda tz, **_: tz is None or _zone(tz),
+    raises="""
+        ConfigError
+            Without ``tz`` when the times have no offset.
+    """,
+    examples="""
+        >>> result = read_slurm("sacct-2017.log.gz", site="ccr", tz="UTC")  # doctest: +SKIP
+        >>> result.jobs.num_rows  # doctest: +SKIP
+        4285
+    """,
+)

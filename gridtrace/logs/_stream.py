@@ -22,14 +22,23 @@ the format carries from one chunk to the next: an SWF header's open key, a field
 version), and a function turning one chunk into its ``records`` and ``quarantine`` rows. The
 decoding repairs (NUL bytes, CR LF line ends, bytes that are not UTF-8) stay the format's, as
 flags and counts it already defines, so that the rows are those of reading the file in one piece.
+
+The reader frame is written here once too: :func:`file_tokenizer` makes a format's public
+``tokenize_<fmt>_file`` (signature and numpydoc docstring included) from its :class:`LineFormat`
+and the facts its docstring states, and :func:`read_files` is the per-file half of every
+``read_<fmt>`` (expand the paths, name the site, tokenise each file under the line guard, apply
+the error policy), which leaves a reader only its assembly.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
-from collections.abc import Callable, Iterator
+import sys
+import textwrap
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -37,13 +46,21 @@ import pyarrow.compute as pc
 
 from gridtrace._atomic import atomic_path
 from gridtrace.errors import ConfigError, GridtraceError
-from gridtrace.logs._base import FileParse
+from gridtrace.logs._base import (
+    FileParse,
+    ParseResult,
+    apply_error_policy,
+    check_error_policy,
+    tokenize_guarded,
+)
 from gridtrace.logs._columnar import quarantine_table
 from gridtrace.logs._io import (
     MAX_LINE_BYTES,
     REASON_LINE_TOO_LONG,
     ReadReport,
     StrPath,
+    default_site_name,
+    expand_log_paths,
     guarded_pieces,
     settle_report,
 )
@@ -54,9 +71,14 @@ __all__ = [
     "Chunk",
     "ChunkCountError",
     "ChunkTokenizer",
+    "FileTokenizer",
+    "FormatOfFile",
     "LineFormat",
     "StreamStats",
+    "file_reader",
+    "file_tokenizer",
     "iter_chunks",
+    "read_files",
     "tokenize_stream",
     "write_stream",
 ]
@@ -439,3 +461,370 @@ def write_stream(
             stats.per_chunk.append((1, 0, 1))
     logger.debug("%s: %d lines in %d chunks written", src_file, stats.lines_read, stats.chunks)
     return stats
+
+
+# --------------------------------------------------------------------------- the reader frame
+
+
+FormatOfFile: TypeAlias = Callable[..., LineFormat[Any]]
+"""``format_of(path, *, chunk_bytes, **options)``: the :class:`LineFormat` of one file.
+
+For a format whose spec depends on the file or on the caller's options: a first pass over the
+file (SGE's field count), a state that needs its path (TORQUE's flavour sniff), a delimiter and
+field order given by the caller (Slurm).
+"""
+
+
+class FileTokenizer(Protocol):
+    """``tokenize_<fmt>_file(path, *, site, chunk_bytes, stats, **options) -> FileParse``."""
+
+    __name__: str
+
+    def __call__(
+        self,
+        path: StrPath,
+        *,
+        site: str,
+        chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+        stats: StreamStats | None = None,
+        **options: Any,
+    ) -> FileParse: ...
+
+
+_TOKENIZER_DOC = """Tokenise {what} (plain, gzip, bzip2 or xz) into ``records`` and ``quarantine``.
+
+The file is read in chunks of whole lines by the streaming core (:mod:`gridtrace.logs._stream`).
+{notes}
+Parameters
+----------
+path : str or path-like
+    The file.
+site : str
+    Site name for every row.
+{options}chunk_bytes : int
+    Decompressed bytes per chunk (4 MiB by default); the tables do not depend on it.
+stats : StreamStats, optional
+{stats}
+
+Returns
+-------
+FileParse
+{returns}
+"""
+_READER_DOC = """Read {what} into ``records``, ``jobs`` and quarantine.
+
+Parameters
+----------
+{paths_name} : path or iterable of paths
+{paths}
+site : str, optional
+    Site name for every row; defaults to the first path's name up to its first dot{site_note}.
+errors : {{"raise", "warn", "skip"}}, default "warn"
+    What to do with {unreadable}; they are quarantined and counted in every case.
+{options}
+Returns
+-------
+ParseResult
+{returns}
+
+Raises
+------
+{raises}LogParseError
+    With ``errors="raise"``, at the first {first_bad}.
+{warns}
+Examples
+--------
+{examples}
+"""
+_KEYWORD = inspect.Parameter.KEYWORD_ONLY
+_POSITIONAL = inspect.Parameter.POSITIONAL_OR_KEYWORD
+
+
+def _block(text: str, indent: str = "    ") -> str:
+    """Return ``text`` dedented, stripped and indented by ``indent`` (a docstring's section)."""
+    return textwrap.indent(textwrap.dedent(text).strip(), indent)
+
+
+def _wrapped(text: str) -> str:
+    """Return ``text`` as one paragraph of a docstring's section, wrapped and indented."""
+    return textwrap.fill(
+        " ".join(text.split()),
+        96,
+        initial_indent="    ",
+        subsequent_indent="    ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
+def _entries(text: str) -> str:
+    """Return numpydoc parameter entries as a block that ends with a line end (or nothing)."""
+    return _block(text, "") + "\n" if text.strip() else ""
+
+
+def _options(function: Callable[..., Any], names: Sequence[str]) -> list[inspect.Parameter]:
+    """Return the keyword parameters ``names`` of ``function``, as it declares them."""
+    declared = inspect.signature(function).parameters
+    return [declared[name].replace(kind=_KEYWORD) for name in names]
+
+
+def _publish(
+    function: Callable[..., Any], name: str, doc: str, signature: inspect.Signature
+) -> None:
+    """Name a factory's product in the module that binds it, with its docstring and signature.
+
+    The module is the factory's caller's (as :func:`collections.namedtuple` finds it), so that
+    the product pickles by reference, as a worker process needs, and documents where it lives.
+    """
+    function.__module__ = str(sys._getframe(2).f_globals.get("__name__", __name__))
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    function.__signature__ = signature  # type: ignore[attr-defined]
+
+
+def file_tokenizer(
+    source_format: str,
+    fmt: LineFormat[Any] | FormatOfFile,
+    *,
+    what: str,
+    rows: str,
+    others: str = "other line",
+    notes: str = "",
+    stats: str = "Filled in with the chunks read and the counts per chunk.",
+    options: Sequence[str] = (),
+    options_doc: str = "",
+) -> FileTokenizer:
+    """Make a format's ``tokenize_<fmt>_file``: the reader frame, written once.
+
+    The function returned reads a file with :func:`tokenize_stream` by the format's spec. It is
+    named ``tokenize_<source_format>_file`` in the calling module, with a numpydoc docstring
+    made of the facts given here and the parameters every such function shares.
+
+    Parameters
+    ----------
+    source_format : str
+        The format's name, in the function's name.
+    fmt : LineFormat or callable
+        The format's spec, or ``fmt(path, chunk_bytes=..., **options)`` giving it for one file.
+    what : str
+        What is tokenised, for the summary line ("one SWF file").
+    rows, others : str
+        The lines that give a ``records`` row, and those that give a ``quarantine`` row (by
+        default "other line"), for the Returns section.
+    notes : str, optional
+        Paragraphs on how the format is read, after the summary and the core's sentence.
+    stats : str, optional
+        What ``stats`` receives, for the Parameters section.
+    options : sequence of str, optional
+        The format's own keyword parameters, passed on to ``fmt``, which declares them (type,
+        default); they stand after ``site`` in the signature.
+    options_doc : str, optional
+        Their numpydoc entries.
+
+    Returns
+    -------
+    FileTokenizer
+        ``tokenize(path, *, site, **options, chunk_bytes=DEFAULT_CHUNK_BYTES, stats=None)``.
+    """
+    own = _options(fmt, options) if options and not isinstance(fmt, LineFormat) else []
+    signature = inspect.Signature(
+        [
+            inspect.Parameter("path", _POSITIONAL, annotation="StrPath"),
+            inspect.Parameter("site", _KEYWORD, annotation="str"),
+            *own,
+            inspect.Parameter(
+                "chunk_bytes", _KEYWORD, default=DEFAULT_CHUNK_BYTES, annotation="int"
+            ),
+            inspect.Parameter("stats", _KEYWORD, default=None, annotation="StreamStats | None"),
+        ],
+        return_annotation="FileParse",
+    )
+
+    def tokenize(
+        path: StrPath,
+        *,
+        site: str,
+        chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+        stats: StreamStats | None = None,
+        **given: Any,
+    ) -> FileParse:
+        if given:  # a wrong name is a TypeError, as for a written-out function
+            signature.bind(path, site=site, **given)
+        spec = fmt if isinstance(fmt, LineFormat) else fmt(path, chunk_bytes=chunk_bytes, **given)
+        return tokenize_stream(path, spec, site=site, chunk_bytes=chunk_bytes, stats=stats)
+
+    doc = _TOKENIZER_DOC.format(
+        what=what,
+        notes="\n" + _entries(notes) if notes.strip() else "",
+        options=_entries(options_doc),
+        stats=_block(stats),
+        returns=_wrapped(
+            f"One ``records`` row per {rows.strip()}, one ``quarantine`` row per "
+            f"{others.strip()}, in line order; ``lines_read`` = records + quarantined."
+        ),
+    )
+    _publish(tokenize, f"tokenize_{source_format}_file", doc, signature)
+    return tokenize
+
+
+def read_files(
+    paths: StrPath | Iterable[StrPath],
+    tokenize: Callable[..., FileParse],
+    *,
+    source_format: str,
+    site: str | None,
+    errors: str,
+    **options: Any,
+) -> list[FileParse]:
+    """Tokenise the files of a ``read_<fmt>`` call: the per-file half of every reader, once.
+
+    Parameters
+    ----------
+    paths : path or iterable of paths
+        Files and folders of them, as a reader is given them.
+    tokenize : callable
+        The format's ``tokenize_<fmt>_file``.
+    source_format : str
+        The format's name (for the rows the line guard's findings add).
+    site : str or None
+        Site name for every row; None: the first path's name up to its first dot.
+    errors : {"raise", "warn", "skip"}
+        The error policy, applied to each file's quarantined lines.
+    **options
+        Passed on to ``tokenize``.
+
+    Returns
+    -------
+    list of FileParse
+        One per file, in the order :func:`~gridtrace.logs._io.expand_log_paths` gives them,
+        with the read's findings quarantined (:func:`~gridtrace.logs._base.tokenize_guarded`).
+
+    Raises
+    ------
+    ValueError
+        If ``errors`` names no policy.
+    LogParseError
+        With ``errors="raise"``, at the first unreadable line.
+    """
+    policy = check_error_policy(errors)
+    files = expand_log_paths(paths)
+    site = site or default_site_name(paths)
+    return [
+        apply_error_policy(
+            tokenize_guarded(tokenize, f, site=site, source_format=source_format, **options),
+            policy,
+        )
+        for f in files
+    ]
+
+
+def file_reader(
+    source_format: str,
+    tokenize: Callable[..., FileParse],
+    assemble: Callable[..., ParseResult],
+    *,
+    what: str,
+    examples: str,
+    paths: str = "Files (plain or gzip/bzip2/xz, detected by content) or folders of them.",
+    returns: str = "",
+    assemble_options: Sequence[str] = (),
+    tokenize_options: Sequence[str] = (),
+    options_doc: str = "",
+    paths_name: str = "paths",
+    site_note: str = "",
+    unreadable: str = "unreadable lines",
+    first_bad: str = "unreadable line",
+    raises: str = "",
+    warns: str = "",
+    check: Callable[..., object] | None = None,
+) -> Callable[..., ParseResult]:
+    """Make a format's ``read_<fmt>``: the reader frame, written once.
+
+    The function returned takes ``(paths, *, site=None, errors="warn", **options)``: it checks
+    the error policy and (``check(**options)``) the options, tokenises each file through
+    :func:`read_files` with the options of the tokeniser, and assembles the parts with the
+    options of the assembly. Its signature names every option, with the type and default the
+    tokeniser or the assembly declares (a wrong name or a missing path is a ``TypeError``, as
+    for a written-out function); it is named ``read_<source_format>`` in the calling module,
+    with a numpydoc docstring made of the facts given here.
+
+    Parameters
+    ----------
+    source_format : str
+        The format's name.
+    tokenize : callable
+        The format's ``tokenize_<fmt>_file``.
+    assemble : callable
+        ``assemble(parts, **options) -> ParseResult``.
+    what : str
+        What is read, for the summary line ("SWF (Parallel Workloads Archive) files").
+    examples : str
+        The docstring's examples.
+    paths : str, optional
+        The text on the paths (by default: files, plain or compressed, or folders of them).
+    returns : str, optional
+        What the result holds beyond the tables and counts ("one ``jobs`` row per job ad").
+    assemble_options, tokenize_options : sequence of str, optional
+        The reader's own keyword parameters, in signature order: those of the assembly, then
+        those of the tokeniser.
+    options_doc : str, optional
+        Their numpydoc entries.
+    paths_name : str, default "paths"
+        The name of the first parameter.
+    site_note, unreadable, first_bad, raises, warns : str, optional
+        The docstring's words that differ between readers: a note on ``site``, what ``errors``
+        acts on, where it raises, other Raises entries and a Warns section.
+    check : callable, optional
+        ``check(**options)``, run before any file is read; raises for a wrong value.
+
+    Returns
+    -------
+    callable
+        ``read_<source_format>(paths, *, site=None, errors="warn", **options) -> ParseResult``.
+    """
+    signature = inspect.Signature(
+        [
+            inspect.Parameter(paths_name, _POSITIONAL, annotation="StrPath | Iterable[StrPath]"),
+            inspect.Parameter("site", _KEYWORD, default=None, annotation="str | None"),
+            inspect.Parameter("errors", _KEYWORD, default="warn", annotation="ErrorPolicy"),
+            *_options(assemble, assemble_options),
+            *_options(tokenize, tokenize_options),
+        ],
+        return_annotation="ParseResult",
+    )
+
+    def read(*args: Any, **kwargs: Any) -> ParseResult:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        given = bound.arguments
+        check_error_policy(given["errors"])
+        if check is not None:
+            check(**{name: given[name] for name in (*assemble_options, *tokenize_options)})
+        parts = read_files(
+            given[paths_name],
+            tokenize,
+            source_format=source_format,
+            site=given["site"],
+            errors=given["errors"],
+            **{name: given[name] for name in tokenize_options},
+        )
+        return assemble(parts, **{name: given[name] for name in assemble_options})
+
+    doc = _READER_DOC.format(
+        what=what,
+        paths_name=paths_name,
+        paths=_block(paths),
+        site_note=site_note,
+        unreadable=unreadable,
+        options=_entries(options_doc),
+        returns=_wrapped(
+            "The tables and counts (lines read = parsed + quarantined)"
+            + (f"; {returns.strip()}." if returns.strip() else ".")
+        ),
+        raises=_entries(raises),
+        first_bad=first_bad,
+        warns="\n" + _entries(warns) if warns.strip() else "",
+        examples=_block(examples, ""),
+    )
+    _publish(read, f"read_{source_format}", doc, signature)
+    return read

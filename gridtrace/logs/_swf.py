@@ -96,14 +96,7 @@ import pyarrow.compute as pc
 from gridtrace._atomic import write_text
 from gridtrace.errors import ConfigError, DataQualityWarning
 from gridtrace.logs import _swf_fast
-from gridtrace.logs._base import (
-    ErrorPolicy,
-    FileParse,
-    ParseResult,
-    apply_error_policy,
-    check_error_policy,
-    tokenize_guarded,
-)
+from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._columnar import (
     as_text,
     interleave,
@@ -114,14 +107,8 @@ from gridtrace.logs._columnar import (
     split_lines,
     string_array,
 )
-from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths
-from gridtrace.logs._stream import (
-    DEFAULT_CHUNK_BYTES,
-    Chunk,
-    LineFormat,
-    StreamStats,
-    tokenize_stream,
-)
+from gridtrace.logs._io import StrPath
+from gridtrace.logs._stream import Chunk, LineFormat, file_reader, file_tokenizer
 from gridtrace.logs._text import NON_UTF8
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
@@ -1026,36 +1013,9 @@ SWF_STREAM: LineFormat[_CommentState] = LineFormat("swf", _CommentState, _tokeni
 """The SWF format for the streaming core: the header's open key carried across chunks."""
 
 
-def tokenize_swf_file(
-    path: StrPath,
-    *,
-    site: str,
-    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-    stats: StreamStats | None = None,
-) -> FileParse:
-    """Tokenise one SWF file (plain, gzip, bzip2 or xz) into ``records`` and ``quarantine``.
-
-    The file is read in chunks of whole lines by the streaming core
-    (:mod:`gridtrace.logs._stream`); the tables do not depend on the chunk size.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The file.
-    site : str
-        Site name for every row.
-    chunk_bytes : int
-        Decompressed bytes per chunk (4 MiB by default).
-    stats : StreamStats, optional
-        Filled in with the chunks read and the counts per chunk.
-
-    Returns
-    -------
-    FileParse
-        One ``records`` row per comment or job line, one ``quarantine`` row per other line, in
-        line order; ``lines_read`` = records + quarantined.
-    """
-    return tokenize_stream(path, SWF_STREAM, site=site, chunk_bytes=chunk_bytes, stats=stats)
+tokenize_swf_file = file_tokenizer(
+    "swf", SWF_STREAM, what="one SWF file", rows="comment or job line"
+)
 
 
 # --------------------------------------------------------------------------- assembler
@@ -1551,60 +1511,36 @@ def assemble_swf(
     )
 
 
-def read_swf(
-    path: StrPath | Iterable[StrPath],
-    *,
-    site: str | None = None,
-    errors: ErrorPolicy = "warn",
-    status: StatusMode = "auto",
-) -> ParseResult:
-    """Read SWF (Parallel Workloads Archive) files into ``records``, ``jobs`` and quarantine.
-
-    Parameters
-    ----------
-    path : path or iterable of paths
-        SWF files (plain or gzip/bzip2/xz, detected by content) or folders of them.
-    site : str, optional
-        Site name for every row; defaults to the first path's name up to its first dot.
-    errors : {"raise", "warn", "skip"}, default "warn"
-        What to do with unreadable lines; they are quarantined and counted in every case.
-    status : {"auto", "swf", "exit_code"}, default "auto"
-        How the status field is read: recognised per file (a file whose statuses lie outside
-        SWF's set beyond a small share holds exit codes, see the module notes), as SWF's codes,
-        or as exit codes.
-
-    Returns
-    -------
-    ParseResult
-        The tables and counts (lines read = parsed + quarantined); the header metadata is in
-        ``info["swf_header"]`` and in the jobs table's schema metadata.
-
-    Raises
-    ------
-    LogParseError
-        With ``errors="raise"``, at the first unreadable line.
-
-    Warns
-    -----
-    DataQualityWarning
-        Naming each file whose status field is read as exit codes (``status="auto"``).
-
-    Examples
-    --------
-    >>> result = read_swf("LPC-EGEE-2004-1.2-cln.swf.gz")  # doctest: +SKIP
-    >>> result.info["swf_header"]["MaxProcs"]  # doctest: +SKIP
-    140
-    """
-    policy = check_error_policy(errors)
-    files = expand_log_paths(path)
-    site = site or default_site_name(path)
-    parts = [
-        apply_error_policy(
-            tokenize_guarded(tokenize_swf_file, f, site=site, source_format="swf"), policy
-        )
-        for f in files
-    ]
-    return assemble_swf(parts, status=status)
+read_swf = file_reader(
+    "swf",
+    tokenize_swf_file,
+    assemble_swf,
+    paths_name="path",
+    what="SWF (Parallel Workloads Archive) files",
+    paths="SWF files (plain or gzip/bzip2/xz, detected by content) or folders of them.",
+    assemble_options=["status"],
+    options_doc="""
+        status : {"auto", "swf", "exit_code"}, default "auto"
+            How the status field is read: recognised per file (a file whose statuses lie
+            outside SWF's set beyond a small share holds exit codes, see the module notes),
+            as SWF's codes, or as exit codes.
+    """,
+    returns="""
+        the header metadata is in ``info["swf_header"]`` and in the jobs table's schema
+        metadata
+    """,
+    warns="""
+        Warns
+        -----
+        DataQualityWarning
+            Naming each file whose status field is read as exit codes (``status="auto"``).
+    """,
+    examples="""
+        >>> result = read_swf("LPC-EGEE-2004-1.2-cln.swf.gz")  # doctest: +SKIP
+        >>> result.info["swf_header"]["MaxProcs"]  # doctest: +SKIP
+        140
+    """,
+)
 
 
 # --------------------------------------------------------------------------- writer

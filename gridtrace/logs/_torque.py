@@ -14,23 +14,25 @@ warning names the order taken. :data:`FLAGS` explains every flag the reader sets
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gridtrace.logs._base import (
-    ErrorPolicy,
-    FileParse,
-    ParseResult,
-    apply_error_policy,
-    check_error_policy,
-    tokenize_guarded,
-)
-from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths, read_log_bytes
+from gridtrace.logs._base import FileParse, ParseResult
+from gridtrace.logs._io import ReadReport, StrPath, guarded_pieces
 from gridtrace.logs._spill import PartitionAssembly, SpillFormat
+from gridtrace.logs._stream import (
+    DEFAULT_CHUNK_BYTES,
+    Chunk,
+    LineFormat,
+    file_reader,
+    file_tokenizer,
+)
 from gridtrace.logs._torque_fast import tokenize_torque_any
 from gridtrace.logs._torque_jobs import (
     assemble_torque_jobs,
@@ -192,22 +194,96 @@ _STAMP_FORMAT = "%m/%d/%Y %H:%M:%S"
 _FLAVOUR_SNIFF_BYTES = 4 << 20
 
 
-def tokenize_torque_file(path: StrPath, *, site: str) -> FileParse:
-    """Tokenise one TORQUE/PBS accounting file (plain, gzip, bzip2 or xz) into records.
+@dataclass
+class _TorqueState:
+    """What a TORQUE file's chunks share: the file (for the sniff) and its flavour."""
 
-    The flavour (``torque`` or ``pbspro``) recorded in ``source_format`` is recognised from
-    markers only PBS Pro writes (licence records, ``exec_vnode``, ``run_count``). A process's
-    first lines are read without the compiled kernel (see
-    :func:`~gridtrace.logs._torque_fast.tokenize_torque_any`): the same rows, sooner.
+    path: StrPath
+    flavour: str | None = None  # "torque" or "pbspro", decided at the first chunk
+
+
+def _flavour_of(path: StrPath, first: Chunk) -> str | None:
+    """Return the flavour of a file from its first :data:`_FLAVOUR_SNIFF_BYTES` bytes.
+
+    ``first`` is the file's first chunk (with what was carried into it), the start of those
+    bytes. When it holds no marker and is shorter, it is carried on into the next chunk if it
+    is at least half the head (the default 4 MiB chunk is the head but for a part of a line:
+    taking the next chunk along costs less than reading the head again), and None says so;
+    a smaller chunk is not carried (growing the carry by small chunks would copy it over and
+    over): the head is read through the same line guard, so the flavour is that of the
+    whole-file read whatever the chunk size (its findings are left to the tokenising pass,
+    which reports them).
     """
-    data = read_log_bytes(path)
-    head = data[:_FLAVOUR_SNIFF_BYTES]
-    flavour = "pbspro" if any(marker in head for marker in _PBSPRO_MARKERS) else "torque"
-    parsed = tokenize_torque_any(data, src_file=str(path), site=site, source_format=flavour)
-    logger.debug(
-        "%s: %d lines, %d quarantined", path, parsed.lines_read, parsed.quarantine.num_rows
+    head = first.data[:_FLAVOUR_SNIFF_BYTES]
+    if any(marker in head for marker in _PBSPRO_MARKERS):
+        return "pbspro"
+    if first.final or len(head) >= _FLAVOUR_SNIFF_BYTES:
+        return "torque"
+    if len(head) >= _FLAVOUR_SNIFF_BYTES // 2:
+        return None
+    pieces, size = [], 0
+    for piece, _ in guarded_pieces(path, ReadReport(str(path), None), _FLAVOUR_SNIFF_BYTES):
+        pieces.append(piece)
+        size += len(piece)
+        if size >= _FLAVOUR_SNIFF_BYTES:
+            break
+    head = b"".join(pieces)[:_FLAVOUR_SNIFF_BYTES]
+    return "pbspro" if any(marker in head for marker in _PBSPRO_MARKERS) else "torque"
+
+
+def _tokenize_torque_chunk(
+    chunk: Chunk, state: _TorqueState, *, site: str, src_file: str
+) -> tuple[pa.Table, pa.Table]:
+    """Tokenise one chunk of a TORQUE file: its ``records`` and ``quarantine`` rows."""
+    if state.flavour is None:
+        state.flavour = _flavour_of(state.path, chunk)
+        if state.flavour is None:  # carried into the next chunk, which completes the head
+            return RECORDS.empty_table(), QUARANTINE.empty_table()
+    parsed = tokenize_torque_any(
+        chunk.data,
+        src_file=src_file,
+        site=site,
+        source_format=state.flavour,
+        first_line=chunk.first_line,
+        whole=chunk.index == 0 and chunk.final,
     )
-    return parsed
+    return parsed.records, parsed.quarantine
+
+
+def torque_stream(path: StrPath, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> LineFormat[Any]:
+    """Return the TORQUE/PBS format of one file for the streaming core.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file (its flavour is sniffed from its head at the first chunk).
+    chunk_bytes : int
+        Decompressed bytes per chunk (not needed by the spec; the core's signature).
+
+    Returns
+    -------
+    LineFormat
+        For :func:`~gridtrace.logs._stream.tokenize_stream` or
+        :func:`~gridtrace.logs._stream.write_stream` on that file.
+    """
+    return LineFormat("torque", partial(_TorqueState, path), _tokenize_torque_chunk)
+
+
+tokenize_torque_file = file_tokenizer(
+    "torque",
+    torque_stream,
+    what="one TORQUE/PBS accounting file",
+    notes="""
+        Each chunk goes through the compiled kernel, except a process's first lines, read
+        without it when the file is one chunk (see
+        :func:`~gridtrace.logs._torque_fast.tokenize_torque_any`): the same rows, sooner.
+
+        The flavour (``torque`` or ``pbspro``) recorded in ``source_format`` is recognised from
+        markers only PBS Pro writes (licence records, ``exec_vnode``, ``run_count``) in the
+        file's first 4 MiB, whatever the chunk size.
+    """,
+    rows="accounting line",
+)
 
 
 def _median_stamp(records: pa.Table) -> float | None:
@@ -305,58 +381,32 @@ def assemble_torque(
     )
 
 
-def read_torque(
-    paths: StrPath | Iterable[StrPath],
-    *,
-    site: str | None = None,
-    tz: str | None = None,
-    errors: ErrorPolicy = "warn",
-    unitless_memory: str = "b",
-) -> ParseResult:
-    """Read TORQUE / OpenPBS / PBS Pro accounting logs into ``records``, ``jobs`` and quarantine.
-
-    Parameters
-    ----------
-    paths : path or iterable of paths
+read_torque = file_reader(
+    "torque",
+    tokenize_torque_file,
+    assemble_torque,
+    what="TORQUE / OpenPBS / PBS Pro accounting logs",
+    paths="""
         Files and directories of daily files (plain or gzip/bzip2/xz, detected by content).
         Directories are read in the date order of their file names.
-    site : str, optional
-        Site name for every row; defaults to the first path's name up to its first dot.
-    tz : str, optional
-        The site's IANA time zone (e.g. ``"Europe/Brussels"``). Times always come from the epochs
-        in the log; the zone only places the records that carry nothing but their local stamp.
-        Without it the offset is inferred from the records that carry both.
-    errors : {"raise", "warn", "skip"}, default "warn"
-        What to do with unreadable lines; they are quarantined and counted in every case.
-    unitless_memory : str, default "b"
-        The unit assumed for memory values logged without one (each such value is flagged).
-
-    Returns
-    -------
-    ParseResult
-        The tables and the counts, which always reconcile: lines read = parsed + quarantined.
-
-    Raises
-    ------
-    LogParseError
-        With ``errors="raise"``, at the first unreadable line, naming its file and line.
-
-    Examples
-    --------
-    >>> result = read_torque("/var/spool/torque/server_priv/accounting")  # doctest: +SKIP
-    >>> result.summary()["lines_quarantined"]  # doctest: +SKIP
-    0
-    """
-    policy = check_error_policy(errors)
-    files = expand_log_paths(paths)
-    site = site or default_site_name(paths)
-    parts = [
-        apply_error_policy(
-            tokenize_guarded(tokenize_torque_file, f, site=site, source_format="torque"), policy
-        )
-        for f in files
-    ]
-    return assemble_torque(parts, tz=tz, unitless_memory=unitless_memory)
+    """,
+    assemble_options=["tz", "unitless_memory"],
+    options_doc="""
+        tz : str, optional
+            The site's IANA time zone (e.g. ``"Europe/Brussels"``). Times always come from the
+            epochs in the log; the zone only places the records that carry nothing but their
+            local stamp. Without it the offset is inferred from the records that carry both.
+        unitless_memory : str, default "b"
+            The unit assumed for memory values logged without one (each such value is
+            flagged).
+    """,
+    first_bad="unreadable line, naming its file and line",
+    examples="""
+        >>> result = read_torque("/var/spool/torque/server_priv/accounting")  # doctest: +SKIP
+        >>> result.summary()["lines_quarantined"]  # doctest: +SKIP
+        0
+    """,
+)
 
 
 # --------------------------------------------------------------------------------------------

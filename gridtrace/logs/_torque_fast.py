@@ -1,4 +1,4 @@
-"""TORQUE / OpenPBS / PBS Pro accounting lines: the fast, whole-file tokeniser.
+"""TORQUE / OpenPBS / PBS Pro accounting lines: the fast tokeniser, of a whole file or a chunk.
 
 :func:`tokenize_torque` gives exactly the rows of
 :func:`~gridtrace.logs._torque_lines.tokenize_torque_reference` (same rows, order, ``attrs`` entries
@@ -621,32 +621,23 @@ def _note_no_numba() -> None:
 
 
 def tokenize_torque(
-    data: bytes, *, src_file: str, site: str, source_format: str = "torque"
+    data: bytes,
+    *,
+    src_file: str,
+    site: str,
+    source_format: str = "torque",
+    first_line: int = 1,
 ) -> FileParse:
-    """Tokenise a whole accounting file, fast.
+    """Tokenise a whole accounting file, or a chunk of whole lines of one, fast.
 
     The result is identical to that of
-    :func:`~gridtrace.logs._torque_lines.tokenize_torque_reference`: clean lines are tokenised by a
-    compiled kernel straight into Arrow buffers, every other line by the reference's
+    :func:`~gridtrace.logs._torque_lines.tokenize_torque_reference`, whose arguments these are
+    (a chunk is tokenised as the same lines of the whole file are; only the file's last chunk
+    may end without a line end): clean lines are tokenised by a compiled kernel straight into
+    Arrow buffers, every other line by the reference's
     :func:`~gridtrace.logs._torque_lines.parse_torque_line`.
-
-    Parameters
-    ----------
-    data : bytes
-        The decompressed file content.
-    src_file : str
-        The file's name, recorded in every row.
-    site : str
-        The site name recorded in every row.
-    source_format : str, default "torque"
-        Recorded in every row.
-
-    Returns
-    -------
-    FileParse
-        ``records`` (``stamp_utc`` left null: placing stamps needs the whole log) and
-        ``quarantine``; their row counts add up to the file's line count.
     """
+    names = {"src_file": src_file, "site": site, "source_format": source_format}
     if not _compile_kernel():  # pragma: no cover
         # numba is a declared dependency; without it the results are the same, only ~20x slower
         logger.log(
@@ -655,18 +646,12 @@ def tokenize_torque(
             src_file,
         )
         _note_no_numba()
-        return tokenize_torque_reference(
-            data, src_file=src_file, site=site, source_format=source_format
-        )
+        return tokenize_torque_reference(data, first_line=first_line, **names)
     pieces = list(_pieces(data))
     if any(end - start > _MAX_OFFSET for start, end in pieces):  # pragma: no cover
         # A single line of more than a GiB: too long for 32-bit offsets, and surely corrupt.
-        return tokenize_torque_reference(
-            data, src_file=src_file, site=site, source_format=source_format
-        )
-    names = {"src_file": src_file, "site": site, "source_format": source_format}
+        return tokenize_torque_reference(data, first_line=first_line, **names)
     parts = []
-    first_line = 1
     for start, end in pieces:
         part = _tokenize_piece(data, start, end, first_line, **names)
         parts.append(part)
@@ -687,24 +672,32 @@ def _kernel_ready() -> bool:
 
 
 def tokenize_torque_any(
-    data: bytes, *, src_file: str, site: str, source_format: str = "torque"
+    data: bytes,
+    *,
+    src_file: str,
+    site: str,
+    source_format: str = "torque",
+    first_line: int = 1,
+    whole: bool = True,
 ) -> FileParse:
-    """Tokenise a whole accounting file by the path that finishes it soonest: same rows either way.
+    """Tokenise an accounting file by the path that finishes it soonest: same rows either way.
 
-    The compiled kernel (:func:`tokenize_torque`) when it is loaded already, or when this file
-    and the lines read so far by the reference reach :data:`SMALL_INPUT_LINES`; otherwise the
-    reference (:func:`~gridtrace.logs._torque_lines.tokenize_torque_reference`), which needs
-    neither numba nor a compilation. Arguments and result are those of :func:`tokenize_torque`.
+    The compiled kernel (:func:`tokenize_torque`) when it is loaded already, when ``data`` is
+    one chunk of a file read in several (``whole=False``: a file larger than a chunk), or when
+    this file and the lines read so far by the reference reach :data:`SMALL_INPUT_LINES`;
+    otherwise the reference (:func:`~gridtrace.logs._torque_lines.tokenize_torque_reference`),
+    which needs neither numba nor a compilation. The other arguments and the result are those
+    of :func:`tokenize_torque`.
     """
     global _reference_lines
     names = {"src_file": src_file, "site": site, "source_format": source_format}
-    if _kernel_ready() or not HAVE_NUMBA:
-        return tokenize_torque(data, **names)
+    if _kernel_ready() or not HAVE_NUMBA or not whole:
+        return tokenize_torque(data, first_line=first_line, **names)
     lines = data.count(b"\n")
     with _reference_lock:
         small = _reference_lines + lines < SMALL_INPUT_LINES
         if small:
             _reference_lines += lines
     if small:
-        return tokenize_torque_reference(data, **names)
-    return tokenize_torque(data, **names)
+        return tokenize_torque_reference(data, first_line=first_line, **names)
+    return tokenize_torque(data, first_line=first_line, **names)

@@ -272,20 +272,28 @@ def split_lines(data: bytes) -> tuple[list[bytes], bool]:
 
 
 def tokenize_torque_reference(
-    data: bytes, *, src_file: str, site: str, source_format: str = "torque"
+    data: bytes,
+    *,
+    src_file: str,
+    site: str,
+    source_format: str = "torque",
+    first_line: int = 1,
 ) -> FileParse:
-    """Tokenise a whole file line by line (the readable reference path).
+    """Tokenise a whole file, or a chunk of whole lines of one, line by line (the reference).
 
     Parameters
     ----------
     data : bytes
-        The decompressed file content.
+        The decompressed file content, or a chunk of its lines (only the file's last chunk may
+        end without a line end).
     src_file : str
         The file's name, recorded in every row.
     site : str
         The site name recorded in every row.
     source_format : str, default "torque"
         Recorded in every row.
+    first_line : int, default 1
+        The number in the file of the first line of ``data``.
 
     Returns
     -------
@@ -304,7 +312,7 @@ def tokenize_torque_reference(
                 ("site", site),
                 ("source_format", source_format),
                 ("src_file", src_file),
-                ("src_line", index + 1),
+                ("src_line", first_line + index),
                 ("reason", parsed),
                 ("raw", raw),
             )
@@ -315,7 +323,7 @@ def tokenize_torque_reference(
             ("site", site),
             ("source_format", source_format),
             ("src_file", src_file),
-            ("src_line", index + 1),
+            ("src_line", first_line + index),
             ("record_type", parsed.record_type),
             ("stamp", parsed.stamp),
             ("stamp_utc", None),
