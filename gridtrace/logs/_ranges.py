@@ -49,10 +49,10 @@ from __future__ import annotations
 import copy
 import logging
 import mmap
-import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -174,7 +174,7 @@ class RangeCounts:
 
 
 def _is_plain(path: StrPath) -> bool:
-    with open(path, "rb") as raw:
+    with Path(path).open("rb") as raw:
         return detect_compression(raw.read(8)) is None
 
 
@@ -231,7 +231,7 @@ def split_file(
         msg = f"align_lines must be at least 1, not {align_lines}"
         raise ConfigError(msg)
     name = str(path)
-    size = os.path.getsize(name)
+    size = Path(name).stat().st_size
     wanted = sorted({int(c) for c in cuts if 0 < int(c) < size})
     if not wanted or not _is_plain(name):
         return [ByteRange(name, 0, size, 1, 0, 1)]
@@ -256,7 +256,7 @@ def _boundaries(
     w = 0  # the next wanted cut
     lines_before = 0  # newlines before the current block
     window_start = 0  # offset where the current window of align_lines lines began
-    with open(path, "rb") as raw, mmap.mmap(raw.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+    with Path(path).open("rb") as raw, mmap.mmap(raw.fileno(), 0, access=mmap.ACCESS_READ) as mm:
         view = np.frombuffer(mm, dtype=np.uint8)
         try:
             for lo in range(0, size, _BLOCK):
@@ -331,7 +331,7 @@ def plan_ranges(
         msg = f"split_bytes must be at least 1, not {split_bytes}"
         raise ConfigError(msg)
     where = str(path)
-    size = os.path.getsize(where)
+    size = Path(where).stat().st_size
     whole = [ByteRange(where, 0, size, 1, 0, 1)]
     if name not in SPLIT_FORMATS:
         why = "format" if size > split_bytes else "small"
@@ -365,7 +365,7 @@ def _range_pieces(
 ) -> Iterator[tuple[bytes, int]]:
     """:func:`~gridtrace.logs._io.guarded_pieces` of one plain range, lines numbered in the file."""
     report.lines = rng.first_line - 1
-    with open(rng.path, "rb") as raw:
+    with Path(rng.path).open("rb") as raw:
         raw.seek(rng.start)
         guard = _LineGuard(report)
         blocks = _range_blocks(raw, rng.end)
@@ -476,7 +476,7 @@ def _torque_flavour(path: str) -> str:
 
 
 def _slurm_state(path: str, site: str) -> Any:
-    """The field order the file's line 1 decides, as the whole read's first chunk decides it."""
+    """Return the state after line 1: the field order, as the whole read's first chunk sets it."""
     from gridtrace.logs._slurm import SLURM_STREAM
 
     report = ReadReport(path, None)
