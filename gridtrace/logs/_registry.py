@@ -422,6 +422,7 @@ def parse_logs_to(
     spill_dir: StrPath | None = None,
     jobs_transform: Callable[[pa.Table], pa.Table] | None = None,
     scheduler: str | None = None,
+    split_bytes: int | None = DEFAULT_SPLIT_BYTES,
 ) -> SpilledParse:
     """Parse logs out of core: the tables of :func:`parse_logs`, written to ``out_dir``.
 
@@ -455,6 +456,9 @@ def parse_logs_to(
         Address of a ``dask.distributed`` scheduler: the per-file and per-partition tasks run on
         its workers instead of a local process pool (``workers`` is then ignored). The workers
         must see the input files and ``spill_dir`` at the same paths (a shared file system).
+    split_bytes : int or None, default 64 MiB
+        A plain Slurm or SGE file larger than this is spilled by byte ranges of about this size
+        (see :func:`~gridtrace.logs._spill.spill_parse`); None never splits.
 
     Returns
     -------
@@ -506,6 +510,7 @@ def parse_logs_to(
         jobs_transform=jobs_transform,
         remove_first=[SUMMARY_NAME],
         scheduler=scheduler,
+        split_bytes=split_bytes,
     )
     failed = list(plan.failed)
     for part in result.failed_parts:
