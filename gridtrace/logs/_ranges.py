@@ -104,6 +104,7 @@ _JUNK = b" \t\r\x0b\x0c\x00"
 _DIGITS = b"0123456789"
 _LOOK = 4096  # bytes of the line before a cut that decide whether a range may start there
 _TORQUE_SNIFF_BYTES = 4 << 20  # as gridtrace.logs._torque reads the flavour
+_ALIGN_LINES = GARBAGE_WINDOW_LINES  # what plan_ranges aligns range starts to
 
 
 @dataclass(frozen=True)
@@ -341,7 +342,8 @@ def plan_ranges(
     if not _is_plain(where):
         logger.info("%s: compressed, so read as one range (%d bytes)", where, size)
         return whole, "compressed"
-    ranges = split_file(where, range(split_bytes, size, split_bytes), may_start=_may_start(name))
+    cuts = range(split_bytes, size, split_bytes)
+    ranges = split_file(where, cuts, align_lines=_ALIGN_LINES, may_start=_may_start(name))
     if len(ranges) == 1:
         return ranges, "small"
     logger.info("%s: %d bytes read as %d ranges", where, size, len(ranges))
