@@ -158,6 +158,11 @@ class RangeCounts:
         else:
             self.small += 1
 
+    @property
+    def worth_saying(self) -> bool:
+        """True when a file was split, or a big one was not (compressed, or its format)."""
+        return bool(self.files_split or self.compressed or self.format_not_split)
+
     def as_dict(self, split_bytes: int) -> dict[str, int]:
         """Plain JSON: the range size and each count."""
         return {

@@ -659,7 +659,9 @@ def _tokenize_on(
         pieces[owner].append(part)
     # reading order is the files' order, and a file's ranges its own, whatever order they came in
     parts = [join_ranges(mine) for mine in pieces]
-    return parts, None if split_bytes is None else counts.as_dict(split_bytes)
+    if split_bytes is None or not counts.worth_saying:
+        return parts, None
+    return parts, counts.as_dict(split_bytes)
 
 
 def _call(function: Callable[..., FileParse], args: tuple[Any, ...]) -> FileParse:

@@ -586,7 +586,8 @@ def spill_parse(
         by byte ranges of about this size (a task and a spill file each, in the file's place in
         the reading order; see :mod:`gridtrace.logs._ranges`), which bounds a spill task's memory
         by the range and spreads one file over the workers. The summary's ``byte_ranges`` counts
-        the files split and not split. None never splits.
+        the files split and not split (present when a file was split, or a file above the size
+        was not). None never splits.
 
     Returns
     -------
@@ -651,7 +652,7 @@ def spill_parse(
         info["files_reordered"] = moved
     done = _summarise(spilled, assembled, quarantine, info)
     summary = {**done.summary, "files": len(files)}
-    if split_bytes is not None:
+    if split_bytes is not None and split.worth_saying:
         summary["byte_ranges"] = split.as_dict(split_bytes)
     failed = [view for view, records in per_file if view.lines_read and not records]
     return dataclasses.replace(done, summary=summary, failed_parts=failed, partitions=partitions)
