@@ -10,6 +10,11 @@ sees the same load on a shared machine). The configurations:
 * ``w2-whole`` (with ``--whole``): two dask process workers, the file one task (today's
   per-file parallelism: one file keeps one worker busy).
 
+With ``--warm``, each child first starts its dask cluster (for two workers) and parses the
+file's first 3,000 lines once on it (or in-process, for one worker), so that ``parse_s`` leaves
+out the cluster's start and the compiled kernels' loading: what a long-lived cluster
+(``--scheduler``) pays per file.
+
 For each run: ``parse_s``, the wall time of the ``parse_logs`` call (tokenise, ship the records
 back, join and assemble); ``process_s``, the wall time of the child process (imports and the
 dask cluster's start and stop included); ``cpu_s``, user + system CPU of the child and of every
@@ -20,6 +25,7 @@ of ``w1``'s median ``parse_s`` to each configuration's (above 1: faster than one
 Usage::
 
     .venv/bin/python benchmarks/byte_ranges.py --lines 2000000 --repeats 3 --out-dir DIR
+    .venv/bin/python benchmarks/byte_ranges.py --lines 2000000 --warm --out-dir DIR
     .venv/bin/python benchmarks/byte_ranges.py --format torque --lines 1000000 --whole
 """
 
@@ -102,11 +108,22 @@ def _child(args: argparse.Namespace) -> None:
     warnings.simplefilter("ignore")
     split = args.split_bytes if args.config.endswith("split") else None
     workers = 1 if args.config == "w1" else 2
+    options: dict[str, Any] = {"workers": workers, "processes": True}
+    cluster = None
+    if args.warm:
+        if workers > 1:
+            from distributed import LocalCluster
+
+            cluster = LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+            )
+            options = {"scheduler": cluster.scheduler_address}
+        head = Path(args.path).with_name(f"warm-{Path(args.path).name}")
+        with Path(args.path).open("rb") as whole:
+            head.write_bytes(b"".join(whole.readline() for _ in range(3000)))
+        parse_logs(head, format=args.format, site="bench", split_bytes=None, **options)
     start = time.perf_counter()
-    result = parse_logs(
-        args.path, format=args.format, site="bench", workers=workers, processes=True,
-        split_bytes=split,
-    )  # fmt: skip
+    result = parse_logs(args.path, format=args.format, site="bench", split_bytes=split, **options)
     parse_s = time.perf_counter() - start
     out = {
         "parse_s": parse_s,
@@ -117,12 +134,14 @@ def _child(args: argparse.Namespace) -> None:
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
     print("RESULT " + json.dumps(out), flush=True)
+    if cluster is not None:
+        cluster.close()
 
 
-def _run(path: Path, fmt: str, config: str, split_bytes: int) -> dict[str, Any]:
+def _run(path: Path, fmt: str, config: str, split_bytes: int, warm: bool) -> dict[str, Any]:
     command = [
         sys.executable, __file__, "--child", "--path", str(path), "--format", fmt,
-        "--config", config, "--split-bytes", str(split_bytes),
+        "--config", config, "--split-bytes", str(split_bytes), *(["--warm"] if warm else []),
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(HERE)}
     start = time.perf_counter()
@@ -147,6 +166,7 @@ def main() -> None:
     parser.add_argument("--split-bytes", type=int, default=16 << 20)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--whole", action="store_true", help="also 2 workers, file unsplit")
+    parser.add_argument("--warm", action="store_true", help="time a started, warmed cluster")
     parser.add_argument("--out-dir", type=Path, default=Path("benchmark-byte-ranges"))
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--path", help=argparse.SUPPRESS)
@@ -165,7 +185,7 @@ def main() -> None:
     for repeat in range(args.repeats):
         order = configs if repeat % 2 == 0 else configs[::-1]  # alternate who goes first
         for config in order:
-            got = _run(path, args.format, config, args.split_bytes)
+            got = _run(path, args.format, config, args.split_bytes, args.warm)
             runs[config].append(got)
             print(config, json.dumps({k: v for k, v in got.items() if k != "byte_ranges"}))
         load.append(os.getloadavg())
@@ -174,6 +194,7 @@ def main() -> None:
         "machine": describe_machine(),
         "file": {"format": args.format, "lines": args.lines, "bytes": path.stat().st_size},
         "split_bytes": args.split_bytes,
+        "warm": args.warm,
         "repeats": args.repeats,
         "loadavg_1_5_15": load,
         "configs": {},

@@ -184,6 +184,15 @@ def _is_plain(path: StrPath) -> bool:
         return detect_compression(raw.read(8)) is None
 
 
+def _size(path: StrPath, **at_least_one: int) -> int:
+    """Return the file's size, once the settings named are checked to be at least 1."""
+    for what, value in at_least_one.items():
+        if value < 1:
+            msg = f"{what} must be at least 1, not {value}"
+            raise ConfigError(msg)
+    return Path(path).stat().st_size
+
+
 def _after_job_line(previous: bytes) -> bool:
     """Whether the line before a cut is a job line (first non-blank byte a digit)."""
     body = previous.lstrip(_JUNK)
@@ -233,11 +242,7 @@ def split_file(
     ConfigError
         If ``align_lines`` is less than 1 (a ``ValueError``).
     """
-    if align_lines < 1:
-        msg = f"align_lines must be at least 1, not {align_lines}"
-        raise ConfigError(msg)
-    name = str(path)
-    size = Path(name).stat().st_size
+    name, size = str(path), _size(path, align_lines=align_lines)
     wanted = sorted({int(c) for c in cuts if 0 < int(c) < size})
     if not wanted or not _is_plain(name):
         return [ByteRange(name, 0, size, 1, 0, 1)]
@@ -333,11 +338,7 @@ def plan_ranges(
     ConfigError
         If ``split_bytes`` is less than 1 (a ``ValueError``).
     """
-    if split_bytes < 1:
-        msg = f"split_bytes must be at least 1, not {split_bytes}"
-        raise ConfigError(msg)
-    where = str(path)
-    size = Path(where).stat().st_size
+    where, size = str(path), _size(path, split_bytes=split_bytes)
     whole = [ByteRange(where, 0, size, 1, 0, 1)]
     if name not in SPLIT_FORMATS:
         why = "format" if size > split_bytes else "small"
