@@ -10,6 +10,10 @@ sees the same load on a shared machine). The configurations:
 * ``w2-whole`` (with ``--whole``): two dask process workers, the file one task (today's
   per-file parallelism: one file keeps one worker busy).
 
+With ``--spill``, each child runs ``parse_logs_to`` instead (out-of-core assembly: the workers
+write the records to spill files, nothing is shipped back; process workers of a local pool, so
+``--warm`` does not apply; ``w2-split`` splits only Slurm and SGE files, hence ``--format sge``).
+
 With ``--warm``, each child first starts its dask cluster (for two workers) and parses the
 file's first 3,000 lines once on it (or in-process, for one worker), so that ``parse_s`` leaves
 out the cluster's start and the compiled kernels' loading: what a long-lived cluster
@@ -27,6 +31,7 @@ Usage::
     .venv/bin/python benchmarks/byte_ranges.py --lines 2000000 --repeats 3 --out-dir DIR
     .venv/bin/python benchmarks/byte_ranges.py --lines 2000000 --warm --out-dir DIR
     .venv/bin/python benchmarks/byte_ranges.py --format torque --lines 1000000 --whole
+    .venv/bin/python benchmarks/byte_ranges.py --format sge --spill --whole --lines 1000000
 """
 
 from __future__ import annotations
@@ -87,9 +92,28 @@ def _torque_lines(start: int, count: int) -> bytes:
     return "".join(out).encode()
 
 
+def _sge_lines(start: int, count: int) -> bytes:
+    """Grid Engine ``accounting`` records (Son of Grid Engine 8.1.x, 45 fields)."""
+    from gridtrace.logs._sge import SGE_FIELDS
+
+    out = []
+    for i in range(start, start + count):
+        values = dict.fromkeys(SGE_FIELDS, "0")
+        values.update(
+            qname=f"q{i % 4}.q", hostname=f"node{i % 300:03d}", group=f"grp{i % 17}",
+            owner=f"user{i % 211}", job_name=f"run{i % 977}.sh", job_number=str(100000 + i),
+            account="sge", submission_time=str(1714723000 + i), start_time=str(1714723100 + i),
+            end_time=str(1714726700 + i), ru_wallclock="3600", project="proj1",
+            department="defaultdepartment", granted_pe="NONE", slots="1", cpu="3520.75",
+            category="-l h_rt=7200", pe_taskid="NONE", maxvmem="2147483648.0",
+        )  # fmt: skip
+        out.append(":".join(values[f] for f in SGE_FIELDS) + "\n")
+    return "".join(out).encode()
+
+
 def generate(path: Path, fmt: str, lines: int) -> Path:
     """Write a plain ``fmt`` file of ``lines`` lines (SWF: a header first), in blocks."""
-    make = _swf_lines if fmt == "swf" else _torque_lines
+    make = {"swf": _swf_lines, "torque": _torque_lines, "sge": _sge_lines}[fmt]
     block = 300_000
     with path.open("wb") as out:
         if fmt == "swf":
@@ -138,10 +162,13 @@ def _child(args: argparse.Namespace) -> None:
         cluster.close()
 
 
-def _run(path: Path, fmt: str, config: str, split_bytes: int, warm: bool) -> dict[str, Any]:
+def _run(
+    path: Path, fmt: str, config: str, split_bytes: int, warm: bool, spill: bool
+) -> dict[str, Any]:
     command = [
         sys.executable, __file__, "--child", "--path", str(path), "--format", fmt,
         "--config", config, "--split-bytes", str(split_bytes), *(["--warm"] if warm else []),
+        *(["--spill"] if spill else []),
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(HERE)}
     start = time.perf_counter()
@@ -161,12 +188,13 @@ def _run(path: Path, fmt: str, config: str, split_bytes: int, warm: bool) -> dic
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--format", choices=["swf", "torque"], default="swf")
+    parser.add_argument("--format", choices=["swf", "torque", "sge"], default="swf")
     parser.add_argument("--lines", type=int, default=2_000_000)
     parser.add_argument("--split-bytes", type=int, default=16 << 20)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--whole", action="store_true", help="also 2 workers, file unsplit")
     parser.add_argument("--warm", action="store_true", help="time a started, warmed cluster")
+    parser.add_argument("--spill", action="store_true", help="parse_logs_to (out of core)")
     parser.add_argument("--out-dir", type=Path, default=Path("benchmark-byte-ranges"))
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--path", help=argparse.SUPPRESS)
@@ -185,7 +213,7 @@ def main() -> None:
     for repeat in range(args.repeats):
         order = configs if repeat % 2 == 0 else configs[::-1]  # alternate who goes first
         for config in order:
-            got = _run(path, args.format, config, args.split_bytes, args.warm)
+            got = _run(path, args.format, config, args.split_bytes, args.warm, args.spill)
             runs[config].append(got)
             print(config, json.dumps({k: v for k, v in got.items() if k != "byte_ranges"}))
         load.append(os.getloadavg())
@@ -195,6 +223,7 @@ def main() -> None:
         "file": {"format": args.format, "lines": args.lines, "bytes": path.stat().st_size},
         "split_bytes": args.split_bytes,
         "warm": args.warm,
+        "spill": args.spill,
         "repeats": args.repeats,
         "loadavg_1_5_15": load,
         "configs": {},
