@@ -352,9 +352,11 @@ def _per_file(
     The ranges after one the garbage test stopped are emptied (the whole read never gets
     there): their spill files and their entries in ``spilled``.
     """
+    tasks: dict[int, list[int]] = {}
+    for k, owner in enumerate(owners):
+        tasks.setdefault(owner, []).append(k)
     views: list[tuple[FileParse, int]] = []
-    for i in sorted(set(owners)):
-        mine = [k for k, owner in enumerate(owners) if owner == i]
+    for _, mine in sorted(tasks.items()):
         parts = [
             FileParse(spilled[k].src_file, RECORDS.empty_table(), spilled[k].quarantine, 0)
             for k in mine

@@ -415,3 +415,23 @@ def test_torque_is_spilled_whole(tmp_path: Path, small_windows: None) -> None:
         done = spill_parse("torque", [str(path)], tmp_path / "out", site=SITE, split_bytes=4096)
     assert done.summary["byte_ranges"]["files_split"] == 0
     assert done.summary["byte_ranges"]["not_split_format"] == 1
+
+
+def test_a_file_stopped_in_a_range_is_spilled_as_the_whole_read(tmp_path: Path) -> None:
+    """The ranges after the one the garbage test stops in are dropped, as the whole read."""
+    good = [_sge_job(i) for i in range(1, 5001)]
+    lines = good + [b""] * 205_000 + [_sge_job(i) for i in range(6001, 8001)]
+    path = tmp_path / "stops.sge"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        whole = spill_parse("sge", [str(path)], tmp_path / "one", site=SITE, split_bytes=None)
+        split = spill_parse("sge", [str(path)], tmp_path / "two", site=SITE, split_bytes=1000)
+    assert split.summary.pop("byte_ranges")["ranges"] == 3  # at lines 100,001 and 200,001
+    assert split.summary == whole.summary
+    assert whole.summary["lines_read"] == 200_001  # stopped after line 200,000: one row more
+    for table in ("records", "jobs", "quarantine"):
+        one = pq.read_table(tmp_path / "one" / f"{table}.parquet")
+        assert pq.read_table(tmp_path / "two" / f"{table}.parquet").equals(one), table
+    reasons = pq.read_table(tmp_path / "two" / "quarantine.parquet").column("reason")
+    assert reasons[-1].as_py().startswith(REASON_STOPPED)
