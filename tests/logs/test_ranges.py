@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import json
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from gridtrace.cli import main
 from gridtrace.errors import ConfigError, DataQualityWarning
 from gridtrace.logs import _ranges as ranges_module
 from gridtrace.logs import parse_logs
@@ -435,3 +437,18 @@ def test_a_file_stopped_in_a_range_is_spilled_as_the_whole_read(tmp_path: Path) 
         assert pq.read_table(tmp_path / "two" / f"{table}.parquet").equals(one), table
     reasons = pq.read_table(tmp_path / "two" / "quarantine.parquet").column("reason")
     assert reasons[-1].as_py().startswith(REASON_STOPPED)
+
+
+def test_gridtrace_parse_split_bytes(tmp_path: Path, small_windows: None) -> None:
+    path = tmp_path / "a.slurm"
+    path.write_bytes(_slurm())
+    common = ["parse", str(path), "--spill", "--tz", "UTC", "--no-progress"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        assert main([*common, "-o", str(tmp_path / "one"), "--split-bytes", "0"]) == 0
+        assert main([*common, "-o", str(tmp_path / "two"), "--split-bytes", "4096"]) == 0
+    one = json.loads((tmp_path / "one" / "parse-summary.json").read_text())
+    two = json.loads((tmp_path / "two" / "parse-summary.json").read_text())
+    assert "byte_ranges" not in one
+    assert two.pop("byte_ranges")["files_split"] == 1
+    assert two == one
