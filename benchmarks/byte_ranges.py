@@ -8,7 +8,9 @@ sees the same load on a shared machine). The configurations:
 * ``w1``: one worker: the file read in this process, in one piece (no dask);
 * ``w2-split``: two dask process workers, the file split into byte ranges of ``--split-bytes``;
 * ``w2-whole`` (with ``--whole``): two dask process workers, the file one task (today's
-  per-file parallelism: one file keeps one worker busy).
+  per-file parallelism: one file keeps one worker busy);
+* ``w1-split`` (with ``--w1-split``): one worker, the file split (with ``--spill``: one range
+  at a time in this process, so that memory is bounded by the range, not by the file).
 
 With ``--spill``, each child runs ``parse_logs_to`` instead (out-of-core assembly: the workers
 write the records to spill files, nothing is shipped back; process workers of a local pool, so
@@ -131,7 +133,7 @@ def _child(args: argparse.Namespace) -> None:
 
     warnings.simplefilter("ignore")
     split = args.split_bytes if args.config.endswith("split") else None
-    workers = 1 if args.config == "w1" else 2
+    workers = 1 if args.config.startswith("w1") else 2
     options: dict[str, Any] = {"workers": workers, "processes": True}
     cluster = None
     if args.warm:
@@ -193,6 +195,7 @@ def main() -> None:
     parser.add_argument("--split-bytes", type=int, default=16 << 20)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--whole", action="store_true", help="also 2 workers, file unsplit")
+    parser.add_argument("--w1-split", action="store_true", help="also 1 worker, file split")
     parser.add_argument("--warm", action="store_true", help="time a started, warmed cluster")
     parser.add_argument("--spill", action="store_true", help="parse_logs_to (out of core)")
     parser.add_argument("--out-dir", type=Path, default=Path("benchmark-byte-ranges"))
@@ -208,6 +211,7 @@ def main() -> None:
     if not path.exists():
         generate(path, args.format, args.lines)
     configs = ["w1", "w2-split"] + (["w2-whole"] if args.whole else [])
+    configs += ["w1-split"] if args.w1_split else []
     runs: dict[str, list[dict[str, Any]]] = {c: [] for c in configs}
     load = [os.getloadavg()]
     for repeat in range(args.repeats):
