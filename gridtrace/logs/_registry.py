@@ -597,7 +597,7 @@ def _tokenize_with_dask(
             n_workers=workers if processes else 1,
             threads_per_worker=1 if processes else workers,
             processes=processes,
-            dashboard_address=None,
+            dashboard_address=":0",  # any free port: None means 8787, taken by any other cluster
         )
         client = Client(cluster)
     try:
