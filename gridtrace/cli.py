@@ -147,6 +147,7 @@ def _cmd_parse_spill(args: argparse.Namespace) -> int:
             spill_dir=args.spill_dir,
             jobs_transform=mapping.apply,
             scheduler=args.scheduler,
+            split_bytes=args.split_bytes or None,
         )
     where = (
         f"the dask cluster at {args.scheduler}"
@@ -189,6 +190,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
             processes=args.processes,
             scheduler=args.scheduler,
             progress=args.progress,
+            split_bytes=args.split_bytes or None,
         )
     result = dataclasses.replace(result, jobs=_vo_mapping(args).apply(result.jobs))
     if key is not None:  # after the VO rules, which read the real group names
@@ -923,6 +925,15 @@ def _build_parser() -> argparse.ArgumentParser:
         "--scheduler",
         help="address of a running dask.distributed scheduler (with --spill: the spill and "
         "partition tasks run on its workers, which must see the files and --spill-dir)",
+    )
+    parse.add_argument(
+        "--split-bytes",
+        type=int,
+        default=64 << 20,
+        metavar="BYTES",
+        help="with --workers above 1, --scheduler or --spill: a plain file larger than this is "
+        "read as byte ranges of about this size, on several workers (TORQUE, SWF, GWF, Slurm, "
+        "SGE; with --spill, Slurm and SGE); 0 never splits (default: 64 MiB)",
     )
     parse.add_argument("--vo-map", help="JSON file of VO rules (see gridtrace.logs.VOMapping)")
     parse.add_argument(

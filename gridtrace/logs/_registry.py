@@ -49,6 +49,7 @@ from gridtrace.logs._io import (
     read_log_head,
     scan_log_paths,
 )
+from gridtrace.logs._ranges import DEFAULT_SPLIT_BYTES
 from gridtrace.logs._spill import SpilledParse
 
 __all__ = [
@@ -272,8 +273,9 @@ def parse_logs(
     scheduler: str | None = None,
     progress: bool = False,
     anonymize: bytes | None = None,
+    split_bytes: int | None = DEFAULT_SPLIT_BYTES,
 ) -> ParseResult:
-    """Parse accounting logs of any registered format, one file per task, in parallel.
+    """Parse accounting logs of any registered format, one file (or byte range) per task.
 
     Each file's format is recognised from its own content (unless ``format`` is given), so a
     folder may mix formats: the files of each format are assembled together, and the tables of
@@ -349,6 +351,9 @@ def parse_logs(
     if workers < 1:
         msg = f"workers must be at least 1, not {workers}"
         raise ConfigError(msg)
+    if split_bytes is not None and split_bytes < 1:
+        msg = f"split_bytes must be at least 1 (or None: never split), not {split_bytes}"
+        raise ConfigError(msg)
     given = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     scan = scan_log_paths(given)
     site = site or default_site_name(given)
@@ -367,10 +372,13 @@ def parse_logs(
         )
         raise UnknownFormatError(msg)
     tasks = [(name, path) for name, group in plan.groups.items() for path in group]
+    split: dict[str, int] | None = None
     if scheduler is None and workers == 1:
         parts = _tokenize_here(tasks, site, progress)
     else:
-        parts = _tokenize_with_dask(tasks, site, workers, processes, scheduler, progress)
+        parts, split = _tokenize_with_dask(
+            tasks, site, workers, processes, scheduler, progress, split_bytes
+        )
     parts = [apply_error_policy(part, policy) for part in parts]
     failed = list(plan.failed)
     for (name, path), part in zip(tasks, parts, strict=True):
@@ -383,6 +391,8 @@ def parse_logs(
         del group
     result = _combine(results)
     info = {**result.info, "skipped": plan.skipped, "files_failed": failed}
+    if split is not None:
+        info["byte_ranges"] = split
     result = dataclasses.replace(result, info=info)
     if policy == "warn":
         for entry in failed:
@@ -412,6 +422,7 @@ def parse_logs_to(
     spill_dir: StrPath | None = None,
     jobs_transform: Callable[[pa.Table], pa.Table] | None = None,
     scheduler: str | None = None,
+    split_bytes: int | None = DEFAULT_SPLIT_BYTES,
 ) -> SpilledParse:
     """Parse logs out of core: the tables of :func:`parse_logs`, written to ``out_dir``.
 
@@ -445,6 +456,9 @@ def parse_logs_to(
         Address of a ``dask.distributed`` scheduler: the per-file and per-partition tasks run on
         its workers instead of a local process pool (``workers`` is then ignored). The workers
         must see the input files and ``spill_dir`` at the same paths (a shared file system).
+    split_bytes : int or None, default 64 MiB
+        A plain Slurm or SGE file larger than this is spilled by byte ranges of about this size
+        (see :func:`~gridtrace.logs._spill.spill_parse`); None never splits.
 
     Returns
     -------
@@ -496,6 +510,7 @@ def parse_logs_to(
         jobs_transform=jobs_transform,
         remove_first=[SUMMARY_NAME],
         scheduler=scheduler,
+        split_bytes=split_bytes,
     )
     failed = list(plan.failed)
     for part in result.failed_parts:
@@ -567,9 +582,10 @@ def _tokenize_with_dask(
     processes: bool,
     scheduler: str | None,
     progress: bool,
-) -> list[FileParse]:
+    split_bytes: int | None = None,
+) -> tuple[list[FileParse], dict[str, int] | None]:
     try:
-        from distributed import Client, LocalCluster, as_completed
+        from distributed import Client, LocalCluster
     except ImportError:
         msg = "parallel parsing needs dask.distributed: pip install 'gridtrace[dask]'"
         raise ConfigError(msg) from None
@@ -581,28 +597,82 @@ def _tokenize_with_dask(
             n_workers=workers if processes else 1,
             threads_per_worker=1 if processes else workers,
             processes=processes,
-            dashboard_address=None,
+            dashboard_address=":0",  # any free port: None means 8787, taken by any other cluster
         )
         client = Client(cluster)
     try:
-        futures = client.map(
-            _tokenize,
-            [name for name, _ in tasks],
-            [path for _, path in tasks],
-            [site] * len(tasks),
-            pure=False,
-        )
-        position = {future.key: i for i, future in enumerate(futures)}
-        parts: list[FileParse | None] = [None] * len(tasks)
-        for future in _progress(as_completed(futures), len(futures), progress):
-            parts[position[future.key]] = future.result()
-            future.release()
+        return _tokenize_on(client, tasks, site, progress, split_bytes)
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
-    # reading order is the files' order, whatever order the workers finished in
-    return [part for part in parts if part is not None]
+
+
+def _on_client(
+    client: Any, function: Callable[..., Any], calls: list[tuple[Any, ...]], progress: bool
+) -> list[Any]:
+    """Run ``function`` over ``calls`` on the cluster; the results in the calls' order."""
+    from distributed import as_completed
+
+    futures = [client.submit(function, *args, pure=False) for args in calls]
+    position = {future.key: i for i, future in enumerate(futures)}
+    results: list[Any] = [None] * len(calls)
+    for future in _progress(as_completed(futures), len(futures), progress):
+        results[position[future.key]] = future.result()
+        future.release()
+    return results
+
+
+def _tokenize_on(
+    client: Any,
+    tasks: list[tuple[str, str]],
+    site: str,
+    progress: bool,
+    split_bytes: int | None,
+) -> tuple[list[FileParse], dict[str, int] | None]:
+    """Tokenise every file on the cluster, a big plain file as several byte-range tasks."""
+    from gridtrace.logs._ranges import RangeCounts, join_ranges, plan_ranges, range_seed
+
+    def run(function: Callable[..., Any], calls: list[tuple[Any, ...]]) -> list[Any]:
+        return _on_client(client, function, calls, False)
+
+    counts = RangeCounts()
+    calls: list[tuple[Callable[..., FileParse], tuple[Any, ...]]] = []
+    owners: list[int] = []  # the task (file) of each call
+    for i, (name, path) in enumerate(tasks):
+        why_not: str | None = "small"
+        ranges: list[Any] = []
+        if split_bytes is not None:
+            ranges, why_not = plan_ranges(name, path, split_bytes)
+            counts.add(ranges, why_not)
+        if why_not is not None:
+            calls.append((_tokenize, (name, path, site)))
+            owners.append(i)
+            continue
+        seed = range_seed(name, ranges, site, run)
+        for rng in ranges:
+            calls.append((_tokenize_range, (name, rng, site, seed)))
+            owners.append(i)
+    results = _on_client(client, _call, calls, progress)
+    pieces: list[list[FileParse]] = [[] for _ in tasks]
+    for owner, part in zip(owners, results, strict=True):
+        pieces[owner].append(part)
+    # reading order is the files' order, and a file's ranges its own, whatever order they came in
+    parts = [join_ranges(mine) for mine in pieces]
+    if split_bytes is None or not counts.worth_saying:
+        return parts, None
+    return parts, counts.as_dict(split_bytes)
+
+
+def _call(function: Callable[..., FileParse], args: tuple[Any, ...]) -> FileParse:
+    return function(*args)
+
+
+def _tokenize_range(name: str, rng: Any, site: str, seed: Any) -> FileParse:
+    # module-level, like _tokenize: the range's rows, its read findings included
+    from gridtrace.logs._ranges import tokenize_range
+
+    return tokenize_range(name, rng, site, seed)
 
 
 @dataclass(frozen=True)

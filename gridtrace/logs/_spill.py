@@ -72,6 +72,15 @@ import pyarrow.compute as pc
 from gridtrace._atomic import atomic_path
 from gridtrace.errors import ConfigError
 from gridtrace.logs._base import ErrorPolicy, FileParse, apply_error_policy
+from gridtrace.logs._ranges import (
+    DEFAULT_SPLIT_BYTES,
+    ByteRange,
+    RangeCounts,
+    kept_ranges,
+    plan_ranges,
+    range_seed,
+    tokenize_range,
+)
 from gridtrace.schema import QUARANTINE, RECORDS
 
 if TYPE_CHECKING:
@@ -105,6 +114,12 @@ PARTITION_INPUT_BYTES = 32 << 20
 _COMPRESSED_RATIO = 8  # a compressed log is taken as this many times its size, uncompressed
 _COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zstd")
 MAX_PARTITIONS = 4096
+RANGE_SPILL_FORMATS = ("slurm", "sge")
+"""Formats whose big plain files are spilled by byte range: their ``prepare`` is line-local.
+
+TORQUE's is not: it carries the file's clock offset along its lines and orders the files by
+their median stamp, so a TORQUE file is spilled whole.
+"""
 
 
 @dataclass(frozen=True)
@@ -268,12 +283,23 @@ def _split(table: pa.Table, labels: I64, count: int) -> list[pa.RecordBatch]:
 
 
 def _spill_file(
-    name: str, path: str, site: str, tz: str | None, index: int, folder: str, partitions: int
+    name: str,
+    path: str,
+    site: str,
+    tz: str | None,
+    index: int,
+    folder: str,
+    partitions: int,
+    piece: tuple[ByteRange, Any] | None = None,
 ) -> _Spilled:
     from gridtrace.logs._registry import _tokenize
 
     spill = spill_format(name)
-    part = _tokenize(name, path, site)
+    if piece is None:
+        part = _tokenize(name, path, site)
+    else:  # one byte range of a big file, with what the whole file decides
+        rng, seed = piece
+        part = tokenize_range(name, rng, site, seed)
     columns, facts = spill.prepare(part, tz)
     records = part.records
     n = records.num_rows
@@ -283,6 +309,78 @@ def _spill_file(
     labels = (spill.keys(part.records) % np.uint64(partitions)).astype(np.int64)
     _write_batches(_spill_path(folder, index), records.schema, _split(records, labels, partitions))
     return _Spilled(part.src_file, n, part.lines_read, part.quarantine, facts)
+
+
+def _unspill(folder: str, index: int, partitions: int, one: _Spilled) -> _Spilled:
+    """Empty a range's spill file: the read of its file stopped in an earlier range."""
+    with pa.OSFile(str(_spill_path(folder, index)), "rb") as source:
+        schema = pa.ipc.open_file(source).schema
+    _write_batches(
+        _spill_path(folder, index), schema, [_one_batch(schema.empty_table())] * partitions
+    )
+    return _Spilled(one.src_file, 0, 0, one.quarantine.slice(0, 0), one.facts)
+
+
+def _spill_entries(
+    name: str, files: Sequence[str], site: str, split_bytes: int | None, pool: _Workers | None
+) -> tuple[list[tuple[str, tuple[ByteRange, Any] | None]], list[int], RangeCounts]:
+    """Return the spill tasks: a file each, a big plain file one per byte range, in order.
+
+    Returns the tasks (file, range and its seed or None), each task's file (its position in
+    ``files``), and the split counts. Only formats whose :attr:`SpillFormat.prepare` adds what is
+    local to a line are split (:data:`RANGE_SPILL_FORMATS`).
+    """
+    counts = RangeCounts()
+    entries: list[tuple[str, tuple[ByteRange, Any] | None]] = []
+    owners: list[int] = []
+    for i, path in enumerate(files):
+        if split_bytes is None:
+            entries.append((path, None))
+            owners.append(i)
+            continue
+        if name in RANGE_SPILL_FORMATS:
+            ranges, why_not = plan_ranges(name, path, split_bytes)
+        else:
+            ranges = []
+            why_not = "format" if Path(path).stat().st_size > split_bytes else "small"
+        counts.add(ranges, why_not)
+        if why_not is not None:
+            entries.append((path, None))
+            owners.append(i)
+            continue
+        seed = range_seed(name, ranges, site, lambda f, calls: _run(pool, f, calls))
+        for rng in ranges:
+            entries.append((path, (rng, seed)))
+            owners.append(i)
+    return entries, owners, counts
+
+
+def _per_file(
+    spilled: list[_Spilled], owners: list[int], folder: str, partitions: int
+) -> list[tuple[FileParse, int]]:
+    """Each file's quarantine, lines and record count over its tasks, in the order given.
+
+    The ranges after one the garbage test stopped are emptied (the whole read never gets
+    there): their spill files and their entries in ``spilled``.
+    """
+    tasks: dict[int, list[int]] = {}
+    for k, owner in enumerate(owners):
+        tasks.setdefault(owner, []).append(k)
+    views: list[tuple[FileParse, int]] = []
+    for _, mine in sorted(tasks.items()):
+        parts = [
+            FileParse(spilled[k].src_file, RECORDS.empty_table(), spilled[k].quarantine, 0)
+            for k in mine
+        ]
+        for k in mine[kept_ranges(parts) :]:
+            spilled[k] = _unspill(folder, k, partitions, spilled[k])
+        quarantine = pa.concat_tables(
+            [QUARANTINE.empty_table(), *(spilled[k].quarantine.cast(QUARANTINE) for k in mine)]
+        )
+        lines = sum(spilled[k].lines_read for k in mine)
+        view = FileParse(spilled[mine[0]].src_file, RECORDS.empty_table(), quarantine, lines)
+        views.append((view, sum(spilled[k].records for k in mine)))
+    return views
 
 
 def _read_batch(path: Path, index: int) -> pa.RecordBatch:
@@ -561,6 +659,7 @@ def spill_parse(
     jobs_transform: Callable[[pa.Table], pa.Table] | None = None,
     remove_first: Sequence[str] = (),
     scheduler: str | None = None,
+    split_bytes: int | None = DEFAULT_SPLIT_BYTES,
 ) -> SpilledParse:
     """Parse the files of one format out of core into ``records``, ``jobs`` and ``quarantine``.
 
@@ -603,6 +702,13 @@ def spill_parse(
         Address of a ``dask.distributed`` scheduler: the spill, assembly and merge tasks run
         on its workers (``workers`` is then ignored). Every worker must see the input files and
         the spill folder at the same paths (one machine, or a shared file system).
+    split_bytes : int or None, default 64 MiB
+        A plain file larger than this, of a format in :data:`RANGE_SPILL_FORMATS`, is spilled
+        by byte ranges of about this size (a task and a spill file each, in the file's place in
+        the reading order; see :mod:`gridtrace.logs._ranges`), which bounds a spill task's memory
+        by the range and spreads one file over the workers. The summary's ``byte_ranges`` counts
+        the files split and not split (present when a file was split, or a file above the size
+        was not). None never splits.
 
     Returns
     -------
@@ -634,13 +740,15 @@ def spill_parse(
         # the pool's workers start (import) while this process imports the format
         with _executor(workers, scheduler, name) as pool:
             spill = spill_format(name)
-            calls = [(name, f, site, tz, i, folder, partitions) for i, f in enumerate(files)]
+            entries, owners, split = _spill_entries(name, files, site, split_bytes, pool)
+            calls = [
+                (name, f, site, tz, i, folder, partitions, piece)
+                for i, (f, piece) in enumerate(entries)
+            ]
             spilled: list[_Spilled] = _run(pool, _spill_file, calls)
-            for one in spilled:  # warn or raise, per file, in the order given
-                empty = RECORDS.empty_table()
-                apply_error_policy(
-                    FileParse(one.src_file, empty, one.quarantine, one.lines_read), errors
-                )
+            per_file = _per_file(spilled, owners, folder, partitions)
+            for view, _ in per_file:  # warn or raise, per file, in the order given
+                apply_error_policy(view, errors)
             order, moved = _time_order(spilled)
             starts_by_rank = np.cumsum([0] + [spilled[i].records for i in order])
             starts = [0] * len(spilled)
@@ -687,7 +795,11 @@ def spill_parse(
     if "files_reordered" in info:  # formats that order their files by time (TORQUE)
         info["files_reordered"] = moved
     done = _summarise(spilled, assembled, quarantine, info)
-    return dataclasses.replace(done, partitions=partitions)
+    summary = {**done.summary, "files": len(files)}
+    if split_bytes is not None and split.worth_saying:
+        summary["byte_ranges"] = split.as_dict(split_bytes)
+    failed = [view for view, records in per_file if view.lines_read and not records]
+    return dataclasses.replace(done, summary=summary, failed_parts=failed, partitions=partitions)
 
 
 def _merged_path(folder: str, table: str, window: int) -> Path:

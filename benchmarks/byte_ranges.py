@@ -1,0 +1,256 @@
+"""Benchmark one big plain log parsed by byte ranges: 1 against 2 process workers, same run.
+
+Generates one plain file (SWF by default, or TORQUE) of ``--lines`` lines and runs
+``parse_logs(path, format=..., workers=W, processes=True, split_bytes=S)`` in a fresh child
+process for each configuration, the configurations taken in turn in every repeat (so that each
+sees the same load on a shared machine). The configurations:
+
+* ``w1``: one worker: the file read in this process, in one piece (no dask);
+* ``w2-split``: two dask process workers, the file split into byte ranges of ``--split-bytes``;
+* ``w2-whole`` (with ``--whole``): two dask process workers, the file one task (today's
+  per-file parallelism: one file keeps one worker busy);
+* ``w1-split`` (with ``--w1-split``): one worker, the file split (with ``--spill``: one range
+  at a time in this process, so that memory is bounded by the range, not by the file).
+
+With ``--spill``, each child runs ``parse_logs_to`` instead (out-of-core assembly: the workers
+write the records to spill files, nothing is shipped back; process workers of a local pool, so
+``--warm`` does not apply; ``w2-split`` splits only Slurm and SGE files, hence ``--format sge``).
+
+With ``--warm``, each child first starts its dask cluster (for two workers) and parses the
+file's first 3,000 lines once on it (or in-process, for one worker), so that ``parse_s`` leaves
+out the cluster's start and the compiled kernels' loading: what a long-lived cluster
+(``--scheduler``) pays per file.
+
+For each run: ``parse_s``, the wall time of the ``parse_logs`` call (tokenise, ship the records
+back, join and assemble); ``process_s``, the wall time of the child process (imports and the
+dask cluster's start and stop included); ``cpu_s``, user + system CPU of the child and of every
+process it reaped (the dask workers included), from ``wait4``; ``peak_rss_mb``, the child's own
+peak resident memory. Reported: the median and range over ``--repeats`` of each, and the ratio
+of ``w1``'s median ``parse_s`` to each configuration's (above 1: faster than one worker).
+
+Usage::
+
+    .venv/bin/python benchmarks/byte_ranges.py --lines 2000000 --repeats 3 --out-dir DIR
+    .venv/bin/python benchmarks/byte_ranges.py --lines 2000000 --warm --out-dir DIR
+    .venv/bin/python benchmarks/byte_ranges.py --format torque --lines 1000000 --whole
+    .venv/bin/python benchmarks/byte_ranges.py --format sge --spill --whole --lines 1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+try:
+    from _machine import describe_machine
+except ImportError:  # run from another folder
+    from benchmarks._machine import describe_machine
+
+HERE = Path(__file__).resolve().parent.parent
+
+
+def _swf_lines(start: int, count: int) -> bytes:
+    return "".join(
+        f"{i} {10 * i} {i % 600} {60 + (7 * i) % 86400} {1 + i % 64} {i % 3600}.5 -1 "
+        f"{1 + i % 64} {3600 * (1 + i % 24)} -1 1 {1 + i % 97} {1 + i % 11} -1 {1 + i % 4} "
+        f"{1 + i % 3} -1 -1\n"
+        for i in range(start, start + count)
+    ).encode()
+
+
+def _torque_lines(start: int, count: int) -> bytes:
+    """Q, S and E records of ``count // 3`` jobs, as a TORQUE server writes them."""
+    out = []
+    for j in range(start // 3, (start + count) // 3):
+        day = 1 + (j // 40000) % 28
+        clock = f"06/{day:02d}/2016 {(j // 1700) % 24:02d}:{(j // 28) % 60:02d}:{j % 60:02d}"
+        job = f"{1000000 + j}.master.example.org"
+        submit = 1464739200 + j * 2
+        user = f"user{j % 211}"
+        out.append(f"{clock};Q;{job};queue=q{j % 4}\n")
+        out.append(
+            f"{clock};S;{job};user={user} group=grp{j % 17} jobname=run{j % 977} queue=q{j % 4} "
+            f"ctime={submit} qtime={submit} etime={submit} start={submit + 60} "
+            f"owner={user}@login{j % 3}.example.org exec_host=node{j % 300:03d}/{j % 8} "
+            "Resource_List.neednodes=1:ppn=1 Resource_List.nodect=1 Resource_List.nodes=1:ppn=1 "
+            "Resource_List.walltime=24:00:00\n"
+        )
+        out.append(
+            f"{clock};E;{job};user={user} group=grp{j % 17} jobname=run{j % 977} queue=q{j % 4} "
+            f"ctime={submit} qtime={submit} etime={submit} start={submit + 60} "
+            f"owner={user}@login{j % 3}.example.org exec_host=node{j % 300:03d}/{j % 8} "
+            "Resource_List.neednodes=1:ppn=1 Resource_List.nodect=1 Resource_List.nodes=1:ppn=1 "
+            f"Resource_List.walltime=24:00:00 session={4000 + j % 30000} end={submit + 3660} "
+            f"Exit_status=0 resources_used.cput=00:{j % 60:02d}:00 resources_used.mem={j % 9000}kb "
+            f"resources_used.vmem={j % 19000}kb resources_used.walltime=01:00:00\n"
+        )
+    return "".join(out).encode()
+
+
+def _sge_lines(start: int, count: int) -> bytes:
+    """Grid Engine ``accounting`` records (Son of Grid Engine 8.1.x, 45 fields)."""
+    from gridtrace.logs._sge import SGE_FIELDS
+
+    out = []
+    for i in range(start, start + count):
+        values = dict.fromkeys(SGE_FIELDS, "0")
+        values.update(
+            qname=f"q{i % 4}.q", hostname=f"node{i % 300:03d}", group=f"grp{i % 17}",
+            owner=f"user{i % 211}", job_name=f"run{i % 977}.sh", job_number=str(100000 + i),
+            account="sge", submission_time=str(1714723000 + i), start_time=str(1714723100 + i),
+            end_time=str(1714726700 + i), ru_wallclock="3600", project="proj1",
+            department="defaultdepartment", granted_pe="NONE", slots="1", cpu="3520.75",
+            category="-l h_rt=7200", pe_taskid="NONE", maxvmem="2147483648.0",
+        )  # fmt: skip
+        out.append(":".join(values[f] for f in SGE_FIELDS) + "\n")
+    return "".join(out).encode()
+
+
+def generate(path: Path, fmt: str, lines: int) -> Path:
+    """Write a plain ``fmt`` file of ``lines`` lines (SWF: a header first), in blocks."""
+    make = {"swf": _swf_lines, "torque": _torque_lines, "sge": _sge_lines}[fmt]
+    block = 300_000
+    with path.open("wb") as out:
+        if fmt == "swf":
+            out.write(b"; Version: 2.2\n; Computer: a generated cluster\n; MaxProcs: 64\n")
+        for start in range(1 if fmt == "swf" else 0, lines, block):
+            out.write(make(start, min(block, lines - start)))
+    return path
+
+
+def _child(args: argparse.Namespace) -> None:
+    import resource
+    import warnings
+
+    from gridtrace.logs import parse_logs
+
+    warnings.simplefilter("ignore")
+    split = args.split_bytes if args.config.endswith("split") else None
+    workers = 1 if args.config.startswith("w1") else 2
+    options: dict[str, Any] = {"workers": workers, "processes": True}
+    cluster = None
+    if args.warm:
+        if workers > 1:
+            from distributed import LocalCluster
+
+            cluster = LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+            )
+            options = {"scheduler": cluster.scheduler_address}
+        head = Path(args.path).with_name(f"warm-{Path(args.path).name}")
+        with Path(args.path).open("rb") as whole:
+            head.write_bytes(b"".join(whole.readline() for _ in range(3000)))
+        parse_logs(head, format=args.format, site="bench", split_bytes=None, **options)
+    start = time.perf_counter()
+    result = parse_logs(args.path, format=args.format, site="bench", split_bytes=split, **options)
+    parse_s = time.perf_counter() - start
+    out = {
+        "parse_s": parse_s,
+        "lines": result.lines_read,
+        "records": result.records.num_rows,
+        "jobs": result.jobs.num_rows,
+        "byte_ranges": result.info.get("byte_ranges"),
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+    print("RESULT " + json.dumps(out), flush=True)
+    if cluster is not None:
+        cluster.close()
+
+
+def _run(
+    path: Path, fmt: str, config: str, split_bytes: int, warm: bool, spill: bool
+) -> dict[str, Any]:
+    command = [
+        sys.executable, __file__, "--child", "--path", str(path), "--format", fmt,
+        "--config", config, "--split-bytes", str(split_bytes), *(["--warm"] if warm else []),
+        *(["--spill"] if spill else []),
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(HERE)}
+    start = time.perf_counter()
+    child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert child.stdout is not None
+    text = child.stdout.read().decode()
+    _, status, usage = os.wait4(child.pid, 0)
+    process_s = time.perf_counter() - start
+    if status:
+        msg = f"{config} failed (status {status})"
+        raise RuntimeError(msg)
+    line = next(x for x in text.splitlines() if x.startswith("RESULT "))
+    got: dict[str, Any] = json.loads(line[len("RESULT ") :])
+    got.update(process_s=process_s, cpu_s=usage.ru_utime + usage.ru_stime)
+    return got
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--format", choices=["swf", "torque", "sge"], default="swf")
+    parser.add_argument("--lines", type=int, default=2_000_000)
+    parser.add_argument("--split-bytes", type=int, default=16 << 20)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--whole", action="store_true", help="also 2 workers, file unsplit")
+    parser.add_argument("--w1-split", action="store_true", help="also 1 worker, file split")
+    parser.add_argument("--warm", action="store_true", help="time a started, warmed cluster")
+    parser.add_argument("--spill", action="store_true", help="parse_logs_to (out of core)")
+    parser.add_argument("--out-dir", type=Path, default=Path("benchmark-byte-ranges"))
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--path", help=argparse.SUPPRESS)
+    parser.add_argument("--config", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        _child(args)
+        return
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    path = args.out_dir / f"big-{args.lines}.{args.format}"
+    if not path.exists():
+        generate(path, args.format, args.lines)
+    configs = ["w1", "w2-split"] + (["w2-whole"] if args.whole else [])
+    configs += ["w1-split"] if args.w1_split else []
+    runs: dict[str, list[dict[str, Any]]] = {c: [] for c in configs}
+    load = [os.getloadavg()]
+    for repeat in range(args.repeats):
+        order = configs if repeat % 2 == 0 else configs[::-1]  # alternate who goes first
+        for config in order:
+            got = _run(path, args.format, config, args.split_bytes, args.warm, args.spill)
+            runs[config].append(got)
+            print(config, json.dumps({k: v for k, v in got.items() if k != "byte_ranges"}))
+        load.append(os.getloadavg())
+    base = statistics.median(r["parse_s"] for r in runs["w1"])
+    summary: dict[str, Any] = {
+        "machine": describe_machine(),
+        "file": {"format": args.format, "lines": args.lines, "bytes": path.stat().st_size},
+        "split_bytes": args.split_bytes,
+        "warm": args.warm,
+        "spill": args.spill,
+        "repeats": args.repeats,
+        "loadavg_1_5_15": load,
+        "configs": {},
+    }
+    for config, got in runs.items():
+        entry: dict[str, Any] = {}
+        for key in ("parse_s", "process_s", "cpu_s", "peak_rss_mb"):
+            values = [r[key] for r in got]
+            entry[key] = {
+                "median": round(statistics.median(values), 2),
+                "min": round(min(values), 2),
+                "max": round(max(values), 2),
+            }
+        entry["speedup_parse_vs_w1"] = round(base / entry["parse_s"]["median"], 2)
+        entry["byte_ranges"] = got[0]["byte_ranges"]
+        entry["same_counts"] = len({(r["lines"], r["records"], r["jobs"]) for r in got}) == 1
+        summary["configs"][config] = entry
+    counts = {(r["lines"], r["records"], r["jobs"]) for got in runs.values() for r in got}
+    summary["every_config_same_counts"] = len(counts) == 1
+    text = json.dumps(summary, indent=2)
+    (args.out_dir / "byte_ranges.json").write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
