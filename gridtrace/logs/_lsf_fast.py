@@ -653,15 +653,15 @@ def scan_lsf(data: bytes, layout: Layout, *, utf8: bool) -> LsfScan | None:
     tokens = size // 2 + 2  # a token and its blank take 2 bytes at least
     # a value is at most its token; a counted list adds 4 bytes a token and 2 around
     values = np.empty(4 * size + 16, dtype=np.uint8)
-    values_off = np.zeros(2 * tokens + bound + 1, dtype=np.int32)  # a count makes two values
+    values_off = np.empty(2 * tokens + bound + 1, dtype=np.int32)  # a count makes two values
     fast = np.zeros(bound, dtype=np.bool_)
     row_named = np.zeros(bound, dtype=np.int64)
     row_values = np.zeros(bound, dtype=np.int64)
     row_flags = np.zeros(bound, dtype=np.int64)
-    ts = np.zeros(tokens, dtype=np.int64)
-    te = np.zeros(tokens, dtype=np.int64)
-    tq = np.zeros(tokens, dtype=np.bool_)
-    tx = np.zeros(tokens, dtype=np.bool_)
+    ts = np.empty(tokens, dtype=np.int64)  # scratch: one line's tokens
+    te = np.empty(tokens, dtype=np.int64)
+    tq = np.empty(tokens, dtype=np.bool_)
+    tx = np.empty(tokens, dtype=np.bool_)
     lines, clean, nv = _scan_chunk(
         buf,
         utf8,
