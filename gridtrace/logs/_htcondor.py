@@ -107,6 +107,7 @@ from gridtrace.logs._base import (
 )
 from gridtrace.logs._columnar import interleave, quarantine_table
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths
+from gridtrace.logs._prefilter import may_repeat
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
     Chunk,
@@ -508,12 +509,14 @@ def _tokenize_jsonl(
     if scan is None or not scan.fast.any() or scan.lines != len(raw_lines):
         return _tokenize_lines(text, raw_lines, non_utf8, site, src_file, base)
     declined = np.flatnonzero(~scan.fast)
+    lines = np.flatnonzero(scan.fast) + 1 + base
+    if not len(declined):
+        return _fast_ads(scan, lines, site, src_file)
     others = _tokenize_lines(
         text, raw_lines, non_utf8, site, src_file, base, only=declined.tolist()
     )
     if others is None:
         return None
-    lines = np.flatnonzero(scan.fast) + 1 + base
     return interleave(_fast_ads(scan, lines, site, src_file), lines, others)
 
 
@@ -1050,12 +1053,13 @@ def assemble_htcondor(parts: Sequence[FileParse], *, tz: str | None = None) -> P
         pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
     )
     is_ad = _numpy(_pc.equal(records.column("record_type"), "AD"), bool)
-    copies, repeated = repeated_rows(records.column("attrs"), is_ad)
+    # an ad's id and stamp are read from its attrs: only ads sharing both can be copies
+    copies, repeated = repeated_rows(records.column("attrs"), may_repeat(records, is_ad))
     if copies.any():
         flags = append_flag(records.column("flags"), copies, "DUPLICATE_LINE")
         records = records.set_column(records.schema.get_field_index("flags"), "flags", flags)
     rows = np.flatnonzero(is_ad & ~copies)
-    ads = records.take(_pa.array(rows))
+    ads = records if len(rows) == records.num_rows else records.take(_pa.array(rows))
     jobs = _jobs(ads, repeated[rows])
     return ParseResult(
         records=records,

@@ -127,6 +127,7 @@ from gridtrace.logs._base import (
 )
 from gridtrace.logs._columnar import interleave, quarantine_table
 from gridtrace.logs._io import StrPath, default_site_name, expand_log_paths
+from gridtrace.logs._prefilter import may_repeat
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
     Chunk,
@@ -1603,30 +1604,6 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     )
 
 
-def _may_repeat(records: pa.Table, is_finish: Bool) -> Bool:
-    """Narrow the JOB_FINISH rows to those that may repeat another field for field.
-
-    Two records with equal ``attrs`` have the same job id and event time (both are read from
-    them), so only the rows sharing both with another row need their whole maps compared.
-    """
-    rows = np.flatnonzero(is_finish)
-    if len(rows) < 2:
-        return is_finish
-    pick = _pa.array(rows)
-    key = _pc.binary_join_element_wise(
-        _pc.fill_null(records.column("job_id_raw").take(pick), "\x1e"),
-        _pc.fill_null(records.column("stamp").take(pick), "\x1e"),
-        "\x1f",
-    )
-    if isinstance(key, pa.ChunkedArray):
-        key = key.combine_chunks()
-    codes = np.asarray(_pc.dictionary_encode(key).indices, dtype=np.int64)
-    shared = np.bincount(codes)[codes] > 1
-    out = np.zeros(len(is_finish), dtype=bool)
-    out[rows[shared]] = True
-    return out
-
-
 def assemble_lsf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseResult:
     """Assemble tokenised LSF files, given in reading order, into a :class:`ParseResult`.
 
@@ -1644,7 +1621,7 @@ def assemble_lsf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
         pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
     )
     is_finish = _numpy(_pc.equal(records.column("record_type"), "JOB_FINISH"), bool)
-    copies, repeated = repeated_rows(records.column("attrs"), _may_repeat(records, is_finish))
+    copies, repeated = repeated_rows(records.column("attrs"), may_repeat(records, is_finish))
     if copies.any():
         flags = append_flag(records.column("flags"), copies, "DUPLICATE_LINE")
         records = records.set_column(records.schema.get_field_index("flags"), "flags", flags)
