@@ -948,8 +948,10 @@ def assemble_slurm(parts: Sequence[FileParse], *, tz: str | None = None) -> Pars
         flags = append_flag(records.column("flags"), copies, "DUPLICATE_LINE")
         records = records.set_column(records.schema.get_field_index("flags"), "flags", flags)
     job_rows = np.flatnonzero((kinds == "J") & ~copies)
-    job_rec = records.take(_pa.array(job_rows))
-    step_rec = records.take(_pa.array(np.flatnonzero((kinds == "STEP") & ~copies)))
+    step_rows = np.flatnonzero((kinds == "STEP") & ~copies)
+    # taking every row of the table, or none, copies it for nothing
+    job_rec = records if len(job_rows) == records.num_rows else records.take(_pa.array(job_rows))
+    step_rec = records.slice(0, 0) if not len(step_rows) else records.take(_pa.array(step_rows))
     jobs, info = _jobs(job_rec, step_rec, clock, repeated[job_rows])
     info["duplicate_lines"] = int(copies.sum())
     info.update(nul_fragment_counts(quarantine))
