@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import threading
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
 from gridtrace.logs._columnar import string_array
+from gridtrace.logs._kernels import compile_functions
 
 __all__ = [
     "HAVE_NUMBA",
@@ -80,7 +80,6 @@ _LITERALS = np.frombuffer(b"truefalsenull", dtype=np.uint8).copy()
 
 _KERNEL = ("_string", "_scan_chunk")
 _ENTRY_POINTS = frozenset({"_scan_chunk"})
-_compile_lock = threading.Lock()
 
 
 @functools.cache
@@ -94,19 +93,7 @@ def compile_kernel() -> bool:
     """
     if not HAVE_NUMBA:  # pragma: no cover
         return False
-    import numba
-    from numba.core.dispatcher import Dispatcher
-
-    with _compile_lock:
-        module = globals()
-        for name in _KERNEL:
-            if isinstance(module[name], Dispatcher):
-                continue
-            inline: Literal["never", "always"] = "never" if name in _ENTRY_POINTS else "always"
-            try:
-                module[name] = numba.njit(cache=True, nogil=True, inline=inline)(module[name])
-            except RuntimeError:  # pragma: no cover - no writable cache folder: compile each run
-                module[name] = numba.njit(nogil=True, inline=inline)(module[name])
+    compile_functions(globals(), _KERNEL, _ENTRY_POINTS)
     return True
 
 

@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import threading
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from gridtrace.logs._columnar import string_array
+from gridtrace.logs._kernels import compile_functions
 
 __all__ = [
     "EXTRA_FIELDS",
@@ -91,9 +91,8 @@ _JOB_FINISH = np.frombuffer(b"JOB_FINISH", dtype=np.uint8).copy()
 
 # The kernel's functions, callees first; plain Python until compile_kernel replaces each by its
 # numba compilation (importing numba costs half a second, paid only by a program reading LSF).
-_KERNEL = ("_is_int", "_is_number", "_count", "_scan_chunk")
+_KERNEL = ("_is_int", "_is_number", "_count", "_put_tokens", "_put_section", "_scan_chunk")
 _ENTRY_POINTS = frozenset({"_scan_chunk"})
-_compile_lock = threading.Lock()
 
 
 @functools.cache
@@ -107,19 +106,7 @@ def compile_kernel() -> bool:
     """
     if not HAVE_NUMBA:  # pragma: no cover
         return False
-    import numba
-    from numba.core.dispatcher import Dispatcher
-
-    with _compile_lock:
-        module = globals()
-        for name in _KERNEL:
-            if isinstance(module[name], Dispatcher):
-                continue
-            inline: Literal["never", "always"] = "never" if name in _ENTRY_POINTS else "always"
-            try:
-                module[name] = numba.njit(cache=True, nogil=True, inline=inline)(module[name])
-            except RuntimeError:  # pragma: no cover - no writable cache folder: compile each run
-                module[name] = numba.njit(nogil=True, inline=inline)(module[name])
+    compile_functions(globals(), _KERNEL, _ENTRY_POINTS)
     return True
 
 
@@ -225,6 +212,70 @@ def _count(buf: U8, a: int, b: int) -> int:
     if negative and value != 0:
         return -1
     return value
+
+
+def _put_tokens(
+    buf: U8,
+    ts: I64,
+    te: I64,
+    tx: Bools,
+    first: int,
+    stop: int,
+    values: U8,
+    v: int,
+    off: I32,
+    nv: int,
+) -> tuple[int, int]:
+    """Write tokens ``first`` to ``stop`` as values (a doubled quote made one); new ends."""
+    for t in range(first, stop):
+        k = ts[t]
+        while k < te[t]:
+            values[v] = buf[k]
+            v += 1
+            if tx[t] and buf[k] == _QUOTE:
+                k += 1
+            k += 1
+        nv += 1
+        off[nv] = v
+    return v, nv
+
+
+def _put_section(
+    buf: U8, ts: I64, te: I64, pos: int, end: int, values: U8, v: int, off: I32, nv: int
+) -> tuple[int, int, bool]:
+    """Write a counted section: its count as written, then its tokens as a JSON list.
+
+    The count is token ``pos``, the entries tokens ``pos + 1`` to ``end``; the flag returned is
+    False when an entry needs a JSON escape (the line is left to the reference).
+    """
+    ok = True
+    for k in range(ts[pos], te[pos]):
+        values[v] = buf[k]
+        v += 1
+    nv += 1
+    off[nv] = v
+    values[v] = _OPEN
+    v += 1
+    for t in range(pos + 1, end):
+        if t > pos + 1:
+            values[v] = _COMMA
+            values[v + 1] = _SPACE
+            v += 2
+        values[v] = _QUOTE
+        v += 1
+        for k in range(ts[t], te[t]):
+            d = buf[k]
+            if not _PLAIN[d]:
+                ok = False
+            values[v] = d
+            v += 1
+        values[v] = _QUOTE
+        v += 1
+    values[v] = _CLOSE
+    v += 1
+    nv += 1
+    off[nv] = v
+    return v, nv, ok
 
 
 def _scan_chunk(
@@ -405,67 +456,18 @@ def _scan_chunk(
             while ok and stage < 4:
                 if stage == 0 or stage == 3:
                     stop = pos + (head if stage == 0 else middle)
-                    for t in range(pos, stop):
-                        a = ts[t]
-                        b = te[t]
-                        k = a
-                        while k < b:
-                            values[v] = buf[k]
-                            v += 1
-                            if tx[t] and buf[k] == _QUOTE:
-                                k += 1  # a doubled quote is one
-                            k += 1
-                        nv += 1
-                        values_off[nv] = v
+                    v, nv = _put_tokens(buf, ts, te, tx, pos, stop, values, v, values_off, nv)
                     pos = stop
                 else:
-                    count = _count(buf, ts[pos], te[pos])
-                    # the count, as written
-                    for k in range(ts[pos], te[pos]):
-                        values[v] = buf[k]
-                        v += 1
-                    nv += 1
-                    values_off[nv] = v
-                    # the list, as JSON (plain printable ASCII only)
-                    values[v] = _OPEN
-                    v += 1
-                    for t in range(pos + 1, pos + 1 + count):
-                        if t > pos + 1:
-                            values[v] = _COMMA
-                            values[v + 1] = _SPACE
-                            v += 2
-                        values[v] = _QUOTE
-                        v += 1
-                        for k in range(ts[t], te[t]):
-                            d = buf[k]
-                            if not _PLAIN[d]:
-                                ok = False
-                            values[v] = d
-                            v += 1
-                        values[v] = _QUOTE
-                        v += 1
-                    values[v] = _CLOSE
-                    v += 1
-                    nv += 1
-                    values_off[nv] = v
-                    pos += 1 + count
+                    end = pos + 1 + _count(buf, ts[pos], te[pos])
+                    v, nv, ok = _put_section(buf, ts, te, pos, end, values, v, values_off, nv)
+                    pos = end
                 stage += 1
         # ---- the tail
         if ok:
             for r in range(run_plain.size):
                 stop = min(pos + run_plain[r], nt)
-                for t in range(pos, stop):
-                    a = ts[t]
-                    b = te[t]
-                    k = a
-                    while k < b:
-                        values[v] = buf[k]
-                        v += 1
-                        if tx[t] and buf[k] == _QUOTE:
-                            k += 1
-                        k += 1
-                    nv += 1
-                    values_off[nv] = v
+                v, nv = _put_tokens(buf, ts, te, tx, pos, stop, values, v, values_off, nv)
                 pos = stop
                 kind = run_kind[r]
                 if pos >= nt or kind == KIND_NONE:
@@ -544,50 +546,14 @@ def _scan_chunk(
                 if bad:
                     flags |= TAIL_UNPARSED
                     break
-                for k in range(ts[pos], te[pos]):  # the count, as written
-                    values[v] = buf[k]
-                    v += 1
-                nv += 1
-                values_off[nv] = v
-                values[v] = _OPEN
-                v += 1
-                for t in range(start, end):
-                    if t > start:
-                        values[v] = _COMMA
-                        values[v + 1] = _SPACE
-                        v += 2
-                    values[v] = _QUOTE
-                    v += 1
-                    for k in range(ts[t], te[t]):
-                        d = buf[k]
-                        if not _PLAIN[d]:
-                            ok = False
-                        values[v] = d
-                        v += 1
-                    values[v] = _QUOTE
-                    v += 1
-                values[v] = _CLOSE
-                v += 1
-                nv += 1
-                values_off[nv] = v
+                v, nv, ok = _put_section(buf, ts, te, pos, end, values, v, values_off, nv)
                 pos = end
         if ok:
             named = nv - nv_line
             if pos < nt:
                 if not flags & TAIL_UNPARSED:
                     flags |= EXTRA_FIELDS
-                for t in range(pos, nt):
-                    a = ts[t]
-                    b = te[t]
-                    k = a
-                    while k < b:
-                        values[v] = buf[k]
-                        v += 1
-                        if tx[t] and buf[k] == _QUOTE:
-                            k += 1
-                        k += 1
-                    nv += 1
-                    values_off[nv] = v
+                v, nv = _put_tokens(buf, ts, te, tx, pos, nt, values, v, values_off, nv)
             fast[line] = True
             row_named[clean] = named
             row_values[clean] = nv - nv_line
