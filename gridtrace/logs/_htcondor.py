@@ -79,7 +79,7 @@ import json
 import logging
 import re
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -89,6 +89,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gridtrace.logs import _htcondor_fast
 from gridtrace.logs._attrs import (
     append_flag,
     attr_columns,
@@ -97,7 +98,8 @@ from gridtrace.logs._attrs import (
     repeated_rows,
 )
 from gridtrace.logs._base import FileParse, ParseResult
-from gridtrace.logs._columnar import quarantine_table
+from gridtrace.logs._columnar import interleave, quarantine_table
+from gridtrace.logs._prefilter import may_repeat
 from gridtrace.logs._stream import Chunk, LineFormat, file_reader, file_tokenizer
 from gridtrace.logs._text import NUL_FRAGMENT_REASON, decode_line, nul_fragment_counts
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
@@ -292,34 +294,58 @@ class _Rows:
 
     def table(self, site: str, src_file: str) -> pa.Table:
         n = len(self.lines)
-        stamps = _pa.array(self.stamps, pa.string())
-        epochs = _pc.if_else(_pc.match_substring_regex(stamps, r"^\d+$"), stamps, None)
         empty = np.array([self.offsets[i] == self.offsets[i + 1] for i in range(n)], dtype=bool)
-        attrs = _pa.MapArray.from_arrays(
-            _pa.array(self.offsets, pa.int32()),
-            _pa.array(self.keys, pa.string()),
-            _pa.array(self.values, pa.string()),
-            mask=_pa.array(empty) if n else None,
-        )
-        table = pa.Table.from_arrays(
-            [
-                _repeat(site, n),
-                _repeat("htcondor", n),
-                _repeat(src_file, n),
-                _pa.array(self.lines, pa.int64()),
-                _pa.array(self.types, pa.string()),
-                stamps,
-                epochs.cast(pa.int64()).cast(pa.timestamp("s", tz="UTC")),
-                _pa.array(self.job_ids, pa.string()),
-                attrs,
-                _pa.array(self.flags, pa.list_(pa.string())),
-                _pa.array(self.raw, pa.binary()),
-            ],
-            schema=RECORDS,
+        table = _records_table(
+            site,
+            src_file,
+            _pa.array(self.lines, pa.int64()),
+            _pa.array(self.types, pa.string()),
+            _pa.array(self.stamps, pa.string()),
+            _pa.array(self.job_ids, pa.string()),
+            _pa.MapArray.from_arrays(
+                _pa.array(self.offsets, pa.int32()),
+                _pa.array(self.keys, pa.string()),
+                _pa.array(self.values, pa.string()),
+                mask=_pa.array(empty) if n else None,
+            ),
+            _pa.array(self.flags, pa.list_(pa.string())),
+            _pa.array(self.raw, pa.binary()),
         )
         if n and bool(np.any(np.diff(np.asarray(self.lines)) < 0)):
             table = table.take(_pc.sort_indices(table, [("src_line", "ascending")]))
         return table
+
+
+def _records_table(
+    site: str,
+    src_file: str,
+    lines: Arr,
+    types: Arr,
+    stamps: Arr,
+    job_ids: Arr,
+    attrs: Arr,
+    flags: Arr,
+    raw: Arr,
+) -> pa.Table:
+    """Build ``records`` rows from their columns (the site, format, file and epoch added)."""
+    n = len(lines)
+    epochs = _pc.if_else(_pc.match_substring_regex(stamps, r"^\d+$"), stamps, None)
+    return pa.Table.from_arrays(
+        [
+            _repeat(site, n),
+            _repeat("htcondor", n),
+            _repeat(src_file, n),
+            lines,
+            types,
+            stamps,
+            epochs.cast(pa.int64()).cast(pa.timestamp("s", tz="UTC")),
+            job_ids,
+            attrs,
+            flags,
+            raw,
+        ],
+        schema=RECORDS,
+    )
 
 
 def _decode(data: bytes) -> tuple[str, list[bytes], list[bool]]:
@@ -397,13 +423,19 @@ def _surviving_members(text: str, pos: int) -> dict[str, Any]:
 
 
 def _tokenize_lines(
-    text: str, raw_lines: list[bytes], non_utf8: list[bool], site: str, src_file: str, base: int
+    text: str,
+    raw_lines: list[bytes],
+    non_utf8: list[bool],
+    site: str,
+    src_file: str,
+    base: int,
+    only: Iterable[int] | None = None,
 ) -> pa.Table | None:
     """Tokenise lines of one job ad a line (``-jsonl``) with one ``json`` call a line.
 
     Returns None, to leave the lines to the object scanner, unless every line is a complete job
     ad or only blanks and JSON punctuation: then both ways give the same rows. ``base`` is the
-    number of the file's lines before these.
+    number of the file's lines before these; ``only`` the lines (0-based) to read, when not all.
     """
     lines = text.split("\n")
     if len(lines) > len(raw_lines):
@@ -415,7 +447,8 @@ def _tokenize_lines(
     rows = _Rows()
     any_non_utf8 = any(non_utf8)
     crlf = [line.endswith(b"\r") for line in raw_lines] if "\r" in text else [False] * len(lines)
-    for k, line in enumerate(lines):
+    for k in range(len(lines)) if only is None else only:
+        line = lines[k]
         if not line.lstrip().startswith("{"):
             if _SKIP.fullmatch(line) is None:
                 return None
@@ -440,6 +473,79 @@ def _tokenize_lines(
     return rows.table(site, src_file)
 
 
+def _tokenize_jsonl(
+    chunk: Chunk,
+    text: str,
+    raw_lines: list[bytes],
+    non_utf8: list[bool],
+    site: str,
+    src_file: str,
+    *,
+    kernel: bool,
+) -> pa.Table | None:
+    """Tokenise a chunk of one ad a line as :func:`_tokenize_lines`, clean lines by the kernel.
+
+    With ``kernel``, the lines :mod:`gridtrace.logs._htcondor_fast` recognises are read by it,
+    the others by :func:`_tokenize_lines`; the rows are the same. None as there.
+    """
+    base = chunk.first_line - 1
+    scan = None
+    if kernel and not any(non_utf8) and b"\x00" not in chunk.data:
+        scan = _htcondor_fast.scan_jsonl(chunk.data)
+    if scan is None or not scan.fast.any() or scan.lines != len(raw_lines):
+        return _tokenize_lines(text, raw_lines, non_utf8, site, src_file, base)
+    declined = np.flatnonzero(~scan.fast)
+    lines = np.flatnonzero(scan.fast) + 1 + base
+    if not len(declined):
+        return _fast_ads(scan, lines, site, src_file)
+    others = _tokenize_lines(
+        text, raw_lines, non_utf8, site, src_file, base, only=declined.tolist()
+    )
+    if others is None:
+        return None
+    return interleave(_fast_ads(scan, lines, site, src_file), lines, others)
+
+
+_FLOAT_TEXT: dict[str, str] = {}
+"""Real numbers as ``json.dumps`` writes them, by their text in the file (values repeat)."""
+
+
+def _fast_ads(scan: _htcondor_fast.JsonlScan, lines: Any, site: str, src_file: str) -> pa.Table:
+    """Build the ``AD`` rows of the kernel's clean lines, at file lines ``lines``."""
+    values = scan.values
+    real = np.flatnonzero(scan.real)
+    if len(real):
+        texts = values.take(_pa.array(real)).to_pylist()
+        if len(_FLOAT_TEXT) > 100_000:
+            _FLOAT_TEXT.clear()
+        memo = _FLOAT_TEXT
+        written = [memo.get(t) or memo.setdefault(t, _float_text(t)) for t in texts]
+        values = _pc.replace_with_mask(values, _pa.array(scan.real), _pa.array(written))
+    n = len(scan.members)
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(scan.members, out=offsets[1:])
+
+    def value_of(j: int) -> Arr:
+        at = scan.where[:, j]
+        return values.take(_pa.array(at, mask=at < 0))
+
+    cluster, proc, completion, entered = (value_of(j) for j in range(4))
+    no_completion = _pc.or_(_pc.is_null(completion), _pc.equal(completion.fill_null(""), "0"))
+    return _records_table(
+        site,
+        src_file,
+        _pa.array(np.asarray(lines, dtype=np.int64), pa.int64()),
+        _repeat("AD", n),
+        _pc.if_else(no_completion, entered, completion),
+        _pc.binary_join_element_wise(
+            cluster.fill_null("None"), proc.fill_null("None"), pa.scalar(".", pa.string())
+        ),
+        _pa.MapArray.from_arrays(_pa.array(offsets, pa.int32()), scan.keys, values),
+        pa.nulls(n, pa.list_(pa.string())),
+        pa.nulls(n, pa.binary()),
+    )
+
+
 @dataclass
 class _HTCondorState:
     """How many lines of its chunk the last call tokenised (an ad left open is carried on)."""
@@ -453,7 +559,10 @@ def _tokenize_htcondor_chunk(
     """Tokenise one chunk: the rows of its lines up to the first ad left open at its end."""
     text, raw_lines, non_utf8 = _decode(chunk.data)
     base = chunk.first_line - 1  # lines before the chunk
-    fast = _tokenize_lines(text, raw_lines, non_utf8, site, src_file, base)
+    kernel = _htcondor_fast.HAVE_NUMBA and (
+        _htcondor_fast.kernel_ready() or chunk.lines >= _htcondor_fast.SMALL_INPUT_LINES
+    )
+    fast = _tokenize_jsonl(chunk, text, raw_lines, non_utf8, site, src_file, kernel=kernel)
     if fast is not None:
         state.taken = len(raw_lines)
         return fast, QUARANTINE.empty_table()
@@ -910,12 +1019,13 @@ def assemble_htcondor(parts: Sequence[FileParse], *, tz: str | None = None) -> P
         pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
     )
     is_ad = _numpy(_pc.equal(records.column("record_type"), "AD"), bool)
-    copies, repeated = repeated_rows(records.column("attrs"), is_ad)
+    # an ad's id and stamp are read from its attrs: only ads sharing both can be copies
+    copies, repeated = repeated_rows(records.column("attrs"), may_repeat(records, is_ad))
     if copies.any():
         flags = append_flag(records.column("flags"), copies, "DUPLICATE_LINE")
         records = records.set_column(records.schema.get_field_index("flags"), "flags", flags)
     rows = np.flatnonzero(is_ad & ~copies)
-    ads = records.take(_pa.array(rows))
+    ads = records if len(rows) == records.num_rows else records.take(_pa.array(rows))
     jobs = _jobs(ads, repeated[rows])
     return ParseResult(
         records=records,

@@ -97,7 +97,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain
 from operator import add
@@ -109,6 +109,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gridtrace.logs import _lsf_fast
 from gridtrace.logs._attrs import (
     append_flag,
     attr_columns,
@@ -117,7 +118,8 @@ from gridtrace.logs._attrs import (
     repeated_rows,
 )
 from gridtrace.logs._base import FileParse, ParseResult
-from gridtrace.logs._columnar import quarantine_table
+from gridtrace.logs._columnar import interleave, quarantine_table
+from gridtrace.logs._prefilter import may_repeat
 from gridtrace.logs._stream import Chunk, LineFormat, file_reader, file_tokenizer
 from gridtrace.logs._text import NUL_FRAGMENT_REASON, decode_line, nul_fragment_counts, split_lines
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
@@ -798,50 +800,80 @@ class _Rows:
         self.flags.append(flags or None)
         self.raw.append(raw)
 
-    def _keys(self) -> Arr:
+    def table(self, site: str, src_file: str, base: int = 0) -> pa.Table:
         named = np.asarray(self.named, dtype=np.int64)
         unknown = np.asarray(self.unknown, dtype=np.int64)
-        which = np.asarray(self.kinds, dtype=np.int64)
-        lists = [_names(k, int(named[which == k].max(initial=0))) for k in range(_UNKNOWN)]
-        lists.append(_names(_UNKNOWN, int(unknown.max(initial=0))))
-        base = np.cumsum([0] + [len(names) for names in lists])
-        # each row is two runs of names, (start in the joined lists, length): named, unknown
-        starts = np.column_stack([base[which], np.full(len(which), base[_UNKNOWN])]).ravel()
-        lengths = np.column_stack([named, unknown]).ravel()
-        run_of = np.repeat(np.arange(len(lengths)), lengths)
-        first_of_run = np.cumsum(lengths) - lengths
-        index = starts[run_of] + np.arange(int(lengths.sum())) - first_of_run[run_of]
-        dictionary = _pa.array([name for names in lists for name in names], pa.string())
-        keys = _pa.DictionaryArray.from_arrays(_pa.array(index, pa.int32()), dictionary)
-        return keys.cast(pa.string())
-
-    def table(self, site: str, src_file: str, base: int = 0) -> pa.Table:
-        n = len(self.lines)
-        stamps = _pa.array(self.stamps, pa.string())
-        epochs = _pc.if_else(_pc.match_substring_regex(stamps, r"^\d+$"), stamps, None)
-        sizes = np.asarray(self.named, dtype=np.int64) + np.asarray(self.unknown, dtype=np.int64)
-        offsets = np.zeros(n + 1, dtype=np.int32)
-        np.cumsum(sizes, out=offsets[1:])
-        return pa.Table.from_arrays(
-            [
-                _repeat(site, n),
-                _repeat("lsf", n),
-                _repeat(src_file, n),
-                _pa.array(np.asarray(self.lines, dtype=np.int64) + base, pa.int64()),
-                _pa.array(self.types, pa.string()),
-                stamps,
-                epochs.cast(pa.int64()).cast(pa.timestamp("s", tz="UTC")),
-                _pa.array(self.job_ids, pa.string()),
-                _pa.MapArray.from_arrays(
-                    _pa.array(offsets, pa.int32()),
-                    self._keys() if n else _pa.array([], pa.string()),
-                    _pa.array(self.values, pa.string()),
-                ),
-                _pa.array(self.flags, pa.list_(pa.string())),
-                _pa.array(self.raw, pa.binary()),
-            ],
-            schema=RECORDS,
+        return _records_table(
+            site,
+            src_file,
+            np.asarray(self.lines, dtype=np.int64) + base,
+            _pa.array(self.types, pa.string()),
+            _pa.array(self.stamps, pa.string()),
+            _pa.array(self.job_ids, pa.string()),
+            _keys(np.asarray(self.kinds, dtype=np.int64), named, unknown),
+            named + unknown,
+            _pa.array(self.values, pa.string()),
+            _pa.array(self.flags, pa.list_(pa.string())),
+            _pa.array(self.raw, pa.binary()),
         )
+
+
+def _keys(which: npt.NDArray[np.int64], named: npt.NDArray[np.int64], unknown: Any) -> Arr:
+    """Build the ``attrs`` keys of rows, one row after the other.
+
+    Row ``i`` has the first ``named[i]`` names of its kind ``which[i]`` (:func:`_names`), then
+    the first ``unknown[i]`` unknown-field names.
+    """
+    if not len(which):
+        return _pa.array([], pa.string())
+    lists = [_names(k, int(named[which == k].max(initial=0))) for k in range(_UNKNOWN)]
+    lists.append(_names(_UNKNOWN, int(unknown.max(initial=0))))
+    base = np.cumsum([0] + [len(names) for names in lists])
+    # each row is two runs of names, (start in the joined lists, length): named, unknown
+    starts = np.column_stack([base[which], np.full(len(which), base[_UNKNOWN])]).ravel()
+    lengths = np.column_stack([named, unknown]).ravel()
+    run_of = np.repeat(np.arange(len(lengths)), lengths)
+    first_of_run = np.cumsum(lengths) - lengths
+    index = starts[run_of] + np.arange(int(lengths.sum())) - first_of_run[run_of]
+    dictionary = _pa.array([name for names in lists for name in names], pa.string())
+    keys = _pa.DictionaryArray.from_arrays(_pa.array(index, pa.int32()), dictionary)
+    return keys.cast(pa.string())
+
+
+def _records_table(
+    site: str,
+    src_file: str,
+    lines: npt.NDArray[np.int64],
+    types: Arr,
+    stamps: Arr,
+    job_ids: Arr,
+    keys: Arr,
+    sizes: npt.NDArray[np.int64],
+    values: Arr,
+    flags: Arr,
+    raw: Arr,
+) -> pa.Table:
+    """Build ``records`` rows: ``sizes`` attributes a row, keys and values one row after another."""
+    n = len(lines)
+    epochs = _pc.if_else(_pc.match_substring_regex(stamps, r"^\d+$"), stamps, None)
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(sizes, out=offsets[1:])
+    return pa.Table.from_arrays(
+        [
+            _repeat(site, n),
+            _repeat("lsf", n),
+            _repeat(src_file, n),
+            _pa.array(lines, pa.int64()),
+            types,
+            stamps,
+            epochs.cast(pa.int64()).cast(pa.timestamp("s", tz="UTC")),
+            job_ids,
+            _pa.MapArray.from_arrays(_pa.array(offsets, pa.int32()), keys, values),
+            flags,
+            raw,
+        ],
+        schema=RECORDS,
+    )
 
 
 _FINISH_KEYS: tuple[str, ...] = (*LSF_REQUIRED_FIELDS, *LSF_TAIL_FIELDS)
@@ -898,49 +930,157 @@ _MIDDLE_CHECKS = _checks(_MIDDLE)
 def _tokenize_lsf_chunk(
     chunk: Chunk, state: None, *, site: str, src_file: str
 ) -> tuple[pa.Table, pa.Table]:
-    """Tokenise a chunk of an LSF file; stop before a record still open at its end."""
+    """Tokenise a chunk of an LSF file; stop before a record still open at its end.
+
+    Clean ``JOB_FINISH`` lines go to the compiled scanner (:mod:`gridtrace.logs._lsf_fast`) once
+    it is loaded or when the chunk is large enough to pay for loading it; the rows are those of
+    the reference either way.
+    """
     del state  # LSF needs none: a record open at the end of a chunk is carried on whole
+    fast = _lsf_fast.HAVE_NUMBA and (
+        _lsf_fast.kernel_ready() or chunk.lines >= _lsf_fast.SMALL_INPUT_LINES
+    )
+    return _tokenize_lsf_lines(chunk, site=site, src_file=src_file, fast=fast)
+
+
+_LAYOUT = _lsf_fast.Layout(
+    head=len(_HEAD),
+    middle=len(_MIDDLE),
+    head_checks=np.array([k for k, _, _ in _checks(_HEAD)], dtype=np.int64),
+    head_real=np.array([real for _, _, real in _checks(_HEAD)], dtype=np.bool_),
+    middle_checks=np.array([k for k, _, _ in _checks(_MIDDLE)], dtype=np.int64),
+    middle_real=np.array([real for _, _, real in _checks(_MIDDLE)], dtype=np.bool_),
+    run_plain=np.array([len(names) for names, _ in _TAIL_RUNS], dtype=np.int64),
+    run_kind=np.array(
+        [
+            _lsf_fast.KIND_NONE
+            if section is None
+            else _lsf_fast.KIND_HOST_RUSAGE
+            if section[1] == "hostRusage"
+            else _lsf_fast.KIND_GPU
+            if section[1] == "gRusage"
+            else _lsf_fast.KIND_FIXED
+            for _, section in _TAIL_RUNS
+        ],
+        dtype=np.int64,
+    ),
+    run_width=np.array([0 if s is None else s[2] for _, s in _TAIL_RUNS], dtype=np.int64),
+)
+
+
+def _tokenize_lsf_lines(
+    chunk: Chunk, *, site: str, src_file: str, fast: bool
+) -> tuple[pa.Table, pa.Table]:
+    """Tokenise a chunk: clean lines by the compiled scanner when ``fast``, the rest here."""
+    data = chunk.data
+    base = chunk.first_line - 1
+    scan = None
+    if fast and data:
+        utf8 = data.isascii()
+        if not utf8:
+            try:
+                data.decode("utf-8")
+                utf8 = True
+            except UnicodeDecodeError:
+                pass
+        scan = _lsf_fast.scan_lsf(data, _LAYOUT, utf8=utf8)
+    if scan is None or not scan.fast.any():
+        records, bad, _ = _reference_rows(chunk, site=site, src_file=src_file, fast=None)
+        return records, bad
+    others, bad, keep = _reference_rows(chunk, site=site, src_file=src_file, fast=scan.fast)
+    rows = np.flatnonzero(keep[scan.fast])  # clean rows not taken by a record spanning lines
+    lines = np.flatnonzero(keep) + 1 + base
+    table = _fast_records(scan, rows, lines, site=site, src_file=src_file)
+    return interleave(table, lines, others), bad
+
+
+def _fast_records(
+    scan: _lsf_fast.LsfScan, rows: npt.NDArray[np.int64], lines: Any, *, site: str, src_file: str
+) -> pa.Table:
+    """Build the ``records`` rows of the scanner's clean lines ``rows``, at file lines ``lines``."""
+    counts = scan.counts
+    starts = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    values = scan.values
+    if len(rows) < len(counts):
+        take = np.repeat(starts[rows], counts[rows]) + (
+            np.arange(int(counts[rows].sum()))
+            - np.repeat(np.cumsum(counts[rows]) - counts[rows], counts[rows])
+        )
+        values = values.take(_pa.array(take))
+        named, counts, bits = scan.named[rows], counts[rows], scan.flags[rows]
+        starts = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=starts[1:])
+    else:
+        named, bits = scan.named, scan.flags
+    n = len(counts)
+    at = starts[:-1]
+    job_seq = values.take(_pa.array(at + _JOB_ID))
+    idx = values.take(_pa.array(at + _IDX))
+    job_ids = _pc.if_else(
+        _pc.is_in(idx, _pa.array(["0", ""])),
+        job_seq,
+        _pc.binary_join_element_wise(job_seq, "[", idx, "]", ""),
+    )
+    flags = flag_array(
+        n,
+        [
+            ("HOST_RUSAGE_WIDTH_GUESSED", bits & _lsf_fast.HOST_RUSAGE_WIDTH_GUESSED),
+            ("TAIL_UNPARSED", bits & _lsf_fast.TAIL_UNPARSED),
+            ("EXTRA_FIELDS", bits & _lsf_fast.EXTRA_FIELDS),
+        ],
+    )
+    return _records_table(
+        site,
+        src_file,
+        np.asarray(lines, dtype=np.int64),
+        _repeat("JOB_FINISH", n),
+        values.take(_pa.array(at + 2)),
+        job_ids,
+        _keys(np.full(n, _FINISH, dtype=np.int64), named, counts - named),
+        counts,
+        values,
+        flags,
+        pa.nulls(n, pa.binary()),
+    )
+
+
+def _reference_rows(
+    chunk: Chunk, *, site: str, src_file: str, fast: Bool | None
+) -> tuple[pa.Table, pa.Table, Bool]:
+    """Tokenise the lines of a chunk the scanner did not read (all lines without ``fast``).
+
+    Returns their records and quarantine, and which of the ``fast`` lines keep their scanned
+    row (not taken into a record spanning lines, nor after a record open at the chunk's end).
+    """
     data = chunk.data
     base = chunk.first_line - 1
     raw_lines, crlf_lines, no_newline = split_lines(data)
-    crlf = crlf_lines.tolist()
-    text, non_utf8 = _decode(raw_lines)
-    nul = [b"\x00" in line for line in raw_lines] if b"\x00" in data else [False] * len(text)
-    lines = _Lines(text, raw_lines, non_utf8, crlf, nul, no_newline, base, chunk.final)
-    n_lines = len(text)
+    n_lines = len(raw_lines)
+    keep = np.zeros(n_lines, dtype=bool) if fast is None else fast.copy()
+    todo: Iterable[int] = range(n_lines) if fast is None else np.flatnonzero(~fast).tolist()
     rows = _Rows()
     bad_lines: list[int] = []
     reasons: list[str] = []
+    if fast is None or not keep.all():
+        crlf = crlf_lines.tolist()
+        text, non_utf8 = _decode(raw_lines)
+        nul = [b"\x00" in line for line in raw_lines] if b"\x00" in data else [False] * n_lines
+        lines = _Lines(text, raw_lines, non_utf8, crlf, nul, no_newline, base, chunk.final)
 
-    def quarantine(i: int, reason: str) -> None:
-        bad_lines.append(i)
-        reasons.append(reason)
+        def quarantine(i: int, reason: str) -> None:
+            bad_lines.append(i)
+            reasons.append(reason)
 
-    i = 0
-    while i < n_lines:
-        line = text[i]
-        if nul[i]:
-            quarantine(i, NUL_FRAGMENT_REASON)
-        elif not line.startswith('"'):
-            stripped = line.strip()
-            if not stripped:
-                quarantine(i, "blank line")
-            elif stripped.startswith("#"):
-                flags = ["CRLF"] if crlf[i] else None
-                rows.add(i + 1, "COMMENT", _COMMENT, [stripped[1:].strip()], 1, flags=flags)
-            elif not stripped.startswith('"'):
-                quarantine(i, "not an LSF event record (no quoted event name first)")
-            else:
-                i = _record(lines, i, rows, quarantine)
-                if i < 0:  # open at the end of the chunk
-                    break
-                continue
-        else:
-            i = _record(lines, i, rows, quarantine)
-            if i < 0:
+        after = 0  # the first line not yet read
+        for i in todo:
+            if i < after:
+                continue  # inside a record read already
+            after = _line(lines, i, rows, quarantine)
+            if after < 0:  # open at the end of the chunk: read again with the next
+                keep[i:] = False
                 break
-            continue
-        i += 1
+            keep[i + 1 : after] = False
 
     records = rows.table(site, src_file, base)
     if records.num_rows and bool(np.any(np.diff(np.asarray(rows.lines)) < 0)):
@@ -954,7 +1094,31 @@ def _tokenize_lsf_chunk(
         reasons=[reasons[k] for k in order],
         raw=[raw_lines[bad_lines[k]] for k in order],
     )
-    return records, bad
+    return records, bad, keep
+
+
+def _line(lines: _Lines, i: int, rows: _Rows, quarantine: Callable[[int, str], None]) -> int:
+    """Read line ``i`` (0-based) and the lines its record spans; return the next line to read.
+
+    Returns -1, having added no row, for a record open at the end of a chunk.
+    """
+    line = lines.text[i]
+    if lines.nul[i]:
+        quarantine(i, NUL_FRAGMENT_REASON)
+    elif not line.startswith('"'):
+        stripped = line.strip()
+        if not stripped:
+            quarantine(i, "blank line")
+        elif stripped.startswith("#"):
+            flags = ["CRLF"] if lines.crlf[i] else None
+            rows.add(i + 1, "COMMENT", _COMMENT, [stripped[1:].strip()], 1, flags=flags)
+        elif not stripped.startswith('"'):
+            quarantine(i, "not an LSF event record (no quoted event name first)")
+        else:
+            return _record(lines, i, rows, quarantine)
+    else:
+        return _record(lines, i, rows, quarantine)
+    return i + 1
 
 
 LSF_STREAM: LineFormat[None] = LineFormat("lsf", lambda: None, _tokenize_lsf_chunk)
@@ -1421,12 +1585,12 @@ def assemble_lsf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
         pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
     )
     is_finish = _numpy(_pc.equal(records.column("record_type"), "JOB_FINISH"), bool)
-    copies, repeated = repeated_rows(records.column("attrs"), is_finish)
+    copies, repeated = repeated_rows(records.column("attrs"), may_repeat(records, is_finish))
     if copies.any():
         flags = append_flag(records.column("flags"), copies, "DUPLICATE_LINE")
         records = records.set_column(records.schema.get_field_index("flags"), "flags", flags)
     rows = np.flatnonzero(is_finish & ~copies)
-    finish = records.take(_pa.array(rows))
+    finish = records if len(rows) == records.num_rows else records.take(_pa.array(rows))
     jobs = _jobs(finish, repeated[rows])
     versions: list[str] = []
     if finish.num_rows:

@@ -1115,6 +1115,27 @@ def _stamps(values: F64) -> tuple[F64, Bool]:
     return np.where(seconds > 0, seconds, np.nan), ms
 
 
+_MAX_RUNS = 64
+
+
+def _take_runs(table: pa.Table, rows: npt.NDArray[np.int64]) -> pa.Table:
+    """Return ``table.take(rows)`` (rows ascending) as slices when the rows form a few runs.
+
+    The records of an accounting file are one run after its header lines: slicing shares
+    their buffers, where ``take`` copies every attribute of every record.
+    """
+    if not len(rows):
+        return table.slice(0, 0)
+    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+    if len(breaks) >= _MAX_RUNS:
+        return table.take(_pa.array(rows))
+    starts = rows[np.concatenate([[0], breaks])]
+    ends = rows[np.concatenate([breaks - 1, [len(rows) - 1]])] + 1
+    return pa.concat_tables(
+        [table.slice(int(a), int(b - a)) for a, b in zip(starts, ends, strict=True)]
+    )
+
+
 def assemble_sge(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseResult:
     """Assemble tokenised accounting files, given in reading order, into a :class:`ParseResult`.
 
@@ -1147,7 +1168,7 @@ def assemble_sge(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
             if key == "version" and value not in versions:
                 versions.append(value)
     rows = np.flatnonzero(_numpy(_pc.is_in(kinds, _pa.array(["J", "PE"])), bool))
-    rec = records.take(_pa.array(rows))
+    rec = _take_runs(records, rows)
     jobs, info = _jobs(rec)
     dropped = info.pop("sge_dropped_copies")
     if dropped.any():

@@ -121,6 +121,7 @@ from gridtrace.logs._attrs import append_flag, flag_array, flag_mask, repeated_r
 from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._columnar import as_text, quarantine_table, records_table
 from gridtrace.logs._io import StrPath
+from gridtrace.logs._prefilter import may_repeat
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
     Chunk,
@@ -413,17 +414,29 @@ def _floats(array: Arr) -> F64:
     return _numpy(cleaned.cast(pa.float64()).fill_null(np.nan))
 
 
+def _digit_floats(array: Arr) -> F64:
+    """Numbers of a string array of ASCII digits (``""`` as 0; NaN where null).
+
+    What :func:`_floats` gives on such text, without its test of every value.
+    """
+    return _numpy(
+        _pc.if_else(_pc.equal(array, ""), "0", array).cast(pa.float64()).fill_null(np.nan)
+    )
+
+
 def _durations(array: Arr) -> F64:
     """``[DD-][HH:]MM:SS[.ff]`` → seconds (NaN for UNLIMITED, Partition_Limit, blanks, ...)."""
     parts = _pc.extract_regex(_pc.fill_null(array, ""), _DURATION)
     valid = _numpy(_pc.is_valid(parts), bool)
     total = np.zeros(len(array))
+    # the groups are digits (RE2's \d is ASCII), or empty when they did not take part
     for name, scale in (("d", 86400.0), ("h", 3600.0), ("m", 60.0), ("s", 1.0)):
-        field = _pc.struct_field(parts, name)
-        total += _floats(_pc.if_else(_pc.equal(field, ""), "0", field)) * scale
+        total += _digit_floats(_pc.struct_field(parts, name)) * scale
     fraction = _pc.struct_field(parts, "f")
-    frac = _floats(
+    frac = _numpy(
         _pc.binary_join_element_wise("0.", _pc.if_else(_pc.equal(fraction, ""), "0", fraction), "")
+        .cast(pa.float64())
+        .fill_null(np.nan)
     )
     total += np.nan_to_num(frac)
     return np.where(valid, total, np.nan)
@@ -432,11 +445,23 @@ def _durations(array: Arr) -> F64:
 def _tres(array: Arr, key: str) -> F64:
     """Return the count of ``key`` in a TRES string (``cpu=8,gres/gpu=2``); NaN if absent."""
     text = _pc.fill_null(array, "")
+    out = np.full(len(text), np.nan)
+    # neither pattern matches a text without the key: read only the texts that hold it
+    holds = _numpy(_pc.match_substring(text, key), bool)
+    if not holds.any():
+        return out
+    rows = np.flatnonzero(holds)
+    text = text.filter(_pa.array(holds))
     plain = _pc.extract_regex(text, rf"(?:^|,){re.escape(key)}=(?P<v>\d+)")
-    typed = _pc.extract_regex(text, rf"(?:^|,){re.escape(key)}:[^=,]*=(?P<v>\d+)")
     first = _floats(_pc.fill_null(_pc.struct_field(plain, "v"), ""))
-    second = _floats(_pc.fill_null(_pc.struct_field(typed, "v"), ""))
-    return np.where(np.isnan(first), second, first)
+    out[rows] = first
+    missing = np.isnan(first)
+    if missing.any():
+        typed = _pc.extract_regex(
+            text.filter(_pa.array(missing)), rf"(?:^|,){re.escape(key)}:[^=,]*=(?P<v>\d+)"
+        )
+        out[rows[missing]] = _floats(_pc.fill_null(_pc.struct_field(typed, "v"), ""))
+    return out
 
 
 def _int_or_null(values: F64, dtype: Any) -> Arr:
@@ -924,13 +949,16 @@ def assemble_slurm(parts: Sequence[FileParse], *, tz: str | None = None) -> Pars
     )
     kinds = _numpy(records.column("record_type").combine_chunks(), object)
     is_data = (kinds == "J") | (kinds == "STEP")
-    copies, repeated = repeated_rows(records.column("attrs"), is_data)
+    # a line's JobID and End are read from its attrs: only lines sharing both can be copies
+    copies, repeated = repeated_rows(records.column("attrs"), may_repeat(records, is_data))
     if copies.any():
         flags = append_flag(records.column("flags"), copies, "DUPLICATE_LINE")
         records = records.set_column(records.schema.get_field_index("flags"), "flags", flags)
     job_rows = np.flatnonzero((kinds == "J") & ~copies)
-    job_rec = records.take(_pa.array(job_rows))
-    step_rec = records.take(_pa.array(np.flatnonzero((kinds == "STEP") & ~copies)))
+    step_rows = np.flatnonzero((kinds == "STEP") & ~copies)
+    # taking every row of the table, or none, copies it for nothing
+    job_rec = records if len(job_rows) == records.num_rows else records.take(_pa.array(job_rows))
+    step_rec = records.slice(0, 0) if not len(step_rows) else records.take(_pa.array(step_rows))
     jobs, info = _jobs(job_rec, step_rec, clock, repeated[job_rows])
     info["duplicate_lines"] = int(copies.sum())
     info.update(nul_fragment_counts(quarantine))
