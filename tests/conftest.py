@@ -8,6 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings
+
+# A property test asserts what holds for every example, not how fast one example runs: on a
+# shared 2-core machine an example that reads and writes files can take longer than
+# hypothesis' default 200 ms deadline, which made tests fail there that pass alone.
+settings.register_profile("gridtrace", deadline=None)
+settings.load_profile("gridtrace")
 
 
 @pytest.fixture(autouse=True)
