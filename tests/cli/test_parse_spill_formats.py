@@ -79,7 +79,7 @@ def test_spill_on_a_dask_scheduler_writes_the_same_parquet(
     names = [str(p) for p in paths]
     assert _parse(*names, "-o", str(tmp_path / "memory"), "--no-spill", *extra) == 0
     with distributed.LocalCluster(
-        processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None
+        processes=True, n_workers=2, threads_per_worker=1, dashboard_address=":0"
     ) as cluster:
         address = cluster.scheduler_address
         spill = ("--spill", "--partitions", "4", "--scheduler", address)

@@ -105,7 +105,7 @@ def test_an_existing_dask_scheduler_is_used_when_named(rotated: Path) -> None:
     distributed = pytest.importorskip("distributed")
     here = parse_logs(rotated, site="s")
     with distributed.LocalCluster(
-        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0"
     ) as cluster:
         there = parse_logs(rotated, site="s", scheduler=cluster.scheduler_address)
     assert there.jobs.equals(here.jobs)

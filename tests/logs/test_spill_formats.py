@@ -527,7 +527,7 @@ def test_lsf_generated_logs_spilled_equal_in_memory(
 def scheduler() -> Iterator[str]:
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(
-        processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None
+        processes=True, n_workers=2, threads_per_worker=1, dashboard_address=":0"
     ) as cluster:
         yield cluster.scheduler_address
 
