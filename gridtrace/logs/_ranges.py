@@ -106,16 +106,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_SPLIT_BYTES = 64 << 20
 """Bytes per range by default (64 MiB): a plain file larger than this is split."""
 
-_LINE_FORMATS = {
-    "torque": ("gridtrace.logs._torque", "TORQUE_STREAM"),
-    "swf": ("gridtrace.logs._swf", "SWF_STREAM"),
-    "gwf": ("gridtrace.logs._gwf", "GWF_STREAM"),
-    "slurm": ("gridtrace.logs._slurm", "SLURM_STREAM"),
-    "sge": ("gridtrace.logs._sge", "SGE_STREAM"),
-    "lsf": ("gridtrace.logs._lsf", "LSF_STREAM"),
-    "htcondor": ("gridtrace.logs._htcondor", "HTCONDOR_STREAM"),
-}
-"""Where each built-in format declares its :class:`~gridtrace.logs._stream.LineFormat`."""
+_LINE_FORMATS = ("torque", "swf", "gwf", "slurm", "sge", "lsf", "htcondor")
+"""The built-in formats: ``gridtrace.logs._<name>`` declares ``<NAME>_STREAM``, its
+:class:`~gridtrace.logs._stream.LineFormat`."""
 
 _NEWLINE = 10
 _BLOCK = 16 << 20  # bytes of the memory map scanned for newlines at once
@@ -212,10 +205,10 @@ def _size(path: StrPath, **at_least_one: int) -> int:
 
 def _line_format(name: str) -> LineFormat[Any] | None:
     """Return a built-in format's spec for the streaming core (None for a plugin's format)."""
-    where = _LINE_FORMATS.get(name)
-    if where is None:
+    if name not in _LINE_FORMATS:
         return None
-    found: LineFormat[Any] = getattr(importlib.import_module(where[0]), where[1])
+    module = importlib.import_module(f"gridtrace.logs._{name}")
+    found: LineFormat[Any] = getattr(module, f"{name.upper()}_STREAM")
     return found
 
 
@@ -225,12 +218,13 @@ def _split_of(name: str) -> RangeSplit | None:
     return None if fmt is None else fmt.split
 
 
-def _split_format(name: str) -> LineFormat[Any]:
+def _split_format(name: str) -> tuple[LineFormat[Any], RangeSplit]:
+    """Return the format's spec and its split; raise ConfigError when it is not split."""
     fmt = _line_format(name)
     if fmt is None or fmt.split is None:
         msg = f"files of format {name!r} are not split by byte ranges (split: {split_formats()})"
         raise ConfigError(msg)
-    return fmt
+    return fmt, fmt.split
 
 
 def split_formats() -> tuple[str, ...]:
@@ -432,9 +426,8 @@ def _tokenize_at(
 
 def _range_share(name: str, rng: ByteRange) -> tuple[Any, bool]:
     """One range's share of its format's first pass, and whether the read stopped in it."""
-    split = _split_of(name)
-    assert split is not None  # range_seed checked both
-    assert split.share is not None
+    split = _split_format(name)[1]
+    assert split.share is not None  # range_seed checked
     report = ReadReport(rng.path, None)  # findings: the tokenising pass reports them
     chunks = iter_chunks(rng.path, report, start=rng.start, end=rng.end, first_line=rng.first_line)
     share = split.share(chunks)
@@ -486,11 +479,9 @@ def range_seed(
     Raises
     ------
     ConfigError
-        If the format is not split (a ``ValueError``).
+        If files of format ``name`` are not split (a ``ValueError``).
     """
-    fmt = _split_format(name)
-    split = fmt.split
-    assert split is not None  # _split_format checked
+    fmt, split = _split_format(name)
     path = ranges[0].path
     if split.head is not None:
         return split.head(path)
@@ -541,9 +532,7 @@ def tokenize_range(
     ConfigError
         If the format is not split (a ``ValueError``).
     """
-    fmt = _split_format(name)
-    split = fmt.split
-    assert split is not None  # _split_format checked
+    fmt, split = _split_format(name)
     if seed is None and (split.head is not None or split.combine is not None):
         seed = range_seed(name, [rng], site, _here)
     if split.start is not None:
