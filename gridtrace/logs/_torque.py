@@ -276,7 +276,7 @@ TORQUE_STREAM: LineFormat[_TorqueState] = LineFormat(
     partial(_TorqueState, ""),
     _tokenize_torque_chunk,
     split=RangeSplit(
-        head=lambda path: _flavour_of(path, Chunk(b"", 1, 0, 0, final=False)), start=_TorqueState
+        head=partial(_flavour_of, first=Chunk(b"", 1, 0, 0, final=False)), start=_TorqueState
     ),
 )
 """The TORQUE/PBS format for the streaming core (a file's own spec is :func:`torque_stream`'s).
