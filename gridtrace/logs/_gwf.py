@@ -56,7 +56,7 @@ from gridtrace.errors import ConfigError
 from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._columnar import repeat_string, split_lines
 from gridtrace.logs._io import StrPath
-from gridtrace.logs._stream import Chunk, LineFormat, file_reader, file_tokenizer
+from gridtrace.logs._stream import Chunk, LineFormat, RangeSplit, file_reader, file_tokenizer
 from gridtrace.logs._swf import (
     _NUMBER,
     _STATE_NAMES,
@@ -224,8 +224,12 @@ def _tokenize_gwf_chunk(
     )
 
 
-GWF_STREAM: LineFormat[_CommentState] = LineFormat("gwf", _CommentState, _tokenize_gwf_chunk)
-"""The GWF format for the streaming core: the header's open key carried across chunks."""
+GWF_STREAM: LineFormat[_CommentState] = LineFormat(
+    "gwf", _CommentState, _tokenize_gwf_chunk, split=RangeSplit(after=b"0123456789")
+)
+"""The GWF format for the streaming core: the header's open key carried across chunks.
+
+A big file is split after job lines only, where no header comment is open."""
 
 
 tokenize_gwf_file = file_tokenizer(

@@ -51,7 +51,7 @@ from typing import IO
 
 import numpy as np
 
-from gridtrace.errors import LogParseError, UnknownFormatError
+from gridtrace.errors import ConfigError, LogParseError, UnknownFormatError
 
 __all__ = [
     "GARBAGE_SHARE",
@@ -468,9 +468,12 @@ def _sniff(raw: IO[bytes]) -> str | None:
     return kind
 
 
-def _plain_blocks(raw: IO[bytes]) -> Iterator[bytes]:
-    """Blocks of ``_CHUNK`` bytes of a plain file."""
-    while block := raw.read(_CHUNK):
+def _plain_blocks(raw: IO[bytes], end: int | None = None) -> Iterator[bytes]:
+    """Blocks of at most ``_CHUNK`` bytes of a plain file, from where it stands up to ``end``."""
+    while (left := _CHUNK if end is None else min(_CHUNK, end - raw.tell())) > 0:
+        block = raw.read(left)
+        if not block:
+            return
         yield block
 
 
@@ -510,7 +513,13 @@ def _cut_pieces(taken: tuple[bytes, int], piece_bytes: int) -> Iterator[tuple[by
 
 
 def guarded_pieces(
-    path: StrPath, report: ReadReport, piece_bytes: int
+    path: StrPath,
+    report: ReadReport,
+    piece_bytes: int,
+    *,
+    start: int = 0,
+    end: int | None = None,
+    first_line: int = 1,
 ) -> Iterator[tuple[bytes, int]]:
     r"""Read ``path`` through the line guard, as pieces of whole lines; never raise for damage.
 
@@ -520,6 +529,10 @@ def guarded_pieces(
     read: complete once the iterator is exhausted). Memory is bounded by ``piece_bytes`` plus
     one decompressed block (1 MiB) plus one line, whatever the size of the file.
 
+    A plain file can be read from byte ``start`` to byte ``end`` only (a range of whole lines,
+    :mod:`gridtrace.logs._ranges`): its lines are numbered from ``first_line``, and a stop of
+    the garbage test keeps the bytes after it as the whole read does, past ``end``.
+
     Parameters
     ----------
     path : str or path-like
@@ -528,6 +541,11 @@ def guarded_pieces(
         Receives the compression, the line count and the findings.
     piece_bytes : int
         The largest piece, in bytes (at least 1).
+    start, end : int, optional
+        The bytes read, ``end`` excluded (by default the whole file); ``start`` should be 0 or
+        just after a line end.
+    first_line : int, default 1
+        The number of the line at ``start``.
 
     Yields
     ------
@@ -536,14 +554,21 @@ def guarded_pieces(
 
     Raises
     ------
+    ConfigError
+        If a range other than the whole file is asked of a compressed file (a ``ValueError``).
     OSError
         If the file cannot be opened or read.
     """
     with Path(path).open("rb") as raw:
         kind = report.compression = _sniff(raw)
+        if kind is not None and (start or end is not None):
+            msg = f"{path}: a {kind} file is read whole, not from byte {start} to {end}"
+            raise ConfigError(msg)
+        raw.seek(start)
+        report.lines = first_line - 1
         guard = _LineGuard(report)
         size = os.fstat(raw.fileno()).st_size
-        blocks = _plain_blocks(raw) if kind is None else _compressed_chunks(raw, kind)
+        blocks = _plain_blocks(raw, end) if kind is None else _compressed_chunks(raw, kind)
         try:
             for block in blocks:
                 guard.feed(block, 0, len(block))
@@ -555,7 +580,7 @@ def guarded_pieces(
         except _Stop:
             if kind is None:  # the rest of the file, as read whole: on into the next block
                 if len(report.tail_raw) < KEPT_RAW_BYTES:
-                    more = report.tail_raw + next(blocks, b"")
+                    more = report.tail_raw + raw.read(_CHUNK)
                     report.tail_raw = more[:KEPT_RAW_BYTES]
             elif not report.tail_raw:
                 with suppress(_StreamBroken):  # the first bytes after the stop, for the row

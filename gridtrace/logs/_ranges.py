@@ -18,8 +18,11 @@ What makes the pieces add up to the whole:
   while every window before it is shorter than 256 MiB, so the windows of the ranges are the
   windows of the whole file and a file stops at the same line, with the same row. The ranges
   after one that stopped are dropped, as the whole read never reaches them.
-* **Whole-file state.** Only formats whose state at a range start can be known are split
-  (:data:`SPLIT_FORMATS`):
+* **Whole-file state.** Only formats whose state at a range start can be known are split: each
+  says whether and how in its :class:`~gridtrace.logs._stream.LineFormat` (its ``split``, a
+  :class:`~gridtrace.logs._stream.RangeSplit`), and a range is read by the streaming core
+  (:func:`~gridtrace.logs._stream.tokenize_stream` from the range's start) from the state the
+  format declares for it (:data:`SPLIT_FORMATS`, computed from the declarations):
 
   ``torque``
       Each line is a record; the flavour (``torque`` or ``pbspro``) is taken from the file's
@@ -34,7 +37,8 @@ What makes the pieces add up to the whole:
   ``sge``
       The usual field count is the most common count over the whole file: a first pass over the
       ranges (also parallel) counts each range's histogram, the histograms are summed, and the
-      count is handed to every range, as :func:`~gridtrace.logs._sge.sge_width` decides it.
+      count is handed to every range, as :func:`~gridtrace.logs._sge.sge_width` decides it
+      (:func:`sge_share`, :func:`sge_width_of`).
 
   LSF (a record may go on over several lines) and HTCondor (a ``-json`` ad spans lines; several
   ads may share a line) are not split, nor a format registered by a plugin.
@@ -47,11 +51,14 @@ What makes the pieces add up to the whole:
 from __future__ import annotations
 
 import copy
+import dataclasses
+import importlib
 import logging
 import mmap
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -60,33 +67,37 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gridtrace.errors import ConfigError
-from gridtrace.logs._base import FileParse, _add_read_findings
+from gridtrace.logs._base import FileParse, tokenize_guarded
 from gridtrace.logs._io import (
-    _CHUNK,
     GARBAGE_WINDOW_BYTES,
     GARBAGE_WINDOW_LINES,
-    KEPT_RAW_BYTES,
     REASON_STOPPED,
     ReadReport,
     StrPath,
-    _cut_pieces,
-    _LineGuard,
-    _Stop,
     detect_compression,
-    guarded_pieces,
 )
-from gridtrace.logs._stream import DEFAULT_CHUNK_BYTES, Chunk, ChunkCountError, LineFormat
+from gridtrace.logs._stream import (
+    DEFAULT_CHUNK_BYTES,
+    Chunk,
+    LineFormat,
+    RangeSplit,
+    iter_chunks,
+    tokenize_stream,
+)
 
 __all__ = [
     "DEFAULT_SPLIT_BYTES",
-    "SPLIT_FORMATS",
+    "SPLIT_FORMATS",  # noqa: F822 - computed by the module's __getattr__
     "ByteRange",
     "RangeCounts",
     "join_ranges",
     "kept_ranges",
     "plan_ranges",
     "range_seed",
+    "sge_share",
+    "sge_width_of",
     "split_file",
+    "split_formats",
     "tokenize_range",
 ]
 
@@ -95,15 +106,14 @@ logger = logging.getLogger(__name__)
 DEFAULT_SPLIT_BYTES = 64 << 20
 """Bytes per range by default (64 MiB): a plain file larger than this is split."""
 
-SPLIT_FORMATS = ("torque", "swf", "gwf", "slurm", "sge")
-"""The formats whose files are split (see the module's text for why the others are not)."""
+_LINE_FORMATS = ("torque", "swf", "gwf", "slurm", "sge", "lsf", "htcondor")
+"""The built-in formats: ``gridtrace.logs._<name>`` declares ``<NAME>_STREAM``, its
+:class:`~gridtrace.logs._stream.LineFormat`."""
 
 _NEWLINE = 10
 _BLOCK = 16 << 20  # bytes of the memory map scanned for newlines at once
 _JUNK = b" \t\r\x0b\x0c\x00"
-_DIGITS = b"0123456789"
 _LOOK = 4096  # bytes of the line before a cut that decide whether a range may start there
-_TORQUE_SNIFF_BYTES = 4 << 20  # as gridtrace.logs._torque reads the flavour
 _ALIGN_LINES = GARBAGE_WINDOW_LINES  # what plan_ranges aligns range starts to
 
 
@@ -193,14 +203,53 @@ def _size(path: StrPath, **at_least_one: int) -> int:
     return Path(path).stat().st_size
 
 
-def _after_job_line(previous: bytes) -> bool:
-    """Whether the line before a cut is a job line (first non-blank byte a digit)."""
+def _line_format(name: str) -> LineFormat[Any] | None:
+    """Return a built-in format's spec for the streaming core (None for a plugin's format)."""
+    if name not in _LINE_FORMATS:
+        return None
+    module = importlib.import_module(f"gridtrace.logs._{name}")
+    found: LineFormat[Any] = getattr(module, f"{name.upper()}_STREAM")
+    return found
+
+
+def _split_of(name: str) -> RangeSplit | None:
+    """How the format's files are split, as it declares it (None: read whole)."""
+    fmt = _line_format(name)
+    return None if fmt is None else fmt.split
+
+
+def _split_format(name: str) -> tuple[LineFormat[Any], RangeSplit]:
+    """Return the format's spec and its split; raise ConfigError when it is not split."""
+    fmt = _line_format(name)
+    if fmt is None or fmt.split is None:
+        msg = f"files of format {name!r} are not split by byte ranges (split: {split_formats()})"
+        raise ConfigError(msg)
+    return fmt, fmt.split
+
+
+def split_formats() -> tuple[str, ...]:
+    """Return the built-in formats whose files are split: those that declare how."""
+    return tuple(name for name in _LINE_FORMATS if _split_of(name) is not None)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SPLIT_FORMATS":  # computed on demand: the readers are imported only when used
+        return split_formats()
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
+
+
+def _starts_with_one_of(chars: bytes, previous: bytes) -> bool:
+    """Whether the line before a cut starts (past blanks) with one of ``chars``."""
     body = previous.lstrip(_JUNK)
-    return bool(body) and body[0] in _DIGITS
+    return bool(body) and body[0] in chars
 
 
 def _may_start(name: str) -> Callable[[bytes], bool] | None:
-    return _after_job_line if name in ("swf", "gwf") else None
+    split = _split_of(name)
+    if split is None or not split.after:
+        return None
+    return partial(_starts_with_one_of, split.after)
 
 
 def split_file(
@@ -340,7 +389,7 @@ def plan_ranges(
     """
     where, size = str(path), _size(path, split_bytes=split_bytes)
     whole = [ByteRange(where, 0, size, 1, 0, 1)]
-    if name not in SPLIT_FORMATS:
+    if _split_of(name) is None:
         why = "format" if size > split_bytes else "small"
         return whole, why
     if size <= split_bytes:
@@ -357,177 +406,46 @@ def plan_ranges(
 
 
 # --------------------------------------------------------------------------------------------
-# reading a range through the line guard
+# reading a range: the streaming core from the range's start, in the state its format declares
 
 
-def _range_blocks(raw: Any, end: int) -> Iterator[bytes]:
-    while (left := end - raw.tell()) > 0:
-        block = raw.read(min(_CHUNK, left))
-        if not block:
-            return
-        yield block
-
-
-def _range_pieces(
-    rng: ByteRange, report: ReadReport, piece_bytes: int
-) -> Iterator[tuple[bytes, int]]:
-    """:func:`~gridtrace.logs._io.guarded_pieces` of one plain range, lines numbered in the file."""
-    report.lines = rng.first_line - 1
-    with Path(rng.path).open("rb") as raw:
-        raw.seek(rng.start)
-        guard = _LineGuard(report)
-        blocks = _range_blocks(raw, rng.end)
-        try:
-            for block in blocks:
-                guard.feed(block, 0, len(block))
-                if guard.held >= piece_bytes:
-                    pieces = list(_cut_pieces(guard.take(), piece_bytes))
-                    yield from pieces[:-1]
-                    guard.put_back(*pieces[-1])
-            guard.finish()
-        except _Stop:  # the rest of the file's first bytes, as the whole read keeps them
-            if len(report.tail_raw) < KEPT_RAW_BYTES:
-                more = report.tail_raw + raw.read(_CHUNK)
-                report.tail_raw = more[:KEPT_RAW_BYTES]
-        yield from _cut_pieces(guard.take(), piece_bytes)
-
-
-def _range_chunks(rng: ByteRange, report: ReadReport, chunk_bytes: int) -> Iterator[Chunk]:
-    pieces = _range_pieces(rng, report, chunk_bytes)
-    held, lines = next(pieces, (b"", 0))
-    first_line = rng.first_line
-    index = 0
-    for piece in pieces:
-        yield Chunk(held, first_line, lines, index, final=False)
-        first_line += lines
-        index += 1
-        held, lines = piece
-    yield Chunk(held, first_line, lines, index, final=rng.final and report.tail_reason is None)
-
-
-def _concat(tables: list[pa.Table]) -> pa.Table:
-    return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
-
-
-def _with_findings(parsed: FileParse, report: ReadReport, site: str, name: str) -> FileParse:
-    if report.clean:
-        return parsed
-    return _add_read_findings(parsed, report, site=site, source_format=name)
-
-
-def _tokenize_lines(
-    rng: ByteRange, fmt: LineFormat[Any], state: Any, site: str, chunk_bytes: int
+def _tokenize_at(
+    path: StrPath, *, site: str, fmt: LineFormat[Any], rng: ByteRange, chunk_bytes: int
 ) -> FileParse:
-    report = ReadReport(rng.path, None)
-    records: list[pa.Table] = []
-    quarantine: list[pa.Table] = []
-    lines = 0
-    for chunk in _range_chunks(rng, report, chunk_bytes):
-        rec, bad = fmt.tokenize(chunk, state, site=site, src_file=rng.path)
-        if rec.num_rows + bad.num_rows != chunk.lines:
-            msg = (
-                f"{rng.path}: range {rng.index} chunk {chunk.index} gave {rec.num_rows} records "
-                f"and {bad.num_rows} quarantined rows for its {chunk.lines} lines"
-            )
-            raise ChunkCountError(msg)
-        records.append(rec)
-        quarantine.append(bad)
-        lines += chunk.lines
-    parsed = FileParse(rng.path, _concat(records), _concat(quarantine), lines)
-    return _with_findings(parsed, report, site, fmt.name)
+    # tokenize_guarded calls it as it calls a tokenize_<fmt>_file
+    return tokenize_stream(
+        path,
+        fmt,
+        site=site,
+        chunk_bytes=chunk_bytes,
+        start=rng.start,
+        end=rng.end,
+        first_line=rng.first_line,
+    )
 
 
-def _shift_lines(table: pa.Table, by: int) -> pa.Table:
-    if not by or not table.num_rows:
-        return table
-    i = table.schema.get_field_index("src_line")
-    moved = pc.add(table.column(i), pa.scalar(by, pa.int64()))
-    return table.set_column(i, table.schema.field(i), moved)
-
-
-def _tokenize_torque(rng: ByteRange, flavour: str, site: str, chunk_bytes: int) -> FileParse:
-    from gridtrace.logs._torque_fast import tokenize_torque_any
-
-    report = ReadReport(rng.path, None)
-    records: list[pa.Table] = []
-    quarantine: list[pa.Table] = []
-    lines = 0
-    for chunk in _range_chunks(rng, report, chunk_bytes):
-        part = tokenize_torque_any(chunk.data, src_file=rng.path, site=site, source_format=flavour)
-        records.append(_shift_lines(part.records, chunk.first_line - 1))
-        quarantine.append(_shift_lines(part.quarantine, chunk.first_line - 1))
-        lines += part.lines_read
-    parsed = FileParse(rng.path, _concat(records), _concat(quarantine), lines)
-    return _with_findings(parsed, report, site, flavour)
-
-
-# --------------------------------------------------------------------------------------------
-# the whole-file state each range is given
-
-
-def _torque_flavour(path: str) -> str:
-    """``pbspro`` or ``torque``, from the file's first 4 MiB as read (as the whole read does)."""
-    from gridtrace.logs._torque import _PBSPRO_MARKERS
-
-    report = ReadReport(path, None)
-    pieces = guarded_pieces(path, report, _TORQUE_SNIFF_BYTES)
-    taken: list[bytes] = []
-    size = 0
-    for piece, _ in pieces:
-        taken.append(piece)
-        size += len(piece)
-        if size >= _TORQUE_SNIFF_BYTES:
-            break
-    del pieces  # closes the file
-    head = b"".join(taken)[:_TORQUE_SNIFF_BYTES]
-    return "pbspro" if any(marker in head for marker in _PBSPRO_MARKERS) else "torque"
-
-
-def _slurm_state(path: str, site: str) -> Any:
-    """Return the state after line 1: the field order, as the whole read's first chunk sets it."""
-    from gridtrace.logs._slurm import SLURM_STREAM
-
-    report = ReadReport(path, None)
-    pieces = guarded_pieces(path, report, 1)  # one line a piece
-    line, count = next(pieces, (b"", 0))
-    del pieces  # closes the file
-    state = SLURM_STREAM.new_state()
-    SLURM_STREAM.tokenize(Chunk(line, 1, count, 0, final=False), state, site=site, src_file=path)
-    return state
-
-
-def _sge_histogram(rng: ByteRange) -> tuple[dict[int, int], bool, bool]:
-    """One range's share of :func:`~gridtrace.logs._sge.sge_width`.
-
-    Its histogram of field counts, whether a line says SGE 6.0/6.1, whether the read stopped.
-    """
-    from gridtrace.logs._sge import _good_counts
-
+def _range_share(name: str, rng: ByteRange) -> tuple[Any, bool]:
+    """One range's share of its format's first pass, and whether the read stopped in it."""
+    split = _split_format(name)[1]
+    assert split.share is not None  # range_seed checked
     report = ReadReport(rng.path, None)  # findings: the tokenising pass reports them
-    histogram: Counter[int] = Counter()
-    old = False
-    for chunk in _range_chunks(rng, report, DEFAULT_CHUNK_BYTES):
-        counted, old_here = _good_counts(chunk.data)
-        old = old or old_here
-        if len(counted):
-            values, freq = np.unique(counted, return_counts=True)
-            histogram.update(dict(zip(values.tolist(), freq.tolist(), strict=True)))
-    return dict(histogram), old, report.tail_reason is not None
+    chunks = iter_chunks(rng.path, report, start=rng.start, end=rng.end, first_line=rng.first_line)
+    share = split.share(chunks)
+    for _ in chunks:  # the share need not read to the end; the stop must be known
+        pass
+    return share, report.tail_reason is not None
 
 
-def _sge_width(shares: Sequence[tuple[dict[int, int], bool, bool]]) -> int:
-    from gridtrace.logs._sge import _FULL, _MIN_FIELDS
-
-    histogram: Counter[int] = Counter()
-    old = False
-    for counts, old_here, stopped in shares:
-        histogram.update(counts)
-        old = old or old_here
-        if stopped:  # the whole read goes no further
-            break
-    if histogram:
-        return min(histogram, key=lambda count: (-histogram[count], count))
-    return _MIN_FIELDS if old else _FULL
+def _first_line_state(fmt: LineFormat[Any], path: str, site: str) -> Any:
+    """Return the state after the file's first line, as the whole read's first chunk sets it."""
+    report = ReadReport(path, None)  # findings: the tokenising pass reports them
+    chunks = iter_chunks(path, report, chunk_bytes=1)  # one line a chunk
+    first = next(chunks)
+    del chunks  # closes the file
+    state = fmt.new_state()
+    line = Chunk(first.data, 1, first.lines, 0, final=False)
+    fmt.tokenize(line, state, site=site, src_file=path)
+    return state
 
 
 def range_seed(
@@ -537,6 +455,9 @@ def range_seed(
     run: Callable[[Callable[..., Any], list[tuple[Any, ...]]], list[Any]],
 ) -> Any:
     """Return what every range of one file needs of the whole file, for :func:`tokenize_range`.
+
+    What that is, the format declares (:class:`~gridtrace.logs._stream.RangeSplit`): read from
+    the file's head, the state after its first line, or a first pass over every range.
 
     Parameters
     ----------
@@ -554,15 +475,22 @@ def range_seed(
     -------
     object
         Picklable; the torque flavour, the Slurm state after line 1, the SGE field count.
+
+    Raises
+    ------
+    ConfigError
+        If files of format ``name`` are not split (a ``ValueError``).
     """
+    fmt, split = _split_format(name)
     path = ranges[0].path
-    if name == "torque":
-        return _torque_flavour(path)
-    if name == "slurm":
-        return _slurm_state(path, site)
-    if name == "sge":
-        shares = run(_sge_histogram, [(rng,) for rng in ranges])
-        return _sge_width(shares)
+    if split.head is not None:
+        return split.head(path)
+    if split.first_line_state:
+        return _first_line_state(fmt, path, site)
+    if split.share is not None and split.combine is not None:
+        shares: list[tuple[Any, bool]] = run(_range_share, [(name, rng) for rng in ranges])
+        kept = next((i + 1 for i, (_, stopped) in enumerate(shares) if stopped), len(shares))
+        return split.combine([share for share, _ in shares[:kept]])
     return None
 
 
@@ -575,6 +503,10 @@ def tokenize_range(
 ) -> FileParse:
     """Tokenise one range of a file: its rows as the whole read gives them for its lines.
 
+    The range goes through the streaming core (:func:`~gridtrace.logs._stream.tokenize_stream`
+    from its start) and the line guard, in the state its format declares for a range start;
+    the read's findings become quarantine rows as in the whole read.
+
     Parameters
     ----------
     name : str
@@ -584,7 +516,8 @@ def tokenize_range(
     site : str
         Site name for every row.
     seed : object
-        :func:`range_seed` of the file (ignored for the first range, which starts the file).
+        :func:`range_seed` of the file; None (a file of one range): worked out from the file
+        here.
     chunk_bytes : int
         Bytes per chunk read.
 
@@ -599,31 +532,58 @@ def tokenize_range(
     ConfigError
         If the format is not split (a ``ValueError``).
     """
-    first = rng.index == 0
-    if name == "torque":
-        flavour = seed if isinstance(seed, str) else _torque_flavour(rng.path)
-        return _tokenize_torque(rng, flavour, site, chunk_bytes)
-    if name == "swf":
-        from gridtrace.logs._swf import SWF_STREAM
+    fmt, split = _split_format(name)
+    if seed is None and (split.head is not None or split.combine is not None):
+        seed = range_seed(name, [rng], site, _here)
+    if split.start is not None:
+        state = split.start(rng.path, seed)
+    elif split.first_line_state and rng.index > 0 and seed is not None:
+        state = copy.deepcopy(seed)
+    else:
+        state = fmt.new_state()
+    ranged = dataclasses.replace(fmt, new_state=lambda: state)
+    read = partial(_tokenize_at, fmt=ranged, rng=rng, chunk_bytes=chunk_bytes)
+    return tokenize_guarded(read, rng.path, site=site, source_format=fmt.name)
 
-        return _tokenize_lines(rng, SWF_STREAM, SWF_STREAM.new_state(), site, chunk_bytes)
-    if name == "gwf":
-        from gridtrace.logs._gwf import GWF_STREAM
 
-        return _tokenize_lines(rng, GWF_STREAM, GWF_STREAM.new_state(), site, chunk_bytes)
-    if name == "slurm":
-        from gridtrace.logs._slurm import SLURM_STREAM
+def _here(function: Callable[..., Any], calls: list[tuple[Any, ...]]) -> list[Any]:
+    return [function(*args) for args in calls]
 
-        state = SLURM_STREAM.new_state() if first or seed is None else copy.deepcopy(seed)
-        return _tokenize_lines(rng, SLURM_STREAM, state, site, chunk_bytes)
-    if name == "sge":
-        from gridtrace.logs._sge import _SgeState, _tokenize_sge_chunk
 
-        width = seed if isinstance(seed, int) else _sge_width([_sge_histogram(rng)])
-        fmt = LineFormat("sge", lambda: _SgeState(width), _tokenize_sge_chunk)
-        return _tokenize_lines(rng, fmt, fmt.new_state(), site, chunk_bytes)
-    msg = f"files of format {name!r} are not split by byte ranges (split: {SPLIT_FORMATS})"
-    raise ConfigError(msg)
+# --------------------------------------------------------------------------------------------
+# Grid Engine's first pass by range (its split, declared by gridtrace.logs._sge.SGE_STREAM)
+
+
+def sge_share(chunks: Iterator[Chunk]) -> tuple[dict[int, int], bool]:
+    """One range's share of :func:`~gridtrace.logs._sge.sge_width`.
+
+    Its histogram of the field counts of good lines, and whether a line says SGE 6.0/6.1.
+    """
+    from gridtrace.logs._sge import _good_counts
+
+    histogram: Counter[int] = Counter()
+    old = False
+    for chunk in chunks:
+        counted, old_here = _good_counts(chunk.data)
+        old = old or old_here
+        if len(counted):
+            values, freq = np.unique(counted, return_counts=True)
+            histogram.update(dict(zip(values.tolist(), freq.tolist(), strict=True)))
+    return dict(histogram), old
+
+
+def sge_width_of(shares: list[tuple[dict[int, int], bool]]) -> int:
+    """Return a file's usual field count from its ranges' shares, as ``sge_width`` decides it."""
+    from gridtrace.logs._sge import _FULL, _MIN_FIELDS
+
+    histogram: Counter[int] = Counter()
+    old = False
+    for counts, old_here in shares:
+        histogram.update(counts)
+        old = old or old_here
+    if histogram:
+        return min(histogram, key=lambda count: (-histogram[count], count))
+    return _MIN_FIELDS if old else _FULL
 
 
 def _stopped(part: FileParse) -> bool:

@@ -141,10 +141,12 @@ from gridtrace.logs._attrs import append_flag, flag_array, flag_mask
 from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._columnar import as_text, quarantine_table, records_table
 from gridtrace.logs._io import ReadReport, StrPath
+from gridtrace.logs._ranges import sge_share, sge_width_of
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
     Chunk,
     LineFormat,
+    RangeSplit,
     file_reader,
     file_tokenizer,
     iter_chunks,
@@ -934,6 +936,19 @@ def _tokenize_sge_chunk(
         raw=[raw_lines[i] for i in bad_rows],
     )
     return records, quarantine
+
+
+SGE_STREAM: LineFormat[_SgeState] = LineFormat(
+    "sge",
+    _SgeState,
+    _tokenize_sge_chunk,
+    split=RangeSplit(share=sge_share, combine=sge_width_of, start=lambda _, w: _SgeState(w)),
+)
+"""The Grid Engine format for the streaming core, at the default field count.
+
+A file's own spec, with its usual field count, is :func:`sge_stream`'s. A big file is split
+anywhere: a first pass by range sums the ranges' histograms of field counts, and every range
+is read at the usual count of the whole file."""
 
 
 def _job_records(

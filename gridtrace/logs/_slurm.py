@@ -126,6 +126,7 @@ from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
     Chunk,
     LineFormat,
+    RangeSplit,
     file_reader,
     file_tokenizer,
 )
@@ -732,8 +733,12 @@ def _tokenize_slurm_chunk(
     return records, quarantine
 
 
-SLURM_STREAM: LineFormat[_SlurmState] = LineFormat("slurm", _SlurmState, _tokenize_slurm_chunk)
-"""The Slurm format (``|``-separated, field order from line 1) for the streaming core."""
+SLURM_STREAM: LineFormat[_SlurmState] = LineFormat(
+    "slurm", _SlurmState, _tokenize_slurm_chunk, split=RangeSplit(first_line_state=True)
+)
+"""The Slurm format (``|``-separated, field order from line 1) for the streaming core.
+
+A big file is split anywhere: a range after the first starts from the state after line 1."""
 
 
 def _records(

@@ -38,6 +38,7 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 
 import numpy as np
@@ -74,6 +75,7 @@ __all__ = [
     "FileTokenizer",
     "FormatOfFile",
     "LineFormat",
+    "RangeSplit",
     "StreamStats",
     "file_reader",
     "file_tokenizer",
@@ -128,6 +130,46 @@ class ChunkTokenizer(Protocol[S_contra]):
 
 
 @dataclass(frozen=True)
+class RangeSplit:
+    """How a line format's big plain file may be split into byte ranges, each read apart.
+
+    A range is read through the core (:func:`tokenize_stream` from ``start`` to ``end``) from a
+    state of its own; what the state at a range start depends on in the whole file is declared
+    here, and :mod:`gridtrace.logs._ranges` does the rest: the ranges' rows, put together, are
+    the whole read's. A format whose record may span lines has no split (``LineFormat.split``
+    None): a range start cannot be known to begin a record.
+
+    Attributes
+    ----------
+    after : bytes
+        A range starts only after a line whose first non-blank byte is one of these (SWF and
+        GWF: a digit, a job line, which leaves no header comment open); empty: after any line.
+    first_line_state : bool
+        The state every range after the first starts from is the state after the file's first
+        line (Slurm: the field order, from a header line or the default).
+    head : callable, optional
+        ``head(path)``: what every range needs of the whole file, read from its head
+        (TORQUE: the flavour, from the first 4 MiB); picklable.
+    share, combine : callable, optional
+        A first pass split by range (Grid Engine: the usual field count, the most common count
+        over the whole file): ``share(chunks)`` of each range's chunks (on workers: picklable,
+        module-level), ``combine(shares)`` of the ranges' shares in order, up to one the garbage
+        test stopped in, gives what every range needs.
+    start : callable, optional
+        ``start(path, seed)``: the state a range starts from, given what ``head`` or ``combine``
+        gave; without it a range starts from the format's ``new_state()`` (or, with
+        ``first_line_state``, from a copy of the state after line 1).
+    """
+
+    after: bytes = b""
+    first_line_state: bool = False
+    head: Callable[[str], Any] | None = None
+    share: Callable[[Iterator[Chunk]], Any] | None = None
+    combine: Callable[[list[Any]], Any] | None = None
+    start: Callable[[str, Any], Any] | None = None
+
+
+@dataclass(frozen=True)
 class LineFormat(Generic[S]):
     """What a line-oriented format gives the core: its name, its per-file state, its tokeniser.
 
@@ -149,12 +191,16 @@ class LineFormat(Generic[S]):
         row per ad): ``lines_taken(state)`` says how many of the chunk's lines the last call
         to ``tokenize`` consumed (the rest is carried into the next chunk), and the chunk
         counts one line per row, as the format counts them. Without it, each row is one line.
+    split : RangeSplit, optional
+        Whether and how one big plain file may be split into byte ranges read apart
+        (:mod:`gridtrace.logs._ranges`); None: it is read whole.
     """
 
     name: str
     new_state: Callable[[], S]
     tokenize: ChunkTokenizer[S]
     lines_taken: Callable[[S], int] | None = None
+    split: RangeSplit | None = None
 
 
 @dataclass
@@ -202,7 +248,13 @@ class ChunkCountError(GridtraceError, ValueError):
 
 
 def iter_chunks(
-    path: StrPath, report: ReadReport, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES
+    path: StrPath,
+    report: ReadReport,
+    *,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    start: int = 0,
+    end: int | None = None,
+    first_line: int = 1,
 ) -> Iterator[Chunk]:
     """Read ``path`` through the line guard as numbered chunks of whole lines.
 
@@ -214,11 +266,16 @@ def iter_chunks(
         Receives what the guard left out (complete once the iterator is exhausted).
     chunk_bytes : int
         The largest chunk, in bytes (one line when a line is longer).
+    start, end : int, optional
+        A byte range of whole lines of a plain file (by default the whole file).
+    first_line : int, default 1
+        The number of the line at ``start``.
 
     Yields
     ------
     Chunk
-        At least one (an empty file gives one empty final chunk).
+        At least one (an empty file or range gives one empty chunk). The last is ``final``
+        when it ends the file, or the read stopped in it.
 
     Raises
     ------
@@ -228,16 +285,16 @@ def iter_chunks(
     if chunk_bytes < 1:
         msg = f"chunk_bytes must be at least 1, not {chunk_bytes}"
         raise ConfigError(msg)
-    pieces = guarded_pieces(path, report, chunk_bytes)
+    pieces = guarded_pieces(path, report, chunk_bytes, start=start, end=end, first_line=first_line)
     held, lines = next(pieces, (b"", 0))
-    first_line = 1
     index = 0
     for piece in pieces:  # one piece held back, to know which is the last
         yield Chunk(held, first_line, lines, index, final=False)
         first_line += lines
         index += 1
         held, lines = piece
-    yield Chunk(held, first_line, lines, index, final=True)
+    final = end is None or report.tail_reason is not None or end >= Path(path).stat().st_size
+    yield Chunk(held, first_line, lines, index, final=final)
 
 
 def _line_end(data: bytes, lines: int) -> int:
@@ -256,16 +313,22 @@ def _tokenized(
     site: str,
     src_file: str,
     chunk_bytes: int,
+    span: tuple[int, int | None, int] = (0, None, 1),
 ) -> Iterator[tuple[Chunk, pa.Table, pa.Table, int]]:
     """Yield each chunk as tokenised (carried lines left out), its tables, its surplus rows.
 
     The surplus is the rows beyond one a line: lines holding several records, in a format
-    with ``lines_taken``; 0 otherwise.
+    with ``lines_taken``; 0 otherwise. ``span`` is ``(start, end, first_line)`` of the bytes
+    read (the whole file by default); every line of it must have its rows by its end.
     """
+    start, end, first_line = span
     state = fmt.new_state()
     carry = b""
     carry_lines = 0
-    for read in iter_chunks(path, report, chunk_bytes=chunk_bytes):
+    chunks = iter_chunks(
+        path, report, chunk_bytes=chunk_bytes, start=start, end=end, first_line=first_line
+    )
+    for read in chunks:
         chunk = read
         if carry_lines:
             chunk = Chunk(
@@ -292,6 +355,9 @@ def _tokenized(
         else:
             carry, carry_lines = b"", 0
         yield chunk, records, quarantine, rows - used
+    if carry_lines:  # a range's end left a record open: the format should not be split
+        msg = f"{src_file}: the {carry_lines} lines before byte {end} gave no rows"
+        raise ChunkCountError(msg)
 
 
 def _concat(tables: list[pa.Table]) -> pa.Table:
@@ -305,6 +371,9 @@ def tokenize_stream(
     site: str,
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
     stats: StreamStats | None = None,
+    start: int = 0,
+    end: int | None = None,
+    first_line: int = 1,
 ) -> FileParse:
     """Tokenise one file chunk by chunk: the tables are those of reading it in one piece.
 
@@ -325,6 +394,11 @@ def tokenize_stream(
         The largest chunk, in bytes.
     stats : StreamStats, optional
         Filled in with the chunk count, sizes and counts.
+    start, end : int, optional
+        A byte range of whole lines of a plain file (by default the whole file), read from the
+        state ``fmt.new_state()`` gives (:mod:`gridtrace.logs._ranges`).
+    first_line : int, default 1
+        The number of the line at ``start``.
 
     Returns
     -------
@@ -336,7 +410,15 @@ def tokenize_stream(
     records: list[pa.Table] = []
     quarantine: list[pa.Table] = []
     lines = 0
-    steps = _tokenized(path, fmt, report, site=site, src_file=src_file, chunk_bytes=chunk_bytes)
+    steps = _tokenized(
+        path,
+        fmt,
+        report,
+        site=site,
+        src_file=src_file,
+        chunk_bytes=chunk_bytes,
+        span=(start, end, first_line),
+    )
     for chunk, rec, bad, extra in steps:
         if stats is not None:
             stats._add(chunk, rec.num_rows, bad.num_rows, extra)

@@ -108,7 +108,7 @@ from gridtrace.logs._columnar import (
     string_array,
 )
 from gridtrace.logs._io import StrPath
-from gridtrace.logs._stream import Chunk, LineFormat, file_reader, file_tokenizer
+from gridtrace.logs._stream import Chunk, LineFormat, RangeSplit, file_reader, file_tokenizer
 from gridtrace.logs._text import NON_UTF8
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
@@ -1009,8 +1009,12 @@ def _tokenize_swf_chunk(
     return parsed.records, parsed.quarantine
 
 
-SWF_STREAM: LineFormat[_CommentState] = LineFormat("swf", _CommentState, _tokenize_swf_chunk)
-"""The SWF format for the streaming core: the header's open key carried across chunks."""
+SWF_STREAM: LineFormat[_CommentState] = LineFormat(
+    "swf", _CommentState, _tokenize_swf_chunk, split=RangeSplit(after=b"0123456789")
+)
+"""The SWF format for the streaming core: the header's open key carried across chunks.
+
+A big file is split after job lines only, where no header comment is open."""
 
 
 tokenize_swf_file = file_tokenizer(

@@ -13,6 +13,7 @@ warning names the order taken. :data:`FLAGS` explains every flag the reader sets
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
     Chunk,
     LineFormat,
+    RangeSplit,
     file_reader,
     file_tokenizer,
 )
@@ -266,7 +268,21 @@ def torque_stream(path: StrPath, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> L
         For :func:`~gridtrace.logs._stream.tokenize_stream` or
         :func:`~gridtrace.logs._stream.write_stream` on that file.
     """
-    return LineFormat("torque", partial(_TorqueState, path), _tokenize_torque_chunk)
+    return dataclasses.replace(TORQUE_STREAM, new_state=partial(_TorqueState, path))
+
+
+TORQUE_STREAM: LineFormat[_TorqueState] = LineFormat(
+    "torque",
+    partial(_TorqueState, ""),
+    _tokenize_torque_chunk,
+    split=RangeSplit(
+        head=partial(_flavour_of, first=Chunk(b"", 1, 0, 0, final=False)), start=_TorqueState
+    ),
+)
+"""The TORQUE/PBS format for the streaming core (a file's own spec is :func:`torque_stream`'s).
+
+A big file is split anywhere: each line is a record, and every range is read in the flavour
+of the file's first 4 MiB."""
 
 
 tokenize_torque_file = file_tokenizer(
