@@ -641,7 +641,8 @@ def _task_folder(spill_dir: StrPath | None) -> str:
     """Make the temporary folder for the tasks' tables, in ``spill_dir`` or the system's."""
     base = Path(spill_dir) if spill_dir is not None else Path(tempfile.gettempdir())
     base.mkdir(parents=True, exist_ok=True)
-    return tempfile.mkdtemp(prefix=TASK_FOLDER_PREFIX, dir=base)
+    # absolute: a worker's working folder need not be this process's
+    return tempfile.mkdtemp(prefix=TASK_FOLDER_PREFIX, dir=base.absolute())
 
 
 def _remove_folder(folder: str) -> None:
