@@ -28,12 +28,18 @@ process it reaped (the dask workers included), from ``wait4``; ``peak_rss_mb``, 
 peak resident memory. Reported: the median and range over ``--repeats`` of each, and the ratio
 of ``w1``'s median ``parse_s`` to each configuration's (above 1: faster than one worker).
 
+With ``--baseline TREE`` (another checkout, e.g. ``git worktree add --detach ../base main``),
+every configuration also runs with ``PYTHONPATH=TREE`` (its gridtrace, this script), in turn
+with this checkout's, labelled ``base:<config>``; each configuration of this checkout then
+also gets ``speedup_parse_vs_baseline``, the baseline's median ``parse_s`` over its own.
+
 Usage::
 
     .venv/bin/python benchmarks/byte_ranges.py --lines 2000000 --repeats 3 --out-dir DIR
     .venv/bin/python benchmarks/byte_ranges.py --lines 2000000 --warm --out-dir DIR
     .venv/bin/python benchmarks/byte_ranges.py --format torque --lines 1000000 --whole
     .venv/bin/python benchmarks/byte_ranges.py --format sge --spill --whole --lines 1000000
+    .venv/bin/python benchmarks/byte_ranges.py --whole --baseline ../base --out-dir DIR
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ except ImportError:  # run from another folder
     from benchmarks._machine import describe_machine
 
 HERE = Path(__file__).resolve().parent.parent
+BASE_LABEL = "base:"
 
 
 def _swf_lines(start: int, count: int) -> bytes:
@@ -149,14 +156,34 @@ def _child(args: argparse.Namespace) -> None:
             head.write_bytes(b"".join(whole.readline() for _ in range(3000)))
         parse_logs(head, format=args.format, site="bench", split_bytes=None, **options)
     start = time.perf_counter()
-    result = parse_logs(args.path, format=args.format, site="bench", split_bytes=split, **options)
-    parse_s = time.perf_counter() - start
+    if args.spill:
+        from gridtrace.logs import parse_logs_to
+
+        spilled = parse_logs_to(
+            args.path,
+            Path(args.path).with_name(f"out-{args.config}"),
+            format=args.format,
+            site="bench",
+            workers=workers,
+            split_bytes=split,
+        )
+        parse_s = time.perf_counter() - start
+        counts = spilled.summary
+        seen = (counts["lines_read"], counts["lines_parsed"], counts["jobs"])
+        byte_ranges = counts.get("byte_ranges")
+    else:
+        result = parse_logs(
+            args.path, format=args.format, site="bench", split_bytes=split, **options
+        )
+        parse_s = time.perf_counter() - start
+        seen = (result.lines_read, result.records.num_rows, result.jobs.num_rows)
+        byte_ranges = result.info.get("byte_ranges")
     out = {
         "parse_s": parse_s,
-        "lines": result.lines_read,
-        "records": result.records.num_rows,
-        "jobs": result.jobs.num_rows,
-        "byte_ranges": result.info.get("byte_ranges"),
+        "lines": seen[0],
+        "records": seen[1],
+        "jobs": seen[2],
+        "byte_ranges": byte_ranges,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
     print("RESULT " + json.dumps(out), flush=True)
@@ -165,14 +192,14 @@ def _child(args: argparse.Namespace) -> None:
 
 
 def _run(
-    path: Path, fmt: str, config: str, split_bytes: int, warm: bool, spill: bool
+    path: Path, fmt: str, config: str, split_bytes: int, warm: bool, spill: bool, tree: Path
 ) -> dict[str, Any]:
     command = [
         sys.executable, __file__, "--child", "--path", str(path), "--format", fmt,
         "--config", config, "--split-bytes", str(split_bytes), *(["--warm"] if warm else []),
         *(["--spill"] if spill else []),
     ]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(HERE)}
+    env = {**os.environ, "PYTHONPATH": str(tree)}
     start = time.perf_counter()
     child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert child.stdout is not None
@@ -199,6 +226,12 @@ def main() -> None:
     parser.add_argument("--warm", action="store_true", help="time a started, warmed cluster")
     parser.add_argument("--spill", action="store_true", help="parse_logs_to (out of core)")
     parser.add_argument("--out-dir", type=Path, default=Path("benchmark-byte-ranges"))
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout (e.g. a git worktree of main): every configuration also runs "
+        f"on its gridtrace, in turn with this one's, labelled {BASE_LABEL}<config>",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--path", help=argparse.SUPPRESS)
     parser.add_argument("--config", help=argparse.SUPPRESS)
@@ -212,16 +245,19 @@ def main() -> None:
         generate(path, args.format, args.lines)
     configs = ["w1", "w2-split"] + (["w2-whole"] if args.whole else [])
     configs += ["w1-split"] if args.w1_split else []
-    runs: dict[str, list[dict[str, Any]]] = {c: [] for c in configs}
+    trees = {"": HERE}
+    if args.baseline is not None:  # every configuration on both trees, in turn
+        trees[BASE_LABEL] = args.baseline.resolve()
+    labelled = [(f"{label}{c}", c, tree) for c in configs for label, tree in trees.items()]
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in labelled}
     load = [os.getloadavg()]
     for repeat in range(args.repeats):
-        order = configs if repeat % 2 == 0 else configs[::-1]  # alternate who goes first
-        for config in order:
-            got = _run(path, args.format, config, args.split_bytes, args.warm, args.spill)
-            runs[config].append(got)
-            print(config, json.dumps({k: v for k, v in got.items() if k != "byte_ranges"}))
+        order = labelled if repeat % 2 == 0 else labelled[::-1]  # alternate who goes first
+        for name, config, tree in order:
+            got = _run(path, args.format, config, args.split_bytes, args.warm, args.spill, tree)
+            runs[name].append(got)
+            print(name, json.dumps({k: v for k, v in got.items() if k != "byte_ranges"}))
         load.append(os.getloadavg())
-    base = statistics.median(r["parse_s"] for r in runs["w1"])
     summary: dict[str, Any] = {
         "machine": describe_machine(),
         "file": {"format": args.format, "lines": args.lines, "bytes": path.stat().st_size},
@@ -229,10 +265,13 @@ def main() -> None:
         "warm": args.warm,
         "spill": args.spill,
         "repeats": args.repeats,
+        "baseline": str(args.baseline) if args.baseline is not None else None,
         "loadavg_1_5_15": load,
         "configs": {},
     }
     for config, got in runs.items():
+        label = BASE_LABEL if config.startswith(BASE_LABEL) else ""
+        base = statistics.median(r["parse_s"] for r in runs[f"{label}w1"])
         entry: dict[str, Any] = {}
         for key in ("parse_s", "process_s", "cpu_s", "peak_rss_mb"):
             values = [r[key] for r in got]
@@ -242,6 +281,9 @@ def main() -> None:
                 "max": round(max(values), 2),
             }
         entry["speedup_parse_vs_w1"] = round(base / entry["parse_s"]["median"], 2)
+        if label == "" and f"{BASE_LABEL}{config}" in runs:
+            baseline = statistics.median(r["parse_s"] for r in runs[f"{BASE_LABEL}{config}"])
+            entry["speedup_parse_vs_baseline"] = round(baseline / entry["parse_s"]["median"], 2)
         entry["byte_ranges"] = got[0]["byte_ranges"]
         entry["same_counts"] = len({(r["lines"], r["records"], r["jobs"]) for r in got}) == 1
         summary["configs"][config] = entry

@@ -23,6 +23,8 @@ import dataclasses
 import importlib
 import logging
 import os
+import shutil
+import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -274,6 +276,7 @@ def parse_logs(
     progress: bool = False,
     anonymize: bytes | None = None,
     split_bytes: int | None = DEFAULT_SPLIT_BYTES,
+    spill_dir: StrPath | None = None,
 ) -> ParseResult:
     """Parse accounting logs of any registered format, one file (or byte range) per task.
 
@@ -313,11 +316,14 @@ def parse_logs(
         Files tokenised at once by a local dask.distributed cluster; 1 parses in this process
         without dask.
     processes : bool, default False
-        Run the local workers as processes instead of threads. Threads are the default because
-        the compiled tokeniser releases the GIL, and a process must ship every file's records
-        (about 2 kB per line in memory) back to this one, which costs more than it saves.
+        Run the local workers as processes instead of threads. A process worker does not send
+        its records back through dask: it writes each task's ``records`` and ``quarantine`` to
+        Arrow IPC files in a temporary folder (see ``spill_dir``), and this process maps them
+        (no copy) and concatenates them in order.
     scheduler : str, optional
-        Address of an existing ``dask.distributed`` scheduler; overrides ``workers``.
+        Address of an existing ``dask.distributed`` scheduler; overrides ``workers``. Its workers
+        hand their tables over through files as process workers do, so every worker must see
+        ``spill_dir`` at the same path as this process (one machine, or a shared file system).
     progress : bool, default False
         Show a progress bar over the files.
     anonymize : bytes, optional
@@ -326,6 +332,17 @@ def parse_logs(
         name only (see :func:`gridtrace.logs.anonymize_table`). Map VOs from group names before
         anonymising: parse without the key, apply the :class:`~gridtrace.logs.VOMapping`, then
         anonymise.
+    split_bytes : int or None, default 64 MiB
+        On dask (``workers`` above 1 or ``scheduler``), a plain TORQUE, SWF, GWF, Slurm or SGE
+        file larger than this is read as byte ranges of about this size, a task each (see
+        :mod:`gridtrace.logs._ranges`); None never splits.
+    spill_dir : path, optional
+        Where process workers and the workers of ``scheduler`` write each task's tables: a
+        temporary folder is made in it, and removed before this call returns, whether it
+        succeeds or fails. Default: the system's temporary folder (on one machine), which a
+        ``scheduler``'s workers on other machines do not see: give a folder of a shared file
+        system there. The tables returned may map the files, deleted: their disk space is freed
+        when the tables are.
 
     Returns
     -------
@@ -377,7 +394,7 @@ def parse_logs(
         parts = _tokenize_here(tasks, site, progress)
     else:
         parts, split = _tokenize_with_dask(
-            tasks, site, workers, processes, scheduler, progress, split_bytes
+            tasks, site, workers, processes, scheduler, progress, split_bytes, spill_dir
         )
     parts = [apply_error_policy(part, policy) for part in parts]
     failed = list(plan.failed)
@@ -583,43 +600,151 @@ def _tokenize_with_dask(
     scheduler: str | None,
     progress: bool,
     split_bytes: int | None = None,
+    spill_dir: StrPath | None = None,
 ) -> tuple[list[FileParse], dict[str, int] | None]:
     try:
         from distributed import Client, LocalCluster
     except ImportError:
         msg = "parallel parsing needs dask.distributed: pip install 'gridtrace[dask]'"
         raise ConfigError(msg) from None
-    if scheduler is not None:
-        client = Client(scheduler)
-        cluster = None
-    else:
-        cluster = LocalCluster(
-            n_workers=workers if processes else 1,
-            threads_per_worker=1 if processes else workers,
-            processes=processes,
-            dashboard_address=":0",  # any free port: None means 8787, taken by any other cluster
-        )
-        client = Client(cluster)
+    # threads share this process: their tables come back as they are; processes, and the
+    # workers of a scheduler (other processes, maybe other machines), hand them over in files
+    folder = _task_folder(spill_dir) if processes or scheduler is not None else None
+    cluster = None
     try:
-        return _tokenize_on(client, tasks, site, progress, split_bytes)
+        if scheduler is not None:
+            client = Client(scheduler)
+        else:
+            cluster = LocalCluster(
+                n_workers=workers if processes else 1,
+                threads_per_worker=1 if processes else workers,
+                processes=processes,
+                dashboard_address=":0",  # any free port: None means 8787, taken by any other
+            )
+            client = Client(cluster)
+        try:
+            return _tokenize_on(client, tasks, site, progress, split_bytes, folder)
+        finally:
+            client.close()
     finally:
-        client.close()
         if cluster is not None:
-            cluster.close()
+            cluster.close()  # its workers are gone: none can write in the folder any more
+        if folder is not None:
+            _remove_folder(folder)
+
+
+TASK_FOLDER_PREFIX = ".gridtrace-tasks-"
+"""Name start of the temporary folder where workers write their tasks' tables."""
+
+
+def _task_folder(spill_dir: StrPath | None) -> str:
+    """Make the temporary folder for the tasks' tables, in ``spill_dir`` or the system's."""
+    base = Path(spill_dir) if spill_dir is not None else Path(tempfile.gettempdir())
+    base.mkdir(parents=True, exist_ok=True)
+    # absolute: a worker's working folder need not be this process's
+    return tempfile.mkdtemp(prefix=TASK_FOLDER_PREFIX, dir=base.absolute())
+
+
+def _remove_folder(folder: str) -> None:
+    """Remove the tasks' folder; again if a late task wrote in it while it was being removed.
+
+    A task of a scheduler's worker keeps running after this process gave up on it (an error in
+    another task); it cannot make the folder again (workers never create it), but a file it
+    opens during the removal stops the folder's own removal.
+    """
+    for _ in range(3):
+        shutil.rmtree(folder, ignore_errors=True)
+        if not os.path.lexists(folder):
+            return
+    logger.warning("%s: could not remove this temporary folder", folder)
+
+
+@dataclass(frozen=True)
+class _Handed:
+    """What a worker sends back for one task: where its tables are, and their counts."""
+
+    src_file: str
+    records: str
+    quarantine: str
+    records_rows: int
+    quarantine_rows: int
+    lines_read: int
+
+
+def _write_table(path: Path, table: pa.Table) -> None:
+    # uncompressed Arrow IPC: this process maps the file and reads it without a copy
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+
+
+def _hand_over(
+    folder: str, index: int, function: Callable[..., FileParse], args: tuple[Any, ...]
+) -> _Handed:
+    """Run a task on a worker; write its tables to ``folder``, return where and how many."""
+    where = Path(folder)
+    if not where.is_dir():  # never made here: a worker that does not see it says so
+        import socket
+
+        msg = (
+            f"{folder}: the folder where workers write their tables is not seen by a worker "
+            f"on {socket.gethostname()}; give parse_logs a spill_dir on a file system every "
+            "worker shares (the same path on every machine)"
+        )
+        raise ConfigError(msg)
+    part = function(*args)
+    paths = [where / f"task-{index:06d}.{table}.arrow" for table in ("records", "quarantine")]
+    _write_table(paths[0], part.records)
+    _write_table(paths[1], part.quarantine)
+    return _Handed(
+        part.src_file,
+        str(paths[0]),
+        str(paths[1]),
+        part.records.num_rows,
+        part.quarantine.num_rows,
+        part.lines_read,
+    )
+
+
+def _map_table(path: str, rows: int) -> pa.Table:
+    """Map the table a worker wrote (no copy), and delete its file: the mapping stays."""
+    with pa.memory_map(path) as source:
+        table = pa.ipc.open_file(source).read_all()
+    Path(path).unlink()  # its pages stay mapped while the table lives
+    if table.num_rows != rows:
+        msg = f"{path}: {table.num_rows} rows where the worker wrote {rows}"
+        raise OSError(msg)
+    return table
+
+
+def _take_over(handed: _Handed) -> FileParse:
+    """Return the :class:`FileParse` of a task a worker wrote (see :func:`_hand_over`)."""
+    return FileParse(
+        handed.src_file,
+        _map_table(handed.records, handed.records_rows),
+        _map_table(handed.quarantine, handed.quarantine_rows),
+        handed.lines_read,
+    )
 
 
 def _on_client(
     client: Any, function: Callable[..., Any], calls: list[tuple[Any, ...]], progress: bool
 ) -> list[Any]:
-    """Run ``function`` over ``calls`` on the cluster; the results in the calls' order."""
+    """Run ``function`` over ``calls`` on the cluster; the results in the calls' order.
+
+    At the first failed call the others are cancelled and its error is raised.
+    """
     from distributed import as_completed
 
     futures = [client.submit(function, *args, pure=False) for args in calls]
     position = {future.key: i for i, future in enumerate(futures)}
     results: list[Any] = [None] * len(calls)
-    for future in _progress(as_completed(futures), len(futures), progress):
-        results[position[future.key]] = future.result()
-        future.release()
+    try:
+        for future in _progress(as_completed(futures), len(futures), progress):
+            results[position[future.key]] = future.result()
+            future.release()
+    except BaseException:
+        client.cancel(futures)
+        raise
     return results
 
 
@@ -629,8 +754,13 @@ def _tokenize_on(
     site: str,
     progress: bool,
     split_bytes: int | None,
+    folder: str | None = None,
 ) -> tuple[list[FileParse], dict[str, int] | None]:
-    """Tokenise every file on the cluster, a big plain file as several byte-range tasks."""
+    """Tokenise every file on the cluster, a big plain file as several byte-range tasks.
+
+    With ``folder``, each task's tables come back through files in it (:func:`_hand_over`),
+    not through dask.
+    """
     from gridtrace.logs._ranges import RangeCounts, join_ranges, plan_ranges, range_seed
 
     def run(function: Callable[..., Any], calls: list[tuple[Any, ...]]) -> list[Any]:
@@ -653,7 +783,13 @@ def _tokenize_on(
         for rng in ranges:
             calls.append((_tokenize_range, (name, rng, site, seed)))
             owners.append(i)
-    results = _on_client(client, _call, calls, progress)
+    if folder is None:
+        results: list[FileParse] = _on_client(client, _call, calls, progress)
+    else:
+        handed_calls = [(folder, k, f, args) for k, (f, args) in enumerate(calls)]
+        handed: list[_Handed] = _on_client(client, _hand_over, handed_calls, progress)
+        results = [_take_over(h) for h in handed]
+        logger.debug("%d tasks' tables taken over from %s", len(handed), folder)
     pieces: list[list[FileParse]] = [[] for _ in tasks]
     for owner, part in zip(owners, results, strict=True):
         pieces[owner].append(part)
