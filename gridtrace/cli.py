@@ -191,6 +191,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
             scheduler=args.scheduler,
             progress=args.progress,
             split_bytes=args.split_bytes or None,
+            spill_dir=args.spill_dir,
         )
     result = dataclasses.replace(result, jobs=_vo_mapping(args).apply(result.jobs))
     if key is not None:  # after the VO rules, which read the real group names
@@ -919,12 +920,15 @@ def _build_parser() -> argparse.ArgumentParser:
         "--partitions", type=int, help="with --spill: partitions (default: ~32 MiB of log each)"
     )
     parse.add_argument(
-        "--spill-dir", help="with --spill: folder for the spill files (default: the output folder)"
+        "--spill-dir",
+        help="folder for the spill files with --spill (default: the output folder), and for the "
+        "tables process or scheduler workers hand back without --spill (default: the system's "
+        "temporary folder); workers must see it at the same path",
     )
     parse.add_argument(
         "--scheduler",
-        help="address of a running dask.distributed scheduler (with --spill: the spill and "
-        "partition tasks run on its workers, which must see the files and --spill-dir)",
+        help="address of a running dask.distributed scheduler: the tasks run on its workers, "
+        "which must see the files and --spill-dir at the same paths",
     )
     parse.add_argument(
         "--split-bytes",
