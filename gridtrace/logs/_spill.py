@@ -436,7 +436,14 @@ def _assemble_partition(
             where = pa.array(rows + np.int64(start))
             pieces.append(pa.Table.from_batches([batch]).append_column(POSITION, where))
     if pieces:
-        table = pa.concat_tables(pieces).sort_by(POSITION)
+        table = pa.concat_tables(pieces)
+        del pieces
+        ordered = np.diff(table.column(POSITION).to_numpy()) >= 0
+        # each piece is in its file's order: when the files are read in the order given (every
+        # format but TORQUE, whose files move by time), the pieces are already in the order of
+        # the whole log, and one copy into one chunk replaces sorting's (the assembly's column
+        # access then combines nothing)
+        table = table.combine_chunks() if ordered.all() else table.sort_by(POSITION)
     else:  # the schema of any spill file
         schema = _read_batch(_spill_path(folder, 0), partition).schema
         table = schema.append(pa.field(POSITION, pa.int64())).empty_table()
@@ -444,28 +451,43 @@ def _assemble_partition(
     extra = [c for c in table.column_names if c.startswith("_")]
     columns = {c: table.column(c).to_numpy() for c in extra if c not in (ROW, POSITION)}
     result = spill.assemble(table.drop_columns(extra), columns, context, tz)
+    del table, columns  # what the assembly kept of the input lives on in its tables
     records = result.records.append_column(POSITION, pa.array(position))
     first = position[result.job_first_rows] if len(position) else np.empty(0, np.int64)
     jobs = result.jobs if jobs_transform is None else jobs_transform(result.jobs)
     jobs = jobs.append_column(JOB_POSITION, pa.array(first, pa.int64()))
-    _write_batches(
-        _out_path(folder, partition, "records"),
-        records.schema,
-        _split(records, position // window_rows, windows),
-    )
-    _write_batches(
-        _out_path(folder, partition, "jobs"),
-        jobs.schema,
-        _split(jobs, first // window_rows, windows),
-    )
-    return {
-        "info": result.info,
+    info = result.info
+    del result
+
+    def write(table: pa.Table, labels: I64, path: Path) -> None:
+        # one batch per window, made and written one at a time: labels are non-decreasing
+        # (records keep their order, jobs come by their first record), so a window is a slice
+        # and the table is not copied whole (a format whose order differs is sorted first)
+        if len(labels) and (np.diff(labels) < 0).any():
+            order = np.argsort(labels, kind="stable")
+            table, labels = table.take(order), labels[order]
+        bounds = np.searchsorted(labels, np.arange(windows + 1))
+        options = pa.ipc.IpcWriteOptions(compression="lz4")
+        with (
+            pa.OSFile(str(path), "wb") as sink,
+            pa.ipc.new_file(sink, table.schema, options=options) as writer,
+        ):
+            for i in range(windows):
+                size = int(bounds[i + 1] - bounds[i])
+                writer.write_batch(_one_batch(table.slice(int(bounds[i]), size)))
+
+    counts = {
+        "info": info,
         "records_by_type": _value_counts(records.column("record_type")),
         "record_flags": _flag_counts(records),
         "job_flags": _flag_counts(jobs),
         "jobs_by_state": _value_counts(jobs.column("state")),
         "job_rows": jobs.num_rows,
     }
+    write(records, position // window_rows, _out_path(folder, partition, "records"))
+    del records
+    write(jobs, first // window_rows, _out_path(folder, partition, "jobs"))
+    return counts
 
 
 # --------------------------------------------------------------------------------------------

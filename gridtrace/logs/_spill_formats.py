@@ -202,8 +202,16 @@ def sge_partition_keys(records: pa.Table) -> U64:
         np.asarray(pc.is_in(kinds, pa.array(["J", "PE"])).to_numpy(zero_copy_only=False), bool)
     )
     if len(rows):
-        number = _Fields(records.take(rows.astype(np.int64))).number("job_number")
-        keys[rows] = _number_hashes(number)
+        # one field of the attrs column, read in place chunk by chunk: taking the rows' records
+        # first copied the whole table (its attrs map most of all), and combining the chunks
+        # copied the map, which made the keys the peak of a spill task; a row that is not J or
+        # PE gets a number here too, and keeps its key 0
+        attrs = records.column("attrs")
+        number = np.concatenate(
+            [np.zeros(0)]
+            + [_Fields(pa.table({"attrs": chunk})).number("job_number") for chunk in attrs.chunks]
+        )
+        keys[rows] = _number_hashes(number[rows])
     return keys
 
 

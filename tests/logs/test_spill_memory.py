@@ -4,6 +4,9 @@ Each size runs in a fresh process (Arrow's pool keeps its peak for the process's
 files of the same size, partitions of the same size (their count grows with the log), merge
 windows of the same size. The peak of Python and numpy allocations (tracemalloc) and of Arrow's
 memory pool must grow well below the 4x an in-memory assembly takes.
+
+The same holds for ONE big file of a format spilled by byte ranges (Grid Engine ``accounting``,
+Slurm ``sacct``): ranges of the same size, so a file 4x larger is 4x the ranges, not a 4x task.
 """
 
 from __future__ import annotations
@@ -72,5 +75,85 @@ def test_peak_memory_of_the_spill_path_does_not_grow_with_the_log(tmp_path: Path
     large = _peaks(tmp_path, 80_000, per_file=5_000)
     # in memory, 4x the lines take 4x the memory; here the steps hold one file, one partition
     # or one window, the same size in both runs (what grows: per-file facts, a few bytes each)
+    assert large["python"] < 1.6 * small["python"], (small, large)
+    assert large["arrow"] < 1.6 * small["arrow"], (small, large)
+
+
+_MEASURE_ONE_FILE = r"""
+import json, sys, tracemalloc
+from pathlib import Path
+import pyarrow as pa
+from gridtrace.logs import _ranges
+from gridtrace.logs._sge import SGE_FIELDS
+from gridtrace.logs._slurm import SLURM_FIELDS
+from gridtrace.logs._spill import spill_parse
+
+fmt, folder, n_jobs = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+folder.mkdir(parents=True)
+path = folder / "log"
+if fmt == "sge":
+    fields, sep, head = SGE_FIELDS[:45], ":", ""
+    varying = dict(
+        qname="q{q}.q", hostname="node{h}", owner="u{u}", job_number="{job}",
+        submission_time="{t}", start_time="{t1}", end_time="{t2}", ru_wallclock="3600",
+        granted_pe="NONE", slots="1", cpu="3520.75", pe_taskid="NONE",
+    )
+    steps = [{}]
+else:
+    fields, sep = SLURM_FIELDS, "|"
+    head = "|".join(SLURM_FIELDS) + "\n"
+    varying = dict(
+        JobID="{job}{step}", JobIDRaw="{job}{step}", Cluster="hpc", Partition="p", User="u{u}",
+        State="COMPLETED", ExitCode="0:0", Submit="2024-05-03T10:00:00",
+        Eligible="2024-05-03T10:00:00", Start="2024-05-03T10:01:00",
+        End="2024-05-03T11:01:00", Elapsed="01:00:00", NCPUS="4", NNodes="1", NodeList="n{h}",
+    )
+    steps = [{"step": ""}, {"step": ".batch"}]
+template = sep.join(varying.get(f, "0" if fmt == "sge" else "") for f in fields) + "\n"
+with path.open("w") as out:
+    out.write(head)
+    for i in range(n_jobs):
+        t = 1714723000 + i
+        for step in steps:
+            out.write(template.format(
+                q=i % 4, h=i % 300, u=i % 211, job=100000 + i, t=t, t1=t + 100, t2=t + 3700,
+                **step,
+            ))
+size = path.stat().st_size
+# ranges start after a multiple of 100,000 lines (the garbage test's window): a smaller one
+# here lets small files be split into many ranges (this clean log has no garbage to find)
+_ranges._ALIGN_LINES = 2_000
+pool = pa.default_memory_pool()
+tracemalloc.start()
+result = spill_parse(
+    fmt, [str(path)], folder / "out", site="s", tz="UTC", split_bytes=1 << 17,
+    partitions=max(1, size >> 17), window_rows=2_000,
+)
+python_peak = tracemalloc.get_traced_memory()[1]
+print(json.dumps({"python": python_peak, "arrow": pool.max_memory(),
+                  "jobs": result.summary["jobs"],
+                  "ranges": result.summary["byte_ranges"]["ranges"], "bytes": size}))
+"""
+
+
+def _one_file_peaks(tmp_path: Path, fmt: str, n_jobs: int) -> dict[str, int]:
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE_ONE_FILE, fmt, str(tmp_path / str(n_jobs)), str(n_jobs)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    peaks: dict[str, int] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert peaks["jobs"] == n_jobs
+    return peaks
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["sge", "slurm"])
+def test_peak_memory_of_one_big_file_does_not_grow_with_the_file(tmp_path: Path, fmt: str) -> None:
+    small = _one_file_peaks(tmp_path, fmt, 8_000)
+    large = _one_file_peaks(tmp_path, fmt, 32_000)
+    assert large["ranges"] > 3 * small["ranges"], (small, large)  # split, not one task
+    # each step holds one range, one partition or one window: the same size in both runs
     assert large["python"] < 1.6 * small["python"], (small, large)
     assert large["arrow"] < 1.6 * small["arrow"], (small, large)
