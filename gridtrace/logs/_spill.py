@@ -57,7 +57,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -259,7 +259,7 @@ def _one_batch(table: pa.Table) -> pa.RecordBatch:
     )
 
 
-def _write_batches(path: Path, schema: pa.Schema, batches: Sequence[pa.RecordBatch]) -> None:
+def _write_batches(path: Path, schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> None:
     # LZ4: spill files are written once and read once; uncompressed, a log of 17 M jobs would
     # need ~40 GB of spill space (records twice: spilled, then assembled)
     options = pa.ipc.IpcWriteOptions(compression="lz4")
@@ -271,15 +271,16 @@ def _write_batches(path: Path, schema: pa.Schema, batches: Sequence[pa.RecordBat
             writer.write_batch(batch)
 
 
-def _split(table: pa.Table, labels: I64, count: int) -> list[pa.RecordBatch]:
-    """One batch per label 0..count-1 (empty where none), rows in their order in ``table``."""
+def _split(table: pa.Table, labels: I64, count: int) -> Iterator[pa.RecordBatch]:
+    """One batch per label 0..count-1 (empty where none), rows in their order in ``table``.
+
+    A generator: each partition's rows are gathered when the writer asks for them, so the spill
+    of a big file holds its records and one partition's copy, not a copy of every partition.
+    """
     order = np.argsort(labels, kind="stable")
-    ordered = table.take(order)
     bounds = np.searchsorted(labels[order], np.arange(count + 1))
-    return [
-        _one_batch(ordered.slice(int(bounds[i]), int(bounds[i + 1] - bounds[i])))
-        for i in range(count)
-    ]
+    for i in range(count):
+        yield _one_batch(table.take(order[int(bounds[i]) : int(bounds[i + 1])]))
 
 
 def _spill_file(
