@@ -274,13 +274,23 @@ def _write_batches(path: Path, schema: pa.Schema, batches: Iterable[pa.RecordBat
 def _split(table: pa.Table, labels: I64, count: int) -> Iterator[pa.RecordBatch]:
     """One batch per label 0..count-1 (empty where none), rows in their order in ``table``.
 
-    A generator: each partition's rows are gathered when the writer asks for them, so the spill
-    of a big file holds its records and one partition's copy, not a copy of every partition.
+    A generator: each partition's rows are gathered when the writer asks for them, chunk by
+    chunk of ``table`` (a ``take`` on a chunked table first joins its chunks: a copy of the whole
+    file's records), so the spill of a big file holds its records and one partition's copy.
     """
-    order = np.argsort(labels, kind="stable")
+    batches = table.to_batches()
+    starts = np.cumsum([0] + [b.num_rows for b in batches])
+    order = np.argsort(labels, kind="stable")  # within a label, rows stay in ascending order
     bounds = np.searchsorted(labels[order], np.arange(count + 1))
     for i in range(count):
-        yield _one_batch(table.take(order[int(bounds[i]) : int(bounds[i + 1])]))
+        rows = order[int(bounds[i]) : int(bounds[i + 1])]
+        cuts = np.searchsorted(rows, starts)
+        pieces = [
+            batch.take(pa.array(rows[cuts[c] : cuts[c + 1]] - starts[c]))
+            for c, batch in enumerate(batches)
+            if cuts[c + 1] > cuts[c]
+        ]
+        yield _one_batch(pa.Table.from_batches(pieces, schema=table.schema))
 
 
 def _spill_file(
