@@ -40,6 +40,40 @@ def _layout(keys: Any, start: int, length: int) -> dict[str, int]:
     return layout
 
 
+def _first_positions(attrs: Any, rows: Any, names: list[str]) -> tuple[Any, Any, Any]:
+    """Child positions of the first entry of each of ``names`` in the maps of ``rows``.
+
+    One hashed pass (``pyarrow.compute.index_in``) over the keys of those maps, whatever their
+    layout; returns, for every hit, the name's number, the row and the child position, in child
+    order (so the first hit of a name in a row is its first entry). Hits may also come from
+    rows other than ``rows`` (when most rows are asked for, the whole child array is read).
+    """
+    offsets = np.asarray(attrs.offsets, dtype=np.int64)
+    keys = attrs.keys
+    value_set = _pa.array(names, pa.string())
+    if 4 * len(rows) > len(offsets) - 1:  # most rows: the whole window, no copy
+        base = int(offsets[0])
+        codes = _pc.index_in(keys.slice(base, int(offsets[-1]) - base), value_set=value_set)
+        hit = np.flatnonzero(np.asarray(codes.is_valid()))
+        position = hit + base
+        row = np.searchsorted(offsets, position, side="right") - 1
+    else:
+        starts = offsets[rows]
+        sizes = offsets[rows + 1] - starts
+        total = int(sizes.sum())
+        # the child positions of the chosen maps, map after map
+        first = np.zeros(len(rows), dtype=np.int64)
+        np.cumsum(sizes[:-1], out=first[1:])
+        owner = np.repeat(np.arange(len(rows)), sizes)
+        everywhere = np.arange(total, dtype=np.int64) - first[owner] + starts[owner]
+        codes = _pc.index_in(keys.take(_pa.array(everywhere)), value_set=value_set)
+        hit = np.flatnonzero(np.asarray(codes.is_valid()))
+        position = everywhere[hit]
+        row = rows[owner[hit]]
+    code = np.asarray(codes.drop_null(), dtype=np.int64)
+    return code, row, position
+
+
 def attr_columns(attrs: Any, names: Iterable[str]) -> dict[str, Any]:
     """Look up each key of ``names`` in every map of ``attrs`` (null where absent).
 
@@ -57,6 +91,13 @@ def attr_columns(attrs: Any, names: Iterable[str]) -> dict[str, Any]:
     dict of str to pyarrow.StringArray
         One array per key, as long as ``attrs``: the same values as
         ``pyarrow.compute.map_lookup(attrs, key, "first")``.
+
+    Notes
+    -----
+    Each key is first read at the positions guessed from a few rows' layouts (one vectorised
+    comparison per guess); the rows where no guess held, for all keys at once, are then looked
+    up in one hashed pass over their keys (a key absent from every map costs no more than one
+    present everywhere).
     """
     if isinstance(attrs, pa.ChunkedArray):
         attrs = attrs.combine_chunks()
@@ -71,7 +112,8 @@ def attr_columns(attrs: Any, names: Iterable[str]) -> dict[str, Any]:
     keys = attrs.keys
     items = attrs.items
     layouts: list[dict[str, int]] = []
-    out: dict[str, Any] = {}
+    indexes: dict[str, Any] = {}
+    founds: dict[str, Any] = {}
     for name in wanted:
         found = np.zeros(n, dtype=bool)
         index = np.zeros(n, dtype=np.int64)
@@ -90,14 +132,30 @@ def attr_columns(attrs: Any, names: Iterable[str]) -> dict[str, Any]:
             hit = have & np.asarray(_pc.equal(keys.take(_pa.array(guess)), name).fill_null(False))
             index[hit] = guess[hit]
             found |= hit
-        values = items.take(_pa.array(index, mask=~found))
-        rest = valid & ~found
-        if rest.any():
-            rows = np.flatnonzero(rest)
-            looked_up = _pc.map_lookup(attrs.take(_pa.array(rows)), name, "first")
-            values = _pc.replace_with_mask(values, _pa.array(rest), looked_up)
-        out[name] = values
-    return out
+        indexes[name] = index
+        founds[name] = found
+    missing = [name for name in wanted if (valid & ~founds[name]).any()]
+    if missing:
+        pending = np.zeros(n, dtype=bool)
+        for name in missing:
+            pending |= valid & ~founds[name]
+        code, row, position = _first_positions(attrs, np.flatnonzero(pending), missing)
+        if len(code):
+            order = np.argsort(code, kind="stable")  # by name, child order kept within a name
+            code, row, position = code[order], row[order], position[order]
+            bounds = np.searchsorted(code, np.arange(len(missing) + 1))
+            for j, name in enumerate(missing):
+                rows_j = row[bounds[j] : bounds[j + 1]]
+                positions_j = position[bounds[j] : bounds[j + 1]]
+                if not len(rows_j):
+                    continue
+                first = np.ones(len(rows_j), dtype=bool)
+                first[1:] = rows_j[1:] != rows_j[:-1]
+                rows_j, positions_j = rows_j[first], positions_j[first]
+                keep = valid[rows_j] & ~founds[name][rows_j]  # a guess that held is kept
+                indexes[name][rows_j[keep]] = positions_j[keep]
+                founds[name][rows_j[keep]] = True
+    return {name: items.take(_pa.array(indexes[name], mask=~founds[name])) for name in wanted}
 
 
 _SEP = "\x1f"  # unit separator: joins the keys, and the values, of one map
