@@ -74,6 +74,17 @@ def _first_positions(attrs: Any, rows: Any, names: list[str]) -> tuple[Any, Any,
     return code, row, position
 
 
+def _use_kernel(attrs: Any) -> bool:
+    """Whether to find the keys with the compiled kernel: from ``MIN_ROWS`` maps, or once loaded."""
+    from gridtrace.logs import _attrs_fast
+
+    if not _attrs_fast.HAVE_NUMBA or attrs.type.key_type != pa.string():
+        return False
+    if len(attrs) < _attrs_fast.MIN_ROWS and not _attrs_fast.kernel_ready():
+        return False
+    return _attrs_fast.compile_kernel()
+
+
 def attr_columns(attrs: Any, names: Iterable[str]) -> dict[str, Any]:
     """Look up each key of ``names`` in every map of ``attrs`` (null where absent).
 
@@ -94,7 +105,9 @@ def attr_columns(attrs: Any, names: Iterable[str]) -> dict[str, Any]:
 
     Notes
     -----
-    Each key is first read at the positions guessed from a few rows' layouts (one vectorised
+    From :data:`~gridtrace.logs._attrs_fast.MIN_ROWS` maps (or once it is loaded) a compiled
+    kernel finds every key in one pass over the maps. Below, each key is first read at the
+    positions guessed from a few rows' layouts (one vectorised
     comparison per guess); the rows where no guess held, for all keys at once, are then looked
     up in one hashed pass over their keys (a key absent from every map costs no more than one
     present everywhere).
@@ -105,12 +118,20 @@ def attr_columns(attrs: Any, names: Iterable[str]) -> dict[str, Any]:
     wanted = list(dict.fromkeys(names))
     if not n:
         return {name: _pa.array([], pa.string()) for name in wanted}
+    items = attrs.items
+    if _use_kernel(attrs):
+        from gridtrace.logs._attrs_fast import find_keys
+
+        index = find_keys(attrs, wanted)
+        return {
+            name: items.take(_pa.array(index[j], mask=index[j] < 0))
+            for j, name in enumerate(wanted)
+        }
     offsets = np.asarray(attrs.offsets, dtype=np.int64)
     starts = offsets[:-1]
     lengths = np.diff(offsets)
     valid = np.asarray(attrs.is_valid()) & (lengths > 0)
     keys = attrs.keys
-    items = attrs.items
     layouts: list[dict[str, int]] = []
     indexes: dict[str, Any] = {}
     founds: dict[str, Any] = {}
@@ -162,6 +183,28 @@ _SEP = "\x1f"  # unit separator: joins the keys, and the values, of one map
 _NULL = "\x1e"  # stands for a null value
 
 
+def _children_holding(part: Any, first: int, stop: int, char: str) -> Any:
+    """Positions, among ``first:stop`` of a string array, of the non-null strings holding ``char``.
+
+    A scan of the data buffer's bytes (``char`` is one ASCII byte), then a search of the
+    strings those bytes fall in: no work per string unless the byte occurs.
+    """
+    _, offsets_buffer, data_buffer = part.buffers()[:3]
+    if data_buffer is None or stop <= first:
+        return np.zeros(0, dtype=np.int64)
+    width = np.int64 if pa.types.is_large_string(part.type) else np.int32
+    offsets = np.frombuffer(offsets_buffer, dtype=width)[part.offset : part.offset + len(part) + 1]
+    low, high = int(offsets[first]), int(offsets[stop])
+    data = np.frombuffer(data_buffer, dtype=np.uint8)[low:high]
+    hits = np.flatnonzero(data == ord(char)) + low
+    if not len(hits):
+        return np.zeros(0, dtype=np.int64)
+    children = np.unique(np.searchsorted(offsets, hits, side="right") - 1)
+    if part.null_count:
+        children = children[np.asarray(part.is_valid(), dtype=bool)[children]]
+    return children.astype(np.int64)
+
+
 def attr_fingerprints(attrs: Any) -> Any:
     """Return one text per map of ``attrs``, equal for two maps exactly when the maps are equal.
 
@@ -178,7 +221,7 @@ def attr_fingerprints(attrs: Any) -> Any:
     Returns
     -------
     pyarrow.LargeStringArray
-        One text per row (a null map gives the text of an empty map).
+        One text per row (a null map gives the text of an empty map, the empty text).
     """
     if isinstance(attrs, pa.ChunkedArray):
         attrs = attrs.combine_chunks()
@@ -193,16 +236,18 @@ def attr_fingerprints(attrs: Any) -> Any:
     value_text = _pc.binary_join(_pa.LargeListArray.from_arrays(offsets, values), sep)
     both = pa.scalar(_SEP + _SEP, pa.large_string())
     text = _pc.binary_join_element_wise(key_text, value_text, both)
-    # the keys and items are the whole child arrays, also when ``attrs`` is a slice: map each
-    # child position of the slice to its row
+    # the keys and items are the whole child arrays, also when ``attrs`` is a slice
     bounds = np.asarray(attrs.offsets, dtype=np.int64)
-    sizes = np.diff(bounds)
     holds_sep = np.zeros(n, dtype=bool)
     for part in (attrs.keys, attrs.items):
-        window = part.slice(int(bounds[0]), int(bounds[-1] - bounds[0]))
-        hit = np.asarray(_pc.match_substring(window, _SEP).fill_null(False), dtype=bool)
-        if hit.any():
-            holds_sep[np.repeat(np.arange(n), sizes)[hit]] = True
+        children = _children_holding(part, int(bounds[0]), int(bounds[-1]), _SEP)
+        if len(children):
+            holds_sep[np.searchsorted(bounds, children, side="right") - 1] = True
+    empty = (bounds[1:] == bounds[:-1]) | ~np.asarray(attrs.is_valid(), dtype=bool)
+    holds_sep &= ~empty
+    if empty.any():  # no other text is empty: each holds two separators, or starts with _NULL
+        blank = _pa.repeat(pa.scalar("", pa.large_string()), int(empty.sum()))
+        text = _pc.replace_with_mask(text, _pa.array(empty), blank)
     if holds_sep.any():
         # such a map's text is its pairs in JSON: no U+001F left (JSON escapes it), while every
         # other text holds the two separators joining keys and values, so no text is shared
