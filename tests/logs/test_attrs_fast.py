@@ -8,8 +8,11 @@ non-ASCII text, U+001F, null values, null and empty maps, slices and chunked col
 
 from __future__ import annotations
 
+import itertools
+import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gridtrace.logs import _attrs, _attrs_fast
+from gridtrace.logs import _attrs, _attrs_fast, read_htcondor
 from gridtrace.logs._attrs import attr_columns, attr_fingerprints, repeated_rows
 
 MAP = pa.map_(pa.string(), pa.string())
@@ -36,9 +39,7 @@ def _column(rows: list[Any], cut: int, chunks: int) -> Any:
     attrs = pa.array(rows, MAP).slice(cut)
     if chunks and len(attrs):
         bounds = np.linspace(0, len(attrs), chunks + 1).astype(int)
-        return pa.chunked_array(
-            [attrs.slice(a, b - a) for a, b in zip(bounds[:-1], bounds[1:], strict=True)], MAP
-        )
+        return pa.chunked_array([attrs.slice(a, b - a) for a, b in itertools.pairwise(bounds)], MAP)
     return attrs
 
 
@@ -107,7 +108,9 @@ def test_small_columns_do_not_load_numba() -> None:
         "assert attr_columns(m, ['a'])['a'].to_pylist() == ['1'] * 100\n"
         "print('numba' in sys.modules)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
     assert done.stdout.strip() == "False"
 
 
@@ -145,3 +148,62 @@ def test_repeated_rows_against_python(rows: list[Any], data: st.DataObject) -> N
         want_copies[:] = want_repeated[:] = False
     assert copies.tolist() == want_copies.tolist()
     assert repeated.tolist() == want_repeated.tolist()
+
+
+@needs_numba
+def test_read_htcondor_same_jobs_on_either_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(5)
+    base = {
+        "ClusterId": 1,
+        "ProcId": 0,
+        "GlobalJobId": "ce#1.0#1700000000",
+        "Owner": "alice",
+        "QDate": 1700000000,
+        "JobStartDate": 1700000100,
+        "CompletionDate": 1700003700,
+        "RemoteWallClockTime": 3600.0,
+        "RequestCpus": 8,
+        "JobStatus": 4,
+        "ExitCode": 0,
+        "LastRemoteHost": "slot1@wn01",
+    }
+    lines = []
+    for k in range(300):
+        ad = {
+            **base,
+            "ProcId": k,
+            "GlobalJobId": f"ce#1.{k}#1700000000",
+            "QDate": 1_700_000_000 + k,
+        }
+        names = list(ad)
+        if k % 3 == 0:  # ads of another layout: keys dropped or in another order
+            rng.shuffle(names)
+        if k % 5 == 0:
+            names = [name for name in names if name not in ("ExitCode", "LastRemoteHost")]
+        lines.append(json.dumps({name: ad[name] for name in names}))
+    path = tmp_path / "history.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(_attrs_fast, "MIN_ROWS", 0)
+    kernel = read_htcondor(path, errors="raise")
+    monkeypatch.setattr(_attrs, "_use_kernel", lambda attrs: False)
+    arrays = read_htcondor(path, errors="raise")
+    assert kernel.jobs.equals(arrays.jobs)
+    assert kernel.records.equals(arrays.records)
+    assert kernel.jobs.num_rows == 300
+
+
+@needs_numba
+def test_a_null_map_over_entries_reads_as_null(monkeypatch: pytest.MonkeyPatch) -> None:
+    attrs = pa.MapArray.from_arrays(
+        pa.array([0, 1, 2, 3], pa.int32()),
+        pa.array(["a", "a", "a"]),
+        pa.array(["1", "\x1f", "1"]),
+        mask=pa.array([False, True, False]),
+    )
+    for kernel in (True, False):
+        assert _by_path(attrs, ["a"], kernel, monkeypatch)["a"].to_pylist() == ["1", None, "1"]
+    prints = attr_fingerprints(attrs).to_pylist()
+    assert prints[0] == prints[2] != prints[1]
+    assert prints[1] == attr_fingerprints(pa.array([[]], MAP)).to_pylist()[0]
