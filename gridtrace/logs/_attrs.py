@@ -40,6 +40,51 @@ def _layout(keys: Any, start: int, length: int) -> dict[str, int]:
     return layout
 
 
+def _first_positions(attrs: Any, rows: Any, names: list[str]) -> tuple[Any, Any, Any]:
+    """Child positions of the first entry of each of ``names`` in the maps of ``rows``.
+
+    One hashed pass (``pyarrow.compute.index_in``) over the keys of those maps, whatever their
+    layout; returns, for every hit, the name's number, the row and the child position, in child
+    order (so the first hit of a name in a row is its first entry). Hits may also come from
+    rows other than ``rows`` (when most rows are asked for, the whole child array is read).
+    """
+    offsets = np.asarray(attrs.offsets, dtype=np.int64)
+    keys = attrs.keys
+    value_set = _pa.array(names, pa.string())
+    if 4 * len(rows) > len(offsets) - 1:  # most rows: the whole window, no copy
+        base = int(offsets[0])
+        codes = _pc.index_in(keys.slice(base, int(offsets[-1]) - base), value_set=value_set)
+        hit = np.flatnonzero(np.asarray(codes.is_valid()))
+        position = hit + base
+        row = np.searchsorted(offsets, position, side="right") - 1
+    else:
+        starts = offsets[rows]
+        sizes = offsets[rows + 1] - starts
+        total = int(sizes.sum())
+        # the child positions of the chosen maps, map after map
+        first = np.zeros(len(rows), dtype=np.int64)
+        np.cumsum(sizes[:-1], out=first[1:])
+        owner = np.repeat(np.arange(len(rows)), sizes)
+        everywhere = np.arange(total, dtype=np.int64) - first[owner] + starts[owner]
+        codes = _pc.index_in(keys.take(_pa.array(everywhere)), value_set=value_set)
+        hit = np.flatnonzero(np.asarray(codes.is_valid()))
+        position = everywhere[hit]
+        row = rows[owner[hit]]
+    code = np.asarray(codes.drop_null(), dtype=np.int64)
+    return code, row, position
+
+
+def _use_kernel(attrs: Any) -> bool:
+    """Whether to find the keys with the compiled kernel: from ``MIN_ROWS`` maps, or once loaded."""
+    from gridtrace.logs import _attrs_fast
+
+    if not _attrs_fast.HAVE_NUMBA or attrs.type.key_type != pa.string():
+        return False
+    if len(attrs) < _attrs_fast.MIN_ROWS and not _attrs_fast.kernel_ready():
+        return False
+    return _attrs_fast.compile_kernel()
+
+
 def attr_columns(attrs: Any, names: Iterable[str]) -> dict[str, Any]:
     """Look up each key of ``names`` in every map of ``attrs`` (null where absent).
 
@@ -57,6 +102,15 @@ def attr_columns(attrs: Any, names: Iterable[str]) -> dict[str, Any]:
     dict of str to pyarrow.StringArray
         One array per key, as long as ``attrs``: the same values as
         ``pyarrow.compute.map_lookup(attrs, key, "first")``.
+
+    Notes
+    -----
+    From :data:`~gridtrace.logs._attrs_fast.MIN_ROWS` maps (or once it is loaded) a compiled
+    kernel finds every key in one pass over the maps. Below, each key is first read at the
+    positions guessed from a few rows' layouts (one vectorised
+    comparison per guess); the rows where no guess held, for all keys at once, are then looked
+    up in one hashed pass over their keys (a key absent from every map costs no more than one
+    present everywhere).
     """
     if isinstance(attrs, pa.ChunkedArray):
         attrs = attrs.combine_chunks()
@@ -64,14 +118,23 @@ def attr_columns(attrs: Any, names: Iterable[str]) -> dict[str, Any]:
     wanted = list(dict.fromkeys(names))
     if not n:
         return {name: _pa.array([], pa.string()) for name in wanted}
+    items = attrs.items
+    if _use_kernel(attrs):
+        from gridtrace.logs._attrs_fast import find_keys
+
+        index = find_keys(attrs, wanted)
+        return {
+            name: items.take(_pa.array(index[j], mask=index[j] < 0))
+            for j, name in enumerate(wanted)
+        }
     offsets = np.asarray(attrs.offsets, dtype=np.int64)
     starts = offsets[:-1]
     lengths = np.diff(offsets)
     valid = np.asarray(attrs.is_valid()) & (lengths > 0)
     keys = attrs.keys
-    items = attrs.items
     layouts: list[dict[str, int]] = []
-    out: dict[str, Any] = {}
+    indexes: dict[str, Any] = {}
+    founds: dict[str, Any] = {}
     for name in wanted:
         found = np.zeros(n, dtype=bool)
         index = np.zeros(n, dtype=np.int64)
@@ -90,18 +153,56 @@ def attr_columns(attrs: Any, names: Iterable[str]) -> dict[str, Any]:
             hit = have & np.asarray(_pc.equal(keys.take(_pa.array(guess)), name).fill_null(False))
             index[hit] = guess[hit]
             found |= hit
-        values = items.take(_pa.array(index, mask=~found))
-        rest = valid & ~found
-        if rest.any():
-            rows = np.flatnonzero(rest)
-            looked_up = _pc.map_lookup(attrs.take(_pa.array(rows)), name, "first")
-            values = _pc.replace_with_mask(values, _pa.array(rest), looked_up)
-        out[name] = values
-    return out
+        indexes[name] = index
+        founds[name] = found
+    missing = [name for name in wanted if (valid & ~founds[name]).any()]
+    if missing:
+        pending = np.zeros(n, dtype=bool)
+        for name in missing:
+            pending |= valid & ~founds[name]
+        code, row, position = _first_positions(attrs, np.flatnonzero(pending), missing)
+        if len(code):
+            order = np.argsort(code, kind="stable")  # by name, child order kept within a name
+            code, row, position = code[order], row[order], position[order]
+            bounds = np.searchsorted(code, np.arange(len(missing) + 1))
+            for j, name in enumerate(missing):
+                rows_j = row[bounds[j] : bounds[j + 1]]
+                positions_j = position[bounds[j] : bounds[j + 1]]
+                if not len(rows_j):
+                    continue
+                first = np.ones(len(rows_j), dtype=bool)
+                first[1:] = rows_j[1:] != rows_j[:-1]
+                rows_j, positions_j = rows_j[first], positions_j[first]
+                keep = valid[rows_j] & ~founds[name][rows_j]  # a guess that held is kept
+                indexes[name][rows_j[keep]] = positions_j[keep]
+                founds[name][rows_j[keep]] = True
+    return {name: items.take(_pa.array(indexes[name], mask=~founds[name])) for name in wanted}
 
 
 _SEP = "\x1f"  # unit separator: joins the keys, and the values, of one map
 _NULL = "\x1e"  # stands for a null value
+
+
+def _children_holding(part: Any, first: int, stop: int, char: str) -> Any:
+    """Positions, among ``first:stop`` of a string array, of the non-null strings holding ``char``.
+
+    A scan of the data buffer's bytes (``char`` is one ASCII byte), then a search of the
+    strings those bytes fall in: no work per string unless the byte occurs.
+    """
+    _, offsets_buffer, data_buffer = part.buffers()[:3]
+    if data_buffer is None or stop <= first:
+        return np.zeros(0, dtype=np.int64)
+    width = np.int64 if pa.types.is_large_string(part.type) else np.int32
+    offsets = np.frombuffer(offsets_buffer, dtype=width)[part.offset : part.offset + len(part) + 1]
+    low, high = int(offsets[first]), int(offsets[stop])
+    data = np.frombuffer(data_buffer, dtype=np.uint8)[low:high]
+    hits = np.flatnonzero(data == ord(char)) + low
+    if not len(hits):
+        return np.zeros(0, dtype=np.int64)
+    children = np.unique(np.searchsorted(offsets, hits, side="right") - 1)
+    if part.null_count:
+        children = children[np.asarray(part.is_valid(), dtype=bool)[children]]
+    return children.astype(np.int64)
 
 
 def attr_fingerprints(attrs: Any) -> Any:
@@ -120,7 +221,7 @@ def attr_fingerprints(attrs: Any) -> Any:
     Returns
     -------
     pyarrow.LargeStringArray
-        One text per row (a null map gives the text of an empty map).
+        One text per row (a null map gives the text of an empty map, the empty text).
     """
     if isinstance(attrs, pa.ChunkedArray):
         attrs = attrs.combine_chunks()
@@ -135,16 +236,18 @@ def attr_fingerprints(attrs: Any) -> Any:
     value_text = _pc.binary_join(_pa.LargeListArray.from_arrays(offsets, values), sep)
     both = pa.scalar(_SEP + _SEP, pa.large_string())
     text = _pc.binary_join_element_wise(key_text, value_text, both)
-    # the keys and items are the whole child arrays, also when ``attrs`` is a slice: map each
-    # child position of the slice to its row
+    # the keys and items are the whole child arrays, also when ``attrs`` is a slice
     bounds = np.asarray(attrs.offsets, dtype=np.int64)
-    sizes = np.diff(bounds)
     holds_sep = np.zeros(n, dtype=bool)
     for part in (attrs.keys, attrs.items):
-        window = part.slice(int(bounds[0]), int(bounds[-1] - bounds[0]))
-        hit = np.asarray(_pc.match_substring(window, _SEP).fill_null(False), dtype=bool)
-        if hit.any():
-            holds_sep[np.repeat(np.arange(n), sizes)[hit]] = True
+        children = _children_holding(part, int(bounds[0]), int(bounds[-1]), _SEP)
+        if len(children):
+            holds_sep[np.searchsorted(bounds, children, side="right") - 1] = True
+    empty = (bounds[1:] == bounds[:-1]) | ~np.asarray(attrs.is_valid(), dtype=bool)
+    holds_sep &= ~empty
+    if empty.any():  # no other text is empty: each holds two separators, or starts with _NULL
+        blank = _pa.repeat(pa.scalar("", pa.large_string()), int(empty.sum()))
+        text = _pc.replace_with_mask(text, _pa.array(empty), blank)
     if holds_sep.any():
         # such a map's text is its pairs in JSON: no U+001F left (JSON escapes it), while every
         # other text holds the two separators joining keys and values, so no text is shared

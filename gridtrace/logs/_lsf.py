@@ -1421,15 +1421,19 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     state[start_lost] = "UNKNOWN"
     exit_conflict = done & ((~np.isnan(exit_code) & (exit_code != 0)) | ~np.isnan(exit_signal))
     range_req = ~np.isnan(max_procs) & ~np.isnan(procs) & (procs > 0) & (max_procs > procs)
-    hosts_text = text("execHosts").to_pylist()
-    hosts: list[list[str] | None] = []
-    slots = np.full(n, np.nan)
-    for i, value in enumerate(hosts_text):
-        listed, count = _hosts(value)
-        hosts.append(listed if started[i] else None)
-        if started[i] and count:
-            slots[i] = count
-    nodes = np.array([len(h) if h else np.nan for h in hosts], dtype=np.float64)
+    # each distinct execHosts text is parsed once (a site has few host lists, repeated often)
+    encoded = _pc.dictionary_encode(text("execHosts"))
+    parsed = [_hosts(value) for value in encoded.dictionary.to_pylist()]
+    listed_of: list[list[str] | None] = [listed for listed, _ in parsed] + [None]
+    count_of = np.array([count for _, count in parsed] + [0], dtype=np.float64)
+    nodes_of = np.array([len(listed) if listed else np.nan for listed in listed_of])
+    codes = np.asarray(encoded.indices.fill_null(-1), dtype=np.int64)  # -1: no text
+    hosts: list[list[str] | None] = [
+        listed_of[code] if ran else None
+        for code, ran in zip(codes.tolist(), started.tolist(), strict=True)
+    ]
+    slots = np.where(started & (count_of[codes] > 0), count_of[codes], np.nan)
+    nodes = np.where(started, nodes_of[codes], np.nan)
 
     # GPUs: the ngpus_physical rusage of the effective requirement, per host when "/host"
     gpu_parts = _pc.extract_regex(
