@@ -24,15 +24,15 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import threading
 from collections.abc import Iterator
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
 from gridtrace.logs._columnar import string_array
+from gridtrace.logs._kernels import compile_functions
 
 __all__ = ["FIELDS", "HAVE_NUMBA", "Scan", "compile_kernel", "parse_numbers", "scan_swf"]
 
@@ -74,7 +74,6 @@ _POW10 = np.array([10.0**k for k in range(23)], dtype=np.float64)  # exact up to
 # numba compilation (importing numba costs half a second, paid only by a program reading SWF).
 _KERNEL = ("_scan_piece", "_parse_token", "_parse_tokens")
 _ENTRY_POINTS = frozenset({"_scan_piece", "_parse_tokens"})
-_compile_lock = threading.Lock()
 
 
 @functools.cache
@@ -88,20 +87,7 @@ def compile_kernel() -> bool:
     """
     if not HAVE_NUMBA:  # pragma: no cover
         return False
-    import numba
-    from numba.core.dispatcher import Dispatcher
-
-    with _compile_lock:  # two threads must not wrap a function twice
-        module = globals()
-        for name in _KERNEL:
-            if isinstance(module[name], Dispatcher):
-                continue
-            # callees are inlined: a call that passes an array costs two atomic reference counts
-            inline: Literal["never", "always"] = "never" if name in _ENTRY_POINTS else "always"
-            try:
-                module[name] = numba.njit(cache=True, nogil=True, inline=inline)(module[name])
-            except RuntimeError:  # pragma: no cover - no writable cache folder: compile each run
-                module[name] = numba.njit(nogil=True, inline=inline)(module[name])
+    compile_functions(globals(), _KERNEL, _ENTRY_POINTS)
     return True
 
 

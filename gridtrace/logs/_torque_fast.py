@@ -40,6 +40,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from gridtrace.logs._base import FileParse
+from gridtrace.logs._kernels import compile_functions
 from gridtrace.logs._torque_lines import (
     FREE_TEXT_TYPES,
     parse_torque_line,
@@ -66,7 +67,6 @@ _KERNEL = (
     "_has_repeated_key",
     "_tokenize_lines",
 )
-_compile_lock = threading.Lock()
 
 SMALL_INPUT_LINES = 20_000
 """Lines a process reads with the reference tokeniser before it loads the compiled kernel.
@@ -88,18 +88,8 @@ def _compile_kernel() -> bool:
     """
     if not HAVE_NUMBA:  # pragma: no cover
         return False
-    import numba
-    from numba.core.dispatcher import Dispatcher
-
-    with _compile_lock:  # two threads must not wrap a function twice
-        module = globals()
-        for name in _KERNEL:
-            if isinstance(module[name], Dispatcher):
-                continue
-            try:
-                module[name] = numba.njit(cache=True, nogil=True)(module[name])
-            except RuntimeError:  # pragma: no cover - no writable cache folder: compile each run
-                module[name] = numba.njit(nogil=True)(module[name])
+    # every function an entry point: none inlined, numba's default
+    compile_functions(globals(), _KERNEL, frozenset(_KERNEL))
     return True
 
 
