@@ -25,6 +25,10 @@ temporary folder so that every tool reads the same plain files; pbsacct cannot r
    give as ended jobs, and *crashes* on the files whose reading raises (they are skipped, counted).
 
 ``--old DIR`` adds the gridtrace of another checkout (e.g. a worktree of main) as a baseline.
+``--floor`` adds what a tool that writes Parquet with pyarrow pays whole-process at the least: an
+interpreter that imports numpy, ``pyarrow.compute`` and ``pyarrow.parquet`` and writes three
+one-row tables, nothing else; once as such (pyarrow imports pandas at its first conversion) and
+once with pandas kept out, as ``gridtrace parse`` does for TORQUE files.
 """
 
 from __future__ import annotations
@@ -70,6 +74,26 @@ for path in sys.argv[1:]:
     for record in pbsparse.get_pbs_records(path, process=True):
         ids.add(record.id)
 print(len(ids), "jobs")
+"""
+
+PYARROW_FLOOR = r"""
+import sys
+from pathlib import Path
+if sys.argv[2] == "no-pandas":  # pyarrow would import pandas at its first conversion (0.3-0.4 s)
+    class NoPandas:
+        def find_spec(self, name, path=None, target=None):
+            if name == "pandas":
+                raise ImportError("pandas left out")
+    sys.meta_path.insert(0, NoPandas())
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+out = Path(sys.argv[1])
+out.mkdir(parents=True, exist_ok=True)
+for name in ("records", "jobs", "quarantine"):
+    table = pa.table({"n": pc.add(pa.array(np.arange(1)), 1)})
+    pq.write_table(table, out / f"{name}.parquet")
 """
 
 # --- in process: the month, timed after one untimed read; ended job ids and crashes ---------
@@ -162,6 +186,15 @@ def _tools(
             [sys.executable, "-c", OLD_CLI, "parse", str(day), "-o", str(out / "old")],
             {"GRIDTRACE_CHECKOUT": str(Path(args.old).resolve())},
         )
+    if args.floor:
+        tools["numpy + pyarrow, 3 tiny tables"] = (
+            [sys.executable, "-c", PYARROW_FLOOR, str(out / "floor"), "pandas"],
+            {},
+        )
+        tools["the same, pandas kept out"] = (
+            [sys.executable, "-c", PYARROW_FLOOR, str(out / "floor-np"), "no-pandas"],
+            {},
+        )
     if args.peers_python:
         tools["pbsacct"] = ([args.peers_python, "-c", PBSACCT_DAY, str(day)], {})
         tools["pbsparse"] = ([args.peers_python, "-c", PBSPARSE_DAY, str(day)], {})
@@ -242,6 +275,11 @@ def main() -> None:
     parser.add_argument("--peers-python", help="python of the environment holding the peers")
     parser.add_argument("--old", help="another gridtrace checkout, measured as a baseline")
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also time a process that only imports numpy and pyarrow and writes 3 tiny tables",
+    )
     args = parser.parse_args()
     source = Path(args.data) / VSC
     print(describe_machine())
@@ -262,7 +300,7 @@ def main() -> None:
         for name, states in times.items():
             print(f"| {name} | {_summary(states['first call'])} | {_summary(states['warm'])} |")
         if "pbsacct" in times:
-            for name in [n for n in times if n.startswith("gridtrace")]:
+            for name in [n for n in times if n not in ("pbsacct", "pbsparse")]:
                 for state in ("first call", "warm"):
                     mine = statistics.median(times[name][state])
                     ratios = ", ".join(
