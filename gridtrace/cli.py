@@ -209,7 +209,9 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     for name, table in zip(_PARSE_OUTPUTS, tables, strict=True):
         write_parquet(table, out / name)
     write_text(summary_path, json.dumps(summary, indent=2) + "\n")
-    flags = [_flag_counts_by_format(table) for table in (result.jobs, result.records)]
+    from gridtrace.logs._flags import flag_counts
+
+    flags = [flag_counts(table) for table in (result.jobs, result.records)]
     return _report_parse(args, summary, *flags)
 
 
@@ -254,24 +256,6 @@ def _report_parse(
         )
         return 1
     return 0
-
-
-def _flag_counts_by_format(table: Any) -> dict[str, dict[str, int]]:
-    """Count each flag of a ``jobs`` or ``records`` table per ``source_format``, most set first."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    flags = table.column("flags").combine_chunks()
-    if not len(flags):
-        return {}
-    owners = pc.take(table.column("source_format"), pc.list_parent_indices(flags))
-    pairs = pa.table({"format": owners, "flag": pc.list_flatten(flags)})
-    counted = pairs.group_by(["format", "flag"]).aggregate([([], "count_all")])
-    out: dict[str, dict[str, int]] = {}
-    rows = sorted(counted.to_pylist(), key=lambda r: (r["format"], -r["count_all"], r["flag"]))
-    for row in rows:
-        out.setdefault(row["format"], {})[row["flag"]] = row["count_all"]
-    return out
 
 
 def _flag_lines(counts: dict[str, int], meanings: dict[str, str]) -> list[str]:

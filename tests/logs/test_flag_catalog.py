@@ -29,3 +29,24 @@ def test_a_flag_is_explained_in_its_own_formats_words() -> None:
 
 def test_a_flag_with_a_detail_is_explained_by_its_name() -> None:
     assert describe_flag("CRLF:whatever", {"CRLF": "carriage return"}) == "carriage return"
+
+
+def test_flag_counts_are_per_format_most_set_first() -> None:
+    import pyarrow as pa
+
+    from gridtrace.logs._flags import flag_counts
+
+    table = pa.table(
+        {
+            "source_format": ["torque", "slurm", "torque", "torque", "slurm"],
+            "flags": [["B", "A"], ["A"], ["A"], [], None],
+        }
+    )
+    counted = flag_counts(table)
+    assert counted == {"slurm": {"A": 1}, "torque": {"A": 2, "B": 1}}
+    assert list(counted) == ["slurm", "torque"]  # formats by name
+    chunked = pa.concat_tables([table.slice(0, 2), table.slice(2)])
+    assert flag_counts(chunked) == counted  # the same across chunk boundaries
+    ties = pa.table({"source_format": ["swf"] * 2, "flags": [["Z", "Y"], []]})
+    assert list(flag_counts(ties)["swf"]) == ["Y", "Z"]  # equal counts by name
+    assert flag_counts(table.slice(3, 2)) == {}  # no flag set anywhere
