@@ -31,8 +31,10 @@ from typing import Any
 
 CHILD = """
 import json, sys
+import gridtrace
 from gridtrace._atomic import write_text
 from gridtrace.stats import characterise_parquet
+print("gridtrace from", gridtrace.__file__, file=sys.stderr)
 stats = characterise_parquet(sys.argv[1], cores=int(sys.argv[2]), tz=sys.argv[3])
 write_text(sys.argv[4], json.dumps(stats.to_dict(), sort_keys=True))
 """
@@ -40,12 +42,15 @@ write_text(sys.argv[4], json.dumps(stats.to_dict(), sort_keys=True))
 
 def measure(tree: Path, args: argparse.Namespace, out: Path) -> dict[str, float]:
     """Run one characterisation in a child process; its peak RSS, CPU and wall time."""
-    command = [sys.executable, "-c", CHILD, str(args.jobs), str(args.cores), args.tz, str(out)]
+    # -P and cwd: the tree on PYTHONPATH is the one imported, not the current folder
+    command = [sys.executable, "-P", "-c", CHILD, str(args.jobs.resolve()), str(args.cores)]
+    command.append(args.tz)
+    command.append(str(out.resolve()))
     if args.cpu is not None:
         command = ["taskset", "-c", str(args.cpu), *command]
     env = {**os.environ, "PYTHONPATH": str(tree)}
     start = time.perf_counter()
-    child = subprocess.Popen(command, env=env)
+    child = subprocess.Popen(command, env=env, cwd=tree)
     _, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
     if status != 0:

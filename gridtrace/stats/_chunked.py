@@ -2,22 +2,26 @@
 
 :func:`gridtrace.logs.build_trace` takes a whole ``jobs`` table: at 17 million jobs the columns
 it reads take about 18 GB. :func:`trace_from_parquet` reads the file batch by batch and keeps,
-of each batch, only the attempts that ran and the few values a trace is made of (submit, run,
-cores, wait, walltime, VO, user, queue, partition and the sort keys): memory grows with the
-trace instead of with the jobs table (measured on 2 million jobs: a peak of about 250 bytes a
-job to build the trace, 260-370 with the characterisation, against about 800 for the whole
-table's columns; the trace itself holds about 75 bytes a job), and the result is the table
-``build_trace`` gives, metadata included. :func:`characterise_parquet` then characterises
-it with :func:`gridtrace.stats.characterise`, so every figure is the in-memory
-path's, exactly (none is approximated).
+of each batch, only the attempts that ran and the few values a trace is made of: memory grows
+with the trace (about 75 bytes a job held, 250 at the peak) instead of with the jobs table, and
+the result is the table ``build_trace`` gives, metadata included.
 
-Which figures could be streamed without holding the trace: the counts, sums and means (jobs,
-interactive fraction, mean runtime, U, ρ, VO and user shares by jobs and by work), histograms
-over edges fixed by a first pass for the maximum, the service-request bins and the daily and
-weekly profiles are sums over jobs; the runtime and wait quantiles would need a quantile sketch
-(approximate); the inter-arrival summary, ACF, IDC and flurries need the submit times in order,
-which a ``jobs`` file does not keep (its rows are in job-assembly order). Holding only the
-trace's columns keeps all of them exact.
+:func:`characterise_parquet` does not build the trace. The figures of
+:func:`gridtrace.stats.characterise` need, of each job, its submit time, runtime, wait, cores,
+VO and user; it holds those as numpy arrays (float64 times, int16 or int32 cores and codes
+into running dictionaries of the labels: 30 to 36 bytes a job), in the trace's order, and
+computes the figures with :func:`gridtrace.stats._characterise.characterise_arrays`, the code
+``characterise`` runs on a trace's arrays. Of those figures, the counts, sums and means (jobs,
+interactive fraction, mean runtime, U, ρ, VO and user shares, histograms, the service-request
+bins and the daily and weekly profiles) are sums over jobs; the runtime and wait quantiles need
+every value (held, so they are exact); the inter-arrival summary, ACF, IDC and flurries need the
+submit times in order, which a ``jobs`` file does not keep (its rows are in job-assembly order):
+the held submit times are sorted (``argsort``), jobs with equal submit times by the keys the
+trace sorts them by, read again from the file for those jobs only. Every figure is the in-memory
+path's, exactly, except the inter-arrival ACF of more than about 4.2 million jobs, which both
+paths sum lag by lag instead of by FFT (equal to rounding; see ``ACF_FFT_MAX``). Measured on 17
+million jobs (benchmarks/characterise_memory.py): a peak of about 1 GB, against 5.3 GB for the
+trace-table path.
 """
 
 from __future__ import annotations

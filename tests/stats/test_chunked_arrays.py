@@ -40,6 +40,8 @@ def _jobs(
     vos: tuple[str | None, ...] = ("atlas", "cms", "", None),
     started: float = 0.9,
     state: str | None = None,
+    core_counts: tuple[int, ...] = (1, 1, 2, 8),
+    n_users: int = 7,
 ) -> pa.Table:
     """A jobs table of ``n`` attempts: equal submits, requeues, probes, nulls, empty VO."""
     rng = np.random.default_rng(seed)
@@ -51,9 +53,9 @@ def _jobs(
     attempt = (rng.random(n) < 0.05).astype(np.int16)
     states = rng.choice(["COMPLETED", "FAILED", "DELETED"], n, p=[0.85, 0.12, 0.03])
     vo_index = rng.integers(0, len(vos), n)
-    users = [f"u{i}" for i in range(7)] + [None]
+    users = [f"u{i}" for i in range(n_users)] + [None]
     user_index = rng.integers(0, len(users), n)
-    cores = rng.choice([1, 1, 2, 8], n)
+    cores = rng.choice(core_counts, n)
 
     def time(offsets: np.ndarray[Any, Any], mask: np.ndarray[Any, Any]) -> list[Any]:
         return [
@@ -61,7 +63,6 @@ def _jobs(
             for o, ok in zip(offsets, mask, strict=True)
         ]
 
-    everywhere = np.ones(n, dtype=bool)
     columns: dict[str, Any] = {
         "site": ["s"] * n,
         "source_format": ["torque"] * n,
@@ -87,7 +88,6 @@ def _jobs(
         "src_line": seq,
         "flags": [["MONITORING"] if s % 29 == 0 else [] for s in seq],
     }
-    del everywhere
     return conform(pa.table(columns), "jobs")
 
 
@@ -127,6 +127,17 @@ def test_empty_or_missing_vo_and_one_job(tmp_path: Path) -> None:
     some = _jobs(30, 6, started=1.0, state="COMPLETED")
     one = some.filter(pc.is_valid(some.column("run_s"))).slice(1, 1)  # job 0 is a probe
     _same(_write(one, tmp_path / "one.parquet", row_group=1), 1)
+
+
+def test_core_counts_beyond_int16(tmp_path: Path) -> None:
+    table = _jobs(600, 11, core_counts=(1, 64, 40_000, 2**20))  # held as int32, not int16
+    _same(_write(table, tmp_path / "wide.parquet", row_group=100), 70)
+
+
+@pytest.mark.slow
+def test_users_beyond_int16(tmp_path: Path) -> None:
+    many = _jobs(60_000, 12, n_users=100_000)  # more than 32,767 distinct users: int32 codes
+    _same(_write(many, tmp_path / "users.parquet", row_group=20_000), 7_000)
 
 
 def test_all_failed_or_none_started(tmp_path: Path) -> None:
