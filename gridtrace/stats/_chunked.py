@@ -20,8 +20,9 @@ the held submit times are sorted (``argsort``), jobs with equal submit times by 
 trace sorts them by, read again from the file for those jobs only. Every figure is the in-memory
 path's, exactly, except the inter-arrival ACF of more than about 4.2 million jobs, which both
 paths sum lag by lag instead of by FFT (equal to rounding; see ``ACF_FFT_MAX``). Measured on 17
-million jobs (benchmarks/characterise_memory.py): a peak of about 1 GB, against 5.3 GB for the
-trace-table path.
+million jobs (``benchmarks/characterise_memory.py``): a peak RSS of 952 to 958 MiB, the
+interpreter's 112 included, against 5,285 MiB when the trace table was built; the largest
+temporary arrays are the IDC curve's (about 38 bytes a job), then the sort's.
 """
 
 from __future__ import annotations
@@ -624,11 +625,13 @@ def characterise_parquet(
     :func:`gridtrace.stats.characterise`; ``options`` are passed on to it): the file is read
     ``batch_rows`` rows at a time and only what the figures need is kept of each job that ran,
     as numpy arrays: its submit time, wait and runtime (float64), cores and VO and user codes
-    (int32, the labels in running dictionaries), 36 bytes a job. They are sorted into the
-    trace's order (by submit time; jobs with equal submit times by their keys, which are read
-    again from the file for them only) and characterised by
-    :func:`gridtrace.stats._characterise.characterise_arrays`, the code ``characterise`` runs.
-    The peak is about 60 bytes a job (sorting, then the figures' temporary arrays).
+    (int16 when they fit, else int32; the labels in running dictionaries), 30 to 36 bytes a
+    job. The file is read twice: the submit times and waits first, sorted into the trace's
+    order (jobs with equal submit times by their keys, read again from the file for them
+    only), then the other values, each put at its job's place. They are characterised by
+    :func:`gridtrace.stats._characterise.characterise_arrays`, the code ``characterise`` runs,
+    which releases each array once its figures are done. See the module docstring for the
+    memory measured.
 
     Parameters
     ----------
