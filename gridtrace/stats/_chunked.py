@@ -169,6 +169,24 @@ def _seconds(ticks: np.ndarray[Any, np.dtype[np.int64]], per_s: int) -> np.ndarr
     return whole + rest / per_s
 
 
+def _open(
+    path: str | os.PathLike[str], *, cores: int, tau_s: float, batch_rows: int
+) -> tuple[pq.ParquetFile, str, str | None]:
+    """Check the arguments; open the jobs file; the unit and zone of its times."""
+    if tau_s <= 0:
+        msg = f"tau_s must be positive, not {tau_s}"
+        raise ConfigError(msg)
+    if cores < 1:
+        msg = f"cores must be at least 1, not {cores}"
+        raise ConfigError(msg)
+    if batch_rows < 1:
+        msg = f"batch_rows must be at least 1, not {batch_rows}"
+        raise ConfigError(msg)
+    source = pq.ParquetFile(os.fspath(path), pre_buffer=False)
+    time_type = cast("pa.TimestampType", source.schema_arrow.field("submit_time").type)
+    return source, time_type.unit, time_type.tz
+
+
 def trace_from_parquet(
     path: str | os.PathLike[str],
     *,
@@ -206,18 +224,7 @@ def trace_from_parquet(
     ConfigError
         If ``tau_s``, ``cores`` or ``batch_rows`` is not positive, or no job ran.
     """
-    if tau_s <= 0:
-        msg = f"tau_s must be positive, not {tau_s}"
-        raise ConfigError(msg)
-    if cores < 1:
-        msg = f"cores must be at least 1, not {cores}"
-        raise ConfigError(msg)
-    if batch_rows < 1:
-        msg = f"batch_rows must be at least 1, not {batch_rows}"
-        raise ConfigError(msg)
-    source = pq.ParquetFile(os.fspath(path), pre_buffer=False)
-    time_type = cast("pa.TimestampType", source.schema_arrow.field("submit_time").type)
-    unit, zone = time_type.unit, time_type.tz
+    source, unit, zone = _open(path, cores=cores, tau_s=tau_s, batch_rows=batch_rows)
     parts: list[pa.Table] = []
     n_monitoring = 0
     site: str | None = None
@@ -490,18 +497,7 @@ def _trace_arrays_of_file(
     order; a second puts each job's runtime, cores and VO and user codes straight at its place
     in that order. See :func:`characterise_parquet`.
     """
-    if tau_s <= 0:
-        msg = f"tau_s must be positive, not {tau_s}"
-        raise ConfigError(msg)
-    if cores < 1:
-        msg = f"cores must be at least 1, not {cores}"
-        raise ConfigError(msg)
-    if batch_rows < 1:
-        msg = f"batch_rows must be at least 1, not {batch_rows}"
-        raise ConfigError(msg)
-    source = pq.ParquetFile(os.fspath(path), pre_buffer=False)
-    time_type = cast("pa.TimestampType", source.schema_arrow.field("submit_time").type)
-    unit, zone = time_type.unit, time_type.tz
+    source, unit, zone = _open(path, cores=cores, tau_s=tau_s, batch_rows=batch_rows)
     per_s = _PER_SECOND[unit]
     rows_in_file = source.metadata.num_rows
     # filled batch by batch: pages of the unused tail are never touched
