@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 
 from gridtrace.errors import ConfigError
@@ -39,9 +40,17 @@ from gridtrace.stats._profiles import (
     local_seconds,
 )
 
-__all__ = ["WorkloadStats", "characterise", "shares"]
+__all__ = ["WorkloadStats", "characterise", "characterise_arrays", "shares"]
 
 logger = logging.getLogger(__name__)
+
+_DAY = 86_400
+_NONE: F64 = np.zeros(0)
+"""Stands for an array released once its figures are computed."""
+_NONE_CODES: I64 = np.zeros(0, dtype=np.int64)
+BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
+_LOCAL_CHUNK = 1 << 20
+"""Jobs taken at a time by the figures computed in chunks (local times, W, flurry counts)."""
 
 QUICK_WAIT_S = 120.0
 """The research's "waited under two minutes" threshold for interactive jobs."""
@@ -239,38 +248,158 @@ def _classes(interactive: np.ndarray[Any, np.dtype[np.bool_]]) -> dict[str, Any]
     return {"interactive": interactive, "batch": ~interactive, "all": slice(None)}
 
 
+def _responsiveness(run: F64, wait: F64, rows: BoolArray | None, jobs: int) -> F64:
+    """W = run / (run + wait) of the ``rows`` (clipped waits; 1 when both are 0), in order.
+
+    Computed ``_LOCAL_CHUNK`` jobs at a time, element by element as a whole-array expression
+    would, so that no temporary array of the class's size is made besides the result.
+    """
+    out = np.empty(jobs)
+    done = 0
+    for first in range(0, run.size, _LOCAL_CHUNK):
+        part = slice(first, first + _LOCAL_CHUNK)
+        keep = slice(None) if rows is None else rows[part]
+        r = run[part][keep]
+        total = r + np.maximum(wait[part][keep], 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[done : done + r.size] = np.where(total > 0, r / total, 1.0)
+        done += r.size
+    return out
+
+
 def _wait(
     arrays: TraceArrays, interactive: np.ndarray[Any, np.dtype[np.bool_]]
 ) -> dict[str, Any] | None:
     known = ~np.isnan(arrays.wait)
-    if not known.any():
+    jobs_with_wait = int(np.count_nonzero(known))
+    if not jobs_with_wait:
         return None
-    out: dict[str, Any] = {"jobs_with_wait": int(known.sum())}
-    wait = np.maximum(arrays.wait, 0.0)
-    total = arrays.run + wait
-    with np.errstate(invalid="ignore", divide="ignore"):
-        responsiveness = np.where(total > 0, arrays.run / total, 1.0)
+    out: dict[str, Any] = {"jobs_with_wait": jobs_with_wait}
+    everything = jobs_with_wait == known.size
     for name, rows in _classes(interactive).items():
-        mask = known & (np.ones_like(known) if isinstance(rows, slice) else rows)
-        if not mask.any():
+        if isinstance(rows, slice):
+            mask = None if everything else known
+        else:
+            mask = rows if everything else known & rows
+        jobs = known.size if mask is None else int(np.count_nonzero(mask))
+        if not jobs:
             out[name] = {"jobs": 0}
             continue
-        w = wait[mask]
-        r = responsiveness[mask]
-        out[name] = {
-            "jobs": int(mask.sum()),
-            "wait_mean_s": float(w.mean()),
-            "wait_median_s": float(np.median(w)),
-            "wait_p95_s": float(np.quantile(w, 0.95)),
-            "wait_max_s": float(w.max()),
-            "responsiveness_mean": float(r.mean()),
-            "responsiveness_median": float(np.median(r)),
-            "waited_under_120s": float(np.mean(w < QUICK_WAIT_S)),
+        # the means first, in the trace's order; then the median and p95 partition in place
+        # (they depend on the values only): one array of the class at a time
+        wait = arrays.wait.copy() if mask is None else arrays.wait[mask]
+        np.maximum(wait, 0.0, out=wait)
+        summary: dict[str, Any] = {
+            "jobs": jobs,
+            "wait_mean_s": float(wait.mean()),
+            "wait_median_s": math.nan,
+            "wait_p95_s": math.nan,
+            "wait_max_s": float(wait.max()),
+            "responsiveness_mean": math.nan,
+            "responsiveness_median": math.nan,
+            "waited_under_120s": float(np.mean(wait < QUICK_WAIT_S)),
         }
-    negative = int((arrays.wait[known] < 0).sum())
+        summary["wait_median_s"] = float(np.median(wait, overwrite_input=True))
+        summary["wait_p95_s"] = float(np.quantile(wait, 0.95, overwrite_input=True))
+        del wait
+        responsiveness = _responsiveness(arrays.run, arrays.wait, mask, jobs)
+        summary["responsiveness_mean"] = float(responsiveness.mean())
+        summary["responsiveness_median"] = float(np.median(responsiveness, overwrite_input=True))
+        out[name] = summary
+        del responsiveness, mask
+    negative = int(np.count_nonzero(arrays.wait < 0))
     if negative:
         out["negative_waits_counted_as_zero"] = negative
     return out
+
+
+ACF_FFT_MAX = 1 << 23
+"""Largest FFT (points) the inter-arrival ACF is computed with.
+
+The FFT of :func:`interarrival_acf` takes about four arrays of float64 the size of the next
+power of two above twice the jobs (2^26 points, 2 GiB, at 17 million jobs; 190 MB at 2
+million, measured). Above this size (about 4.2 million jobs) the same
+biased autocovariance is summed lag by lag (``np.dot`` of the centred gaps with themselves
+shifted), which needs no memory beyond the centred gaps; the two differ by rounding only (the
+sums are taken in another order).
+"""
+
+
+def _acf(submit: F64, lags: int) -> pa.Table:
+    """Compute :func:`interarrival_acf`, in bounded memory for long traces."""
+    size = 1 << int(2 * (submit.size - 1) - 1).bit_length() if submit.size > 1 else 0
+    if size <= ACF_FFT_MAX:
+        return interarrival_acf(submit, lags=lags)
+    centred = np.diff(submit)
+    centred -= centred.mean()
+    lags = min(lags, centred.size - 1)
+    autocov = np.array(
+        [float(np.dot(centred, centred))]
+        + [float(np.dot(centred[:-k], centred[k:])) for k in range(1, lags + 1)]
+    )
+    schema = schema_of(pa.field("lag", pa.int64()), pa.field("acf", pa.float64()))
+    if not autocov[0] > 0:
+        return schema.empty_table()
+    lag = pa.array(np.arange(1, lags + 1, dtype=np.int64))
+    return pa.table({"lag": lag, "acf": pa.array(autocov[1:] / autocov[0])}, schema=schema)
+
+
+def _local_seconds(arrays: TraceArrays, zone: str) -> tuple[I64, str]:
+    """:func:`local_seconds` of the arrivals, converted ``_LOCAL_CHUNK`` at a time."""
+    out = np.empty(len(arrays), dtype=np.int64)
+    clock = local_seconds(arrays.take(slice(0, 0)), zone)[1]
+    for first in range(0, len(arrays), _LOCAL_CHUNK):
+        rows = slice(first, first + _LOCAL_CHUNK)
+        out[rows] = local_seconds(arrays.take(rows), zone)[0]
+    return out, clock
+
+
+def _flurries(arrays: TraceArrays, local_s: I64, criteria: FlurryCriteria | None) -> pa.Table:
+    """Compute :func:`find_flurries`, counting (user, day) pairs ``_LOCAL_CHUNK`` jobs at a time.
+
+    The same table as ``find_flurries(arrays, local_s, criteria)``, from the same counts, first
+    rows and medians, without its copies of the jobs' day and key arrays (about 46 bytes a job):
+    each chunk's pairs are counted with ``np.unique`` and merged into the pairs seen so far.
+    """
+    if local_s.size <= _LOCAL_CHUNK:
+        return find_flurries(arrays, local_s, criteria)
+    rules = criteria or FlurryCriteria()
+    first_day = int(local_s.min()) // _DAY
+    day_totals = np.zeros(int(local_s.max()) // _DAY - first_day + 1, dtype=np.int64)
+    users = max(len(arrays.user_labels), 1)
+    keys = first_row = counts = np.zeros(0, dtype=np.int64)
+    for start in range(0, local_s.size, _LOCAL_CHUNK):
+        day_index = local_s[start : start + _LOCAL_CHUNK] // _DAY - first_day
+        day_totals += np.bincount(day_index, minlength=day_totals.size)
+        chunk = day_index * users + arrays.user_codes[start : start + _LOCAL_CHUNK]
+        new_keys, new_first, new_counts = np.unique(chunk, return_index=True, return_counts=True)
+        keys, where = np.unique(np.concatenate((keys, new_keys)), return_inverse=True)
+        merged = np.full(keys.size, local_s.size, dtype=np.int64)
+        np.minimum.at(merged, where, np.concatenate((first_row, new_first + start)))
+        total = np.zeros(keys.size, dtype=np.int64)
+        np.add.at(total, where, np.concatenate((counts, new_counts)))
+        first_row, counts = merged, total
+    median_day = float(np.median(day_totals[day_totals > 0]))
+    key_day = keys // users
+    share = counts / day_totals[key_day]
+    ratio = counts / median_day
+    hit = (counts >= rules.min_jobs) & (share >= rules.min_day_share) & (ratio >= rules.min_ratio)
+    rows = np.flatnonzero(hit)
+    if not rows.size:
+        return find_flurries(arrays.take(slice(0, 0)), local_s[:0], criteria)
+    dates = pd.to_datetime((key_day[rows] + first_day) * _DAY, unit="s")
+    return pa.table(
+        {
+            "user": [arrays.user_labels[int(k % users)] for k in keys[rows]],
+            "day": [d.date().isoformat() for d in dates],
+            "jobs": pa.array(counts[rows].astype(np.int64)),
+            "day_jobs": pa.array(day_totals[key_day[rows]].astype(np.int64)),
+            "day_share": pa.array(share[rows]),
+            "ratio_to_median_day": pa.array(ratio[rows]),
+            "first_submit_s": pa.array(arrays.submit[first_row[rows]]),
+        },
+        schema=find_flurries(arrays.take(slice(0, 0)), local_s[:0], criteria).schema,
+    )
 
 
 def characterise(
@@ -319,22 +448,75 @@ def characterise(
     SchemaError
         If the trace lacks ``submit_s`` or ``run_s`` or is not sorted.
     """
-    everything = trace_arrays(trace)
-    arrays, bounds = _window(everything, window)
-    metadata = everything.metadata
+    return characterise_arrays(
+        trace_arrays(trace),
+        window=window,
+        cores=cores,
+        tau_s=tau_s,
+        tz=tz,
+        bin_s=bin_s,
+        idc_points=idc_points,
+        acf_lags=acf_lags,
+        flurries=flurries,
+    )
+
+
+def characterise_arrays(
+    everything: TraceArrays | list[TraceArrays],
+    *,
+    window: tuple[float, float] | None = None,
+    cores: int | None = None,
+    tau_s: float | None = None,
+    tz: str | None = None,
+    bin_s: float = 10_000.0,
+    idc_points: int = 30,
+    acf_lags: int = 50,
+    flurries: FlurryCriteria | None = None,
+) -> WorkloadStats:
+    """Characterise the jobs of a trace's arrays: the figures of :func:`characterise`.
+
+    :func:`characterise` reads a trace table into :class:`TraceArrays` and calls this;
+    :func:`gridtrace.stats.characterise_parquet` builds the arrays from a ``jobs`` file
+    batch by batch and calls it too, so both paths compute every figure by the same code.
+    The arrays may hold ``cores`` and the codes in narrower integer types: every use widens
+    them exactly. The figures are computed one after the other, each taking a few temporary
+    arrays of the jobs' size at most (the largest, the IDC curve's, about 37 bytes a job at 17
+    million jobs), never a copy of the whole.
+
+    Parameters
+    ----------
+    everything : TraceArrays or list of one TraceArrays
+        The trace's arrays, sorted by ``submit``. Given in a one-item list, which this empties,
+        the arrays are released as soon as the figures that need them are computed (wait,
+        then runtimes, cores and VOs, then the arrival times and users), so that the peak is
+        the arrays plus the largest figure's temporary arrays.
+    window, cores, tau_s, tz, bin_s, idc_points, acf_lags, flurries
+        As in :func:`characterise`.
+
+    Returns
+    -------
+    WorkloadStats
+    """
+    # in a list, the arrays are ours alone: each goes once its figures are done
+    whole = everything.pop() if isinstance(everything, list) else everything
+    del everything
+    arrays, bounds = _window(whole, window)
+    metadata = whole.metadata
+    del whole
     p, cores_source = _cores(cores, metadata)
     tau, tau_source = _tau(tau_s, metadata)
     zone, zone_source = resolve_zone(tz, metadata)
     notes: list[str] = []
     n = len(arrays)
-    submit, run = arrays.submit, arrays.run
-    interactive = run <= tau
-    span = float(submit[-1] - submit[0]) if n else 0.0
-    gaps = np.diff(submit)
+    span = float(arrays.submit[-1] - arrays.submit[0]) if n else 0.0
     mean_gap = span / (n - 1) if n > 1 else math.nan
     if n < 2:
         notes.append(f"only {n} job(s): rates, U and ρ are undefined")
+    interactive = arrays.run <= tau
+    wait = _wait(arrays, interactive)
+    arrays = replace(arrays, wait=_NONE)
 
+    run = arrays.run
     runtime: dict[str, Any] = {"class": {}, "vo": {}}
     edges = log_bin_edges(float(run.max()) if n else 1.0)
     hist_rows: dict[str, list[Any]] = {k: [] for k in _HIST_SCHEMA.names}
@@ -342,27 +524,51 @@ def characterise(
         values = run[rows]
         runtime["class"][name] = distribution_summary(values)
         _histogram_rows("class", name, values, edges, hist_rows)
+        del values  # one class's copy at a time
+    interactive_fraction = float(interactive.mean()) if n else math.nan
+    del interactive
     vo_shares = shares(arrays.vo_codes, arrays.vo_labels)
     for vo in vo_shares:
         values = run[arrays.vo_codes == arrays.vo_labels.index(vo)]
         runtime["vo"][vo] = distribution_summary(values)
         _histogram_rows("vo", vo, values, edges, hist_rows)
-    ia_rows: dict[str, list[Any]] = {k: [] for k in _HIST_SCHEMA.names}
-    _histogram_rows(
-        "all", "all", gaps, log_bin_edges(float(gaps.max()) if gaps.size else 1.0), ia_rows
-    )
-    interarrival: dict[str, Any] = distribution_summary(gaps)
-    interarrival["zero_share"] = float(np.mean(gaps == 0)) if gaps.size else math.nan
+        del values
+    work = run * arrays.cores
+    vo_work_shares = shares(arrays.vo_codes, arrays.vo_labels, work)
+    del work
+    submit = arrays.submit
+    mean_run_s = float(run.mean()) if n else math.nan
+    utilisation = utilisation_factor(run, submit, p)
+    rho = core_weighted_load(run, arrays.cores, submit, p)
+    requests = service_requests(submit, run, arrays.cores, cores=p, bin_s=bin_s)
+    del run
+    arrays = replace(arrays, run=_NONE, cores=_NONE, vo_codes=_NONE_CODES)
 
-    local_s, clock = local_seconds(arrays, zone)
+    local_s, clock = _local_seconds(arrays, zone)
     if arrays.origin is None:
         notes.append(clock)
-    flurry_table = find_flurries(arrays, local_s, flurries)
+    profiles = arrival_profiles(local_s, None if arrays.origin is None else zone)
+    flurry_table = _flurries(arrays, local_s, flurries)
+    del local_s
     if flurry_table.num_rows:
         notes.append(
             f"{flurry_table.num_rows} flurry day(s) found (reported in 'flurries', not removed)"
         )
     user_all = shares(arrays.user_codes, arrays.user_labels)
+    del arrays  # the submit times are left
+
+    ia_rows: dict[str, list[Any]] = {k: [] for k in _HIST_SCHEMA.names}
+    gaps = np.diff(submit)
+    _histogram_rows(
+        "all", "all", gaps, log_bin_edges(float(gaps.max()) if gaps.size else 1.0), ia_rows
+    )
+    interarrival: dict[str, Any] = distribution_summary(gaps)
+    interarrival["zero_share"] = float(np.mean(gaps == 0)) if gaps.size else math.nan
+    del gaps
+    idc = idc_curve(submit, points=idc_points)
+    acf = _acf(submit, acf_lags)
+    del submit
+
     notes.append(f"{cores_source}: P = {p}")
     return WorkloadStats(
         site=str(metadata.get("site", "unknown")),
@@ -373,27 +579,27 @@ def characterise(
         cores_source=cores_source,
         tau_s=tau,
         tau_source=tau_source,
-        interactive_fraction=float(interactive.mean()) if n else math.nan,
+        interactive_fraction=interactive_fraction,
         arrival_rate_per_s=1.0 / mean_gap if mean_gap > 0 else math.nan,
         mean_interarrival_s=mean_gap,
-        mean_run_s=float(run.mean()) if n else math.nan,
-        utilisation=utilisation_factor(run, submit, p),
-        rho=core_weighted_load(run, arrays.cores, submit, p),
+        mean_run_s=mean_run_s,
+        utilisation=utilisation,
+        rho=rho,
         runtime=runtime,
         interarrival=interarrival,
         vo_shares=vo_shares,
-        vo_work_shares=shares(arrays.vo_codes, arrays.vo_labels, run * arrays.cores),
+        vo_work_shares=vo_work_shares,
         users=len(user_all),
         user_shares=dict(list(user_all.items())[:TOP_USERS]),
         timezone=zone,
         timezone_source=zone_source,
-        wait=_wait(arrays, interactive),
+        wait=wait,
         notes=tuple(notes),
         runtime_hist=pa.table(hist_rows, schema=_HIST_SCHEMA),
         interarrival_hist=pa.table(ia_rows, schema=_HIST_SCHEMA),
-        service_requests=service_requests(submit, run, arrays.cores, cores=p, bin_s=bin_s),
-        idc=idc_curve(submit, points=idc_points),
-        acf=interarrival_acf(submit, lags=acf_lags),
-        profiles=arrival_profiles(local_s, None if arrays.origin is None else zone),
+        service_requests=requests,
+        idc=idc,
+        acf=acf,
+        profiles=profiles,
         flurries=flurry_table,
     )

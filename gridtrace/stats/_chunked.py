@@ -2,22 +2,27 @@
 
 :func:`gridtrace.logs.build_trace` takes a whole ``jobs`` table: at 17 million jobs the columns
 it reads take about 18 GB. :func:`trace_from_parquet` reads the file batch by batch and keeps,
-of each batch, only the attempts that ran and the few values a trace is made of (submit, run,
-cores, wait, walltime, VO, user, queue, partition and the sort keys): memory grows with the
-trace instead of with the jobs table (measured on 2 million jobs: a peak of about 250 bytes a
-job to build the trace, 260-370 with the characterisation, against about 800 for the whole
-table's columns; the trace itself holds about 75 bytes a job), and the result is the table
-``build_trace`` gives, metadata included. :func:`characterise_parquet` then characterises
-it with :func:`gridtrace.stats.characterise`, so every figure is the in-memory
-path's, exactly (none is approximated).
+of each batch, only the attempts that ran and the few values a trace is made of: memory grows
+with the trace (about 75 bytes a job held, 250 at the peak) instead of with the jobs table, and
+the result is the table ``build_trace`` gives, metadata included.
 
-Which figures could be streamed without holding the trace: the counts, sums and means (jobs,
-interactive fraction, mean runtime, U, ρ, VO and user shares by jobs and by work), histograms
-over edges fixed by a first pass for the maximum, the service-request bins and the daily and
-weekly profiles are sums over jobs; the runtime and wait quantiles would need a quantile sketch
-(approximate); the inter-arrival summary, ACF, IDC and flurries need the submit times in order,
-which a ``jobs`` file does not keep (its rows are in job-assembly order). Holding only the
-trace's columns keeps all of them exact.
+:func:`characterise_parquet` does not build the trace. The figures of
+:func:`gridtrace.stats.characterise` need, of each job, its submit time, runtime, wait, cores,
+VO and user; it holds those as numpy arrays (float64 times, int16 or int32 cores and codes
+into running dictionaries of the labels: 30 to 36 bytes a job), in the trace's order, and
+computes the figures with :func:`gridtrace.stats._characterise.characterise_arrays`, the code
+``characterise`` runs on a trace's arrays. Of those figures, the counts, sums and means (jobs,
+interactive fraction, mean runtime, U, ρ, VO and user shares, histograms, the service-request
+bins and the daily and weekly profiles) are sums over jobs; the runtime and wait quantiles need
+every value (held, so they are exact); the inter-arrival summary, ACF, IDC and flurries need the
+submit times in order, which a ``jobs`` file does not keep (its rows are in job-assembly order):
+the held submit times are sorted (``argsort``), jobs with equal submit times by the keys the
+trace sorts them by, read again from the file for those jobs only. Every figure is the in-memory
+path's, exactly, except the inter-arrival ACF of more than about 4.2 million jobs, which both
+paths sum lag by lag instead of by FFT (equal to rounding; see ``ACF_FFT_MAX``). Measured on 17
+million jobs (``benchmarks/characterise_memory.py``): a peak RSS of 952 to 958 MiB, the
+interpreter's 112 included, against 5,285 MiB when the trace table was built; the largest
+temporary arrays are the IDC curve's (about 38 bytes a job), then the sort's.
 """
 
 from __future__ import annotations
@@ -36,7 +41,8 @@ import pyarrow.parquet as pq
 from gridtrace.errors import ConfigError
 from gridtrace.logs._trace import DEFAULT_TAU_S, has_flag
 from gridtrace.schema import conform, with_trace_metadata
-from gridtrace.stats._characterise import WorkloadStats, characterise
+from gridtrace.stats._characterise import WorkloadStats, characterise_arrays
+from gridtrace.stats._columns import _NO_LABEL, F64, I64, TraceArrays, trace_arrays
 
 __all__ = ["JOBS_COLUMNS_OF_TRACE", "characterise_parquet", "trace_from_parquet"]
 
@@ -90,8 +96,8 @@ def _ticks(column: pa.Array[Any], unit: str) -> pa.Array[Any]:
     return column.cast(pa.timestamp(unit)).cast(pa.int64())
 
 
-def _batch_part(batch: pa.Table, unit: str, exclude_monitoring: bool) -> tuple[pa.Table, int]:
-    """Keep the trace values of a batch's attempts that ran; count the probes left out."""
+def _ran(batch: pa.Table, exclude_monitoring: bool) -> tuple[Any, int]:
+    """Which of a batch's attempts ran (and are no probe); how many probes were left out."""
     started = pc.and_(
         pc.is_valid(batch.column("start_time")), pc.is_valid(batch.column("end_time"))
     )
@@ -108,7 +114,11 @@ def _batch_part(batch: pa.Table, unit: str, exclude_monitoring: bool) -> tuple[p
         both = pc.and_(ran, monitoring).to_numpy(zero_copy_only=False)
         n_monitoring = int(np.count_nonzero(both))
         ran = pc.and_(ran, pc.invert(monitoring))
-    used = batch.filter(ran)
+    return ran, n_monitoring
+
+
+def _submit_and_start(used: pa.Table, unit: str) -> tuple[pa.Array[Any], pa.Array[Any]]:
+    """Return the trace's submit (a requeued attempt's queue time, else submit or start), start."""
     submit_time = _ticks(used.column("submit_time").combine_chunks(), unit)
     queue_time = _ticks(used.column("queue_time").combine_chunks(), unit)
     start_time = _ticks(used.column("start_time").combine_chunks(), unit)
@@ -117,6 +127,14 @@ def _batch_part(batch: pa.Table, unit: str, exclude_monitoring: bool) -> tuple[p
         pc.is_valid(queue_time),
     )
     submit = pc.coalesce(pc.if_else(requeued, queue_time, submit_time), start_time)
+    return submit, start_time
+
+
+def _batch_part(batch: pa.Table, unit: str, exclude_monitoring: bool) -> tuple[pa.Table, int]:
+    """Keep the trace values of a batch's attempts that ran; count the probes left out."""
+    ran, n_monitoring = _ran(batch, exclude_monitoring)
+    used = batch.filter(ran)
+    submit, start_time = _submit_and_start(used, unit)
     part: dict[str, Any] = {name: used.column(name) for name in _KEPT}
     for name in _LABELS:  # a few distinct values each: indices into a small dictionary
         part[name] = pc.dictionary_encode(used.column(name))
@@ -127,18 +145,20 @@ def _batch_part(batch: pa.Table, unit: str, exclude_monitoring: bool) -> tuple[p
     return _table(part), n_monitoring
 
 
-def _batches(source: pq.ParquetFile, batch_rows: int) -> Iterator[pa.Table]:
-    """Yield the file's trace columns a row group at a time (in batches if a group is larger).
+def _batches(
+    source: pq.ParquetFile, batch_rows: int, columns: tuple[str, ...] = JOBS_COLUMNS_OF_TRACE
+) -> Iterator[pa.Table]:
+    """Yield the file's ``columns`` a row group at a time (in batches if a group is larger).
 
     Whole row groups, read without pre-buffering, keep no memory once dropped; Arrow's batch
     iterator holds on to some of what it has read.
     """
-    columns = list(JOBS_COLUMNS_OF_TRACE)
+    names = list(columns)
     for group in range(source.num_row_groups):
         if source.metadata.row_group(group).num_rows <= batch_rows:
-            yield source.read_row_group(group, columns=columns, use_threads=False)
+            yield source.read_row_group(group, columns=names, use_threads=False)
             continue
-        batches = source.iter_batches(batch_size=batch_rows, row_groups=[group], columns=columns)
+        batches = source.iter_batches(batch_size=batch_rows, row_groups=[group], columns=names)
         for record_batch in batches:
             yield pa.Table.from_batches([record_batch])
 
@@ -147,6 +167,24 @@ def _seconds(ticks: np.ndarray[Any, np.dtype[np.int64]], per_s: int) -> np.ndarr
     """Ticks as float seconds, split as pandas' ``total_seconds`` splits them."""
     whole, rest = np.divmod(ticks, per_s)
     return whole + rest / per_s
+
+
+def _open(
+    path: str | os.PathLike[str], *, cores: int, tau_s: float, batch_rows: int
+) -> tuple[pq.ParquetFile, str, str | None]:
+    """Check the arguments; open the jobs file; the unit and zone of its times."""
+    if tau_s <= 0:
+        msg = f"tau_s must be positive, not {tau_s}"
+        raise ConfigError(msg)
+    if cores < 1:
+        msg = f"cores must be at least 1, not {cores}"
+        raise ConfigError(msg)
+    if batch_rows < 1:
+        msg = f"batch_rows must be at least 1, not {batch_rows}"
+        raise ConfigError(msg)
+    source = pq.ParquetFile(os.fspath(path), pre_buffer=False)
+    time_type = cast("pa.TimestampType", source.schema_arrow.field("submit_time").type)
+    return source, time_type.unit, time_type.tz
 
 
 def trace_from_parquet(
@@ -186,18 +224,7 @@ def trace_from_parquet(
     ConfigError
         If ``tau_s``, ``cores`` or ``batch_rows`` is not positive, or no job ran.
     """
-    if tau_s <= 0:
-        msg = f"tau_s must be positive, not {tau_s}"
-        raise ConfigError(msg)
-    if cores < 1:
-        msg = f"cores must be at least 1, not {cores}"
-        raise ConfigError(msg)
-    if batch_rows < 1:
-        msg = f"batch_rows must be at least 1, not {batch_rows}"
-        raise ConfigError(msg)
-    source = pq.ParquetFile(os.fspath(path), pre_buffer=False)
-    time_type = cast("pa.TimestampType", source.schema_arrow.field("submit_time").type)
-    unit, zone = time_type.unit, time_type.tz
+    source, unit, zone = _open(path, cores=cores, tau_s=tau_s, batch_rows=batch_rows)
     parts: list[pa.Table] = []
     n_monitoring = 0
     site: str | None = None
@@ -257,10 +284,39 @@ def trace_from_parquet(
     table = _table({name: columns[name] for name in _TRACE_ORDER})
     if n_cores_defaulted:
         logger.warning("%d jobs had no core count; they count as 1 core", n_cores_defaulted)
+    return _with_metadata(
+        conform(table, "trace"),
+        origin=pd.Timestamp(origin, unit=unit, tz=zone),
+        site=site,
+        cores=cores,
+        tau_s=tau_s,
+        provenance=provenance,
+        tz=tz,
+        counts=(int(rows_in_file), n, n_monitoring, n_cores_defaulted),
+    )
+
+
+def _with_metadata(
+    table: pa.Table,
+    *,
+    origin: pd.Timestamp,
+    site: str | None,
+    cores: int,
+    tau_s: float,
+    provenance: Mapping[str, Any] | None,
+    tz: str | None,
+    counts: tuple[int, int, int, int],
+) -> pa.Table:
+    """Attach the trace metadata ``build_trace`` writes, for a trace read from a jobs file.
+
+    ``counts`` are the rows of the jobs file, the jobs in the trace, the monitoring probes left
+    out and the jobs whose core count defaulted to 1.
+    """
+    rows_in_file, n, n_monitoring, n_cores_defaulted = counts
     info = {
         **dict(provenance or {}),
         **({"tz": tz} if tz is not None else {}),
-        "jobs_in_table": int(rows_in_file),
+        "jobs_in_table": rows_in_file,
         "jobs_in_trace": n,
         "monitoring_jobs_excluded": n_monitoring,
         "cores_estimate": "given",
@@ -268,14 +324,284 @@ def trace_from_parquet(
         "jobs_with_cores_defaulted_to_1": n_cores_defaulted,
         "job_id": "row number in (submit, job_seq, array_index, attempt) order",
     }
-    first = pd.Timestamp(origin, unit=unit, tz=zone)
     return with_trace_metadata(
-        conform(table, "trace"),
-        origin=first.isoformat(),
+        table,
+        origin=origin.isoformat(),
         site=site if site is not None else "site",
         cores=cores,
         tau_s=tau_s,
         provenance=info,
+    )
+
+
+_ARRIVAL_COLUMNS = (
+    "site",
+    "attempt",
+    "submit_time",
+    "queue_time",
+    "start_time",
+    "end_time",
+    "run_s",
+    "state",
+    "flags",
+)
+"""The ``jobs`` columns of the first read: which attempts ran, their submit and wait."""
+
+_JOB_COLUMNS = ("run_s", "cores_alloc", "cores_req", "vo", "user")
+"""The ``jobs`` columns of the second read, put straight into trace order."""
+
+_SORT_KEYS = ("job_seq", "array_index", "attempt", "job_key")
+BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
+_CHUNK = 1 << 20
+
+
+class _Labels:
+    """A running dictionary of a label column's values: codes in order of first sight."""
+
+    def __init__(self) -> None:
+        self.codes: dict[str, int] = {}
+
+    def encode(self, column: pa.ChunkedArray[Any]) -> np.ndarray[Any, np.dtype[np.int32]]:
+        """Codes of a batch's values (-1 for a null), adding new values to the dictionary."""
+        encoded = cast(
+            "pa.DictionaryArray[Any, Any]", pc.dictionary_encode(column.combine_chunks())
+        )
+        values = encoded.dictionary.cast(pa.string()).to_pylist()
+        lookup = np.array(
+            [-1] + [self.codes.setdefault(str(v), len(self.codes)) for v in values], np.int32
+        )
+        indices = cast("pa.Array[Any]", encoded.indices)
+        raw = pc.fill_null(indices, pa.scalar(-1, indices.type)).to_numpy(zero_copy_only=False)
+        return lookup[np.asarray(raw, dtype=np.int64) + 1]
+
+    def in_trace_order(
+        self, codes: np.ndarray[Any, Any]
+    ) -> tuple[np.ndarray[Any, Any], tuple[str, ...]]:
+        """Recode ``codes`` (in trace order) as :func:`category_codes` codes a trace's column.
+
+        Labels come in order of first appearance, a null's ``"(none)"`` last; recoded in place.
+        """
+        n = codes.size
+        first = np.full(len(self.codes) + 1, n, dtype=np.int64)  # index 0: the null
+        for start in range(0, n, _CHUNK):
+            seen, at = np.unique(codes[start : start + _CHUNK], return_index=True)
+            np.minimum.at(first, seen.astype(np.int64) + 1, at + start)
+        names = ["", *self.codes]
+        present = [code for code in np.argsort(first[1:], kind="stable") + 1 if first[code] < n]
+        lookup = np.zeros(len(first), dtype=np.int32)
+        lookup[present] = np.arange(len(present), dtype=np.int32)
+        labels = [names[code] for code in present]
+        if first[0] < n:
+            lookup[0] = len(labels)
+            labels.append(_NO_LABEL)
+        for start in range(0, n, _CHUNK):
+            part = codes[start : start + _CHUNK]
+            part[:] = lookup[part.astype(np.int64) + 1]
+        return codes, tuple(labels)
+
+
+class _Small:
+    """An int16 column of the jobs in trace order, widened to int32 if a value does not fit."""
+
+    def __init__(self, n: int) -> None:
+        self.values: np.ndarray[Any, Any] = np.zeros(n, dtype=np.int16)
+
+    def put(self, where: I64, values: np.ndarray[Any, Any]) -> None:
+        """Set ``values`` at the rows ``where``."""
+        wide = values.size and (int(values.min()) < -(2**15) or int(values.max()) >= 2**15)
+        if wide and self.values.dtype == np.int16:
+            self.values = self.values.astype(np.int32)
+        self.values[where] = values
+
+
+def _read_keys(
+    source: pq.ParquetFile,
+    batch_rows: int,
+    ran: list[BoolArray],
+    wanted: I64,
+    columns: tuple[str, ...],
+) -> pa.Table:
+    """Read ``columns`` of the jobs that ran at rows ``wanted`` (sorted) of those that ran."""
+    parts: list[pa.Table] = []
+    offset = 0
+    for batch, batch_ran in zip(_batches(source, batch_rows, columns), ran, strict=True):
+        used = np.flatnonzero(batch_ran)
+        lo, hi = np.searchsorted(wanted, [offset, offset + used.size])
+        if hi > lo:
+            parts.append(batch.take(used[wanted[lo:hi] - offset]))
+        offset += used.size
+    return pa.concat_tables(parts)
+
+
+def _key_arrays(column: pa.ChunkedArray[Any]) -> tuple[I64, BoolArray]:
+    """Return a numeric key column as int64 values (0 for a null) and its nulls."""
+    nulls = np.asarray(column.is_null().to_numpy(), dtype=bool)
+    filled = pc.fill_null(column, pa.scalar(0, column.type)).cast(pa.int64())
+    return np.asarray(filled.to_numpy(), dtype=np.int64), nulls
+
+
+def _tie_order(
+    source: pq.ParquetFile, batch_rows: int, ran: list[BoolArray], rows: I64, submit: F64
+) -> I64:
+    """Order jobs that share their submit time with another as the trace orders them.
+
+    ``rows`` are their rows among the jobs that ran (in file order; ``ran`` says which rows of
+    each batch ran), ``submit`` their submit times. They are sorted as
+    :func:`trace_from_parquet` sorts them: by submit, job_seq, array_index, attempt (nulls
+    last), job_key, then the row. The numeric keys are read again from the file for them; the
+    job keys only for those the numbers leave tied.
+    """
+    by_row = np.argsort(rows, kind="stable")
+    wanted = rows[by_row]
+    submit = submit[by_row]
+    del by_row
+    numbers = _read_keys(source, batch_rows, ran, wanted, _SORT_KEYS[:3])
+    keys: list[np.ndarray[Any, Any]] = [wanted]
+    for name in reversed(_SORT_KEYS[:3]):
+        values, nulls = _key_arrays(numbers.column(name))
+        keys += [values, nulls]
+    del numbers
+    keys.append(submit)
+    order = np.lexsort(keys)
+    same = np.ones(order.size - 1, dtype=bool)
+    for key in keys[1:]:
+        ranked = key[order]
+        same &= ranked[1:] == ranked[:-1]
+    del ranked, keys
+    if same.any():  # the numbers tie: the job keys decide, as Arrow sorts them
+        left = np.zeros(order.size, dtype=bool)
+        left[1:] |= same
+        left[:-1] |= same
+        positions = np.flatnonzero(left)
+        subset = np.sort(order[positions])
+        table = _read_keys(source, batch_rows, ran, wanted[subset], _SORT_KEYS)
+        table = table.append_column("row", pa.array(wanted[subset]))
+        table = table.add_column(0, "submit_s", pa.array(submit[subset]))
+        by = pc.sort_indices(table, sort_keys=[(name, "ascending") for name in table.column_names])
+        order[positions] = subset[np.asarray(by.to_numpy(), dtype=np.int64)]
+    return wanted[order]
+
+
+def _trace_arrays_of_file(
+    path: str | os.PathLike[str],
+    *,
+    cores: int,
+    tau_s: float,
+    tz: str | None,
+    exclude_monitoring: bool,
+    batch_rows: int,
+) -> TraceArrays:
+    """Build the :class:`TraceArrays` of the trace of a jobs file, read in batches.
+
+    A first read keeps, of each job that ran, its submit time and wait, sorted into trace
+    order; a second puts each job's runtime, cores and VO and user codes straight at its place
+    in that order. See :func:`characterise_parquet`.
+    """
+    source, unit, zone = _open(path, cores=cores, tau_s=tau_s, batch_rows=batch_rows)
+    per_s = _PER_SECOND[unit]
+    rows_in_file = source.metadata.num_rows
+    # filled batch by batch: pages of the unused tail are never touched
+    submit_ticks = np.empty(rows_in_file, dtype=np.int64)
+    wait = np.empty(rows_in_file, dtype=np.float64)
+    ran_masks: list[BoolArray] = []  # one byte a row of the file, for the later reads
+    n = n_monitoring = 0
+    site: str | None = None
+    for batch in _batches(source, batch_rows, _ARRIVAL_COLUMNS):
+        if site is None and batch.num_rows:
+            site = str(batch.column("site")[0].as_py())
+        ran, monitoring = _ran(batch, exclude_monitoring)
+        n_monitoring += monitoring
+        ran_masks.append(np.asarray(ran.to_numpy(zero_copy_only=False), dtype=bool))
+        used = batch.filter(ran)
+        del batch
+        k = used.num_rows
+        if not k:
+            continue
+        submit, start = _submit_and_start(used, unit)
+        ticks = np.asarray(submit.to_numpy(zero_copy_only=False), dtype=np.int64)
+        submit_ticks[n : n + k] = ticks
+        started = np.asarray(start.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        start_or_0 = cast("pa.Array[Any]", pc.fill_null(start, pa.scalar(0, pa.int64())))
+        start_ticks = np.asarray(start_or_0.to_numpy(), dtype=np.int64)
+        wait[n : n + k] = _seconds(start_ticks - ticks, per_s)
+        wait[n : n + k][~started] = np.nan
+        n += k
+    if n == 0:
+        msg = "no job in the table ran (no attempt with a start, an end and a runtime)"
+        raise ConfigError(msg)
+    pa.default_memory_pool().release_unused()  # the batches' buffers, kept by the pool
+    origin = int(submit_ticks[:n].min())
+    submit_s = np.empty(n, dtype=np.float64)
+    for first in range(0, n, _CHUNK):
+        rows = slice(first, min(first + _CHUNK, n))
+        submit_s[rows] = _seconds(submit_ticks[rows] - origin, per_s)
+    del submit_ticks
+    order = np.argsort(submit_s, kind="stable")
+    submit_s = submit_s[order]
+    tied = np.zeros(n, dtype=bool)
+    same = submit_s[1:] == submit_s[:-1]
+    tied[1:] |= same
+    tied[:-1] |= same
+    del same
+    if tied.any():  # equal submits are ordered by the jobs' keys, read again for them only
+        order[tied] = _tie_order(source, batch_rows, ran_masks, order[tied], submit_s[tied])
+        pa.default_memory_pool().release_unused()
+    del tied
+    wait = wait[order]
+    place = np.empty(n, dtype=np.int64)  # each job's place in trace order, by file order
+    for first in range(0, n, _CHUNK):
+        place[order[first : first + _CHUNK]] = np.arange(first, min(first + _CHUNK, n))
+    del order
+    run = np.empty(n, dtype=np.float64)
+    job_cores, vo_codes, user_codes = _Small(n), _Small(n), _Small(n)
+    vos, users = _Labels(), _Labels()
+    n_cores_defaulted = done = 0
+    batches = _batches(source, batch_rows, _JOB_COLUMNS)
+    for batch, batch_ran in zip(batches, ran_masks, strict=True):
+        used = batch.filter(pa.array(batch_ran))
+        del batch
+        k = used.num_rows
+        if not k:
+            continue
+        where = place[done : done + k]
+        run[where] = used.column("run_s").cast(pa.float64()).to_numpy()
+        job = pc.coalesce(used.column("cores_alloc"), used.column("cores_req"))
+        n_cores_defaulted += job.null_count
+        job_cores.put(where, pc.coalesce(job, pa.scalar(1, job.type)).to_numpy())
+        vo_codes.put(where, vos.encode(used.column("vo")))
+        user_codes.put(where, users.encode(used.column("user")))
+        done += k
+    del place, ran_masks
+    pa.default_memory_pool().release_unused()
+    vo_values, vo_labels = vos.in_trace_order(vo_codes.values)
+    user_values, user_labels = users.in_trace_order(user_codes.values)
+    if n_cores_defaulted:
+        logger.warning("%d jobs had no core count; they count as 1 core", n_cores_defaulted)
+    empty = pa.table({"submit_s": pa.array([], pa.float64()), "run_s": pa.array([], pa.float64())})
+    labelled = trace_arrays(
+        _with_metadata(
+            empty,
+            origin=pd.Timestamp(origin, unit=unit, tz=zone),
+            site=site,
+            cores=cores,
+            tau_s=tau_s,
+            provenance=None,
+            tz=tz,
+            counts=(int(rows_in_file), n, n_monitoring, n_cores_defaulted),
+        )
+    )
+    # cores and the codes stay narrow (int16 when they fit): the figures widen them exactly
+    return TraceArrays(
+        submit=submit_s,
+        run=run,
+        cores=cast("F64", job_cores.values),
+        wait=wait,
+        vo_codes=cast("I64", vo_values),
+        vo_labels=vo_labels,
+        user_codes=cast("I64", user_values),
+        user_labels=user_labels,
+        origin=labelled.origin,
+        metadata=labelled.metadata,
     )
 
 
@@ -291,9 +617,17 @@ def characterise_parquet(
 ) -> WorkloadStats:
     """Characterise the trace of a ``jobs.parquet`` file without reading the jobs whole.
 
-    The trace is built by :func:`trace_from_parquet` and characterised by
-    :func:`gridtrace.stats.characterise` (``options`` are passed on to it), so every figure
-    equals the in-memory path's (``build_trace`` on the whole table, then ``characterise``).
+    Every figure equals the in-memory path's (``build_trace`` on the whole table, then
+    :func:`gridtrace.stats.characterise`; ``options`` are passed on to it): the file is read
+    ``batch_rows`` rows at a time and only what the figures need is kept of each job that ran,
+    as numpy arrays: its submit time, wait and runtime (float64), cores and VO and user codes
+    (int16 when they fit, else int32; the labels in running dictionaries), 30 to 36 bytes a
+    job. The file is read twice: the submit times and waits first, sorted into the trace's
+    order (jobs with equal submit times by their keys, read again from the file for them
+    only), then the other values, each put at its job's place. They are characterised by
+    :func:`gridtrace.stats._characterise.characterise_arrays`, the code ``characterise`` runs,
+    which releases each array once its figures are done. See the module docstring for the
+    memory measured.
 
     Parameters
     ----------
@@ -315,13 +649,20 @@ def characterise_parquet(
     Returns
     -------
     WorkloadStats
+
+    Raises
+    ------
+    ConfigError
+        If ``tau_s``, ``cores`` or ``batch_rows`` is not positive, or no job ran.
     """
-    trace = trace_from_parquet(
-        path,
-        cores=cores,
-        tau_s=tau_s,
-        exclude_monitoring=exclude_monitoring,
-        tz=tz,
-        batch_rows=batch_rows,
-    )
-    return characterise(trace, **options)
+    owned = [  # handed over: characterise_arrays releases each array once it is done with it
+        _trace_arrays_of_file(
+            path,
+            cores=cores,
+            tau_s=tau_s,
+            tz=tz,
+            exclude_monitoring=exclude_monitoring,
+            batch_rows=batch_rows,
+        )
+    ]
+    return characterise_arrays(owned, **options)
