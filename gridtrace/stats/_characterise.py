@@ -9,7 +9,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from gridtrace.errors import ConfigError
@@ -354,54 +353,6 @@ def _local_seconds(arrays: TraceArrays, zone: str) -> tuple[I64, str]:
     return out, clock
 
 
-def _flurries(arrays: TraceArrays, local_s: I64, criteria: FlurryCriteria | None) -> pa.Table:
-    """Compute :func:`find_flurries`, counting (user, day) pairs ``_LOCAL_CHUNK`` jobs at a time.
-
-    The same table as ``find_flurries(arrays, local_s, criteria)``, from the same counts, first
-    rows and medians, without its copies of the jobs' day and key arrays (about 46 bytes a job):
-    each chunk's pairs are counted with ``np.unique`` and merged into the pairs seen so far.
-    """
-    if local_s.size <= _LOCAL_CHUNK:
-        return find_flurries(arrays, local_s, criteria)
-    rules = criteria or FlurryCriteria()
-    first_day = int(local_s.min()) // _DAY
-    day_totals = np.zeros(int(local_s.max()) // _DAY - first_day + 1, dtype=np.int64)
-    users = max(len(arrays.user_labels), 1)
-    keys = first_row = counts = np.zeros(0, dtype=np.int64)
-    for start in range(0, local_s.size, _LOCAL_CHUNK):
-        day_index = local_s[start : start + _LOCAL_CHUNK] // _DAY - first_day
-        day_totals += np.bincount(day_index, minlength=day_totals.size)
-        chunk = day_index * users + arrays.user_codes[start : start + _LOCAL_CHUNK]
-        new_keys, new_first, new_counts = np.unique(chunk, return_index=True, return_counts=True)
-        keys, where = np.unique(np.concatenate((keys, new_keys)), return_inverse=True)
-        merged = np.full(keys.size, local_s.size, dtype=np.int64)
-        np.minimum.at(merged, where, np.concatenate((first_row, new_first + start)))
-        total = np.zeros(keys.size, dtype=np.int64)
-        np.add.at(total, where, np.concatenate((counts, new_counts)))
-        first_row, counts = merged, total
-    median_day = float(np.median(day_totals[day_totals > 0]))
-    key_day = keys // users
-    share = counts / day_totals[key_day]
-    ratio = counts / median_day
-    hit = (counts >= rules.min_jobs) & (share >= rules.min_day_share) & (ratio >= rules.min_ratio)
-    rows = np.flatnonzero(hit)
-    if not rows.size:
-        return find_flurries(arrays.take(slice(0, 0)), local_s[:0], criteria)
-    dates = pd.to_datetime((key_day[rows] + first_day) * _DAY, unit="s")
-    return pa.table(
-        {
-            "user": [arrays.user_labels[int(k % users)] for k in keys[rows]],
-            "day": [d.date().isoformat() for d in dates],
-            "jobs": pa.array(counts[rows].astype(np.int64)),
-            "day_jobs": pa.array(day_totals[key_day[rows]].astype(np.int64)),
-            "day_share": pa.array(share[rows]),
-            "ratio_to_median_day": pa.array(ratio[rows]),
-            "first_submit_s": pa.array(arrays.submit[first_row[rows]]),
-        },
-        schema=find_flurries(arrays.take(slice(0, 0)), local_s[:0], criteria).schema,
-    )
-
-
 def characterise(
     trace: pa.Table,
     *,
@@ -548,7 +499,7 @@ def characterise_arrays(
     if arrays.origin is None:
         notes.append(clock)
     profiles = arrival_profiles(local_s, None if arrays.origin is None else zone)
-    flurry_table = _flurries(arrays, local_s, flurries)
+    flurry_table = find_flurries(arrays, local_s, flurries)
     del local_s
     if flurry_table.num_rows:
         notes.append(

@@ -24,6 +24,7 @@ from gridtrace.stats import (
     TraceArrays,
     _characterise,
     _chunked,
+    _profiles,
     characterise,
     characterise_parquet,
     find_flurries,
@@ -190,9 +191,11 @@ def test_flurries_counted_in_chunks_are_find_flurries(
     monkeypatch.setattr(_characterise, "_LOCAL_CHUNK", chunk)
     local_s, _ = _characterise._local_seconds(arrays, "Europe/Paris")
     for criteria in (None, FlurryCriteria(min_jobs=10, min_day_share=0.3, min_ratio=0.5)):
+        monkeypatch.setattr(_profiles, "_FLURRY_CHUNK", local_s.size)
         whole = find_flurries(arrays, local_s, criteria)
         assert whole.num_rows >= 2
-        assert _characterise._flurries(arrays, local_s, criteria).equals(whole)
+        monkeypatch.setattr(_profiles, "_FLURRY_CHUNK", chunk)
+        assert find_flurries(arrays, local_s, criteria).equals(whole)
 
 
 def test_acf_by_lags_matches_the_fft_one(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -211,7 +214,11 @@ def test_bounded_memory_in_small_batches(tmp_path: Path, monkeypatch: pytest.Mon
     n = 30_000
     path = _write(_jobs(n, 10), tmp_path / "jobs.parquet", row_group=1000)
     whole = characterise(build_trace(pq.read_table(path), cores=16)).to_dict()
-    for module, name in ((_characterise, "_LOCAL_CHUNK"), (_chunked, "_CHUNK")):
+    for module, name in (
+        (_characterise, "_LOCAL_CHUNK"),
+        (_chunked, "_CHUNK"),
+        (_profiles, "_FLURRY_CHUNK"),
+    ):
         monkeypatch.setattr(module, name, 2048)
     monkeypatch.setattr(_characterise, "ACF_FFT_MAX", 0)
     batches = _chunked._batches
