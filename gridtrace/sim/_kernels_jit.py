@@ -541,56 +541,6 @@ def _cons_fits_now(
 
 
 @numba.njit(cache=True)
-def _cons_take(
-    times: NDArray[np.float64],
-    pfree: NDArray[np.int64],
-    m: int,
-    pos: float,
-    dur: float,
-    need: int,
-) -> int:
-    """Take the cores of a reservation at ``pos`` (>= ``times[0]``), as placed; new ``m``.
-
-    The inverse of :func:`_cons_release` for a reservation placed at this event.
-    """
-    end = _cons_end(pos, dur)
-    a = 0
-    if pos > times[0]:
-        a, m = _cons_split(times, pfree, m, pos)
-    b, m = _cons_split(times, pfree, m, end)
-    for j in range(a, b):
-        pfree[j] -= need
-    return m
-
-
-@numba.njit(cache=True)
-def _cons_fit_before(
-    times: NDArray[np.float64],
-    pfree: NDArray[np.int64],
-    m: int,
-    need: int,
-    dur: float,
-    horizon: float,
-) -> bool:
-    """Whether the earliest fit of ``need`` cores for ``dur`` starts before ``horizon``."""
-    i = 0
-    while i < m and times[i] < horizon:
-        if pfree[i] < need:
-            i += 1
-            continue
-        end = _cons_end(times[i], dur)
-        k = i + 1
-        while k < m and times[k] < end:
-            if pfree[k] < need:
-                break
-            k += 1
-        else:
-            return True
-        i = k + 1
-    return False
-
-
-@numba.njit(cache=True)
 def conservative_kernel_inc(
     submit: NDArray[np.float64],
     run: NDArray[np.float64],
@@ -630,9 +580,7 @@ def conservative_kernel_inc(
     rebuild = True
     # counters (third return value): events at which a job waits, profile rebuilds, placements
     # (earliest-start scans, new jobs included)
-    stats = np.zeros(5, dtype=np.int64)
-    tpos = np.empty(n, dtype=np.float64)  # new jobs placed before held ones (``lazy``)
-    outside = np.zeros(n, dtype=np.bool_)
+    stats = np.zeros(3, dtype=np.int64)
     inf = np.inf
     while True:
         t_arr = submit[nxt] if nxt < n else inf
@@ -752,114 +700,54 @@ def conservative_kernel_inc(
                 now_free -= cores[row]
         j = first
         live = first  # the held jobs r_row[j:live] cannot start now (no new job waits)
-        # new jobs wait and the held jobs r_row[valid:] are outside the kept profile (the stop
-        # above at an earlier event): place the new jobs in the kept profile first, take them
-        # out again, and keep those places if no held job outside has a fit starting before the
-        # last of them ends (then, placed in their order, the held jobs all sit from there on,
-        # since the profile only fills: none starts now, and the new jobs' fits are the
-        # policy's); otherwise place the held jobs, then the new ones, as before
-        r0 = valid
-        lazy = has_unreserved and r0 < r_size
-        j_lim = r0 if lazy else r_size
-        fast = False
-        row_stop = unres
-        while True:
-            while j < j_lim:
-                if pv[0] == 0:
-                    break
-                if not has_unreserved:
-                    if suffix[j] > pv[0] or suffix[j] > now_free:
-                        break
-                    # none of the held jobs left can start now: their re-placement changes
-                    # nothing this event decides (they keep their first reservations), so stop
-                    # here as well; a job that cannot start now cannot later in the event (the
-                    # profile only fills)
-                    if live < j:
-                        live = j
-                    while live < r_size:
-                        other = r_row[live]
-                        if cores[other] <= now_free and _cons_fits_now(
-                            tv, pv, m, cores[other], est[other]
-                        ):
-                            break
-                        live += 1
-                    if live == r_size:
-                        break
-                row = r_row[j]
-                need = cores[row]
-                dur = est[row]
-                s, m = _cons_place(tv, pv, m, need, dur)
-                j += 1
-                stats[2] += 1
-                if s < 0:
-                    pos[row] = inf
-                    continue
-                t0 = tv[s]
-                pos[row] = t0
-                if t0 == now and need <= now_free:
-                    chosen[n_chosen] = row
-                    n_chosen += 1
-                    now_free -= need
-            if not lazy or j < j_lim or pv[0] == 0:
+        while j < r_size:
+            if pv[0] == 0:
                 break
-            lazy = False
-            stats[3] += 1
-            # the new jobs in the kept profile, then taken out again to test the held jobs
-            # r_row[r0:] against the profile they would be placed in
-            horizon = _cons_end(now, 0.0)
-            row = unres
-            while row < nxt:
-                if pv[0] == 0:
+            if not has_unreserved:
+                if suffix[j] > pv[0] or suffix[j] > now_free:
                     break
-                s, m = _cons_place(tv, pv, m, cores[row], est[row])
-                stats[2] += 1
-                if s < 0:
-                    tpos[row] = np.nan
-                else:
-                    tpos[row] = tv[s]
-                    e = _cons_end(tpos[row], est[row])
-                    if e > horizon:
-                        horizon = e
-                row += 1
-            row_stop = row
-            for r in range(row_stop - 1, unres - 1, -1):
-                if not np.isnan(tpos[r]):
-                    m = _cons_release(tv, pv, m, tpos[r], est[r], cores[r])
-            fast = True
-            for k in range(r0, r_size):
-                other = r_row[k]
-                if _cons_fit_before(tv, pv, m, cores[other], est[other], horizon):
-                    fast = False
+                # none of the held jobs left can start now: their re-placement changes nothing
+                # this event decides (they keep their first reservations), so stop here as well;
+                # a job that cannot start now cannot later in the event (the profile only fills)
+                if live < j:
+                    live = j
+                while live < r_size:
+                    other = r_row[live]
+                    if cores[other] <= now_free and _cons_fits_now(
+                        tv, pv, m, cores[other], est[other]
+                    ):
+                        break
+                    live += 1
+                if live == r_size:
                     break
-            if fast:
-                stats[4] += 1
-                for r in range(unres, row_stop):
-                    if not np.isnan(tpos[r]):
-                        m = _cons_take(tv, pv, m, tpos[r], est[r], cores[r])
-                break
-            j_lim = r_size  # some held job may move before the new ones end: place them all
+            row = r_row[j]
+            need = cores[row]
+            dur = est[row]
+            s, m = _cons_place(tv, pv, m, need, dur)
+            j += 1
+            stats[2] += 1
+            if s < 0:
+                pos[row] = inf
+                continue
+            t0 = tv[s]
+            pos[row] = t0
+            if t0 == now and need <= now_free:
+                chosen[n_chosen] = row
+                n_chosen += 1
+                now_free -= need
         j_end = j
         row = unres
         while row < nxt:
-            if fast:
-                if row == row_stop:
-                    break
-                t0 = tpos[row]
-                if np.isnan(t0):
-                    row += 1
-                    continue
-                need = cores[row]
-            else:
-                if pv[0] == 0:
-                    break
-                need = cores[row]
-                dur = est[row]
-                s, m = _cons_place(tv, pv, m, need, dur)
-                stats[2] += 1
-                if s < 0:
-                    row += 1
-                    continue
-                t0 = tv[s]
+            if pv[0] == 0:
+                break
+            need = cores[row]
+            dur = est[row]
+            s, m = _cons_place(tv, pv, m, need, dur)
+            stats[2] += 1
+            if s < 0:
+                row += 1
+                continue
+            t0 = tv[s]
             res[row] = t0
             pos[row] = t0
             if t0 == now and need <= now_free:
@@ -903,8 +791,6 @@ def conservative_kernel_inc(
         for k in range(j_end, r_size):
             r_row[w] = r_row[k]
             w += 1
-            if fast and n_fresh > 0:
-                outside[r_row[k]] = True
         r_size = w
         # fresh reservations: placed after every held job; one sorted before a job placed before
         # it changes the order, so re-place from there at the next event
@@ -926,23 +812,7 @@ def conservative_kernel_inc(
                 r_row[k] = r_row[k - 1]
             r_row[a] = row
             r_size += 1
-        if n_fresh > 0 and fast:
-            # the held jobs not placed are outside the profile; the kept prefix ends at the
-            # first of them, or where a fresh reservation sorted before a kept one
-            lim = dirty
-            for k in range(r_size):
-                if outside[r_row[k]]:
-                    if k < lim:
-                        lim = k
-                    break
-            for k in range(lim, r_size):
-                row = r_row[k]
-                if outside[row]:
-                    outside[row] = False
-                else:
-                    m = _cons_release(tv, pv, m, pos[row], est[row], cores[row])
-            valid = lim
-        elif n_fresh > 0:
+        if n_fresh > 0:
             valid = r_size  # every held job was placed (no break), and so were the fresh ones
             if dirty < r_size:
                 for k in range(dirty, r_size):
