@@ -15,7 +15,8 @@ run by run (the worker inherits the CPU pinning, and waits while this process ru
 checks that both give the same start times, and prints the medians, the min–max and the ratio of
 the medians. Rates are jobs per CPU-second of the process (``time.process_time``; the machine may
 be shared), with the wall-clock rates alongside; each tree runs once on a slice first
-(compilation or cache load).
+(compilation or cache load). ``--conservative-counters`` adds the incremental kernel's counters
+in this tree (events at which a job waits, profile rebuilds, earliest-start scans).
 
 Workloads: (1) synthetic rigid multi-core jobs on P = 256 cores — Poisson arrivals, exponential
 runtimes (mean 1000 s), cores 2^k with k uniform on 0…6 (mean 18.1), load ρ = 0.9; (2) Lublin-1
@@ -320,6 +321,28 @@ def conservative_rows(
     return out
 
 
+def conservative_counters(workloads: list[tuple[str, int, pa.Table]]) -> list[str]:
+    """Markdown rows: the incremental kernel's counters in this tree, one run per case.
+
+    Events at which a job waits, profile rebuilds (after an early end), earliest-start scans
+    (placements, new jobs included): where the kernel's time goes, independent of the load.
+    """
+    from gridtrace.sim._kernels_jit import conservative_kernel_inc
+
+    out = []
+    for label, procs, table in workloads:
+        estimators = (
+            ["oracle", "walltime"] if "walltime_req_s" in table.column_names else ["oracle"]
+        )
+        for estimator in estimators:
+            a = kernel_arrays(table, estimator)
+            stats = conservative_kernel_inc(a["submit"], a["run"], a["est"], a["cores"], procs)[2]
+            cells = [f"{label}, {estimator}", f"{table.num_rows:,}"]
+            cells += [f"{int(v):,}" for v in stats[:3]]
+            out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
 def rates(n: int, repeat: int, work: Callable[[], object]) -> list[float]:
     out = []
     for _ in range(repeat):
@@ -356,6 +379,11 @@ def main() -> None:
     parser.add_argument("--conservative-only", action="store_true")
     parser.add_argument("--conservative-jobs", type=int, default=200_000)
     parser.add_argument("--baseline-tree", help="a checkout whose gridtrace is the baseline")
+    parser.add_argument(
+        "--conservative-counters",
+        action="store_true",
+        help="with --conservative-only: also print the kernel's counters (events, rebuilds, scans)",
+    )
     args = parser.parse_args()
     if args.conservative_only:
         workloads = [(f"synthetic (P = {CORES})", CORES, synthetic(args.conservative_jobs))]
@@ -388,6 +416,16 @@ def main() -> None:
         )
         print("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|")
         print("\n".join(rows))
+        if args.conservative_counters:
+            print()
+            print("counters of the incremental kernel in this tree (one run per case)")
+            print()
+            print(
+                "| trace, estimator | jobs | events at which a job waits | profile rebuilds "
+                "| earliest-start scans |"
+            )
+            print("|---|---:|---:|---:|---:|")
+            print("\n".join(conservative_counters(workloads)))
         return
     n, m = args.jobs, min(args.baseline_jobs, args.jobs)
     big = synthetic(n)
