@@ -23,6 +23,8 @@ __all__ = [
     "utilisation_factor",
 ]
 
+_IDC_CHUNK = 1 << 20
+
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95, 0.99)
 """Quantiles reported for runtimes and inter-arrival times."""
 
@@ -123,6 +125,27 @@ def log_histogram(values: F64, edges: F64) -> npt.NDArray[np.int64]:
     return counts.astype(np.int64)
 
 
+def _window_counts(times: npt.NDArray[np.float64], t: float, windows: int) -> npt.NDArray[np.int64]:
+    """Arrivals in each of the first ``windows`` windows of length ``t`` from ``times[0]``.
+
+    Counted ``_IDC_CHUNK`` arrivals at a time: the temporaries of one pass over all of them
+    (offsets, window indices, a mask and its copy: about 33 bytes an arrival) were the largest
+    allocation of a characterisation of 17 million jobs. Each chunk adds its counts over the
+    windows it touches, so the counts are exactly those of one pass.
+    """
+    counts = np.zeros(windows, dtype=np.int64)
+    for first in range(0, times.size, _IDC_CHUNK):
+        index = ((times[first : first + _IDC_CHUNK] - times[0]) // t).astype(np.int64)
+        index = index[index < windows]
+        if index.size:
+            low = int(index.min())
+            if low < 0:
+                msg = f"arrival times must be sorted: {times[first:].min()} is before {times[0]}"
+                raise ConfigError(msg)
+            counts[low : int(index.max()) + 1] += np.bincount(index - low)
+    return counts
+
+
 def idc_curve(
     submit_s: npt.ArrayLike,
     *,
@@ -169,14 +192,12 @@ def idc_curve(
     if not high > low:
         return schema.empty_table()
     grid = np.unique(np.logspace(math.log10(low), math.log10(high), points))
-    offsets = times - times[0]
     rows: dict[str, list[float]] = {"t_s": [], "windows": [], "mean_count": [], "idc": []}
     for t in grid:
         windows = int(span // t)
         if windows < min_windows:
             continue
-        index = (offsets // t).astype(np.int64)
-        counts = np.bincount(index[index < windows], minlength=windows)
+        counts = _window_counts(times, t, windows)
         mean = float(counts.mean())
         rows["t_s"].append(float(t))
         rows["windows"].append(windows)

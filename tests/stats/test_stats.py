@@ -158,6 +158,26 @@ def test_idc_of_a_bursty_process_grows() -> None:
     assert idc[-1] > 10.0
 
 
+@pytest.mark.parametrize("chunk", [1, 7, 1000])
+def test_idc_counted_in_chunks_is_the_one_pass_count(
+    chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gridtrace.stats import _measures
+
+    rng = np.random.default_rng(11)
+    submit = np.cumsum(rng.exponential(5.0, 5_000))
+    submit[100:110] = submit[100]  # equal arrivals on a window edge or inside one
+    whole = idc_curve(submit, points=25)
+    monkeypatch.setattr(_measures, "_IDC_CHUNK", chunk)
+    assert idc_curve(submit, points=25).equals(whole)
+    assert whole.num_rows >= 20
+
+
+def test_idc_refuses_arrivals_before_the_first() -> None:
+    with pytest.raises(ConfigError, match="must be sorted"):
+        idc_curve(np.array([10.0, 5.0, 20.0, 30.0, 40.0]), t_min=1.0, min_windows=2)
+
+
 def test_acf_of_independent_gaps_is_small_and_of_periodic_gaps_alternates() -> None:
     rng = np.random.default_rng(5)
     acf = interarrival_acf(np.cumsum(rng.exponential(1.0, 50_000)), lags=10)
