@@ -908,20 +908,21 @@ class _Fields:
         return _pc.map_lookup(self.attrs, key, "first")
 
 
-def _ids(job_id: Arr) -> tuple[F64, F64, list[str | None], list[str]]:
-    """``(job_seq, array_index, range text, attempt key)`` of JobIDs (steps map to their job)."""
+def _ids(job_id: Arr) -> tuple[F64, F64, Arr, Arr]:
+    """``(job_seq, array_index, range text, attempt key)`` of JobIDs (steps map to their job).
+
+    The range texts (null where none) and the keys are string arrays.
+    """
     text = _pc.fill_null(job_id, "")
     parts = _pc.extract_regex(text, _JOBID)
     seq = _floats(_pc.fill_null(_pc.struct_field(parts, "seq"), ""))
     idx = _floats(_pc.fill_null(_pc.struct_field(parts, "idx"), ""))
     rng = _pc.struct_field(parts, "rng")
-    ranges = _pc.if_else(_pc.equal(_pc.fill_null(rng, ""), ""), None, rng).to_pylist()
-    het = _pc.fill_null(_pc.struct_field(parts, "het"), "")
+    ranges = _pc.if_else(_pc.equal(_pc.fill_null(rng, ""), ""), None, rng)
     base = _pc.split_pattern(text, ".", max_splits=1)
     base = _pc.list_element(base, 0) if len(text) else text
     key = _pc.if_else(_pc.is_valid(parts), base, text)
-    del het
-    return seq, idx, ranges, key.to_pylist()
+    return seq, idx, ranges, key
 
 
 def assemble_slurm(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseResult:
@@ -995,9 +996,9 @@ def _jobs(
     repeats = np.ones(n_lines, dtype=np.int64)
     indices: dict[int, list[int]] = {}
     bad_range = np.zeros(n_lines, dtype=bool)
-    for i, text in enumerate(ranges):
-        if text is None:
-            continue
+    range_rows = np.flatnonzero(_numpy(_pc.is_valid(ranges), bool))
+    range_text = ranges.take(_pa.array(range_rows)).to_pylist()
+    for i, text in zip(range_rows.tolist(), range_text, strict=True):
         try:
             indices[i] = expand_array_ids(text)
         except ValueError:
@@ -1013,17 +1014,20 @@ def _jobs(
         for i, values in indices.items():
             array_index[starts[i] : starts[i] + len(values)] = values
             expanded[starts[i] : starts[i] + len(values)] = True
-    key_arr = np.asarray(keys, dtype=object)[take]
-    seq_known = ~np.isnan(seq[take])
-    base = np.where(seq_known, np.nan_to_num(seq[take]).astype(np.int64).astype(str), key_arr)
-    key_arr = np.where(
-        ~np.isnan(array_index),
-        np.char.add(
-            np.char.add(base.astype(str), "_"),
-            np.nan_to_num(array_index).astype(np.int64).astype(str),
-        ),
-        key_arr,
-    ).astype(object)
+    # the attempt key: the JobID before its step, an array task's as job_seq_index
+    key_text = keys if n == n_lines else keys.take(_pa.array(take))
+    with_index = ~np.isnan(array_index)
+    if with_index.any():
+        seq_text = np.nan_to_num(seq[take][with_index]).astype(np.int64).astype(str)
+        index_text = np.nan_to_num(array_index[with_index]).astype(np.int64).astype(str)
+        key_text = _pc.replace_with_mask(
+            key_text,
+            _pa.array(with_index),
+            _pa.array(np.char.add(np.char.add(seq_text, "_"), index_text), pa.string()),
+        )
+    key_code = (
+        _numpy(key_text.dictionary_encode().indices, np.int64) if n else np.zeros(0, np.int64)
+    )
 
     identity = n == n_lines
 
@@ -1060,35 +1064,36 @@ def _jobs(
         else np.zeros(0, np.int64)
     )
 
-    # attempts: rows of one job id, in submit order, then file and line order
-    frame = pd.DataFrame(
-        {"key": key_arr, "submit": submit, "file": file_no, "line": src_line, "row": np.arange(n)}
-    )
-    frame = frame.sort_values(["key", "submit", "file", "line", "row"], na_position="last")
+    # attempts: rows of one job id, in submit order, then file and line order (NaN last)
+    order = np.lexsort((np.arange(n), src_line, file_no, submit, key_code))
     attempt = np.empty(n, dtype=np.int64)
     n_attempts = np.empty(n, dtype=np.int64)
-    attempt[frame["row"].to_numpy()] = frame.groupby("key", sort=False).cumcount().to_numpy()
-    n_attempts[frame["row"].to_numpy()] = (
-        frame.groupby("key", sort=False)["row"].transform("size").to_numpy()
-    )
     first_submit = np.empty(n)
-    first_submit[frame["row"].to_numpy()] = (
-        frame.groupby("key", sort=False)["submit"].transform("first").to_numpy()
-    )
+    if n:
+        sorted_code = key_code[order]
+        opens = np.flatnonzero(np.r_[True, sorted_code[1:] != sorted_code[:-1]])
+        sizes = np.diff(np.r_[opens, n])
+        group_start = np.repeat(opens, sizes)
+        attempt[order] = np.arange(n) - group_start
+        n_attempts[order] = np.repeat(sizes, sizes)
+        # the first known submit of the group: NaN ones sort last
+        first_submit[order] = np.repeat(submit[order][opens], sizes)
 
     # state: the first word, "CANCELLED by 500" flagged
     state_parts = _pc.extract_regex(
         _pc.fill_null(col("State"), ""), r"^(?P<w>\S*)(?P<by>\s+by\s+\S+)?"
     )
-    words = np.asarray(
-        _pc.fill_null(_pc.struct_field(state_parts, "w"), "").to_pylist(), dtype=object
-    )
+    words = _pc.fill_null(_pc.struct_field(state_parts, "w"), "").dictionary_encode()
+    word_code = _numpy(words.indices, np.int64)
     cancelled_by = _numpy(
         _pc.not_equal(_pc.fill_null(_pc.struct_field(state_parts, "by"), ""), ""), bool
     )
-    mapped = [_STATE_MAP.get(str(w).upper(), ("UNKNOWN", "STATE_NONSTANDARD")) for w in words]
-    state = np.array([m[0] for m in mapped], dtype=object)
-    state_flag = np.array([m[1] or "" for m in mapped], dtype=object)
+    mapped = [
+        _STATE_MAP.get(str(w).upper(), ("UNKNOWN", "STATE_NONSTANDARD"))
+        for w in words.dictionary.to_pylist()
+    ]
+    state = np.array([m[0] for m in mapped], dtype=object)[word_code]
+    state_flag = np.array([m[1] or "" for m in mapped], dtype=object)[word_code]
     state_cut = absent("State")  # a truncated line: the state is not known (flag TRUNCATED)
     state_flag[state_cut] = ""
     started = ~np.isnan(start)
@@ -1099,7 +1104,7 @@ def _jobs(
     state = np.where(deleted, "DELETED", state)
     # a row repeating another's id, submit, start and end (overlapping exports, overlapping array
     # ranges) is not a requeue: it keeps its state, flagged DUPLICATE
-    same = pd.DataFrame({"key": key_arr, "submit": submit, "start": start, "end": end_logged})
+    same = pd.DataFrame({"key": key_code, "submit": submit, "start": start, "end": end_logged})
     duplicate = np.asarray(same.duplicated(keep=False), dtype=bool)
     earlier = (attempt < n_attempts - 1) & ~duplicate
     logged_state = state.copy()
@@ -1180,25 +1185,25 @@ def _jobs(
     exit_signal = _floats(_pc.fill_null(_pc.struct_field(exit_parts, "s"), ""))
 
     # host lists: expanded once per distinct value
-    node_text = col("NodeList").to_pylist()
-    cache: dict[str, list[str] | None] = {}
-    hosts: list[list[str] | None] = []
-    bad_nodes = np.zeros(n, dtype=bool)
-    n_hosts = np.full(n, np.nan)
-    for i, text in enumerate(node_text):
-        if text not in cache:
-            try:
-                cache[text] = expand_hostlist(text or "") or None
-            except ValueError:
-                cache[text] = None
-                bad_nodes[i] = True
-        bad_nodes[i] = bad_nodes[i] or (
-            cache[text] is None and bool(text) and text != "None assigned"
-        )
-        hosts.append(cache[text])
-        listed = cache[text]
-        if listed:
-            n_hosts[i] = len(listed)
+    node_values = col("NodeList").dictionary_encode()
+    node_code = _numpy(node_values.indices.fill_null(-1), np.int64)
+    distinct: list[str | None] = [*node_values.dictionary.to_pylist(), None]  # -1: null
+    listed: list[list[str] | None] = []
+    for text in distinct:
+        try:
+            listed.append(expand_hostlist(text or "") or None)
+        except ValueError:
+            listed.append(None)
+    bad_distinct = np.array(
+        [
+            h is None and bool(t) and t != "None assigned"
+            for t, h in zip(distinct, listed, strict=True)
+        ]
+    )
+    count_distinct = np.array([len(h) if h else np.nan for h in listed], dtype=np.float64)
+    bad_nodes = bad_distinct[node_code]
+    n_hosts = count_distinct[node_code]
+    hosts = _pa.array(listed, pa.list_(pa.string())).take(_pa.array(node_code % len(distinct)))
     nodes_alloc_conflict = ~np.isnan(nodes_alloc) & (
         (~np.isnan(alloc_nodes) & (alloc_nodes != nodes_alloc))
         | (~np.isnan(n_hosts) & (n_hosts != nodes_alloc))
@@ -1217,9 +1222,10 @@ def _jobs(
         s_rss, s_rss_bare = _sizes(_lookup(steps, "MaxRSS"), 1)
         s_vmem, s_vmem_bare = _sizes(_lookup(steps, "MaxVMSize"), 1)
         by_key: dict[str, list[int]] = {}
-        for row in frame["row"].to_numpy():
-            by_key.setdefault(key_arr[row], []).append(int(row))
-        for j, k in enumerate(s_keys):
+        key_list = key_text.to_pylist()
+        for row in order.tolist():
+            by_key.setdefault(key_list[row], []).append(row)
+        for j, k in enumerate(s_keys.to_pylist()):
             rows = by_key.get(k)
             if not rows:
                 orphans += 1
@@ -1282,12 +1288,8 @@ def _jobs(
     flags = flag_array(n, masks)
 
     site = rec.column("site").combine_chunks().take(_pa.array(take))
-    submit_text = np.where(
-        np.isnan(first_submit), "unknown", np.nan_to_num(first_submit).astype(np.int64).astype(str)
-    )
-    job_key = _pc.binary_join_element_wise(
-        site, ":", _pa.array(key_arr.astype(str)), "@", _pa.array(submit_text.astype(str)), ""
-    )
+    submit_text = _pc.fill_null(_int_or_null(first_submit, pa.int64()).cast(pa.string()), "unknown")
+    job_key = _pc.binary_join_element_wise(site, ":", key_text, "@", submit_text, "")
     ts = pa.timestamp("s", tz="UTC")
 
     def times(values: F64) -> Arr:
@@ -1323,7 +1325,7 @@ def _jobs(
         "nodes_alloc": _int_or_null(nodes_alloc, pa.int32()),
         "cores_alloc": _int_or_null(cores_alloc, pa.int32()),
         "gpus_alloc": _int_or_null(gpus_alloc, pa.int32()),
-        "exec_hosts": _pa.array(hosts, pa.list_(pa.string())),
+        "exec_hosts": hosts,
         "mem_req_bytes": _int_or_null(mem_req, pa.int64()),
         "mem_used_bytes": _int_or_null(rss, pa.int64()),
         "vmem_used_bytes": _int_or_null(vmem, pa.int64()),
