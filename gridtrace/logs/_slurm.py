@@ -117,6 +117,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gridtrace.errors import ConfigError
+from gridtrace.logs import _slurm_fast
 from gridtrace.logs._attrs import append_flag, flag_array, flag_mask, repeated_rows
 from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._columnar import as_text, quarantine_table, records_table
@@ -778,16 +779,21 @@ class _Clock:
 
     def __call__(self, text: Arr) -> tuple[F64, Bool, Bool, F64]:
         """``(epoch, ambiguous, gap, offset)`` of a string array (NaN where not a time)."""
-        text = _pc.fill_null(text, "")
-        is_time = _numpy(_pc.match_substring_regex(text, _TIME), bool)
-        with_offset = _numpy(_pc.match_substring_regex(text, _TIME + r"(?:\.\d+)?" + _OFFSET), bool)
-        naive_ts = _pc.strptime(
-            _pc.utf8_slice_codeunits(text, 0, 19),
-            format="%Y-%m-%dT%H:%M:%S",
-            unit="s",
-            error_is_null=True,
-        )
-        naive = _numpy(naive_ts.cast(pa.int64()).cast(pa.float64()).fill_null(np.nan))
+        return self.read(_Column.of(text), fast=False)
+
+    def read(self, column: _Column, *, fast: bool) -> tuple[F64, Bool, Bool, F64]:
+        """``(epoch, ambiguous, gap, offset)`` of a column; plain times by the kernel if fast."""
+        if fast:
+            naive, status = _slurm_fast.scan_times(column.view())
+            is_time = status != _slurm_fast.TIME_NONE
+            with_offset = np.zeros(len(naive), dtype=bool)
+            declined = np.flatnonzero(status == _slurm_fast.TIME_DECLINED)
+            if len(declined):
+                is_time[declined], with_offset[declined], naive[declined] = _time_parts(
+                    column.subset(declined)
+                )
+        else:
+            is_time, with_offset, naive = _time_parts(column.array())
         n = len(naive)
         ambiguous = np.zeros(n, dtype=bool)
         gap = np.zeros(n, dtype=bool)
@@ -796,7 +802,7 @@ class _Clock:
         plain = is_time & ~with_offset & ~np.isnan(naive)
         if with_offset.any():
             stamps = pd.to_datetime(
-                pd.Series(text.filter(_pa.array(with_offset)).to_pylist()),
+                pd.Series(column.subset(np.flatnonzero(with_offset)).to_pylist()),
                 utc=True,
                 format="ISO8601",
             )
@@ -830,6 +836,21 @@ class _Clock:
         return epoch, ambiguous, gap, offset
 
 
+def _time_parts(text: Arr) -> tuple[Bool, Bool, F64]:
+    """``(is a time, carries an offset, naive epoch seconds)`` of a string array."""
+    text = _pc.fill_null(text, "")
+    is_time = _numpy(_pc.match_substring_regex(text, _TIME), bool)
+    with_offset = _numpy(_pc.match_substring_regex(text, _TIME + r"(?:\.\d+)?" + _OFFSET), bool)
+    naive_ts = _pc.strptime(
+        _pc.utf8_slice_codeunits(text, 0, 19),
+        format="%Y-%m-%dT%H:%M:%S",
+        unit="s",
+        error_is_null=True,
+    )
+    naive = _numpy(naive_ts.cast(pa.int64()).cast(pa.float64()).fill_null(np.nan))
+    return is_time, with_offset, naive
+
+
 def _sizes(array: Arr, default_unit: int) -> tuple[F64, Bool]:
     """Read sizes: ``1234K``, ``2G``, ``512`` → bytes (powers of 1024; NaN if not a size).
 
@@ -846,11 +867,55 @@ def _sizes(array: Arr, default_unit: int) -> tuple[F64, Bool]:
     return value * scale, bare
 
 
-def _unreadable(text: Arr, parsed: F64, words: tuple[str, ...]) -> Bool:
+def _unreadable(text: Arr | _Column, parsed: F64, words: tuple[str, ...]) -> Bool:
     """Say where a field holds text that is not blank, not in ``words`` and not in ``parsed``."""
-    trimmed = _pc.utf8_trim_whitespace(_pc.fill_null(text, ""))
-    known: Bool = _numpy(_pc.is_in(trimmed, _pa.array(["", *words], pa.string())), bool)
-    return np.isnan(parsed) & ~known
+    column = text if isinstance(text, _Column) else _Column.of(text)
+    out = np.isnan(parsed)
+    rows = np.flatnonzero(out)  # only a value not read can be unreadable
+    if len(rows):
+        trimmed = _pc.utf8_trim_whitespace(_pc.fill_null(column.subset(rows), ""))
+        known = _numpy(_pc.is_in(trimmed, _pa.array(["", *words], pa.string())), bool)
+        out[rows] = ~known
+    return out
+
+
+def _req_mem(text: Arr) -> tuple[F64, npt.NDArray[np.int8], npt.NDArray[np.int8]]:
+    """ReqMem's ``(value, unit code, scope byte)``: units 0 none, 1..5 K..P; scope 0, c or n."""
+    mem = _pc.extract_regex(_pc.fill_null(text, ""), _MEM)
+    value = _floats(_pc.fill_null(_pc.struct_field(mem, "v"), ""))
+    unit_text = _pc.fill_null(_pc.struct_field(mem, "u"), "")
+    scope_text = _pc.fill_null(_pc.struct_field(mem, "s"), "")
+    unit = np.zeros(len(value), dtype=np.int8)
+    for code, letter in enumerate("KMGTP", start=1):
+        unit[_numpy(_pc.equal(unit_text, letter), bool)] = code
+    scope = np.zeros(len(value), dtype=np.int8)
+    for letter in "cn":
+        scope[_numpy(_pc.equal(scope_text, letter), bool)] = ord(letter)
+    return value, unit, scope
+
+
+def _tres_size(text: Arr, key: str) -> F64:
+    """Return the size of the first ``key=`` entry of TRES lists, in bytes (megabytes when bare)."""
+    entry = _pc.extract_regex(_pc.fill_null(text, ""), rf"(?:^|,){re.escape(key)}=(?P<v>[^,]+)")
+    return _sizes(_pc.struct_field(entry, "v"), _UNITS["M"])[0]
+
+
+def _exit_codes(text: Arr) -> tuple[F64, F64]:
+    """``(exit code, signal)`` of ExitCode texts ``0:15``."""
+    parts = _pc.extract_regex(_pc.fill_null(text, ""), r"^(?P<c>-?\d+):(?P<s>\d+)$")
+    code = _floats(_pc.fill_null(_pc.struct_field(parts, "c"), ""))
+    signal = _floats(_pc.fill_null(_pc.struct_field(parts, "s"), ""))
+    return code, signal
+
+
+def _redo(declined: Bool, column: _Column, outs: Sequence[npt.NDArray[Any]], ref: Any) -> None:
+    """Read the values the kernel declined with the reference ``ref``, into ``outs``."""
+    rows = np.flatnonzero(declined)
+    if not len(rows):
+        return
+    again = ref(column.subset(rows))
+    for out, values in zip(outs, again if isinstance(again, tuple) else (again,), strict=True):
+        out[rows] = values
 
 
 def _no_sizes(n: int) -> tuple[F64, Bool]:
@@ -875,6 +940,7 @@ class _Fields:
         self.attrs: Any = attrs
         self.n = len(self.attrs)
         self.positions: dict[str, int] | None = None
+        self._view: _slurm_fast.Text | None = None
         if not self.n:
             return
         offsets = _numpy(attrs.offsets, np.int64)
@@ -888,6 +954,18 @@ class _Fields:
             if keys.equals(tiled):
                 self.positions = {str(k): i for i, k in enumerate(first)}
                 self.width = width
+
+    def index(self, key: str) -> I64 | None:
+        """Where each row's ``key`` value is in ``attrs.items`` (None: not positional or absent)."""
+        if self.positions is None or key not in self.positions:
+            return None
+        return np.arange(self.positions[key], self.n * self.width, self.width, dtype=np.int64)
+
+    def view(self) -> _slurm_fast.Text:
+        """Return the bytes of ``attrs.items``, for the kernel (made once)."""
+        if self._view is None:
+            self._view = _slurm_fast.text_view(self.attrs.items)
+        return self._view
 
     def names(self) -> set[str]:
         """Return the field names present in any row."""
@@ -908,6 +986,71 @@ class _Fields:
         return _pc.map_lookup(self.attrs, key, "first")
 
 
+class _Column:
+    """One field of the job rows: its text whole or for some rows, or its bytes for the kernel.
+
+    Parameters
+    ----------
+    fields : _Fields or None
+        The lines' fields (None: ``whole`` is the column).
+    name : str
+        The field.
+    take : numpy.ndarray of int64 or None
+        The line of each row (None: one row per line).
+    whole : pyarrow.StringArray, optional
+        The column, when already made.
+    """
+
+    def __init__(self, fields: _Fields | None, name: str, take: I64 | None, whole: Arr = None):
+        self.fields = fields
+        self.name = name
+        self.take = take
+        self.whole = whole
+
+    @classmethod
+    def of(cls, array: Arr) -> _Column:
+        """Return the column of a string array."""
+        return cls(None, "", None, array)
+
+    def _index(self) -> I64 | None:
+        index = None if self.fields is None else self.fields.index(self.name)
+        return index if index is None or self.take is None else index[self.take]
+
+    def array(self) -> Arr:
+        """Return the whole column (made once)."""
+        if self.whole is None:
+            assert self.fields is not None
+            values = self.fields[self.name]
+            self.whole = values if self.take is None else values.take(_pa.array(self.take))
+        return self.whole
+
+    def subset(self, rows: I64) -> Arr:
+        """Return the values of ``rows``."""
+        index = self._index() if self.whole is None else None
+        if index is not None:
+            assert self.fields is not None
+            return self.fields.attrs.items.take(_pa.array(index[rows]))
+        return self.array().take(_pa.array(rows))
+
+    def absent(self) -> Bool:
+        """Where the value is null (a field cut off with the file's last line)."""
+        index = self._index() if self.whole is None else None
+        if index is not None:
+            assert self.fields is not None
+            view = self.fields.view()
+            return ~view.valid[index]
+        return _numpy(_pc.is_null(self.array()), bool)
+
+    def view(self) -> _slurm_fast.Text:
+        """Return the column's bytes for the kernel."""
+        index = self._index() if self.whole is None else None
+        if index is not None:
+            assert self.fields is not None
+            view = self.fields.view()
+            return _slurm_fast.Text(view.data, view.offsets, view.valid, index)
+        return _slurm_fast.text_view(self.array())
+
+
 def _ids(job_id: Arr) -> tuple[F64, F64, Arr, Arr]:
     """``(job_seq, array_index, range text, attempt key)`` of JobIDs (steps map to their job).
 
@@ -923,6 +1066,59 @@ def _ids(job_id: Arr) -> tuple[F64, F64, Arr, Arr]:
     base = _pc.list_element(base, 0) if len(text) else text
     key = _pc.if_else(_pc.is_valid(parts), base, text)
     return seq, idx, ranges, key
+
+
+def _read_durations(column: _Column, fast: bool) -> F64:
+    if not fast:
+        return _durations(column.array())
+    out, declined = _slurm_fast.scan_durations(column.view())
+    _redo(declined, column, (out,), _durations)
+    return out
+
+
+def _read_floats(column: _Column, fast: bool) -> F64:
+    if not fast:
+        return _floats(column.array())
+    out, declined = _slurm_fast.scan_floats(column.view())
+    _redo(declined, column, (out,), _floats)
+    return out
+
+
+def _read_tres(column: _Column, keys: tuple[str, ...], fast: bool) -> list[F64]:
+    if not fast:
+        text = column.array()
+        return [_tres(text, key) for key in keys]
+    out, declined = _slurm_fast.scan_tres(column.view(), keys)
+    counts = [np.ascontiguousarray(out[:, q]) for q in range(len(keys))]
+    for q, key in enumerate(keys):
+        _redo(declined[:, q], column, (counts[q],), lambda t, key=key: _tres(t, key))
+    return counts
+
+
+def _read_req_mem(
+    column: _Column, fast: bool
+) -> tuple[F64, npt.NDArray[np.int8], npt.NDArray[np.int8]]:
+    if not fast:
+        return _req_mem(column.array())
+    value, unit, scope, declined = _slurm_fast.scan_req_mem(column.view())
+    _redo(declined, column, (value, unit, scope), _req_mem)
+    return value, unit, scope
+
+
+def _read_tres_size(column: _Column, key: str, fast: bool) -> F64:
+    if not fast:
+        return _tres_size(column.array(), key)
+    out, declined = _slurm_fast.scan_tres_size(column.view(), key)
+    _redo(declined, column, (out,), lambda text: _tres_size(text, key))
+    return out
+
+
+def _read_exit_codes(column: _Column, fast: bool) -> tuple[F64, F64]:
+    if not fast:
+        return _exit_codes(column.array())
+    code, signal, declined = _slurm_fast.scan_exit_codes(column.view())
+    _redo(declined, column, (code, signal), _exit_codes)
+    return code, signal
 
 
 def assemble_slurm(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseResult:
@@ -989,8 +1185,8 @@ def _jobs(
 ) -> tuple[pa.Table, dict[str, Any]]:
     n_lines = rec.num_rows
     fields = _Fields(rec)
-    get = {name: fields[name] for name in (*SLURM_FIELDS, "MaxRSS", "MaxVMSize")}
-    seq, idx, ranges, keys = _ids(get["JobID"])
+    fast = _slurm_fast.use_kernel(n_lines)
+    seq, idx, ranges, keys = _ids(fields["JobID"])
 
     # expand array ranges (123_[1-3]) into one row per index, as XDMoD does
     repeats = np.ones(n_lines, dtype=np.int64)
@@ -1030,13 +1226,19 @@ def _jobs(
     )
 
     identity = n == n_lines
+    columns_read: dict[str, _Column] = {}
+
+    def column(name: str) -> _Column:
+        if name not in columns_read:
+            columns_read[name] = _Column(fields, name, None if identity else take)
+        return columns_read[name]
 
     def col(name: str) -> Arr:
-        return get[name] if identity else get[name].take(_pa.array(take))
+        return column(name).array()
 
     def absent(name: str) -> Bool:
         """Fields missing from the row (cut off with the file's last line): null, not blank."""
-        return _numpy(_pc.is_null(col(name)), bool)
+        return column(name).absent()
 
     rec_flags = rec.column("flags")
     truncated = flag_mask(rec_flags, "TRUNCATED")[take]
@@ -1044,10 +1246,10 @@ def _jobs(
         (name, flag_mask(rec_flags, name)[take]) for name in ("NON_UTF8", "NO_NEWLINE")
     ]
 
-    submit, amb_submit, gap_submit, offset = clock(col("Submit"))
-    eligible, amb_elig, gap_elig, _ = clock(col("Eligible"))
-    start, amb_start, gap_start, _ = clock(col("Start"))
-    end_logged, amb_end, gap_end, _ = clock(col("End"))
+    submit, amb_submit, gap_submit, offset = clock.read(column("Submit"), fast=fast)
+    eligible, amb_elig, gap_elig, _ = clock.read(column("Eligible"), fast=fast)
+    start, amb_start, gap_start, _ = clock.read(column("Start"), fast=fast)
+    end_logged, amb_end, gap_end, _ = clock.read(column("End"), fast=fast)
     unreadable = np.zeros(n, dtype=bool)
     for name, parsed in (
         ("Submit", submit),
@@ -1055,7 +1257,7 @@ def _jobs(
         ("Start", start),
         ("End", end_logged),
     ):
-        unreadable |= _unreadable(col(name), parsed, ("Unknown", "None"))
+        unreadable |= _unreadable(column(name), parsed, ("Unknown", "None"))
     src_line = _numpy(rec.column("src_line").combine_chunks(), np.int64)[take]
     src_file = rec.column("src_file").combine_chunks().take(_pa.array(take))
     file_no = (
@@ -1119,70 +1321,58 @@ def _jobs(
 
     run = end - start
     wait = start - submit
-    elapsed = _durations(col("Elapsed"))
-    timelimit = _durations(col("Timelimit"))
-    unreadable |= _unreadable(col("Elapsed"), elapsed, ())
-    unreadable |= _unreadable(col("Timelimit"), timelimit, ("UNLIMITED", "Partition_Limit"))
+    elapsed = _read_durations(column("Elapsed"), fast)
+    timelimit = _read_durations(column("Timelimit"), fast)
+    unreadable |= _unreadable(column("Elapsed"), elapsed, ())
+    unreadable |= _unreadable(column("Timelimit"), timelimit, ("UNLIMITED", "Partition_Limit"))
     mismatch = ~np.isnan(run) & ~np.isnan(elapsed) & (np.abs(run - elapsed) > 60)
 
-    nnodes = _floats(col("NNodes"))
-    ncpus = _floats(col("NCPUS"))
-    reqcpus = _floats(col("ReqCPUS"))
+    nnodes = _read_floats(column("NNodes"), fast)
+    ncpus = _read_floats(column("NCPUS"), fast)
+    reqcpus = _read_floats(column("ReqCPUS"), fast)
     for name, parsed in (("NNodes", nnodes), ("NCPUS", ncpus), ("ReqCPUS", reqcpus)):
-        unreadable |= _unreadable(col(name), parsed, ())
-    req_tres = col("ReqTRES")
-    alloc_tres = col("AllocTRES")
+        unreadable |= _unreadable(column(name), parsed, ())
+    tres_nodes, tres_cpus, gpus_req = _read_tres(
+        column("ReqTRES"), ("node", "cpu", "gres/gpu"), fast
+    )
+    alloc_nodes, alloc_cpus, alloc_gpus = _read_tres(
+        column("AllocTRES"), ("node", "cpu", "gres/gpu"), fast
+    )
     # a job that never started: its NNodes/NCPUS are the request, where ReqTRES/ReqCPUS are not
-    tres_nodes = _tres(req_tres, "node")
     nodes_req_fallback = np.isnan(tres_nodes) & ~started & ~np.isnan(nnodes)
     nodes_req = np.where(nodes_req_fallback, nnodes, tres_nodes)
     cores_req_fallback = np.isnan(reqcpus) & ~started & ~np.isnan(ncpus)
     cores_req = np.where(cores_req_fallback, ncpus, reqcpus)
-    tres_cpus = _tres(req_tres, "cpu")
     cores_req_conflict = ~np.isnan(reqcpus) & ~np.isnan(tres_cpus) & (reqcpus != tres_cpus)
     nodes_alloc = np.where(started, nnodes, np.nan)
     cores_alloc = np.where(started, ncpus, np.nan)
-    alloc_cpus = _tres(alloc_tres, "cpu")
-    alloc_nodes = _tres(alloc_tres, "node")
     cores_alloc_conflict = (
         ~np.isnan(cores_alloc) & ~np.isnan(alloc_cpus) & (cores_alloc != alloc_cpus)
     )
-    gpus_req = _tres(req_tres, "gres/gpu")
-    gpus_alloc = np.where(started, _tres(alloc_tres, "gres/gpu"), np.nan)
+    gpus_alloc = np.where(started, alloc_gpus, np.nan)
 
     # memory request: value, unit, scope (c per CPU, n per node); old Slurm leaks its 2^31 bit
-    mem = _pc.extract_regex(_pc.fill_null(col("ReqMem"), ""), _MEM)
-    mem_value = _floats(_pc.fill_null(_pc.struct_field(mem, "v"), ""))
-    mem_unit = _pc.fill_null(_pc.struct_field(mem, "u"), "").to_pylist()
-    scope = np.asarray(_pc.fill_null(_pc.struct_field(mem, "s"), "").to_pylist(), dtype=object)
+    mem_value, mem_unit, scope = _read_req_mem(column("ReqMem"), fast)
     flag_bit = mem_value >= _PER_CPU_BIT
     mem_value = np.where(flag_bit, mem_value - _PER_CPU_BIT, mem_value)
-    scope = np.where(flag_bit, "c", scope)
-    per_cpu = scope == "c"
-    per_node = scope == "n"
+    per_cpu = flag_bit | (scope == ord("c"))
+    per_node = ~flag_bit & (scope == ord("n"))
     cores_for_mem = np.where(np.isnan(cores_alloc), cores_req, cores_alloc)
     nodes_for_mem = np.where(np.isnan(nodes_alloc), nodes_req, nodes_alloc)
     factor = np.where(per_cpu, cores_for_mem, np.where(per_node, nodes_for_mem, 1.0))
-    unit_bytes = np.array([_UNITS[u] for u in mem_unit], dtype=np.float64) if n else np.zeros(0)
+    unit_bytes = np.array([_UNITS[u] for u in ("", *"KMGTP")], dtype=np.float64)[mem_unit]
     mem_all = mem_value == 0
     mem_req = np.where(mem_all, np.nan, mem_value * unit_bytes * factor)
     scope_unknown = ~np.isnan(mem_value) & ~mem_all & np.isnan(factor)
-    unit_assumed = ~np.isnan(mem_value) & ~mem_all & (np.asarray(mem_unit, dtype=object) == "")
-    tres_mem, _ = _sizes(
-        _pc.struct_field(
-            _pc.extract_regex(_pc.fill_null(req_tres, ""), r"(?:^|,)mem=(?P<v>[^,]+)"), "v"
-        ),
-        _UNITS["M"],
-    )
+    unit_assumed = ~np.isnan(mem_value) & ~mem_all & (mem_unit == 0)
+    tres_mem = _read_tres_size(column("ReqTRES"), "mem", fast)
     mem_conflict = (
         ~np.isnan(mem_req)
         & ~np.isnan(tres_mem)
         & (np.abs(mem_req - tres_mem) > 0.01 * np.fmax(mem_req, tres_mem))
     )
 
-    exit_parts = _pc.extract_regex(_pc.fill_null(col("ExitCode"), ""), r"^(?P<c>-?\d+):(?P<s>\d+)$")
-    exit_code = _floats(_pc.fill_null(_pc.struct_field(exit_parts, "c"), ""))
-    exit_signal = _floats(_pc.fill_null(_pc.struct_field(exit_parts, "s"), ""))
+    exit_code, exit_signal = _read_exit_codes(column("ExitCode"), fast)
 
     # host lists: expanded once per distinct value
     node_values = col("NodeList").dictionary_encode()
@@ -1340,7 +1530,7 @@ def _jobs(
     table = pa.Table.from_arrays(
         [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in JOBS], schema=JOBS
     )
-    clusters = sorted({c for c in get["Cluster"].to_pylist() if c})
+    clusters = sorted(c for c in _pc.unique(fields["Cluster"]).to_pylist() if c)
     info = {
         "slurm_clusters": clusters,
         "slurm_steps": int(steps.num_rows),
