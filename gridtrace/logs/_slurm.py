@@ -932,28 +932,81 @@ def _lookup(table: pa.Table, key: str) -> Arr:
     return _Fields(table)[key]
 
 
+def _layout(chunks: Sequence[Any]) -> list[str] | None:
+    """Return the field names if every map of ``chunks`` has the same keys in order, else None.
+
+    Compares the keys' bytes and lengths with numpy rather than building them as strings.
+    """
+    names: list[str] | None = None
+    for chunk in chunks:
+        offsets = _numpy(chunk.offsets, np.int64)
+        width = int(offsets[1] - offsets[0])
+        keys = chunk.keys
+        if (
+            not width
+            or chunk.offset
+            or offsets[0]
+            or int(offsets[-1]) != len(keys)
+            or keys.null_count
+            or keys.type != pa.string()
+            or not (np.diff(offsets) == width).all()
+        ):
+            return None
+        if names is None:
+            names = [str(k) for k in keys.slice(0, width).to_pylist()]
+        if len(names) != width:
+            return None
+        expected = [name.encode() for name in names]
+        row_bytes = sum(len(e) for e in expected)
+        buffers = keys.buffers()
+        key_offsets = np.frombuffer(buffers[1], np.int32, count=keys.offset + len(keys) + 1)[
+            keys.offset :
+        ]
+        lengths = np.diff(key_offsets).reshape(len(chunk), width)
+        if not (lengths == np.array([len(e) for e in expected])).all():
+            return None
+        first = int(key_offsets[0])
+        data = np.frombuffer(buffers[2], np.uint8)[first : first + row_bytes * len(chunk)]
+        if (
+            len(data) != row_bytes * len(chunk)
+            or not (
+                data.reshape(len(chunk), row_bytes) == np.frombuffer(b"".join(expected), np.uint8)
+            ).all()
+        ):
+            return None
+    return names
+
+
 class _Fields:
     """Field access on ``attrs``: positional when every row has the same keys (one file layout)."""
 
     def __init__(self, table: pa.Table) -> None:
-        attrs: Any = table.column("attrs").combine_chunks()
-        self.attrs: Any = attrs
-        self.n = len(self.attrs)
+        self.column: Any = table.column("attrs")
+        self.n = len(self.column)
         self.positions: dict[str, int] | None = None
+        self._attrs: Any = None
+        self._items: Any = None
         self._view: _slurm_fast.Text | None = None
-        if not self.n:
-            return
-        offsets = _numpy(attrs.offsets, np.int64)
-        width = int(offsets[1] - offsets[0])
-        if width and (np.diff(offsets) == width).all():
-            keys = attrs.keys
-            first = keys.slice(0, width).to_pylist()
-            tiled = _pa.array(first, pa.string()).take(
-                _pa.array(np.tile(np.arange(width, dtype=np.int32), self.n))
+        chunks: list[Any] = [c for c in self.column.chunks if len(c)]
+        names = _layout(chunks) if chunks else None
+        if names is not None:
+            self.positions = {name: i for i, name in enumerate(names)}
+            self.width = len(names)
+            self._items = (
+                chunks[0].items if len(chunks) == 1 else pa.concat_arrays([c.items for c in chunks])
             )
-            if keys.equals(tiled):
-                self.positions = {str(k): i for i, k in enumerate(first)}
-                self.width = width
+
+    @property
+    def attrs(self) -> Any:
+        """The ``attrs`` maps as one array (combined on first use)."""
+        if self._attrs is None:
+            self._attrs = self.column.combine_chunks()
+        return self._attrs
+
+    @property
+    def items(self) -> Any:
+        """The values of every map, row after row."""
+        return self._items if self._items is not None else self.attrs.items
 
     def index(self, key: str) -> I64 | None:
         """Where each row's ``key`` value is in ``attrs.items`` (None: not positional or absent)."""
@@ -964,7 +1017,7 @@ class _Fields:
     def view(self) -> _slurm_fast.Text:
         """Return the bytes of ``attrs.items``, for the kernel (made once)."""
         if self._view is None:
-            self._view = _slurm_fast.text_view(self.attrs.items)
+            self._view = _slurm_fast.text_view(self.items)
         return self._view
 
     def names(self) -> set[str]:
@@ -982,7 +1035,7 @@ class _Fields:
             if key not in self.positions:
                 return pa.nulls(self.n, pa.string())
             where = np.arange(self.positions[key], self.n * self.width, self.width, dtype=np.int64)
-            return self.attrs.items.take(_pa.array(where))
+            return self.items.take(_pa.array(where))
         return _pc.map_lookup(self.attrs, key, "first")
 
 
@@ -1029,7 +1082,7 @@ class _Column:
         index = self._index() if self.whole is None else None
         if index is not None:
             assert self.fields is not None
-            return self.fields.attrs.items.take(_pa.array(index[rows]))
+            return self.fields.items.take(_pa.array(index[rows]))
         return self.array().take(_pa.array(rows))
 
     def absent(self) -> Bool:
@@ -1066,6 +1119,23 @@ def _ids(job_id: Arr) -> tuple[F64, F64, Arr, Arr]:
     base = _pc.list_element(base, 0) if len(text) else text
     key = _pc.if_else(_pc.is_valid(parts), base, text)
     return seq, idx, ranges, key
+
+
+def _read_ids(column: _Column, fast: bool) -> tuple[F64, F64, I64, list[str], Arr]:
+    """``(job_seq, array_index, rows with a range, their range texts, attempt key)``."""
+    if not fast:
+        seq, idx, ranges, key = _ids(column.array())
+        rows = np.flatnonzero(_numpy(_pc.is_valid(ranges), bool))
+        return seq, idx, rows, ranges.take(_pa.array(rows)).to_pylist(), key
+    seq, idx, declined = _slurm_fast.scan_job_ids(column.view())
+    key = _pc.fill_null(column.array(), "")
+    rows = np.flatnonzero(declined)
+    if not len(rows):
+        return seq, idx, rows, [], key
+    seq[rows], idx[rows], ranges, again = _ids(column.subset(rows))
+    key = _pc.replace_with_mask(key, _pa.array(declined), again)
+    with_range = _numpy(_pc.is_valid(ranges), bool)
+    return seq, idx, rows[with_range], ranges.filter(_pa.array(with_range)).to_pylist(), key
 
 
 def _read_durations(column: _Column, fast: bool) -> F64:
@@ -1186,14 +1256,12 @@ def _jobs(
     n_lines = rec.num_rows
     fields = _Fields(rec)
     fast = _slurm_fast.use_kernel(n_lines)
-    seq, idx, ranges, keys = _ids(fields["JobID"])
+    seq, idx, range_rows, range_text, keys = _read_ids(_Column(fields, "JobID", None), fast)
 
     # expand array ranges (123_[1-3]) into one row per index, as XDMoD does
     repeats = np.ones(n_lines, dtype=np.int64)
     indices: dict[int, list[int]] = {}
     bad_range = np.zeros(n_lines, dtype=bool)
-    range_rows = np.flatnonzero(_numpy(_pc.is_valid(ranges), bool))
-    range_text = ranges.take(_pa.array(range_rows)).to_pylist()
     for i, text in zip(range_rows.tolist(), range_text, strict=True):
         try:
             indices[i] = expand_array_ids(text)
@@ -1379,9 +1447,9 @@ def _jobs(
     node_code = _numpy(node_values.indices.fill_null(-1), np.int64)
     distinct: list[str | None] = [*node_values.dictionary.to_pylist(), None]  # -1: null
     listed: list[list[str] | None] = []
-    for text in distinct:
+    for node_text in distinct:
         try:
-            listed.append(expand_hostlist(text or "") or None)
+            listed.append(expand_hostlist(node_text or "") or None)
         except ValueError:
             listed.append(None)
     bad_distinct = np.array(

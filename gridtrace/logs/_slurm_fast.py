@@ -41,6 +41,7 @@ __all__ = [
     "scan_durations",
     "scan_exit_codes",
     "scan_floats",
+    "scan_job_ids",
     "scan_req_mem",
     "scan_times",
     "scan_tres",
@@ -83,9 +84,19 @@ _KERNEL = (
     "_tres_size",
     "_req_mem",
     "_exit_codes",
+    "_job_ids",
 )
 _ENTRY_POINTS = frozenset(
-    {"_times", "_durations", "_floats", "_tres", "_tres_size", "_req_mem", "_exit_codes"}
+    {
+        "_times",
+        "_durations",
+        "_floats",
+        "_tres",
+        "_tres_size",
+        "_req_mem",
+        "_exit_codes",
+        "_job_ids",
+    }
 )
 
 
@@ -551,6 +562,42 @@ def _exit_codes(
         signal[j] = _decimal(data, c1 + 1, s1, pow10[:1])
 
 
+def _job_ids(
+    data: U8, offsets: I64, valid: Bools, rows: I64, pow10: F64, seq: F64, idx: F64, declined: Bools
+) -> None:
+    """JobIDs ``N``, ``N_I``, ``N+H``, ``N_I+H``: job number and array index; others declined."""
+    for j in range(len(rows)):
+        r = rows[j]
+        seq[j] = np.nan
+        idx[j] = np.nan
+        declined[j] = True
+        if not valid[r]:
+            continue
+        a = offsets[r]
+        b = offsets[r + 1]
+        e = _digit_run(data, a, b)
+        if e == a or e - a > 15:
+            continue
+        i = e
+        index = np.nan
+        if i < b and data[i] == 95:  # _index
+            f = _digit_run(data, i + 1, b)
+            if f == i + 1 or f - i - 1 > 15:
+                continue
+            index = _decimal(data, i + 1, f, pow10[:1])
+            i = f
+        if i < b and data[i] == 43:  # +het
+            f = _digit_run(data, i + 1, b)
+            if f == i + 1:
+                continue
+            i = f
+        if i != b:
+            continue
+        seq[j] = _decimal(data, a, e, pow10[:1])
+        idx[j] = index
+        declined[j] = False
+
+
 # --------------------------------------------------------------------------- entry points
 
 
@@ -629,6 +676,20 @@ def scan_req_mem(text: Text) -> tuple[F64, I8, I8, Bools]:
         np.frombuffer(_UNIT_LETTERS, dtype=np.uint8).copy(), value, unit, scope, declined,
     )  # fmt: skip
     return value, unit, scope, declined
+
+
+def scan_job_ids(text: Text) -> tuple[F64, F64, Bools]:
+    """Return the job numbers and array indices of plain JobIDs, and the declined ones.
+
+    A declined JobID (an array range, a step, anything but ``N[_I][+H]``) is read by the
+    reference; the others are their own attempt key.
+    """
+    n = len(text.rows)
+    seq = np.empty(n)
+    idx = np.empty(n)
+    declined = np.empty(n, dtype=bool)
+    _kernel("_job_ids")(text.data, text.offsets, text.valid, text.rows, _POW10, seq, idx, declined)
+    return seq, idx, declined
 
 
 def scan_exit_codes(text: Text) -> tuple[F64, F64, Bools]:

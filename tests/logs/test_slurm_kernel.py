@@ -321,3 +321,33 @@ def test_real_files_give_the_same_tables(
 @pytest.mark.skipif(not _real_files(), reason="GRIDTRACE_REAL_DATA is not set")
 def test_real_files_are_there() -> None:
     assert len(_real_files()) >= 2
+
+
+_ID = st.one_of(
+    st.none(),
+    st.builds(
+        lambda seq, idx, het, step: f"{seq}{idx}{het}{step}",
+        _DIGITS,
+        st.one_of(
+            st.just(""),
+            _DIGITS.map(lambda v: "_" + v),
+            st.sampled_from(["_[1-3]", "_[1,4-9%2]", "_1-7:3", "_[", "_", "_4-6"]),
+        ),
+        st.one_of(st.just(""), _DIGITS.map(lambda v: "+" + v), st.just("+")),
+        st.sampled_from(["", "", ".batch", ".0", ".extern", "."]),
+    ),
+    st.sampled_from(["", "x", "12x", "_1", "+1", "٣"]),
+    _JUNK,
+)
+
+
+@given(st.lists(_ID, max_size=25))
+def test_job_ids_as_the_reference_reads_them(texts: list[str | None]) -> None:
+    array = pa.array(texts, pa.string())
+    seq, idx, rows, ranges, key = _slurm._read_ids(_Column.of(array), True)
+    s_seq, s_idx, s_rows, s_ranges, s_key = _slurm._read_ids(_Column.of(array), False)
+    assert _same(seq, s_seq)
+    assert _same(idx, s_idx)
+    assert rows.tolist() == s_rows.tolist()
+    assert ranges == s_ranges
+    assert key.equals(s_key)
