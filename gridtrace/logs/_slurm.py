@@ -662,12 +662,15 @@ def _tokenize_slurm_chunk(
 
     rows = np.flatnonzero(good)
     keep = np.repeat(good, counts)
-    values = flat.filter(_pa.array(keep)) if len(flat) else _pa.array([], pa.string())
+    if not len(flat):
+        values = _pa.array([], pa.string())
+    else:
+        values = flat if keep.all() else flat.filter(_pa.array(keep))
     if cut is not None:
         rows = np.append(rows, last)
         values = pa.concat_arrays([values.cast(pa.string()), _pa.array(cut, pa.string())])
     n_rec = len(rows)
-    keys = _pa.array(names, pa.string()).take(_pa.array(np.tile(np.arange(n_fields), n_rec)))
+    keys = _repeat_names(names, n_rec)
     attrs = _pa.MapArray.from_arrays(
         _pa.array(np.arange(0, (n_rec + 1) * n_fields, n_fields, dtype=np.int32)), keys, values
     )
@@ -692,8 +695,11 @@ def _tokenize_slurm_chunk(
         ],
     )
     keep_raw = bad_text | truncated
-    raw = binary.slice(first_row).take(_pa.array(rows))
-    raw = _pc.if_else(_pa.array(keep_raw), raw, pa.scalar(None, pa.binary()))
+    if keep_raw.any():
+        raw = binary.slice(first_row).take(_pa.array(rows))
+        raw = _pc.if_else(_pa.array(keep_raw), raw, pa.scalar(None, pa.binary()))
+    else:
+        raw = pa.nulls(n_rec, pa.binary())
     end_pos = names.index("End") if "End" in names else None
     stamp = (
         values.take(_pa.array(np.arange(end_pos, n_rec * n_fields, n_fields, dtype=np.int64)))
@@ -732,6 +738,24 @@ def _tokenize_slurm_chunk(
         raw=[raw_lines[i + first_row] for i in bad_rows],
     )
     return records, quarantine
+
+
+def _repeat_names(names: Sequence[str], n_rows: int) -> Arr:
+    """Return the field names of ``n_rows`` rows, row after row, built from buffers."""
+    encoded = [name.encode() for name in names]
+    row = b"".join(encoded)
+    if n_rows * len(row) >= 2**31:  # beyond 32-bit offsets: the plain way
+        return _pa.array(list(names), pa.string()).take(
+            _pa.array(np.tile(np.arange(len(names)), n_rows))
+        )
+    starts = np.cumsum([0, *(len(e) for e in encoded)])[:-1]
+    offsets = np.empty(n_rows * len(names) + 1, dtype=np.int32)
+    offsets[:-1] = (np.arange(n_rows, dtype=np.int32)[:, None] * len(row) + starts).ravel()
+    offsets[-1] = n_rows * len(row)
+    data = np.tile(np.frombuffer(row, dtype=np.uint8), n_rows)
+    return _pa.StringArray.from_buffers(
+        n_rows * len(names), _pa.py_buffer(offsets), _pa.py_buffer(data)
+    )
 
 
 SLURM_STREAM: LineFormat[_SlurmState] = LineFormat(
@@ -1502,9 +1526,7 @@ def _jobs(
                 used_unit_assumed[target] |= bool(s_vmem_bare[j] and s_vmem[j] > 0)
         del s_seq, s_idx
 
-    logged_flags = np.where(
-        earlier & (logged_state != "REQUEUED"), "STATE_WAS_" + logged_state.astype(str), ""
-    )
+    was = earlier & (logged_state != "REQUEUED")  # flag STATE_WAS_<the state logged>
     masks: list[tuple[str, Bool]] = [
         *carried,
         ("TRUNCATED", truncated),
@@ -1539,10 +1561,12 @@ def _jobs(
         ("NODES_ALLOC_CONFLICT", nodes_alloc_conflict),
         ("VALUE_UNREADABLE", unreadable),
     ]
-    for name in sorted({f for f in state_flag if f}):
-        masks.append((name, state_flag == name))
-    for name in sorted({f for f in logged_flags if f}):
-        masks.append((name, logged_flags == name))
+    for name in sorted({m[1] for m in mapped if m[1]}):
+        mask = state_flag == name
+        if mask.any():
+            masks.append((name, mask))
+    for name in sorted(set(logged_state[was].tolist())):
+        masks.append(("STATE_WAS_" + str(name), was & (logged_state == name)))
     flags = flag_array(n, masks)
 
     site = rec.column("site").combine_chunks().take(_pa.array(take))
@@ -1589,7 +1613,7 @@ def _jobs(
         "vmem_used_bytes": _int_or_null(vmem, pa.int64()),
         "exit_code": _int_or_null(exit_code, pa.int32()),
         "exit_signal": _int_or_null(exit_signal, pa.int32()),
-        "state": _pa.array(state.astype(str), pa.string()),
+        "state": _pa.array(state, pa.string()),
         "tz_offset_s": _int_or_null(offset, pa.int32()),
         "src_file": src_file,
         "src_line": _pa.array(src_line, pa.int64()),
