@@ -105,7 +105,7 @@ from __future__ import annotations
 import logging
 import re
 import zoneinfo
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
 from typing import Any, TypeAlias
@@ -1083,6 +1083,7 @@ class _Column:
         self.name = name
         self.take = take
         self.whole = whole
+        self._view: _slurm_fast.Text | None = None
 
     @classmethod
     def of(cls, array: Arr) -> _Column:
@@ -1119,13 +1120,16 @@ class _Column:
         return _numpy(_pc.is_null(self.array()), bool)
 
     def view(self) -> _slurm_fast.Text:
-        """Return the column's bytes for the kernel."""
-        index = self._index() if self.whole is None else None
-        if index is not None:
-            assert self.fields is not None
-            view = self.fields.view()
-            return _slurm_fast.Text(view.data, view.offsets, view.valid, index)
-        return _slurm_fast.text_view(self.array())
+        """Return the column's bytes for the kernel (made once)."""
+        if self._view is None:
+            index = self._index() if self.whole is None else None
+            if index is not None:
+                assert self.fields is not None
+                view = self.fields.view()
+                self._view = _slurm_fast.Text(view.data, view.offsets, view.valid, index)
+            else:
+                self._view = _slurm_fast.text_view(self.array())
+        return self._view
 
 
 def _ids(job_id: Arr) -> tuple[F64, F64, Arr, Arr]:
@@ -1143,6 +1147,39 @@ def _ids(job_id: Arr) -> tuple[F64, F64, Arr, Arr]:
     base = _pc.list_element(base, 0) if len(text) else text
     key = _pc.if_else(_pc.is_valid(parts), base, text)
     return seq, idx, ranges, key
+
+
+# what the kernel reads in one pass over each row: (field, kind, TRES key)
+_SCANNED = (
+    *((name, _slurm_fast.KIND_TIME, "") for name in ("Submit", "Eligible", "Start", "End")),
+    *((name, _slurm_fast.KIND_DURATION, "") for name in ("Elapsed", "Timelimit")),
+    *((name, _slurm_fast.KIND_FLOAT, "") for name in ("NNodes", "NCPUS", "ReqCPUS")),
+    *(("ReqTRES", _slurm_fast.KIND_TRES, key) for key in ("node", "cpu", "gres/gpu")),
+    ("ReqTRES", _slurm_fast.KIND_TRES_SIZE, "mem"),  # next to its list: read in the same pass
+    *(("AllocTRES", _slurm_fast.KIND_TRES, key) for key in ("node", "cpu", "gres/gpu")),
+    ("ReqMem", _slurm_fast.KIND_REQ_MEM, ""),
+    ("ExitCode", _slurm_fast.KIND_EXIT, ""),
+)
+
+
+def _scan_fields(fields: _Fields, take: I64, column: Callable[[str], _Column]) -> None:
+    """Read every field the kernel reads in one pass over the rows (their bytes are adjacent).
+
+    The results wait in each column's view, where the ``_read_*`` functions find them.
+    """
+    positions = fields.positions or {}
+    tasks = [task for task in _SCANNED if task[0] in positions]
+    if not tasks:
+        return
+    where = np.array([positions[name] for name, _, _ in tasks], dtype=np.int64)
+    rows = take[:, None] * fields.width + where[None, :]
+    kinds = [(kind, _slurm_fast.tres_key(key) if key else 0) for _, kind, key in tasks]
+    scan = fields.view()
+    done = _slurm_fast.scan_rows(scan, rows, kinds)
+    for t, (name, _, _) in enumerate(tasks):
+        column(name).view().done[kinds[t]] = _slurm_fast.Scan(
+            done.v1[:, t], done.v2[:, t], done.c1[:, t], done.c2[:, t]
+        )
 
 
 def _read_ids(column: _Column, fast: bool) -> tuple[F64, F64, I64, list[str], Arr]:
@@ -1338,6 +1375,8 @@ def _jobs(
         (name, flag_mask(rec_flags, name)[take]) for name in ("NON_UTF8", "NO_NEWLINE")
     ]
 
+    if fast and fields.positions is not None:
+        _scan_fields(fields, take, column)
     submit, amb_submit, gap_submit, offset = clock.read(column("Submit"), fast=fast)
     eligible, amb_elig, gap_elig, _ = clock.read(column("Eligible"), fast=fast)
     start, amb_start, gap_start, _ = clock.read(column("Start"), fast=fast)

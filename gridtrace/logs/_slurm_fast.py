@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -31,10 +32,19 @@ from gridtrace.logs._kernels import compile_functions
 
 __all__ = [
     "HAVE_NUMBA",
+    "KIND_DURATION",
+    "KIND_EXIT",
+    "KIND_FLOAT",
+    "KIND_JOB_ID",
+    "KIND_REQ_MEM",
+    "KIND_TIME",
+    "KIND_TRES",
+    "KIND_TRES_SIZE",
     "SMALL_INPUT_LINES",
     "TIME_DECLINED",
     "TIME_NONE",
     "TIME_PLAIN",
+    "Scan",
     "Text",
     "compile_kernel",
     "kernel_ready",
@@ -43,10 +53,12 @@ __all__ = [
     "scan_floats",
     "scan_job_ids",
     "scan_req_mem",
+    "scan_rows",
     "scan_times",
     "scan_tres",
     "scan_tres_size",
     "text_view",
+    "tres_key",
     "use_kernel",
 ]
 
@@ -76,28 +88,17 @@ _KERNEL = (
     "_digit_run",
     "_decimal",
     "_days_from_civil",
+    "_time1",
+    "_duration1",
+    "_float1",
     "_size",
-    "_times",
-    "_durations",
-    "_floats",
-    "_tres",
-    "_tres_size",
-    "_req_mem",
-    "_exit_codes",
-    "_job_ids",
+    "_tres_all",
+    "_req_mem1",
+    "_exit1",
+    "_job_id1",
+    "_scan",
 )
-_ENTRY_POINTS = frozenset(
-    {
-        "_times",
-        "_durations",
-        "_floats",
-        "_tres",
-        "_tres_size",
-        "_req_mem",
-        "_exit_codes",
-        "_job_ids",
-    }
-)
+_ENTRY_POINTS = frozenset({"_scan"})
 
 
 @functools.cache
@@ -138,13 +139,14 @@ class Text:
         For each row, the index of its value in the array.
     """
 
-    __slots__ = ("data", "offsets", "rows", "valid")
+    __slots__ = ("data", "done", "offsets", "rows", "valid")
 
     def __init__(self, data: U8, offsets: I64, valid: Bools, rows: I64) -> None:
         self.data = data
         self.offsets = offsets
         self.valid = valid
         self.rows = rows
+        self.done: dict[tuple[int, int], Scan] = {}  # (kind, key): read already by scan_rows
 
 
 def text_view(array: Any, rows: I64 | None = None) -> Text:
@@ -168,6 +170,10 @@ def text_view(array: Any, rows: I64 | None = None) -> Text:
 
 
 # --------------------------------------------------------------------------- kernel functions
+# Each reads one value, the bytes data[a:b]; _scan runs them over rows and fields.
+
+KIND_TIME, KIND_DURATION, KIND_FLOAT, KIND_TRES, KIND_TRES_SIZE = range(5)
+KIND_REQ_MEM, KIND_EXIT, KIND_JOB_ID = 5, 6, 7
 
 
 def _digit_run(data: U8, a: int, b: int) -> int:
@@ -178,17 +184,17 @@ def _digit_run(data: U8, a: int, b: int) -> int:
     return i
 
 
-def _decimal(data: U8, a: int, b: int, pow10: F64) -> float:
-    """Return the float of the ASCII digits ``data[a:b]`` (at most 15 of them)."""
+def _decimal(data: U8, a: int, b: int, scale: float) -> float:
+    """Return the ASCII digits ``data[a:b]`` (at most 15) as a float, divided by ``scale``."""
     value = 0
     for i in range(a, b):
         value = value * 10 + (int(data[i]) - 48)
-    result: float = float(value) / pow10[0]
+    result: float = float(value) / scale
     return result
 
 
 def _days_from_civil(y: int, m: int, d: int) -> int:
-    """Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm)."""
+    """Return the days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm)."""
     y -= m <= 2
     era = (y if y >= 0 else y - 399) // 400
     yoe = y - era * 400
@@ -197,244 +203,147 @@ def _days_from_civil(y: int, m: int, d: int) -> int:
     return era * 146097 + doe - 719468
 
 
-def _times(data: U8, offsets: I64, valid: Bools, rows: I64, epoch: F64, status: I8) -> None:
-    """Plain ``YYYY-MM-DDTHH:MM:SS`` values: naive epoch seconds, or their status."""
-    days_in = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-    for j in range(len(rows)):
-        r = rows[j]
-        epoch[j] = np.nan
-        status[j] = 0
-        if not valid[r]:
-            continue
-        a = offsets[r]
-        b = offsets[r + 1]
-        if b - a < 19:
-            continue
-        ok = True
-        for k in range(19):
-            c = data[a + k]
-            if k == 4 or k == 7:
-                ok = ok and c == 45
-            elif k == 10:
-                ok = ok and c == 84
-            elif k == 13 or k == 16:
-                ok = ok and c == 58
-            else:
-                ok = ok and 48 <= c <= 57
-        if not ok:
-            continue
-        if b - a > 19:  # a fraction or an offset: the reference reads it
-            status[j] = 2
-            continue
-        year = 0
-        for k in range(4):
-            year = year * 10 + (int(data[a + k]) - 48)
-        month = (int(data[a + 5]) - 48) * 10 + int(data[a + 6]) - 48
-        day = (int(data[a + 8]) - 48) * 10 + int(data[a + 9]) - 48
-        hour = (int(data[a + 11]) - 48) * 10 + int(data[a + 12]) - 48
-        minute = (int(data[a + 14]) - 48) * 10 + int(data[a + 15]) - 48
-        second = (int(data[a + 17]) - 48) * 10 + int(data[a + 18]) - 48
-        leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-        if (
-            year < 1000
-            or not 1 <= month <= 12
-            or day < 1
-            or day > days_in[month - 1]
-            or (month == 2 and day == 29 and not leap)
-            or hour > 23
-            or minute > 59
-            or second > 59
-        ):
-            status[j] = 2
-            continue
-        days = _days_from_civil(year, month, day)
-        epoch[j] = float(days * 86400 + hour * 3600 + minute * 60 + second)
-        status[j] = 1
-
-
-def _durations(
-    data: U8, offsets: I64, valid: Bools, rows: I64, pow10: F64, out: F64, declined: Bools
-) -> None:
-    """``[[D-]H:]M:S[.F]`` values as seconds (NaN for any other text)."""
-    # up to four digit runs separated by - : : and an optional .fraction
-    starts = np.zeros(4, np.int64)
-    ends = np.zeros(4, np.int64)
-    seps = np.zeros(4, np.int64)
-    for j in range(len(rows)):
-        r = rows[j]
-        out[j] = np.nan
-        declined[j] = False
-        if not valid[r]:
-            continue
-        a = offsets[r]
-        b = offsets[r + 1]
-        count = 0
-        i = a
-        good = True
-        while True:
-            e = _digit_run(data, i, b)
-            if e == i or count == 4 or e - i > 15:
-                declined[j] = e - i > 15
-                good = False
-                break
-            starts[count] = i
-            ends[count] = e
-            count += 1
-            if e == b or data[e] == 46:
-                seps[count - 1] = 0
-                i = e
-                break
-            seps[count - 1] = int(data[e])
-            i = e + 1
-        if not good:
-            continue
-        frac_a = i
-        frac_b = i
-        if i < b:  # a fraction
-            frac_a = i + 1
-            frac_b = _digit_run(data, frac_a, b)
-            if frac_b == frac_a or frac_b != b:
-                continue
-            if frac_b - frac_a > 15:
-                declined[j] = True
-                continue
-        # the separators: 45 is -, 58 is :
-        if count == 2:
-            if seps[0] != 58:
-                continue
-            d_i, h_i, m_i, s_i = -1, -1, 0, 1
-        elif count == 3:
-            if seps[0] != 58 or seps[1] != 58:
-                continue
-            d_i, h_i, m_i, s_i = -1, 0, 1, 2
-        elif count == 4:
-            if seps[0] != 45 or seps[1] != 58 or seps[2] != 58:
-                continue
-            d_i, h_i, m_i, s_i = 0, 1, 2, 3
+def _time1(data: U8, a: int, b: int) -> tuple[float, int]:
+    """Read a plain ``YYYY-MM-DDTHH:MM:SS``: (naive epoch, status 0 none, 1 plain, 2 declined)."""
+    if b - a < 19:
+        return np.nan, 0
+    for k in range(19):
+        c = data[a + k]
+        if k == 4 or k == 7:
+            ok = c == 45
+        elif k == 10:
+            ok = c == 84
+        elif k == 13 or k == 16:
+            ok = c == 58
         else:
-            continue
-        total = 0.0
-        unit = (86400.0, 3600.0, 60.0, 1.0)
-        for k, which in enumerate((d_i, h_i, m_i, s_i)):
-            part = 0.0
-            if which >= 0:
-                part = _decimal(data, starts[which], ends[which], pow10[:1])
-            total += part * unit[k]
-        if frac_b > frac_a:
-            total += _decimal(data, frac_a, frac_b, pow10[frac_b - frac_a :])
-        out[j] = total
+            ok = 48 <= c <= 57
+        if not ok:
+            return np.nan, 0
+    if b - a > 19:  # a fraction or an offset: the reference reads it
+        return np.nan, 2
+    year = 0
+    for k in range(4):
+        year = year * 10 + (int(data[a + k]) - 48)
+    month = (int(data[a + 5]) - 48) * 10 + int(data[a + 6]) - 48
+    day = (int(data[a + 8]) - 48) * 10 + int(data[a + 9]) - 48
+    hour = (int(data[a + 11]) - 48) * 10 + int(data[a + 12]) - 48
+    minute = (int(data[a + 14]) - 48) * 10 + int(data[a + 15]) - 48
+    second = (int(data[a + 17]) - 48) * 10 + int(data[a + 18]) - 48
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    days_in = 31
+    if month == 2:
+        days_in = 29 if leap else 28
+    elif month == 4 or month == 6 or month == 9 or month == 11:
+        days_in = 30
+    if (
+        year < 1000
+        or not 1 <= month <= 12
+        or not 1 <= day <= days_in
+        or hour > 23
+        or minute > 59
+        or second > 59
+    ):
+        return np.nan, 2
+    days = _days_from_civil(year, month, day)
+    return float(days * 86400 + hour * 3600 + minute * 60 + second), 1
 
 
-def _floats(
-    data: U8, offsets: I64, valid: Bools, rows: I64, pow10: F64, out: F64, declined: Bools
-) -> None:
-    """``D+[.D+]`` values as floats; NaN for text that cannot be one, declined when unsure."""
-    for j in range(len(rows)):
-        r = rows[j]
-        out[j] = np.nan
-        declined[j] = False
-        if not valid[r]:
-            continue
-        a = offsets[r]
-        b = offsets[r + 1]
-        e = _digit_run(data, a, b)
-        if e > a and e == b:  # D+
-            if b - a <= 15:
-                out[j] = _decimal(data, a, e, pow10[:1])
-            else:
-                declined[j] = True
-            continue
-        if e > a and data[e] == 46:
-            f = _digit_run(data, e + 1, b)
-            if f > e + 1 and f == b:  # D+.D+
-                if b - a - 1 <= 15:
-                    value = _decimal(data, a, e, pow10[:1]) * pow10[f - e - 1]
-                    value += _decimal(data, e + 1, f, pow10[:1])
-                    out[j] = value / pow10[f - e - 1]
-                else:
-                    declined[j] = True
-                continue
-        for i in range(a, b):  # white space or a sign: the reference decides
-            c = data[i]
-            if c <= 32 or c == 43 or c == 45 or c >= 128:
-                declined[j] = True
+def _duration1(data: U8, a: int, b: int, pow10: F64) -> tuple[float, int]:
+    """Read ``[[D-]H:]M:S[.F]`` as seconds: (value or NaN, declined)."""
+    # up to four digit runs: their starts, ends, and the separator after each (- or :)
+    s0 = s1 = s2 = s3 = e0 = e1 = e2 = e3 = p0 = p1 = p2 = 0
+    count = 0
+    i = a
+    while True:
+        e = _digit_run(data, i, b)
+        if e == i or count == 4:
+            return np.nan, 0
+        if e - i > 15:
+            return np.nan, 1
+        if count == 0:
+            s0, e0 = i, e
+        elif count == 1:
+            s1, e1 = i, e
+        elif count == 2:
+            s2, e2 = i, e
+        else:
+            s3, e3 = i, e
+        count += 1
+        if e == b or data[e] == 46:
+            i = e
+            break
+        if count == 1:
+            p0 = int(data[e])
+        elif count == 2:
+            p1 = int(data[e])
+        elif count == 3:
+            p2 = int(data[e])
+        else:
+            return np.nan, 0
+        i = e + 1
+    frac_a = i
+    frac_b = i
+    if i < b:  # a fraction
+        frac_a = i + 1
+        frac_b = _digit_run(data, frac_a, b)
+        if frac_b == frac_a or frac_b != b:
+            return np.nan, 0
+        if frac_b - frac_a > 15:
+            return np.nan, 1
+    # d, h, m, s as (start, end); absent parts are empty
+    if count == 2 and p0 == 58:
+        d_a, d_b, h_a, h_b, m_a, m_b, x_a, x_b = a, a, a, a, s0, e0, s1, e1
+    elif count == 3 and p0 == 58 and p1 == 58:
+        d_a, d_b, h_a, h_b, m_a, m_b, x_a, x_b = a, a, s0, e0, s1, e1, s2, e2
+    elif count == 4 and p0 == 45 and p1 == 58 and p2 == 58:
+        d_a, d_b, h_a, h_b, m_a, m_b, x_a, x_b = s0, e0, s1, e1, s2, e2, s3, e3
+    else:
+        return np.nan, 0
+    total = 0.0  # in the reference's order of additions
+    total += _decimal(data, d_a, d_b, 1.0) * 86400.0
+    total += _decimal(data, h_a, h_b, 1.0) * 3600.0
+    total += _decimal(data, m_a, m_b, 1.0) * 60.0
+    total += _decimal(data, x_a, x_b, 1.0) * 1.0
+    if frac_b > frac_a:
+        total += _decimal(data, frac_a, frac_b, pow10[frac_b - frac_a])
+    return total, 0
 
 
-def _tres(
-    data: U8,
-    offsets: I64,
-    valid: Bools,
-    rows: I64,
-    keys: U8,
-    key_offsets: I64,
-    pow10: F64,
-    out: F64,
-    declined: Bools,
-) -> None:
-    """Write the counts of each key in ``key=N`` lists, else in ``key:type=N``; NaN where absent."""
-    n_keys = len(key_offsets) - 1
-    for j in range(len(rows)):
-        r = rows[j]
-        for q in range(n_keys):
-            out[j, q] = np.nan
-            declined[j, q] = False
-        if not valid[r]:
-            continue
-        a = offsets[r]
-        b = offsets[r + 1]
-        for q in range(n_keys):
-            ka = key_offsets[q]
-            width = key_offsets[q + 1] - ka
-            for typed in range(2):
-                p = a
-                found = False
-                while p < b:
-                    # p starts an entry: the text's start or just after a comma
-                    hit = p + width <= b
-                    if hit:
-                        for k in range(width):
-                            if data[p + k] != keys[ka + k]:
-                                hit = False
-                                break
-                    if hit:
-                        i = p + width
-                        if typed == 1:
-                            if i < b and data[i] == 58:
-                                i += 1
-                                while i < b and data[i] != 61 and data[i] != 44:
-                                    i += 1
-                            else:
-                                i = b
-                        if i < b and data[i] == 61:
-                            e = _digit_run(data, i + 1, b)
-                            if e > i + 1:
-                                if e - i - 1 > 15:
-                                    declined[j, q] = True
-                                else:
-                                    out[j, q] = _decimal(data, i + 1, e, pow10[:1])
-                                found = True
-                                break
-                    while p < b and data[p] != 44:
-                        p += 1
-                    p += 1
-                if found:
-                    break
+def _float1(data: U8, a: int, b: int, pow10: F64) -> tuple[float, int]:
+    """Read ``D+[.D+]``: (value or NaN, declined: white space, a sign or too many digits)."""
+    e = _digit_run(data, a, b)
+    if e > a and e == b:  # D+
+        if b - a <= 15:
+            return _decimal(data, a, e, 1.0), 0
+        return np.nan, 1
+    if e > a and data[e] == 46:
+        f = _digit_run(data, e + 1, b)
+        if f > e + 1 and f == b:  # D+.D+
+            if b - a - 1 <= 15:
+                value = _decimal(data, a, e, 1.0) * pow10[f - e - 1]
+                value += _decimal(data, e + 1, f, 1.0)
+                return value / pow10[f - e - 1], 0
+            return np.nan, 1
+    for i in range(a, b):  # white space or a sign: the reference decides
+        c = data[i]
+        if c <= 32 or c == 43 or c == 45 or c >= 128:
+            return np.nan, 1
+    return np.nan, 0
 
 
-def _size(data: U8, a: int, b: int, pow10: F64, scale: F64, unit_letters: U8) -> tuple[float, int]:
-    """``D+[.D+][KMGTP]`` → (value, unit code 0..5); value NaN if not a size, -1.0 if unsure."""
+def _size(data: U8, a: int, b: int, pow10: F64, unit_letters: U8) -> tuple[float, int]:
+    """Read ``D+[.D+][KMGTP]``: (value, unit code 0..5); NaN if not a size, -1.0 if unsure."""
     e = _digit_run(data, a, b)
     if e == a:
         return np.nan, 0
-    value = _decimal(data, a, e, pow10[:1]) if e - a <= 15 else -1.0
+    value = _decimal(data, a, e, 1.0) if e - a <= 15 else -1.0
     if e < b and data[e] == 46:
         f = _digit_run(data, e + 1, b)
         if f == e + 1:
             return np.nan, 0
         if f - a - 1 <= 15 and value >= 0:
-            value = (value * pow10[f - e - 1] + _decimal(data, e + 1, f, pow10[:1])) / pow10[
-                f - e - 1
-            ]
+            value = value * pow10[f - e - 1] + _decimal(data, e + 1, f, 1.0)
+            value /= pow10[f - e - 1]
         else:
             value = -1.0
         e = f
@@ -448,161 +357,256 @@ def _size(data: U8, a: int, b: int, pow10: F64, scale: F64, unit_letters: U8) ->
     return value, unit if e == b else -1
 
 
-def _tres_size(
+def _tres_all(
     data: U8,
-    offsets: I64,
-    valid: Bools,
-    rows: I64,
+    a: int,
+    b: int,
     keys: U8,
+    key_offsets: I64,
     pow10: F64,
     scale: F64,
-    unit_letters: U8,
-    out: F64,
-    declined: Bools,
+    letters: U8,
+    values: F64,
+    flags: npt.NDArray[np.int64],
 ) -> None:
-    """Write the size after the first ``key=`` entry (``mem=4G``) in bytes, megabytes when bare."""
-    width = len(keys)
-    for j in range(len(rows)):
-        r = rows[j]
-        out[j] = np.nan
-        declined[j] = False
-        if not valid[r]:
-            continue
-        a = offsets[r]
-        b = offsets[r + 1]
-        p = a
-        while p < b:
-            hit = p + width < b
-            if hit:
-                for k in range(width):
-                    if data[p + k] != keys[k]:
-                        hit = False
-                        break
-            if hit and data[p + width] != 44:
-                v = p + width
-                e = v
-                while e < b and data[e] != 44:
-                    e += 1
-                value, unit = _size(data, v, e, pow10, scale, unit_letters)
-                if unit >= 0 and value == value:
-                    if value < 0:
-                        declined[j] = True
+    """Read every TRES key of a list in one pass over its entries.
+
+    Each key but the last gets its count from the first ``key=N`` entry, else the first
+    ``key:type=N``; the last key (``mem``) gets the bytes of its first ``key=<size>`` entry,
+    megabytes when bare. ``flags`` is 1 where the value is left to the reference.
+    """
+    n_keys = len(key_offsets) - 1
+    for q in range(n_keys):
+        values[q] = np.nan
+        flags[q] = 0  # 0 not found, 1 plain found, 2 typed found (3: the size was found)
+    declined = 0
+    p = a
+    while p <= b:
+        e = p
+        while e < b and data[e] != 44:
+            e += 1
+        for q in range(n_keys):
+            if flags[q] == 1 or flags[q] == 3:
+                continue
+            ka = key_offsets[q]
+            width = key_offsets[q + 1] - ka
+            if p + width > b:
+                continue
+            hit = True
+            for k in range(width):
+                if data[p + k] != keys[ka + k]:
+                    hit = False
+                    break
+            if not hit:
+                continue
+            i = p + width
+            if q == n_keys - 1:  # the size: key=<not a comma>...
+                if i + 1 < b and data[i] == 61 and data[i + 1] != 44:
+                    value, unit = _size(data, i + 1, e, pow10, letters)
+                    if unit < 0 or value != value:
+                        values[q] = np.nan
+                    elif value < 0:
+                        values[q] = np.nan
+                        declined |= 1 << q
                     else:
-                        out[j] = value * (scale[2] if unit == 0 else scale[unit])
-                break
-            while p < b and data[p] != 44:
-                p += 1
-            p += 1
+                        values[q] = value * (scale[2] if unit == 0 else scale[unit])
+                    flags[q] = 3
+                continue
+            typed = 0
+            if i < b and data[i] == 58:
+                if flags[q] == 2:
+                    continue  # a typed count was found already
+                typed = 1
+                i += 1
+                while i < e and data[i] != 61:
+                    i += 1
+            if i < b and data[i] == 61:
+                f = _digit_run(data, i + 1, b)
+                if f > i + 1:
+                    if f - i - 1 > 15:
+                        values[q] = np.nan
+                        declined |= 1 << q
+                    else:
+                        values[q] = _decimal(data, i + 1, f, 1.0)
+                        declined &= ~(1 << q)
+                    flags[q] = 2 if typed else 1
+        p = e + 1
+    for q in range(n_keys):
+        flags[q] = (declined >> q) & 1
 
 
-def _req_mem(
+def _req_mem1(data: U8, a: int, b: int, pow10: F64, letters: U8) -> tuple[float, int, int, int]:
+    """Read ReqMem ``D+[.D+][KMGTP][cn]``: (value, unit code, scope byte, declined)."""
+    scope = 0
+    if b > a and (data[b - 1] == 99 or data[b - 1] == 110):
+        scope = int(data[b - 1])
+        b -= 1
+    value, unit = _size(data, a, b, pow10, letters)
+    if unit < 0 or value != value:
+        return np.nan, 0, 0, 0
+    if value < 0:
+        return np.nan, 0, 0, 1
+    return value, unit, scope, 0
+
+
+def _exit1(data: U8, a: int, b: int) -> tuple[float, float, int]:
+    """Read ``[-]D+:D+``: (exit code, signal, declined); NaN where the text is not that."""
+    negative = a < b and data[a] == 45
+    c0 = a + 1 if negative else a
+    c1 = _digit_run(data, c0, b)
+    if c1 == c0 or c1 >= b or data[c1] != 58:
+        return np.nan, np.nan, 0
+    s1 = _digit_run(data, c1 + 1, b)
+    if s1 == c1 + 1 or s1 != b:
+        return np.nan, np.nan, 0
+    if c1 - c0 > 15 or s1 - c1 - 1 > 15:
+        return np.nan, np.nan, 1
+    value = _decimal(data, c0, c1, 1.0)
+    return (-value if negative else value), _decimal(data, c1 + 1, s1, 1.0), 0
+
+
+def _job_id1(data: U8, a: int, b: int) -> tuple[float, float, int]:
+    """Read a JobID ``N``, ``N_I``, ``N+H``, ``N_I+H``: (job number, index, declined)."""
+    e = _digit_run(data, a, b)
+    if e == a or e - a > 15:
+        return np.nan, np.nan, 1
+    i = e
+    index = np.nan
+    if i < b and data[i] == 95:  # _index
+        f = _digit_run(data, i + 1, b)
+        if f == i + 1 or f - i - 1 > 15:
+            return np.nan, np.nan, 1
+        index = _decimal(data, i + 1, f, 1.0)
+        i = f
+    if i < b and data[i] == 43:  # +het
+        f = _digit_run(data, i + 1, b)
+        if f == i + 1:
+            return np.nan, np.nan, 1
+        i = f
+    if i != b:
+        return np.nan, np.nan, 1
+    return _decimal(data, a, e, 1.0), index, 0
+
+
+def _scan(
     data: U8,
     offsets: I64,
     valid: Bools,
-    rows: I64,
+    rows: npt.NDArray[np.int64],
+    kinds: I64,
+    params: I64,
+    keys: U8,
+    key_offsets: I64,
     pow10: F64,
     scale: F64,
-    unit_letters: U8,
-    value_out: F64,
-    unit_out: I8,
-    scope_out: I8,
-    declined: Bools,
+    letters: U8,
+    v1: npt.NDArray[np.float64],
+    v2: npt.NDArray[np.float64],
+    c1: npt.NDArray[np.int8],
+    c2: npt.NDArray[np.int8],
 ) -> None:
-    """ReqMem ``D+[.D+][KMGTP][cn]``: value, unit code (0 none, 1..5 KMGTP), scope (0, c, n)."""
-    for j in range(len(rows)):
-        r = rows[j]
-        value_out[j] = np.nan
-        unit_out[j] = 0
-        scope_out[j] = 0
-        declined[j] = False
-        if not valid[r]:
-            continue
-        a = offsets[r]
-        b = offsets[r + 1]
-        scope = 0
-        if b > a and (data[b - 1] == 99 or data[b - 1] == 110):
-            scope = int(data[b - 1])
-            b -= 1
-        value, unit = _size(data, a, b, pow10, scale, unit_letters)
-        if unit < 0 or value != value:
-            continue
-        if value < 0:
-            declined[j] = True
-            continue
-        value_out[j] = value
-        unit_out[j] = unit
-        scope_out[j] = scope
+    """Read value ``rows[j, t]`` as kind ``kinds[t]`` into ``v1, v2, c1, c2[j, t]``.
 
-
-def _exit_codes(
-    data: U8, offsets: I64, valid: Bools, rows: I64, pow10: F64, code: F64, signal: F64
-) -> None:
-    """``[-]D+:D+`` → exit code and signal (NaN where the text is not that)."""
-    for j in range(len(rows)):
-        r = rows[j]
-        code[j] = np.nan
-        signal[j] = np.nan
-        if not valid[r]:
-            continue
-        a = offsets[r]
-        b = offsets[r + 1]
-        negative = a < b and data[a] == 45
-        c0 = a + 1 if negative else a
-        c1 = _digit_run(data, c0, b)
-        if c1 == c0 or c1 >= b or data[c1] != 58:
-            continue
-        s1 = _digit_run(data, c1 + 1, b)
-        if s1 == c1 + 1 or s1 != b:
-            continue
-        if c1 - c0 > 15 or s1 - c1 - 1 > 15:
-            code[j] = -np.inf  # unsure: the reference reads it
-            continue
-        value = _decimal(data, c0, c1, pow10[:1])
-        code[j] = -value if negative else value
-        signal[j] = _decimal(data, c1 + 1, s1, pow10[:1])
-
-
-def _job_ids(
-    data: U8, offsets: I64, valid: Bools, rows: I64, pow10: F64, seq: F64, idx: F64, declined: Bools
-) -> None:
-    """JobIDs ``N``, ``N_I``, ``N+H``, ``N_I+H``: job number and array index; others declined."""
-    for j in range(len(rows)):
-        r = rows[j]
-        seq[j] = np.nan
-        idx[j] = np.nan
-        declined[j] = True
-        if not valid[r]:
-            continue
-        a = offsets[r]
-        b = offsets[r + 1]
-        e = _digit_run(data, a, b)
-        if e == a or e - a > 15:
-            continue
-        i = e
-        index = np.nan
-        if i < b and data[i] == 95:  # _index
-            f = _digit_run(data, i + 1, b)
-            if f == i + 1 or f - i - 1 > 15:
-                continue
-            index = _decimal(data, i + 1, f, pow10[:1])
-            i = f
-        if i < b and data[i] == 43:  # +het
-            f = _digit_run(data, i + 1, b)
-            if f == i + 1:
-                continue
-            i = f
-        if i != b:
-            continue
-        seq[j] = _decimal(data, a, e, pow10[:1])
-        idx[j] = index
-        declined[j] = False
+    A row's fields are read together (one pass over the lines' bytes). Outputs by kind: time
+    (epoch, -, status); duration, count, TRES count or size (value, -, declined); ReqMem
+    (value, scope byte, declined, unit); exit code (code, signal, declined); JobID (job number,
+    index, declined). ``params[t]`` is the TRES key's index in ``key_offsets``.
+    """
+    n_tasks = len(kinds)
+    tres_values = np.empty(len(key_offsets) - 1)
+    tres_flags = np.empty(len(key_offsets) - 1, dtype=np.int64)
+    tres_row = -1
+    for j in range(rows.shape[0]):
+        tres_row = -1
+        for t in range(n_tasks):
+            r = rows[j, t]
+            kind = kinds[t]
+            x = np.nan
+            y = np.nan
+            flag = 0
+            unit = 0
+            if not valid[r]:
+                flag = 1 if kind == 7 else 0
+            else:
+                a = offsets[r]
+                b = offsets[r + 1]
+                if kind == 0:
+                    x, flag = _time1(data, a, b)
+                elif kind == 1:
+                    x, flag = _duration1(data, a, b, pow10)
+                elif kind == 2:
+                    x, flag = _float1(data, a, b, pow10)
+                elif kind == 3 or kind == 4:
+                    if r != tres_row:  # every key of the list at once
+                        _tres_all(
+                            data, a, b, keys, key_offsets, pow10, scale, letters, tres_values,
+                            tres_flags,
+                        )  # fmt: skip
+                        tres_row = r
+                    x = tres_values[params[t]]
+                    flag = tres_flags[params[t]]
+                elif kind == 5:
+                    x, unit, scope, flag = _req_mem1(data, a, b, pow10, letters)
+                    y = float(scope)
+                elif kind == 6:
+                    x, y, flag = _exit1(data, a, b)
+                else:
+                    x, y, flag = _job_id1(data, a, b)
+            v1[j, t] = x
+            v2[j, t] = y
+            c1[j, t] = flag
+            c2[j, t] = unit
 
 
 # --------------------------------------------------------------------------- entry points
 
+_TRES_KEYS = ("node", "cpu", "gres/gpu", "mem")
+_TRES_BYTES = np.frombuffer("".join(_TRES_KEYS).encode(), dtype=np.uint8).copy()
+_TRES_OFFSETS = np.cumsum([0, *(len(k) for k in _TRES_KEYS)]).astype(np.int64)
+_LETTERS = np.frombuffer(_UNIT_LETTERS, dtype=np.uint8).copy()
+
+
+def tres_key(key: str) -> int:
+    """Return the parameter of a TRES key (node, cpu, gres/gpu, mem) for :func:`scan_rows`."""
+    return _TRES_KEYS.index(key)
+
+
+class Scan(NamedTuple):
+    """What :func:`scan_rows` read: one column per task."""
+
+    v1: npt.NDArray[np.float64]
+    v2: npt.NDArray[np.float64]
+    c1: npt.NDArray[np.int8]
+    c2: npt.NDArray[np.int8]
+
+
+def scan_rows(text: Text, rows: npt.NDArray[np.int64], tasks: Sequence[tuple[int, int]]) -> Scan:
+    """Read the values ``rows[j, t]`` of ``text`` as ``tasks[t] = (kind, TRES key)``, row by row."""
+    n = rows.shape[0]
+    k = len(tasks)
+    out = Scan(
+        np.empty((n, k)), np.empty((n, k)), np.empty((n, k), np.int8), np.empty((n, k), np.int8)
+    )
+    kinds = np.array([t[0] for t in tasks], dtype=np.int64)
+    params = np.array([t[1] for t in tasks], dtype=np.int64)
+    _kernel("_scan")(
+        text.data, text.offsets, text.valid, np.ascontiguousarray(rows, dtype=np.int64), kinds,
+        params, _TRES_BYTES, _TRES_OFFSETS, _POW10, _SCALE, _LETTERS, *out,
+    )  # fmt: skip
+    return out
+
 
 def _kernel(name: str) -> Any:
     return globals()[name]
+
+
+def _one(text: Text, kind: int, key: int = 0) -> Scan:
+    """One task over the rows of ``text``, or its result from a scan made already."""
+    done: Scan | None = text.done.get((kind, key))
+    if done is not None:
+        return done
+    scan = scan_rows(text, text.rows[:, None], [(kind, key)])
+    return Scan(scan.v1[:, 0], scan.v2[:, 0], scan.c1[:, 0], scan.c2[:, 0])
 
 
 def scan_times(text: Text) -> tuple[F64, I8]:
@@ -611,71 +615,42 @@ def scan_times(text: Text) -> tuple[F64, I8]:
     Status :data:`TIME_NONE`: not a time (the reference's ``^YYYY-MM-DDTHH:MM:SS`` does not
     match), :data:`TIME_PLAIN`: the epoch is set, :data:`TIME_DECLINED`: left to the reference.
     """
-    n = len(text.rows)
-    epoch = np.empty(n)
-    status = np.empty(n, dtype=np.int8)
-    _kernel("_times")(text.data, text.offsets, text.valid, text.rows, epoch, status)
-    return epoch, status
+    scan = _one(text, KIND_TIME)
+    return scan.v1.copy(), scan.c1.copy()
 
 
 def scan_durations(text: Text) -> tuple[F64, Bools]:
     """Return the seconds of ``[[D-]H:]M:S[.F]`` values (NaN otherwise), and the declined ones."""
-    n = len(text.rows)
-    out = np.empty(n)
-    declined = np.empty(n, dtype=bool)
-    _kernel("_durations")(text.data, text.offsets, text.valid, text.rows, _POW10, out, declined)
-    return out, declined
+    scan = _one(text, KIND_DURATION)
+    return scan.v1.copy(), scan.c1 != 0
 
 
 def scan_floats(text: Text) -> tuple[F64, Bools]:
     """Return the numbers of the values (NaN where none), and the declined ones."""
-    n = len(text.rows)
-    out = np.empty(n)
-    declined = np.empty(n, dtype=bool)
-    _kernel("_floats")(text.data, text.offsets, text.valid, text.rows, _POW10, out, declined)
-    return out, declined
+    scan = _one(text, KIND_FLOAT)
+    return scan.v1.copy(), scan.c1 != 0
 
 
 def scan_tres(text: Text, keys: tuple[str, ...]) -> tuple[F64, Bools]:
     """Return each key's count in TRES lists (rows × keys; NaN where absent), and the declined."""
-    encoded = [k.encode() for k in keys]
-    key_bytes = np.frombuffer(b"".join(encoded), dtype=np.uint8).copy()
-    key_offsets = np.cumsum([0, *(len(k) for k in encoded)]).astype(np.int64)
+    scans = [_one(text, KIND_TRES, tres_key(key)) for key in keys]
     n = len(text.rows)
-    out = np.empty((n, len(keys)))
-    declined = np.empty((n, len(keys)), dtype=bool)
-    _kernel("_tres")(
-        text.data, text.offsets, text.valid, text.rows, key_bytes, key_offsets, _POW10, out,
-        declined,
-    )  # fmt: skip
-    return out, declined
+    values = np.stack([s.v1 for s in scans], axis=1) if scans else np.empty((n, 0))
+    declined = np.stack([s.c1 != 0 for s in scans], axis=1) if scans else np.empty((n, 0), bool)
+    return values, declined
 
 
 def scan_tres_size(text: Text, key: str) -> tuple[F64, Bools]:
     """Return the bytes of the first ``key=<size>`` entry (M when bare), and the declined."""
-    n = len(text.rows)
-    out = np.empty(n)
-    declined = np.empty(n, dtype=bool)
-    _kernel("_tres_size")(
-        text.data, text.offsets, text.valid, text.rows,
-        np.frombuffer((key + "=").encode(), dtype=np.uint8).copy(), _POW10, _SCALE,
-        np.frombuffer(_UNIT_LETTERS, dtype=np.uint8).copy(), out, declined,
-    )  # fmt: skip
-    return out, declined
+    scan = _one(text, KIND_TRES_SIZE, tres_key(key))
+    return scan.v1.copy(), scan.c1 != 0
 
 
 def scan_req_mem(text: Text) -> tuple[F64, I8, I8, Bools]:
     """Return ReqMem's value, unit code (0 none, 1..5 K..P), scope byte (0, ``c``, ``n``)."""
-    n = len(text.rows)
-    value = np.empty(n)
-    unit = np.empty(n, dtype=np.int8)
-    scope = np.empty(n, dtype=np.int8)
-    declined = np.empty(n, dtype=bool)
-    _kernel("_req_mem")(
-        text.data, text.offsets, text.valid, text.rows, _POW10, _SCALE,
-        np.frombuffer(_UNIT_LETTERS, dtype=np.uint8).copy(), value, unit, scope, declined,
-    )  # fmt: skip
-    return value, unit, scope, declined
+    scan = _one(text, KIND_REQ_MEM)
+    scope = np.nan_to_num(scan.v2).astype(np.int8)
+    return scan.v1.copy(), scan.c2.copy(), scope, scan.c1 != 0
 
 
 def scan_job_ids(text: Text) -> tuple[F64, F64, Bools]:
@@ -684,19 +659,11 @@ def scan_job_ids(text: Text) -> tuple[F64, F64, Bools]:
     A declined JobID (an array range, a step, anything but ``N[_I][+H]``) is read by the
     reference; the others are their own attempt key.
     """
-    n = len(text.rows)
-    seq = np.empty(n)
-    idx = np.empty(n)
-    declined = np.empty(n, dtype=bool)
-    _kernel("_job_ids")(text.data, text.offsets, text.valid, text.rows, _POW10, seq, idx, declined)
-    return seq, idx, declined
+    scan = _one(text, KIND_JOB_ID)
+    return scan.v1.copy(), scan.v2.copy(), scan.c1 != 0
 
 
 def scan_exit_codes(text: Text) -> tuple[F64, F64, Bools]:
     """Return the exit codes and signals of ``[-]D:D`` values, and the declined ones."""
-    n = len(text.rows)
-    code = np.empty(n)
-    signal = np.empty(n)
-    _kernel("_exit_codes")(text.data, text.offsets, text.valid, text.rows, _POW10, code, signal)
-    declined = np.isneginf(code)
-    return code, signal, declined
+    scan = _one(text, KIND_EXIT)
+    return scan.v1.copy(), scan.v2.copy(), scan.c1 != 0

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gridtrace.logs import _slurm, _slurm_fast
+from gridtrace.logs import _slurm, _slurm_fast, parse_logs
 from gridtrace.logs._slurm import SLURM_FIELDS, _Clock, _Column, read_slurm
 
 pytestmark = pytest.mark.skipif(not _slurm_fast.HAVE_NUMBA, reason="numba is not installed")
@@ -351,3 +351,54 @@ def test_job_ids_as_the_reference_reads_them(texts: list[str | None]) -> None:
     assert rows.tolist() == s_rows.tolist()
     assert ranges == s_ranges
     assert key.equals(s_key)
+
+
+def _base_line(**values: str) -> str:
+    base = {
+        "JobID": "1001", "JobIDRaw": "1001", "Cluster": "hpc", "Partition": "batch",
+        "QOS": "normal", "Account": "phys", "Group": "phys", "GID": "500", "User": "alice",
+        "UID": "1500", "Submit": "2024-05-03T10:00:00", "Eligible": "2024-05-03T10:00:01",
+        "Start": "2024-05-03T10:01:40", "End": "2024-05-03T11:01:40", "Elapsed": "01:00:00",
+        "ExitCode": "0:0", "State": "COMPLETED", "NNodes": "2", "NCPUS": "16", "ReqCPUS": "16",
+        "ReqMem": "2000Mc", "ReqTRES": "cpu=16,mem=32000M,node=2",
+        "AllocTRES": "cpu=16,mem=32000M,node=2", "Timelimit": "02:00:00",
+        "NodeList": "n[01-02]", "JobName": "sim",
+    }  # fmt: skip
+    base.update(values)
+    return "|".join(base[name] for name in SLURM_FIELDS)
+
+
+def test_damaged_and_mixed_files_give_the_same_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Steps, requeues, arrays, CRLF, non-UTF-8 bytes, a cut last line, two layouts at once."""
+    plain = tmp_path / "a.sacct"
+    lines = [
+        _base_line(),
+        _base_line(JobID="1001.batch", MaxRSS="1G"),
+        _base_line(JobID="1002", State="REQUEUED", End="2024-05-03T10:30:00"),
+        _base_line(JobID="1002", Submit="2024-05-03T10:31:00", State="FAILED"),
+        _base_line(JobID="1003_[1-3,7%2]", State="PENDING", Start="Unknown", End="Unknown"),
+        _base_line(JobID="1004_5", ReqMem="2147486648Mn", ExitCode="1:15"),
+        _base_line(JobID="1005+1", Elapsed="1-00:00:00.500", Timelimit="UNLIMITED"),
+        _base_line(JobID="1006", Start="2024-05-03T10:01:40+02:00", NNodes="x"),
+        _base_line(),  # a copy of line 1
+    ]
+    body = "\n".join(lines).encode() + b"\r\n" + _base_line(User="j\xe9").encode("latin-1")
+    plain.write_bytes(body + b"\n" + _base_line(JobID="1007").encode()[:150])
+    headed = tmp_path / "b.sacct"
+    headed.write_text(
+        "JobID|State|Submit|Start|End|NCPUS|ReqTRES\n"
+        "2001|COMPLETED|2024-05-03T10:00:00|2024-05-03T10:00:05|2024-05-03T10:10:05|4|cpu=4\n"
+        "2002|RUNNING|2024-05-03T10:00:00|2024-05-03T10:00:05|Unknown|8|gres/gpu:a100=2\n",
+        encoding="utf-8",
+    )
+    for paths in ([plain], [headed], [plain, headed]):
+        results = []
+        for fast in (True, False):
+            with monkeypatch.context() as patch:
+                patch.setattr(_slurm_fast, "use_kernel", lambda lines, fast=fast: fast)
+                results.append(parse_logs(paths, format="slurm", site="s", tz="UTC", workers=1))
+        for name in ("jobs", "records", "quarantine"):
+            assert getattr(results[0], name).equals(getattr(results[1], name)), name
+        assert results[0].info == results[1].info
