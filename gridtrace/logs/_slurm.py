@@ -105,7 +105,7 @@ from __future__ import annotations
 import logging
 import re
 import zoneinfo
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
 from typing import Any, TypeAlias
@@ -117,6 +117,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gridtrace.errors import ConfigError
+from gridtrace.logs import _slurm_fast
 from gridtrace.logs._attrs import append_flag, flag_array, flag_mask, repeated_rows
 from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._columnar import as_text, quarantine_table, records_table
@@ -661,12 +662,15 @@ def _tokenize_slurm_chunk(
 
     rows = np.flatnonzero(good)
     keep = np.repeat(good, counts)
-    values = flat.filter(_pa.array(keep)) if len(flat) else _pa.array([], pa.string())
+    if not len(flat):
+        values = _pa.array([], pa.string())
+    else:
+        values = flat if keep.all() else flat.filter(_pa.array(keep))
     if cut is not None:
         rows = np.append(rows, last)
         values = pa.concat_arrays([values.cast(pa.string()), _pa.array(cut, pa.string())])
     n_rec = len(rows)
-    keys = _pa.array(names, pa.string()).take(_pa.array(np.tile(np.arange(n_fields), n_rec)))
+    keys = _repeat_names(names, n_rec)
     attrs = _pa.MapArray.from_arrays(
         _pa.array(np.arange(0, (n_rec + 1) * n_fields, n_fields, dtype=np.int32)), keys, values
     )
@@ -691,8 +695,11 @@ def _tokenize_slurm_chunk(
         ],
     )
     keep_raw = bad_text | truncated
-    raw = binary.slice(first_row).take(_pa.array(rows))
-    raw = _pc.if_else(_pa.array(keep_raw), raw, pa.scalar(None, pa.binary()))
+    if keep_raw.any():
+        raw = binary.slice(first_row).take(_pa.array(rows))
+        raw = _pc.if_else(_pa.array(keep_raw), raw, pa.scalar(None, pa.binary()))
+    else:
+        raw = pa.nulls(n_rec, pa.binary())
     end_pos = names.index("End") if "End" in names else None
     stamp = (
         values.take(_pa.array(np.arange(end_pos, n_rec * n_fields, n_fields, dtype=np.int64)))
@@ -731,6 +738,24 @@ def _tokenize_slurm_chunk(
         raw=[raw_lines[i + first_row] for i in bad_rows],
     )
     return records, quarantine
+
+
+def _repeat_names(names: Sequence[str], n_rows: int) -> Arr:
+    """Return the field names of ``n_rows`` rows, row after row, built from buffers."""
+    encoded = [name.encode() for name in names]
+    row = b"".join(encoded)
+    if n_rows * len(row) >= 2**31:  # beyond 32-bit offsets: the plain way
+        return _pa.array(list(names), pa.string()).take(
+            _pa.array(np.tile(np.arange(len(names)), n_rows))
+        )
+    starts = np.cumsum([0, *(len(e) for e in encoded)])[:-1]
+    offsets = np.empty(n_rows * len(names) + 1, dtype=np.int32)
+    offsets[:-1] = (np.arange(n_rows, dtype=np.int32)[:, None] * len(row) + starts).ravel()
+    offsets[-1] = n_rows * len(row)
+    data = np.tile(np.frombuffer(row, dtype=np.uint8), n_rows)
+    return _pa.StringArray.from_buffers(
+        n_rows * len(names), _pa.py_buffer(offsets), _pa.py_buffer(data)
+    )
 
 
 SLURM_STREAM: LineFormat[_SlurmState] = LineFormat(
@@ -778,16 +803,21 @@ class _Clock:
 
     def __call__(self, text: Arr) -> tuple[F64, Bool, Bool, F64]:
         """``(epoch, ambiguous, gap, offset)`` of a string array (NaN where not a time)."""
-        text = _pc.fill_null(text, "")
-        is_time = _numpy(_pc.match_substring_regex(text, _TIME), bool)
-        with_offset = _numpy(_pc.match_substring_regex(text, _TIME + r"(?:\.\d+)?" + _OFFSET), bool)
-        naive_ts = _pc.strptime(
-            _pc.utf8_slice_codeunits(text, 0, 19),
-            format="%Y-%m-%dT%H:%M:%S",
-            unit="s",
-            error_is_null=True,
-        )
-        naive = _numpy(naive_ts.cast(pa.int64()).cast(pa.float64()).fill_null(np.nan))
+        return self.read(_Column.of(text), fast=False)
+
+    def read(self, column: _Column, *, fast: bool) -> tuple[F64, Bool, Bool, F64]:
+        """``(epoch, ambiguous, gap, offset)`` of a column; plain times by the kernel if fast."""
+        if fast:
+            naive, status = _slurm_fast.scan_times(column.view())
+            is_time = status != _slurm_fast.TIME_NONE
+            with_offset = np.zeros(len(naive), dtype=bool)
+            declined = np.flatnonzero(status == _slurm_fast.TIME_DECLINED)
+            if len(declined):
+                is_time[declined], with_offset[declined], naive[declined] = _time_parts(
+                    column.subset(declined)
+                )
+        else:
+            is_time, with_offset, naive = _time_parts(column.array())
         n = len(naive)
         ambiguous = np.zeros(n, dtype=bool)
         gap = np.zeros(n, dtype=bool)
@@ -796,7 +826,7 @@ class _Clock:
         plain = is_time & ~with_offset & ~np.isnan(naive)
         if with_offset.any():
             stamps = pd.to_datetime(
-                pd.Series(text.filter(_pa.array(with_offset)).to_pylist()),
+                pd.Series(column.subset(np.flatnonzero(with_offset)).to_pylist()),
                 utc=True,
                 format="ISO8601",
             )
@@ -830,6 +860,21 @@ class _Clock:
         return epoch, ambiguous, gap, offset
 
 
+def _time_parts(text: Arr) -> tuple[Bool, Bool, F64]:
+    """``(is a time, carries an offset, naive epoch seconds)`` of a string array."""
+    text = _pc.fill_null(text, "")
+    is_time = _numpy(_pc.match_substring_regex(text, _TIME), bool)
+    with_offset = _numpy(_pc.match_substring_regex(text, _TIME + r"(?:\.\d+)?" + _OFFSET), bool)
+    naive_ts = _pc.strptime(
+        _pc.utf8_slice_codeunits(text, 0, 19),
+        format="%Y-%m-%dT%H:%M:%S",
+        unit="s",
+        error_is_null=True,
+    )
+    naive = _numpy(naive_ts.cast(pa.int64()).cast(pa.float64()).fill_null(np.nan))
+    return is_time, with_offset, naive
+
+
 def _sizes(array: Arr, default_unit: int) -> tuple[F64, Bool]:
     """Read sizes: ``1234K``, ``2G``, ``512`` → bytes (powers of 1024; NaN if not a size).
 
@@ -846,11 +891,55 @@ def _sizes(array: Arr, default_unit: int) -> tuple[F64, Bool]:
     return value * scale, bare
 
 
-def _unreadable(text: Arr, parsed: F64, words: tuple[str, ...]) -> Bool:
+def _unreadable(text: Arr | _Column, parsed: F64, words: tuple[str, ...]) -> Bool:
     """Say where a field holds text that is not blank, not in ``words`` and not in ``parsed``."""
-    trimmed = _pc.utf8_trim_whitespace(_pc.fill_null(text, ""))
-    known: Bool = _numpy(_pc.is_in(trimmed, _pa.array(["", *words], pa.string())), bool)
-    return np.isnan(parsed) & ~known
+    column = text if isinstance(text, _Column) else _Column.of(text)
+    out = np.isnan(parsed)
+    rows = np.flatnonzero(out)  # only a value not read can be unreadable
+    if len(rows):
+        trimmed = _pc.utf8_trim_whitespace(_pc.fill_null(column.subset(rows), ""))
+        known = _numpy(_pc.is_in(trimmed, _pa.array(["", *words], pa.string())), bool)
+        out[rows] = ~known
+    return out
+
+
+def _req_mem(text: Arr) -> tuple[F64, npt.NDArray[np.int8], npt.NDArray[np.int8]]:
+    """ReqMem's ``(value, unit code, scope byte)``: units 0 none, 1..5 K..P; scope 0, c or n."""
+    mem = _pc.extract_regex(_pc.fill_null(text, ""), _MEM)
+    value = _floats(_pc.fill_null(_pc.struct_field(mem, "v"), ""))
+    unit_text = _pc.fill_null(_pc.struct_field(mem, "u"), "")
+    scope_text = _pc.fill_null(_pc.struct_field(mem, "s"), "")
+    unit = np.zeros(len(value), dtype=np.int8)
+    for code, letter in enumerate("KMGTP", start=1):
+        unit[_numpy(_pc.equal(unit_text, letter), bool)] = code
+    scope = np.zeros(len(value), dtype=np.int8)
+    for letter in "cn":
+        scope[_numpy(_pc.equal(scope_text, letter), bool)] = ord(letter)
+    return value, unit, scope
+
+
+def _tres_size(text: Arr, key: str) -> F64:
+    """Return the size of the first ``key=`` entry of TRES lists, in bytes (megabytes when bare)."""
+    entry = _pc.extract_regex(_pc.fill_null(text, ""), rf"(?:^|,){re.escape(key)}=(?P<v>[^,]+)")
+    return _sizes(_pc.struct_field(entry, "v"), _UNITS["M"])[0]
+
+
+def _exit_codes(text: Arr) -> tuple[F64, F64]:
+    """``(exit code, signal)`` of ExitCode texts ``0:15``."""
+    parts = _pc.extract_regex(_pc.fill_null(text, ""), r"^(?P<c>-?\d+):(?P<s>\d+)$")
+    code = _floats(_pc.fill_null(_pc.struct_field(parts, "c"), ""))
+    signal = _floats(_pc.fill_null(_pc.struct_field(parts, "s"), ""))
+    return code, signal
+
+
+def _redo(declined: Bool, column: _Column, outs: Sequence[npt.NDArray[Any]], ref: Any) -> None:
+    """Read the values the kernel declined with the reference ``ref``, into ``outs``."""
+    rows = np.flatnonzero(declined)
+    if not len(rows):
+        return
+    again = ref(column.subset(rows))
+    for out, values in zip(outs, again if isinstance(again, tuple) else (again,), strict=True):
+        out[rows] = values
 
 
 def _no_sizes(n: int) -> tuple[F64, Bool]:
@@ -867,27 +956,93 @@ def _lookup(table: pa.Table, key: str) -> Arr:
     return _Fields(table)[key]
 
 
+def _layout(chunks: Sequence[Any]) -> list[str] | None:
+    """Return the field names if every map of ``chunks`` has the same keys in order, else None.
+
+    Compares the keys' bytes and lengths with numpy rather than building them as strings.
+    """
+    names: list[str] | None = None
+    for chunk in chunks:
+        offsets = _numpy(chunk.offsets, np.int64)
+        width = int(offsets[1] - offsets[0])
+        keys = chunk.keys
+        if (
+            not width
+            or chunk.offset
+            or offsets[0]
+            or int(offsets[-1]) != len(keys)
+            or keys.null_count
+            or keys.type != pa.string()
+            or not (np.diff(offsets) == width).all()
+        ):
+            return None
+        if names is None:
+            names = [str(k) for k in keys.slice(0, width).to_pylist()]
+        if len(names) != width:
+            return None
+        expected = [name.encode() for name in names]
+        row_bytes = sum(len(e) for e in expected)
+        buffers = keys.buffers()
+        key_offsets = np.frombuffer(buffers[1], np.int32, count=keys.offset + len(keys) + 1)[
+            keys.offset :
+        ]
+        lengths = np.diff(key_offsets).reshape(len(chunk), width)
+        if not (lengths == np.array([len(e) for e in expected])).all():
+            return None
+        first = int(key_offsets[0])
+        data = np.frombuffer(buffers[2], np.uint8)[first : first + row_bytes * len(chunk)]
+        if (
+            len(data) != row_bytes * len(chunk)
+            or not (
+                data.reshape(len(chunk), row_bytes) == np.frombuffer(b"".join(expected), np.uint8)
+            ).all()
+        ):
+            return None
+    return names
+
+
 class _Fields:
     """Field access on ``attrs``: positional when every row has the same keys (one file layout)."""
 
     def __init__(self, table: pa.Table) -> None:
-        attrs: Any = table.column("attrs").combine_chunks()
-        self.attrs: Any = attrs
-        self.n = len(self.attrs)
+        self.column: Any = table.column("attrs")
+        self.n = len(self.column)
         self.positions: dict[str, int] | None = None
-        if not self.n:
-            return
-        offsets = _numpy(attrs.offsets, np.int64)
-        width = int(offsets[1] - offsets[0])
-        if width and (np.diff(offsets) == width).all():
-            keys = attrs.keys
-            first = keys.slice(0, width).to_pylist()
-            tiled = _pa.array(first, pa.string()).take(
-                _pa.array(np.tile(np.arange(width, dtype=np.int32), self.n))
+        self._attrs: Any = None
+        self._items: Any = None
+        self._view: _slurm_fast.Text | None = None
+        chunks: list[Any] = [c for c in self.column.chunks if len(c)]
+        names = _layout(chunks) if chunks else None
+        if names is not None:
+            self.positions = {name: i for i, name in enumerate(names)}
+            self.width = len(names)
+            self._items = (
+                chunks[0].items if len(chunks) == 1 else pa.concat_arrays([c.items for c in chunks])
             )
-            if keys.equals(tiled):
-                self.positions = {str(k): i for i, k in enumerate(first)}
-                self.width = width
+
+    @property
+    def attrs(self) -> Any:
+        """The ``attrs`` maps as one array (combined on first use)."""
+        if self._attrs is None:
+            self._attrs = self.column.combine_chunks()
+        return self._attrs
+
+    @property
+    def items(self) -> Any:
+        """The values of every map, row after row."""
+        return self._items if self._items is not None else self.attrs.items
+
+    def index(self, key: str) -> I64 | None:
+        """Where each row's ``key`` value is in ``attrs.items`` (None: not positional or absent)."""
+        if self.positions is None or key not in self.positions:
+            return None
+        return np.arange(self.positions[key], self.n * self.width, self.width, dtype=np.int64)
+
+    def view(self) -> _slurm_fast.Text:
+        """Return the bytes of ``attrs.items``, for the kernel (made once)."""
+        if self._view is None:
+            self._view = _slurm_fast.text_view(self.items)
+        return self._view
 
     def names(self) -> set[str]:
         """Return the field names present in any row."""
@@ -904,24 +1059,197 @@ class _Fields:
             if key not in self.positions:
                 return pa.nulls(self.n, pa.string())
             where = np.arange(self.positions[key], self.n * self.width, self.width, dtype=np.int64)
-            return self.attrs.items.take(_pa.array(where))
+            return self.items.take(_pa.array(where))
         return _pc.map_lookup(self.attrs, key, "first")
 
 
-def _ids(job_id: Arr) -> tuple[F64, F64, list[str | None], list[str]]:
-    """``(job_seq, array_index, range text, attempt key)`` of JobIDs (steps map to their job)."""
+class _Column:
+    """One field of the job rows: its text whole or for some rows, or its bytes for the kernel.
+
+    Parameters
+    ----------
+    fields : _Fields or None
+        The lines' fields (None: ``whole`` is the column).
+    name : str
+        The field.
+    take : numpy.ndarray of int64 or None
+        The line of each row (None: one row per line).
+    whole : pyarrow.StringArray, optional
+        The column, when already made.
+    """
+
+    def __init__(self, fields: _Fields | None, name: str, take: I64 | None, whole: Arr = None):
+        self.fields = fields
+        self.name = name
+        self.take = take
+        self.whole = whole
+        self._view: _slurm_fast.Text | None = None
+
+    @classmethod
+    def of(cls, array: Arr) -> _Column:
+        """Return the column of a string array."""
+        return cls(None, "", None, array)
+
+    def _index(self) -> I64 | None:
+        index = None if self.fields is None else self.fields.index(self.name)
+        return index if index is None or self.take is None else index[self.take]
+
+    def array(self) -> Arr:
+        """Return the whole column (made once)."""
+        if self.whole is None:
+            assert self.fields is not None
+            values = self.fields[self.name]
+            self.whole = values if self.take is None else values.take(_pa.array(self.take))
+        return self.whole
+
+    def subset(self, rows: I64) -> Arr:
+        """Return the values of ``rows``."""
+        index = self._index() if self.whole is None else None
+        if index is not None:
+            assert self.fields is not None
+            return self.fields.items.take(_pa.array(index[rows]))
+        return self.array().take(_pa.array(rows))
+
+    def absent(self) -> Bool:
+        """Where the value is null (a field cut off with the file's last line)."""
+        index = self._index() if self.whole is None else None
+        if index is not None:
+            assert self.fields is not None
+            view = self.fields.view()
+            return ~view.valid[index]
+        return _numpy(_pc.is_null(self.array()), bool)
+
+    def view(self) -> _slurm_fast.Text:
+        """Return the column's bytes for the kernel (made once)."""
+        if self._view is None:
+            index = self._index() if self.whole is None else None
+            if index is not None:
+                assert self.fields is not None
+                view = self.fields.view()
+                self._view = _slurm_fast.Text(view.data, view.offsets, view.valid, index)
+            else:
+                self._view = _slurm_fast.text_view(self.array())
+        return self._view
+
+
+def _ids(job_id: Arr) -> tuple[F64, F64, Arr, Arr]:
+    """``(job_seq, array_index, range text, attempt key)`` of JobIDs (steps map to their job).
+
+    The range texts (null where none) and the keys are string arrays.
+    """
     text = _pc.fill_null(job_id, "")
     parts = _pc.extract_regex(text, _JOBID)
     seq = _floats(_pc.fill_null(_pc.struct_field(parts, "seq"), ""))
     idx = _floats(_pc.fill_null(_pc.struct_field(parts, "idx"), ""))
     rng = _pc.struct_field(parts, "rng")
-    ranges = _pc.if_else(_pc.equal(_pc.fill_null(rng, ""), ""), None, rng).to_pylist()
-    het = _pc.fill_null(_pc.struct_field(parts, "het"), "")
+    ranges = _pc.if_else(_pc.equal(_pc.fill_null(rng, ""), ""), None, rng)
     base = _pc.split_pattern(text, ".", max_splits=1)
     base = _pc.list_element(base, 0) if len(text) else text
     key = _pc.if_else(_pc.is_valid(parts), base, text)
-    del het
-    return seq, idx, ranges, key.to_pylist()
+    return seq, idx, ranges, key
+
+
+# what the kernel reads in one pass over each row: (field, kind, TRES key)
+_SCANNED = (
+    *((name, _slurm_fast.KIND_TIME, "") for name in ("Submit", "Eligible", "Start", "End")),
+    *((name, _slurm_fast.KIND_DURATION, "") for name in ("Elapsed", "Timelimit")),
+    *((name, _slurm_fast.KIND_FLOAT, "") for name in ("NNodes", "NCPUS", "ReqCPUS")),
+    *(("ReqTRES", _slurm_fast.KIND_TRES, key) for key in ("node", "cpu", "gres/gpu")),
+    ("ReqTRES", _slurm_fast.KIND_TRES_SIZE, "mem"),  # next to its list: read in the same pass
+    *(("AllocTRES", _slurm_fast.KIND_TRES, key) for key in ("node", "cpu", "gres/gpu")),
+    ("ReqMem", _slurm_fast.KIND_REQ_MEM, ""),
+    ("ExitCode", _slurm_fast.KIND_EXIT, ""),
+)
+
+
+def _scan_fields(fields: _Fields, take: I64, column: Callable[[str], _Column]) -> None:
+    """Read every field the kernel reads in one pass over the rows (their bytes are adjacent).
+
+    The results wait in each column's view, where the ``_read_*`` functions find them.
+    """
+    positions = fields.positions or {}
+    tasks = [task for task in _SCANNED if task[0] in positions]
+    if not tasks:
+        return
+    where = np.array([positions[name] for name, _, _ in tasks], dtype=np.int64)
+    rows = take[:, None] * fields.width + where[None, :]
+    kinds = [(kind, _slurm_fast.tres_key(key) if key else 0) for _, kind, key in tasks]
+    scan = fields.view()
+    done = _slurm_fast.scan_rows(scan, rows, kinds)
+    for t, (name, _, _) in enumerate(tasks):
+        column(name).view().done[kinds[t]] = _slurm_fast.Scan(
+            done.v1[:, t], done.v2[:, t], done.c1[:, t], done.c2[:, t]
+        )
+
+
+def _read_ids(column: _Column, fast: bool) -> tuple[F64, F64, I64, list[str], Arr]:
+    """``(job_seq, array_index, rows with a range, their range texts, attempt key)``."""
+    if not fast:
+        seq, idx, ranges, key = _ids(column.array())
+        rows = np.flatnonzero(_numpy(_pc.is_valid(ranges), bool))
+        return seq, idx, rows, ranges.take(_pa.array(rows)).to_pylist(), key
+    seq, idx, declined = _slurm_fast.scan_job_ids(column.view())
+    key = _pc.fill_null(column.array(), "")
+    rows = np.flatnonzero(declined)
+    if not len(rows):
+        return seq, idx, rows, [], key
+    seq[rows], idx[rows], ranges, again = _ids(column.subset(rows))
+    key = _pc.replace_with_mask(key, _pa.array(declined), again)
+    with_range = _numpy(_pc.is_valid(ranges), bool)
+    return seq, idx, rows[with_range], ranges.filter(_pa.array(with_range)).to_pylist(), key
+
+
+def _read_durations(column: _Column, fast: bool) -> F64:
+    if not fast:
+        return _durations(column.array())
+    out, declined = _slurm_fast.scan_durations(column.view())
+    _redo(declined, column, (out,), _durations)
+    return out
+
+
+def _read_floats(column: _Column, fast: bool) -> F64:
+    if not fast:
+        return _floats(column.array())
+    out, declined = _slurm_fast.scan_floats(column.view())
+    _redo(declined, column, (out,), _floats)
+    return out
+
+
+def _read_tres(column: _Column, keys: tuple[str, ...], fast: bool) -> list[F64]:
+    if not fast:
+        text = column.array()
+        return [_tres(text, key) for key in keys]
+    out, declined = _slurm_fast.scan_tres(column.view(), keys)
+    counts = [np.ascontiguousarray(out[:, q]) for q in range(len(keys))]
+    for q, key in enumerate(keys):
+        _redo(declined[:, q], column, (counts[q],), lambda t, key=key: _tres(t, key))
+    return counts
+
+
+def _read_req_mem(
+    column: _Column, fast: bool
+) -> tuple[F64, npt.NDArray[np.int8], npt.NDArray[np.int8]]:
+    if not fast:
+        return _req_mem(column.array())
+    value, unit, scope, declined = _slurm_fast.scan_req_mem(column.view())
+    _redo(declined, column, (value, unit, scope), _req_mem)
+    return value, unit, scope
+
+
+def _read_tres_size(column: _Column, key: str, fast: bool) -> F64:
+    if not fast:
+        return _tres_size(column.array(), key)
+    out, declined = _slurm_fast.scan_tres_size(column.view(), key)
+    _redo(declined, column, (out,), lambda text: _tres_size(text, key))
+    return out
+
+
+def _read_exit_codes(column: _Column, fast: bool) -> tuple[F64, F64]:
+    if not fast:
+        return _exit_codes(column.array())
+    code, signal, declined = _slurm_fast.scan_exit_codes(column.view())
+    _redo(declined, column, (code, signal), _exit_codes)
+    return code, signal
 
 
 def assemble_slurm(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseResult:
@@ -988,16 +1316,14 @@ def _jobs(
 ) -> tuple[pa.Table, dict[str, Any]]:
     n_lines = rec.num_rows
     fields = _Fields(rec)
-    get = {name: fields[name] for name in (*SLURM_FIELDS, "MaxRSS", "MaxVMSize")}
-    seq, idx, ranges, keys = _ids(get["JobID"])
+    fast = _slurm_fast.use_kernel(n_lines)
+    seq, idx, range_rows, range_text, keys = _read_ids(_Column(fields, "JobID", None), fast)
 
     # expand array ranges (123_[1-3]) into one row per index, as XDMoD does
     repeats = np.ones(n_lines, dtype=np.int64)
     indices: dict[int, list[int]] = {}
     bad_range = np.zeros(n_lines, dtype=bool)
-    for i, text in enumerate(ranges):
-        if text is None:
-            continue
+    for i, text in zip(range_rows.tolist(), range_text, strict=True):
         try:
             indices[i] = expand_array_ids(text)
         except ValueError:
@@ -1013,26 +1339,35 @@ def _jobs(
         for i, values in indices.items():
             array_index[starts[i] : starts[i] + len(values)] = values
             expanded[starts[i] : starts[i] + len(values)] = True
-    key_arr = np.asarray(keys, dtype=object)[take]
-    seq_known = ~np.isnan(seq[take])
-    base = np.where(seq_known, np.nan_to_num(seq[take]).astype(np.int64).astype(str), key_arr)
-    key_arr = np.where(
-        ~np.isnan(array_index),
-        np.char.add(
-            np.char.add(base.astype(str), "_"),
-            np.nan_to_num(array_index).astype(np.int64).astype(str),
-        ),
-        key_arr,
-    ).astype(object)
+    # the attempt key: the JobID before its step, an array task's as job_seq_index
+    key_text = keys if n == n_lines else keys.take(_pa.array(take))
+    with_index = ~np.isnan(array_index)
+    if with_index.any():
+        seq_text = np.nan_to_num(seq[take][with_index]).astype(np.int64).astype(str)
+        index_text = np.nan_to_num(array_index[with_index]).astype(np.int64).astype(str)
+        key_text = _pc.replace_with_mask(
+            key_text,
+            _pa.array(with_index),
+            _pa.array(np.char.add(np.char.add(seq_text, "_"), index_text), pa.string()),
+        )
+    key_code = (
+        _numpy(key_text.dictionary_encode().indices, np.int64) if n else np.zeros(0, np.int64)
+    )
 
     identity = n == n_lines
+    columns_read: dict[str, _Column] = {}
+
+    def column(name: str) -> _Column:
+        if name not in columns_read:
+            columns_read[name] = _Column(fields, name, None if identity else take)
+        return columns_read[name]
 
     def col(name: str) -> Arr:
-        return get[name] if identity else get[name].take(_pa.array(take))
+        return column(name).array()
 
     def absent(name: str) -> Bool:
         """Fields missing from the row (cut off with the file's last line): null, not blank."""
-        return _numpy(_pc.is_null(col(name)), bool)
+        return column(name).absent()
 
     rec_flags = rec.column("flags")
     truncated = flag_mask(rec_flags, "TRUNCATED")[take]
@@ -1040,10 +1375,12 @@ def _jobs(
         (name, flag_mask(rec_flags, name)[take]) for name in ("NON_UTF8", "NO_NEWLINE")
     ]
 
-    submit, amb_submit, gap_submit, offset = clock(col("Submit"))
-    eligible, amb_elig, gap_elig, _ = clock(col("Eligible"))
-    start, amb_start, gap_start, _ = clock(col("Start"))
-    end_logged, amb_end, gap_end, _ = clock(col("End"))
+    if fast and fields.positions is not None:
+        _scan_fields(fields, take, column)
+    submit, amb_submit, gap_submit, offset = clock.read(column("Submit"), fast=fast)
+    eligible, amb_elig, gap_elig, _ = clock.read(column("Eligible"), fast=fast)
+    start, amb_start, gap_start, _ = clock.read(column("Start"), fast=fast)
+    end_logged, amb_end, gap_end, _ = clock.read(column("End"), fast=fast)
     unreadable = np.zeros(n, dtype=bool)
     for name, parsed in (
         ("Submit", submit),
@@ -1051,7 +1388,7 @@ def _jobs(
         ("Start", start),
         ("End", end_logged),
     ):
-        unreadable |= _unreadable(col(name), parsed, ("Unknown", "None"))
+        unreadable |= _unreadable(column(name), parsed, ("Unknown", "None"))
     src_line = _numpy(rec.column("src_line").combine_chunks(), np.int64)[take]
     src_file = rec.column("src_file").combine_chunks().take(_pa.array(take))
     file_no = (
@@ -1060,35 +1397,36 @@ def _jobs(
         else np.zeros(0, np.int64)
     )
 
-    # attempts: rows of one job id, in submit order, then file and line order
-    frame = pd.DataFrame(
-        {"key": key_arr, "submit": submit, "file": file_no, "line": src_line, "row": np.arange(n)}
-    )
-    frame = frame.sort_values(["key", "submit", "file", "line", "row"], na_position="last")
+    # attempts: rows of one job id, in submit order, then file and line order (NaN last)
+    order = np.lexsort((np.arange(n), src_line, file_no, submit, key_code))
     attempt = np.empty(n, dtype=np.int64)
     n_attempts = np.empty(n, dtype=np.int64)
-    attempt[frame["row"].to_numpy()] = frame.groupby("key", sort=False).cumcount().to_numpy()
-    n_attempts[frame["row"].to_numpy()] = (
-        frame.groupby("key", sort=False)["row"].transform("size").to_numpy()
-    )
     first_submit = np.empty(n)
-    first_submit[frame["row"].to_numpy()] = (
-        frame.groupby("key", sort=False)["submit"].transform("first").to_numpy()
-    )
+    if n:
+        sorted_code = key_code[order]
+        opens = np.flatnonzero(np.r_[True, sorted_code[1:] != sorted_code[:-1]])
+        sizes = np.diff(np.r_[opens, n])
+        group_start = np.repeat(opens, sizes)
+        attempt[order] = np.arange(n) - group_start
+        n_attempts[order] = np.repeat(sizes, sizes)
+        # the first known submit of the group: NaN ones sort last
+        first_submit[order] = np.repeat(submit[order][opens], sizes)
 
     # state: the first word, "CANCELLED by 500" flagged
     state_parts = _pc.extract_regex(
         _pc.fill_null(col("State"), ""), r"^(?P<w>\S*)(?P<by>\s+by\s+\S+)?"
     )
-    words = np.asarray(
-        _pc.fill_null(_pc.struct_field(state_parts, "w"), "").to_pylist(), dtype=object
-    )
+    words = _pc.fill_null(_pc.struct_field(state_parts, "w"), "").dictionary_encode()
+    word_code = _numpy(words.indices, np.int64)
     cancelled_by = _numpy(
         _pc.not_equal(_pc.fill_null(_pc.struct_field(state_parts, "by"), ""), ""), bool
     )
-    mapped = [_STATE_MAP.get(str(w).upper(), ("UNKNOWN", "STATE_NONSTANDARD")) for w in words]
-    state = np.array([m[0] for m in mapped], dtype=object)
-    state_flag = np.array([m[1] or "" for m in mapped], dtype=object)
+    mapped = [
+        _STATE_MAP.get(str(w).upper(), ("UNKNOWN", "STATE_NONSTANDARD"))
+        for w in words.dictionary.to_pylist()
+    ]
+    state = np.array([m[0] for m in mapped], dtype=object)[word_code]
+    state_flag = np.array([m[1] or "" for m in mapped], dtype=object)[word_code]
     state_cut = absent("State")  # a truncated line: the state is not known (flag TRUNCATED)
     state_flag[state_cut] = ""
     started = ~np.isnan(start)
@@ -1099,7 +1437,7 @@ def _jobs(
     state = np.where(deleted, "DELETED", state)
     # a row repeating another's id, submit, start and end (overlapping exports, overlapping array
     # ranges) is not a requeue: it keeps its state, flagged DUPLICATE
-    same = pd.DataFrame({"key": key_arr, "submit": submit, "start": start, "end": end_logged})
+    same = pd.DataFrame({"key": key_code, "submit": submit, "start": start, "end": end_logged})
     duplicate = np.asarray(same.duplicated(keep=False), dtype=bool)
     earlier = (attempt < n_attempts - 1) & ~duplicate
     logged_state = state.copy()
@@ -1114,91 +1452,79 @@ def _jobs(
 
     run = end - start
     wait = start - submit
-    elapsed = _durations(col("Elapsed"))
-    timelimit = _durations(col("Timelimit"))
-    unreadable |= _unreadable(col("Elapsed"), elapsed, ())
-    unreadable |= _unreadable(col("Timelimit"), timelimit, ("UNLIMITED", "Partition_Limit"))
+    elapsed = _read_durations(column("Elapsed"), fast)
+    timelimit = _read_durations(column("Timelimit"), fast)
+    unreadable |= _unreadable(column("Elapsed"), elapsed, ())
+    unreadable |= _unreadable(column("Timelimit"), timelimit, ("UNLIMITED", "Partition_Limit"))
     mismatch = ~np.isnan(run) & ~np.isnan(elapsed) & (np.abs(run - elapsed) > 60)
 
-    nnodes = _floats(col("NNodes"))
-    ncpus = _floats(col("NCPUS"))
-    reqcpus = _floats(col("ReqCPUS"))
+    nnodes = _read_floats(column("NNodes"), fast)
+    ncpus = _read_floats(column("NCPUS"), fast)
+    reqcpus = _read_floats(column("ReqCPUS"), fast)
     for name, parsed in (("NNodes", nnodes), ("NCPUS", ncpus), ("ReqCPUS", reqcpus)):
-        unreadable |= _unreadable(col(name), parsed, ())
-    req_tres = col("ReqTRES")
-    alloc_tres = col("AllocTRES")
+        unreadable |= _unreadable(column(name), parsed, ())
+    tres_nodes, tres_cpus, gpus_req = _read_tres(
+        column("ReqTRES"), ("node", "cpu", "gres/gpu"), fast
+    )
+    alloc_nodes, alloc_cpus, alloc_gpus = _read_tres(
+        column("AllocTRES"), ("node", "cpu", "gres/gpu"), fast
+    )
     # a job that never started: its NNodes/NCPUS are the request, where ReqTRES/ReqCPUS are not
-    tres_nodes = _tres(req_tres, "node")
     nodes_req_fallback = np.isnan(tres_nodes) & ~started & ~np.isnan(nnodes)
     nodes_req = np.where(nodes_req_fallback, nnodes, tres_nodes)
     cores_req_fallback = np.isnan(reqcpus) & ~started & ~np.isnan(ncpus)
     cores_req = np.where(cores_req_fallback, ncpus, reqcpus)
-    tres_cpus = _tres(req_tres, "cpu")
     cores_req_conflict = ~np.isnan(reqcpus) & ~np.isnan(tres_cpus) & (reqcpus != tres_cpus)
     nodes_alloc = np.where(started, nnodes, np.nan)
     cores_alloc = np.where(started, ncpus, np.nan)
-    alloc_cpus = _tres(alloc_tres, "cpu")
-    alloc_nodes = _tres(alloc_tres, "node")
     cores_alloc_conflict = (
         ~np.isnan(cores_alloc) & ~np.isnan(alloc_cpus) & (cores_alloc != alloc_cpus)
     )
-    gpus_req = _tres(req_tres, "gres/gpu")
-    gpus_alloc = np.where(started, _tres(alloc_tres, "gres/gpu"), np.nan)
+    gpus_alloc = np.where(started, alloc_gpus, np.nan)
 
     # memory request: value, unit, scope (c per CPU, n per node); old Slurm leaks its 2^31 bit
-    mem = _pc.extract_regex(_pc.fill_null(col("ReqMem"), ""), _MEM)
-    mem_value = _floats(_pc.fill_null(_pc.struct_field(mem, "v"), ""))
-    mem_unit = _pc.fill_null(_pc.struct_field(mem, "u"), "").to_pylist()
-    scope = np.asarray(_pc.fill_null(_pc.struct_field(mem, "s"), "").to_pylist(), dtype=object)
+    mem_value, mem_unit, scope = _read_req_mem(column("ReqMem"), fast)
     flag_bit = mem_value >= _PER_CPU_BIT
     mem_value = np.where(flag_bit, mem_value - _PER_CPU_BIT, mem_value)
-    scope = np.where(flag_bit, "c", scope)
-    per_cpu = scope == "c"
-    per_node = scope == "n"
+    per_cpu = flag_bit | (scope == ord("c"))
+    per_node = ~flag_bit & (scope == ord("n"))
     cores_for_mem = np.where(np.isnan(cores_alloc), cores_req, cores_alloc)
     nodes_for_mem = np.where(np.isnan(nodes_alloc), nodes_req, nodes_alloc)
     factor = np.where(per_cpu, cores_for_mem, np.where(per_node, nodes_for_mem, 1.0))
-    unit_bytes = np.array([_UNITS[u] for u in mem_unit], dtype=np.float64) if n else np.zeros(0)
+    unit_bytes = np.array([_UNITS[u] for u in ("", *"KMGTP")], dtype=np.float64)[mem_unit]
     mem_all = mem_value == 0
     mem_req = np.where(mem_all, np.nan, mem_value * unit_bytes * factor)
     scope_unknown = ~np.isnan(mem_value) & ~mem_all & np.isnan(factor)
-    unit_assumed = ~np.isnan(mem_value) & ~mem_all & (np.asarray(mem_unit, dtype=object) == "")
-    tres_mem, _ = _sizes(
-        _pc.struct_field(
-            _pc.extract_regex(_pc.fill_null(req_tres, ""), r"(?:^|,)mem=(?P<v>[^,]+)"), "v"
-        ),
-        _UNITS["M"],
-    )
+    unit_assumed = ~np.isnan(mem_value) & ~mem_all & (mem_unit == 0)
+    tres_mem = _read_tres_size(column("ReqTRES"), "mem", fast)
     mem_conflict = (
         ~np.isnan(mem_req)
         & ~np.isnan(tres_mem)
         & (np.abs(mem_req - tres_mem) > 0.01 * np.fmax(mem_req, tres_mem))
     )
 
-    exit_parts = _pc.extract_regex(_pc.fill_null(col("ExitCode"), ""), r"^(?P<c>-?\d+):(?P<s>\d+)$")
-    exit_code = _floats(_pc.fill_null(_pc.struct_field(exit_parts, "c"), ""))
-    exit_signal = _floats(_pc.fill_null(_pc.struct_field(exit_parts, "s"), ""))
+    exit_code, exit_signal = _read_exit_codes(column("ExitCode"), fast)
 
     # host lists: expanded once per distinct value
-    node_text = col("NodeList").to_pylist()
-    cache: dict[str, list[str] | None] = {}
-    hosts: list[list[str] | None] = []
-    bad_nodes = np.zeros(n, dtype=bool)
-    n_hosts = np.full(n, np.nan)
-    for i, text in enumerate(node_text):
-        if text not in cache:
-            try:
-                cache[text] = expand_hostlist(text or "") or None
-            except ValueError:
-                cache[text] = None
-                bad_nodes[i] = True
-        bad_nodes[i] = bad_nodes[i] or (
-            cache[text] is None and bool(text) and text != "None assigned"
-        )
-        hosts.append(cache[text])
-        listed = cache[text]
-        if listed:
-            n_hosts[i] = len(listed)
+    node_values = col("NodeList").dictionary_encode()
+    node_code = _numpy(node_values.indices.fill_null(-1), np.int64)
+    distinct: list[str | None] = [*node_values.dictionary.to_pylist(), None]  # -1: null
+    listed: list[list[str] | None] = []
+    for node_text in distinct:
+        try:
+            listed.append(expand_hostlist(node_text or "") or None)
+        except ValueError:
+            listed.append(None)
+    bad_distinct = np.array(
+        [
+            h is None and bool(t) and t != "None assigned"
+            for t, h in zip(distinct, listed, strict=True)
+        ]
+    )
+    count_distinct = np.array([len(h) if h else np.nan for h in listed], dtype=np.float64)
+    bad_nodes = bad_distinct[node_code]
+    n_hosts = count_distinct[node_code]
+    hosts = _pa.array(listed, pa.list_(pa.string())).take(_pa.array(node_code % len(distinct)))
     nodes_alloc_conflict = ~np.isnan(nodes_alloc) & (
         (~np.isnan(alloc_nodes) & (alloc_nodes != nodes_alloc))
         | (~np.isnan(n_hosts) & (n_hosts != nodes_alloc))
@@ -1217,9 +1543,10 @@ def _jobs(
         s_rss, s_rss_bare = _sizes(_lookup(steps, "MaxRSS"), 1)
         s_vmem, s_vmem_bare = _sizes(_lookup(steps, "MaxVMSize"), 1)
         by_key: dict[str, list[int]] = {}
-        for row in frame["row"].to_numpy():
-            by_key.setdefault(key_arr[row], []).append(int(row))
-        for j, k in enumerate(s_keys):
+        key_list = key_text.to_pylist()
+        for row in order.tolist():
+            by_key.setdefault(key_list[row], []).append(row)
+        for j, k in enumerate(s_keys.to_pylist()):
             rows = by_key.get(k)
             if not rows:
                 orphans += 1
@@ -1238,9 +1565,7 @@ def _jobs(
                 used_unit_assumed[target] |= bool(s_vmem_bare[j] and s_vmem[j] > 0)
         del s_seq, s_idx
 
-    logged_flags = np.where(
-        earlier & (logged_state != "REQUEUED"), "STATE_WAS_" + logged_state.astype(str), ""
-    )
+    was = earlier & (logged_state != "REQUEUED")  # flag STATE_WAS_<the state logged>
     masks: list[tuple[str, Bool]] = [
         *carried,
         ("TRUNCATED", truncated),
@@ -1275,19 +1600,17 @@ def _jobs(
         ("NODES_ALLOC_CONFLICT", nodes_alloc_conflict),
         ("VALUE_UNREADABLE", unreadable),
     ]
-    for name in sorted({f for f in state_flag if f}):
-        masks.append((name, state_flag == name))
-    for name in sorted({f for f in logged_flags if f}):
-        masks.append((name, logged_flags == name))
+    for name in sorted({m[1] for m in mapped if m[1]}):
+        mask = state_flag == name
+        if mask.any():
+            masks.append((name, mask))
+    for name in sorted(set(logged_state[was].tolist())):
+        masks.append(("STATE_WAS_" + str(name), was & (logged_state == name)))
     flags = flag_array(n, masks)
 
     site = rec.column("site").combine_chunks().take(_pa.array(take))
-    submit_text = np.where(
-        np.isnan(first_submit), "unknown", np.nan_to_num(first_submit).astype(np.int64).astype(str)
-    )
-    job_key = _pc.binary_join_element_wise(
-        site, ":", _pa.array(key_arr.astype(str)), "@", _pa.array(submit_text.astype(str)), ""
-    )
+    submit_text = _pc.fill_null(_int_or_null(first_submit, pa.int64()).cast(pa.string()), "unknown")
+    job_key = _pc.binary_join_element_wise(site, ":", key_text, "@", submit_text, "")
     ts = pa.timestamp("s", tz="UTC")
 
     def times(values: F64) -> Arr:
@@ -1323,13 +1646,13 @@ def _jobs(
         "nodes_alloc": _int_or_null(nodes_alloc, pa.int32()),
         "cores_alloc": _int_or_null(cores_alloc, pa.int32()),
         "gpus_alloc": _int_or_null(gpus_alloc, pa.int32()),
-        "exec_hosts": _pa.array(hosts, pa.list_(pa.string())),
+        "exec_hosts": hosts,
         "mem_req_bytes": _int_or_null(mem_req, pa.int64()),
         "mem_used_bytes": _int_or_null(rss, pa.int64()),
         "vmem_used_bytes": _int_or_null(vmem, pa.int64()),
         "exit_code": _int_or_null(exit_code, pa.int32()),
         "exit_signal": _int_or_null(exit_signal, pa.int32()),
-        "state": _pa.array(state.astype(str), pa.string()),
+        "state": _pa.array(state, pa.string()),
         "tz_offset_s": _int_or_null(offset, pa.int32()),
         "src_file": src_file,
         "src_line": _pa.array(src_line, pa.int64()),
@@ -1338,7 +1661,7 @@ def _jobs(
     table = pa.Table.from_arrays(
         [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in JOBS], schema=JOBS
     )
-    clusters = sorted({c for c in get["Cluster"].to_pylist() if c})
+    clusters = sorted(c for c in _pc.unique(fields["Cluster"]).to_pylist() if c)
     info = {
         "slurm_clusters": clusters,
         "slurm_steps": int(steps.num_rows),
