@@ -513,14 +513,14 @@ _FLOAT_TEXT: dict[str, str] = {}
 def _fast_ads(scan: _htcondor_fast.JsonlScan, lines: Any, site: str, src_file: str) -> pa.Table:
     """Build the ``AD`` rows of the kernel's clean lines, at file lines ``lines``."""
     values = scan.values
-    real = np.flatnonzero(scan.real)
-    if len(real):
-        texts = values.take(_pa.array(real)).to_pylist()
+    rewrite = np.flatnonzero(scan.rewrite)
+    if len(rewrite):
+        texts = values.take(_pa.array(rewrite)).to_pylist()
         if len(_FLOAT_TEXT) > 100_000:
             _FLOAT_TEXT.clear()
         memo = _FLOAT_TEXT
         written = [memo.get(t) or memo.setdefault(t, _float_text(t)) for t in texts]
-        values = _pc.replace_with_mask(values, _pa.array(scan.real), _pa.array(written))
+        values = _pc.replace_with_mask(values, _pa.array(scan.rewrite), _pa.array(written))
     n = len(scan.members)
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(scan.members, out=offsets[1:])
