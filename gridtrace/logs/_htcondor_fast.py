@@ -36,8 +36,10 @@ __all__ = [
     "HAVE_NUMBA",
     "NAMES",
     "SMALL_INPUT_LINES",
+    "JobValues",
     "JsonlScan",
     "compile_kernel",
+    "job_values",
     "kernel_ready",
     "scan_jsonl",
 ]
@@ -55,6 +57,7 @@ U8 = npt.NDArray[np.uint8]
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
+F64 = npt.NDArray[np.float64]
 
 _pa: Any = pa  # the stubs' from_buffers and py_buffer are narrower than their uses here
 _MAX_CHUNK = (1 << 31) // 2  # keys and values, each at most the chunk, on 32-bit offsets
@@ -79,9 +82,13 @@ _NAME_BYTES = np.frombuffer("".join(NAMES).encode(), dtype=np.uint8).copy()
 _NAME_OFFSETS = np.cumsum([0] + [len(name) for name in NAMES]).astype(np.int64)
 _LITERALS = np.frombuffer(b"truefalsenull", dtype=np.uint8).copy()
 _ONE = np.uint64(1)
+_EXPR = np.frombuffer(b"/Expr(", dtype=np.uint8).copy()
+_EXACT = 1 << 53  # integers below are floats exactly
+_POWERS = np.array([10.0**k for k in range(23)], dtype=np.float64)  # exact as floats
+_EMPTY = np.zeros(0, dtype=np.uint8)
 
-_KERNEL = ("_string", "_copy", "_copy_from", "_scan_chunk")
-_ENTRY_POINTS = frozenset({"_scan_chunk"})
+_KERNEL = ("_string", "_copy", "_copy_from", "_scan_chunk", "_is_expression", "_job_values")
+_ENTRY_POINTS = frozenset({"_scan_chunk", "_job_values"})
 
 
 @functools.cache
@@ -615,3 +622,237 @@ def scan_jsonl(data: bytes) -> JsonlScan | None:
         values=value_array,
         rewrite=work.rewrite[:m].copy(),
     )
+
+
+# --- the attributes a job is made of -------------------------------------------------------------
+
+
+def _is_expression(vdata: U8, a: int, b: int) -> bool:
+    """Whether ``vdata[a:b]`` starts as an unevaluated expression does (``/Expr(``)."""
+    k = 0
+    while k < 6 and a + k < b and vdata[a + k] == _EXPR[k]:
+        k += 1
+    return k == 6
+
+
+def _job_values(
+    koff: I32,
+    kdata: U8,
+    voff: I32,
+    vdata: U8,
+    vbits: U8,
+    vbit0: int,
+    starts: I64,
+    ends: I64,
+    rows_valid: Bools,
+    noff: I64,
+    ndata: U8,
+    n_numeric: int,
+    powers: F64,
+    pos: I64,
+    numbers: F64,
+    expression: Bools,
+    unreadable: Bools,
+    slow: Bools,
+) -> None:
+    """Find the wanted keys in every map and read the first ``n_numeric`` of them as numbers.
+
+    ``pos[j, row]`` is the child position of the first entry of name ``j`` (-1 where absent);
+    ``numbers[j, row]`` its value as a float (NaN where null, absent or not a number),
+    ``expression`` and ``unreadable`` the rows where a number is ``/Expr(...`` or other text.
+    A value this kernel does not read for sure (an exponent, more than 15 digits, a leading
+    ``+`` or ``.``, a digit followed by other text) sets ``slow[j]``: the caller reads that
+    name's column again its own way. ``vbits`` (from bit ``vbit0``) is the values' validity
+    bitmap, empty when none is null. A map with the keys of the map before it, in the same
+    order, has them at the same places (one comparison of the key bytes).
+    """
+    n = starts.size
+    m = noff.size - 1
+    rel = np.full(m, -1, dtype=np.int64)
+    prev_start = 0
+    prev_count = -1
+    for row in range(n):
+        start = starts[row]
+        count = ends[row] - start
+        if not rows_valid[row] or count <= 0:
+            for j in range(m):
+                pos[j, row] = -1
+            continue
+        same = count == prev_count
+        if same:
+            a0 = koff[prev_start]
+            b0 = koff[start]
+            if koff[start + count] - b0 != koff[prev_start + count] - a0:
+                same = False
+            else:
+                for i in range(1, count):
+                    if koff[prev_start + i] - a0 != koff[start + i] - b0:
+                        same = False
+                        break
+            if same:
+                au = np.uint64(a0)
+                bu = np.uint64(b0)
+                for ku in range(np.uint64(koff[start + count] - b0)):
+                    if kdata[au + ku] != kdata[bu + ku]:
+                        same = False
+                        break
+        if not same:
+            for j in range(m):
+                rel[j] = -1
+            for child in range(start, start + count):
+                a = koff[child]
+                length = koff[child + 1] - a
+                for j in range(m):
+                    if rel[j] >= 0 or noff[j + 1] - noff[j] != length:
+                        continue
+                    equal = True
+                    c0 = noff[j]
+                    for k in range(length):
+                        if kdata[a + k] != ndata[c0 + k]:
+                            equal = False
+                            break
+                    if equal:
+                        rel[j] = child - start
+            prev_start = start
+            prev_count = count
+        else:
+            prev_start = start
+        for j in range(m):
+            pos[j, row] = start + rel[j] if rel[j] >= 0 else -1
+        for j in range(n_numeric):
+            numbers[j, row] = np.nan
+            c = pos[j, row]
+            if c < 0:
+                continue
+            if vbits.size:
+                bit = vbit0 + c
+                if (vbits[bit >> 3] >> (bit & 7)) & 1 == 0:
+                    continue  # null
+            a = voff[c]
+            b = voff[c + 1]
+            if a == b:
+                continue
+            first = vdata[a]
+            if first == _MINUS or (_ZERO <= first <= _NINE):
+                p = a + 1 if first == _MINUS else a
+                mantissa = np.int64(0)
+                scale = 0
+                digits = 0
+                fraction = False
+                ok = p < b
+                while p < b and ok:
+                    d = vdata[p]
+                    if _ZERO <= d <= _NINE:
+                        mantissa = mantissa * 10 + (d - _ZERO)
+                        if mantissa >= _EXACT:
+                            ok = False
+                        if fraction:
+                            scale += 1
+                        digits += 1
+                    elif d == _DOT and not fraction and digits > 0:
+                        fraction = True
+                        digits = 0
+                    else:
+                        ok = False
+                    p += 1
+                if not ok or digits == 0 or scale > 22:
+                    slow[j] = True
+                    continue
+                value = np.float64(mantissa) / powers[scale]
+                numbers[j, row] = -value if first == _MINUS else value
+            elif first == _PLUS or first == _DOT:  # noqa: SIM109 - numba
+                slow[j] = True
+            elif _is_expression(vdata, a, b):
+                expression[row] = True
+            elif not (
+                b - a == 4
+                and vdata[a] == 110
+                and vdata[a + 1] == 117
+                and vdata[a + 2] == 108
+                and vdata[a + 3] == 108
+            ):
+                unreadable[row] = True  # not "null"
+
+
+def job_values(attrs: Any, names: list[str], n_numeric: int) -> JobValues | None:
+    """Find ``names`` in the maps of one ``attrs`` chunk; read the first ``n_numeric`` as numbers.
+
+    Parameters
+    ----------
+    attrs : pyarrow.MapArray
+        A map<string, string> array in one chunk (a slice is fine).
+    names : list of str
+        The keys wanted, the numeric ones first.
+    n_numeric : int
+        How many of ``names`` are numbers.
+
+    Returns
+    -------
+    JobValues or None
+        None when numba is missing.
+    """
+    if not compile_kernel():  # pragma: no cover
+        return None
+    n = len(attrs)
+    keys = attrs.keys
+    items = attrs.items
+    _, koffsets, kbytes = keys.buffers()[:3]
+    koff = np.frombuffer(koffsets, dtype=np.int32)[keys.offset : keys.offset + len(keys) + 1]
+    kdata = np.frombuffer(kbytes, dtype=np.uint8) if kbytes is not None else _EMPTY
+    vbitmap, voffsets, vbytes = items.buffers()[:3]
+    voff = np.frombuffer(voffsets, dtype=np.int32)[items.offset : items.offset + len(items) + 1]
+    vdata = np.frombuffer(vbytes, dtype=np.uint8) if vbytes is not None else _EMPTY
+    vbits = np.frombuffer(vbitmap, dtype=np.uint8) if vbitmap is not None else _EMPTY
+    offsets = np.asarray(attrs.offsets, dtype=np.int64)
+    encoded = [name.encode() for name in names]
+    noff = np.zeros(len(names) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=noff[1:])
+    ndata = np.frombuffer(b"".join(encoded) or b"\0", dtype=np.uint8)
+    pos = np.empty((len(names), n), dtype=np.int64)
+    numbers = np.empty((n_numeric, n), dtype=np.float64)
+    expression = np.zeros(n, dtype=np.bool_)
+    unreadable = np.zeros(n, dtype=np.bool_)
+    slow = np.zeros(n_numeric, dtype=np.bool_)
+    _job_values(
+        koff,
+        kdata,
+        voff,
+        vdata,
+        vbits,
+        items.offset,
+        offsets[:-1],
+        offsets[1:],
+        np.asarray(attrs.is_valid(), dtype=np.bool_),
+        noff,
+        ndata,
+        n_numeric,
+        _POWERS,
+        pos,
+        numbers,
+        expression,
+        unreadable,
+        slow,
+    )
+    return JobValues(pos, numbers, expression, unreadable, slow)
+
+
+class JobValues(NamedTuple):
+    """What :func:`job_values` read.
+
+    Attributes
+    ----------
+    pos : numpy.ndarray of int64, shape (names, rows)
+        Child position of each name's entry, -1 where absent.
+    numbers : numpy.ndarray of float64, shape (numeric names, rows)
+        The numbers (NaN where null, absent or not a number).
+    expression, unreadable : numpy.ndarray of bool
+        Per row: a numeric name's value is ``/Expr(...``, or other text.
+    slow : numpy.ndarray of bool
+        Per numeric name: some value was left for the caller to read.
+    """
+
+    pos: I64
+    numbers: F64
+    expression: Bools
+    unreadable: Bools
+    slow: Bools
