@@ -79,7 +79,7 @@ import json
 import logging
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -472,6 +472,10 @@ def _tokenize_lines(
     return rows.table(site, src_file)
 
 
+Decoded: TypeAlias = tuple[str, list[bytes], list[bool]]
+"""What :func:`_decode` gives: the text, the raw lines, which lines were not UTF-8."""
+
+
 def _tokenize_jsonl(
     chunk: Chunk,
     text: str,
@@ -487,16 +491,31 @@ def _tokenize_jsonl(
     With ``kernel``, the lines :mod:`gridtrace.logs._htcondor_fast` recognises are read by it,
     the others by :func:`_tokenize_lines`; the rows are the same. None as there.
     """
+    return _jsonl_rows(chunk, lambda: (text, raw_lines, non_utf8), site, src_file, kernel=kernel)
+
+
+def _jsonl_rows(
+    chunk: Chunk, decode: Callable[[], Decoded], site: str, src_file: str, *, kernel: bool
+) -> pa.Table | None:
+    """Tokenise a chunk as :func:`_tokenize_jsonl` does, decoding it only for declined lines.
+
+    ``decode`` gives the chunk decoded (:func:`_decode`); it is not called when the kernel
+    reads every line (it checks that strings are UTF-8 and declines the lines that are not).
+    """
     base = chunk.first_line - 1
     scan = None
-    if kernel and not any(non_utf8) and b"\x00" not in chunk.data:
+    if kernel and b"\x00" not in chunk.data:
         scan = _htcondor_fast.scan_jsonl(chunk.data)
-    if scan is None or not scan.fast.any() or scan.lines != len(raw_lines):
+    if scan is None or not scan.fast.any() or scan.lines != chunk.lines:
+        text, raw_lines, non_utf8 = decode()
         return _tokenize_lines(text, raw_lines, non_utf8, site, src_file, base)
     declined = np.flatnonzero(~scan.fast)
     lines = np.flatnonzero(scan.fast) + 1 + base
     if not len(declined):
         return _fast_ads(scan, lines, site, src_file)
+    text, raw_lines, non_utf8 = decode()
+    if len(raw_lines) != scan.lines:
+        return _tokenize_lines(text, raw_lines, non_utf8, site, src_file, base)
     others = _tokenize_lines(
         text, raw_lines, non_utf8, site, src_file, base, only=declined.tolist()
     )
@@ -556,15 +575,22 @@ def _tokenize_htcondor_chunk(
     chunk: Chunk, state: _HTCondorState, *, site: str, src_file: str
 ) -> tuple[pa.Table, pa.Table]:
     """Tokenise one chunk: the rows of its lines up to the first ad left open at its end."""
-    text, raw_lines, non_utf8 = _decode(chunk.data)
+    decoded: list[Decoded] = []
+
+    def decode() -> Decoded:
+        if not decoded:
+            decoded.append(_decode(chunk.data))
+        return decoded[0]
+
     base = chunk.first_line - 1  # lines before the chunk
     kernel = _htcondor_fast.HAVE_NUMBA and (
         _htcondor_fast.kernel_ready() or chunk.lines >= _htcondor_fast.SMALL_INPUT_LINES
     )
-    fast = _tokenize_jsonl(chunk, text, raw_lines, non_utf8, site, src_file, kernel=kernel)
+    fast = _jsonl_rows(chunk, decode, site, src_file, kernel=kernel)
     if fast is not None:
-        state.taken = len(raw_lines)
+        state.taken = fast.num_rows
         return fast, QUARANTINE.empty_table()
+    text, raw_lines, non_utf8 = decode()
     starts = [0] + [m.end() for m in re.finditer("\n", text)]
     n_physical = len(raw_lines)
     if starts and starts[-1] == len(text) and len(starts) > n_physical:
