@@ -315,6 +315,27 @@ class _Rows:
         return table
 
 
+_INT64_MAX = str(np.iinfo(np.int64).max)
+
+
+def _epoch_text(stamps: Arr) -> Arr:
+    """Return where ``stamps`` are epochs: digits only, at most the largest int64.
+
+    A larger stamp (a CompletionDate past 2**63 - 1 s) is kept as text, with no ``stamp_ts``.
+    """
+    digits = _pc.fill_null(_pc.match_substring_regex(stamps, r"^\d+$"), False)
+    if not _pc.any(digits).as_py():
+        return digits
+    significant = _pc.utf8_ltrim(_pc.fill_null(stamps, ""), "0")
+    length = _pc.utf8_length(significant)
+    width = len(_INT64_MAX)
+    fits = _pc.or_(
+        _pc.less(length, width),
+        _pc.and_(_pc.equal(length, width), _pc.less_equal(significant, _INT64_MAX)),
+    )
+    return _pc.and_(digits, fits)
+
+
 def _records_table(
     site: str,
     src_file: str,
@@ -328,7 +349,7 @@ def _records_table(
 ) -> pa.Table:
     """Build ``records`` rows from their columns (the site, format, file and epoch added)."""
     n = len(lines)
-    epochs = _pc.if_else(_pc.match_substring_regex(stamps, r"^\d+$"), stamps, None)
+    epochs = _pc.if_else(_epoch_text(stamps), stamps, None)
     return pa.Table.from_arrays(
         [
             _repeat(site, n),
@@ -897,13 +918,14 @@ class _AdValues:
     """The attributes of :data:`_JOB_ATTRS` in the ``attrs`` of the ads, as text and numbers.
 
     ``expression`` and ``unreadable`` are the rows where a number is an unevaluated expression
-    or other text. From :data:`~gridtrace.logs._htcondor_fast.SMALL_INPUT_LINES` ads (or once
-    it is loaded) the compiled kernel finds the keys and reads the numbers, chunk by chunk; a
+    or other text. With ``kernel`` (by default from
+    :data:`~gridtrace.logs._htcondor_fast.SMALL_INPUT_LINES` ads, or once it is loaded) the
+    compiled kernel finds the keys and reads the numbers, chunk by chunk; a
     column holding a number it leaves (an exponent, many digits) is read as below. Otherwise
     the columns come from :func:`~gridtrace.logs._attrs.attr_columns` and are read by Arrow.
     """
 
-    def __init__(self, attrs: Arr, n: int) -> None:
+    def __init__(self, attrs: Arr, n: int, *, kernel: bool | None = None) -> None:
         self.expression = np.zeros(n, dtype=bool)
         self.unreadable = np.zeros(n, dtype=bool)
         self._numbers: dict[str, F64] = {}
@@ -911,10 +933,12 @@ class _AdValues:
         chunks: list[Arr] = (
             [c for c in attrs.chunks if len(c)] if isinstance(attrs, pa.ChunkedArray) else [attrs]
         )
+        if kernel is None:
+            kernel = _htcondor_fast.kernel_ready() or n >= _htcondor_fast.SMALL_INPUT_LINES
         kernel = (
-            n > 0
+            kernel
+            and n > 0
             and _htcondor_fast.HAVE_NUMBA
-            and (_htcondor_fast.kernel_ready() or n >= _htcondor_fast.SMALL_INPUT_LINES)
             and all(
                 c.type.key_type == pa.string() and c.type.item_type == pa.string() for c in chunks
             )

@@ -677,6 +677,8 @@ def _job_values(
         if not rows_valid[row] or count <= 0:
             for j in range(m):
                 pos[j, row] = -1
+            for j in range(n_numeric):
+                numbers[j, row] = np.nan
             continue
         same = count == prev_count
         if same:
