@@ -827,9 +827,15 @@ _STATES = ("UNKNOWN", "FAILED", "COMPLETED", "CANCELLED", "DELETED", "PENDING", 
 
 
 def _hosts(remote: Arr) -> Arr:
-    """Return the host of each ``slot@host`` (the text after the last ``@``), null where none."""
-    host = _pc.replace_substring_regex(_pc.fill_null(remote, ""), r"(?s)^.*@", "")
-    return _pc.if_else(_pc.equal(host, ""), None, host)
+    """Return the host of each ``slot@host`` (the text after the last ``@``), null where none.
+
+    Worked out once per distinct value (a history names each slot many times).
+    """
+    if isinstance(remote, pa.ChunkedArray):
+        remote = remote.combine_chunks()
+    encoded = _pc.dictionary_encode(remote)
+    host = _pc.replace_substring_regex(encoded.dictionary, r"(?s)^.*@", "")
+    return _pc.if_else(_pc.equal(host, ""), None, host).take(encoded.indices)
 
 
 def _nonempty(values: Arr) -> Bool:
@@ -930,6 +936,7 @@ class _AdValues:
         self.unreadable = np.zeros(n, dtype=bool)
         self._numbers: dict[str, F64] = {}
         self._texts: dict[str, Arr] = {}
+        self._found: list[_htcondor_fast.JobValues] = []
         chunks: list[Arr] = (
             [c for c in attrs.chunks if len(c)] if isinstance(attrs, pa.ChunkedArray) else [attrs]
         )
@@ -979,6 +986,20 @@ class _AdValues:
             self._texts[key] = pa.concat_arrays(parts) if len(parts) != 1 else parts[0]
         return self._texts[key]
 
+    def missing(self, key: str) -> Bool:
+        """Return where ``key`` is absent or null."""
+        if self._found:
+            j = _JOB_ATTRS.index(key)
+            return np.concatenate([f.kinds[j] == 0 for f in self._found])
+        return _numpy(_pc.is_null(self.text(key)), bool)
+
+    def is_true(self, key: str) -> Bool:
+        """Return where ``key`` is ``true``."""
+        if self._found:
+            j = _JOB_ATTRS.index(key)
+            return np.concatenate([f.kinds[j] == 2 for f in self._found])
+        return _numpy(_pc.equal(_pc.fill_null(self.text(key), ""), "true"), bool)
+
     def num(self, key: str) -> F64:
         """Return the values of the numeric ``key`` (NaN where absent or not a number)."""
         return self._numbers[key]
@@ -992,8 +1013,7 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     expression = ad_values.expression
     unreadable = ad_values.unreadable
 
-    def boolean(key: str) -> Bool:
-        return _numpy(_pc.equal(_pc.fill_null(text(key), ""), "true"), bool)
+    boolean = ad_values.is_true
 
     cluster = num("ClusterId")
     proc = num("ProcId")
@@ -1020,9 +1040,7 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     record_flags = rec.column("flags")
     truncated = flag_mask(record_flags, "TRUNCATED")
 
-    def missing(key: str) -> Bool:
-        found: Bool = _numpy(_pc.is_null(text(key)), bool)
-        return found
+    missing = ad_values.missing
 
     start = np.where(current_start > 0, current_start, np.nan)
     from_first = np.isnan(start) & (first_start > 0)

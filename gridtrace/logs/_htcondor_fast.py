@@ -58,6 +58,7 @@ I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
 F64 = npt.NDArray[np.float64]
+I8 = npt.NDArray[np.int8]
 
 _pa: Any = pa  # the stubs' from_buffers and py_buffer are narrower than their uses here
 _MAX_CHUNK = (1 << 31) // 2  # keys and values, each at most the chunk, on 32-bit offsets
@@ -83,6 +84,7 @@ _NAME_OFFSETS = np.cumsum([0] + [len(name) for name in NAMES]).astype(np.int64)
 _LITERALS = np.frombuffer(b"truefalsenull", dtype=np.uint8).copy()
 _ONE = np.uint64(1)
 _EXPR = np.frombuffer(b"/Expr(", dtype=np.uint8).copy()
+_TRUE = np.frombuffer(b"true", dtype=np.uint8).copy()
 _EXACT = 1 << 53  # integers below are floats exactly
 _POWERS = np.array([10.0**k for k in range(23)], dtype=np.float64)  # exact as floats
 _EMPTY = np.zeros(0, dtype=np.uint8)
@@ -650,6 +652,7 @@ def _job_values(
     n_numeric: int,
     powers: F64,
     pos: I64,
+    kinds: I8,
     numbers: F64,
     expression: Bools,
     unreadable: Bools,
@@ -657,7 +660,8 @@ def _job_values(
 ) -> None:
     """Find the wanted keys in every map and read the first ``n_numeric`` of them as numbers.
 
-    ``pos[j, row]`` is the child position of the first entry of name ``j`` (-1 where absent);
+    ``pos[j, row]`` is the child position of the first entry of name ``j`` (-1 where absent),
+    ``kinds[j, row]`` 0 where it is absent or null, 2 where it is ``true``, 1 otherwise;
     ``numbers[j, row]`` its value as a float (NaN where null, absent or not a number),
     ``expression`` and ``unreadable`` the rows where a number is ``/Expr(...`` or other text.
     A value this kernel does not read for sure (an exponent, more than 15 digits, a leading
@@ -677,6 +681,7 @@ def _job_values(
         if not rows_valid[row] or count <= 0:
             for j in range(m):
                 pos[j, row] = -1
+                kinds[j, row] = 0
             for j in range(n_numeric):
                 numbers[j, row] = np.nan
             continue
@@ -720,16 +725,30 @@ def _job_values(
         else:
             prev_start = start
         for j in range(m):
-            pos[j, row] = start + rel[j] if rel[j] >= 0 else -1
+            c = start + rel[j] if rel[j] >= 0 else -1
+            pos[j, row] = c
+            kind = 0
+            if c >= 0:
+                kind = 1
+                if vbits.size:
+                    bit = vbit0 + c
+                    if (vbits[bit >> 3] >> (bit & 7)) & 1 == 0:
+                        kind = 0  # null
+                if kind and voff[c + 1] - voff[c] == 4:
+                    a = voff[c]
+                    if (
+                        vdata[a] == _TRUE[0]
+                        and vdata[a + 1] == _TRUE[1]
+                        and vdata[a + 2] == _TRUE[2]
+                        and vdata[a + 3] == _TRUE[3]
+                    ):
+                        kind = 2
+            kinds[j, row] = kind
         for j in range(n_numeric):
             numbers[j, row] = np.nan
-            c = pos[j, row]
-            if c < 0:
+            if kinds[j, row] == 0:
                 continue
-            if vbits.size:
-                bit = vbit0 + c
-                if (vbits[bit >> 3] >> (bit & 7)) & 1 == 0:
-                    continue  # null
+            c = pos[j, row]
             a = voff[c]
             b = voff[c + 1]
             if a == b:
@@ -811,6 +830,7 @@ def job_values(attrs: Any, names: list[str], n_numeric: int) -> JobValues | None
     np.cumsum([len(e) for e in encoded], out=noff[1:])
     ndata = np.frombuffer(b"".join(encoded) or b"\0", dtype=np.uint8)
     pos = np.empty((len(names), n), dtype=np.int64)
+    kinds = np.empty((len(names), n), dtype=np.int8)
     numbers = np.empty((n_numeric, n), dtype=np.float64)
     expression = np.zeros(n, dtype=np.bool_)
     unreadable = np.zeros(n, dtype=np.bool_)
@@ -830,12 +850,13 @@ def job_values(attrs: Any, names: list[str], n_numeric: int) -> JobValues | None
         n_numeric,
         _POWERS,
         pos,
+        kinds,
         numbers,
         expression,
         unreadable,
         slow,
     )
-    return JobValues(pos, numbers, expression, unreadable, slow)
+    return JobValues(pos, kinds, numbers, expression, unreadable, slow)
 
 
 class JobValues(NamedTuple):
@@ -845,6 +866,8 @@ class JobValues(NamedTuple):
     ----------
     pos : numpy.ndarray of int64, shape (names, rows)
         Child position of each name's entry, -1 where absent.
+    kinds : numpy.ndarray of int8, shape (names, rows)
+        0 where the value is absent or null, 2 where it is ``true``, 1 otherwise.
     numbers : numpy.ndarray of float64, shape (numeric names, rows)
         The numbers (NaN where null, absent or not a number).
     expression, unreadable : numpy.ndarray of bool
@@ -854,6 +877,7 @@ class JobValues(NamedTuple):
     """
 
     pos: I64
+    kinds: I8
     numbers: F64
     expression: Bools
     unreadable: Bools
