@@ -324,7 +324,8 @@ def _epoch_text(stamps: Arr) -> Arr:
     A larger stamp (a CompletionDate past 2**63 - 1 s) is kept as text, with no ``stamp_ts``.
     """
     digits = _pc.fill_null(_pc.match_substring_regex(stamps, r"^\d+$"), False)
-    if not _pc.any(digits).as_py():
+    longest = _pc.max(_pc.utf8_length(stamps)).as_py()
+    if longest is None or longest < len(_INT64_MAX):
         return digits
     significant = _pc.utf8_ltrim(_pc.fill_null(stamps, ""), "0")
     length = _pc.utf8_length(significant)

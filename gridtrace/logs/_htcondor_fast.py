@@ -1,19 +1,29 @@
-r"""HTCondor ``-jsonl`` lines: the compiled scanner behind :mod:`gridtrace.logs._htcondor`.
+r"""HTCondor ``-jsonl`` lines and job attributes: the compiled kernels behind ``_htcondor``.
 
 ``condor_history -jsonl`` writes one job ad a line: a flat JSON object of string, number,
 boolean and null values. :func:`scan_jsonl` walks a chunk's bytes once in a numba kernel,
 recognises those lines and writes their keys and values straight into the buffers of Arrow
 string arrays, in the reference's text form: strings unescaped, integers as written (``-0`` as
-``0``), ``true``/``false``, null as null. Real numbers are written as they appear and listed,
-for the caller to rewrite as ``json.dumps`` does (``1.50`` → ``1.5``), which needs Python's
-shortest float repr.
+``0``), ``true``/``false``, null as null. A real number is kept as written when that is what
+``json.dumps`` writes (at most 15 significant digits, no exponent, no trailing zero but in
+``x.0``, from 1e-4 to below 1e16); the others are listed, for the caller to rewrite with
+Python's shortest float repr (``1.50`` → ``1.5``, ``1e5`` → ``100000.0``).
+
+The ads of a history share their layout: a line whose text from each value to the next key's
+value is the previous clean line's has its keys, so they are compared, not decoded, and copied
+in one block; a line of another layout is checked by a hash of each key (no key twice).
 
 It *declines* every other line: not a flat object on its own line, blanks around it other than
 spaces and tabs, a nested value, ``NaN``/``Infinity``, a ``\u`` escape, a control character or
-CR, a key seen twice in the ad (Python's ``dict`` keeps the last value at the first place), a
-missing ``ClusterId`` or ``ProcId``, anything that is not strict JSON. Those go to the reference
-in :mod:`gridtrace.logs._htcondor`, which holds the one definition of every row; a declined line
-is always read right, only more slowly.
+CR, bytes that are not UTF-8, a key seen twice in the ad (Python's ``dict`` keeps the last value
+at the first place), a missing ``ClusterId`` or ``ProcId``, anything that is not strict JSON.
+Those go to the reference in :mod:`gridtrace.logs._htcondor`, which holds the one definition of
+every row; a declined line is always read right, only more slowly.
+
+:func:`job_values` finds the attributes a job is made of in the ``attrs`` maps (the layout of
+the previous map reused when its keys are the same) and reads the numeric ones as floats
+(exactly: digits below 2**53 over a power of ten up to 1e22), leaving any other form of number
+to the caller's Arrow parsing.
 
 numba is needed for the speed; without it the reader uses the reference for every line.
 """
@@ -530,7 +540,7 @@ class JsonlScan(NamedTuple):
 
 
 _TABLE_SLOTS = 4096  # a line of more than half as many attributes goes to the reference
-_KEEP_SCRATCH = 1 << 26  # scratch space for chunks up to this size is kept for the next chunk
+_KEEP_SCRATCH = 1 << 24  # scratch space for chunks up to this size is kept for the next chunk
 
 
 class _Scratch:
@@ -568,9 +578,10 @@ def _scratch(size: int) -> _Scratch:
     kept: _Scratch | None = getattr(_local, "scratch", None)
     if kept is not None and kept.size >= size:
         return kept
-    scratch = _Scratch(size)
-    if size <= _KEEP_SCRATCH:
-        _local.scratch = scratch
+    if size > _KEEP_SCRATCH:
+        return _Scratch(size)
+    scratch = _Scratch(size + size // 4)  # room for the carried lines of the next chunks
+    _local.scratch = scratch
     return scratch
 
 
