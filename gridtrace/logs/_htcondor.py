@@ -71,6 +71,8 @@ Damaged bytes
 * An ad repeating an earlier one attribute for attribute (overlapping history files) makes no
   job: the first copy's job and the later copies (in ``records``) are flagged
   ``DUPLICATE_LINE`` (``info["duplicate_lines"]``).
+* A record's ``stamp`` (CompletionDate, else EnteredCurrentStatus) beyond the largest 64-bit
+  integer stays as text, with a null ``stamp_utc``.
 """
 
 from __future__ import annotations
