@@ -71,6 +71,8 @@ Damaged bytes
 * An ad repeating an earlier one attribute for attribute (overlapping history files) makes no
   job: the first copy's job and the later copies (in ``records``) are flagged
   ``DUPLICATE_LINE`` (``info["duplicate_lines"]``).
+* A record's ``stamp`` (CompletionDate, else EnteredCurrentStatus) beyond the largest 64-bit
+  integer stays as text, with a null ``stamp_utc``.
 """
 
 from __future__ import annotations
@@ -79,13 +81,12 @@ import json
 import logging
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -316,6 +317,28 @@ class _Rows:
         return table
 
 
+_INT64_MAX = str(np.iinfo(np.int64).max)
+
+
+def _epoch_text(stamps: Arr) -> Arr:
+    """Return where ``stamps`` are epochs: digits only, at most the largest int64.
+
+    A larger stamp (a CompletionDate past 2**63 - 1 s) is kept as text, with no ``stamp_ts``.
+    """
+    digits = _pc.fill_null(_pc.match_substring_regex(stamps, r"^\d+$"), False)
+    longest = _pc.max(_pc.utf8_length(stamps)).as_py()
+    if longest is None or longest < len(_INT64_MAX):
+        return digits
+    significant = _pc.utf8_ltrim(_pc.fill_null(stamps, ""), "0")
+    length = _pc.utf8_length(significant)
+    width = len(_INT64_MAX)
+    fits = _pc.or_(
+        _pc.less(length, width),
+        _pc.and_(_pc.equal(length, width), _pc.less_equal(significant, _INT64_MAX)),
+    )
+    return _pc.and_(digits, fits)
+
+
 def _records_table(
     site: str,
     src_file: str,
@@ -329,7 +352,7 @@ def _records_table(
 ) -> pa.Table:
     """Build ``records`` rows from their columns (the site, format, file and epoch added)."""
     n = len(lines)
-    epochs = _pc.if_else(_pc.match_substring_regex(stamps, r"^\d+$"), stamps, None)
+    epochs = _pc.if_else(_epoch_text(stamps), stamps, None)
     return pa.Table.from_arrays(
         [
             _repeat(site, n),
@@ -473,6 +496,10 @@ def _tokenize_lines(
     return rows.table(site, src_file)
 
 
+Decoded: TypeAlias = tuple[str, list[bytes], list[bool]]
+"""What :func:`_decode` gives: the text, the raw lines, which lines were not UTF-8."""
+
+
 def _tokenize_jsonl(
     chunk: Chunk,
     text: str,
@@ -488,16 +515,31 @@ def _tokenize_jsonl(
     With ``kernel``, the lines :mod:`gridtrace.logs._htcondor_fast` recognises are read by it,
     the others by :func:`_tokenize_lines`; the rows are the same. None as there.
     """
+    return _jsonl_rows(chunk, lambda: (text, raw_lines, non_utf8), site, src_file, kernel=kernel)
+
+
+def _jsonl_rows(
+    chunk: Chunk, decode: Callable[[], Decoded], site: str, src_file: str, *, kernel: bool
+) -> pa.Table | None:
+    """Tokenise a chunk as :func:`_tokenize_jsonl` does, decoding it only for declined lines.
+
+    ``decode`` gives the chunk decoded (:func:`_decode`); it is not called when the kernel
+    reads every line (it checks that strings are UTF-8 and declines the lines that are not).
+    """
     base = chunk.first_line - 1
     scan = None
-    if kernel and not any(non_utf8) and b"\x00" not in chunk.data:
+    if kernel and b"\x00" not in chunk.data:
         scan = _htcondor_fast.scan_jsonl(chunk.data)
-    if scan is None or not scan.fast.any() or scan.lines != len(raw_lines):
+    if scan is None or not scan.fast.any() or scan.lines != chunk.lines:
+        text, raw_lines, non_utf8 = decode()
         return _tokenize_lines(text, raw_lines, non_utf8, site, src_file, base)
     declined = np.flatnonzero(~scan.fast)
     lines = np.flatnonzero(scan.fast) + 1 + base
     if not len(declined):
         return _fast_ads(scan, lines, site, src_file)
+    text, raw_lines, non_utf8 = decode()
+    if len(raw_lines) != scan.lines:
+        return _tokenize_lines(text, raw_lines, non_utf8, site, src_file, base)
     others = _tokenize_lines(
         text, raw_lines, non_utf8, site, src_file, base, only=declined.tolist()
     )
@@ -513,14 +555,14 @@ _FLOAT_TEXT: dict[str, str] = {}
 def _fast_ads(scan: _htcondor_fast.JsonlScan, lines: Any, site: str, src_file: str) -> pa.Table:
     """Build the ``AD`` rows of the kernel's clean lines, at file lines ``lines``."""
     values = scan.values
-    real = np.flatnonzero(scan.real)
-    if len(real):
-        texts = values.take(_pa.array(real)).to_pylist()
+    rewrite = np.flatnonzero(scan.rewrite)
+    if len(rewrite):
+        texts = values.take(_pa.array(rewrite)).to_pylist()
         if len(_FLOAT_TEXT) > 100_000:
             _FLOAT_TEXT.clear()
         memo = _FLOAT_TEXT
         written = [memo.get(t) or memo.setdefault(t, _float_text(t)) for t in texts]
-        values = _pc.replace_with_mask(values, _pa.array(scan.real), _pa.array(written))
+        values = _pc.replace_with_mask(values, _pa.array(scan.rewrite), _pa.array(written))
     n = len(scan.members)
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(scan.members, out=offsets[1:])
@@ -557,15 +599,22 @@ def _tokenize_htcondor_chunk(
     chunk: Chunk, state: _HTCondorState, *, site: str, src_file: str
 ) -> tuple[pa.Table, pa.Table]:
     """Tokenise one chunk: the rows of its lines up to the first ad left open at its end."""
-    text, raw_lines, non_utf8 = _decode(chunk.data)
+    decoded: list[Decoded] = []
+
+    def decode() -> Decoded:
+        if not decoded:
+            decoded.append(_decode(chunk.data))
+        return decoded[0]
+
     base = chunk.first_line - 1  # lines before the chunk
     kernel = _htcondor_fast.HAVE_NUMBA and (
         _htcondor_fast.kernel_ready() or chunk.lines >= _htcondor_fast.SMALL_INPUT_LINES
     )
-    fast = _tokenize_jsonl(chunk, text, raw_lines, non_utf8, site, src_file, kernel=kernel)
+    fast = _jsonl_rows(chunk, decode, site, src_file, kernel=kernel)
     if fast is not None:
-        state.taken = len(raw_lines)
+        state.taken = fast.num_rows
         return fast, QUARANTINE.empty_table()
+    text, raw_lines, non_utf8 = decode()
     starts = [0] + [m.end() for m in re.finditer("\n", text)]
     n_physical = len(raw_lines)
     if starts and starts[-1] == len(text) and len(starts) > n_physical:
@@ -744,12 +793,6 @@ def _int_or_null(values: F64, dtype: Any) -> Arr:
     return _pa.array(np.where(known, np.round(values), 0).astype(np.int64), mask=~known).cast(dtype)
 
 
-def _host(remote: str | None) -> str | None:
-    if not remote:
-        return None
-    return remote.rpartition("@")[2] or None
-
-
 _JOB_ATTRS = (
     "ClusterId",
     "ProcId",
@@ -783,30 +826,197 @@ _JOB_ATTRS = (
 )
 
 
+_STATES = ("UNKNOWN", "FAILED", "COMPLETED", "CANCELLED", "DELETED", "PENDING", "RUNNING")
+
+
+def _hosts(remote: Arr) -> Arr:
+    """Return the host of each ``slot@host`` (the text after the last ``@``), null where none.
+
+    Worked out once per distinct value (a history names each slot many times).
+    """
+    if isinstance(remote, pa.ChunkedArray):
+        remote = remote.combine_chunks()
+    encoded = _pc.dictionary_encode(remote)
+    host = _pc.replace_substring_regex(encoded.dictionary, r"(?s)^.*@", "")
+    return _pc.if_else(_pc.equal(host, ""), None, host).take(encoded.indices)
+
+
+def _nonempty(values: Arr) -> Bool:
+    return _numpy(_pc.not_equal(_pc.fill_null(values, ""), ""), bool)
+
+
+def _accounts(acct: Arr, full: Arr, owner: Arr, member: Arr) -> tuple[Arr, Bool]:
+    """Return the account of each job, and where it is AccountingGroup whole (module text).
+
+    AcctGroup when set, else AccountingGroup without ``.<AcctGroupUser or Owner>``. The suffix
+    is taken off once per distinct pair of AccountingGroup and user (a few in a history).
+    """
+    n = len(acct)
+    has_acct = _nonempty(acct)
+    use_full = ~has_acct & _nonempty(full)
+    from_group = np.zeros(n, dtype=bool)
+    rows = np.flatnonzero(use_full)
+    if not len(rows):
+        return _pc.if_else(_pa.array(has_acct), acct, None), from_group
+    pick = _pa.array(rows)
+    who = _pc.fill_null(owner.take(pick), "")
+    member = member.take(pick)
+    who = _pc.if_else(_pc.equal(_pc.fill_null(member, ""), ""), who, member)
+    groups = _pc.dictionary_encode(full.take(pick))
+    users = _pc.dictionary_encode(who)
+    group_codes = np.asarray(groups.indices, dtype=np.int64)
+    user_codes = np.asarray(users.indices, dtype=np.int64)
+    pairs, inverse = np.unique(
+        group_codes * len(users.dictionary) + user_codes, return_inverse=True
+    )
+    group_names = groups.dictionary.to_pylist()
+    user_names = users.dictionary.to_pylist()
+    kept_names: list[str] = []
+    whole = np.zeros(len(pairs), dtype=bool)
+    for k, pair in enumerate(pairs.tolist()):
+        name = group_names[pair // len(user_names)]
+        user = user_names[pair % len(user_names)]
+        kept = name.removesuffix("." + user) if user else name
+        kept_names.append(kept)
+        whole[k] = kept == name  # no ".<user>" to strip: the whole name is taken
+    from_group[rows] = whole[inverse.ravel()]
+    kept_column = np.zeros(n, dtype=np.int64)
+    kept_column[rows] = inverse.ravel()
+    kept_array = _pa.array(kept_names, pa.string()).take(_pa.array(kept_column))
+    account = _pc.if_else(
+        _pa.array(has_acct), acct, _pc.if_else(_pa.array(use_full), kept_array, None)
+    )
+    return account, from_group
+
+
+def _shared(ids: Arr, qdate: F64) -> Bool:
+    """Return the rows whose job id and QDate another row has too (NaN equal to NaN)."""
+    n = len(qdate)
+    if n < 2:
+        return np.zeros(n, dtype=bool)
+    if isinstance(ids, pa.ChunkedArray):
+        ids = ids.combine_chunks()
+    id_codes = np.asarray(
+        _pc.dictionary_encode(ids, null_encoding="encode").indices, dtype=np.int64
+    )
+    qdates, q_codes = np.unique(qdate, return_inverse=True)
+    _, inverse, counts = np.unique(
+        id_codes * len(qdates) + q_codes.ravel(), return_inverse=True, return_counts=True
+    )
+    shared: Bool = counts[inverse.ravel()] > 1
+    return shared
+
+
+_NUMERIC = _JOB_ATTRS[: _JOB_ATTRS.index("ExitBySignal")]
+"""The attributes read as numbers, first in :data:`_JOB_ATTRS`."""
+_NUMBER = r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$"
+
+
+def _read_number(text: Arr) -> tuple[F64, Bool, Bool]:
+    """Read a column of attribute values as numbers: the numbers, expressions, other text."""
+    values = _pc.fill_null(text, "")
+    numeric = _pc.match_substring_regex(values, _NUMBER)
+    out = _numpy(_pc.if_else(numeric, values, None).cast(pa.float64()).fill_null(np.nan))
+    is_expr = _numpy(_pc.starts_with(values, "/Expr("), bool)
+    other = _numpy(_pc.invert(numeric), bool) & _numpy(_pc.not_equal(values, ""), bool)
+    other &= _numpy(_pc.not_equal(values, "null"), bool)
+    return out, is_expr, other & ~is_expr
+
+
+class _AdValues:
+    """The attributes of :data:`_JOB_ATTRS` in the ``attrs`` of the ads, as text and numbers.
+
+    ``expression`` and ``unreadable`` are the rows where a number is an unevaluated expression
+    or other text. With ``kernel`` (by default from
+    :data:`~gridtrace.logs._htcondor_fast.SMALL_INPUT_LINES` ads, or once it is loaded) the
+    compiled kernel finds the keys and reads the numbers, chunk by chunk; a
+    column holding a number it leaves (an exponent, many digits) is read as below. Otherwise
+    the columns come from :func:`~gridtrace.logs._attrs.attr_columns` and are read by Arrow.
+    """
+
+    def __init__(self, attrs: Arr, n: int, *, kernel: bool | None = None) -> None:
+        self.expression = np.zeros(n, dtype=bool)
+        self.unreadable = np.zeros(n, dtype=bool)
+        self._numbers: dict[str, F64] = {}
+        self._texts: dict[str, Arr] = {}
+        self._found: list[_htcondor_fast.JobValues] = []
+        chunks: list[Arr] = (
+            [c for c in attrs.chunks if len(c)] if isinstance(attrs, pa.ChunkedArray) else [attrs]
+        )
+        if kernel is None:
+            kernel = _htcondor_fast.kernel_ready() or n >= _htcondor_fast.SMALL_INPUT_LINES
+        kernel = (
+            kernel
+            and n > 0
+            and _htcondor_fast.HAVE_NUMBA
+            and all(
+                c.type.key_type == pa.string() and c.type.item_type == pa.string() for c in chunks
+            )
+        )
+        found = (
+            [_htcondor_fast.job_values(c, list(_JOB_ATTRS), len(_NUMERIC)) for c in chunks]
+            if kernel
+            else []
+        )
+        if kernel and all(f is not None for f in found):
+            self._chunks = chunks
+            self._found = [f for f in found if f is not None]
+            self.expression = np.concatenate([f.expression for f in self._found])
+            self.unreadable = np.concatenate([f.unreadable for f in self._found])
+            for j, key in enumerate(_NUMERIC):
+                if any(bool(f.slow[j]) for f in self._found):
+                    self._read(key)
+                else:
+                    self._numbers[key] = np.concatenate([f.numbers[j] for f in self._found])
+        else:
+            self._texts = attr_columns(attrs, _JOB_ATTRS)
+            for key in _NUMERIC:
+                self._read(key)
+
+    def _read(self, key: str) -> None:
+        self._numbers[key], is_expr, other = _read_number(self.text(key))
+        self.expression |= is_expr
+        self.unreadable |= other
+
+    def text(self, key: str) -> Arr:
+        """Return the values of ``key`` (null where absent)."""
+        if key not in self._texts:
+            j = _JOB_ATTRS.index(key)
+            parts = [
+                c.items.take(_pa.array(f.pos[j], mask=f.pos[j] < 0))
+                for c, f in zip(self._chunks, self._found, strict=True)
+            ]
+            self._texts[key] = pa.concat_arrays(parts) if len(parts) != 1 else parts[0]
+        return self._texts[key]
+
+    def missing(self, key: str) -> Bool:
+        """Return where ``key`` is absent or null."""
+        if self._found:
+            j = _JOB_ATTRS.index(key)
+            return np.concatenate([f.kinds[j] == 0 for f in self._found])
+        return _numpy(_pc.is_null(self.text(key)), bool)
+
+    def is_true(self, key: str) -> Bool:
+        """Return where ``key`` is ``true``."""
+        if self._found:
+            j = _JOB_ATTRS.index(key)
+            return np.concatenate([f.kinds[j] == 2 for f in self._found])
+        return _numpy(_pc.equal(_pc.fill_null(self.text(key), ""), "true"), bool)
+
+    def num(self, key: str) -> F64:
+        """Return the values of the numeric ``key`` (NaN where absent or not a number)."""
+        return self._numbers[key]
+
+
 def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     n = rec.num_rows
-    columns_of = attr_columns(rec.column("attrs"), _JOB_ATTRS)
+    ad_values = _AdValues(rec.column("attrs"), n)
+    text = ad_values.text
+    num = ad_values.num
+    expression = ad_values.expression
+    unreadable = ad_values.unreadable
 
-    def text(key: str) -> Arr:
-        return columns_of[key]
-
-    expression = np.zeros(n, dtype=bool)
-    unreadable = np.zeros(n, dtype=bool)
-
-    def num(key: str) -> F64:
-        nonlocal expression, unreadable
-        values = _pc.fill_null(text(key), "")
-        numeric = _pc.match_substring_regex(values, r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$")
-        out = _numpy(_pc.if_else(numeric, values, None).cast(pa.float64()).fill_null(np.nan))
-        is_expr = _numpy(_pc.starts_with(values, "/Expr("), bool)
-        other = _numpy(_pc.invert(numeric), bool) & _numpy(_pc.not_equal(values, ""), bool)
-        other &= _numpy(_pc.not_equal(values, "null"), bool)
-        expression |= is_expr
-        unreadable |= other & ~is_expr
-        return out
-
-    def boolean(key: str) -> Bool:
-        return _numpy(_pc.equal(_pc.fill_null(text(key), ""), "true"), bool)
+    boolean = ad_values.is_true
 
     cluster = num("ClusterId")
     proc = num("ProcId")
@@ -833,9 +1043,7 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     record_flags = rec.column("flags")
     truncated = flag_mask(record_flags, "TRUNCATED")
 
-    def missing(key: str) -> Bool:
-        found: Bool = _numpy(_pc.is_null(text(key)), bool)
-        return found
+    missing = ad_values.missing
 
     start = np.where(current_start > 0, current_start, np.nan)
     from_first = np.isnan(start) & (first_start > 0)
@@ -864,62 +1072,41 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     exit_code = np.where(finished & started & ~by_signal, exit_code_v, np.nan)
     exit_signal = np.where(finished & by_signal, exit_signal_v, np.nan)
 
-    state = np.full(n, "UNKNOWN", dtype=object)
+    state = np.full(n, _STATES.index("UNKNOWN"), dtype=np.int8)
     ok = (code == 4) & ((exit_code == 0) | (np.isnan(exit_code) & ~by_signal))
-    state[code == 4] = "FAILED"
-    state[ok] = "COMPLETED"
-    state[(code == 3) & started] = "CANCELLED"
-    state[(code == 3) & ~started] = "DELETED"
-    state[code == 1] = "PENDING"
-    state[code == 5] = "PENDING"
-    state[np.isin(code, [2, 6, 7])] = "RUNNING"
+    state[code == 4] = _STATES.index("FAILED")
+    state[ok] = _STATES.index("COMPLETED")
+    state[(code == 3) & started] = _STATES.index("CANCELLED")
+    state[(code == 3) & ~started] = _STATES.index("DELETED")
+    state[code == 1] = _STATES.index("PENDING")
+    state[code == 5] = _STATES.index("PENDING")
+    state[np.isin(code, [2, 6, 7])] = _STATES.index("RUNNING")
     status_lost = truncated & missing("JobStatus")  # cut off with the file's last object
     nonstandard = ~np.isin(code, [1, 2, 3, 4, 5, 6, 7]) & ~status_lost
     exit_missing = (code == 4) & np.isnan(exit_code) & ~by_signal
     exit_lost = exit_missing & truncated & missing("ExitCode")  # cut off: not known, not 0
-    state[exit_lost] = "UNKNOWN"
+    state[exit_lost] = _STATES.index("UNKNOWN")
     exit_missing &= ~exit_lost
     starts_missing = started & np.isnan(starts)
 
-    hosts: list[list[str] | None] = []
-    host_fallback = np.zeros(n, dtype=bool)
-    for i, (last, current) in enumerate(
-        zip(text("LastRemoteHost").to_pylist(), text("RemoteHost").to_pylist(), strict=True)
-    ):
-        host = _host(last)
-        if host is None:
-            host = _host(current)
-            host_fallback[i] = host is not None
-        hosts.append([host] if host else None)
-    nodes = np.array([1.0 if h else np.nan for h in hosts], dtype=np.float64)
+    last_host = _hosts(text("LastRemoteHost"))
+    host = _pc.coalesce(last_host, _hosts(text("RemoteHost")))
+    has_host = _numpy(_pc.is_valid(host), bool)
+    host_fallback = _numpy(_pc.is_null(last_host), bool) & has_host
+    host_offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(has_host, out=host_offsets[1:])
+    exec_hosts = _pa.ListArray.from_arrays(
+        _pa.array(host_offsets), host.drop_null(), mask=_pa.array(~has_host)
+    )
+    nodes = np.where(has_host, 1.0, np.nan)
 
     user = text("Owner")
-    group_user = text("AcctGroupUser").to_pylist()
-    owners = user.to_pylist()
-    account: list[str | None] = []
-    from_group = np.zeros(n, dtype=bool)
-    for i, (acct, full, who, member) in enumerate(
-        zip(
-            text("AcctGroup").to_pylist(),
-            text("AccountingGroup").to_pylist(),
-            owners,
-            group_user,
-            strict=True,
-        )
-    ):
-        if acct:
-            account.append(acct)
-        elif full:
-            suffix = "." + (member or who or "")
-            kept = full.removesuffix(suffix) if suffix != "." else full
-            account.append(kept)
-            from_group[i] = kept == full  # no ".<user>" to strip: the whole name is taken
-        else:
-            account.append(None)
+    account, from_group = _accounts(
+        text("AcctGroup"), text("AccountingGroup"), user, text("AcctGroupUser")
+    )
 
-    id_text = rec.column("job_id_raw").to_pylist()
-    same = pd.DataFrame({"key": id_text, "qdate": qdate})
-    duplicate = np.asarray(same.duplicated(keep=False), dtype=bool)
+    id_column = rec.column("job_id_raw")
+    duplicate = _shared(id_column, qdate)
     masks: list[tuple[str, Bool]] = [
         ("NON_UTF8", flag_mask(record_flags, "NON_UTF8")),
         ("TRUNCATED", truncated),
@@ -948,13 +1135,13 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     site = rec.column("site").combine_chunks() if n else _pa.array([], pa.string())
     src_file = rec.column("src_file").combine_chunks() if n else _pa.array([], pa.string())
     src_line = _numpy(rec.column("src_line").combine_chunks(), np.int64) if n else np.zeros(0)
-    ids = np.array([k or "" for k in id_text], dtype=object).astype(str)
-    submit_text = np.where(
-        np.isnan(qdate), "unknown", np.nan_to_num(qdate).astype(np.int64).astype(str)
+    ids = _pc.fill_null(id_column.combine_chunks() if n else _pa.array([], pa.string()), "")
+    submit_text = _pc.if_else(
+        _pa.array(np.isnan(qdate)),
+        "unknown",
+        _pa.array(np.nan_to_num(qdate).astype(np.int64)).cast(pa.string()),
     )
-    job_key = _pc.binary_join_element_wise(
-        site, ":", _pa.array(ids), "@", _pa.array(submit_text.astype(str)), ""
-    )
+    job_key = _pc.binary_join_element_wise(site, ":", ids, "@", submit_text, "")
     attempt = np.maximum(n_starts, 1) - 1
     ts = pa.timestamp("s", tz="UTC")
 
@@ -968,13 +1155,13 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
         "site": site,
         "source_format": _repeat("htcondor", n),
         "job_key": job_key,
-        "job_id_raw": _pa.array(ids, pa.string()),
+        "job_id_raw": ids,
         "job_seq": _int_or_null(cluster, pa.int64()),
         "array_index": _int_or_null(proc, pa.int32()),
         "attempt": _pa.array(attempt.astype(np.int16), pa.int16()),
         "n_attempts": _pa.array((attempt + 1).astype(np.int16), pa.int16()),
         "user": blank_null(user),
-        "account": blank_null(_pa.array(account, pa.string())),
+        "account": blank_null(account),
         "job_name": blank_null(text("JobBatchName")),
         "submit_time": times(qdate),
         "start_time": times(start),
@@ -988,12 +1175,12 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
         "nodes_alloc": _int_or_null(nodes, pa.int32()),
         "cores_alloc": _int_or_null(cores_alloc, pa.int32()),
         "gpus_alloc": _int_or_null(gpus_prov, pa.int32()),
-        "exec_hosts": _pa.array(hosts, pa.list_(pa.string())),
+        "exec_hosts": exec_hosts,
         "mem_req_bytes": _int_or_null(mem_req, pa.int64()),
         "mem_used_bytes": _int_or_null(mem_used, pa.int64()),
         "exit_code": _int_or_null(exit_code, pa.int32()),
         "exit_signal": _int_or_null(exit_signal, pa.int32()),
-        "state": _pa.array(state.astype(str), pa.string()),
+        "state": _pa.array(_STATES, pa.string()).take(_pa.array(state)),
         "src_file": src_file,
         "src_line": _pa.array(src_line, pa.int64()),
         "flags": flags,

@@ -1,19 +1,29 @@
-r"""HTCondor ``-jsonl`` lines: the compiled scanner behind :mod:`gridtrace.logs._htcondor`.
+r"""HTCondor ``-jsonl`` lines and job attributes: the compiled kernels behind ``_htcondor``.
 
 ``condor_history -jsonl`` writes one job ad a line: a flat JSON object of string, number,
 boolean and null values. :func:`scan_jsonl` walks a chunk's bytes once in a numba kernel,
 recognises those lines and writes their keys and values straight into the buffers of Arrow
 string arrays, in the reference's text form: strings unescaped, integers as written (``-0`` as
-``0``), ``true``/``false``, null as null. Real numbers are written as they appear and listed,
-for the caller to rewrite as ``json.dumps`` does (``1.50`` → ``1.5``), which needs Python's
-shortest float repr.
+``0``), ``true``/``false``, null as null. A real number is kept as written when that is what
+``json.dumps`` writes (at most 15 significant digits, no exponent, no trailing zero but in
+``x.0``, from 1e-4 to below 1e16); the others are listed, for the caller to rewrite with
+Python's shortest float repr (``1.50`` → ``1.5``, ``1e5`` → ``100000.0``).
+
+The ads of a history share their layout: a line whose text from each value to the next key's
+value is the previous clean line's has its keys, so they are compared, not decoded, and copied
+in one block; a line of another layout is checked by a hash of each key (no key twice).
 
 It *declines* every other line: not a flat object on its own line, blanks around it other than
 spaces and tabs, a nested value, ``NaN``/``Infinity``, a ``\u`` escape, a control character or
-CR, a key seen twice in the ad (Python's ``dict`` keeps the last value at the first place), a
-missing ``ClusterId`` or ``ProcId``, anything that is not strict JSON. Those go to the reference
-in :mod:`gridtrace.logs._htcondor`, which holds the one definition of every row; a declined line
-is always read right, only more slowly.
+CR, bytes that are not UTF-8, a key seen twice in the ad (Python's ``dict`` keeps the last value
+at the first place), a missing ``ClusterId`` or ``ProcId``, anything that is not strict JSON.
+Those go to the reference in :mod:`gridtrace.logs._htcondor`, which holds the one definition of
+every row; a declined line is always read right, only more slowly.
+
+:func:`job_values` finds the attributes a job is made of in the ``attrs`` maps (the layout of
+the previous map reused when its keys are the same) and reads the numeric ones as floats
+(exactly: digits below 2**53 over a power of ten up to 1e22), leaving any other form of number
+to the caller's Arrow parsing.
 
 numba is needed for the speed; without it the reader uses the reference for every line.
 """
@@ -22,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import threading
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -35,8 +46,10 @@ __all__ = [
     "HAVE_NUMBA",
     "NAMES",
     "SMALL_INPUT_LINES",
+    "JobValues",
     "JsonlScan",
     "compile_kernel",
+    "job_values",
     "kernel_ready",
     "scan_jsonl",
 ]
@@ -54,6 +67,8 @@ U8 = npt.NDArray[np.uint8]
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
+F64 = npt.NDArray[np.float64]
+I8 = npt.NDArray[np.int8]
 
 _pa: Any = pa  # the stubs' from_buffers and py_buffer are narrower than their uses here
 _MAX_CHUNK = (1 << 31) // 2  # keys and values, each at most the chunk, on 32-bit offsets
@@ -77,9 +92,15 @@ for _k, _v in zip(b'"\\/bfnrt', b'"\\/\b\f\n\r\t', strict=True):
 _NAME_BYTES = np.frombuffer("".join(NAMES).encode(), dtype=np.uint8).copy()
 _NAME_OFFSETS = np.cumsum([0] + [len(name) for name in NAMES]).astype(np.int64)
 _LITERALS = np.frombuffer(b"truefalsenull", dtype=np.uint8).copy()
+_ONE = np.uint64(1)
+_EXPR = np.frombuffer(b"/Expr(", dtype=np.uint8).copy()
+_TRUE = np.frombuffer(b"true", dtype=np.uint8).copy()
+_EXACT = 1 << 53  # integers below are floats exactly
+_POWERS = np.array([10.0**k for k in range(23)], dtype=np.float64)  # exact as floats
+_EMPTY = np.zeros(0, dtype=np.uint8)
 
-_KERNEL = ("_string", "_scan_chunk")
-_ENTRY_POINTS = frozenset({"_scan_chunk"})
+_KERNEL = ("_string", "_copy", "_copy_from", "_scan_chunk", "_is_expression", "_job_values")
+_ENTRY_POINTS = frozenset({"_scan_chunk", "_job_values"})
 
 
 @functools.cache
@@ -105,19 +126,35 @@ def kernel_ready() -> bool:
 # --- the kernel --------------------------------------------------------------------------------
 
 
-def _string(buf: U8, p: int, e: int, out: U8, o: int) -> tuple[int, int]:
+def _string(buf: U8, p: int, n: int, out: U8, o: int) -> tuple[int, int]:
     r"""Decode the JSON string whose opening quote is at ``p`` into ``out`` from ``o``.
 
     Returns the position after the closing quote and the new end of ``out``; ``(-1, o)`` when
-    the string is declined (not closed on the line, a ``\\u`` or unknown escape, a control byte).
+    the string is declined (not closed on the line, a ``\\u`` or unknown escape, a control byte,
+    bytes that are not UTF-8).
     """
     q = p + 1
-    while q < e:
+    while q < n:
+        # a run of plain bytes, on unsigned positions (no negative-index test per byte)
+        qu = np.uint64(q)
+        ou = np.uint64(o)
+        nu = np.uint64(n)
+        while qu < nu:
+            c = buf[qu]
+            if c == _QUOTE or c == _BACKSLASH or c < _SPACE or c >= 0x80:  # noqa: SIM109 - numba
+                break
+            out[ou] = c
+            ou += _ONE
+            qu += _ONE
+        q = int(np.int64(qu))
+        o = int(np.int64(ou))
+        if q >= n:
+            break
         c = buf[q]
         if c == _QUOTE:
             return q + 1, o
         if c == _BACKSLASH:
-            if q + 1 >= e or _ESCAPED[buf[q + 1]] == 0:
+            if q + 1 >= n or _ESCAPED[buf[q + 1]] == 0:
                 return -1, o
             out[o] = _ESCAPED[buf[q + 1]]
             o += 1
@@ -125,10 +162,47 @@ def _string(buf: U8, p: int, e: int, out: U8, o: int) -> tuple[int, int]:
             continue
         if c < _SPACE:
             return -1, o
-        out[o] = c
-        o += 1
-        q += 1
+        # one UTF-8 sequence, checked as Python's decoder does (no overlong form, no
+        # surrogate, nothing above U+10FFFF)
+        if 0xC2 <= c <= 0xDF:
+            size = 2
+            low, high = 0x80, 0xBF
+        elif 0xE0 <= c <= 0xEF:
+            size = 3
+            low = 0xA0 if c == 0xE0 else 0x80
+            high = 0x9F if c == 0xED else 0xBF
+        elif 0xF0 <= c <= 0xF4:
+            size = 4
+            low = 0x90 if c == 0xF0 else 0x80
+            high = 0x8F if c == 0xF4 else 0xBF
+        else:
+            return -1, o
+        if q + size > n or buf[q + 1] < low or buf[q + 1] > high:
+            return -1, o
+        for k in range(2, size):
+            if buf[q + k] < 0x80 or buf[q + k] > 0xBF:
+                return -1, o
+        for k in range(size):
+            out[o + k] = buf[q + k]
+        o += size
+        q += size
     return -1, o
+
+
+def _copy(data: U8, source: int, target: int, length: int) -> None:
+    """Copy ``length`` bytes of ``data`` from ``source`` to ``target`` (the two do not overlap)."""
+    su = np.uint64(source)
+    tu = np.uint64(target)
+    for k in range(np.uint64(length)):
+        data[tu + k] = data[su + k]
+
+
+def _copy_from(data: U8, source: int, out: U8, target: int, length: int) -> None:
+    """Copy ``length`` bytes of ``data`` from ``source`` to ``out`` from ``target``."""
+    su = np.uint64(source)
+    tu = np.uint64(target)
+    for k in range(np.uint64(length)):
+        out[tu + k] = data[su + k]
 
 
 def _scan_chunk(
@@ -141,8 +215,12 @@ def _scan_chunk(
     values_off: I32,
     values: U8,
     valid: Bools,
-    real: Bools,
-    hashes: I64,
+    rewrite: Bools,
+    seg_from: I32,
+    seg_to: I32,
+    table_line: I64,
+    table_hash: I64,
+    stamp0: int,
     names: U8,
     name_off: I64,
     literals: U8,
@@ -152,11 +230,20 @@ def _scan_chunk(
     Sets ``fast[i]`` for each line; for the k-th clean line, ``members[k]`` is its attribute
     count and ``where[k, j]`` the position (among all values) of the value of ``NAMES[j]``, -1
     when absent. Keys and values go to their buffers; ``valid`` is False for a null value,
-    ``real`` True for a real number (written as it appears). ``hashes`` is scratch space.
+    ``rewrite`` True for a real number that ``json.dumps`` writes otherwise than it is written.
+    ``seg_from``/``seg_to`` hold, per member, where its key starts and its value is
+    reached; ``table_line`` and ``table_hash`` (a power of two long) are a hash table of the
+    keys of a line, its entries stamped with ``stamp0`` + the line's number + 1 (stamps of
+    earlier calls must be smaller).
     Returns the lines, the clean lines and the members written.
+
+    A line holding the keys of the clean line before it, in the same order, has no key twice
+    and the names where that line had them: the keys are compared as they are read. Other
+    lines are checked once read, by a hash of each key.
     """
     n = buf.size
     n_names = name_off.size - 1
+    slots = table_line.size
     line = 0
     clean = 0
     m = 0  # members written
@@ -164,80 +251,88 @@ def _scan_chunk(
     vo = 0  # value bytes written
     keys_off[0] = 0
     values_off[0] = 0
+    prev_m0 = 0  # the members of the last clean line: prev_m0 .. prev_m0 + prev_count
+    prev_count = -1
+    prev_where = np.full(n_names, -1, dtype=np.int64)  # relative to the line's first member
+    line_where = np.full(n_names, -1, dtype=np.int64)
     s = 0
     while s < n:
-        e = s
-        while e < n and buf[e] != _LF:
-            e += 1
         m_line = m
         ko_line = ko
         vo_line = vo
-        for j in range(n_names):
-            where[clean, j] = -1
+        same = True  # the keys so far are the last clean line's
         p = s
-        while p < e and (buf[p] == _SPACE or buf[p] == _TAB):
+        while p < n and (buf[p] == _SPACE or buf[p] == _TAB):
             p += 1
-        ok = e < n and p < e and buf[p] == _OPEN
+        ok = p < n and buf[p] == _OPEN
         p += 1
         first = True
         closed = False
         while ok:
-            while p < e and (buf[p] == _SPACE or buf[p] == _TAB):
+            i = m - m_line
+            if same:
+                if i < prev_count:
+                    # the text from here to the value as on the last clean line: same key
+                    from_ = seg_from[prev_m0 + i]
+                    length = seg_to[prev_m0 + i] - from_
+                    if p + length <= n:
+                        pu = np.uint64(p)
+                        fu = np.uint64(from_)
+                        for ku in range(np.uint64(length)):
+                            if buf[pu + ku] != buf[fu + ku]:
+                                same = False
+                                break
+                    else:
+                        same = False
+                else:
+                    same = False
+                if same:
+                    seg_from[m] = p
+                    p += length
+                    seg_to[m] = p
+                    ko += keys_off[prev_m0 + i + 1] - keys_off[prev_m0 + i]
+                else:
+                    # write the keys skipped so far, then read on key by key
+                    _copy(keys, keys_off[prev_m0], ko_line, ko - ko_line)
+            if not same:
+                seg_from[m] = p
+                while p < n and (buf[p] == _SPACE or buf[p] == _TAB):
+                    p += 1
+                if p >= n:
+                    ok = False
+                    break
+                if buf[p] == _CLOSE:
+                    if not first:
+                        ok = False  # a comma before the brace
+                    closed = True
+                    p += 1
+                    break
+                if buf[p] != _QUOTE:
+                    ok = False
+                    break
+                # the key
+                p, ko = _string(buf, p, n, keys, ko)
+                if p < 0:
+                    ok = False
+                    break
+                while p < n and (buf[p] == _SPACE or buf[p] == _TAB):
+                    p += 1
+                if p >= n or buf[p] != _COLON:
+                    ok = False
+                    break
                 p += 1
-            if p >= e:
-                ok = False
-                break
-            if buf[p] == _CLOSE:
-                if not first:
-                    ok = False  # a comma before the brace
-                closed = True
+                seg_to[m] = p
+            while p < n and (buf[p] == _SPACE or buf[p] == _TAB):
                 p += 1
-                break
-            if buf[p] != _QUOTE:
-                ok = False
-                break
-            # the key
-            k0 = ko
-            p, ko = _string(buf, p, e, keys, ko)
-            if p < 0:
-                ok = False
-                break
-            h = np.int64(1469598103934665603)
-            for k in range(k0, ko):
-                h = (h ^ np.int64(keys[k])) * np.int64(1099511628211)
-            for j in range(m_line, m):
-                if hashes[j] == h:
-                    ok = False  # a key seen twice (or a hash collision): the reference's
-            if not ok:
-                break
-            hashes[m] = h
-            for j in range(n_names):
-                a = name_off[j]
-                if name_off[j + 1] - a == ko - k0:
-                    same = True
-                    for k in range(ko - k0):
-                        if keys[k0 + k] != names[a + k]:
-                            same = False
-                            break
-                    if same:
-                        where[clean, j] = m
-            while p < e and (buf[p] == _SPACE or buf[p] == _TAB):
-                p += 1
-            if p >= e or buf[p] != _COLON:
-                ok = False
-                break
-            p += 1
-            while p < e and (buf[p] == _SPACE or buf[p] == _TAB):
-                p += 1
-            if p >= e:
+            if p >= n:
                 ok = False
                 break
             # the value
             c = buf[p]
             valid[m] = True
-            real[m] = False
+            rewrite[m] = False
             if c == _QUOTE:
-                p, vo = _string(buf, p, e, values, vo)
+                p, vo = _string(buf, p, n, values, vo)
                 if p < 0:
                     ok = False
                     break
@@ -245,46 +340,73 @@ def _scan_chunk(
                 a = p
                 if c == _MINUS:
                     p += 1
-                if p >= e or buf[p] < _ZERO or buf[p] > _NINE:
+                if p >= n or buf[p] < _ZERO or buf[p] > _NINE:
                     ok = False
                     break
+                i0 = p
                 if buf[p] == _ZERO:
                     p += 1
                 else:
-                    while p < e and _ZERO <= buf[p] <= _NINE:
+                    while p < n and _ZERO <= buf[p] <= _NINE:
                         p += 1
-                if p < e and buf[p] == _DOT:
-                    real[m] = True
+                i1 = p
+                is_real = False
+                f0 = p
+                f1 = p
+                if p < n and buf[p] == _DOT:
+                    is_real = True
                     p += 1
+                    f0 = p
+                    while p < n and _ZERO <= buf[p] <= _NINE:
+                        p += 1
+                    f1 = p
+                    if f1 == f0:
+                        ok = False
+                        break
+                if p < n and (buf[p] == _UPPER_E or buf[p] == _LOWER_E):
+                    is_real = True
+                    rewrite[m] = True  # json.dumps writes no exponent below 1e16
+                    p += 1
+                    if p < n and (buf[p] == _PLUS or buf[p] == _MINUS):
+                        p += 1
                     digits = 0
-                    while p < e and _ZERO <= buf[p] <= _NINE:
+                    while p < n and _ZERO <= buf[p] <= _NINE:
                         p += 1
                         digits += 1
                     if digits == 0:
                         ok = False
                         break
-                if p < e and (buf[p] == _UPPER_E or buf[p] == _LOWER_E):
-                    real[m] = True
-                    p += 1
-                    if p < e and (buf[p] == _PLUS or buf[p] == _MINUS):
-                        p += 1
-                    digits = 0
-                    while p < e and _ZERO <= buf[p] <= _NINE:
-                        p += 1
-                        digits += 1
-                    if digits == 0:
-                        ok = False
-                        break
-                if not real[m] and p - a == 2 and buf[a] == _MINUS and buf[a + 1] == _ZERO:
+                elif is_real:
+                    # written as repr writes it: at most 15 significant digits (so no shorter
+                    # text gives the same float), no trailing zero but in "x.0", below 1e16
+                    # and from 1e-4 (repr writes others with an exponent)
+                    lead = -1
+                    last = -1
+                    for k in range(i0, f1):
+                        d = buf[k]
+                        if d != _DOT and d != _ZERO:
+                            if lead < 0:
+                                lead = k
+                            last = k
+                    sig = 0
+                    if lead >= 0:
+                        sig = last - lead + 1 - (1 if lead < i1 <= last else 0)
+                    if (
+                        sig > 15
+                        or i1 - i0 > 16
+                        or (f1 - f0 > 1 and buf[f1 - 1] == _ZERO)
+                        or (lead >= f0 and lead - f0 >= 4)
+                    ):
+                        rewrite[m] = True
+                if not is_real and p - a == 2 and buf[a] == _MINUS and buf[a + 1] == _ZERO:
                     a += 1  # -0 is written 0
-                for k in range(a, p):
-                    values[vo] = buf[k]
-                    vo += 1
+                _copy_from(buf, a, values, vo, p - a)
+                vo += p - a
             else:
                 # true, false or null
                 a = 0 if c == 116 else 4 if c == 102 else 9 if c == 110 else -1  # t, f, n
                 b = 4 if a == 0 else 9 if a == 4 else 13
-                if a < 0 or p + b - a > e:
+                if a < 0 or p + b - a > n:
                     ok = False
                     break
                 for k in range(b - a):
@@ -304,36 +426,84 @@ def _scan_chunk(
             keys_off[m] = ko
             values_off[m] = vo
             first = False
-            while p < e and (buf[p] == _SPACE or buf[p] == _TAB):
+            while p < n and (buf[p] == _SPACE or buf[p] == _TAB):
                 p += 1
-            if p < e and buf[p] == _COMMA:
+            if p < n and buf[p] == _COMMA:
                 p += 1
-                while p < e and (buf[p] == _SPACE or buf[p] == _TAB):
+                while p < n and (buf[p] == _SPACE or buf[p] == _TAB):
                     p += 1
-                if p < e and buf[p] == _CLOSE:
+                if p < n and buf[p] == _CLOSE:
                     ok = False  # a trailing comma
                 continue
-            if p < e and buf[p] == _CLOSE:
+            if p < n and buf[p] == _CLOSE:
                 closed = True
                 p += 1
                 break
             ok = False
         if ok:
-            ok = closed
-            while p < e and (buf[p] == _SPACE or buf[p] == _TAB):
+            while p < n and (buf[p] == _SPACE or buf[p] == _TAB):
                 p += 1
-            ok = ok and p == e and where[clean, 0] >= 0 and where[clean, 1] >= 0
+            ok = closed and p < n and buf[p] == _LF
+        count = m - m_line
+        if ok and same:
+            _copy(keys, keys_off[prev_m0], ko_line, ko - ko_line)
+        if ok:
+            if same and count == prev_count:
+                for j in range(n_names):
+                    line_where[j] = prev_where[j]
+            else:
+                # another layout: look for a key seen twice, and for the names, by hash
+                ok = 2 * count <= slots
+                stamp = stamp0 + line + 1
+                for j in range(n_names):
+                    line_where[j] = -1
+                for i in range(count if ok else 0):
+                    a = keys_off[m_line + i]
+                    b = keys_off[m_line + i + 1]
+                    h = np.int64(1469598103934665603)
+                    for k in range(a, b):
+                        h = (h ^ np.int64(keys[k])) * np.int64(1099511628211)
+                    slot = h & (slots - 1)
+                    while table_line[slot] == stamp:
+                        if table_hash[slot] == h:
+                            ok = False  # a key seen twice (or a hash collision): the reference's
+                            break
+                        slot = (slot + 1) & (slots - 1)
+                    if not ok:
+                        break
+                    table_line[slot] = stamp
+                    table_hash[slot] = h
+                    for j in range(n_names):
+                        c0 = name_off[j]
+                        if name_off[j + 1] - c0 == b - a:
+                            equal = True
+                            for k in range(b - a):
+                                if keys[a + k] != names[c0 + k]:
+                                    equal = False
+                                    break
+                            if equal:
+                                line_where[j] = i
+            ok = ok and line_where[0] >= 0 and line_where[1] >= 0
         if ok:
             fast[line] = True
-            members[clean] = m - m_line
+            members[clean] = count
+            for j in range(n_names):
+                prev_where[j] = line_where[j]
+                where[clean, j] = m_line + line_where[j] if line_where[j] >= 0 else -1
+            prev_m0 = m_line
+            prev_count = count
             clean += 1
         else:
             fast[line] = False
             m = m_line
             ko = ko_line
             vo = vo_line
+            if p < s:
+                p = s  # a string declined: p was set to -1
+        while p < n and buf[p] != _LF:
+            p += 1
         line += 1
-        s = e + 1
+        s = p + 1
     return line, clean, m
 
 
@@ -355,8 +525,9 @@ class JsonlScan(NamedTuple):
         Position among ``values`` of each of :data:`NAMES`, -1 when absent.
     keys, values : pyarrow.StringArray
         All attributes of the clean lines, one line after the other.
-    real : numpy.ndarray of bool
-        Per value: a real number, as written.
+    rewrite : numpy.ndarray of bool
+        Per value: a real number that ``json.dumps`` writes otherwise (``1.50``, ``1e5``),
+        as written in the file.
     """
 
     lines: int
@@ -365,11 +536,57 @@ class JsonlScan(NamedTuple):
     where: I64
     keys: Any
     values: Any
-    real: Bools
+    rewrite: Bools
+
+
+_TABLE_SLOTS = 4096  # a line of more than half as many attributes goes to the reference
+_KEEP_SCRATCH = 1 << 24  # scratch space for chunks up to this size is kept for the next chunk
+
+
+class _Scratch:
+    """The kernel's working arrays for chunks of up to ``size`` bytes.
+
+    Kept per thread between chunks: fresh memory costs a page fault per 4 KiB written, as much
+    as the scan itself. The kernel writes every entry it reports, so none is cleared.
+    """
+
+    def __init__(self, size: int) -> None:
+        lines = size + 1  # a line takes at least its \n, but for the last
+        ads = size // 16 + 1  # a clean ad line takes at least {"ClusterId":0,"ProcId":0}\n
+        most = size // 4 + 1  # an attribute takes "":0, at least 5 bytes with its comma
+        self.size = size
+        self.fast = np.empty(lines, dtype=np.bool_)
+        self.members = np.empty(ads, dtype=np.int64)
+        self.where = np.empty((ads, len(NAMES)), dtype=np.int64)
+        self.keys_off = np.empty(most + 1, dtype=np.int32)
+        self.values_off = np.empty(most + 1, dtype=np.int32)
+        self.keys = np.empty(size + 1, dtype=np.uint8)
+        self.values = np.empty(size + 1, dtype=np.uint8)
+        self.valid = np.empty(most, dtype=np.bool_)
+        self.rewrite = np.empty(most, dtype=np.bool_)
+        self.seg_from = np.empty(most, dtype=np.int32)
+        self.seg_to = np.empty(most, dtype=np.int32)
+        self.table_line = np.zeros(_TABLE_SLOTS, dtype=np.int64)
+        self.table_hash = np.zeros(_TABLE_SLOTS, dtype=np.int64)
+        self.stamp = 0  # lines scanned with this table: a stamp per line, never reused
+
+
+_local = threading.local()
+
+
+def _scratch(size: int) -> _Scratch:
+    kept: _Scratch | None = getattr(_local, "scratch", None)
+    if kept is not None and kept.size >= size:
+        return kept
+    if size > _KEEP_SCRATCH:
+        return _Scratch(size)
+    scratch = _Scratch(size + size // 4)  # room for the carried lines of the next chunks
+    _local.scratch = scratch
+    return scratch
 
 
 def scan_jsonl(data: bytes) -> JsonlScan | None:
-    """Find the clean ad lines of a chunk of valid UTF-8 (see the module's text).
+    """Find the clean ad lines of a chunk (see the module's text).
 
     Returns
     -------
@@ -379,48 +596,300 @@ def scan_jsonl(data: bytes) -> JsonlScan | None:
     if len(data) > _MAX_CHUNK or not compile_kernel():
         return None
     buf = np.frombuffer(data, dtype=np.uint8)
-    size = buf.size
-    bound = int(np.count_nonzero(buf == _LF)) + 1
-    most = size // 4 + bound + 1  # an attribute takes "":0, at least 5 bytes with its comma
-    fast = np.zeros(bound, dtype=np.bool_)
-    members = np.zeros(bound, dtype=np.int64)
-    where = np.empty((bound, len(NAMES)), dtype=np.int64)
-    keys_off = np.empty(most + 1, dtype=np.int32)
-    values_off = np.empty(most + 1, dtype=np.int32)
-    keys = np.empty(size + 1, dtype=np.uint8)
-    values = np.empty(size + 1, dtype=np.uint8)
-    valid = np.empty(most, dtype=np.bool_)
-    real = np.empty(most, dtype=np.bool_)
-    hashes = np.empty(most, dtype=np.int64)
+    work = _scratch(buf.size)
+    keys_off, values_off, keys, values = work.keys_off, work.values_off, work.keys, work.values
     lines, clean, m = _scan_chunk(
         buf,
-        fast,
-        members,
-        where,
+        work.fast,
+        work.members,
+        work.where,
         keys_off,
         keys,
         values_off,
         values,
-        valid,
-        real,
-        hashes,
+        work.valid,
+        work.rewrite,
+        work.seg_from,
+        work.seg_to,
+        work.table_line,
+        work.table_hash,
+        work.stamp,
         _NAME_BYTES,
         _NAME_OFFSETS,
         _LITERALS,
     )
+    work.stamp += lines
     key_array = string_array(keys_off[: m + 1].copy(), keys[: keys_off[m]].copy())
     value_array = string_array(values_off[: m + 1].copy(), values[: values_off[m]].copy())
-    mask = valid[:m]
+    mask = work.valid[:m]
     if not mask.all():
         value_array = _pa.StringArray.from_buffers(
             m, *value_array.buffers()[1:], _pa.py_buffer(np.packbits(mask, bitorder="little"))
         )
     return JsonlScan(
         lines=lines,
-        fast=fast[:lines],
-        members=members[:clean],
-        where=where[:clean],
+        fast=work.fast[:lines].copy(),
+        members=work.members[:clean].copy(),
+        where=work.where[:clean].copy(),
         keys=key_array,
         values=value_array,
-        real=real[:m].copy(),
+        rewrite=work.rewrite[:m].copy(),
     )
+
+
+# --- the attributes a job is made of -------------------------------------------------------------
+
+
+def _is_expression(vdata: U8, a: int, b: int) -> bool:
+    """Whether ``vdata[a:b]`` starts as an unevaluated expression does (``/Expr(``)."""
+    k = 0
+    while k < 6 and a + k < b and vdata[a + k] == _EXPR[k]:
+        k += 1
+    return k == 6
+
+
+def _job_values(
+    koff: I32,
+    kdata: U8,
+    voff: I32,
+    vdata: U8,
+    vbits: U8,
+    vbit0: int,
+    starts: I64,
+    ends: I64,
+    rows_valid: Bools,
+    noff: I64,
+    ndata: U8,
+    n_numeric: int,
+    powers: F64,
+    pos: I64,
+    kinds: I8,
+    numbers: F64,
+    expression: Bools,
+    unreadable: Bools,
+    slow: Bools,
+) -> None:
+    """Find the wanted keys in every map and read the first ``n_numeric`` of them as numbers.
+
+    ``pos[j, row]`` is the child position of the first entry of name ``j`` (-1 where absent),
+    ``kinds[j, row]`` 0 where it is absent or null, 2 where it is ``true``, 1 otherwise;
+    ``numbers[j, row]`` its value as a float (NaN where null, absent or not a number),
+    ``expression`` and ``unreadable`` the rows where a number is ``/Expr(...`` or other text.
+    A value this kernel does not read for sure (an exponent, more than 15 digits, a leading
+    ``+`` or ``.``, a digit followed by other text) sets ``slow[j]``: the caller reads that
+    name's column again its own way. ``vbits`` (from bit ``vbit0``) is the values' validity
+    bitmap, empty when none is null. A map with the keys of the map before it, in the same
+    order, has them at the same places (one comparison of the key bytes).
+    """
+    n = starts.size
+    m = noff.size - 1
+    rel = np.full(m, -1, dtype=np.int64)
+    prev_start = 0
+    prev_count = -1
+    for row in range(n):
+        start = starts[row]
+        count = ends[row] - start
+        if not rows_valid[row] or count <= 0:
+            for j in range(m):
+                pos[j, row] = -1
+                kinds[j, row] = 0
+            for j in range(n_numeric):
+                numbers[j, row] = np.nan
+            continue
+        same = count == prev_count
+        if same:
+            a0 = koff[prev_start]
+            b0 = koff[start]
+            if koff[start + count] - b0 != koff[prev_start + count] - a0:
+                same = False
+            else:
+                for i in range(1, count):
+                    if koff[prev_start + i] - a0 != koff[start + i] - b0:
+                        same = False
+                        break
+            if same:
+                au = np.uint64(a0)
+                bu = np.uint64(b0)
+                for ku in range(np.uint64(koff[start + count] - b0)):
+                    if kdata[au + ku] != kdata[bu + ku]:
+                        same = False
+                        break
+        if not same:
+            for j in range(m):
+                rel[j] = -1
+            for child in range(start, start + count):
+                a = koff[child]
+                length = koff[child + 1] - a
+                for j in range(m):
+                    if rel[j] >= 0 or noff[j + 1] - noff[j] != length:
+                        continue
+                    equal = True
+                    c0 = noff[j]
+                    for k in range(length):
+                        if kdata[a + k] != ndata[c0 + k]:
+                            equal = False
+                            break
+                    if equal:
+                        rel[j] = child - start
+            prev_start = start
+            prev_count = count
+        else:
+            prev_start = start
+        for j in range(m):
+            c = start + rel[j] if rel[j] >= 0 else -1
+            pos[j, row] = c
+            kind = 0
+            if c >= 0:
+                kind = 1
+                if vbits.size:
+                    bit = vbit0 + c
+                    if (vbits[bit >> 3] >> (bit & 7)) & 1 == 0:
+                        kind = 0  # null
+                if kind and voff[c + 1] - voff[c] == 4:
+                    a = voff[c]
+                    if (
+                        vdata[a] == _TRUE[0]
+                        and vdata[a + 1] == _TRUE[1]
+                        and vdata[a + 2] == _TRUE[2]
+                        and vdata[a + 3] == _TRUE[3]
+                    ):
+                        kind = 2
+            kinds[j, row] = kind
+        for j in range(n_numeric):
+            numbers[j, row] = np.nan
+            if kinds[j, row] == 0:
+                continue
+            c = pos[j, row]
+            a = voff[c]
+            b = voff[c + 1]
+            if a == b:
+                continue
+            first = vdata[a]
+            if first == _MINUS or (_ZERO <= first <= _NINE):
+                p = a + 1 if first == _MINUS else a
+                mantissa = np.int64(0)
+                scale = 0
+                digits = 0
+                fraction = False
+                ok = p < b
+                while p < b and ok:
+                    d = vdata[p]
+                    if _ZERO <= d <= _NINE:
+                        mantissa = mantissa * 10 + (d - _ZERO)
+                        if mantissa >= _EXACT:
+                            ok = False
+                        if fraction:
+                            scale += 1
+                        digits += 1
+                    elif d == _DOT and not fraction and digits > 0:
+                        fraction = True
+                        digits = 0
+                    else:
+                        ok = False
+                    p += 1
+                if not ok or digits == 0 or scale > 22:
+                    slow[j] = True
+                    continue
+                value = np.float64(mantissa) / powers[scale]
+                numbers[j, row] = -value if first == _MINUS else value
+            elif first == _PLUS or first == _DOT:  # noqa: SIM109 - numba
+                slow[j] = True
+            elif _is_expression(vdata, a, b):
+                expression[row] = True
+            elif not (
+                b - a == 4
+                and vdata[a] == 110
+                and vdata[a + 1] == 117
+                and vdata[a + 2] == 108
+                and vdata[a + 3] == 108
+            ):
+                unreadable[row] = True  # not "null"
+
+
+def job_values(attrs: Any, names: list[str], n_numeric: int) -> JobValues | None:
+    """Find ``names`` in the maps of one ``attrs`` chunk; read the first ``n_numeric`` as numbers.
+
+    Parameters
+    ----------
+    attrs : pyarrow.MapArray
+        A map<string, string> array in one chunk (a slice is fine).
+    names : list of str
+        The keys wanted, the numeric ones first.
+    n_numeric : int
+        How many of ``names`` are numbers.
+
+    Returns
+    -------
+    JobValues or None
+        None when numba is missing.
+    """
+    if not compile_kernel():  # pragma: no cover
+        return None
+    n = len(attrs)
+    keys = attrs.keys
+    items = attrs.items
+    _, koffsets, kbytes = keys.buffers()[:3]
+    koff = np.frombuffer(koffsets, dtype=np.int32)[keys.offset : keys.offset + len(keys) + 1]
+    kdata = np.frombuffer(kbytes, dtype=np.uint8) if kbytes is not None else _EMPTY
+    vbitmap, voffsets, vbytes = items.buffers()[:3]
+    voff = np.frombuffer(voffsets, dtype=np.int32)[items.offset : items.offset + len(items) + 1]
+    vdata = np.frombuffer(vbytes, dtype=np.uint8) if vbytes is not None else _EMPTY
+    vbits = np.frombuffer(vbitmap, dtype=np.uint8) if vbitmap is not None else _EMPTY
+    offsets = np.asarray(attrs.offsets, dtype=np.int64)
+    encoded = [name.encode() for name in names]
+    noff = np.zeros(len(names) + 1, dtype=np.int64)
+    np.cumsum([len(e) for e in encoded], out=noff[1:])
+    ndata = np.frombuffer(b"".join(encoded) or b"\0", dtype=np.uint8)
+    pos = np.empty((len(names), n), dtype=np.int64)
+    kinds = np.empty((len(names), n), dtype=np.int8)
+    numbers = np.empty((n_numeric, n), dtype=np.float64)
+    expression = np.zeros(n, dtype=np.bool_)
+    unreadable = np.zeros(n, dtype=np.bool_)
+    slow = np.zeros(n_numeric, dtype=np.bool_)
+    _job_values(
+        koff,
+        kdata,
+        voff,
+        vdata,
+        vbits,
+        items.offset,
+        offsets[:-1],
+        offsets[1:],
+        np.asarray(attrs.is_valid(), dtype=np.bool_),
+        noff,
+        ndata,
+        n_numeric,
+        _POWERS,
+        pos,
+        kinds,
+        numbers,
+        expression,
+        unreadable,
+        slow,
+    )
+    return JobValues(pos, kinds, numbers, expression, unreadable, slow)
+
+
+class JobValues(NamedTuple):
+    """What :func:`job_values` read.
+
+    Attributes
+    ----------
+    pos : numpy.ndarray of int64, shape (names, rows)
+        Child position of each name's entry, -1 where absent.
+    kinds : numpy.ndarray of int8, shape (names, rows)
+        0 where the value is absent or null, 2 where it is ``true``, 1 otherwise.
+    numbers : numpy.ndarray of float64, shape (numeric names, rows)
+        The numbers (NaN where null, absent or not a number).
+    expression, unreadable : numpy.ndarray of bool
+        Per row: a numeric name's value is ``/Expr(...``, or other text.
+    slow : numpy.ndarray of bool
+        Per numeric name: some value was left for the caller to read.
+    """
+
+    pos: I64
+    kinds: I8
+    numbers: F64
+    expression: Bools
+    unreadable: Bools
+    slow: Bools
