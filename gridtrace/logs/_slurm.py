@@ -219,7 +219,7 @@ FLAGS: Mapping[str, str] = {
     "WALLTIME_MISMATCH": "|Elapsed - (end - start)| > 60 s: run_s is end - start, Elapsed kept",
     "VALUE_UNREADABLE": (
         "a time, duration or count field holds text that is not one (nor Unknown, None, "
-        "UNLIMITED, Partition_Limit): that value is null"
+        "UNLIMITED, Partition_Limit), or a number too large for its column: that value is null"
     ),
     # sizes
     "CORES_REQ_FROM_NCPUS": "never started and no ReqCPUS: cores_req is NCPUS (the request then)",
@@ -412,7 +412,8 @@ def _numpy(array: Arr, dtype: Any = np.float64) -> npt.NDArray[Any]:
 def _floats(array: Arr) -> F64:
     """Numbers of a string array; anything not a number is NaN."""
     numeric = _pc.match_substring_regex(array, r"^\s*[-+]?\d+(?:\.\d+)?\s*$")
-    cleaned = _pc.if_else(numeric, array, None)
+    # blanks around the number are allowed by the test above, not by Arrow's cast
+    cleaned = _pc.utf8_trim_whitespace(_pc.if_else(numeric, array, None))
     return _numpy(cleaned.cast(pa.float64()).fill_null(np.nan))
 
 
@@ -464,6 +465,26 @@ def _tres(array: Arr, key: str) -> F64:
         )
         out[rows[missing]] = _floats(_pc.fill_null(_pc.struct_field(typed, "v"), ""))
     return out
+
+
+def _fitted(columns: Sequence[tuple[F64, pa.DataType]]) -> tuple[list[F64], Bool]:
+    """Null the numbers too large for their integer column; say on which rows that happened.
+
+    A float beyond the type's range would wrap (or fail the cast) when made an integer: a
+    damaged count or id must cost that value, never the file nor a wrong number.
+    """
+    out: list[F64] = []
+    beyond = np.zeros(len(columns[0][0]) if columns else 0, dtype=bool)
+    for values, dtype in columns:
+        limit = 2.0 ** (dtype.bit_width - 1)
+        with np.errstate(invalid="ignore"):
+            rounded = np.round(values)
+            bad = (rounded >= limit) | (rounded < -limit)
+        if bad.any():
+            beyond |= bad
+            values = np.where(bad, np.nan, values)
+        out.append(values)
+    return out, beyond
 
 
 def _int_or_null(values: F64, dtype: Any) -> Arr:
@@ -824,11 +845,14 @@ class _Clock:
         offset = np.full(n, np.nan)
         epoch = np.full(n, np.nan)
         plain = is_time & ~with_offset & ~np.isnan(naive)
+        # a time with an offset but no real date (0000-00-00T00:00:00Z) stays NaN: unreadable
+        with_offset &= ~np.isnan(naive)
         if with_offset.any():
             stamps = pd.to_datetime(
                 pd.Series(column.subset(np.flatnonzero(with_offset)).to_pylist()),
                 utc=True,
                 format="ISO8601",
+                errors="coerce",  # an offset out of range: NaT, so NaN, so unreadable
             )
             since = (stamps - pd.Timestamp(0, tz="UTC")) // pd.Timedelta(seconds=1)
             epoch[with_offset] = since.to_numpy(dtype=np.float64)
@@ -1565,6 +1589,22 @@ def _jobs(
                 used_unit_assumed[target] |= bool(s_vmem_bare[j] and s_vmem[j] > 0)
         del s_seq, s_idx
 
+    # a number too large for its column (a damaged field) is null and flagged, never wrapped
+    job_seq = seq[take]
+    (
+        job_seq, array_index, wait, run, elapsed, timelimit, nodes_req, cores_req, gpus_req,
+        nodes_alloc, cores_alloc, gpus_alloc, mem_req, rss, vmem, exit_code, exit_signal,
+    ), too_big = _fitted(
+        [
+            (job_seq, pa.int64()), (array_index, pa.int32()), (wait, pa.int64()),
+            (run, pa.int64()), (elapsed, pa.int64()), (timelimit, pa.int64()),
+            (nodes_req, pa.int32()), (cores_req, pa.int32()), (gpus_req, pa.int32()),
+            (nodes_alloc, pa.int32()), (cores_alloc, pa.int32()), (gpus_alloc, pa.int32()),
+            (mem_req, pa.int64()), (rss, pa.int64()), (vmem, pa.int64()),
+            (exit_code, pa.int32()), (exit_signal, pa.int32()),
+        ]
+    )  # fmt: skip
+    unreadable |= too_big
     was = earlier & (logged_state != "REQUEUED")  # flag STATE_WAS_<the state logged>
     masks: list[tuple[str, Bool]] = [
         *carried,
@@ -1622,7 +1662,7 @@ def _jobs(
         "source_format": _repeat("slurm", n),
         "job_key": job_key,
         "job_id_raw": col("JobID"),
-        "job_seq": _int_or_null(seq[take], pa.int64()),
+        "job_seq": _int_or_null(job_seq, pa.int64()),
         "array_index": _int_or_null(array_index, pa.int32()),
         "attempt": _pa.array(attempt.astype(np.int16), pa.int16()),
         "n_attempts": _pa.array(n_attempts.astype(np.int16), pa.int16()),

@@ -402,3 +402,34 @@ def test_damaged_and_mixed_files_give_the_same_tables(
         for name in ("jobs", "records", "quarantine"):
             assert getattr(results[0], name).equals(getattr(results[1], name)), name
         assert results[0].info == results[1].info
+
+
+@pytest.mark.parametrize(
+    ("values", "column", "expected"),
+    [
+        ({"NCPUS": " 4"}, "cores_alloc", 4),  # blanks around a count
+        ({"NCPUS": "99999999999"}, "cores_alloc", None),  # beyond int32
+        ({"NNodes": "3000000000"}, "nodes_alloc", None),
+        ({"ExitCode": "99999999999:0"}, "exit_code", None),
+        ({"ReqMem": "99999999999999999Mc"}, "mem_req_bytes", None),  # beyond int64 bytes
+        ({"JobID": "99999999999999999999", "JobIDRaw": "99999999999999999999"}, "job_seq", None),
+        ({"Start": "0000-00-00T00:00:00Z"}, "start_time", None),  # an offset, no real date
+        ({"Start": "2024-05-03T10:01:40+99:00"}, "start_time", None),  # an offset out of range
+    ],
+)
+def test_a_damaged_value_costs_that_value_not_the_file(
+    values: dict[str, str],
+    column: str,
+    expected: object,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = tmp_path / "damaged.sacct"
+    path.write_text(_base_line() + "\n" + _base_line(**{"JobID": "1002", **values}) + "\n")
+    assert _read_both(path, monkeypatch)  # kernel and reference agree, neither raises
+    result = read_slurm(path, tz="UTC")
+    assert result.lines_read == result.jobs.num_rows == 2
+    assert result.jobs.column(column)[1].as_py() == expected
+    if expected is None:
+        assert "VALUE_UNREADABLE" in result.jobs.column("flags")[1].as_py()
+    assert "VALUE_UNREADABLE" not in (result.jobs.column("flags")[0].as_py() or [])
