@@ -86,6 +86,8 @@ from gridtrace.schema import QUARANTINE, RECORDS
 if TYPE_CHECKING:
     from concurrent.futures import Executor, Future
 
+    from gridtrace.logs._stream import LineFormat
+
 __all__ = [
     "PartitionAssembly",
     "SpillFormat",
@@ -108,7 +110,11 @@ ROW = "_row"
 """Column of spilled records: the record's row in its file."""
 
 WINDOW_ROWS = 1 << 17
-"""Records per merge window (one row group of ``records.parquet`` at most): ~200 MB of records."""
+"""Records per merge window at most (one row group of ``records.parquet`` at most)."""
+WINDOW_BYTES = 64 << 20
+"""Bytes of records (in memory) per merge window at most (see :func:`spill_parse`)."""
+BATCH_BYTES = 64 << 20
+"""Bytes of records (in memory) per batch of a streamed spill (:attr:`SpillFormat.stream`)."""
 PARTITION_INPUT_BYTES = 32 << 20
 """Uncompressed input bytes per partition that :func:`default_partitions` aims at."""
 _COMPRESSED_RATIO = 8  # a compressed log is taken as this many times its size, uncompressed
@@ -168,6 +174,12 @@ class SpillFormat:
     merge_info : callable
         ``merge_info(infos, info, files) -> info``: the summary's facts from the partitions'
         infos, the first pass's ``info`` and every file's facts.
+    stream : callable, optional
+        ``stream(path) -> LineFormat``: the format's spec for the streaming core
+        (:mod:`gridtrace.logs._stream`). With it, a whole file is spilled as it is tokenised,
+        one batch of about ``batch_bytes`` of records at a time (see :func:`spill_parse`), so
+        a spill task holds a batch, not the file's records. Only for a format whose ``prepare``
+        reads nothing but the file's quarantine and adds no column.
     """
 
     name: str
@@ -180,6 +192,7 @@ class SpillFormat:
     merge_info: Callable[
         [list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]], dict[str, Any]
     ]
+    stream: Callable[[str], LineFormat[Any]] | None = None
 
 
 _SPILL_FORMATS: dict[str, tuple[str, str] | SpillFormat] = {
@@ -244,6 +257,7 @@ class _Spilled:
     lines_read: int
     quarantine: pa.Table
     facts: dict[str, Any]
+    nbytes: int = 0  # bytes of its spilled records in memory (Arrow buffers)
 
 
 def _one_batch(table: pa.Table) -> pa.RecordBatch:
@@ -302,10 +316,16 @@ def _spill_file(
     folder: str,
     partitions: int,
     piece: tuple[ByteRange, Any] | None = None,
+    batch_bytes: int = BATCH_BYTES,
 ) -> _Spilled:
     from gridtrace.logs._registry import _tokenize
 
     spill = spill_format(name)
+    if piece is None and spill.stream is not None:
+        line_format = spill.stream(path)
+        return _spill_streamed(
+            spill, line_format, path, site, tz, index, folder, partitions, batch_bytes
+        )
     if piece is None:
         part = _tokenize(name, path, site)
     else:  # one byte range of a big file, with what the whole file decides
@@ -318,8 +338,86 @@ def _spill_file(
     for column, values in columns.items():
         records = records.append_column(column, pa.array(values))
     labels = (spill.keys(part.records) % np.uint64(partitions)).astype(np.int64)
+    nbytes = records.nbytes
     _write_batches(_spill_path(folder, index), records.schema, _split(records, labels, partitions))
-    return _Spilled(part.src_file, n, part.lines_read, part.quarantine, facts)
+    return _Spilled(part.src_file, n, part.lines_read, part.quarantine, facts, nbytes)
+
+
+def _spill_streamed(
+    spill: SpillFormat,
+    line_format: LineFormat[Any],
+    path: str,
+    site: str,
+    tz: str | None,
+    index: int,
+    folder: str,
+    partitions: int,
+    batch_bytes: int,
+) -> _Spilled:
+    """Spill a whole file as the streaming core tokenises it, one batch of records at a time.
+
+    The core writes the file's guarded tables (:func:`~gridtrace.logs._stream.write_stream`:
+    the read's findings as quarantine rows, as :func:`~gridtrace.logs._base.tokenize_guarded`
+    adds them) to Parquet beside the spill file, one row group per chunk; the records are read
+    back row group by row group and spilled by batches of about ``batch_bytes`` (each batch one
+    record batch per partition in the spill file, so the file holds ``partitions`` times the
+    batches, batch by batch). Memory is one chunk's tables, then one batch, not the file.
+    """
+    import pyarrow.parquet as pq
+
+    from gridtrace.logs._stream import DEFAULT_CHUNK_BYTES, write_stream
+
+    chunk_bytes = min(DEFAULT_CHUNK_BYTES, batch_bytes)  # a chunk's records: a batch at most
+    spilled = _spill_path(folder, index)
+    records_path = spilled.with_suffix(".records.parquet")
+    quarantine_path = spilled.with_suffix(".quarantine.parquet")
+    try:
+        stats = write_stream(
+            path, line_format, records_path, quarantine_path, site=site, chunk_bytes=chunk_bytes
+        )
+        quarantine = pq.read_table(quarantine_path).cast(QUARANTINE)
+        src_file = str(path)
+        facts_part = FileParse(src_file, RECORDS.empty_table(), quarantine, stats.lines_read)
+        columns, facts = spill.prepare(facts_part, tz)
+        if columns:
+            msg = f"format {spill.name!r}: a streamed spill cannot take per-record columns"
+            raise ConfigError(msg)
+        schema = RECORDS.append(pa.field(ROW, pa.int64()))
+        source = pq.ParquetFile(records_path)
+        rows = nbytes = 0
+        pending: list[pa.Table] = []
+        pending_bytes = 0
+        options = pa.ipc.IpcWriteOptions(compression="lz4")
+
+        def flush(writer: pa.ipc.RecordBatchFileWriter) -> None:
+            nonlocal rows, nbytes, pending, pending_bytes
+            group = pa.concat_tables([RECORDS.empty_table(), *pending])
+            pending, pending_bytes = [], 0
+            n = group.num_rows
+            labels = (spill.keys(group) % np.uint64(partitions)).astype(np.int64)
+            group = group.append_column(ROW, pa.array(np.arange(rows, rows + n, dtype=np.int64)))
+            nbytes += group.nbytes
+            rows += n
+            for batch in _split(group, labels, partitions):
+                writer.write_batch(batch)
+
+        with (
+            pa.OSFile(str(spilled), "wb") as sink,
+            pa.ipc.new_file(sink, schema, options=options) as writer,
+        ):
+            for group_index in range(source.num_row_groups):
+                table = source.read_row_group(group_index).cast(RECORDS)
+                pending.append(table)
+                pending_bytes += table.nbytes
+                if pending_bytes >= batch_bytes:
+                    flush(writer)
+            if pending or not rows:  # at least one batch per partition
+                flush(writer)
+        del source
+    finally:
+        records_path.unlink(missing_ok=True)
+        quarantine_path.unlink(missing_ok=True)
+    return _Spilled(src_file, rows, stats.lines_read, quarantine, facts, nbytes)
 
 
 def _unspill(folder: str, index: int, partitions: int, one: _Spilled) -> _Spilled:
@@ -329,7 +427,7 @@ def _unspill(folder: str, index: int, partitions: int, one: _Spilled) -> _Spille
     _write_batches(
         _spill_path(folder, index), schema, [_one_batch(schema.empty_table())] * partitions
     )
-    return _Spilled(one.src_file, 0, 0, one.quarantine.slice(0, 0), one.facts)
+    return _Spilled(one.src_file, 0, 0, one.quarantine.slice(0, 0), one.facts, 0)
 
 
 def _spill_entries(
@@ -400,6 +498,18 @@ def _read_batch(path: Path, index: int) -> pa.RecordBatch:
         return pa.ipc.open_file(source).get_batch(index)
 
 
+def _read_partition(path: Path, partition: int, partitions: int) -> pa.Table:
+    """Read one partition of a spill file: its batch in each group of ``partitions`` batches.
+
+    A file spilled whole is one group; a streamed one (:func:`_spill_streamed`) a group a batch.
+    """
+    with pa.OSFile(str(path), "rb") as source:
+        reader = pa.ipc.open_file(source)
+        groups = reader.num_record_batches // partitions
+        batches = [reader.get_batch(g * partitions + partition) for g in range(groups)]
+        return pa.Table.from_batches(batches, schema=reader.schema)
+
+
 def _spill_path(folder: str, index: int) -> Path:
     return Path(folder) / f"file-{index:06d}.arrow"
 
@@ -430,6 +540,7 @@ def _value_counts(column: pa.ChunkedArray[Any]) -> dict[str, int]:
 def _assemble_partition(
     name: str,
     partition: int,
+    partitions: int,
     folder: str,
     starts: list[int],
     context: dict[str, Any],
@@ -441,11 +552,11 @@ def _assemble_partition(
     spill = spill_format(name)
     pieces = []
     for index, start in enumerate(starts):
-        batch = _read_batch(_spill_path(folder, index), partition)
-        if batch.num_rows:
-            rows = batch.column(ROW).to_numpy()
+        piece = _read_partition(_spill_path(folder, index), partition, partitions)
+        if piece.num_rows:
+            rows = piece.column(ROW).to_numpy()
             where = pa.array(rows + np.int64(start))
-            pieces.append(pa.Table.from_batches([batch]).append_column(POSITION, where))
+            pieces.append(piece.append_column(POSITION, where))
     if pieces:
         table = pa.concat_tables(pieces)
         del pieces
@@ -689,6 +800,8 @@ def spill_parse(
     partitions: int | None = None,
     spill_dir: str | os.PathLike[str] | None = None,
     window_rows: int = WINDOW_ROWS,
+    window_bytes: int | None = WINDOW_BYTES,
+    batch_bytes: int = BATCH_BYTES,
     jobs_transform: Callable[[pa.Table], pa.Table] | None = None,
     remove_first: Sequence[str] = (),
     scheduler: str | None = None,
@@ -723,8 +836,15 @@ def spill_parse(
         Folder for the spill files (a temporary folder is made in it and removed at the end);
         default the output folder.
     window_rows : int, default 131,072
-        Records per merge window (a merge task holds one window of records or of jobs; each
-        window is one row group of ``records.parquet``, or more above 1,048,576 rows).
+        Records per merge window at most (a merge task holds one window of records or of jobs;
+        each window is one row group of ``records.parquet``, or more above 1,048,576 rows).
+    window_bytes : int or None, default 64 MiB
+        Bytes of records (in memory) per merge window at most: the window's rows are this over
+        the largest bytes per record of a spilled file (LSF records are about 4 kB, TORQUE's
+        about 1 kB). None bounds the windows by ``window_rows`` alone.
+    batch_bytes : int, default 64 MiB
+        Bytes of records per batch of a file spilled as it is tokenised (a format with
+        :attr:`SpillFormat.stream`: LSF), which bounds its spill task's memory.
     jobs_transform : callable, optional
         Applied to each partition's ``jobs`` (a VO mapping's ``apply``); picklable with
         ``workers`` above 1. The flags it sets are counted.
@@ -775,7 +895,7 @@ def spill_parse(
             spill = spill_format(name)
             entries, owners, split = _spill_entries(name, files, site, split_bytes, pool)
             calls = [
-                (name, f, site, tz, i, folder, partitions, piece)
+                (name, f, site, tz, i, folder, partitions, piece, batch_bytes)
                 for i, (f, piece) in enumerate(entries)
             ]
             spilled: list[_Spilled] = _run(pool, _spill_file, calls)
@@ -788,14 +908,26 @@ def spill_parse(
             for rank, i in enumerate(order):
                 starts[i] = int(starts_by_rank[rank])
             total = int(starts_by_rank[-1])
-            windows = max(1, math.ceil(total / window_rows))
+            rows_per_window = _window_rows(spilled, window_rows, window_bytes)
+            windows = max(1, math.ceil(total / rows_per_window))
             facts = [spilled[i].facts for i in order]
             context, first_info = spill.context(facts, tz)
             assembled: list[dict[str, Any]] = _run(
                 pool,
                 _assemble_partition,
                 [
-                    (name, k, folder, starts, context, tz, window_rows, windows, jobs_transform)
+                    (
+                        name,
+                        k,
+                        partitions,
+                        folder,
+                        starts,
+                        context,
+                        tz,
+                        rows_per_window,
+                        windows,
+                        jobs_transform,
+                    )
                     for k in range(partitions)
                 ],
             )
@@ -833,6 +965,20 @@ def spill_parse(
         summary["byte_ranges"] = split.as_dict(split_bytes)
     failed = [view for view, records in per_file if view.lines_read and not records]
     return dataclasses.replace(done, summary=summary, failed_parts=failed, partitions=partitions)
+
+
+def _window_rows(spilled: list[_Spilled], window_rows: int, window_bytes: int | None) -> int:
+    """Return the records per merge window: ``window_rows``, fewer past ``window_bytes``.
+
+    Sized by the file whose records are the largest, so that no window holds much more than
+    ``window_bytes`` of records wherever it falls.
+    """
+    if window_bytes is None:
+        return window_rows
+    widest = max((s.nbytes / s.records for s in spilled if s.records), default=0.0)
+    if widest <= 0:
+        return window_rows
+    return max(1, min(window_rows, int(window_bytes // widest)))
 
 
 def _merged_path(folder: str, table: str, window: int) -> Path:
