@@ -117,6 +117,9 @@ BATCH_BYTES = 64 << 20
 """Bytes of records (in memory) per batch of a streamed spill (:attr:`SpillFormat.stream`)."""
 PARTITION_INPUT_BYTES = 32 << 20
 """Uncompressed input bytes per partition that :func:`default_partitions` aims at."""
+PARTITION_RECORD_BYTES = 64 << 20
+"""Bytes of records (in memory) per partition that :func:`default_partitions` aims at for a
+format that says how many its log text makes (:attr:`SpillFormat.record_bytes`)."""
 _COMPRESSED_RATIO = 8  # a compressed log is taken as this many times its size, uncompressed
 _COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zstd")
 MAX_PARTITIONS = 4096
@@ -180,6 +183,10 @@ class SpillFormat:
         one batch of about ``batch_bytes`` of records at a time (see :func:`spill_parse`), so
         a spill task holds a batch, not the file's records. Only for a format whose ``prepare``
         reads nothing but the file's quarantine and adds no column.
+    record_bytes : float, optional
+        Bytes of records in memory per byte of log text, about (measured on the format's logs):
+        the default partitions then hold about 64 MiB of records each, whatever the format
+        (:func:`default_partitions`). Without it a partition takes 32 MiB of log text.
     """
 
     name: str
@@ -193,6 +200,7 @@ class SpillFormat:
         [list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]], dict[str, Any]
     ]
     stream: Callable[[str], LineFormat[Any]] | None = None
+    record_bytes: float | None = None
 
 
 _SPILL_FORMATS: dict[str, tuple[str, str] | SpillFormat] = {
@@ -231,17 +239,25 @@ def spill_format(name: str) -> SpillFormat:
     return found
 
 
-def default_partitions(files: Sequence[str | os.PathLike[str]]) -> int:
+def default_partitions(
+    files: Sequence[str | os.PathLike[str]], record_bytes: float | None = None
+) -> int:
     """Return a partition count that keeps each partition near 32 MiB of log text.
 
-    Compressed files (by suffix) count eight times their size.
+    With ``record_bytes`` (bytes of records per byte of text, :attr:`SpillFormat.record_bytes`),
+    near 64 MiB of records instead: LSF's records take about 4 bytes a byte of text, so its
+    partitions take about 15 MiB of text. Compressed files (by suffix) count eight times their
+    size.
     """
+    per_partition = (
+        PARTITION_INPUT_BYTES if record_bytes is None else PARTITION_RECORD_BYTES / record_bytes
+    )
     total = 0
     for path in files:
         size = Path(path).stat().st_size
         compressed = str(path).lower().endswith(_COMPRESSED_SUFFIXES)
         total += size * (_COMPRESSED_RATIO if compressed else 1)
-    return max(1, min(MAX_PARTITIONS, math.ceil(total / PARTITION_INPUT_BYTES)))
+    return max(1, min(MAX_PARTITIONS, math.ceil(total / per_partition)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -258,6 +274,19 @@ class _Spilled:
     quarantine: pa.Table
     facts: dict[str, Any]
     nbytes: int = 0  # bytes of its spilled records in memory (Arrow buffers)
+    partition_rows: tuple[int, ...] = ()  # its records in each partition
+
+
+def _entry_bytes(path: str, piece: tuple[ByteRange, Any] | None) -> float:
+    """Return the log text a spill task reads, about (a compressed file counts 8 times)."""
+    if piece is not None:
+        return float(piece[0].end - piece[0].start)
+    compressed = path.lower().endswith(_COMPRESSED_SUFFIXES)
+    return float(Path(path).stat().st_size * (_COMPRESSED_RATIO if compressed else 1))
+
+
+def _label_counts(labels: I64, partitions: int) -> tuple[int, ...]:
+    return tuple(int(c) for c in np.bincount(labels, minlength=partitions))
 
 
 def _one_batch(table: pa.Table) -> pa.RecordBatch:
@@ -340,7 +369,8 @@ def _spill_file(
     labels = (spill.keys(part.records) % np.uint64(partitions)).astype(np.int64)
     nbytes = records.nbytes
     _write_batches(_spill_path(folder, index), records.schema, _split(records, labels, partitions))
-    return _Spilled(part.src_file, n, part.lines_read, part.quarantine, facts, nbytes)
+    counts = _label_counts(labels, partitions)
+    return _Spilled(part.src_file, n, part.lines_read, part.quarantine, facts, nbytes, counts)
 
 
 def _spill_streamed(
@@ -385,6 +415,7 @@ def _spill_streamed(
         schema = RECORDS.append(pa.field(ROW, pa.int64()))
         source = pq.ParquetFile(records_path)
         rows = nbytes = 0
+        counts = np.zeros(partitions, np.int64)
         pending: list[pa.Table] = []
         pending_bytes = 0
         options = pa.ipc.IpcWriteOptions(compression="lz4")
@@ -395,6 +426,7 @@ def _spill_streamed(
             pending, pending_bytes = [], 0
             n = group.num_rows
             labels = (spill.keys(group) % np.uint64(partitions)).astype(np.int64)
+            counts[:] += np.bincount(labels, minlength=partitions)
             group = group.append_column(ROW, pa.array(np.arange(rows, rows + n, dtype=np.int64)))
             nbytes += group.nbytes
             rows += n
@@ -417,7 +449,8 @@ def _spill_streamed(
     finally:
         records_path.unlink(missing_ok=True)
         quarantine_path.unlink(missing_ok=True)
-    return _Spilled(src_file, rows, stats.lines_read, quarantine, facts, nbytes)
+    partition_rows = tuple(int(c) for c in counts)
+    return _Spilled(src_file, rows, stats.lines_read, quarantine, facts, nbytes, partition_rows)
 
 
 def _unspill(folder: str, index: int, partitions: int, one: _Spilled) -> _Spilled:
@@ -427,7 +460,7 @@ def _unspill(folder: str, index: int, partitions: int, one: _Spilled) -> _Spille
     _write_batches(
         _spill_path(folder, index), schema, [_one_batch(schema.empty_table())] * partitions
     )
-    return _Spilled(one.src_file, 0, 0, one.quarantine.slice(0, 0), one.facts, 0)
+    return _Spilled(one.src_file, 0, 0, one.quarantine.slice(0, 0), one.facts, 0, (0,) * partitions)
 
 
 def _spill_entries(
@@ -696,16 +729,26 @@ def _timed(function: Callable[..., Any], *args: Any) -> tuple[Any, float]:
 
 
 def _run(
-    pool: _Workers | None, function: Callable[..., Any], calls: list[tuple[Any, ...]]
+    pool: _Workers | None,
+    function: Callable[..., Any],
+    calls: list[tuple[Any, ...]],
+    costs: Sequence[float] | None = None,
+    on_done: Callable[[int, Any], None] | None = None,
 ) -> list[Any]:
     """Return ``function(*args)`` for each of ``calls``, in order, run on ``pool``'s workers.
 
-    The first failure (in the order of ``calls``) is raised once the tasks started are done;
-    after a failure no task is started. The step's wall time and its tasks' CPU time are
-    logged (debug).
+    With ``costs`` (an estimate per call), the calls start largest first, so that the step
+    does not end on one big task while the other processes wait (the results keep the calls'
+    order). ``on_done(index, result)`` is called as each call ends (in any order, from any
+    thread of this process). The first failure (in the order of ``calls``) is raised once the
+    tasks started are done; after a failure no task is started. The step's wall time and its
+    tasks' CPU time are logged (debug).
     """
     started = time.perf_counter()
-    timed = _run_timed(pool, function, calls)
+    start_order = list(range(len(calls)))
+    if costs is not None and pool is not None:
+        start_order.sort(key=lambda i: -costs[i])  # stable: ties keep the calls' order
+    timed = _run_timed(pool, function, calls, start_order, on_done or _nothing)
     here = [cpu for _, cpu, local in timed if local]
     logger.debug(
         "step %s: %d tasks, %.3f s wall, %.3f CPU s in tasks (%d, %.3f CPU s in this process)",
@@ -727,16 +770,31 @@ def _run(
 
 
 def _run_timed(
-    pool: _Workers | None, function: Callable[..., Any], calls: list[tuple[Any, ...]]
+    pool: _Workers | None,
+    function: Callable[..., Any],
+    calls: list[tuple[Any, ...]],
+    start_order: list[int],
+    on_done: Callable[[int, Any], None],
 ) -> list[tuple[Any, float, bool]]:
-    """Each call's result, CPU time and whether it ran in this process, in order."""
+    """Each call's result, CPU time and whether it ran in this process, in the calls' order.
+
+    The calls start in ``start_order``; ``on_done(index, result)`` is called as each ends.
+    """
     if pool is None:
-        return [(*_timed(function, *args), True) for args in calls]
+        done: list[tuple[Any, float, bool]] = []
+        for i, args in enumerate(calls):
+            done.append((*_timed(function, *args), True))
+            on_done(i, done[-1][0])
+        return done
     if not pool.share:
-        futures = [pool.executor.submit(_timed, function, *args) for args in calls]
-        return [(*future.result(), False) for future in futures]
+        futures = {i: pool.executor.submit(_timed, function, *calls[i]) for i in start_order}
+        done = []
+        for i in range(len(calls)):
+            done.append((*futures[i].result(), False))
+            on_done(i, done[-1][0])
+        return done
     lock = threading.Lock()
-    pending = iter(range(len(calls)))
+    pending = iter(start_order)
     stop = threading.Event()  # no task left, or one failed: start no other
     results: dict[int, tuple[Any, float, bool]] = {}
     errors: dict[int, BaseException] = {}
@@ -751,6 +809,8 @@ def _run_timed(
     def run(index: int, call: Callable[[], tuple[Any, float]], here: bool) -> None:
         try:
             results[index] = (*call(), here)
+            if index >= 0:
+                on_done(index, results[index][0])
         except BaseException as exc:  # raised below, in the order of the calls
             errors[index] = exc
             stop.set()
@@ -777,6 +837,10 @@ def _run_timed(
     if errors:
         raise errors[min(errors)]
     return [results[index] for index in range(len(calls))]
+
+
+def _nothing(index: int, result: Any) -> None:
+    del index, result
 
 
 def _time_order(spilled: list[_Spilled]) -> tuple[list[int], int]:
@@ -880,8 +944,7 @@ def spill_parse(
     if workers < 1:
         msg = f"workers must be at least 1, not {workers}"
         raise ConfigError(msg)
-    partitions = default_partitions(files) if partitions is None else partitions
-    if partitions < 1:
+    if partitions is not None and partitions < 1:
         msg = f"partitions must be at least 1, not {partitions}"
         raise ConfigError(msg)
     out = Path(out_dir)
@@ -889,16 +952,20 @@ def spill_parse(
     base = Path(spill_dir) if spill_dir is not None else out
     base.mkdir(parents=True, exist_ok=True)
     folder = tempfile.mkdtemp(prefix=".spill-", dir=base)
+    outputs = ExitStack()  # the outputs' temporary files: renamed into place at its close
     try:
         # the pool's workers start (import) while this process imports the format
         with _executor(workers, scheduler, name) as pool:
             spill = spill_format(name)
+            if partitions is None:
+                partitions = default_partitions(files, spill.record_bytes)
             entries, owners, split = _spill_entries(name, files, site, split_bytes, pool)
             calls = [
                 (name, f, site, tz, i, folder, partitions, piece, batch_bytes)
                 for i, (f, piece) in enumerate(entries)
             ]
-            spilled: list[_Spilled] = _run(pool, _spill_file, calls)
+            costs = [_entry_bytes(f, piece) for f, piece in entries]
+            spilled: list[_Spilled] = _run(pool, _spill_file, calls, costs)
             per_file = _per_file(spilled, owners, folder, partitions)
             for view, _ in per_file:  # warn or raise, per file, in the order given
                 apply_error_policy(view, errors)
@@ -930,31 +997,35 @@ def spill_parse(
                     )
                     for k in range(partitions)
                 ],
+                [sum(s.partition_rows[k] for s in spilled) for k in range(partitions)],
             )
             for spilled_file in Path(folder).glob("file-*.arrow"):  # assembled: free the disk
                 spilled_file.unlink()
-            tables = ("records", "jobs")
-            paths: list[str | None] = _run(
-                pool,
-                _merge_window,
-                [(folder, t, w, partitions) for t in tables for w in range(windows)],
-            )
-        merged = {
-            t: [p for p in paths[i * windows : (i + 1) * windows] if p]
-            for i, t in enumerate(tables)
-        }
+            # each table's windows are joined into its output as they are merged, in this
+            # process (a thread): the records' while the jobs' windows are merged, and only the
+            # last windows are left to copy when the merge ends
+            with _Stitcher(outputs, out, windows) as stitcher:
+                _run(
+                    pool,
+                    _merge_window,
+                    [(folder, t, w, partitions) for t in _TABLES for w in range(windows)],
+                    on_done=stitcher.merged,
+                )
         for assembled_file in Path(folder).glob("part-*.arrow"):  # merged: free the disk
             assembled_file.unlink()
         for stale in remove_first:
             (out / stale).unlink(missing_ok=True)
         started, cpu = time.perf_counter(), time.process_time()
-        quarantine = _write_outputs(out, [spilled[i] for i in order], merged)
+        quarantine = _write_quarantine(outputs, out, [spilled[i] for i in order])
+        outputs.close()  # every output replaced, in one step each
         logger.debug(
-            "step write_outputs: %.3f s wall, %.3f CPU s",
+            "step write_outputs: %.3f s wall, %.3f CPU s (the rest of the stitch: %.3f s)",
             time.perf_counter() - started,
             time.process_time() - cpu,
+            stitcher.tail_s,
         )
     finally:
+        outputs.close()  # after a failure: the temporary files removed, no output replaced
         shutil.rmtree(folder, ignore_errors=True)
     info = spill.merge_info([a["info"] for a in assembled], first_info, facts)
     if "files_reordered" in info:  # formats that order their files by time (TORQUE)
@@ -1004,27 +1075,89 @@ def _merge_window(folder: str, table: str, window: int, partitions: int) -> str 
     return str(path)
 
 
-def _write_outputs(
-    out: Path,
-    ordered: list[_Spilled],
-    merged: dict[str, list[str]],
-) -> pa.Table:
-    """Stitch each table's windows into one file; write the quarantine; return it."""
-    import pyarrow.parquet as pq
+_TABLES = ("records", "jobs")
+"""The tables merged by window, in the order of the merge tasks."""
 
-    from gridtrace.logs._parquet_stitch import stitch_parquet
+
+class _Stitcher:
+    """Join each table's merged windows into its output, in window order, as they come.
+
+    A thread of this process takes each window as soon as it and every window before it of its
+    table are merged (:meth:`merged`, called as each merge task ends), copies its row groups into
+    the table's output (:class:`~gridtrace.logs._parquet_stitch.ParquetStitcher`) and removes
+    it; a finished table's file is flushed to disk there too. The outputs are temporary files of
+    ``outputs`` (renamed into place when it closes).
+    """
+
+    def __init__(self, outputs: ExitStack, out: Path, windows: int) -> None:
+        self.windows = windows
+        self.targets = {
+            t: outputs.enter_context(atomic_path(out / f"{t}.parquet")) for t in _TABLES
+        }
+        self.tail_s = 0.0
+        self._ready: dict[tuple[str, int], str | None] = {}
+        self._changed = threading.Condition()
+        self._stop = False
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._work, daemon=True)
+        self._thread.start()
+
+    def merged(self, index: int, path: str | None) -> None:
+        """Take merge task ``index``'s window (None: the window is empty)."""
+        with self._changed:
+            self._ready[_TABLES[index // self.windows], index % self.windows] = path
+            self._changed.notify()
+
+    def _next(self, table: str, window: int) -> tuple[bool, str | None]:
+        with self._changed:
+            while (table, window) not in self._ready and not self._stop:
+                self._changed.wait()
+            if (table, window) not in self._ready:
+                return False, None
+            return True, self._ready.pop((table, window))
+
+    def _work(self) -> None:
+        from gridtrace.logs._parquet_stitch import ParquetStitcher
+
+        try:
+            for table, target in self.targets.items():
+                with ParquetStitcher(target) as stitcher:
+                    for window in range(self.windows):
+                        found, path = self._next(table, window)
+                        if not found:  # the merge failed: the outputs are dropped
+                            return
+                        if path is not None:
+                            stitcher.add(path)
+                            Path(path).unlink()  # the copy is made: free the disk space now
+                    stitcher.close()
+                with target.open("rb") as handle:  # now, not in the rename at the end
+                    os.fsync(handle.fileno())
+        except BaseException as exc:  # raised in the driver by __exit__
+            self._error = exc
+
+    def __enter__(self) -> _Stitcher:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        started = time.perf_counter()
+        with self._changed:
+            self._stop = True  # every window came (or the merge failed): stop once they are in
+            self._changed.notify()
+        self._thread.join()
+        self.tail_s = time.perf_counter() - started
+        if kind is None and self._error is not None:
+            raise self._error
+
+
+def _write_quarantine(outputs: ExitStack, out: Path, ordered: list[_Spilled]) -> pa.Table:
+    """Write the quarantine rows of the files in reading order; return them."""
+    import pyarrow.parquet as pq
 
     quarantine = pa.concat_tables(
         [QUARANTINE.empty_table(), *(s.quarantine.cast(QUARANTINE) for s in ordered)]
     )
-    with ExitStack() as stack:
-        for table, parts in merged.items():
-            target = stack.enter_context(atomic_path(out / f"{table}.parquet"))
-            stitch_parquet(parts, target)
-            for part in parts:  # the copy is made: free the disk space now
-                Path(part).unlink()
-        target = stack.enter_context(atomic_path(out / "quarantine.parquet"))
-        pq.write_table(quarantine, str(target))
+    target = outputs.enter_context(atomic_path(out / "quarantine.parquet"))
+    pq.write_table(quarantine, str(target))
     return quarantine
 
 

@@ -168,3 +168,8 @@ def test_tasks_shared_with_a_pool_worker_come_back_in_order(tmp_path: Path) -> N
         with pytest.raises(ValueError, match="task 5 failed"):  # the first in order
             _run(pool, _fail_at, [(i, 5) for i in range(12)])
         assert _run(pool, _square, [(3,)]) == [9]  # the pool still works after a failure
+        # started largest first, returned in the calls' order
+        costs = [float(i % 7) for i in range(30)]
+        assert _run(pool, _square, [(i,) for i in range(30)], costs) == [i * i for i in range(30)]
+        with pytest.raises(ValueError, match="task 5 failed"):  # still the first in order
+            _run(pool, _fail_at, [(i, 5) for i in range(12)], [float(-i) for i in range(12)])
