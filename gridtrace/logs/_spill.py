@@ -59,6 +59,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -680,23 +681,51 @@ class _Workers:
     the others, and no process sits idle waiting), one task at a time in each process.
     """
 
-    def __init__(self, executor: Executor, helpers: int, *, share: bool, name: str) -> None:
+    def __init__(self, executor: Executor, helpers: int, *, share: bool, name: str | None) -> None:
         self.executor = executor
         self.share = share
         # each pool worker imports the format first: it takes a task only once it is ready
         self.ready = [executor.submit(_ready, name) for _ in range(helpers)] if share else []
 
 
-def _ready(name: str) -> None:
-    """Import what the tasks of format ``name`` need (a pool worker's start-up)."""
+def _ready(name: str | None) -> None:
+    """Import what the tasks of format ``name`` need (a pool worker's start-up).
+
+    Without a name (a pool started before the files are read), the format's module is imported
+    by the first task.
+    """
     importlib.import_module("gridtrace.logs._registry")
     importlib.import_module("pyarrow.parquet")
-    spill_format(name)
+    if name is not None:
+        spill_format(name)
+
+
+_STARTED: ContextVar[tuple[int, _Workers] | None] = ContextVar("_STARTED", default=None)
+
+
+@contextmanager
+def started_workers(workers: int, scheduler: str | None = None) -> Iterator[None]:
+    """Start the local pool of ``workers`` processes now, for :func:`spill_parse` to take.
+
+    ``parse_logs_to`` starts its pool before it lists the files and imports the format, so
+    the workers' start-up (a fresh interpreter and its imports, about a second) overlaps that
+    of this process instead of following it. A :func:`spill_parse` called inside with the same
+    ``workers`` (and no ``scheduler``) uses the pool; it is shut down at the end.
+    """
+    if workers <= 1 or scheduler is not None:
+        yield
+        return
+    with _executor(workers, None, None) as pool:
+        token = _STARTED.set((workers, cast(_Workers, pool)))
+        try:
+            yield
+        finally:
+            _STARTED.reset(token)
 
 
 @contextmanager
 def _executor(
-    workers: int, scheduler: str | None = None, name: str = "torque"
+    workers: int, scheduler: str | None = None, name: str | None = "torque"
 ) -> Iterator[_Workers | None]:
     if scheduler is not None:
         try:
@@ -712,6 +741,10 @@ def _executor(
         return
     if workers <= 1:
         yield None
+        return
+    started = _STARTED.get()
+    if started is not None and started[0] == workers:  # started early (started_workers)
+        yield started[1]
         return
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
