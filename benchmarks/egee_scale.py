@@ -410,11 +410,12 @@ def measure(
     *,
     stderr: list[str] | None = None,
     env: dict[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> dict[str, Any]:
     """Run ``command`` under a fresh wrapper: its wall time, peak memory (and disk of ``watch``).
 
     The command's standard error is appended to ``stderr`` when given; ``env`` replaces the
-    environment.
+    environment and ``cwd`` the working folder.
     """
     peak_disk = [0]
     stop = threading.Event()
@@ -432,6 +433,7 @@ def measure(
             capture_output=True,
             text=True,
             env=env,
+            cwd=cwd,
         )
     finally:
         stop.set()
@@ -477,12 +479,14 @@ def scaling(gridtrace: list[str], base: Path, args: argparse.Namespace) -> list[
     """
     runs: list[dict[str, Any]] = []
     counts = [int(w) for w in args.scaling.split(",")] * args.repeat
-    trees: list[tuple[str, dict[str, str] | None]] = [("this", None)]
+    # ``python -m`` puts the working folder first on the path: each tree is run from its root
+    this = Path(__file__).resolve().parents[1]
+    trees = [("this", this)]
     if args.baseline:
-        env = {**os.environ, "PYTHONPATH": str(args.baseline.resolve())}
-        trees.append(("baseline", env))
+        trees.append(("baseline", args.baseline.resolve()))
     for k, workers in enumerate(counts):
-        for tree, env in trees if k % 2 == 0 else trees[::-1]:  # who goes first alternates
+        for tree, root in trees if k % 2 == 0 else trees[::-1]:  # who goes first alternates
+            env = {**os.environ, "PYTHONPATH": str(root)}
             out = base / f"spill-{workers}"
             shutil.rmtree(out, ignore_errors=True)
             command = [*gridtrace, "-o", str(out), "--spill", "--workers", str(workers)]
@@ -491,7 +495,8 @@ def scaling(gridtrace: list[str], base: Path, args: argparse.Namespace) -> list[
             command[command.index("-q")] = "-v"  # the steps' times are logged (debug)
             log: list[str] = []
             run = {"workers": workers, "tree": tree, "load_avg_1min": os.getloadavg()[0]}
-            run |= measure(command, stderr=log, env=env)
+            run |= measure(command, stderr=log, env=env, cwd=root)
+            run["gridtrace"] = str(root)
             run["steps"] = steps(log[0])
             # what no step times: start-up, listing the files, the facts between the steps
             run["outside_steps_s"] = run["wall_s"] - sum(s["wall_s"] for s in run["steps"].values())
@@ -647,7 +652,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     days = args.days or max(1, round(args.jobs / 15_500))
-    base = args.out_dir or Path(tempfile.mkdtemp(prefix="egee-"))
+    base = (args.out_dir or Path(tempfile.mkdtemp(prefix="egee-"))).resolve()
     log = base / "log"
     results: dict[str, Any] = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
