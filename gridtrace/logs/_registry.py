@@ -464,7 +464,9 @@ def parse_logs_to(
     workers : int, default 1
         Process workers for the per-file and per-partition tasks; 1 runs them here.
     partitions : int, optional
-        Partitions of the records (default from the input size, about 32 MiB of text each).
+        Partitions of the records (default from the input size: about 64 MiB of records each
+        for Slurm, SGE and LSF, whose records per byte of text are known, 32 MiB of text each
+        for the others).
     spill_dir : path, optional
         Where the temporary spill folder goes (default: inside ``out_dir``).
     jobs_transform : callable, optional

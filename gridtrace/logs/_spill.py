@@ -11,7 +11,10 @@ by the largest file and the largest partition instead:
    :attr:`SpillFormat.keys` hashes each record's job identity; the records are written to one
    Arrow IPC file (LZ4) per input file, one record batch per partition (``hash % partitions``).
    Whatever groups records into one job must give them one hash: every record of a job, and
-   every copy of a line, lands in one partition.
+   every copy of a line, lands in one partition. A big plain Slurm or SGE file is spilled by
+   byte ranges (a task each); a format with :attr:`SpillFormat.stream` (LSF, whose records may
+   span lines) is spilled as the streaming core tokenises it, by batches of about 64 MiB of
+   records (one record batch per partition each).
 2. **Global facts** (this process, from the small per-file facts): the reading order of the
    files (TORQUE: time order of their records, as :func:`~gridtrace.logs._torque.in_time_order`),
    each record's position in the whole log, and what only the whole log gives
@@ -20,23 +23,30 @@ by the largest file and the largest partition instead:
    spill file, sorted by position in the whole log, is assembled by the format's own assembly
    code; its records and jobs are written to an IPC file by *window* of positions (job rows by
    the position where their job first appears, which is the order of the in-memory ``jobs``).
+   A window holds at most 131,072 records and about 64 MiB of them (its rows sized by the
+   spilled file whose records are the widest).
 4. **Merge** (one task per window of each table, on process workers): the partitions' batches
    of the window are concatenated, sorted by position and written as a small Parquet file.
-5. **Stitch** (this process): each table's window files are joined into ``records.parquet`` and
-   ``jobs.parquet`` by copying their row groups' bytes and writing one footer
-   (:mod:`gridtrace.logs._parquet_stitch`: nothing is decoded again); quarantine rows are
-   written per file in reading order. Each output is written to a temporary file in the output
-   folder and renamed into place; ``parse-summary.json`` comes last.
+5. **Stitch** (a thread of this process, while the windows are merged): each table's window
+   files are joined into ``records.parquet`` and ``jobs.parquet``, in order as they come, by
+   copying their row groups' bytes and writing one footer (:mod:`gridtrace.logs._parquet_stitch`:
+   nothing is decoded again); quarantine rows are written per file in reading order. Each
+   output is written to a temporary file in the output folder and renamed into place;
+   ``parse-summary.json`` comes last.
 
 With a local pool (``workers`` above 1), this process is one of the workers: ``workers - 1``
 processes are started (spawned: they import the format while this process starts on the first
-tasks), and every process takes the next task of the step as it finishes one. Each step's wall
-time and its tasks' CPU time are logged (debug).
+tasks; :func:`~gridtrace.logs.parse_logs_to` starts them before it lists the files), and every
+process takes the next task of the step as it finishes one, the largest first (spill tasks by
+their input bytes, assembly tasks by their partition's records). Each step's wall time and its
+tasks' CPU time are logged (debug).
 
 The tables are those of :func:`~gridtrace.logs.parse_logs` (same rows, values and order), and
 the summary holds the same keys and counts: counts per partition are summed, the placement facts
-come from the first pass. Memory is bounded by the largest input file (spill), the largest
-partition (assembly) and one window (merge, in each worker), not by the input. The spill folder
+come from the first pass. Memory is bounded by the largest input file, byte range or batch
+(spill), the largest partition (assembly; a format's :attr:`SpillFormat.record_bytes` sizes the
+default partitions in bytes of records) and one window (merge, in each worker), not by the
+input. The spill folder
 (by default a hidden folder in the output folder) is removed at the end; a hard kill may leave
 it behind, never a half-written output.
 
@@ -985,80 +995,80 @@ def spill_parse(
     base = Path(spill_dir) if spill_dir is not None else out
     base.mkdir(parents=True, exist_ok=True)
     folder = tempfile.mkdtemp(prefix=".spill-", dir=base)
-    outputs = ExitStack()  # the outputs' temporary files: renamed into place at its close
     try:
-        # the pool's workers start (import) while this process imports the format
-        with _executor(workers, scheduler, name) as pool:
-            spill = spill_format(name)
-            if partitions is None:
-                partitions = default_partitions(files, spill.record_bytes)
-            entries, owners, split = _spill_entries(name, files, site, split_bytes, pool)
-            calls = [
-                (name, f, site, tz, i, folder, partitions, piece, batch_bytes)
-                for i, (f, piece) in enumerate(entries)
-            ]
-            costs = [_entry_bytes(f, piece) for f, piece in entries]
-            spilled: list[_Spilled] = _run(pool, _spill_file, calls, costs)
-            per_file = _per_file(spilled, owners, folder, partitions)
-            for view, _ in per_file:  # warn or raise, per file, in the order given
-                apply_error_policy(view, errors)
-            order, moved = _time_order(spilled)
-            starts_by_rank = np.cumsum([0] + [spilled[i].records for i in order])
-            starts = [0] * len(spilled)
-            for rank, i in enumerate(order):
-                starts[i] = int(starts_by_rank[rank])
-            total = int(starts_by_rank[-1])
-            rows_per_window = _window_rows(spilled, window_rows, window_bytes)
-            windows = max(1, math.ceil(total / rows_per_window))
-            facts = [spilled[i].facts for i in order]
-            context, first_info = spill.context(facts, tz)
-            assembled: list[dict[str, Any]] = _run(
-                pool,
-                _assemble_partition,
-                [
-                    (
-                        name,
-                        k,
-                        partitions,
-                        folder,
-                        starts,
-                        context,
-                        tz,
-                        rows_per_window,
-                        windows,
-                        jobs_transform,
-                    )
-                    for k in range(partitions)
-                ],
-                [sum(s.partition_rows[k] for s in spilled) for k in range(partitions)],
-            )
-            for spilled_file in Path(folder).glob("file-*.arrow"):  # assembled: free the disk
-                spilled_file.unlink()
-            # each table's windows are joined into its output as they are merged, in this
-            # process (a thread): the records' while the jobs' windows are merged, and only the
-            # last windows are left to copy when the merge ends
-            with _Stitcher(outputs, out, windows) as stitcher:
-                _run(
+        # the outputs' temporary files: renamed into place when it closes without an error,
+        # removed after one
+        with ExitStack() as outputs:
+            # the pool's workers start (import) while this process imports the format
+            with _executor(workers, scheduler, name) as pool:
+                spill = spill_format(name)
+                if partitions is None:
+                    partitions = default_partitions(files, spill.record_bytes)
+                entries, owners, split = _spill_entries(name, files, site, split_bytes, pool)
+                calls = [
+                    (name, f, site, tz, i, folder, partitions, piece, batch_bytes)
+                    for i, (f, piece) in enumerate(entries)
+                ]
+                costs = [_entry_bytes(f, piece) for f, piece in entries]
+                spilled: list[_Spilled] = _run(pool, _spill_file, calls, costs)
+                per_file = _per_file(spilled, owners, folder, partitions)
+                for view, _ in per_file:  # warn or raise, per file, in the order given
+                    apply_error_policy(view, errors)
+                order, moved = _time_order(spilled)
+                starts_by_rank = np.cumsum([0] + [spilled[i].records for i in order])
+                starts = [0] * len(spilled)
+                for rank, i in enumerate(order):
+                    starts[i] = int(starts_by_rank[rank])
+                total = int(starts_by_rank[-1])
+                rows_per_window = _window_rows(spilled, window_rows, window_bytes)
+                windows = max(1, math.ceil(total / rows_per_window))
+                facts = [spilled[i].facts for i in order]
+                context, first_info = spill.context(facts, tz)
+                assembled: list[dict[str, Any]] = _run(
                     pool,
-                    _merge_window,
-                    [(folder, t, w, partitions) for t in _TABLES for w in range(windows)],
-                    on_done=stitcher.merged,
+                    _assemble_partition,
+                    [
+                        (
+                            name,
+                            k,
+                            partitions,
+                            folder,
+                            starts,
+                            context,
+                            tz,
+                            rows_per_window,
+                            windows,
+                            jobs_transform,
+                        )
+                        for k in range(partitions)
+                    ],
+                    [sum(s.partition_rows[k] for s in spilled) for k in range(partitions)],
                 )
-        for assembled_file in Path(folder).glob("part-*.arrow"):  # merged: free the disk
-            assembled_file.unlink()
-        for stale in remove_first:
-            (out / stale).unlink(missing_ok=True)
-        started, cpu = time.perf_counter(), time.process_time()
-        quarantine = _write_quarantine(outputs, out, [spilled[i] for i in order])
-        outputs.close()  # every output replaced, in one step each
-        logger.debug(
+                for spilled_file in Path(folder).glob("file-*.arrow"):  # assembled: free the disk
+                    spilled_file.unlink()
+                # each table's windows are joined into its output as they are merged, in this
+                # process (a thread): the records' while the jobs' windows are merged, and only the
+                # last windows are left to copy when the merge ends
+                with _Stitcher(outputs, out, windows) as stitcher:
+                    _run(
+                        pool,
+                        _merge_window,
+                        [(folder, t, w, partitions) for t in _TABLES for w in range(windows)],
+                        on_done=stitcher.merged,
+                    )
+            for assembled_file in Path(folder).glob("part-*.arrow"):  # merged: free the disk
+                assembled_file.unlink()
+            for stale in remove_first:
+                (out / stale).unlink(missing_ok=True)
+            started, cpu = time.perf_counter(), time.process_time()
+            quarantine = _write_quarantine(outputs, out, [spilled[i] for i in order])
+        logger.debug(  # the quarantine, and every output flushed and renamed into place
             "step write_outputs: %.3f s wall, %.3f CPU s (the rest of the stitch: %.3f s)",
             time.perf_counter() - started,
             time.process_time() - cpu,
             stitcher.tail_s,
         )
     finally:
-        outputs.close()  # after a failure: the temporary files removed, no output replaced
         shutil.rmtree(folder, ignore_errors=True)
     info = spill.merge_info([a["info"] for a in assembled], first_info, facts)
     if "files_reordered" in info:  # formats that order their files by time (TORQUE)
