@@ -947,8 +947,9 @@ def spill_parse(
         each window is one row group of ``records.parquet``, or more above 1,048,576 rows).
     window_bytes : int or None, default 64 MiB
         Bytes of records (in memory) per merge window at most: the window's rows are this over
-        the largest bytes per record of a spilled file (LSF records are about 4 kB, TORQUE's
-        about 1 kB). None bounds the windows by ``window_rows`` alone.
+        the largest bytes per record of a spilled file (LSF's about 2.6 kB a record: ~25,000
+        records a window; TORQUE's about 400 bytes: ``window_rows`` bounds them). None bounds
+        the windows by ``window_rows`` alone.
     batch_bytes : int, default 64 MiB
         Bytes of records per batch of a file spilled as it is tokenised (a format with
         :attr:`SpillFormat.stream`: LSF), which bounds its spill task's memory.
@@ -1081,15 +1082,20 @@ def spill_parse(
     return dataclasses.replace(done, summary=summary, failed_parts=failed, partitions=partitions)
 
 
+_FEW_RECORDS = 4096
+
+
 def _window_rows(spilled: list[_Spilled], window_rows: int, window_bytes: int | None) -> int:
     """Return the records per merge window: ``window_rows``, fewer past ``window_bytes``.
 
     Sized by the file whose records are the largest, so that no window holds much more than
-    ``window_bytes`` of records wherever it falls.
+    ``window_bytes`` of records wherever it falls. A file's bytes are spread over 4,096 records
+    at least: a small file's fixed costs (a day's first records, a few lines) do not make every
+    window small, and its records are too few to fill one.
     """
     if window_bytes is None:
         return window_rows
-    widest = max((s.nbytes / s.records for s in spilled if s.records), default=0.0)
+    widest = max((s.nbytes / max(s.records, _FEW_RECORDS) for s in spilled), default=0.0)
     if widest <= 0:
         return window_rows
     return max(1, min(window_rows, int(window_bytes // widest)))

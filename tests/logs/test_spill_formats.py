@@ -613,10 +613,12 @@ def test_slurm_ids_that_name_one_job_differently_meet(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_lsf_spilled_batch_by_batch_equals_in_memory(
-    tmp_path: Path, lsf_log: list[Path], workers: int
+    tmp_path: Path, lsf_log: list[Path], workers: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from gridtrace.logs import _spill
     from gridtrace.logs._spill import spill_parse
 
+    monkeypatch.setattr(_spill, "_FEW_RECORDS", 1)  # windows sized by these small files too
     files = [str(p) for p in lsf_log]
     # a record spanning lines, an over-long line (the read guard's row) and a bad line
     extra = tmp_path / "in" / "odd.lsb.acct"
@@ -656,9 +658,20 @@ def test_lsf_spilled_batch_by_batch_equals_in_memory(
     assert not [p for p in (tmp_path / "out").iterdir() if p.name.startswith(".")]
 
 
-def test_merge_windows_are_sized_in_bytes(tmp_path: Path, lsf_log: list[Path]) -> None:
-    from gridtrace.logs._spill import spill_parse
+def test_merge_windows_are_sized_in_bytes(
+    tmp_path: Path, lsf_log: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gridtrace.logs import _spill
+    from gridtrace.logs._spill import _window_rows, spill_parse
 
+    # a small file's bytes count as spread over 4,096 records: its fixed costs do not make
+    # every window small
+    few = _spill._Spilled("f", 10, 10, pa.table({}), {}, 10 * 3000)
+    many = _spill._Spilled("g", 100_000, 100_000, pa.table({}), {}, 100_000 * 400)
+    assert _window_rows([few, many], 1 << 17, 64 << 20) == 1 << 17  # 400 bytes a record
+    assert _window_rows([few, many], 1 << 17, 4 << 20) == (4 << 20) // 400
+    assert _window_rows([few, many], 1 << 17, None) == 1 << 17
+    monkeypatch.setattr(_spill, "_FEW_RECORDS", 1)  # windows sized by these small files too
     files = [str(p) for p in lsf_log]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataQualityWarning)
