@@ -39,7 +39,8 @@ Steps:
   each step's wall and CPU time as ``spill_parse`` logs them (run with ``-v``), and
   ``outside_steps_s`` the wall time no step covers (start-up, listing the files, the facts
   between the steps); ``--baseline TREE`` runs each count with this gridtrace and with the one
-  in TREE, one right after the other (who goes first alternates), each with its own summary;
+  in TREE, one right after the other (who goes first alternates from one ``--repeat`` round to
+  the next), each with its own summary;
 * ``characterise``: the jobs table of the spill step to a trace read batch by batch
   (:func:`gridtrace.stats.characterise_parquet`: only the trace's values are held, a peak
   of about 260-370 bytes a job with the characterisation at 2 M jobs, against about 800 for
@@ -484,8 +485,10 @@ def scaling(gridtrace: list[str], base: Path, args: argparse.Namespace) -> list[
     trees = [("this", this)]
     if args.baseline:
         trees.append(("baseline", args.baseline.resolve()))
+    per_round = len(counts) // args.repeat
     for k, workers in enumerate(counts):
-        for tree, root in trees if k % 2 == 0 else trees[::-1]:  # who goes first alternates
+        first = (k // per_round) % 2 == 0  # who goes first alternates from round to round
+        for tree, root in trees if first else trees[::-1]:
             env = {**os.environ, "PYTHONPATH": str(root)}
             out = base / f"spill-{workers}"
             shutil.rmtree(out, ignore_errors=True)
