@@ -36,7 +36,11 @@ Steps:
   CPU second (what a shared machine does not distort as much as wall time); ``--repeat N``
   runs the counts N times over, and ``scaling_summary`` gives the median and range of each
   count's wall time, CPU time, peak memory and speedup over the first count; ``steps`` holds
-  each step's wall and CPU time as ``spill_parse`` logs them (run with ``-v``);
+  each step's wall and CPU time as ``spill_parse`` logs them (run with ``-v``), and
+  ``outside_steps_s`` the wall time no step covers (start-up, listing the files, the facts
+  between the steps); ``--baseline TREE`` runs each count with this gridtrace and with the one
+  in TREE, one right after the other (who goes first alternates from one ``--repeat`` round to
+  the next), each with its own summary;
 * ``characterise``: the jobs table of the spill step to a trace read batch by batch
   (:func:`gridtrace.stats.characterise_parquet`: only the trace's values are held, a peak
   of about 260-370 bytes a job with the characterisation at 2 M jobs, against about 800 for
@@ -54,6 +58,8 @@ Usage::
     .venv/bin/python benchmarks/egee_scale.py --jobs 200000 --compare-generators --out-dir DIR
     .venv/bin/python benchmarks/egee_scale.py --jobs 200000 --scaling 1,2 --repeat 3 --reuse \\
         --partitions 8 --out-dir DIR
+    .venv/bin/python benchmarks/egee_scale.py --jobs 1000000 --scaling 1,2 --repeat 3 --reuse \\
+        --baseline ../gridtrace-main --out-dir DIR  # this tree and another, run by run
 """
 
 from __future__ import annotations
@@ -400,11 +406,17 @@ def _folder_bytes(folder: Path) -> int:
 
 
 def measure(
-    command: list[str], watch: Path | None = None, *, stderr: list[str] | None = None
+    command: list[str],
+    watch: Path | None = None,
+    *,
+    stderr: list[str] | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> dict[str, Any]:
     """Run ``command`` under a fresh wrapper: its wall time, peak memory (and disk of ``watch``).
 
-    The command's standard error is appended to ``stderr`` when given.
+    The command's standard error is appended to ``stderr`` when given; ``env`` replaces the
+    environment and ``cwd`` the working folder.
     """
     peak_disk = [0]
     stop = threading.Event()
@@ -421,6 +433,8 @@ def measure(
             check=True,
             capture_output=True,
             text=True,
+            env=env,
+            cwd=cwd,
         )
     finally:
         stop.set()
@@ -460,28 +474,43 @@ def scaling(gridtrace: list[str], base: Path, args: argparse.Namespace) -> list[
 
     The counts are run in the order given, ``--repeat`` times over. ``speedup`` is the wall time
     of the last run with the first count over this run's (the pair measured closest in time).
+    With ``--baseline TREE``, each run is made twice in a row, with this gridtrace then with the
+    one in ``TREE`` (``tree`` says which: ``"this"`` or ``"baseline"``); each tree's speedups are
+    its own.
     """
     runs: list[dict[str, Any]] = []
     counts = [int(w) for w in args.scaling.split(",")] * args.repeat
-    for workers in counts:
-        out = base / f"spill-{workers}"
-        shutil.rmtree(out, ignore_errors=True)
-        command = [*gridtrace, "-o", str(out), "--spill", "--workers", str(workers)]
-        if args.partitions:
-            command += ["--partitions", str(args.partitions)]
-        command[command.index("-q")] = "-v"  # the steps' times are logged (debug)
-        log: list[str] = []
-        run = {"workers": workers, "load_avg_1min": os.getloadavg()[0]}
-        run |= measure(command, stderr=log)
-        run["steps"] = steps(log[0])
-        lines = json.loads((out / "parse-summary.json").read_text())["lines_read"]
-        run["lines_read"] = lines
-        run["lines_per_s"] = lines / run["wall_s"]
-        run["lines_per_cpu_s"] = lines / run["cpu_s"] if run["cpu_s"] else None
-        before = [r for r in runs if r["workers"] == counts[0]]
-        run["speedup"] = before[-1]["wall_s"] / run["wall_s"] if before else 1.0
-        runs.append(run)
-        print("scaling", json.dumps(run), flush=True)
+    # ``python -m`` puts the working folder first on the path: each tree is run from its root
+    this = Path(__file__).resolve().parents[1]
+    trees = [("this", this)]
+    if args.baseline:
+        trees.append(("baseline", args.baseline.resolve()))
+    per_round = len(counts) // args.repeat
+    for k, workers in enumerate(counts):
+        first = (k // per_round) % 2 == 0  # who goes first alternates from round to round
+        for tree, root in trees if first else trees[::-1]:
+            env = {**os.environ, "PYTHONPATH": str(root)}
+            out = base / f"spill-{workers}"
+            shutil.rmtree(out, ignore_errors=True)
+            command = [*gridtrace, "-o", str(out), "--spill", "--workers", str(workers)]
+            if args.partitions:
+                command += ["--partitions", str(args.partitions)]
+            command[command.index("-q")] = "-v"  # the steps' times are logged (debug)
+            log: list[str] = []
+            run = {"workers": workers, "tree": tree, "load_avg_1min": os.getloadavg()[0]}
+            run |= measure(command, stderr=log, env=env, cwd=root)
+            run["gridtrace"] = str(root)
+            run["steps"] = steps(log[0])
+            # what no step times: start-up, listing the files, the facts between the steps
+            run["outside_steps_s"] = run["wall_s"] - sum(s["wall_s"] for s in run["steps"].values())
+            lines = json.loads((out / "parse-summary.json").read_text())["lines_read"]
+            run["lines_read"] = lines
+            run["lines_per_s"] = lines / run["wall_s"]
+            run["lines_per_cpu_s"] = lines / run["cpu_s"] if run["cpu_s"] else None
+            before = [r for r in runs if r["workers"] == counts[0] and r["tree"] == tree]
+            run["speedup"] = before[-1]["wall_s"] / run["wall_s"] if before else 1.0
+            runs.append(run)
+            print("scaling", json.dumps(run), flush=True)
     return runs
 
 
@@ -521,6 +550,7 @@ _STEP = re.compile(
     r"step (\w+): (\d+) tasks, ([\d.]+) s wall, ([\d.]+) CPU s in tasks "
     r"\((\d+), ([\d.]+) CPU s in this process\)"
 )
+_OUTPUTS = re.compile(r"step write_outputs: ([\d.]+) s wall, ([\d.]+) CPU s")
 
 
 def steps(log: str) -> dict[str, dict[str, float]]:
@@ -540,11 +570,19 @@ def steps(log: str) -> dict[str, dict[str, float]]:
             "driver_tasks": int(here),
             "driver_cpu_s": float(here_cpu),
         }
+    for match in _OUTPUTS.finditer(log):  # this process alone, after the tasks
+        found["write_outputs"] = {"wall_s": float(match[1]), "cpu_s": float(match[2])}
     return found
 
 
 def scaling_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Medians and ranges per worker count, and of each count's speedup over the first."""
+    """Medians and ranges per worker count, and of each count's speedup over the first.
+
+    With runs of two trees (``--baseline``), one summary per tree.
+    """
+    trees = list(dict.fromkeys(r.get("tree", "this") for r in runs))
+    if len(trees) > 1:
+        return {tree: scaling_summary([r for r in runs if r["tree"] == tree]) for tree in trees}
 
     def spread(values: list[float]) -> dict[str, float]:
         return {"median": float(np.median(values)), "min": min(values), "max": max(values)}
@@ -554,10 +592,15 @@ def scaling_summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     for workers in dict.fromkeys(r["workers"] for r in runs):
         mine = [r for r in runs if r["workers"] == workers]
         one: dict[str, Any] = {"runs": len(mine)}
-        for key in ("wall_s", "cpu_s", "peak_rss_mb", "peak_tree_rss_mb", "load_avg_1min"):
+        keys = ("wall_s", "cpu_s", "peak_rss_mb", "peak_tree_rss_mb", "load_avg_1min")
+        for key in (*keys, "outside_steps_s"):
             values = [r[key] for r in mine if r.get(key) is not None]
             if values:
                 one[key] = spread(values)
+        for step in dict.fromkeys(k for r in mine for k in r.get("steps", {})):
+            for key in ("wall_s", "cpu_s"):
+                values = [r["steps"][step][key] for r in mine if step in r.get("steps", {})]
+                one[f"{step}_{key}"] = spread(values)
         if workers != first:
             one["speedup"] = spread([r["speedup"] for r in mine])
             walls = sum(r["wall_s"] for r in runs if r["workers"] == first)
@@ -604,9 +647,15 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=1, help="with --scaling: run the worker counts this often"
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="with --scaling: a gridtrace source tree (e.g. a worktree of main) run right after"
+        " each run of this one, on the same log, for ratios measured under the same load",
+    )
     args = parser.parse_args()
     days = args.days or max(1, round(args.jobs / 15_500))
-    base = args.out_dir or Path(tempfile.mkdtemp(prefix="egee-"))
+    base = (args.out_dir or Path(tempfile.mkdtemp(prefix="egee-"))).resolve()
     log = base / "log"
     results: dict[str, Any] = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},

@@ -21,11 +21,11 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from gridtrace.errors import GridtraceError
 
-__all__ = ["StitchError", "stitch_parquet"]
+__all__ = ["ParquetStitcher", "StitchError", "stitch_parquet"]
 
 _MAGIC = b"PAR1"
 
@@ -264,6 +264,108 @@ def _encoded(kind: int, value: Any) -> bytes:
     return bytes(writer.out)
 
 
+class ParquetStitcher:
+    """Join Parquet files into one, a file at a time, as they come (see :func:`stitch_parquet`).
+
+    Parameters
+    ----------
+    target : path
+        The file written (replaced if it exists): its bytes are written as each part is added,
+        its footer by :meth:`close`.
+
+    Examples
+    --------
+    >>> with ParquetStitcher(tmp / "all.parquet") as stitcher:  # doctest: +SKIP
+    ...     stitcher.add(tmp / "a.parquet")
+    ...     stitcher.add(tmp / "b.parquet")
+    ...     rows = stitcher.close()
+    """
+
+    def __init__(self, target: str | Path) -> None:
+        self.target = Path(target)
+        self.rows = 0
+        self.parts = 0
+        self._groups: list[list[_Field]] = []
+        self._first: list[_Field] | None = None
+        self._first_name = ""
+        self._same: tuple[bytes, bytes] | None = None
+        self._out = self.target.open("wb")
+        self._out.write(_MAGIC)
+
+    def __enter__(self) -> ParquetStitcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._out.close()  # a footer only by close(): a file left unclosed is no Parquet file
+
+    def add(self, part: str | Path) -> None:
+        """Append the row groups of one Parquet file (of the schema of the first one added).
+
+        Raises
+        ------
+        StitchError
+            If ``part`` is not a plain Parquet file, or its schema differs from the first's.
+        """
+        path = Path(part)
+        meta, footer_start = _footer(path)
+        if _get(meta, _FILE_ENCRYPTION) is not None:
+            msg = f"{path.name} is encrypted"
+            raise StitchError(msg)
+        schema, key_values = _get(meta, _FILE_SCHEMA), _get(meta, _FILE_KEY_VALUES)
+        this = (
+            _encoded(_LIST, schema.value) if schema else b"",
+            _encoded(_LIST, key_values.value) if key_values else b"",
+        )
+        if self._same is None:
+            self._first, self._same, self._first_name = meta, this, path.name
+        elif this != self._same:
+            msg = f"{path.name} has another schema than {self._first_name}"
+            raise StitchError(msg)
+        count = _get(meta, _FILE_ROWS)
+        self.rows += count.value if count else 0
+        out = self._out
+        # the part's data lies between its magic and its footer; it lands at out.tell()
+        self._groups += _moved_groups(meta, out.tell() - len(_MAGIC), len(self._groups))
+        with path.open("rb") as source:
+            source.seek(len(_MAGIC))
+            remaining = footer_start - len(_MAGIC)
+            while remaining:
+                block = source.read(min(remaining, 1 << 22))
+                if not block:
+                    msg = f"{path.name} ends before its footer"
+                    raise StitchError(msg)
+                out.write(block)
+                remaining -= len(block)
+        self.parts += 1
+
+    def close(self) -> int:
+        """Write the footer and close the file; return its rows.
+
+        Raises
+        ------
+        StitchError
+            If no part was added.
+        """
+        if self._first is None:
+            self._out.close()
+            msg = "no Parquet file to stitch"
+            raise StitchError(msg)
+        meta = []
+        for one in self._first:
+            if one.id == _FILE_ROWS:
+                one = _Field(one.id, one.type, self.rows)
+            elif one.id == _FILE_GROUPS:
+                one = _Field(one.id, one.type, _List(_LIST, _STRUCT, self._groups))
+            meta.append(one)
+        writer = _Writer()
+        writer.struct(meta)
+        self._out.write(bytes(writer.out))
+        self._out.write(struct.pack("<I", len(writer.out)))
+        self._out.write(_MAGIC)
+        self._out.close()
+        return self.rows
+
+
 def stitch_parquet(parts: Sequence[str | Path], target: str | Path) -> int:
     """Write the row groups of ``parts``, in order, as one Parquet file ``target``.
 
@@ -287,51 +389,7 @@ def stitch_parquet(parts: Sequence[str | Path], target: str | Path) -> int:
     if not parts:
         msg = "no Parquet file to stitch"
         raise StitchError(msg)
-    groups: list[list[_Field]] = []
-    first: list[_Field] | None = None
-    same: tuple[bytes, bytes] | None = None
-    rows = 0
-    with Path(target).open("wb") as out:
-        out.write(_MAGIC)
-        for path in map(Path, parts):
-            meta, footer_start = _footer(path)
-            if _get(meta, _FILE_ENCRYPTION) is not None:
-                msg = f"{path.name} is encrypted"
-                raise StitchError(msg)
-            schema, key_values = _get(meta, _FILE_SCHEMA), _get(meta, _FILE_KEY_VALUES)
-            this = (
-                _encoded(_LIST, schema.value) if schema else b"",
-                _encoded(_LIST, key_values.value) if key_values else b"",
-            )
-            if same is None:
-                first, same = meta, this
-            elif this != same:
-                msg = f"{path.name} has another schema than {Path(parts[0]).name}"
-                raise StitchError(msg)
-            count = _get(meta, _FILE_ROWS)
-            rows += count.value if count else 0
-            # the part's data lies between its magic and its footer; it lands at out.tell()
-            groups += _moved_groups(meta, out.tell() - len(_MAGIC), len(groups))
-            with path.open("rb") as source:
-                source.seek(len(_MAGIC))
-                remaining = footer_start - len(_MAGIC)
-                while remaining:
-                    block = source.read(min(remaining, 1 << 22))
-                    if not block:
-                        msg = f"{path.name} ends before its footer"
-                        raise StitchError(msg)
-                    out.write(block)
-                    remaining -= len(block)
-        meta = []
-        for one in cast(list[_Field], first):
-            if one.id == _FILE_ROWS:
-                one = _Field(one.id, one.type, rows)
-            elif one.id == _FILE_GROUPS:
-                one = _Field(one.id, one.type, _List(_LIST, _STRUCT, groups))
-            meta.append(one)
-        writer = _Writer()
-        writer.struct(meta)
-        out.write(bytes(writer.out))
-        out.write(struct.pack("<I", len(writer.out)))
-        out.write(_MAGIC)
-    return rows
+    with ParquetStitcher(target) as stitcher:
+        for path in parts:
+            stitcher.add(path)
+        return stitcher.close()

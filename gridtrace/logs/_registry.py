@@ -464,7 +464,9 @@ def parse_logs_to(
     workers : int, default 1
         Process workers for the per-file and per-partition tasks; 1 runs them here.
     partitions : int, optional
-        Partitions of the records (default from the input size, about 32 MiB of text each).
+        Partitions of the records (default from the input size: about 64 MiB of records each
+        for Slurm, SGE and LSF, whose records per byte of text are known, 32 MiB of text each
+        for the others).
     spill_dir : path, optional
         Where the temporary spill folder goes (default: inside ``out_dir``).
     jobs_transform : callable, optional
@@ -490,6 +492,42 @@ def parse_logs_to(
     FileNotFoundError, UnknownFormatError, LogParseError, OSError
         As :func:`parse_logs`.
     """
+    from gridtrace.logs._spill import started_workers
+
+    # the workers start (a fresh interpreter each) while this process lists the files and
+    # imports the format's reader
+    with started_workers(workers, scheduler):
+        return _parse_logs_to(
+            paths,
+            out_dir,
+            format=format,
+            site=site,
+            tz=tz,
+            errors=errors,
+            workers=workers,
+            partitions=partitions,
+            spill_dir=spill_dir,
+            jobs_transform=jobs_transform,
+            scheduler=scheduler,
+            split_bytes=split_bytes,
+        )
+
+
+def _parse_logs_to(
+    paths: StrPath | Iterable[StrPath],
+    out_dir: StrPath,
+    *,
+    format: str | None,
+    site: str | None,
+    tz: str | None,
+    errors: ErrorPolicy,
+    workers: int,
+    partitions: int | None,
+    spill_dir: StrPath | None,
+    jobs_transform: Callable[[pa.Table], pa.Table] | None,
+    scheduler: str | None,
+    split_bytes: int | None,
+) -> SpilledParse:
     import json
 
     from gridtrace._atomic import write_text

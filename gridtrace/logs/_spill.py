@@ -11,7 +11,10 @@ by the largest file and the largest partition instead:
    :attr:`SpillFormat.keys` hashes each record's job identity; the records are written to one
    Arrow IPC file (LZ4) per input file, one record batch per partition (``hash % partitions``).
    Whatever groups records into one job must give them one hash: every record of a job, and
-   every copy of a line, lands in one partition.
+   every copy of a line, lands in one partition. A big plain Slurm or SGE file is spilled by
+   byte ranges (a task each); a format with :attr:`SpillFormat.stream` (LSF, whose records may
+   span lines) is spilled as the streaming core tokenises it, by batches of about 64 MiB of
+   records (one record batch per partition each).
 2. **Global facts** (this process, from the small per-file facts): the reading order of the
    files (TORQUE: time order of their records, as :func:`~gridtrace.logs._torque.in_time_order`),
    each record's position in the whole log, and what only the whole log gives
@@ -20,23 +23,30 @@ by the largest file and the largest partition instead:
    spill file, sorted by position in the whole log, is assembled by the format's own assembly
    code; its records and jobs are written to an IPC file by *window* of positions (job rows by
    the position where their job first appears, which is the order of the in-memory ``jobs``).
+   A window holds at most 131,072 records and about 64 MiB of them (its rows sized by the
+   spilled file whose records are the widest).
 4. **Merge** (one task per window of each table, on process workers): the partitions' batches
    of the window are concatenated, sorted by position and written as a small Parquet file.
-5. **Stitch** (this process): each table's window files are joined into ``records.parquet`` and
-   ``jobs.parquet`` by copying their row groups' bytes and writing one footer
-   (:mod:`gridtrace.logs._parquet_stitch`: nothing is decoded again); quarantine rows are
-   written per file in reading order. Each output is written to a temporary file in the output
-   folder and renamed into place; ``parse-summary.json`` comes last.
+5. **Stitch** (a thread of this process, while the windows are merged): each table's window
+   files are joined into ``records.parquet`` and ``jobs.parquet``, in order as they come, by
+   copying their row groups' bytes and writing one footer (:mod:`gridtrace.logs._parquet_stitch`:
+   nothing is decoded again); quarantine rows are written per file in reading order. Each
+   output is written to a temporary file in the output folder and renamed into place;
+   ``parse-summary.json`` comes last.
 
 With a local pool (``workers`` above 1), this process is one of the workers: ``workers - 1``
 processes are started (spawned: they import the format while this process starts on the first
-tasks), and every process takes the next task of the step as it finishes one. Each step's wall
-time and its tasks' CPU time are logged (debug).
+tasks; :func:`~gridtrace.logs.parse_logs_to` starts them before it lists the files), and every
+process takes the next task of the step as it finishes one, the largest first (spill tasks by
+their input bytes, assembly tasks by their partition's records). Each step's wall time and its
+tasks' CPU time are logged (debug).
 
 The tables are those of :func:`~gridtrace.logs.parse_logs` (same rows, values and order), and
 the summary holds the same keys and counts: counts per partition are summed, the placement facts
-come from the first pass. Memory is bounded by the largest input file (spill), the largest
-partition (assembly) and one window (merge, in each worker), not by the input. The spill folder
+come from the first pass. Memory is bounded by the largest input file, byte range or batch
+(spill), the largest partition (assembly; a format's :attr:`SpillFormat.record_bytes` sizes the
+default partitions in bytes of records) and one window (merge, in each worker), not by the
+input. The spill folder
 (by default a hidden folder in the output folder) is removed at the end; a hard kill may leave
 it behind, never a half-written output.
 
@@ -59,6 +69,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -86,6 +97,8 @@ from gridtrace.schema import QUARANTINE, RECORDS
 if TYPE_CHECKING:
     from concurrent.futures import Executor, Future
 
+    from gridtrace.logs._stream import LineFormat
+
 __all__ = [
     "PartitionAssembly",
     "SpillFormat",
@@ -108,9 +121,16 @@ ROW = "_row"
 """Column of spilled records: the record's row in its file."""
 
 WINDOW_ROWS = 1 << 17
-"""Records per merge window (one row group of ``records.parquet`` at most): ~200 MB of records."""
+"""Records per merge window at most (one row group of ``records.parquet`` at most)."""
+WINDOW_BYTES = 64 << 20
+"""Bytes of records (in memory) per merge window at most (see :func:`spill_parse`)."""
+BATCH_BYTES = 64 << 20
+"""Bytes of records (in memory) per batch of a streamed spill (:attr:`SpillFormat.stream`)."""
 PARTITION_INPUT_BYTES = 32 << 20
 """Uncompressed input bytes per partition that :func:`default_partitions` aims at."""
+PARTITION_RECORD_BYTES = 64 << 20
+"""Bytes of records (in memory) per partition that :func:`default_partitions` aims at for a
+format that says how many its log text makes (:attr:`SpillFormat.record_bytes`)."""
 _COMPRESSED_RATIO = 8  # a compressed log is taken as this many times its size, uncompressed
 _COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zstd")
 MAX_PARTITIONS = 4096
@@ -168,6 +188,16 @@ class SpillFormat:
     merge_info : callable
         ``merge_info(infos, info, files) -> info``: the summary's facts from the partitions'
         infos, the first pass's ``info`` and every file's facts.
+    stream : callable, optional
+        ``stream(path) -> LineFormat``: the format's spec for the streaming core
+        (:mod:`gridtrace.logs._stream`). With it, a whole file is spilled as it is tokenised,
+        one batch of about ``batch_bytes`` of records at a time (see :func:`spill_parse`), so
+        a spill task holds a batch, not the file's records. Only for a format whose ``prepare``
+        reads nothing but the file's quarantine and adds no column.
+    record_bytes : float, optional
+        Bytes of records in memory per byte of log text, about (measured on the format's logs):
+        the default partitions then hold about 64 MiB of records each, whatever the format
+        (:func:`default_partitions`). Without it a partition takes 32 MiB of log text.
     """
 
     name: str
@@ -180,6 +210,8 @@ class SpillFormat:
     merge_info: Callable[
         [list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]], dict[str, Any]
     ]
+    stream: Callable[[str], LineFormat[Any]] | None = None
+    record_bytes: float | None = None
 
 
 _SPILL_FORMATS: dict[str, tuple[str, str] | SpillFormat] = {
@@ -218,17 +250,25 @@ def spill_format(name: str) -> SpillFormat:
     return found
 
 
-def default_partitions(files: Sequence[str | os.PathLike[str]]) -> int:
+def default_partitions(
+    files: Sequence[str | os.PathLike[str]], record_bytes: float | None = None
+) -> int:
     """Return a partition count that keeps each partition near 32 MiB of log text.
 
-    Compressed files (by suffix) count eight times their size.
+    With ``record_bytes`` (bytes of records per byte of text, :attr:`SpillFormat.record_bytes`),
+    near 64 MiB of records instead: LSF's records take about 4 bytes a byte of text, so its
+    partitions take about 15 MiB of text. Compressed files (by suffix) count eight times their
+    size.
     """
+    per_partition = (
+        PARTITION_INPUT_BYTES if record_bytes is None else PARTITION_RECORD_BYTES / record_bytes
+    )
     total = 0
     for path in files:
         size = Path(path).stat().st_size
         compressed = str(path).lower().endswith(_COMPRESSED_SUFFIXES)
         total += size * (_COMPRESSED_RATIO if compressed else 1)
-    return max(1, min(MAX_PARTITIONS, math.ceil(total / PARTITION_INPUT_BYTES)))
+    return max(1, min(MAX_PARTITIONS, math.ceil(total / per_partition)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -244,6 +284,20 @@ class _Spilled:
     lines_read: int
     quarantine: pa.Table
     facts: dict[str, Any]
+    nbytes: int = 0  # bytes of its spilled records in memory (Arrow buffers)
+    partition_rows: tuple[int, ...] = ()  # its records in each partition
+
+
+def _entry_bytes(path: str, piece: tuple[ByteRange, Any] | None) -> float:
+    """Return the log text a spill task reads, about (a compressed file counts 8 times)."""
+    if piece is not None:
+        return float(piece[0].end - piece[0].start)
+    compressed = path.lower().endswith(_COMPRESSED_SUFFIXES)
+    return float(Path(path).stat().st_size * (_COMPRESSED_RATIO if compressed else 1))
+
+
+def _label_counts(labels: I64, partitions: int) -> tuple[int, ...]:
+    return tuple(int(c) for c in np.bincount(labels, minlength=partitions))
 
 
 def _one_batch(table: pa.Table) -> pa.RecordBatch:
@@ -302,10 +356,16 @@ def _spill_file(
     folder: str,
     partitions: int,
     piece: tuple[ByteRange, Any] | None = None,
+    batch_bytes: int = BATCH_BYTES,
 ) -> _Spilled:
     from gridtrace.logs._registry import _tokenize
 
     spill = spill_format(name)
+    if piece is None and spill.stream is not None:
+        line_format = spill.stream(path)
+        return _spill_streamed(
+            spill, line_format, path, site, tz, index, folder, partitions, batch_bytes
+        )
     if piece is None:
         part = _tokenize(name, path, site)
     else:  # one byte range of a big file, with what the whole file decides
@@ -318,8 +378,90 @@ def _spill_file(
     for column, values in columns.items():
         records = records.append_column(column, pa.array(values))
     labels = (spill.keys(part.records) % np.uint64(partitions)).astype(np.int64)
+    nbytes = records.nbytes
     _write_batches(_spill_path(folder, index), records.schema, _split(records, labels, partitions))
-    return _Spilled(part.src_file, n, part.lines_read, part.quarantine, facts)
+    counts = _label_counts(labels, partitions)
+    return _Spilled(part.src_file, n, part.lines_read, part.quarantine, facts, nbytes, counts)
+
+
+def _spill_streamed(
+    spill: SpillFormat,
+    line_format: LineFormat[Any],
+    path: str,
+    site: str,
+    tz: str | None,
+    index: int,
+    folder: str,
+    partitions: int,
+    batch_bytes: int,
+) -> _Spilled:
+    """Spill a whole file as the streaming core tokenises it, one batch of records at a time.
+
+    The core writes the file's guarded tables (:func:`~gridtrace.logs._stream.write_stream`:
+    the read's findings as quarantine rows, as :func:`~gridtrace.logs._base.tokenize_guarded`
+    adds them) to Parquet beside the spill file, one row group per chunk; the records are read
+    back row group by row group and spilled by batches of about ``batch_bytes`` (each batch one
+    record batch per partition in the spill file, so the file holds ``partitions`` times the
+    batches, batch by batch). Memory is one chunk's tables, then one batch, not the file.
+    """
+    import pyarrow.parquet as pq
+
+    from gridtrace.logs._stream import DEFAULT_CHUNK_BYTES, write_stream
+
+    chunk_bytes = min(DEFAULT_CHUNK_BYTES, batch_bytes)  # a chunk's records: a batch at most
+    spilled = _spill_path(folder, index)
+    records_path = spilled.with_suffix(".records.parquet")
+    quarantine_path = spilled.with_suffix(".quarantine.parquet")
+    try:
+        stats = write_stream(
+            path, line_format, records_path, quarantine_path, site=site, chunk_bytes=chunk_bytes
+        )
+        quarantine = pq.read_table(quarantine_path).cast(QUARANTINE)
+        src_file = str(path)
+        facts_part = FileParse(src_file, RECORDS.empty_table(), quarantine, stats.lines_read)
+        columns, facts = spill.prepare(facts_part, tz)
+        if columns:
+            msg = f"format {spill.name!r}: a streamed spill cannot take per-record columns"
+            raise ConfigError(msg)
+        schema = RECORDS.append(pa.field(ROW, pa.int64()))
+        source = pq.ParquetFile(records_path)
+        rows = nbytes = 0
+        counts = np.zeros(partitions, np.int64)
+        pending: list[pa.Table] = []
+        pending_bytes = 0
+        options = pa.ipc.IpcWriteOptions(compression="lz4")
+
+        def flush(writer: pa.ipc.RecordBatchFileWriter) -> None:
+            nonlocal rows, nbytes, pending, pending_bytes
+            group = pa.concat_tables([RECORDS.empty_table(), *pending])
+            pending, pending_bytes = [], 0
+            n = group.num_rows
+            labels = (spill.keys(group) % np.uint64(partitions)).astype(np.int64)
+            counts[:] += np.bincount(labels, minlength=partitions)
+            group = group.append_column(ROW, pa.array(np.arange(rows, rows + n, dtype=np.int64)))
+            nbytes += group.nbytes
+            rows += n
+            for batch in _split(group, labels, partitions):
+                writer.write_batch(batch)
+
+        with (
+            pa.OSFile(str(spilled), "wb") as sink,
+            pa.ipc.new_file(sink, schema, options=options) as writer,
+        ):
+            for group_index in range(source.num_row_groups):
+                table = source.read_row_group(group_index).cast(RECORDS)
+                pending.append(table)
+                pending_bytes += table.nbytes
+                if pending_bytes >= batch_bytes:
+                    flush(writer)
+            if pending or not rows:  # at least one batch per partition
+                flush(writer)
+        del source
+    finally:
+        records_path.unlink(missing_ok=True)
+        quarantine_path.unlink(missing_ok=True)
+    partition_rows = tuple(int(c) for c in counts)
+    return _Spilled(src_file, rows, stats.lines_read, quarantine, facts, nbytes, partition_rows)
 
 
 def _unspill(folder: str, index: int, partitions: int, one: _Spilled) -> _Spilled:
@@ -329,7 +471,7 @@ def _unspill(folder: str, index: int, partitions: int, one: _Spilled) -> _Spille
     _write_batches(
         _spill_path(folder, index), schema, [_one_batch(schema.empty_table())] * partitions
     )
-    return _Spilled(one.src_file, 0, 0, one.quarantine.slice(0, 0), one.facts)
+    return _Spilled(one.src_file, 0, 0, one.quarantine.slice(0, 0), one.facts, 0, (0,) * partitions)
 
 
 def _spill_entries(
@@ -400,6 +542,18 @@ def _read_batch(path: Path, index: int) -> pa.RecordBatch:
         return pa.ipc.open_file(source).get_batch(index)
 
 
+def _read_partition(path: Path, partition: int, partitions: int) -> pa.Table:
+    """Read one partition of a spill file: its batch in each group of ``partitions`` batches.
+
+    A file spilled whole is one group; a streamed one (:func:`_spill_streamed`) a group a batch.
+    """
+    with pa.OSFile(str(path), "rb") as source:
+        reader = pa.ipc.open_file(source)
+        groups = reader.num_record_batches // partitions
+        batches = [reader.get_batch(g * partitions + partition) for g in range(groups)]
+        return pa.Table.from_batches(batches, schema=reader.schema)
+
+
 def _spill_path(folder: str, index: int) -> Path:
     return Path(folder) / f"file-{index:06d}.arrow"
 
@@ -430,6 +584,7 @@ def _value_counts(column: pa.ChunkedArray[Any]) -> dict[str, int]:
 def _assemble_partition(
     name: str,
     partition: int,
+    partitions: int,
     folder: str,
     starts: list[int],
     context: dict[str, Any],
@@ -441,11 +596,11 @@ def _assemble_partition(
     spill = spill_format(name)
     pieces = []
     for index, start in enumerate(starts):
-        batch = _read_batch(_spill_path(folder, index), partition)
-        if batch.num_rows:
-            rows = batch.column(ROW).to_numpy()
+        piece = _read_partition(_spill_path(folder, index), partition, partitions)
+        if piece.num_rows:
+            rows = piece.column(ROW).to_numpy()
             where = pa.array(rows + np.int64(start))
-            pieces.append(pa.Table.from_batches([batch]).append_column(POSITION, where))
+            pieces.append(piece.append_column(POSITION, where))
     if pieces:
         table = pa.concat_tables(pieces)
         del pieces
@@ -536,23 +691,51 @@ class _Workers:
     the others, and no process sits idle waiting), one task at a time in each process.
     """
 
-    def __init__(self, executor: Executor, helpers: int, *, share: bool, name: str) -> None:
+    def __init__(self, executor: Executor, helpers: int, *, share: bool, name: str | None) -> None:
         self.executor = executor
         self.share = share
         # each pool worker imports the format first: it takes a task only once it is ready
         self.ready = [executor.submit(_ready, name) for _ in range(helpers)] if share else []
 
 
-def _ready(name: str) -> None:
-    """Import what the tasks of format ``name`` need (a pool worker's start-up)."""
+def _ready(name: str | None) -> None:
+    """Import what the tasks of format ``name`` need (a pool worker's start-up).
+
+    Without a name (a pool started before the files are read), the format's module is imported
+    by the first task.
+    """
     importlib.import_module("gridtrace.logs._registry")
     importlib.import_module("pyarrow.parquet")
-    spill_format(name)
+    if name is not None:
+        spill_format(name)
+
+
+_STARTED: ContextVar[tuple[int, _Workers] | None] = ContextVar("_STARTED", default=None)
+
+
+@contextmanager
+def started_workers(workers: int, scheduler: str | None = None) -> Iterator[None]:
+    """Start the local pool of ``workers`` processes now, for :func:`spill_parse` to take.
+
+    ``parse_logs_to`` starts its pool before it lists the files and imports the format, so
+    the workers' start-up (a fresh interpreter and its imports, about a second) overlaps that
+    of this process instead of following it. A :func:`spill_parse` called inside with the same
+    ``workers`` (and no ``scheduler``) uses the pool; it is shut down at the end.
+    """
+    if workers <= 1 or scheduler is not None:
+        yield
+        return
+    with _executor(workers, None, None) as pool:
+        token = _STARTED.set((workers, cast(_Workers, pool)))
+        try:
+            yield
+        finally:
+            _STARTED.reset(token)
 
 
 @contextmanager
 def _executor(
-    workers: int, scheduler: str | None = None, name: str = "torque"
+    workers: int, scheduler: str | None = None, name: str | None = "torque"
 ) -> Iterator[_Workers | None]:
     if scheduler is not None:
         try:
@@ -568,6 +751,10 @@ def _executor(
         return
     if workers <= 1:
         yield None
+        return
+    started = _STARTED.get()
+    if started is not None and started[0] == workers:  # started early (started_workers)
+        yield started[1]
         return
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
@@ -585,16 +772,26 @@ def _timed(function: Callable[..., Any], *args: Any) -> tuple[Any, float]:
 
 
 def _run(
-    pool: _Workers | None, function: Callable[..., Any], calls: list[tuple[Any, ...]]
+    pool: _Workers | None,
+    function: Callable[..., Any],
+    calls: list[tuple[Any, ...]],
+    costs: Sequence[float] | None = None,
+    on_done: Callable[[int, Any], None] | None = None,
 ) -> list[Any]:
     """Return ``function(*args)`` for each of ``calls``, in order, run on ``pool``'s workers.
 
-    The first failure (in the order of ``calls``) is raised once the tasks started are done;
-    after a failure no task is started. The step's wall time and its tasks' CPU time are
-    logged (debug).
+    With ``costs`` (an estimate per call), the calls start largest first, so that the step
+    does not end on one big task while the other processes wait (the results keep the calls'
+    order). ``on_done(index, result)`` is called as each call ends (in any order, from any
+    thread of this process). The first failure (in the order of ``calls``) is raised once the
+    tasks started are done; after a failure no task is started. The step's wall time and its
+    tasks' CPU time are logged (debug).
     """
     started = time.perf_counter()
-    timed = _run_timed(pool, function, calls)
+    start_order = list(range(len(calls)))
+    if costs is not None and pool is not None:
+        start_order.sort(key=lambda i: -costs[i])  # stable: ties keep the calls' order
+    timed = _run_timed(pool, function, calls, start_order, on_done or _nothing)
     here = [cpu for _, cpu, local in timed if local]
     logger.debug(
         "step %s: %d tasks, %.3f s wall, %.3f CPU s in tasks (%d, %.3f CPU s in this process)",
@@ -616,16 +813,31 @@ def _run(
 
 
 def _run_timed(
-    pool: _Workers | None, function: Callable[..., Any], calls: list[tuple[Any, ...]]
+    pool: _Workers | None,
+    function: Callable[..., Any],
+    calls: list[tuple[Any, ...]],
+    start_order: list[int],
+    on_done: Callable[[int, Any], None],
 ) -> list[tuple[Any, float, bool]]:
-    """Each call's result, CPU time and whether it ran in this process, in order."""
+    """Each call's result, CPU time and whether it ran in this process, in the calls' order.
+
+    The calls start in ``start_order``; ``on_done(index, result)`` is called as each ends.
+    """
     if pool is None:
-        return [(*_timed(function, *args), True) for args in calls]
+        done: list[tuple[Any, float, bool]] = []
+        for i, args in enumerate(calls):
+            done.append((*_timed(function, *args), True))
+            on_done(i, done[-1][0])
+        return done
     if not pool.share:
-        futures = [pool.executor.submit(_timed, function, *args) for args in calls]
-        return [(*future.result(), False) for future in futures]
+        futures = {i: pool.executor.submit(_timed, function, *calls[i]) for i in start_order}
+        done = []
+        for i in range(len(calls)):
+            done.append((*futures[i].result(), False))
+            on_done(i, done[-1][0])
+        return done
     lock = threading.Lock()
-    pending = iter(range(len(calls)))
+    pending = iter(start_order)
     stop = threading.Event()  # no task left, or one failed: start no other
     results: dict[int, tuple[Any, float, bool]] = {}
     errors: dict[int, BaseException] = {}
@@ -640,6 +852,8 @@ def _run_timed(
     def run(index: int, call: Callable[[], tuple[Any, float]], here: bool) -> None:
         try:
             results[index] = (*call(), here)
+            if index >= 0:
+                on_done(index, results[index][0])
         except BaseException as exc:  # raised below, in the order of the calls
             errors[index] = exc
             stop.set()
@@ -668,6 +882,10 @@ def _run_timed(
     return [results[index] for index in range(len(calls))]
 
 
+def _nothing(index: int, result: Any) -> None:
+    del index, result
+
+
 def _time_order(spilled: list[_Spilled]) -> tuple[list[int], int]:
     """Return the reading order of the files: by median stamp where the format has one."""
     if not any("median_stamp" in s.facts for s in spilled):
@@ -689,6 +907,8 @@ def spill_parse(
     partitions: int | None = None,
     spill_dir: str | os.PathLike[str] | None = None,
     window_rows: int = WINDOW_ROWS,
+    window_bytes: int | None = WINDOW_BYTES,
+    batch_bytes: int = BATCH_BYTES,
     jobs_transform: Callable[[pa.Table], pa.Table] | None = None,
     remove_first: Sequence[str] = (),
     scheduler: str | None = None,
@@ -723,8 +943,16 @@ def spill_parse(
         Folder for the spill files (a temporary folder is made in it and removed at the end);
         default the output folder.
     window_rows : int, default 131,072
-        Records per merge window (a merge task holds one window of records or of jobs; each
-        window is one row group of ``records.parquet``, or more above 1,048,576 rows).
+        Records per merge window at most (a merge task holds one window of records or of jobs;
+        each window is one row group of ``records.parquet``, or more above 1,048,576 rows).
+    window_bytes : int or None, default 64 MiB
+        Bytes of records (in memory) per merge window at most: the window's rows are this over
+        the largest bytes per record of a spilled file (LSF's about 2.6 kB a record: ~25,000
+        records a window; TORQUE's about 400 bytes: ``window_rows`` bounds them). None bounds
+        the windows by ``window_rows`` alone.
+    batch_bytes : int, default 64 MiB
+        Bytes of records per batch of a file spilled as it is tokenised (a format with
+        :attr:`SpillFormat.stream`: LSF), which bounds its spill task's memory.
     jobs_transform : callable, optional
         Applied to each partition's ``jobs`` (a VO mapping's ``apply``); picklable with
         ``workers`` above 1. The flags it sets are counted.
@@ -760,8 +988,7 @@ def spill_parse(
     if workers < 1:
         msg = f"workers must be at least 1, not {workers}"
         raise ConfigError(msg)
-    partitions = default_partitions(files) if partitions is None else partitions
-    if partitions < 1:
+    if partitions is not None and partitions < 1:
         msg = f"partitions must be at least 1, not {partitions}"
         raise ConfigError(msg)
     out = Path(out_dir)
@@ -770,57 +997,77 @@ def spill_parse(
     base.mkdir(parents=True, exist_ok=True)
     folder = tempfile.mkdtemp(prefix=".spill-", dir=base)
     try:
-        # the pool's workers start (import) while this process imports the format
-        with _executor(workers, scheduler, name) as pool:
-            spill = spill_format(name)
-            entries, owners, split = _spill_entries(name, files, site, split_bytes, pool)
-            calls = [
-                (name, f, site, tz, i, folder, partitions, piece)
-                for i, (f, piece) in enumerate(entries)
-            ]
-            spilled: list[_Spilled] = _run(pool, _spill_file, calls)
-            per_file = _per_file(spilled, owners, folder, partitions)
-            for view, _ in per_file:  # warn or raise, per file, in the order given
-                apply_error_policy(view, errors)
-            order, moved = _time_order(spilled)
-            starts_by_rank = np.cumsum([0] + [spilled[i].records for i in order])
-            starts = [0] * len(spilled)
-            for rank, i in enumerate(order):
-                starts[i] = int(starts_by_rank[rank])
-            total = int(starts_by_rank[-1])
-            windows = max(1, math.ceil(total / window_rows))
-            facts = [spilled[i].facts for i in order]
-            context, first_info = spill.context(facts, tz)
-            assembled: list[dict[str, Any]] = _run(
-                pool,
-                _assemble_partition,
-                [
-                    (name, k, folder, starts, context, tz, window_rows, windows, jobs_transform)
-                    for k in range(partitions)
-                ],
-            )
-            for spilled_file in Path(folder).glob("file-*.arrow"):  # assembled: free the disk
-                spilled_file.unlink()
-            tables = ("records", "jobs")
-            paths: list[str | None] = _run(
-                pool,
-                _merge_window,
-                [(folder, t, w, partitions) for t in tables for w in range(windows)],
-            )
-        merged = {
-            t: [p for p in paths[i * windows : (i + 1) * windows] if p]
-            for i, t in enumerate(tables)
-        }
-        for assembled_file in Path(folder).glob("part-*.arrow"):  # merged: free the disk
-            assembled_file.unlink()
-        for stale in remove_first:
-            (out / stale).unlink(missing_ok=True)
-        started, cpu = time.perf_counter(), time.process_time()
-        quarantine = _write_outputs(out, [spilled[i] for i in order], merged)
-        logger.debug(
-            "step write_outputs: %.3f s wall, %.3f CPU s",
+        # the outputs' temporary files: renamed into place when it closes without an error,
+        # removed after one
+        with ExitStack() as outputs:
+            # the pool's workers start (import) while this process imports the format
+            with _executor(workers, scheduler, name) as pool:
+                spill = spill_format(name)
+                if partitions is None:
+                    partitions = default_partitions(files, spill.record_bytes)
+                entries, owners, split = _spill_entries(name, files, site, split_bytes, pool)
+                calls = [
+                    (name, f, site, tz, i, folder, partitions, piece, batch_bytes)
+                    for i, (f, piece) in enumerate(entries)
+                ]
+                costs = [_entry_bytes(f, piece) for f, piece in entries]
+                spilled: list[_Spilled] = _run(pool, _spill_file, calls, costs)
+                per_file = _per_file(spilled, owners, folder, partitions)
+                for view, _ in per_file:  # warn or raise, per file, in the order given
+                    apply_error_policy(view, errors)
+                order, moved = _time_order(spilled)
+                starts_by_rank = np.cumsum([0] + [spilled[i].records for i in order])
+                starts = [0] * len(spilled)
+                for rank, i in enumerate(order):
+                    starts[i] = int(starts_by_rank[rank])
+                total = int(starts_by_rank[-1])
+                rows_per_window = _window_rows(spilled, window_rows, window_bytes)
+                windows = max(1, math.ceil(total / rows_per_window))
+                facts = [spilled[i].facts for i in order]
+                context, first_info = spill.context(facts, tz)
+                assembled: list[dict[str, Any]] = _run(
+                    pool,
+                    _assemble_partition,
+                    [
+                        (
+                            name,
+                            k,
+                            partitions,
+                            folder,
+                            starts,
+                            context,
+                            tz,
+                            rows_per_window,
+                            windows,
+                            jobs_transform,
+                        )
+                        for k in range(partitions)
+                    ],
+                    [sum(s.partition_rows[k] for s in spilled) for k in range(partitions)],
+                )
+                for spilled_file in Path(folder).glob("file-*.arrow"):  # assembled: free the disk
+                    spilled_file.unlink()
+                # each table's windows are joined into its output as they are merged, in this
+                # process (a thread): the records' while the jobs' windows are merged, and only the
+                # last windows are left to copy when the merge ends
+                with _Stitcher(outputs, out, windows) as stitcher:
+                    _run(
+                        pool,
+                        _merge_window,
+                        [(folder, t, w, partitions) for t in _TABLES for w in range(windows)],
+                        on_done=stitcher.merged,
+                    )
+            for assembled_file in Path(folder).glob("part-*.arrow"):  # merged: free the disk
+                assembled_file.unlink()
+            for stale in remove_first:
+                (out / stale).unlink(missing_ok=True)
+            started, cpu = time.perf_counter(), time.process_time()
+            quarantine = _write_quarantine(outputs, out, [spilled[i] for i in order])
+        logger.debug(  # the quarantine, and every output flushed and renamed into place
+            "step write_outputs: %.3f s wall, %.3f CPU s (the rest of the stitch: %.3f s)",
             time.perf_counter() - started,
             time.process_time() - cpu,
+            stitcher.tail_s,
         )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -833,6 +1080,25 @@ def spill_parse(
         summary["byte_ranges"] = split.as_dict(split_bytes)
     failed = [view for view, records in per_file if view.lines_read and not records]
     return dataclasses.replace(done, summary=summary, failed_parts=failed, partitions=partitions)
+
+
+_FEW_RECORDS = 4096
+
+
+def _window_rows(spilled: list[_Spilled], window_rows: int, window_bytes: int | None) -> int:
+    """Return the records per merge window: ``window_rows``, fewer past ``window_bytes``.
+
+    Sized by the file whose records are the largest, so that no window holds much more than
+    ``window_bytes`` of records wherever it falls. A file's bytes are spread over 4,096 records
+    at least: a small file's fixed costs (a day's first records, a few lines) do not make every
+    window small, and its records are too few to fill one.
+    """
+    if window_bytes is None:
+        return window_rows
+    widest = max((s.nbytes / max(s.records, _FEW_RECORDS) for s in spilled), default=0.0)
+    if widest <= 0:
+        return window_rows
+    return max(1, min(window_rows, int(window_bytes // widest)))
 
 
 def _merged_path(folder: str, table: str, window: int) -> Path:
@@ -858,27 +1124,89 @@ def _merge_window(folder: str, table: str, window: int, partitions: int) -> str 
     return str(path)
 
 
-def _write_outputs(
-    out: Path,
-    ordered: list[_Spilled],
-    merged: dict[str, list[str]],
-) -> pa.Table:
-    """Stitch each table's windows into one file; write the quarantine; return it."""
-    import pyarrow.parquet as pq
+_TABLES = ("records", "jobs")
+"""The tables merged by window, in the order of the merge tasks."""
 
-    from gridtrace.logs._parquet_stitch import stitch_parquet
+
+class _Stitcher:
+    """Join each table's merged windows into its output, in window order, as they come.
+
+    A thread of this process takes each window as soon as it and every window before it of its
+    table are merged (:meth:`merged`, called as each merge task ends), copies its row groups into
+    the table's output (:class:`~gridtrace.logs._parquet_stitch.ParquetStitcher`) and removes
+    it; a finished table's file is flushed to disk there too. The outputs are temporary files of
+    ``outputs`` (renamed into place when it closes).
+    """
+
+    def __init__(self, outputs: ExitStack, out: Path, windows: int) -> None:
+        self.windows = windows
+        self.targets = {
+            t: outputs.enter_context(atomic_path(out / f"{t}.parquet")) for t in _TABLES
+        }
+        self.tail_s = 0.0
+        self._ready: dict[tuple[str, int], str | None] = {}
+        self._changed = threading.Condition()
+        self._stop = False
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._work, daemon=True)
+        self._thread.start()
+
+    def merged(self, index: int, path: str | None) -> None:
+        """Take merge task ``index``'s window (None: the window is empty)."""
+        with self._changed:
+            self._ready[_TABLES[index // self.windows], index % self.windows] = path
+            self._changed.notify()
+
+    def _next(self, table: str, window: int) -> tuple[bool, str | None]:
+        with self._changed:
+            while (table, window) not in self._ready and not self._stop:
+                self._changed.wait()
+            if (table, window) not in self._ready:
+                return False, None
+            return True, self._ready.pop((table, window))
+
+    def _work(self) -> None:
+        from gridtrace.logs._parquet_stitch import ParquetStitcher
+
+        try:
+            for table, target in self.targets.items():
+                with ParquetStitcher(target) as stitcher:
+                    for window in range(self.windows):
+                        found, path = self._next(table, window)
+                        if not found:  # the merge failed: the outputs are dropped
+                            return
+                        if path is not None:
+                            stitcher.add(path)
+                            Path(path).unlink()  # the copy is made: free the disk space now
+                    stitcher.close()
+                with target.open("rb") as handle:  # now, not in the rename at the end
+                    os.fsync(handle.fileno())
+        except BaseException as exc:  # raised in the driver by __exit__
+            self._error = exc
+
+    def __enter__(self) -> _Stitcher:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        started = time.perf_counter()
+        with self._changed:
+            self._stop = True  # every window came (or the merge failed): stop once they are in
+            self._changed.notify()
+        self._thread.join()
+        self.tail_s = time.perf_counter() - started
+        if kind is None and self._error is not None:
+            raise self._error
+
+
+def _write_quarantine(outputs: ExitStack, out: Path, ordered: list[_Spilled]) -> pa.Table:
+    """Write the quarantine rows of the files in reading order; return them."""
+    import pyarrow.parquet as pq
 
     quarantine = pa.concat_tables(
         [QUARANTINE.empty_table(), *(s.quarantine.cast(QUARANTINE) for s in ordered)]
     )
-    with ExitStack() as stack:
-        for table, parts in merged.items():
-            target = stack.enter_context(atomic_path(out / f"{table}.parquet"))
-            stitch_parquet(parts, target)
-            for part in parts:  # the copy is made: free the disk space now
-                Path(part).unlink()
-        target = stack.enter_context(atomic_path(out / "quarantine.parquet"))
-        pq.write_table(quarantine, str(target))
+    target = outputs.enter_context(atomic_path(out / "quarantine.parquet"))
+    pq.write_table(quarantine, str(target))
     return quarantine
 
 

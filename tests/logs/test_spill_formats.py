@@ -605,3 +605,84 @@ def test_slurm_ids_that_name_one_job_differently_meet(tmp_path: Path) -> None:
         for partitions in (2, 64):
             out = tmp_path / f"out{files}-{partitions}"
             same_as_in_memory(paths, out, tz="UTC", partitions=partitions)
+
+
+# --------------------------------------------------------------------------------------------
+# a whole file spilled as it is tokenised (LSF), and merge windows sized in bytes
+
+
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.slow)])
+def test_lsf_spilled_batch_by_batch_equals_in_memory(
+    tmp_path: Path, lsf_log: list[Path], workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gridtrace.logs import _spill
+    from gridtrace.logs._spill import spill_parse
+
+    monkeypatch.setattr(_spill, "_FEW_RECORDS", 1)  # windows sized by these small files too
+    files = [str(p) for p in lsf_log]
+    # a record spanning lines, an over-long line (the read guard's row) and a bad line
+    extra = tmp_path / "in" / "odd.lsb.acct"
+    extra.parent.mkdir()
+    lines = lsf_lines(40, 5)
+    span = lines[3].replace('"sim ""fast"" run"', '"sim\nfast run"')
+    odd = [*lines[:3], span, "x" * (2 << 20), *lines[4:]]
+    extra.write_text("\n".join(odd) + "\n")
+    files.append(str(extra))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        memory = parse_logs(files, format="lsf")
+        done = spill_parse(
+            "lsf",
+            files,
+            tmp_path / "out",
+            site=memory.records.column("site")[0].as_py(),
+            workers=workers,
+            partitions=3,
+            batch_bytes=4_000,  # a chunk of 4 kB of text: many batches in each file
+            window_bytes=50_000,  # a dozen records a window: many windows
+        )
+    for name in TABLES:
+        expected = _through_parquet(getattr(memory, name))
+        got = pq.read_table(tmp_path / "out" / f"{name}.parquet")
+        assert got.schema.equals(expected.schema), name
+        assert got.num_rows == expected.num_rows, name
+        for column in expected.column_names:
+            assert got.column(column).equals(expected.column(column)), (name, column)
+    summary = memory.summary()
+    assert {k: v for k, v in done.summary.items() if k != "files"} == {
+        k: summary[k] for k in done.summary if k != "files"
+    }
+    assert summary["lines_quarantined"] > 0
+    assert any("too long" in r for r in summary["quarantine_reasons"])
+    assert pq.ParquetFile(tmp_path / "out" / "records.parquet").num_row_groups > 10
+    assert not [p for p in (tmp_path / "out").iterdir() if p.name.startswith(".")]
+
+
+def test_merge_windows_are_sized_in_bytes(
+    tmp_path: Path, lsf_log: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gridtrace.logs import _spill
+    from gridtrace.logs._spill import _window_rows, spill_parse
+
+    # a small file's bytes count as spread over 4,096 records: its fixed costs do not make
+    # every window small
+    few = _spill._Spilled("f", 10, 10, pa.table({}), {}, 10 * 3000)
+    many = _spill._Spilled("g", 100_000, 100_000, pa.table({}), {}, 100_000 * 400)
+    assert _window_rows([few, many], 1 << 17, 64 << 20) == 1 << 17  # 400 bytes a record
+    assert _window_rows([few, many], 1 << 17, 4 << 20) == (4 << 20) // 400
+    assert _window_rows([few, many], 1 << 17, None) == 1 << 17
+    monkeypatch.setattr(_spill, "_FEW_RECORDS", 1)  # windows sized by these small files too
+    files = [str(p) for p in lsf_log]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        wide = spill_parse("lsf", files, tmp_path / "a", site="s", partitions=2)
+        narrow = spill_parse(
+            "lsf", files, tmp_path / "b", site="s", partitions=2, window_bytes=200_000
+        )
+    assert wide.summary == narrow.summary
+    groups = [pq.ParquetFile(tmp_path / d / "records.parquet").num_row_groups for d in "ab"]
+    assert groups[0] == 1  # ~400 records of a few kB: one window of 64 MiB
+    assert groups[1] > 3  # 200 kB a window: a few dozen records each
+    for name in TABLES:
+        a = pq.read_table(tmp_path / "a" / f"{name}.parquet")
+        assert a.equals(pq.read_table(tmp_path / "b" / f"{name}.parquet")), name

@@ -157,3 +157,63 @@ def test_peak_memory_of_one_big_file_does_not_grow_with_the_file(tmp_path: Path,
     # each step holds one range, one partition or one window: the same size in both runs
     assert large["python"] < 1.6 * small["python"], (small, large)
     assert large["arrow"] < 1.6 * small["arrow"], (small, large)
+
+
+_MEASURE_ONE_LSF_FILE = r"""
+import json, sys, tracemalloc
+from pathlib import Path
+import pyarrow as pa
+from gridtrace.logs._spill import spill_parse
+
+folder, n_jobs = Path(sys.argv[1]), int(sys.argv[2])
+folder.mkdir(parents=True)
+path = folder / "lsb.acct"
+template = (
+    '"JOB_FINISH" "10.1" {t2} {job} 1500 33816578 4 {t} 0 0 {t1} "u{u}" "normal" "" "" "" '
+    '"login1" "/home/u{u}" "" "out.%J" "" "{t}.{job}" 0 1 "4*node{h}" 64 12.5 "sim run" '
+    '"./run.sh" 3000.5 99.5 204800 0 -1 0 0 1000 0 0 0 0 -1 0 0 0 10 2 -1 "" "physics" 0 4 '
+    '"" "" 0 409600 819200 "" "" "" "" 0 "" 0 "" -1 "/physics/u{u}" "" "" "" -1 "" "" 6160 "" '
+    '{t1} "" "" 2 1032 "0" 1033 "0" 0 7200 0 300000 "select[type == local] span[hosts=1] " "" '
+    '-1 "" -1 0 "" 0 0 "" 3500 "/home/u{u}" 0 "" 0.000000 0.00 0.00 0.00 0.00 4 "node{h}" '
+    '"node{h}" "node{h}" "node{h}" -1 0 0 0 0 0\n'
+)
+with path.open("w") as out:
+    for i in range(n_jobs):
+        t = 1714723000 + i
+        out.write(template.format(job=100000 + i, t=t, t1=t + 100, t2=t + 3700, u=i % 211,
+                                  h=i % 300))
+pool = pa.default_memory_pool()
+tracemalloc.start()
+# batches of 1 MiB of records, windows of 2 MiB, partitions of 64 MiB of records (one here):
+# only the file's count of batches and windows grows with it
+result = spill_parse(
+    "lsf", [str(path)], folder / "out", site="s", tz="UTC", batch_bytes=1 << 20,
+    window_bytes=2 << 20, partitions=max(1, path.stat().st_size >> 21),
+)
+python_peak = tracemalloc.get_traced_memory()[1]
+print(json.dumps({"python": python_peak, "arrow": pool.max_memory(),
+                  "jobs": result.summary["jobs"], "bytes": path.stat().st_size}))
+"""
+
+
+def _lsf_file_peaks(tmp_path: Path, n_jobs: int) -> dict[str, int]:
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE_ONE_LSF_FILE, str(tmp_path / str(n_jobs)), str(n_jobs)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    peaks: dict[str, int] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert peaks["jobs"] == n_jobs
+    return peaks
+
+
+@pytest.mark.slow
+def test_peak_memory_of_one_big_lsf_file_does_not_grow_with_the_file(tmp_path: Path) -> None:
+    # LSF is not split by byte ranges (a record may span lines): its spill task streams the
+    # file, batch by batch, so 4x the file is 4x the batches, not a 4x task
+    small = _lsf_file_peaks(tmp_path, 4_000)
+    large = _lsf_file_peaks(tmp_path, 16_000)
+    assert large["bytes"] > 3.9 * small["bytes"]
+    assert large["python"] < 1.6 * small["python"], (small, large)
+    assert large["arrow"] < 1.6 * small["arrow"], (small, large)

@@ -168,3 +168,35 @@ def test_tasks_shared_with_a_pool_worker_come_back_in_order(tmp_path: Path) -> N
         with pytest.raises(ValueError, match="task 5 failed"):  # the first in order
             _run(pool, _fail_at, [(i, 5) for i in range(12)])
         assert _run(pool, _square, [(3,)]) == [9]  # the pool still works after a failure
+        # started largest first, returned in the calls' order
+        costs = [float(i % 7) for i in range(30)]
+        assert _run(pool, _square, [(i,) for i in range(30)], costs) == [i * i for i in range(30)]
+        with pytest.raises(ValueError, match="task 5 failed"):  # still the first in order
+            _run(pool, _fail_at, [(i, 5) for i in range(12)], [float(-i) for i in range(12)])
+
+
+def test_a_failed_merge_leaves_the_outputs_as_they_were(
+    demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gridtrace.logs._spill as spill_module
+
+    files = sorted(str(p) for p in demo.iterdir())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        spill_parse("torque", files, tmp_path, site="s", partitions=3, window_rows=97)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    merge = spill_module._merge_window
+
+    def fail_late(folder: str, table: str, window: int, partitions: int) -> str | None:
+        if table == "jobs" and window == 2:  # the records' output is stitched by then
+            msg = "merge failed"
+            raise OSError(msg)
+        return merge(folder, table, window, partitions)
+
+    monkeypatch.setattr(spill_module, "_merge_window", fail_late)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        with pytest.raises(OSError, match="merge failed"):
+            spill_parse("torque", files, tmp_path, site="s", partitions=3, window_rows=97)
+    # no output replaced, no temporary file or spill folder left
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
