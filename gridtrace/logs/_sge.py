@@ -123,9 +123,12 @@ shifted).
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import itertools
 import logging
 import re
+import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -141,6 +144,7 @@ from gridtrace.logs._attrs import append_flag, flag_array, flag_mask
 from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._columnar import as_text, quarantine_table, records_table
 from gridtrace.logs._io import ReadReport, StrPath
+from gridtrace.logs._kernels import compile_functions
 from gridtrace.logs._ranges import sge_share, sge_width_of
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
@@ -263,6 +267,8 @@ _pa: Any = pa
 Arr: TypeAlias = Any
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
+I32 = npt.NDArray[np.int32]
+U8 = npt.NDArray[np.uint8]
 Bool = npt.NDArray[np.bool_]
 
 SGE_FIELDS: tuple[str, ...] = (
@@ -515,6 +521,150 @@ class _Category:
                 self.mem_conflict = True
 
 
+# --------------------------------------------------------------------------- compiled kernels
+#
+# Three byte loops replace the numpy and Arrow calls that cost most on a large file: counting
+# the fields of every line (the first pass), splitting a chunk's lines into fields (the second)
+# and reading the number fields of the records (the assembly). Each gives exactly what the call
+# it replaces gives (``tests/logs/test_sge_kernels.py`` compares them). They stay plain Python
+# until a process has read _KERNEL_MIN_LINES lines: importing numba costs half a second, which a
+# small file must not pay.
+
+HAVE_NUMBA = importlib.util.find_spec("numba") is not None
+"""Whether the compiled kernels are available (else the numpy and Arrow paths run)."""
+
+_KERNEL = ("_line_fields", "_split_fields", "_parse_numbers")
+_KERNEL_MIN_LINES = 20_000
+"""Lines a process reads before it loads the kernels (the numpy and Arrow paths give the same)."""
+_plain_lines = 0
+_plain_lock = threading.Lock()
+# 10**k as floats, exact up to 10**22: m / 10**k is then correctly rounded (Clinger's fast path)
+_POWERS = np.array([float(10**k) for k in range(23)], dtype=np.float64)
+_MAX_MANTISSA = 10**15  # < 2**53: exact as a float
+
+
+@functools.cache
+def _compile_kernel() -> bool:
+    """Compile the kernels (from numba's disk cache after the first run); False without numba."""
+    if not HAVE_NUMBA:  # pragma: no cover
+        return False
+    compile_functions(globals(), _KERNEL, frozenset(_KERNEL))
+    return True
+
+
+def _use_kernel(lines: int) -> bool:
+    """Whether to run the kernels on ``lines`` lines: once the process has read enough of them."""
+    global _plain_lines
+    with _plain_lock:
+        _plain_lines += lines
+        ready = _plain_lines >= _KERNEL_MIN_LINES
+    return ready and _compile_kernel()
+
+
+def _line_fields(buffer: U8, n: int) -> tuple[I64, I64, Bool]:
+    """Line ends (after each LF), ``:``-separated field counts and NUL bytes of ``n`` lines.
+
+    The ``n`` lines are those ending in a LF; bytes after the last LF are not a line here.
+    """
+    ends = np.empty(n, dtype=np.int64)
+    fields = np.ones(n, dtype=np.int64)
+    nul = np.zeros(n, dtype=np.bool_)
+    line = 0
+    for p in range(len(buffer)):
+        if line >= n:
+            break
+        byte = buffer[p]
+        if byte == 10:
+            ends[line] = p + 1
+            line += 1
+        elif byte == 58:
+            fields[line] += 1
+        elif byte == 0:
+            nul[line] = True
+    return ends, fields, nul
+
+
+def _split_fields(offsets: I32, data: U8, first: int, n: int, colons: int) -> tuple[I32, I32, U8]:
+    """Split ``n`` strings (``offsets[first:first + n + 1]`` into ``data``) at every ``:``.
+
+    Returns the list offsets (fields per string), the fields' offsets and their bytes: the
+    buffers of ``pc.split_pattern(strings, ":")``. ``colons`` is the count of ``:`` in them.
+    """
+    list_offsets = np.empty(n + 1, dtype=np.int32)
+    value_offsets = np.empty(n + colons + 1, dtype=np.int32)
+    values = np.empty(offsets[first + n] - offsets[first] - colons, dtype=np.uint8)
+    list_offsets[0] = 0
+    value_offsets[0] = 0
+    field = 0
+    out = 0
+    for i in range(n):
+        for p in range(offsets[first + i], offsets[first + i + 1]):
+            byte = data[p]
+            if byte == 58:
+                field += 1
+                value_offsets[field] = out
+            else:
+                values[out] = byte
+                out += 1
+        field += 1
+        value_offsets[field] = out
+        list_offsets[i + 1] = field
+    return list_offsets, value_offsets, values
+
+
+def _parse_numbers(
+    offsets: I32, data: U8, starts: I64, counts: I64, columns: I64, powers: F64
+) -> tuple[F64, Bool]:
+    """Read the fields ``columns`` of every record as numbers, one record after the other.
+
+    Record ``r``'s field ``c`` is the string ``starts[r] + c`` (``offsets`` into ``data``), absent
+    when ``counts[r] <= c`` (NaN). Reads ``-?digits[.digits]`` with at most 15 digits, exactly
+    (m / 10**k, both exact as floats); every other string is NaN and ``declined``, for the
+    caller to read. Walking each record's fields in order reads memory in order, where one
+    field at a time would jump a record's length at each step.
+    """
+    n = len(starts)
+    k = len(columns)
+    values = np.full((k, n), np.nan)
+    declined = np.zeros((k, n), dtype=np.bool_)
+    for r in range(n):
+        for j in range(k):
+            column = columns[j]
+            if counts[r] <= column:
+                continue
+            a = offsets[starts[r] + column]
+            b = offsets[starts[r] + column + 1]
+            negative = a < b and data[a] == 45
+            if negative:
+                a += 1
+            mantissa = 0
+            digits = 0
+            decimals = 0
+            point = False
+            ok = a < b
+            for p in range(a, b):
+                byte = data[p]
+                if 48 <= byte <= 57:
+                    mantissa = mantissa * 10 + (byte - 48)
+                    digits += 1
+                    if point:
+                        decimals += 1
+                    if digits > 15:
+                        ok = False
+                        break
+                elif byte == 46 and not point:
+                    point = True
+                else:
+                    ok = False
+                    break
+            if not ok or digits == 0:
+                declined[j, r] = True
+                continue
+            value = mantissa / powers[decimals]
+            values[j, r] = -value if negative else value
+    return values, declined
+
+
 # --------------------------------------------------------------------------- tokeniser
 
 
@@ -660,12 +810,30 @@ def _sge_lines(data: bytes) -> _SgeLines:
         checked = _numpy(_pc.match_substring_regex(text, _LINE, ignore_case=True), bool)
     else:
         blank = comment = checked = np.zeros(0, dtype=bool)
-    tokens = _pc.split_pattern(text, ":")
+    tokens = _split_colons(text)
     counts = _numpy(_pc.list_value_length(tokens), np.int64) if n_lines else np.zeros(0, np.int64)
     return _SgeLines(
         raw_lines, crlf, no_newline, nul, binary, text, non_utf8, blank, comment, checked,
         tokens, counts,
     )  # fmt: skip
+
+
+def _split_colons(text: Arr) -> Arr:
+    """``pc.split_pattern(text, ":")``, by the kernel once it is loaded (the same array)."""
+    n = len(text)
+    if not n or text.null_count or text.type != pa.string() or not _use_kernel(0):
+        return _pc.split_pattern(text, ":")
+    _, offsets_buffer, data_buffer = text.buffers()
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)
+    data = np.frombuffer(data_buffer, dtype=np.uint8)
+    first = text.offset
+    lo, hi = int(offsets[first]), int(offsets[first + n])
+    colons = int(np.count_nonzero(data[lo:hi] == _COLON))
+    list_offsets, value_offsets, values = _split_fields(offsets, data, first, n, colons)
+    fields = _pa.StringArray.from_buffers(
+        len(value_offsets) - 1, _pa.py_buffer(value_offsets), _pa.py_buffer(values)
+    )
+    return _pa.ListArray.from_arrays(_pa.array(list_offsets), fields)
 
 
 @dataclass
@@ -684,8 +852,12 @@ def _good_counts(data: bytes) -> tuple[I64, bool]:
     only the field check runs per line (the good lines are those :class:`_SgeLines` finds).
     """
     buffer = np.frombuffer(data, dtype=np.uint8)
-    ends = np.flatnonzero(buffer == _NEWLINE) + 1
-    n = len(ends)
+    n = data.count(b"\n")
+    kernel = _use_kernel(n)
+    if kernel:
+        ends, kernel_fields, kernel_nul = _line_fields(buffer, n)
+    else:
+        ends = np.flatnonzero(buffer == _NEWLINE) + 1
     offsets = np.zeros(n + 1, dtype=np.int64)
     offsets[1:] = ends
     starts = offsets[:-1]
@@ -700,12 +872,16 @@ def _good_counts(data: bytes) -> tuple[I64, bool]:
             old = True
     if not n:
         return np.zeros(0, dtype=np.int64), old
-    colons = np.flatnonzero(buffer == _COLON)  # a line's count: the colons between its ends
-    fields = np.searchsorted(colons, ends) - np.searchsorted(colons, starts) + 1
-    candidate = (fields >= _MIN_FIELDS) & (buffer[starts] != _HASH)
-    nuls = np.flatnonzero(buffer == 0)
-    if len(nuls):
-        candidate &= np.searchsorted(nuls, ends) == np.searchsorted(nuls, starts)
+    if kernel:
+        fields = kernel_fields
+        candidate = (fields >= _MIN_FIELDS) & (buffer[starts] != _HASH) & ~kernel_nul
+    else:
+        colons = np.flatnonzero(buffer == _COLON)  # a line's count: the colons between its ends
+        fields = np.searchsorted(colons, ends) - np.searchsorted(colons, starts) + 1
+        candidate = (fields >= _MIN_FIELDS) & (buffer[starts] != _HASH)
+        nuls = np.flatnonzero(buffer == 0)
+        if len(nuls):
+            candidate &= np.searchsorted(nuls, ends) == np.searchsorted(nuls, starts)
     if not candidate.any():
         return np.zeros(0, dtype=np.int64), old
     kind = pa.binary() if offsets[-1] < 2**31 else pa.large_binary()
@@ -1033,10 +1209,13 @@ def _field_names(counts: I64, names: Sequence[str]) -> Arr:
         encoded = [name.encode() for name in names[:width]]
         row_bytes = b"".join(encoded)
         if len(row_bytes) * n < 2**31 - 1:
-            row_offsets = np.zeros(width, dtype=np.int64)
+            row_offsets = np.zeros(width, dtype=np.int32)
             np.cumsum([len(e) for e in encoded[:-1]], out=row_offsets[1:])
-            offsets = (row_offsets[None, :] + len(row_bytes) * np.arange(n)[:, None]).ravel()
-            offsets = np.append(offsets, len(row_bytes) * n).astype(np.int32)
+            offsets = np.empty(width * n + 1, dtype=np.int32)
+            grid = offsets[:-1].reshape(n, width)
+            np.add(row_offsets[None, :], len(row_bytes) * np.arange(n, dtype=np.int32)[:, None],
+                   out=grid)  # fmt: skip
+            offsets[-1] = len(row_bytes) * n
             return _pa.StringArray.from_buffers(
                 width * n, pa.py_buffer(offsets.tobytes()), pa.py_buffer(row_bytes * n)
             )
@@ -1066,6 +1245,18 @@ def _records(
 # --------------------------------------------------------------------------- assembler
 
 
+# the number fields _jobs reads, in file order (the kernel reads them in one pass)
+_PARSED = tuple(
+    sorted(
+        (
+            "job_number", "task_number", "submission_time", "start_time", "end_time", "failed",
+            "exit_status", "cpu", "maxvmem", "ru_maxrss", "slots", "ru_wallclock",
+        ),
+        key=_I.__getitem__,
+    )
+)  # fmt: skip
+
+
 class _Fields:
     """Positional access to the aligned fields of ``J``/``PE`` records."""
 
@@ -1077,36 +1268,67 @@ class _Fields:
         self.starts = offsets[:-1]
         self.counts = np.diff(offsets)
         self.unreadable = np.zeros(self.n, dtype=bool)  # a number field holding inf or nan
+        self.parsed: dict[str, tuple[F64, Bool]] | None = None
+
+    def _parse(self) -> dict[str, tuple[F64, Bool]]:
+        """Read the number fields :func:`_jobs` needs with the kernel (empty without it)."""
+        items = self.items
+        if items.null_count or items.type != pa.string() or not _use_kernel(0):
+            return {}
+        _, offsets_buffer, data_buffer = items.buffers()
+        offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[items.offset :]
+        data = np.frombuffer(data_buffer, dtype=np.uint8)
+        columns = np.array([_I[name] for name in _PARSED], dtype=np.int64)
+        values, declined = _parse_numbers(offsets, data, self.starts, self.counts, columns, _POWERS)
+        return {name: (values[j], declined[j]) for j, name in enumerate(_PARSED)}
 
     def absent(self, name: str) -> Bool:
         """Rows without the field (a last line cut short)."""
         missing: Bool = self.counts <= _I[name]
         return missing
 
-    def text(self, name: str) -> Arr:
+    def text(self, name: str, rows: I64 | None = None) -> Arr:
+        """Return the field's strings (null where absent) of the records ``rows`` (default: all)."""
         i = _I[name]
         if not self.n:
             return _pa.array([], pa.string())
         present = self.counts > i
         where = np.where(present, self.starts + i, 0)
+        if rows is not None:
+            present, where = present[rows], where[rows]
         taken = self.items.take(_pa.array(where))
         if present.all():
             return taken
         return _pc.if_else(_pa.array(present), taken, None)
 
     def number(self, name: str) -> F64:
-        text = self.text(name)
         if not self.n:
             return np.zeros(0)
-        try:
-            values = _numpy(text.cast(pa.float64()).fill_null(np.nan)).copy()
-        except pa.ArrowInvalid:
-            # a form Arrow's parser refuses: Python's float, NaN where not a number
-            values = np.array([_to_float(v) for v in text.to_pylist()], dtype=np.float64)
+        if self.parsed is None:
+            self.parsed = self._parse()
+        if name in self.parsed:
+            # the kernel read the plain numbers; Arrow (else Python) reads the others, as below
+            values, declined = self.parsed[name]
+            values = values.copy()
+            if declined.any():
+                where = self.starts[declined] + _I[name]
+                values[declined] = _cast_numbers(self.items.take(_pa.array(where)))
+        else:
+            values = _cast_numbers(self.text(name))
         odd = ~np.isfinite(values) & ~self.absent(name)
         self.unreadable |= odd
         values[~np.isfinite(values)] = np.nan  # "inf", "-nan" as written by some versions
         return values
+
+
+def _cast_numbers(text: Arr) -> F64:
+    """Numbers of a string array: Arrow's cast, else Python's float (NaN where not a number)."""
+    try:
+        values: F64 = _numpy(text.cast(pa.float64()).fill_null(np.nan)).copy()
+    except pa.ArrowInvalid:
+        # a form Arrow's parser refuses: Python's float, NaN where not a number
+        values = np.array([_to_float(v) for v in text.to_pylist()], dtype=np.float64)
+    return values
 
 
 def _to_float(text: str | None) -> float:
@@ -1208,6 +1430,13 @@ def _int_text(values: F64) -> Arr:
     return _int_or_null(values, pa.int64()).cast(pa.string())
 
 
+def _shared(job: F64, task: F64) -> Bool:
+    """Which (job, task) pairs another record also holds (NaN equal to NaN, as in pandas)."""
+    pairs = pd.DataFrame({"job": job, "task": task})
+    shared: Bool = pairs.duplicated(keep=False).to_numpy()
+    return shared
+
+
 def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     n_all = rec.num_rows
     get = _Fields(rec)
@@ -1248,22 +1477,28 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     masters = np.flatnonzero(~is_slave)
     slaves = np.flatnonzero(is_slave)
 
-    # fold masters written twice (same job, task, times, host, failed, exit; started)
-    frame = pd.DataFrame(
-        {
-            "job": job_number[masters],
-            "task": task[masters],
-            "submit": submit_raw[masters],
-            "start": start_raw[masters],
-            "end": end_raw[masters],
-            "host": host_no[masters],
-            "failed": failed_all[masters],
-            "exit": exit_all[masters],
-        }
-    )
-    started_m = start_raw[masters] > 0
-    later_copy = frame.duplicated(keep="last").to_numpy() & started_m
-    has_copy = frame.duplicated(keep=False).to_numpy() & started_m
+    # fold masters written twice (same job, task, times, host, failed, exit; started); only
+    # records whose job and task another record shares can be copies
+    later_copy = np.zeros(len(masters), dtype=bool)
+    has_copy = np.zeros(len(masters), dtype=bool)
+    shared = _shared(job_number[masters], task[masters])
+    if shared.any():
+        copies = masters[shared]
+        frame = pd.DataFrame(
+            {
+                "job": job_number[copies],
+                "task": task[copies],
+                "submit": submit_raw[copies],
+                "start": start_raw[copies],
+                "end": end_raw[copies],
+                "host": host_no[copies],
+                "failed": failed_all[copies],
+                "exit": exit_all[copies],
+            }
+        )
+        started_c = start_raw[copies] > 0
+        later_copy[shared] = frame.duplicated(keep="last").to_numpy() & started_c
+        has_copy[shared] = frame.duplicated(keep=False).to_numpy() & started_c
     keep = masters[~later_copy]
     duplicate = has_copy[~later_copy]
     dropped = np.zeros(n_all, dtype=bool)
@@ -1300,23 +1535,26 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
         submit[matched_rows] = matched["first"].to_numpy(dtype=np.float64)
         adopted[matched_rows] = True
 
-    # attempts: one job = (job, task, submit); attempts in reading order
+    # attempts: one job = (job, task, submit); attempts in reading order. A record whose job
+    # and task no other shares is attempt 0 of 1; the others are sorted and counted
+    attempt = np.zeros(n, dtype=np.int64)
+    n_attempts = np.ones(n, dtype=np.int64)
+    retried = _shared(job, tsk)
+    several = np.flatnonzero(retried)
     order = pd.DataFrame(
         {
-            "job": job,
-            "task": np.nan_to_num(tsk, nan=-1.0),  # a cut line without task_number
-            "submit": np.nan_to_num(submit, nan=-1.0),
-            "file": file_no[keep],
-            "line": src_line[keep],
-            "row": np.arange(n),
+            "job": job[several],
+            "task": np.nan_to_num(tsk[several], nan=-1.0),  # a cut line without task_number
+            "submit": np.nan_to_num(submit[several], nan=-1.0),
+            "file": file_no[keep][several],
+            "line": src_line[keep][several],
+            "row": several,
         }
     ).sort_values(["job", "task", "submit", "file", "line"], kind="stable")
     groups = order.groupby(["job", "task", "submit"], sort=False)
-    rows_sorted = order["row"].to_numpy()
-    attempt = np.empty(n, dtype=np.int64)
-    n_attempts = np.empty(n, dtype=np.int64)
-    attempt[rows_sorted] = groups.cumcount().to_numpy()
-    n_attempts[rows_sorted] = groups["row"].transform("size").to_numpy()
+    rows_sorted = np.concatenate([order["row"].to_numpy(), np.flatnonzero(~retried)])
+    attempt[order["row"].to_numpy()] = groups.cumcount().to_numpy()
+    n_attempts[order["row"].to_numpy()] = groups["row"].transform("size").to_numpy()
 
     # PE slave records fold into the attempt running when they started
     cpu = cpu_all[keep].copy()
@@ -1355,7 +1593,7 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
                 known_hosts.append(host)
 
     def col(name: str) -> Arr:
-        return get.text(name).take(take_keep)
+        return get.text(name, keep)
 
     master_host_text = host_text.take(take_keep)
     failed = failed_all[keep]
