@@ -1204,25 +1204,50 @@ def _field_names(counts: I64, names: Sequence[str]) -> Arr:
     """Build the attrs keys: ``names[: counts[i]]`` for each row ``i``, concatenated."""
     n = len(counts)
     if n and (counts == counts[0]).all():
-        # one layout: the row's names repeated, built from buffers (a take would copy each)
+        # one layout: a slice of the row's names repeated (shared by the chunks of a file)
         width = int(counts[0])
-        encoded = [name.encode() for name in names[:width]]
-        row_bytes = b"".join(encoded)
-        if len(row_bytes) * n < 2**31 - 1:
-            row_offsets = np.zeros(width, dtype=np.int32)
-            np.cumsum([len(e) for e in encoded[:-1]], out=row_offsets[1:])
-            offsets = np.empty(width * n + 1, dtype=np.int32)
-            grid = offsets[:-1].reshape(n, width)
-            np.add(row_offsets[None, :], len(row_bytes) * np.arange(n, dtype=np.int32)[:, None],
-                   out=grid)  # fmt: skip
-            offsets[-1] = len(row_bytes) * n
-            return _pa.StringArray.from_buffers(
-                width * n, pa.py_buffer(offsets.tobytes()), pa.py_buffer(row_bytes * n)
-            )
+        repeated = _repeated_names(tuple(names[:width]), n)
+        if repeated is not None:
+            return repeated.slice(0, width * n)
     starts = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
     position = np.arange(int(starts[-1]), dtype=np.int64) - np.repeat(starts[:-1], counts)
     return _pa.array(list(names), pa.string()).take(_pa.array(position))
+
+
+_KEYS_BYTES = 64 << 20  # the most a cached array of repeated names holds
+_keys_cache: dict[tuple[str, ...], Arr] = {}
+
+
+def _repeated_names(row: tuple[str, ...], n: int) -> Arr | None:
+    """Return ``row`` repeated at least ``n`` times as one string array (None when too big).
+
+    Built from buffers (a take would copy each name), and kept for the next chunks, which
+    slice it: every chunk of a file has the same layout.
+    """
+    cached = _keys_cache.get(row)
+    if cached is not None and len(cached) >= len(row) * n:
+        return cached
+    width = len(row)
+    encoded = [name.encode() for name in row]
+    row_bytes = b"".join(encoded)
+    rows = max(n + n // 4, 1024)  # room for the next chunks, a little longer or shorter
+    if len(row_bytes) * rows > _KEYS_BYTES:
+        return None
+    row_offsets = np.zeros(width, dtype=np.int32)
+    np.cumsum([len(e) for e in encoded[:-1]], out=row_offsets[1:])
+    offsets = np.empty(width * rows + 1, dtype=np.int32)
+    grid = offsets[:-1].reshape(rows, width)
+    np.add(row_offsets[None, :], len(row_bytes) * np.arange(rows, dtype=np.int32)[:, None],
+           out=grid)  # fmt: skip
+    offsets[-1] = len(row_bytes) * rows
+    keys = _pa.StringArray.from_buffers(
+        width * rows, pa.py_buffer(offsets), pa.py_buffer(row_bytes * rows)
+    )
+    if len(_keys_cache) > 8:
+        _keys_cache.clear()
+    _keys_cache[row] = keys
+    return keys
 
 
 def _records(
@@ -1261,10 +1286,23 @@ class _Fields:
     """Positional access to the aligned fields of ``J``/``PE`` records."""
 
     def __init__(self, table: pa.Table) -> None:
-        attrs: Any = table.column("attrs").combine_chunks()
-        self.n = len(attrs)
-        self.items: Any = attrs.items
-        offsets = _numpy(attrs.offsets, np.int64)
+        # the values of the chunks' maps, end to end (their keys are not needed: not copied)
+        items: list[Arr] = []
+        bounds: list[I64] = [np.zeros(1, dtype=np.int64)]
+        total = 0
+        for chunk in table.column("attrs").chunks:
+            chunk_offsets = _numpy(chunk.offsets, np.int64)
+            first, last = int(chunk_offsets[0]), int(chunk_offsets[-1])
+            items.append(chunk.items.slice(first, last - first))
+            bounds.append(chunk_offsets[1:] - first + total)
+            total += last - first
+        offsets = np.concatenate(bounds)
+        self.n = len(offsets) - 1
+        self.items: Any = (
+            (_pa.concat_arrays(items) if len(items) != 1 else items[0])
+            if items
+            else _pa.array([], pa.string())
+        )
         self.starts = offsets[:-1]
         self.counts = np.diff(offsets)
         self.unreadable = np.zeros(self.n, dtype=bool)  # a number field holding inf or nan
