@@ -1242,7 +1242,7 @@ def _repeated_names(row: tuple[str, ...], n: int) -> Arr | None:
            out=grid)  # fmt: skip
     offsets[-1] = len(row_bytes) * rows
     keys = _pa.StringArray.from_buffers(
-        width * rows, pa.py_buffer(offsets), pa.py_buffer(row_bytes * rows)
+        width * rows, _pa.py_buffer(offsets), _pa.py_buffer(row_bytes * rows)
     )
     if len(_keys_cache) > 8:
         _keys_cache.clear()
@@ -1290,7 +1290,8 @@ class _Fields:
         items: list[Arr] = []
         bounds: list[I64] = [np.zeros(1, dtype=np.int64)]
         total = 0
-        for chunk in table.column("attrs").chunks:
+        chunks: list[Any] = table.column("attrs").chunks
+        for chunk in chunks:
             chunk_offsets = _numpy(chunk.offsets, np.int64)
             first, last = int(chunk_offsets[0]), int(chunk_offsets[-1])
             items.append(chunk.items.slice(first, last - first))
