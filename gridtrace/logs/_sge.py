@@ -145,7 +145,6 @@ from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._columnar import as_text, quarantine_table, records_table
 from gridtrace.logs._io import ReadReport, StrPath
 from gridtrace.logs._kernels import compile_functions
-from gridtrace.logs._ranges import sge_share, sge_width_of
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
     Chunk,
@@ -918,17 +917,67 @@ def sge_width(path: StrPath, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> int:
         The field count the tokeniser re-aligns lines to.
     """
     report = ReadReport(str(path), None)  # findings: the second pass reports them
+    return _width_of_shares([_width_share(iter_chunks(path, report, chunk_bytes=chunk_bytes))])
+
+
+_WidthShare: TypeAlias = tuple[dict[int, int], bool]
+"""A part of a file's share of :func:`sge_width`: its good lines' field counts (count → lines),
+and whether a ``# Version`` line says SGE 6.0/6.1."""
+
+
+def _width_share(chunks: Iterable[Chunk]) -> _WidthShare:
+    """Count the field counts of the good lines of ``chunks`` (a file, or one range of it).
+
+    The first pass of :func:`sge_width`, whole or by range (``SGE_STREAM.split.share``, run on
+    workers: module-level). Constant memory: a histogram.
+    """
     histogram: Counter[int] = Counter()
     old = False
-    for chunk in iter_chunks(path, report, chunk_bytes=chunk_bytes):
+    for chunk in chunks:
         counted, old_here = _good_counts(chunk.data)
         old = old or old_here
         if len(counted):
             values, freq = np.unique(counted, return_counts=True)
             histogram.update(dict(zip(values.tolist(), freq.tolist(), strict=True)))
+    return dict(histogram), old
+
+
+def _width_of_shares(shares: Iterable[_WidthShare]) -> int:
+    """Return the usual field count from the shares of a file's parts, in order.
+
+    The most common count (the smallest, on a tie), else 43 when a part saw a ``# Version``
+    line saying 6.0 or 6.1, else 45.
+    """
+    histogram: Counter[int] = Counter()
+    old = False
+    for counts, old_here in shares:
+        histogram.update(counts)
+        old = old or old_here
     if histogram:
         return min(histogram, key=lambda count: (-histogram[count], count))
     return _MIN_FIELDS if old else _FULL
+
+
+def _range_state(path: str, width: int) -> _SgeState:
+    """Return the state a range of a file starts from: the file's usual field count.
+
+    ``SGE_STREAM.split.start``: ``width`` is what :func:`_width_of_shares` made of the ranges'
+    shares; the path is not needed (the count is the whole file's).
+
+    Parameters
+    ----------
+    path : str
+        The file the range is part of (unused).
+    width : int
+        The file's usual field count.
+
+    Returns
+    -------
+    _SgeState
+        The tokeniser's state at that count.
+    """
+    del path
+    return _SgeState(width)
 
 
 def sge_stream(path: StrPath, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> LineFormat[_SgeState]:
@@ -1118,7 +1167,7 @@ SGE_STREAM: LineFormat[_SgeState] = LineFormat(
     "sge",
     _SgeState,
     _tokenize_sge_chunk,
-    split=RangeSplit(share=sge_share, combine=sge_width_of, start=lambda _, w: _SgeState(w)),
+    split=RangeSplit(share=_width_share, combine=_width_of_shares, start=_range_state),
 )
 """The Grid Engine format for the streaming core, at the default field count.
 
