@@ -360,6 +360,15 @@ def _field_pattern(i: int) -> str:
 
 
 _PATTERNS = [_field_pattern(i) for i in range(_FULL)]
+# the same check, for the kernel: what each of the 45 fields holds
+_TEXT, _UNSIGNED_KIND, _SIGNED_KIND, _NUMBER_KIND = range(4)
+_KINDS = np.array(
+    [
+        {_UNSIGNED: _UNSIGNED_KIND, _SIGNED: _SIGNED_KIND, _NUMBER: _NUMBER_KIND}.get(p, _TEXT)
+        for p in _PATTERNS
+    ],
+    dtype=np.int64,
+)
 # one pass per line: the first 43 fields, optionally arid and ar_submission_time, then anything
 _LINE = (
     "^"
@@ -532,7 +541,16 @@ class _Category:
 HAVE_NUMBA = importlib.util.find_spec("numba") is not None
 """Whether the compiled kernels are available (else the numpy and Arrow paths run)."""
 
-_KERNEL = ("_line_fields", "_split_fields", "_parse_numbers")
+_KERNEL = (
+    "_digits",
+    "_is_number",
+    "_field_ok",
+    "_check_line",
+    "_line_fields",
+    "_split_fields",
+    "_parse_numbers",
+)
+_ENTRY_POINTS = frozenset({"_line_fields", "_split_fields", "_parse_numbers", "_check_line"})
 _KERNEL_MIN_LINES = 20_000
 """Lines a process reads before it loads the kernels (the numpy and Arrow paths give the same)."""
 _plain_lines = 0
@@ -547,7 +565,7 @@ def _compile_kernel() -> bool:
     """Compile the kernels (from numba's disk cache after the first run); False without numba."""
     if not HAVE_NUMBA:  # pragma: no cover
         return False
-    compile_functions(globals(), _KERNEL, frozenset(_KERNEL))
+    compile_functions(globals(), _KERNEL, _ENTRY_POINTS)
     return True
 
 
@@ -560,14 +578,64 @@ def _use_kernel(lines: int) -> bool:
     return ready and _compile_kernel()
 
 
-def _line_fields(buffer: U8, n: int) -> tuple[I64, I64, Bool]:
-    """Line ends (after each LF), ``:``-separated field counts and NUL bytes of ``n`` lines.
+def _digits(data: U8, a: int, b: int) -> int:
+    """Return the end of the run of ASCII digits from ``a`` (before ``b``)."""
+    while a < b and 48 <= data[a] <= 57:
+        a += 1
+    return a
+
+
+def _is_number(data: U8, a: int, b: int) -> bool:
+    """Whether ``data[a:b]`` matches ``_NUMBER`` (case-insensitive ``nan``/``inf``)."""
+    if a < b and data[a] == 45:  # -
+        a += 1
+    if b - a == 3:
+        c0, c1, c2 = data[a] | 32, data[a + 1] | 32, data[a + 2] | 32
+        if (c0 == 110 and c1 == 97 and c2 == 110) or (c0 == 105 and c1 == 110 and c2 == 102):
+            return True  # nan, inf
+    whole = _digits(data, a, b)
+    p = whole
+    fraction = False
+    if p < b and data[p] == 46:  # .
+        end = _digits(data, p + 1, b)
+        fraction = end > p + 1
+        p = end
+    if whole == a and not fraction:
+        return False  # no digit before the exponent
+    if p < b and data[p] | 32 == 101:  # e, E
+        p += 1
+        if p < b and (data[p] == 43 or data[p] == 45):
+            p += 1
+        end = _digits(data, p, b)
+        if end == p:
+            return False
+        p = end
+    return p == b
+
+
+def _field_ok(data: U8, a: int, b: int, kind: int) -> bool:
+    """Whether field ``data[a:b]`` is what its column holds (``_PATTERNS``, ``_KINDS``)."""
+    if kind == 0:
+        return True
+    if kind == 3:
+        return _is_number(data, a, b)
+    if kind == 2 and a < b and data[a] == 45:
+        a += 1
+    return a < b and _digits(data, a, b) == b
+
+
+def _line_fields(buffer: U8, n: int, kinds: I64) -> tuple[I64, I64, Bool, Bool]:
+    """Line ends (after each LF), field counts, NUL bytes and field check of ``n`` lines.
 
     The ``n`` lines are those ending in a LF; bytes after the last LF are not a line here.
+    The check is ``_LINE_ENDED``'s: the line, less its line end (LF, or CR LF), has at least 43
+    ``:``-separated fields, the first 45 of them as ``kinds`` says.
     """
     ends = np.empty(n, dtype=np.int64)
     fields = np.ones(n, dtype=np.int64)
     nul = np.zeros(n, dtype=np.bool_)
+    checked = np.zeros(n, dtype=np.bool_)
+    start = 0
     line = 0
     for p in range(len(buffer)):
         if line >= n:
@@ -575,29 +643,54 @@ def _line_fields(buffer: U8, n: int) -> tuple[I64, I64, Bool]:
         byte = buffer[p]
         if byte == 10:
             ends[line] = p + 1
+            stop = p - 1 if p > start and buffer[p - 1] == 13 else p
+            checked[line] = _check_line(buffer, start, stop, kinds)
+            start = p + 1
             line += 1
         elif byte == 58:
             fields[line] += 1
         elif byte == 0:
             nul[line] = True
-    return ends, fields, nul
+    return ends, fields, nul, checked
 
 
-def _split_fields(offsets: I32, data: U8, first: int, n: int, colons: int) -> tuple[I32, I32, U8]:
+def _check_line(data: U8, a: int, b: int, kinds: I64) -> bool:
+    """Whether the line ``data[a:b]`` (no line end) passes ``_LINE``."""
+    field = 0
+    start = a
+    for p in range(a, b + 1):
+        if p == b or data[p] == 58:
+            if field < len(kinds) and not _field_ok(data, start, p, kinds[field]):
+                return False
+            field += 1
+            start = p + 1
+            if field >= len(kinds):
+                return True  # the 45 known fields are sound; the rest is anything
+    return field >= 43
+
+
+def _split_fields(
+    offsets: I32, data: U8, first: int, n: int, colons: int, kinds: I64
+) -> tuple[I32, I32, U8, Bool]:
     """Split ``n`` strings (``offsets[first:first + n + 1]`` into ``data``) at every ``:``.
 
     Returns the list offsets (fields per string), the fields' offsets and their bytes: the
-    buffers of ``pc.split_pattern(strings, ":")``. ``colons`` is the count of ``:`` in them.
+    buffers of ``pc.split_pattern(strings, ":")``; ``colons`` is the count of ``:`` in them.
+    And which strings pass the field check (``_LINE``, as :func:`_check_line`).
     """
     list_offsets = np.empty(n + 1, dtype=np.int32)
     value_offsets = np.empty(n + colons + 1, dtype=np.int32)
     values = np.empty(offsets[first + n] - offsets[first] - colons, dtype=np.uint8)
+    checked = np.zeros(n, dtype=np.bool_)
     list_offsets[0] = 0
     value_offsets[0] = 0
     field = 0
     out = 0
     for i in range(n):
-        for p in range(offsets[first + i], offsets[first + i + 1]):
+        a = offsets[first + i]
+        b = offsets[first + i + 1]
+        checked[i] = _check_line(data, a, b, kinds)
+        for p in range(a, b):
             byte = data[p]
             if byte == 58:
                 field += 1
@@ -608,7 +701,7 @@ def _split_fields(offsets: I32, data: U8, first: int, n: int, colons: int) -> tu
         field += 1
         value_offsets[field] = out
         list_offsets[i + 1] = field
-    return list_offsets, value_offsets, values
+    return list_offsets, value_offsets, values, checked
 
 
 def _parse_numbers(
@@ -806,10 +899,9 @@ def _sge_lines(data: bytes) -> _SgeLines:
     if n_lines:
         blank = _numpy(_pc.equal(_pc.utf8_trim_whitespace(text), ""), bool) & ~nul
         comment = _numpy(_pc.starts_with(text, "#"), bool) & ~nul
-        checked = _numpy(_pc.match_substring_regex(text, _LINE, ignore_case=True), bool)
     else:
-        blank = comment = checked = np.zeros(0, dtype=bool)
-    tokens = _split_colons(text)
+        blank = comment = np.zeros(0, dtype=bool)
+    tokens, checked = _split_colons(text)
     counts = _numpy(_pc.list_value_length(tokens), np.int64) if n_lines else np.zeros(0, np.int64)
     return _SgeLines(
         raw_lines, crlf, no_newline, nul, binary, text, non_utf8, blank, comment, checked,
@@ -817,22 +909,32 @@ def _sge_lines(data: bytes) -> _SgeLines:
     )  # fmt: skip
 
 
-def _split_colons(text: Arr) -> Arr:
-    """``pc.split_pattern(text, ":")``, by the kernel once it is loaded (the same array)."""
+def _split_colons(text: Arr) -> tuple[Arr, Bool]:
+    """Split lines at ``:`` and check their fields: ``pc.split_pattern`` and ``_LINE``'s match.
+
+    By the kernel once it is loaded (the same arrays), else by Arrow.
+    """
     n = len(text)
     if not n or text.null_count or text.type != pa.string() or not _use_kernel(0):
-        return _pc.split_pattern(text, ":")
+        checked = (
+            _numpy(_pc.match_substring_regex(text, _LINE, ignore_case=True), bool)
+            if n
+            else np.zeros(0, dtype=bool)
+        )
+        return _pc.split_pattern(text, ":"), checked
     _, offsets_buffer, data_buffer = text.buffers()
     offsets = np.frombuffer(offsets_buffer, dtype=np.int32)
     data = np.frombuffer(data_buffer, dtype=np.uint8)
     first = text.offset
     lo, hi = int(offsets[first]), int(offsets[first + n])
     colons = int(np.count_nonzero(data[lo:hi] == _COLON))
-    list_offsets, value_offsets, values = _split_fields(offsets, data, first, n, colons)
+    list_offsets, value_offsets, values, checked = _split_fields(
+        offsets, data, first, n, colons, _KINDS
+    )
     fields = _pa.StringArray.from_buffers(
         len(value_offsets) - 1, _pa.py_buffer(value_offsets), _pa.py_buffer(values)
     )
-    return _pa.ListArray.from_arrays(_pa.array(list_offsets), fields)
+    return _pa.ListArray.from_arrays(_pa.array(list_offsets), fields), checked
 
 
 @dataclass
@@ -854,7 +956,7 @@ def _good_counts(data: bytes) -> tuple[I64, bool]:
     n = data.count(b"\n")
     kernel = _use_kernel(n)
     if kernel:
-        ends, kernel_fields, kernel_nul = _line_fields(buffer, n)
+        ends, kernel_fields, kernel_nul, kernel_checked = _line_fields(buffer, n, _KINDS)
     else:
         ends = np.flatnonzero(buffer == _NEWLINE) + 1
     offsets = np.zeros(n + 1, dtype=np.int64)
@@ -883,6 +985,8 @@ def _good_counts(data: bytes) -> tuple[I64, bool]:
             candidate &= np.searchsorted(nuls, ends) == np.searchsorted(nuls, starts)
     if not candidate.any():
         return np.zeros(0, dtype=np.int64), old
+    if kernel:
+        return fields[candidate & kernel_checked], old
     kind = pa.binary() if offsets[-1] < 2**31 else pa.large_binary()
     width = np.int32 if kind == pa.binary() else np.int64
     lines = _pa.Array.from_buffers(

@@ -182,7 +182,65 @@ def test_kernels_give_the_tables_of_the_numpy_path(
 def test_split_is_arrows_split(strings: list[str]) -> None:
     text = pa.array(strings, pa.string())
     for array in (text, text.slice(min(3, len(text)))):
-        assert _sge._split_colons(array).equals(pc.split_pattern(array, ":"))
+        tokens, checked = _sge._split_colons(array)
+        assert tokens.equals(pc.split_pattern(array, ":"))
+        assert not checked.any()  # none has 43 fields
+
+
+_FIELD_TEXT = st.one_of(
+    st.sampled_from(
+        _NUMBER_FORMS + _INT_FORMS + ["NaN", "-INF", "Inf", "infinity", "1.e5", ".e5", "1e", "e5"]
+    ),
+    st.text(
+        alphabet=st.sampled_from(["1", "-", ".", "e", "E", "+", "n", "a", "i", "f", "é", "\r"])
+    ),
+)
+
+
+@st.composite
+def _checked_line(draw: st.DrawFn) -> str:
+    fields = [_BASE.get(name, "0") for name in SGE_FIELDS]
+    width = draw(st.integers(41, 48))
+    fields = fields[:width] + ["x"] * (width - len(fields))
+    for _ in range(draw(st.integers(0, 3))):
+        fields[draw(st.integers(0, width - 1))] = draw(_FIELD_TEXT)
+    return ":".join(fields) + draw(st.sampled_from(["", "\r", "\r\r", ":"]))
+
+
+@pytest.mark.usefixtures("kernel")
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_checked_line(), max_size=20))
+def test_field_check_is_the_regular_expression(lines: list[str]) -> None:
+    """The kernels' field check is ``_LINE``'s match (chunk lines) and ``_LINE_ENDED``'s."""
+    text = pa.array(lines, pa.string())
+    _, checked = _sge._split_colons(text)
+    expected = pc.match_substring_regex(text, _sge._LINE, ignore_case=True)
+    assert checked.tolist() == expected.to_pylist()
+    data = "".join(line + "\n" for line in lines).encode()
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    _, _, _, ended = _sge._line_fields(buffer, len(lines), _sge._KINDS)
+    assert (
+        ended.tolist()
+        == pc.match_substring_regex(
+            pa.array([line + "\n" for line in lines], pa.string()),
+            _sge._LINE_ENDED,
+            ignore_case=True,
+        ).to_pylist()
+    )
+
+
+@pytest.mark.usefixtures("kernel")
+@given(st.lists(_checked_line(), max_size=20), st.booleans())
+def test_first_pass_counts_alike(lines: list[str], ended: bool) -> None:
+    data = "\n".join(lines).encode() + (b"\n" if ended else b"")
+    fast = _sge._good_counts(data)
+    _sge._KERNEL_MIN_LINES = 1 << 62
+    try:
+        slow = _sge._good_counts(data)
+    finally:
+        _sge._KERNEL_MIN_LINES = 0
+    assert fast[1] == slow[1]
+    assert fast[0].tolist() == slow[0].tolist()
 
 
 _NUMBER_TEXT = st.one_of(
