@@ -14,9 +14,12 @@ the version line and ``{"text": …}`` for the others; ``J`` for a job record; `
 parallel-environment slave record, one whose ``pe_taskid`` is not ``NONE``; ``attrs`` map
 :data:`SGE_FIELDS` onto the values as written; ``stamp`` is ``end_time`` as written) and
 ``quarantine``; :func:`assemble_sge` turns the records of all files into ``jobs``. A line is
-checked in one regular-expression pass (every numeric field must hold a number); splitting and
+checked against one regular expression (every numeric field must hold a number); splitting and
 column extraction are vectorised (pyarrow compute, numpy, pandas); Python runs per line only for
-the lines that fail the check, and per distinct ``category`` string.
+the lines that fail the check, and per distinct ``category`` string. Once a process has read
+20,000 lines, compiled kernels (numba; a small file never loads it) take over the byte work and
+give the same arrays: the field counts and the check of the first pass, the split and the check
+of the second, and the number fields of the assembly, each one walk of the bytes in order.
 
 Colons inside fields
 --------------------
@@ -1118,9 +1121,9 @@ tokenize_sge_file = file_tokenizer(
         with the file. So a first pass (:func:`sge_width`) keeps only a histogram of the field
         counts of the good lines (constant memory), and the second tokenises with the count
         known. Cost: the first pass decompresses the file once more and runs the field check on
-        every line (the counting is numpy on the chunk's bytes): about a third of the read (0.20
-        of 0.62 s for 200,000 lines of the Wynton file; the two passes run at 0.8x the one-pass
-        whole-file read they replace: BENCHMARKS.md, "Streaming reader core").
+        every line (counting and checking in one walk of the chunk's bytes once the kernels are
+        loaded): before the kernels, about a third of the read (0.20 of 0.62 s for 200,000
+        lines of the Wynton file; BENCHMARKS.md, "Streaming reader core").
     """,
     stats="Filled in with the chunks of the second pass and the counts per chunk.",
     rows="``#`` line (``H``), job record (``J``) or parallel-environment slave record (``PE``)",
