@@ -547,11 +547,10 @@ HAVE_NUMBA = importlib.util.find_spec("numba") is not None
 _KERNEL = (
     "_check_line",
     "_line_fields",
-    "_split_lines",
     "_split_fields",
     "_parse_numbers",
 )
-_ENTRY_POINTS = frozenset({"_line_fields", "_split_lines", "_split_fields", "_parse_numbers"})
+_ENTRY_POINTS = frozenset({"_line_fields", "_split_fields", "_parse_numbers"})
 _KERNEL_MIN_LINES = 20_000
 """Lines a process reads before it loads the kernels (the numpy and Arrow paths give the same)."""
 _plain_lines = 0
@@ -674,42 +673,6 @@ def _check_line(data: U8, a: int, b: int, kinds: I64) -> bool:
         if p >= b:
             return field >= 43
         p += 1
-
-
-def _split_lines(buffer: U8, n: int) -> tuple[I32, U8, Bool, Bool]:
-    """Split a chunk into its ``n`` lines, as :func:`~gridtrace.logs._text.split_lines` does.
-
-    Returns the offsets and bytes of the lines without their line ends (LF, or CR LF, or a CR
-    at the end of the data), which lines lost a CR, and which hold a NUL byte.
-    """
-    offsets = np.empty(n + 1, dtype=np.int32)
-    values = np.empty(len(buffer), dtype=np.uint8)
-    crlf = np.zeros(n, dtype=np.bool_)
-    nul = np.zeros(n, dtype=np.bool_)
-    offsets[0] = 0
-    line = 0
-    out = 0
-    start = 0
-    size = len(buffer)
-    for p in range(size + 1):
-        if p < size and buffer[p] != 10:
-            continue
-        if p == size and p == start:
-            break  # the data ended with a line end
-        end = p
-        if end > start and buffer[end - 1] == 13:
-            end -= 1
-            crlf[line] = True
-        for q in range(start, end):
-            byte = buffer[q]
-            values[out] = byte
-            out += 1
-            if byte == 0:
-                nul[line] = True
-        line += 1
-        offsets[line] = out
-        start = p + 1
-    return offsets, values[:out], crlf, nul
 
 
 def _split_fields(
@@ -906,7 +869,7 @@ def _realign(tokens: list[str], width: int) -> tuple[list[str] | None, str]:
 class _SgeLines:
     """One chunk's lines, decoded and classified (everything a line says by itself)."""
 
-    n_lines: int
+    raw_lines: list[bytes]
     crlf: Bool
     no_newline: bool
     nul: Bool
@@ -927,24 +890,17 @@ class _SgeLines:
     @property
     def last_cut(self) -> Bool:
         """The last line, when it has no line end (only ever in a file's last chunk)."""
-        cut = np.zeros(self.n_lines, dtype=bool)
+        cut = np.zeros(len(self.raw_lines), dtype=bool)
         if self.no_newline and len(cut):
             cut[-1] = True
         return cut
 
 
 def _sge_lines(data: bytes) -> _SgeLines:
-    no_newline = bool(data) and not data.endswith(b"\n")
-    n_lines = data.count(b"\n") + no_newline
-    if len(data) < 2**31 and _use_kernel(0):
-        offsets, values, crlf, nul = _split_lines(np.frombuffer(data, dtype=np.uint8), n_lines)
-        binary = _pa.Array.from_buffers(
-            pa.binary(), n_lines, [None, _pa.py_buffer(offsets), _pa.py_buffer(values)]
-        )
-    else:
-        raw_lines, crlf, no_newline = split_lines(data)
-        nul = nul_lines(raw_lines, data)
-        binary = _pa.array(raw_lines, pa.binary())
+    raw_lines, crlf, no_newline = split_lines(data)
+    n_lines = len(raw_lines)
+    nul = nul_lines(raw_lines, data)
+    binary = _pa.array(raw_lines, pa.binary())
     text, non_utf8 = as_text(binary)
     if n_lines:
         blank = _numpy(_pc.equal(_pc.utf8_trim_whitespace(text), ""), bool) & ~nul
@@ -954,8 +910,8 @@ def _sge_lines(data: bytes) -> _SgeLines:
     tokens, checked = _split_colons(text)
     counts = _numpy(_pc.list_value_length(tokens), np.int64) if n_lines else np.zeros(0, np.int64)
     return _SgeLines(
-        n_lines, crlf, no_newline, nul, binary, text, non_utf8, blank, comment, checked, tokens,
-        counts,
+        raw_lines, crlf, no_newline, nul, binary, text, non_utf8, blank, comment, checked,
+        tokens, counts,
     )  # fmt: skip
 
 
@@ -1184,9 +1140,9 @@ def _tokenize_sge_chunk(
     """Tokenise one chunk of a Grid Engine file: its ``records`` and ``quarantine`` rows."""
     lines = _sge_lines(chunk.data)
     base = chunk.first_line - 1  # lines before the chunk
-    crlf, text, binary = lines.crlf, lines.text, lines.binary
+    raw_lines, crlf, text, binary = lines.raw_lines, lines.crlf, lines.text, lines.binary
     non_utf8, counts, checked, tokens = lines.non_utf8, lines.counts, lines.checked, lines.tokens
-    n_lines = lines.n_lines
+    n_lines = len(raw_lines)
     comment = lines.comment
     data = ~lines.blank & ~comment & ~lines.nul
     good = data & checked
@@ -1312,7 +1268,7 @@ def _tokenize_sge_chunk(
         src_file=src_file,
         lines=[i + 1 + base for i in bad_rows],
         reasons=[reasons[i] for i in bad_rows],
-        raw=binary.take(_pa.array(bad_rows, pa.int64())).to_pylist() if bad_rows else [],
+        raw=[raw_lines[i] for i in bad_rows],
     )
     return records, quarantine
 

@@ -30,7 +30,6 @@ from gridtrace.logs._sge import (
     tokenize_sge_file,
 )
 from gridtrace.logs._stream import iter_chunks
-from gridtrace.logs._text import nul_lines, split_lines
 
 pytestmark = pytest.mark.skipif(not _sge.HAVE_NUMBA, reason="numba is not installed")
 
@@ -308,21 +307,3 @@ def test_real_files_read_alike(path: Path) -> None:
             _read(path, on=True, chunk_bytes=chunk_bytes),
             _read(path, on=False, chunk_bytes=chunk_bytes),
         )
-
-
-@pytest.mark.usefixtures("kernel")
-@settings(max_examples=200, deadline=None)
-@given(
-    st.lists(st.sampled_from([b"a", b":", b"\n", b"\r", b"\r\n", b"\x00", b"\xe9"]), max_size=30)
-)
-def test_line_split_is_split_lines(pieces: list[bytes]) -> None:
-    data = b"".join(pieces)
-    no_newline = bool(data) and not data.endswith(b"\n")
-    n = data.count(b"\n") + no_newline
-    offsets, values, crlf, nul = _sge._split_lines(np.frombuffer(data, dtype=np.uint8), n)
-    lines, expected_crlf, expected_no_newline = split_lines(data)
-    got = [bytes(values[offsets[i] : offsets[i + 1]]) for i in range(n)]
-    assert got == lines
-    assert no_newline == expected_no_newline
-    assert crlf.tolist() == expected_crlf.tolist()
-    assert nul.tolist() == nul_lines(lines, data).tolist()
