@@ -55,7 +55,6 @@ import dataclasses
 import importlib
 import logging
 import mmap
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -557,33 +556,19 @@ def _here(function: Callable[..., Any], calls: list[tuple[Any, ...]]) -> list[An
 def sge_share(chunks: Iterator[Chunk]) -> tuple[dict[int, int], bool]:
     """One range's share of :func:`~gridtrace.logs._sge.sge_width`.
 
-    Its histogram of the field counts of good lines, and whether a line says SGE 6.0/6.1.
+    Its histogram of the field counts of good lines, and whether a line says SGE 6.0/6.1: what
+    the Grid Engine reader counts (``gridtrace.logs._sge``), which holds the rule.
     """
-    from gridtrace.logs._sge import _good_counts
+    from gridtrace.logs._sge import _width_share
 
-    histogram: Counter[int] = Counter()
-    old = False
-    for chunk in chunks:
-        counted, old_here = _good_counts(chunk.data)
-        old = old or old_here
-        if len(counted):
-            values, freq = np.unique(counted, return_counts=True)
-            histogram.update(dict(zip(values.tolist(), freq.tolist(), strict=True)))
-    return dict(histogram), old
+    return _width_share(chunks)
 
 
 def sge_width_of(shares: list[tuple[dict[int, int], bool]]) -> int:
     """Return a file's usual field count from its ranges' shares, as ``sge_width`` decides it."""
-    from gridtrace.logs._sge import _FULL, _MIN_FIELDS
+    from gridtrace.logs._sge import _width_of_shares
 
-    histogram: Counter[int] = Counter()
-    old = False
-    for counts, old_here in shares:
-        histogram.update(counts)
-        old = old or old_here
-    if histogram:
-        return min(histogram, key=lambda count: (-histogram[count], count))
-    return _MIN_FIELDS if old else _FULL
+    return _width_of_shares(shares)
 
 
 def _stopped(part: FileParse) -> bool:

@@ -14,9 +14,12 @@ the version line and ``{"text": …}`` for the others; ``J`` for a job record; `
 parallel-environment slave record, one whose ``pe_taskid`` is not ``NONE``; ``attrs`` map
 :data:`SGE_FIELDS` onto the values as written; ``stamp`` is ``end_time`` as written) and
 ``quarantine``; :func:`assemble_sge` turns the records of all files into ``jobs``. A line is
-checked in one regular-expression pass (every numeric field must hold a number); splitting and
+checked against one regular expression (every numeric field must hold a number); splitting and
 column extraction are vectorised (pyarrow compute, numpy, pandas); Python runs per line only for
-the lines that fail the check, and per distinct ``category`` string.
+the lines that fail the check, and per distinct ``category`` string. Once a process has read
+20,000 lines, compiled kernels (numba; a small file never loads it) take over the byte work and
+give the same arrays: the field counts and the check of the first pass, the split and the check
+of the second, and the number fields of the assembly, each one walk of the bytes in order.
 
 Colons inside fields
 --------------------
@@ -123,9 +126,12 @@ shifted).
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import itertools
 import logging
 import re
+import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -141,7 +147,7 @@ from gridtrace.logs._attrs import append_flag, flag_array, flag_mask
 from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._columnar import as_text, quarantine_table, records_table
 from gridtrace.logs._io import ReadReport, StrPath
-from gridtrace.logs._ranges import sge_share, sge_width_of
+from gridtrace.logs._kernels import compile_functions
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
     Chunk,
@@ -263,6 +269,8 @@ _pa: Any = pa
 Arr: TypeAlias = Any
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
+I32 = npt.NDArray[np.int32]
+U8 = npt.NDArray[np.uint8]
 Bool = npt.NDArray[np.bool_]
 
 SGE_FIELDS: tuple[str, ...] = (
@@ -355,6 +363,15 @@ def _field_pattern(i: int) -> str:
 
 
 _PATTERNS = [_field_pattern(i) for i in range(_FULL)]
+# the same check, for the kernel: what each of the 45 fields holds
+_TEXT, _UNSIGNED_KIND, _SIGNED_KIND, _NUMBER_KIND = range(4)
+_KINDS = np.array(
+    [
+        {_UNSIGNED: _UNSIGNED_KIND, _SIGNED: _SIGNED_KIND, _NUMBER: _NUMBER_KIND}.get(p, _TEXT)
+        for p in _PATTERNS
+    ],
+    dtype=np.int64,
+)
 # one pass per line: the first 43 fields, optionally arid and ar_submission_time, then anything
 _LINE = (
     "^"
@@ -515,6 +532,237 @@ class _Category:
                 self.mem_conflict = True
 
 
+# --------------------------------------------------------------------------- compiled kernels
+#
+# Three byte loops replace the numpy and Arrow calls that cost most on a large file: counting
+# the fields of every line (the first pass), splitting a chunk's lines into fields (the second)
+# and reading the number fields of the records (the assembly). Each gives exactly what the call
+# it replaces gives (``tests/logs/test_sge_kernels.py`` compares them). They stay plain Python
+# until a process has read _KERNEL_MIN_LINES lines: importing numba costs half a second, which a
+# small file must not pay.
+
+HAVE_NUMBA = importlib.util.find_spec("numba") is not None
+"""Whether the compiled kernels are available (else the numpy and Arrow paths run)."""
+
+_KERNEL = (
+    "_check_line",
+    "_line_fields",
+    "_split_fields",
+    "_parse_numbers",
+)
+_ENTRY_POINTS = frozenset({"_line_fields", "_split_fields", "_parse_numbers"})
+_KERNEL_MIN_LINES = 20_000
+"""Lines a process reads before it loads the kernels (the numpy and Arrow paths give the same)."""
+_plain_lines = 0
+_plain_lock = threading.Lock()
+# 10**k as floats, exact up to 10**22: m / 10**k is then correctly rounded (Clinger's fast path)
+_POWERS = np.array([float(10**k) for k in range(23)], dtype=np.float64)
+_MAX_MANTISSA = 10**15  # < 2**53: exact as a float
+
+
+@functools.cache
+def _compile_kernel() -> bool:
+    """Compile the kernels (from numba's disk cache after the first run); False without numba."""
+    if not HAVE_NUMBA:  # pragma: no cover
+        return False
+    compile_functions(globals(), _KERNEL, _ENTRY_POINTS)
+    return True
+
+
+def _use_kernel(lines: int) -> bool:
+    """Whether to run the kernels on ``lines`` lines: once the process has read enough of them."""
+    global _plain_lines
+    with _plain_lock:
+        _plain_lines += lines
+        ready = _plain_lines >= _KERNEL_MIN_LINES
+    return ready and _compile_kernel()
+
+
+def _line_fields(buffer: U8, n: int, kinds: I64) -> tuple[I64, I64, Bool, Bool]:
+    """Line ends (after each LF), field counts, NUL bytes and field check of ``n`` lines.
+
+    The ``n`` lines are those ending in a LF; bytes after the last LF are not a line here.
+    The check is ``_LINE_ENDED``'s: the line, less its line end (LF, or CR LF), has at least 43
+    ``:``-separated fields, the first 45 of them as ``kinds`` says.
+    """
+    ends = np.empty(n, dtype=np.int64)
+    fields = np.ones(n, dtype=np.int64)
+    nul = np.zeros(n, dtype=np.bool_)
+    checked = np.zeros(n, dtype=np.bool_)
+    start = 0
+    line = 0
+    for p in range(len(buffer)):
+        if line >= n:
+            break
+        byte = buffer[p]
+        if byte == 10:
+            ends[line] = p + 1
+            stop = p - 1 if p > start and buffer[p - 1] == 13 else p
+            checked[line] = _check_line(buffer, start, stop, kinds)
+            start = p + 1
+            line += 1
+        elif byte == 58:
+            fields[line] += 1
+        elif byte == 0:
+            nul[line] = True
+    return ends, fields, nul, checked
+
+
+def _check_line(data: U8, a: int, b: int, kinds: I64) -> bool:
+    r"""Whether the line ``data[a:b]`` (no line end) passes ``_LINE``: one walk of its bytes.
+
+    At least 43 ``:``-separated fields, the first 45 as ``kinds`` says: text (anything but
+    ``:``), ``\d+``, ``-?\d+``, or ``_NUMBER`` (a decimal with an optional exponent, or
+    ``nan``/``inf`` in any case, each with an optional ``-``); the fields after the 45th are
+    anything.
+    """
+    field = 0
+    p = a
+    while True:
+        kind = kinds[field]
+        if kind == 0:  # text
+            while p < b and data[p] != 58:
+                p += 1
+        elif kind == 3:  # _NUMBER
+            q = p + 1 if p < b and data[p] == 45 else p
+            word = False
+            if q + 3 <= b and (q + 3 == b or data[q + 3] == 58):
+                c0, c1, c2 = data[q] | 32, data[q + 1] | 32, data[q + 2] | 32
+                word = (c0 == 110 and c1 == 97 and c2 == 110) or (
+                    c0 == 105 and c1 == 110 and c2 == 102
+                )  # nan, inf
+            if word:
+                p = q + 3
+            else:
+                e = q
+                while e < b and 48 <= data[e] <= 57:
+                    e += 1
+                whole = e > q
+                fraction = False
+                if e < b and data[e] == 46:  # .
+                    e += 1
+                    f = e
+                    while e < b and 48 <= data[e] <= 57:
+                        e += 1
+                    fraction = e > f
+                if not whole and not fraction:
+                    return False
+                if e < b and data[e] | 32 == 101:  # e, E
+                    e += 1
+                    if e < b and (data[e] == 43 or data[e] == 45):
+                        e += 1
+                    x = e
+                    while e < b and 48 <= data[e] <= 57:
+                        e += 1
+                    if e == x:
+                        return False
+                p = e
+        else:  # unsigned, or signed: digits after an optional '-'
+            q = p + 1 if kind == 2 and p < b and data[p] == 45 else p
+            e = q
+            while e < b and 48 <= data[e] <= 57:
+                e += 1
+            if e == q:
+                return False
+            p = e
+        if p < b and data[p] != 58:
+            return False  # the field holds more than its column allows
+        field += 1
+        if field >= len(kinds):
+            return True  # the 45 known fields are sound; the rest is anything
+        if p >= b:
+            return field >= 43
+        p += 1
+
+
+def _split_fields(
+    offsets: I32, data: U8, first: int, n: int, colons: int, kinds: I64
+) -> tuple[I32, I32, U8, Bool]:
+    """Split ``n`` strings (``offsets[first:first + n + 1]`` into ``data``) at every ``:``.
+
+    Returns the list offsets (fields per string), the fields' offsets and their bytes: the
+    buffers of ``pc.split_pattern(strings, ":")``; ``colons`` is the count of ``:`` in them.
+    And which strings pass the field check (``_LINE``, as :func:`_check_line`).
+    """
+    list_offsets = np.empty(n + 1, dtype=np.int32)
+    value_offsets = np.empty(n + colons + 1, dtype=np.int32)
+    values = np.empty(offsets[first + n] - offsets[first] - colons, dtype=np.uint8)
+    checked = np.zeros(n, dtype=np.bool_)
+    list_offsets[0] = 0
+    value_offsets[0] = 0
+    field = 0
+    out = 0
+    for i in range(n):
+        a = offsets[first + i]
+        b = offsets[first + i + 1]
+        checked[i] = _check_line(data, a, b, kinds)
+        for p in range(a, b):
+            byte = data[p]
+            if byte == 58:
+                field += 1
+                value_offsets[field] = out
+            else:
+                values[out] = byte
+                out += 1
+        field += 1
+        value_offsets[field] = out
+        list_offsets[i + 1] = field
+    return list_offsets, value_offsets, values, checked
+
+
+def _parse_numbers(
+    offsets: I32, data: U8, starts: I64, counts: I64, columns: I64, powers: F64
+) -> tuple[F64, Bool]:
+    """Read the fields ``columns`` of every record as numbers, one record after the other.
+
+    Record ``r``'s field ``c`` is the string ``starts[r] + c`` (``offsets`` into ``data``), absent
+    when ``counts[r] <= c`` (NaN). Reads ``-?digits[.digits]`` with at most 15 digits, exactly
+    (m / 10**k, both exact as floats); every other string is NaN and ``declined``, for the
+    caller to read. Walking each record's fields in order reads memory in order, where one
+    field at a time would jump a record's length at each step.
+    """
+    n = len(starts)
+    k = len(columns)
+    values = np.full((k, n), np.nan)
+    declined = np.zeros((k, n), dtype=np.bool_)
+    for r in range(n):
+        for j in range(k):
+            column = columns[j]
+            if counts[r] <= column:
+                continue
+            a = offsets[starts[r] + column]
+            b = offsets[starts[r] + column + 1]
+            negative = a < b and data[a] == 45
+            if negative:
+                a += 1
+            mantissa = 0
+            digits = 0
+            decimals = 0
+            point = False
+            ok = a < b
+            for p in range(a, b):
+                byte = data[p]
+                if 48 <= byte <= 57:
+                    mantissa = mantissa * 10 + (byte - 48)
+                    digits += 1
+                    if point:
+                        decimals += 1
+                    if digits > 15:
+                        ok = False
+                        break
+                elif byte == 46 and not point:
+                    point = True
+                else:
+                    ok = False
+                    break
+            if not ok or digits == 0:
+                declined[j, r] = True
+                continue
+            value = mantissa / powers[decimals]
+            values[j, r] = -value if negative else value
+    return values, declined
+
+
 # --------------------------------------------------------------------------- tokeniser
 
 
@@ -657,15 +905,42 @@ def _sge_lines(data: bytes) -> _SgeLines:
     if n_lines:
         blank = _numpy(_pc.equal(_pc.utf8_trim_whitespace(text), ""), bool) & ~nul
         comment = _numpy(_pc.starts_with(text, "#"), bool) & ~nul
-        checked = _numpy(_pc.match_substring_regex(text, _LINE, ignore_case=True), bool)
     else:
-        blank = comment = checked = np.zeros(0, dtype=bool)
-    tokens = _pc.split_pattern(text, ":")
+        blank = comment = np.zeros(0, dtype=bool)
+    tokens, checked = _split_colons(text)
     counts = _numpy(_pc.list_value_length(tokens), np.int64) if n_lines else np.zeros(0, np.int64)
     return _SgeLines(
         raw_lines, crlf, no_newline, nul, binary, text, non_utf8, blank, comment, checked,
         tokens, counts,
     )  # fmt: skip
+
+
+def _split_colons(text: Arr) -> tuple[Arr, Bool]:
+    """Split lines at ``:`` and check their fields: ``pc.split_pattern`` and ``_LINE``'s match.
+
+    By the kernel once it is loaded (the same arrays), else by Arrow.
+    """
+    n = len(text)
+    if not n or text.null_count or text.type != pa.string() or not _use_kernel(0):
+        checked = (
+            _numpy(_pc.match_substring_regex(text, _LINE, ignore_case=True), bool)
+            if n
+            else np.zeros(0, dtype=bool)
+        )
+        return _pc.split_pattern(text, ":"), checked
+    _, offsets_buffer, data_buffer = text.buffers()
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)
+    data = np.frombuffer(data_buffer, dtype=np.uint8)
+    first = text.offset
+    lo, hi = int(offsets[first]), int(offsets[first + n])
+    colons = int(np.count_nonzero(data[lo:hi] == _COLON))
+    list_offsets, value_offsets, values, checked = _split_fields(
+        offsets, data, first, n, colons, _KINDS
+    )
+    fields = _pa.StringArray.from_buffers(
+        len(value_offsets) - 1, _pa.py_buffer(value_offsets), _pa.py_buffer(values)
+    )
+    return _pa.ListArray.from_arrays(_pa.array(list_offsets), fields), checked
 
 
 @dataclass
@@ -684,8 +959,12 @@ def _good_counts(data: bytes) -> tuple[I64, bool]:
     only the field check runs per line (the good lines are those :class:`_SgeLines` finds).
     """
     buffer = np.frombuffer(data, dtype=np.uint8)
-    ends = np.flatnonzero(buffer == _NEWLINE) + 1
-    n = len(ends)
+    n = data.count(b"\n")
+    kernel = _use_kernel(n)
+    if kernel:
+        ends, kernel_fields, kernel_nul, kernel_checked = _line_fields(buffer, n, _KINDS)
+    else:
+        ends = np.flatnonzero(buffer == _NEWLINE) + 1
     offsets = np.zeros(n + 1, dtype=np.int64)
     offsets[1:] = ends
     starts = offsets[:-1]
@@ -700,14 +979,20 @@ def _good_counts(data: bytes) -> tuple[I64, bool]:
             old = True
     if not n:
         return np.zeros(0, dtype=np.int64), old
-    colons = np.flatnonzero(buffer == _COLON)  # a line's count: the colons between its ends
-    fields = np.searchsorted(colons, ends) - np.searchsorted(colons, starts) + 1
-    candidate = (fields >= _MIN_FIELDS) & (buffer[starts] != _HASH)
-    nuls = np.flatnonzero(buffer == 0)
-    if len(nuls):
-        candidate &= np.searchsorted(nuls, ends) == np.searchsorted(nuls, starts)
+    if kernel:
+        fields = kernel_fields
+        candidate = (fields >= _MIN_FIELDS) & (buffer[starts] != _HASH) & ~kernel_nul
+    else:
+        colons = np.flatnonzero(buffer == _COLON)  # a line's count: the colons between its ends
+        fields = np.searchsorted(colons, ends) - np.searchsorted(colons, starts) + 1
+        candidate = (fields >= _MIN_FIELDS) & (buffer[starts] != _HASH)
+        nuls = np.flatnonzero(buffer == 0)
+        if len(nuls):
+            candidate &= np.searchsorted(nuls, ends) == np.searchsorted(nuls, starts)
     if not candidate.any():
         return np.zeros(0, dtype=np.int64), old
+    if kernel:
+        return fields[candidate & kernel_checked], old
     kind = pa.binary() if offsets[-1] < 2**31 else pa.large_binary()
     width = np.int32 if kind == pa.binary() else np.int64
     lines = _pa.Array.from_buffers(
@@ -742,17 +1027,67 @@ def sge_width(path: StrPath, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> int:
         The field count the tokeniser re-aligns lines to.
     """
     report = ReadReport(str(path), None)  # findings: the second pass reports them
+    return _width_of_shares([_width_share(iter_chunks(path, report, chunk_bytes=chunk_bytes))])
+
+
+_WidthShare: TypeAlias = tuple[dict[int, int], bool]
+"""A part of a file's share of :func:`sge_width`: its good lines' field counts (count → lines),
+and whether a ``# Version`` line says SGE 6.0/6.1."""
+
+
+def _width_share(chunks: Iterable[Chunk]) -> _WidthShare:
+    """Count the field counts of the good lines of ``chunks`` (a file, or one range of it).
+
+    The first pass of :func:`sge_width`, whole or by range (``SGE_STREAM.split.share``, run on
+    workers: module-level). Constant memory: a histogram.
+    """
     histogram: Counter[int] = Counter()
     old = False
-    for chunk in iter_chunks(path, report, chunk_bytes=chunk_bytes):
+    for chunk in chunks:
         counted, old_here = _good_counts(chunk.data)
         old = old or old_here
         if len(counted):
             values, freq = np.unique(counted, return_counts=True)
             histogram.update(dict(zip(values.tolist(), freq.tolist(), strict=True)))
+    return dict(histogram), old
+
+
+def _width_of_shares(shares: Iterable[_WidthShare]) -> int:
+    """Return the usual field count from the shares of a file's parts, in order.
+
+    The most common count (the smallest, on a tie), else 43 when a part saw a ``# Version``
+    line saying 6.0 or 6.1, else 45.
+    """
+    histogram: Counter[int] = Counter()
+    old = False
+    for counts, old_here in shares:
+        histogram.update(counts)
+        old = old or old_here
     if histogram:
         return min(histogram, key=lambda count: (-histogram[count], count))
     return _MIN_FIELDS if old else _FULL
+
+
+def _range_state(path: str, width: int) -> _SgeState:
+    """Return the state a range of a file starts from: the file's usual field count.
+
+    ``SGE_STREAM.split.start``: ``width`` is what :func:`_width_of_shares` made of the ranges'
+    shares; the path is not needed (the count is the whole file's).
+
+    Parameters
+    ----------
+    path : str
+        The file the range is part of (unused).
+    width : int
+        The file's usual field count.
+
+    Returns
+    -------
+    _SgeState
+        The tokeniser's state at that count.
+    """
+    del path
+    return _SgeState(width)
 
 
 def sge_stream(path: StrPath, *, chunk_bytes: int = DEFAULT_CHUNK_BYTES) -> LineFormat[_SgeState]:
@@ -786,9 +1121,9 @@ tokenize_sge_file = file_tokenizer(
         with the file. So a first pass (:func:`sge_width`) keeps only a histogram of the field
         counts of the good lines (constant memory), and the second tokenises with the count
         known. Cost: the first pass decompresses the file once more and runs the field check on
-        every line (the counting is numpy on the chunk's bytes): about a third of the read (0.20
-        of 0.62 s for 200,000 lines of the Wynton file; the two passes run at 0.8x the one-pass
-        whole-file read they replace: BENCHMARKS.md, "Streaming reader core").
+        every line (counting and checking in one walk of the chunk's bytes once the kernels are
+        loaded): before the kernels, about a third of the read (0.20 of 0.62 s for 200,000
+        lines of the Wynton file; BENCHMARKS.md, "Streaming reader core").
     """,
     stats="Filled in with the chunks of the second pass and the counts per chunk.",
     rows="``#`` line (``H``), job record (``J``) or parallel-environment slave record (``PE``)",
@@ -942,7 +1277,7 @@ SGE_STREAM: LineFormat[_SgeState] = LineFormat(
     "sge",
     _SgeState,
     _tokenize_sge_chunk,
-    split=RangeSplit(share=sge_share, combine=sge_width_of, start=lambda _, w: _SgeState(w)),
+    split=RangeSplit(share=_width_share, combine=_width_of_shares, start=_range_state),
 )
 """The Grid Engine format for the streaming core, at the default field count.
 
@@ -1028,22 +1363,50 @@ def _field_names(counts: I64, names: Sequence[str]) -> Arr:
     """Build the attrs keys: ``names[: counts[i]]`` for each row ``i``, concatenated."""
     n = len(counts)
     if n and (counts == counts[0]).all():
-        # one layout: the row's names repeated, built from buffers (a take would copy each)
+        # one layout: a slice of the row's names repeated (shared by the chunks of a file)
         width = int(counts[0])
-        encoded = [name.encode() for name in names[:width]]
-        row_bytes = b"".join(encoded)
-        if len(row_bytes) * n < 2**31 - 1:
-            row_offsets = np.zeros(width, dtype=np.int64)
-            np.cumsum([len(e) for e in encoded[:-1]], out=row_offsets[1:])
-            offsets = (row_offsets[None, :] + len(row_bytes) * np.arange(n)[:, None]).ravel()
-            offsets = np.append(offsets, len(row_bytes) * n).astype(np.int32)
-            return _pa.StringArray.from_buffers(
-                width * n, pa.py_buffer(offsets.tobytes()), pa.py_buffer(row_bytes * n)
-            )
+        repeated = _repeated_names(tuple(names[:width]), n)
+        if repeated is not None:
+            return repeated.slice(0, width * n)
     starts = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
     position = np.arange(int(starts[-1]), dtype=np.int64) - np.repeat(starts[:-1], counts)
     return _pa.array(list(names), pa.string()).take(_pa.array(position))
+
+
+_KEYS_BYTES = 64 << 20  # the most a cached array of repeated names holds
+_keys_cache: dict[tuple[str, ...], Arr] = {}
+
+
+def _repeated_names(row: tuple[str, ...], n: int) -> Arr | None:
+    """Return ``row`` repeated at least ``n`` times as one string array (None when too big).
+
+    Built from buffers (a take would copy each name), and kept for the next chunks, which
+    slice it: every chunk of a file has the same layout.
+    """
+    cached = _keys_cache.get(row)
+    if cached is not None and len(cached) >= len(row) * n:
+        return cached
+    width = len(row)
+    encoded = [name.encode() for name in row]
+    row_bytes = b"".join(encoded)
+    rows = max(n + n // 4, 1024)  # room for the next chunks, a little longer or shorter
+    if len(row_bytes) * rows > _KEYS_BYTES:
+        return None
+    row_offsets = np.zeros(width, dtype=np.int32)
+    np.cumsum([len(e) for e in encoded[:-1]], out=row_offsets[1:])
+    offsets = np.empty(width * rows + 1, dtype=np.int32)
+    grid = offsets[:-1].reshape(rows, width)
+    np.add(row_offsets[None, :], len(row_bytes) * np.arange(rows, dtype=np.int32)[:, None],
+           out=grid)  # fmt: skip
+    offsets[-1] = len(row_bytes) * rows
+    keys = _pa.StringArray.from_buffers(
+        width * rows, _pa.py_buffer(offsets), _pa.py_buffer(row_bytes * rows)
+    )
+    if len(_keys_cache) > 8:
+        _keys_cache.clear()
+    _keys_cache[row] = keys
+    return keys
 
 
 def _records(
@@ -1066,47 +1429,104 @@ def _records(
 # --------------------------------------------------------------------------- assembler
 
 
+# the number fields _jobs reads, in file order (the kernel reads them in one pass)
+_PARSED = tuple(
+    sorted(
+        (
+            "job_number", "task_number", "submission_time", "start_time", "end_time", "failed",
+            "exit_status", "cpu", "maxvmem", "ru_maxrss", "slots", "ru_wallclock",
+        ),
+        key=_I.__getitem__,
+    )
+)  # fmt: skip
+
+
 class _Fields:
     """Positional access to the aligned fields of ``J``/``PE`` records."""
 
     def __init__(self, table: pa.Table) -> None:
-        attrs: Any = table.column("attrs").combine_chunks()
-        self.n = len(attrs)
-        self.items: Any = attrs.items
-        offsets = _numpy(attrs.offsets, np.int64)
+        # the values of the chunks' maps, end to end (their keys are not needed: not copied)
+        items: list[Arr] = []
+        bounds: list[I64] = [np.zeros(1, dtype=np.int64)]
+        total = 0
+        chunks: list[Any] = table.column("attrs").chunks
+        for chunk in chunks:
+            chunk_offsets = _numpy(chunk.offsets, np.int64)
+            first, last = int(chunk_offsets[0]), int(chunk_offsets[-1])
+            items.append(chunk.items.slice(first, last - first))
+            bounds.append(chunk_offsets[1:] - first + total)
+            total += last - first
+        offsets = np.concatenate(bounds)
+        self.n = len(offsets) - 1
+        self.items: Any = (
+            (_pa.concat_arrays(items) if len(items) != 1 else items[0])
+            if items
+            else _pa.array([], pa.string())
+        )
         self.starts = offsets[:-1]
         self.counts = np.diff(offsets)
         self.unreadable = np.zeros(self.n, dtype=bool)  # a number field holding inf or nan
+        self.parsed: dict[str, tuple[F64, Bool]] | None = None
+
+    def _parse(self) -> dict[str, tuple[F64, Bool]]:
+        """Read the number fields :func:`_jobs` needs with the kernel (empty without it)."""
+        items = self.items
+        if items.null_count or items.type != pa.string() or not _use_kernel(0):
+            return {}
+        _, offsets_buffer, data_buffer = items.buffers()
+        offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[items.offset :]
+        data = np.frombuffer(data_buffer, dtype=np.uint8)
+        columns = np.array([_I[name] for name in _PARSED], dtype=np.int64)
+        values, declined = _parse_numbers(offsets, data, self.starts, self.counts, columns, _POWERS)
+        return {name: (values[j], declined[j]) for j, name in enumerate(_PARSED)}
 
     def absent(self, name: str) -> Bool:
         """Rows without the field (a last line cut short)."""
         missing: Bool = self.counts <= _I[name]
         return missing
 
-    def text(self, name: str) -> Arr:
+    def text(self, name: str, rows: I64 | None = None) -> Arr:
+        """Return the field's strings (null where absent) of the records ``rows`` (default: all)."""
         i = _I[name]
         if not self.n:
             return _pa.array([], pa.string())
         present = self.counts > i
         where = np.where(present, self.starts + i, 0)
+        if rows is not None:
+            present, where = present[rows], where[rows]
         taken = self.items.take(_pa.array(where))
         if present.all():
             return taken
         return _pc.if_else(_pa.array(present), taken, None)
 
     def number(self, name: str) -> F64:
-        text = self.text(name)
         if not self.n:
             return np.zeros(0)
-        try:
-            values = _numpy(text.cast(pa.float64()).fill_null(np.nan)).copy()
-        except pa.ArrowInvalid:
-            # a form Arrow's parser refuses: Python's float, NaN where not a number
-            values = np.array([_to_float(v) for v in text.to_pylist()], dtype=np.float64)
+        if self.parsed is None:
+            self.parsed = self._parse()
+        if name in self.parsed:
+            # the kernel read the plain numbers; Arrow (else Python) reads the others, as below
+            values, declined = self.parsed[name]
+            values = values.copy()
+            if declined.any():
+                where = self.starts[declined] + _I[name]
+                values[declined] = _cast_numbers(self.items.take(_pa.array(where)))
+        else:
+            values = _cast_numbers(self.text(name))
         odd = ~np.isfinite(values) & ~self.absent(name)
         self.unreadable |= odd
         values[~np.isfinite(values)] = np.nan  # "inf", "-nan" as written by some versions
         return values
+
+
+def _cast_numbers(text: Arr) -> F64:
+    """Numbers of a string array: Arrow's cast, else Python's float (NaN where not a number)."""
+    try:
+        values: F64 = _numpy(text.cast(pa.float64()).fill_null(np.nan)).copy()
+    except pa.ArrowInvalid:
+        # a form Arrow's parser refuses: Python's float, NaN where not a number
+        values = np.array([_to_float(v) for v in text.to_pylist()], dtype=np.float64)
+    return values
 
 
 def _to_float(text: str | None) -> float:
@@ -1208,6 +1628,13 @@ def _int_text(values: F64) -> Arr:
     return _int_or_null(values, pa.int64()).cast(pa.string())
 
 
+def _shared(job: F64, task: F64) -> Bool:
+    """Which (job, task) pairs another record also holds (NaN equal to NaN, as in pandas)."""
+    pairs = pd.DataFrame({"job": job, "task": task})
+    shared: Bool = pairs.duplicated(keep=False).to_numpy()
+    return shared
+
+
 def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     n_all = rec.num_rows
     get = _Fields(rec)
@@ -1248,22 +1675,28 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     masters = np.flatnonzero(~is_slave)
     slaves = np.flatnonzero(is_slave)
 
-    # fold masters written twice (same job, task, times, host, failed, exit; started)
-    frame = pd.DataFrame(
-        {
-            "job": job_number[masters],
-            "task": task[masters],
-            "submit": submit_raw[masters],
-            "start": start_raw[masters],
-            "end": end_raw[masters],
-            "host": host_no[masters],
-            "failed": failed_all[masters],
-            "exit": exit_all[masters],
-        }
-    )
-    started_m = start_raw[masters] > 0
-    later_copy = frame.duplicated(keep="last").to_numpy() & started_m
-    has_copy = frame.duplicated(keep=False).to_numpy() & started_m
+    # fold masters written twice (same job, task, times, host, failed, exit; started); only
+    # records whose job and task another record shares can be copies
+    later_copy = np.zeros(len(masters), dtype=bool)
+    has_copy = np.zeros(len(masters), dtype=bool)
+    shared = _shared(job_number[masters], task[masters])
+    if shared.any():
+        copies = masters[shared]
+        frame = pd.DataFrame(
+            {
+                "job": job_number[copies],
+                "task": task[copies],
+                "submit": submit_raw[copies],
+                "start": start_raw[copies],
+                "end": end_raw[copies],
+                "host": host_no[copies],
+                "failed": failed_all[copies],
+                "exit": exit_all[copies],
+            }
+        )
+        started_c = start_raw[copies] > 0
+        later_copy[shared] = frame.duplicated(keep="last").to_numpy() & started_c
+        has_copy[shared] = frame.duplicated(keep=False).to_numpy() & started_c
     keep = masters[~later_copy]
     duplicate = has_copy[~later_copy]
     dropped = np.zeros(n_all, dtype=bool)
@@ -1300,23 +1733,26 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
         submit[matched_rows] = matched["first"].to_numpy(dtype=np.float64)
         adopted[matched_rows] = True
 
-    # attempts: one job = (job, task, submit); attempts in reading order
+    # attempts: one job = (job, task, submit); attempts in reading order. A record whose job
+    # and task no other shares is attempt 0 of 1; the others are sorted and counted
+    attempt = np.zeros(n, dtype=np.int64)
+    n_attempts = np.ones(n, dtype=np.int64)
+    retried = _shared(job, tsk)
+    several = np.flatnonzero(retried)
     order = pd.DataFrame(
         {
-            "job": job,
-            "task": np.nan_to_num(tsk, nan=-1.0),  # a cut line without task_number
-            "submit": np.nan_to_num(submit, nan=-1.0),
-            "file": file_no[keep],
-            "line": src_line[keep],
-            "row": np.arange(n),
+            "job": job[several],
+            "task": np.nan_to_num(tsk[several], nan=-1.0),  # a cut line without task_number
+            "submit": np.nan_to_num(submit[several], nan=-1.0),
+            "file": file_no[keep][several],
+            "line": src_line[keep][several],
+            "row": several,
         }
     ).sort_values(["job", "task", "submit", "file", "line"], kind="stable")
     groups = order.groupby(["job", "task", "submit"], sort=False)
-    rows_sorted = order["row"].to_numpy()
-    attempt = np.empty(n, dtype=np.int64)
-    n_attempts = np.empty(n, dtype=np.int64)
-    attempt[rows_sorted] = groups.cumcount().to_numpy()
-    n_attempts[rows_sorted] = groups["row"].transform("size").to_numpy()
+    rows_sorted = np.concatenate([order["row"].to_numpy(), np.flatnonzero(~retried)])
+    attempt[order["row"].to_numpy()] = groups.cumcount().to_numpy()
+    n_attempts[order["row"].to_numpy()] = groups["row"].transform("size").to_numpy()
 
     # PE slave records fold into the attempt running when they started
     cpu = cpu_all[keep].copy()
@@ -1355,7 +1791,7 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
                 known_hosts.append(host)
 
     def col(name: str) -> Arr:
-        return get.text(name).take(take_keep)
+        return get.text(name, keep)
 
     master_host_text = host_text.take(take_keep)
     failed = failed_all[keep]
