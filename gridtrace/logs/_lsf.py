@@ -109,7 +109,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gridtrace.logs import _lsf_fast
+from gridtrace.logs import _attrs_fast, _lsf_fast
 from gridtrace.logs._attrs import (
     append_flag,
     attr_columns,
@@ -832,6 +832,10 @@ def _keys(which: npt.NDArray[np.int64], named: npt.NDArray[np.int64], unknown: A
     # each row is two runs of names, (start in the joined lists, length): named, unknown
     starts = np.column_stack([base[which], np.full(len(which), base[_UNKNOWN])]).ravel()
     lengths = np.column_stack([named, unknown]).ravel()
+    if _lsf_fast.kernel_ready():
+        keys = _lsf_fast.name_runs([name for names in lists for name in names], starts, lengths)
+        if keys is not None:
+            return keys
     run_of = np.repeat(np.arange(len(lengths)), lengths)
     first_of_run = np.cumsum(lengths) - lengths
     index = starts[run_of] + np.arange(int(lengths.sum())) - first_of_run[run_of]
@@ -1055,6 +1059,8 @@ def _reference_rows(
     """
     data = chunk.data
     base = chunk.first_line - 1
+    if fast is not None and fast.all():  # every line scanned: nothing to split or decode
+        return RECORDS.empty_table(), QUARANTINE.empty_table(), fast.copy()
     raw_lines, crlf_lines, no_newline = split_lines(data)
     n_lines = len(raw_lines)
     keep = np.zeros(n_lines, dtype=bool) if fast is None else fast.copy()
@@ -1342,9 +1348,25 @@ _JOB_ATTRS = (
 )
 
 
-def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
+def _finish_columns(attrs: Any, names: Sequence[str]) -> dict[str, Arr]:
+    """Look up ``names`` in the ``attrs`` maps, chunk by chunk (no copy of the whole maps).
+
+    The same values as :func:`~gridtrace.logs._attrs.attr_columns` on the whole column, which
+    would first combine its chunks: a copy of every key and value of every record.
+    """
+    chunks = attrs.chunks if isinstance(attrs, pa.ChunkedArray) else [attrs]
+    if len(chunks) <= 1:
+        return attr_columns(attrs, names)
+    if _attrs_fast.HAVE_NUMBA and len(attrs) >= _attrs_fast.MIN_ROWS:
+        _attrs_fast.compile_kernel()  # each chunk is smaller, but the whole pays for the kernel
+    parts = [attr_columns(chunk, names) for chunk in chunks if len(chunk)]
+    if not parts:
+        return attr_columns(attrs, names)
+    return {name: pa.concat_arrays([part[name] for part in parts]) for name in names}
+
+
+def _jobs(rec: pa.Table, repeated: Bool, columns_of: Mapping[str, Arr]) -> pa.Table:
     n = rec.num_rows
-    columns_of = attr_columns(rec.column("attrs"), _JOB_ATTRS)
 
     def text(key: str) -> Arr:
         return columns_of[key]
@@ -1595,10 +1617,11 @@ def assemble_lsf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
         records = records.set_column(records.schema.get_field_index("flags"), "flags", flags)
     rows = np.flatnonzero(is_finish & ~copies)
     finish = records if len(rows) == records.num_rows else records.take(_pa.array(rows))
-    jobs = _jobs(finish, repeated[rows])
+    columns_of = _finish_columns(finish.column("attrs"), (*_JOB_ATTRS, "version"))
+    jobs = _jobs(finish, repeated[rows], columns_of)
     versions: list[str] = []
     if finish.num_rows:
-        found = attr_columns(finish.column("attrs"), ["version"])["version"]
+        found = columns_of["version"]
         versions = sorted(str(v) for v in _pc.unique(found).to_pylist() if v is not None)
     events = {
         str(k): int(v)
