@@ -1450,10 +1450,10 @@ def _jobs(rec: pa.Table, repeated: Bool, columns_of: Mapping[str, Arr]) -> pa.Ta
     count_of = np.array([count for _, count in parsed] + [0], dtype=np.float64)
     nodes_of = np.array([len(listed) if listed else np.nan for listed in listed_of])
     codes = np.asarray(encoded.indices.fill_null(-1), dtype=np.int64)  # -1: no text
-    hosts: list[list[str] | None] = [
-        listed_of[code] if ran else None
-        for code, ran in zip(codes.tolist(), started.tolist(), strict=True)
-    ]
+    # each row's list, taken from the distinct lists (the last one is None: no text)
+    hosts = _pa.array(listed_of, pa.list_(pa.string())).take(
+        _pa.array(np.where(started, codes, -1) % len(listed_of))
+    )
     slots = np.where(started & (count_of[codes] > 0), count_of[codes], np.nan)
     nodes = np.where(started, nodes_of[codes], np.nan)
 
@@ -1473,7 +1473,9 @@ def _jobs(rec: pa.Table, repeated: Bool, columns_of: Mapping[str, Arr]) -> pa.Ta
     gpus_alloc = np.where(started, gpus, np.nan)
 
     # attempts: one job id (with index) and submit time, in event-time then line order
-    id_text = rec.column("job_id_raw").to_pylist()
+    # the job ids as numbers, equal where the ids are (null: -1): grouping needs no strings
+    id_column = rec.column("job_id_raw").combine_chunks() if n else _pa.array([], pa.string())
+    id_text = np.asarray(_pc.dictionary_encode(id_column).indices.fill_null(-1), dtype=np.int64)
     src_line = _numpy(rec.column("src_line").combine_chunks(), np.int64) if n else np.zeros(0)
     src_file = rec.column("src_file").combine_chunks() if n else _pa.array([], pa.string())
     file_no = (
@@ -1539,13 +1541,13 @@ def _jobs(rec: pa.Table, repeated: Bool, columns_of: Mapping[str, Arr]) -> pa.Ta
     flags = flag_array(n, masks)
 
     site = rec.column("site").combine_chunks() if n else _pa.array([], pa.string())
-    base = np.array([k or "" for k in id_text], dtype=object)
-    submit_text = np.where(
-        np.isnan(submit), "unknown", np.nan_to_num(submit).astype(np.int64).astype(str)
+    base = _pc.fill_null(id_column, "")
+    submit_text = _pc.if_else(
+        _pa.array(np.isnan(submit)),
+        "unknown",
+        _pa.array(np.nan_to_num(submit).astype(np.int64)).cast(pa.string()),
     )
-    job_key = _pc.binary_join_element_wise(
-        site, ":", _pa.array(base.astype(str)), "@", _pa.array(submit_text.astype(str)), ""
-    )
+    job_key = _pc.binary_join_element_wise(site, ":", base, "@", submit_text, "")
     ts = pa.timestamp("s", tz="UTC")
 
     def times(values: F64) -> Arr:
@@ -1555,7 +1557,7 @@ def _jobs(rec: pa.Table, repeated: Bool, columns_of: Mapping[str, Arr]) -> pa.Ta
         "site": site,
         "source_format": _repeat("lsf", n),
         "job_key": job_key,
-        "job_id_raw": _pa.array(base.astype(str), pa.string()),
+        "job_id_raw": base,
         "job_seq": _int_or_null(seq, pa.int64()),
         "array_index": _int_or_null(np.where(idx > 0, idx, np.nan), pa.int32()),
         "attempt": _pa.array(attempt.astype(np.int16), pa.int16()),

@@ -671,17 +671,26 @@ def _write(
 
 
 def _put_names(names: U8, names_off: I64, starts: I64, lengths: I64, out_off: I32, out: U8) -> None:
-    """Write runs of names: run ``r`` is names ``starts[r]`` to ``starts[r] + lengths[r]``."""
-    v = 0
+    """Write runs of names: run ``r`` is names ``starts[r]`` to ``starts[r] + lengths[r]``.
+
+    The names of a run are consecutive in ``names``: each run is one copy of bytes.
+    """
+    v = np.int64(0)
     k = 0
     out_off[0] = 0
     for r in range(starts.size):
-        for j in range(starts[r], starts[r] + lengths[r]):
-            for b in range(names_off[j], names_off[j + 1]):
-                out[v] = names[b]
-                v += 1
+        first = starts[r]
+        stop = first + lengths[r]
+        lo = names_off[first]
+        shift = v - lo
+        for j in range(first + 1, stop + 1):
             k += 1
-            out_off[k] = v
+            out_off[k] = names_off[j] + shift
+        w = np.uint64(v)
+        for b in range(np.uint64(lo), np.uint64(names_off[stop])):
+            out[w] = names[b]
+            w += np.uint64(1)
+        v = np.int64(w)
 
 
 def name_runs(names: list[str], starts: I64, lengths: I64) -> Any:
