@@ -1348,24 +1348,83 @@ _JOB_ATTRS = (
 )
 
 
-def _finish_columns(attrs: Any, names: Sequence[str]) -> dict[str, Arr]:
-    """Look up ``names`` in the ``attrs`` maps, chunk by chunk (no copy of the whole maps).
+_NUMBER_ATTRS = _JOB_ATTRS[:17]  # read as numbers; the others as text
+_TEXT_ATTRS = (*_JOB_ATTRS[17:], "version")
 
-    The same values as :func:`~gridtrace.logs._attrs.attr_columns` on the whole column, which
-    would first combine its chunks: a copy of every key and value of every record.
+Numbers: TypeAlias = tuple[F64, Bool, Bool]
+"""A field read as numbers: the values (NaN where absent or unreadable), unreadable, absent."""
+
+
+def _number_column(text: Arr) -> Numbers:
+    values, bad = _floats(text)
+    return values, bad, _numpy(_pc.is_null(text), bool)
+
+
+def _finish_values(attrs: Any) -> tuple[dict[str, Arr], dict[str, Numbers]]:
+    """Look up the fields the jobs need in the ``attrs`` maps, chunk by chunk.
+
+    The text of :data:`_TEXT_ATTRS` and the numbers of :data:`_NUMBER_ATTRS`: the values of
+    :func:`~gridtrace.logs._attrs.attr_columns` on the whole column read by :func:`_floats`,
+    without combining the chunks (a copy of every key and value of every record). From
+    ``MIN_ROWS`` maps, the numbers are read in the LSF kernel straight from the maps' values
+    (those it cannot read exactly by :func:`_floats`), without a string column each.
     """
-    chunks = attrs.chunks if isinstance(attrs, pa.ChunkedArray) else [attrs]
-    if len(chunks) <= 1:
-        return attr_columns(attrs, names)
-    if _attrs_fast.HAVE_NUMBA and len(attrs) >= _attrs_fast.MIN_ROWS:
-        _attrs_fast.compile_kernel()  # each chunk is smaller, but the whole pays for the kernel
-    parts = [attr_columns(chunk, names) for chunk in chunks if len(chunk)]
-    if not parts:
-        return attr_columns(attrs, names)
-    return {name: pa.concat_arrays([part[name] for part in parts]) for name in names}
+    chunks: list[Any] = (
+        [c for c in attrs.chunks if len(c)] if isinstance(attrs, pa.ChunkedArray) else [attrs]
+    )
+    kernel = (
+        _attrs_fast.HAVE_NUMBA
+        and _lsf_fast.HAVE_NUMBA
+        and (len(attrs) >= _attrs_fast.MIN_ROWS or _lsf_fast.kernel_ready())
+        and attrs.type.key_type == pa.string()
+        and attrs.type.item_type == pa.string()
+    )
+    if kernel:
+        kernel = _attrs_fast.compile_kernel() and _lsf_fast.compile_kernel()
+    if not kernel or not chunks:
+        columns = attr_columns(attrs, (*_TEXT_ATTRS, *_NUMBER_ATTRS))
+        return (
+            {name: columns[name] for name in _TEXT_ATTRS},
+            {name: _number_column(columns[name]) for name in _NUMBER_ATTRS},
+        )
+    texts: dict[str, list[Arr]] = {name: [] for name in _TEXT_ATTRS}
+    numbers: dict[str, list[Numbers]] = {name: [] for name in _NUMBER_ATTRS}
+    for chunk in chunks:
+        index = _attrs_fast.find_keys(chunk, [*_TEXT_ATTRS, *_NUMBER_ATTRS])
+        items = chunk.items
+        for j, name in enumerate(_TEXT_ATTRS):
+            texts[name].append(items.take(_pa.array(index[j], mask=index[j] < 0)))
+        for j, name in enumerate(_NUMBER_ATTRS, start=len(_TEXT_ATTRS)):
+            at = index[j]
+            read = _lsf_fast.read_numbers(items, at)
+            if read is None:
+                numbers[name].append(_number_column(items.take(_pa.array(at, mask=at < 0))))
+                continue
+            values, slow = read
+            bad = np.zeros(len(at), dtype=bool)
+            if slow.any():
+                rows = np.flatnonzero(slow)
+                values[rows], bad[rows] = _floats(items.take(_pa.array(at[rows])))
+            numbers[name].append((values, bad, at < 0))
+    return (
+        {name: pa.concat_arrays(parts) for name, parts in texts.items()},
+        {
+            name: (
+                np.concatenate([p[0] for p in parts]),
+                np.concatenate([p[1] for p in parts]),
+                np.concatenate([p[2] for p in parts]),
+            )
+            for name, parts in numbers.items()
+        },
+    )
 
 
-def _jobs(rec: pa.Table, repeated: Bool, columns_of: Mapping[str, Arr]) -> pa.Table:
+def _jobs(
+    rec: pa.Table,
+    repeated: Bool,
+    columns_of: Mapping[str, Arr],
+    numbers: Mapping[str, Numbers],
+) -> pa.Table:
     n = rec.num_rows
 
     def text(key: str) -> Arr:
@@ -1375,7 +1434,7 @@ def _jobs(rec: pa.Table, repeated: Bool, columns_of: Mapping[str, Arr]) -> pa.Ta
 
     def num(key: str) -> F64:
         nonlocal unreadable
-        values, bad = _floats(text(key))
+        values, bad, _ = numbers[key]
         unreadable |= bad
         return values
 
@@ -1400,8 +1459,8 @@ def _jobs(rec: pa.Table, repeated: Bool, columns_of: Mapping[str, Arr]) -> pa.Ta
     record_flags = rec.column("flags")
     truncated = flag_mask(record_flags, "TRUNCATED")
     # fields a record cut short by the end of the file lost are not known: no state from them
-    start_lost = truncated & _numpy(_pc.is_null(text("startTime")), bool)
-    status_lost = truncated & _numpy(_pc.is_null(text("jStatus")), bool)
+    start_lost = truncated & numbers["startTime"][2]
+    status_lost = truncated & numbers["jStatus"][2]
     started = start_logged > 0
     start = np.where(started, start_logged, np.nan)
     end = np.where(started, event, np.nan)
@@ -1619,8 +1678,8 @@ def assemble_lsf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
         records = records.set_column(records.schema.get_field_index("flags"), "flags", flags)
     rows = np.flatnonzero(is_finish & ~copies)
     finish = records if len(rows) == records.num_rows else records.take(_pa.array(rows))
-    columns_of = _finish_columns(finish.column("attrs"), (*_JOB_ATTRS, "version"))
-    jobs = _jobs(finish, repeated[rows], columns_of)
+    columns_of, numbers = _finish_values(finish.column("attrs"))
+    jobs = _jobs(finish, repeated[rows], columns_of, numbers)
     versions: list[str] = []
     if finish.num_rows:
         found = columns_of["version"]

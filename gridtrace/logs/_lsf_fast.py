@@ -47,6 +47,7 @@ __all__ = [
     "compile_kernel",
     "kernel_ready",
     "name_runs",
+    "read_numbers",
     "scan_lsf",
 ]
 
@@ -63,6 +64,7 @@ U8 = npt.NDArray[np.uint8]
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
+F64 = npt.NDArray[np.float64]
 
 # values (at most 4 bytes per input byte, see scan_lsf) must stay addressable by 32-bit offsets
 _MAX_CHUNK = (1 << 31) // 8
@@ -103,6 +105,8 @@ _IN_UTF8[_QUOTE] = 1
 _IN_ASCII = _IN_UTF8.copy()
 _IN_ASCII[128:] = 2
 
+_POW10 = np.array([10.0**k for k in range(23)])  # exact in float64
+
 _JOB_FINISH = np.frombuffer(b"JOB_FINISH", dtype=np.uint8).copy()
 
 # The kernel's functions, callees first; plain Python until compile_kernel replaces each by its
@@ -116,8 +120,9 @@ _KERNEL = (
     "_layout",
     "_write",
     "_put_names",
+    "_read_numbers",
 )
-_ENTRY_POINTS = frozenset({"_tokenize", "_layout", "_write", "_put_names"})
+_ENTRY_POINTS = frozenset({"_tokenize", "_layout", "_write", "_put_names", "_read_numbers"})
 
 
 @functools.cache
@@ -691,6 +696,78 @@ def _put_names(names: U8, names_off: I64, starts: I64, lengths: I64, out_off: I3
             out[w] = names[b]
             w += np.uint64(1)
         v = np.int64(w)
+
+
+def _read_numbers(offsets: I32, data: U8, index: I64, out: F64, slow: Bools) -> None:
+    r"""Read the strings at ``index`` (-1: none, NaN) as numbers, where that is exact.
+
+    A string ``-?[0-9]+(\.[0-9]+)?`` of at most 15 digits is an integer below 2**53 divided by
+    an exact power of ten: the division is correctly rounded, the value any exact parser
+    gives. An empty string is NaN; every other string is left to the caller (``slow``).
+    """
+    for i in range(index.size):
+        out[i] = np.nan
+        slow[i] = False
+        p = index[i]
+        if p < 0:
+            continue
+        a = offsets[p]
+        b = offsets[p + 1]
+        if a == b:
+            continue
+        k = a
+        negative = data[k] == _MINUS
+        if negative:
+            k += 1
+        mantissa = 0
+        digits = 0
+        while k < b and _ZERO <= data[k] <= _NINE:
+            mantissa = mantissa * 10 + (data[k] - _ZERO)
+            digits += 1
+            k += 1
+            if digits > 15:
+                break
+        fraction = 0
+        if k < b and data[k] == _DOT and digits > 0:
+            k += 1
+            while k < b and _ZERO <= data[k] <= _NINE:
+                mantissa = mantissa * 10 + (data[k] - _ZERO)
+                fraction += 1
+                k += 1
+                if digits + fraction > 15:
+                    break
+            if fraction == 0:
+                k = -1  # "5.": left to the caller
+        if digits == 0 or k != b or digits + fraction > 15:
+            slow[i] = True
+            continue
+        value = float(mantissa)
+        if fraction:
+            value = value / _POW10[fraction]
+        out[i] = -value if negative else value
+
+
+def read_numbers(strings: Any, index: I64) -> tuple[F64, Bools] | None:
+    """Read the strings of ``strings`` at ``index`` (-1: absent) as numbers, in the kernel.
+
+    Returns the numbers (NaN where absent or empty) and where the kernel could not decide
+    (to be read otherwise); None when ``strings`` holds nulls or the kernel is not loaded.
+    """
+    if strings.null_count or not kernel_ready():
+        return None
+    _, offsets_buffer, data_buffer = strings.buffers()[:3]
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[
+        strings.offset : strings.offset + len(strings) + 1
+    ]
+    data = (
+        np.frombuffer(data_buffer, dtype=np.uint8)
+        if data_buffer is not None and data_buffer.size
+        else np.zeros(1, dtype=np.uint8)
+    )
+    out = np.empty(len(index), dtype=np.float64)
+    slow = np.empty(len(index), dtype=np.bool_)
+    _read_numbers(offsets, data, np.ascontiguousarray(index, dtype=np.int64), out, slow)
+    return out, slow
 
 
 def name_runs(names: list[str], starts: I64, lengths: I64) -> Any:
