@@ -2,13 +2,22 @@ r"""LSF ``JOB_FINISH`` lines: the compiled scanner behind :mod:`gridtrace.logs._
 
 Nearly every line of an ``lsb.acct`` file is a *clean* ``JOB_FINISH`` record: printable ASCII
 (UTF-8 allowed inside quoted strings), fields separated by spaces, every string closed on its
-line, and a layout the reader can follow to its end. :func:`scan_lsf` walks a chunk's bytes once
-in a numba kernel, recognises those lines, follows the layout of
-:func:`gridtrace.logs._lsf._job_finish` (the fixed fields and their number checks, the two host
-lists, the counted sections of the tail with the host rusage width and the GPU entries, the
-unknown fields after them) and writes the values (unquoted, a doubled quote made one, each
-counted section as the JSON list of its tokens) straight into the buffers of an Arrow string
-array, so no Python object is made per line or token.
+line, and a layout the reader can follow to its end. :func:`scan_lsf` reads a chunk in three
+compiled passes, each a small loop over the whole chunk (no Python per line or token):
+
+1. **tokens**: one walk over the bytes splits every line into tokens (start, end, quoted,
+   doubled quotes, value bytes so far), with a byte-class table per byte; a line the kernel
+   cannot read is marked and its tokens dropped;
+2. **layout**: each tokenised line is followed through the layout of
+   :func:`gridtrace.logs._lsf._job_finish` (the fixed fields and their number checks, the two
+   host lists, the counted sections of the tail with the host rusage width and the GPU entries,
+   the unknown fields after them), giving its values as runs of tokens and counted sections,
+   and the exact number of values and bytes they take;
+3. **values**: the values (unquoted, a doubled quote made one, each counted section as its count
+   and the JSON list of its tokens) are written into the buffers of an Arrow string array of
+   exactly that size.
+
+The working arrays of the passes are kept by each thread from one chunk to the next.
 
 It *declines* every other line: another event, a comment, a blank or damaged line, a control
 character or tab (the reference splits those by Python's rules), a byte above 127 outside a
@@ -66,7 +75,8 @@ I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
 F64 = npt.NDArray[np.float64]
 
-# values (at most 4 bytes per input byte, see scan_lsf) must stay addressable by 32-bit offsets
+# token positions and values (at most 2.5 bytes per input byte: a one-byte entry of a counted
+# section becomes '"a", ') must stay addressable by 32-bit offsets
 _MAX_CHUNK = (1 << 31) // 8
 
 _LF, _SPACE, _QUOTE, _BACKSLASH, _PLUS, _MINUS, _DOT, _ZERO, _NINE = (
@@ -804,12 +814,19 @@ class _Scratch(threading.local):
         return _SCRATCH
 
     def array(self, name: str, size: int, dtype: Any) -> Any:
-        """Return a working array of at least ``size`` items (its content left as it was)."""
+        """Return a working array of at least ``size`` items (its content left as it was).
+
+        Arrays of more than :data:`_KEPT_BYTES` are not kept (a huge chunk's pages are freed).
+        """
         kept = self.arrays.get(name)
         if kept is None or kept.size < size:
             kept = np.empty(max(size, 1), dtype=dtype)
-            self.arrays[name] = kept
+            if kept.nbytes <= _KEPT_BYTES:
+                self.arrays[name] = kept
         return kept
+
+
+_KEPT_BYTES = 64 << 20
 
 
 _SCRATCH = _Scratch()
