@@ -126,6 +126,8 @@ _KERNEL = (
     "_is_number",
     "_count",
     "_plain_section",
+    "_add_item",
+    "_add_section",
     "_tokenize",
     "_layout",
     "_write",
@@ -360,6 +362,39 @@ def _plain_section(buf: U8, ts: I32, te: I32, first: int, end: int) -> int:
     return size
 
 
+def _add_item(
+    item_first: I32, item_end: I32, item_section: Bools, m: int, first: int, end: int, section: bool
+) -> int:
+    """Add item ``m`` (see :func:`_layout`); return the next item's number."""
+    item_first[m] = first
+    item_end[m] = end
+    item_section[m] = section
+    return m + 1
+
+
+def _add_section(
+    buf: U8,
+    ts: I32,
+    te: I32,
+    item_first: I32,
+    item_end: I32,
+    item_section: Bools,
+    m: int,
+    count_at: int,
+    end: int,
+) -> tuple[int, int]:
+    """Add the counted section of count token ``count_at`` and entries up to ``end``.
+
+    Returns the next item's number and the bytes of the section's two values; -1 (and no item
+    added) when an entry needs a JSON escape.
+    """
+    listed = _plain_section(buf, ts, te, count_at + 1, end)
+    if listed < 0:
+        return m, -1
+    m = _add_item(item_first, item_end, item_section, m, count_at, end, True)
+    return m, te[count_at] - ts[count_at] + listed
+
+
 def _layout(
     buf: U8,
     head: int,
@@ -481,24 +516,19 @@ def _layout(
         for stage in range(4):
             if stage == 0 or stage == 3:
                 stop = pos + (head if stage == 0 else middle)
-                item_first[m] = b + pos
-                item_end[m] = b + stop
-                item_section[m] = False
-                m += 1
+                m = _add_item(item_first, item_end, item_section, m, b + pos, b + stop, False)
                 size += tc[b + stop] - tc[b + pos]
                 values += stop - pos
                 pos = stop
             else:
                 end = pos + 1 + _count(buf, ts[b + pos], te[b + pos])
-                listed = _plain_section(buf, ts, te, b + pos + 1, b + end)
-                if listed < 0:
+                m, added = _add_section(
+                    buf, ts, te, item_first, item_end, item_section, m, b + pos, b + end
+                )
+                if added < 0:
                     ok = False
                     break
-                item_first[m] = b + pos
-                item_end[m] = b + end
-                item_section[m] = True
-                m += 1
-                size += te[b + pos] - ts[b + pos] + listed
+                size += added
                 values += 2
                 pos = end
         # ---- the tail: runs of plain fields, each followed by a counted section
@@ -506,10 +536,7 @@ def _layout(
             for r in range(run_plain.size):
                 stop = min(pos + run_plain[r], nt)
                 if stop > pos:
-                    item_first[m] = b + pos
-                    item_end[m] = b + stop
-                    item_section[m] = False
-                    m += 1
+                    m = _add_item(item_first, item_end, item_section, m, b + pos, b + stop, False)
                     size += tc[b + stop] - tc[b + pos]
                 values += stop - pos
                 pos = stop
@@ -592,15 +619,13 @@ def _layout(
                 if bad:
                     flags |= TAIL_UNPARSED
                     break
-                listed = _plain_section(buf, ts, te, b + start, b + end)
-                if listed < 0:
+                m, added = _add_section(
+                    buf, ts, te, item_first, item_end, item_section, m, b + pos, b + end
+                )
+                if added < 0:
                     ok = False
                     break
-                item_first[m] = b + pos
-                item_end[m] = b + end
-                item_section[m] = True
-                m += 1
-                size += te[b + pos] - ts[b + pos] + listed
+                size += added
                 values += 2
                 pos = end
         if not ok:
@@ -610,10 +635,7 @@ def _layout(
         if pos < nt:  # unknown fields
             if not flags & TAIL_UNPARSED:
                 flags |= EXTRA_FIELDS
-            item_first[m] = b + pos
-            item_end[m] = b + nt
-            item_section[m] = False
-            m += 1
+            m = _add_item(item_first, item_end, item_section, m, b + pos, b + nt, False)
             size += tc[b + nt] - tc[b + pos]
             values += nt - pos
         fast[line] = True
