@@ -1419,6 +1419,51 @@ def _finish_values(attrs: Any) -> tuple[dict[str, Arr], dict[str, Numbers]]:
     )
 
 
+def _run_starts(order: npt.NDArray[np.intp], *columns: npt.NDArray[Any]) -> Bool:
+    """Mark, in ``order``, the rows that differ from the row before in a column (NaN = NaN)."""
+    first = np.ones(len(order), dtype=bool)
+    same = np.ones(max(len(order) - 1, 0), dtype=bool)
+    for column in columns:
+        now, before = column[order][1:], column[order][:-1]
+        equal = now == before
+        if column.dtype.kind == "f":
+            equal |= np.isnan(now) & np.isnan(before)
+        same &= equal
+    first[1:] = ~same
+    return first
+
+
+def _attempts(
+    key: npt.NDArray[np.int64],
+    submit: F64,
+    event: F64,
+    file_no: npt.NDArray[np.int64],
+    line: npt.NDArray[Any],
+    start: F64,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], Bool]:
+    """Count the attempts of each job: one job id (``key``) and submit time (NaN = NaN).
+
+    Returns each row's attempt (0-based, in event time, file and line order), the attempts of
+    its job, and whether another row has the same id, submit, start and event time.
+    """
+    n = len(key)
+    order = np.lexsort((line, file_no, event, submit, key))  # NaN last, stable
+    attempt = np.zeros(n, dtype=np.int64)
+    n_attempts = np.ones(n, dtype=np.int64)
+    first = _run_starts(order, key, submit)  # a group: one job id and submit time
+    group = np.cumsum(first) - 1
+    group_start = np.flatnonzero(first)
+    attempt[order] = np.arange(n) - group_start[group]
+    n_attempts[order] = np.diff(np.append(group_start, n))[group]
+    # rows whose id, submit, start and event time another row shares (NaN equal to NaN)
+    order = np.lexsort((event, start, submit, key))
+    first = _run_starts(order, key, submit, start, event)
+    group = np.cumsum(first) - 1
+    duplicate = np.zeros(n, dtype=bool)
+    duplicate[order] = np.bincount(group, minlength=n)[group] > 1
+    return attempt, n_attempts, duplicate
+
+
 def _jobs(
     rec: pa.Table,
     repeated: Bool,
@@ -1542,25 +1587,7 @@ def _jobs(
         if n
         else np.zeros(0, np.int64)
     )
-    frame = pd.DataFrame(
-        {
-            "key": id_text,
-            "submit": submit,
-            "event": event,
-            "file": file_no,
-            "line": src_line,
-            "row": np.arange(n),
-        }
-    )
-    frame = frame.sort_values(["key", "submit", "event", "file", "line"], na_position="last")
-    groups = frame.groupby(["key", "submit"], sort=False, dropna=False)
-    rows = frame["row"].to_numpy()
-    attempt = np.zeros(n, dtype=np.int64)
-    n_attempts = np.ones(n, dtype=np.int64)
-    attempt[rows] = groups.cumcount().to_numpy()
-    n_attempts[rows] = groups["row"].transform("size").to_numpy()
-    same = pd.DataFrame({"key": id_text, "submit": submit, "start": start, "event": event})
-    duplicate = np.asarray(same.duplicated(keep=False), dtype=bool)
+    attempt, n_attempts, duplicate = _attempts(id_text, submit, event, file_no, src_line, start)
     earlier = (attempt < n_attempts - 1) & ~duplicate & started
     logged_state = state.copy()
     state = np.where(earlier, "REQUEUED", state)

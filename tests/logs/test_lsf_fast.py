@@ -364,3 +364,43 @@ def test_read_in_many_chunks_same_either_way(
     assert fast.quarantine.equals(reference.quarantine)
     assert fast.info == reference.info
     assert fast.lines_read == fast.lines_parsed + fast.lines_quarantined == len(lines) + 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(-1, 3),
+            st.sampled_from([1.0, 2.0, float("nan"), 0.0]),
+            st.sampled_from([5.0, 6.0, float("nan")]),
+            st.integers(0, 1),
+            st.sampled_from([0.0, 7.0, float("nan")]),
+        ),
+        max_size=25,
+    )
+)
+def test_attempts_match_the_pandas_grouping(
+    rows: list[tuple[int, float, float, int, float]],
+) -> None:
+    import pandas as pd
+
+    n = len(rows)
+    key = np.array([r[0] for r in rows], dtype=np.int64)
+    submit, event, start = (np.array([r[k] for r in rows], dtype=np.float64) for k in (1, 2, 4))
+    file_no = np.array([r[3] for r in rows], dtype=np.int64)
+    line = np.arange(n, dtype=np.int64)[::-1].copy()
+    attempt, n_attempts, duplicate = _lsf._attempts(key, submit, event, file_no, line, start)
+    # the grouping the reader made with pandas before
+    frame = pd.DataFrame(
+        {"key": key, "submit": submit, "event": event, "file": file_no, "line": line}
+    ).assign(row=np.arange(n))
+    frame = frame.sort_values(["key", "submit", "event", "file", "line"], na_position="last")
+    groups = frame.groupby(["key", "submit"], sort=False, dropna=False)
+    expected = np.zeros(n, dtype=np.int64)
+    expected_n = np.ones(n, dtype=np.int64)
+    expected[frame["row"].to_numpy()] = groups.cumcount().to_numpy()
+    expected_n[frame["row"].to_numpy()] = groups["row"].transform("size").to_numpy()
+    same = pd.DataFrame({"key": key, "submit": submit, "start": start, "event": event})
+    assert attempt.tolist() == expected.tolist()
+    assert n_attempts.tolist() == expected_n.tolist()
+    assert duplicate.tolist() == same.duplicated(keep=False).tolist()
