@@ -109,7 +109,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gridtrace.logs import _lsf_fast
+from gridtrace.logs import _attrs_fast, _lsf_fast
 from gridtrace.logs._attrs import (
     append_flag,
     attr_columns,
@@ -832,6 +832,10 @@ def _keys(which: npt.NDArray[np.int64], named: npt.NDArray[np.int64], unknown: A
     # each row is two runs of names, (start in the joined lists, length): named, unknown
     starts = np.column_stack([base[which], np.full(len(which), base[_UNKNOWN])]).ravel()
     lengths = np.column_stack([named, unknown]).ravel()
+    if _lsf_fast.kernel_ready():
+        keys = _lsf_fast.name_runs([name for names in lists for name in names], starts, lengths)
+        if keys is not None:
+            return keys
     run_of = np.repeat(np.arange(len(lengths)), lengths)
     first_of_run = np.cumsum(lengths) - lengths
     index = starts[run_of] + np.arange(int(lengths.sum())) - first_of_run[run_of]
@@ -1055,6 +1059,8 @@ def _reference_rows(
     """
     data = chunk.data
     base = chunk.first_line - 1
+    if fast is not None and fast.all():  # every line scanned: nothing to split or decode
+        return RECORDS.empty_table(), QUARANTINE.empty_table(), fast.copy()
     raw_lines, crlf_lines, no_newline = split_lines(data)
     n_lines = len(raw_lines)
     keep = np.zeros(n_lines, dtype=bool) if fast is None else fast.copy()
@@ -1342,9 +1348,129 @@ _JOB_ATTRS = (
 )
 
 
-def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
+_NUMBER_ATTRS = _JOB_ATTRS[:17]  # read as numbers; the others as text
+_TEXT_ATTRS = (*_JOB_ATTRS[17:], "version")
+
+Numbers: TypeAlias = tuple[F64, Bool, Bool]
+"""A field read as numbers: the values (NaN where absent or unreadable), unreadable, absent."""
+
+
+def _number_column(text: Arr) -> Numbers:
+    values, bad = _floats(text)
+    return values, bad, _numpy(_pc.is_null(text), bool)
+
+
+def _finish_values(attrs: Any) -> tuple[dict[str, Arr], dict[str, Numbers]]:
+    """Look up the fields the jobs need in the ``attrs`` maps, chunk by chunk.
+
+    The text of :data:`_TEXT_ATTRS` and the numbers of :data:`_NUMBER_ATTRS`: the values of
+    :func:`~gridtrace.logs._attrs.attr_columns` on the whole column read by :func:`_floats`,
+    without combining the chunks (a copy of every key and value of every record). From
+    ``MIN_ROWS`` maps, the numbers are read in the LSF kernel straight from the maps' values
+    (those it cannot read exactly by :func:`_floats`), without a string column each.
+    """
+    chunks: list[Any] = (
+        [c for c in attrs.chunks if len(c)] if isinstance(attrs, pa.ChunkedArray) else [attrs]
+    )
+    kernel = (
+        _attrs_fast.HAVE_NUMBA
+        and _lsf_fast.HAVE_NUMBA
+        and (len(attrs) >= _attrs_fast.MIN_ROWS or _lsf_fast.kernel_ready())
+        and attrs.type.key_type == pa.string()
+        and attrs.type.item_type == pa.string()
+    )
+    if kernel:
+        kernel = _attrs_fast.compile_kernel() and _lsf_fast.compile_kernel()
+    if not kernel or not chunks:
+        columns = attr_columns(attrs, (*_TEXT_ATTRS, *_NUMBER_ATTRS))
+        return (
+            {name: columns[name] for name in _TEXT_ATTRS},
+            {name: _number_column(columns[name]) for name in _NUMBER_ATTRS},
+        )
+    texts: dict[str, list[Arr]] = {name: [] for name in _TEXT_ATTRS}
+    numbers: dict[str, list[Numbers]] = {name: [] for name in _NUMBER_ATTRS}
+    for chunk in chunks:
+        index = _attrs_fast.find_keys(chunk, [*_TEXT_ATTRS, *_NUMBER_ATTRS])
+        items = chunk.items
+        for j, name in enumerate(_TEXT_ATTRS):
+            texts[name].append(items.take(_pa.array(index[j], mask=index[j] < 0)))
+        for j, name in enumerate(_NUMBER_ATTRS, start=len(_TEXT_ATTRS)):
+            at = index[j]
+            read = _lsf_fast.read_numbers(items, at)
+            if read is None:
+                numbers[name].append(_number_column(items.take(_pa.array(at, mask=at < 0))))
+                continue
+            values, slow = read
+            bad = np.zeros(len(at), dtype=bool)
+            if slow.any():
+                rows = np.flatnonzero(slow)
+                values[rows], bad[rows] = _floats(items.take(_pa.array(at[rows])))
+            numbers[name].append((values, bad, at < 0))
+    return (
+        {name: pa.concat_arrays(parts) for name, parts in texts.items()},
+        {
+            name: (
+                np.concatenate([p[0] for p in parts]),
+                np.concatenate([p[1] for p in parts]),
+                np.concatenate([p[2] for p in parts]),
+            )
+            for name, parts in numbers.items()
+        },
+    )
+
+
+def _run_starts(order: npt.NDArray[np.intp], *columns: npt.NDArray[Any]) -> Bool:
+    """Mark, in ``order``, the rows that differ from the row before in a column (NaN = NaN)."""
+    first = np.ones(len(order), dtype=bool)
+    same = np.ones(max(len(order) - 1, 0), dtype=bool)
+    for column in columns:
+        now, before = column[order][1:], column[order][:-1]
+        equal = now == before
+        if column.dtype.kind == "f":
+            equal |= np.isnan(now) & np.isnan(before)
+        same &= equal
+    first[1:] = ~same
+    return first
+
+
+def _attempts(
+    key: npt.NDArray[np.int64],
+    submit: F64,
+    event: F64,
+    file_no: npt.NDArray[np.int64],
+    line: npt.NDArray[Any],
+    start: F64,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], Bool]:
+    """Count the attempts of each job: one job id (``key``) and submit time (NaN = NaN).
+
+    Returns each row's attempt (0-based, in event time, file and line order), the attempts of
+    its job, and whether another row has the same id, submit, start and event time.
+    """
+    n = len(key)
+    order = np.lexsort((line, file_no, event, submit, key))  # NaN last, stable
+    attempt = np.zeros(n, dtype=np.int64)
+    n_attempts = np.ones(n, dtype=np.int64)
+    first = _run_starts(order, key, submit)  # a group: one job id and submit time
+    group = np.cumsum(first) - 1
+    group_start = np.flatnonzero(first)
+    attempt[order] = np.arange(n) - group_start[group]
+    n_attempts[order] = np.diff(np.append(group_start, n))[group]
+    # rows whose id, submit, start and event time another row shares (NaN equal to NaN)
+    order = np.lexsort((event, start, submit, key))
+    first = _run_starts(order, key, submit, start, event)
+    group = np.cumsum(first) - 1
+    duplicate = np.zeros(n, dtype=bool)
+    duplicate[order] = np.bincount(group, minlength=n)[group] > 1
+    return attempt, n_attempts, duplicate
+
+
+def _jobs(
+    rec: pa.Table,
+    repeated: Bool,
+    columns_of: Mapping[str, Arr],
+    numbers: Mapping[str, Numbers],
+) -> pa.Table:
     n = rec.num_rows
-    columns_of = attr_columns(rec.column("attrs"), _JOB_ATTRS)
 
     def text(key: str) -> Arr:
         return columns_of[key]
@@ -1353,7 +1479,7 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
 
     def num(key: str) -> F64:
         nonlocal unreadable
-        values, bad = _floats(text(key))
+        values, bad, _ = numbers[key]
         unreadable |= bad
         return values
 
@@ -1378,8 +1504,8 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     record_flags = rec.column("flags")
     truncated = flag_mask(record_flags, "TRUNCATED")
     # fields a record cut short by the end of the file lost are not known: no state from them
-    start_lost = truncated & _numpy(_pc.is_null(text("startTime")), bool)
-    status_lost = truncated & _numpy(_pc.is_null(text("jStatus")), bool)
+    start_lost = truncated & numbers["startTime"][2]
+    status_lost = truncated & numbers["jStatus"][2]
     started = start_logged > 0
     start = np.where(started, start_logged, np.nan)
     end = np.where(started, event, np.nan)
@@ -1428,10 +1554,10 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     count_of = np.array([count for _, count in parsed] + [0], dtype=np.float64)
     nodes_of = np.array([len(listed) if listed else np.nan for listed in listed_of])
     codes = np.asarray(encoded.indices.fill_null(-1), dtype=np.int64)  # -1: no text
-    hosts: list[list[str] | None] = [
-        listed_of[code] if ran else None
-        for code, ran in zip(codes.tolist(), started.tolist(), strict=True)
-    ]
+    # each row's list, taken from the distinct lists (the last one is None: no text)
+    hosts = _pa.array(listed_of, pa.list_(pa.string())).take(
+        _pa.array(np.where(started, codes, -1) % len(listed_of))
+    )
     slots = np.where(started & (count_of[codes] > 0), count_of[codes], np.nan)
     nodes = np.where(started, nodes_of[codes], np.nan)
 
@@ -1451,7 +1577,9 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     gpus_alloc = np.where(started, gpus, np.nan)
 
     # attempts: one job id (with index) and submit time, in event-time then line order
-    id_text = rec.column("job_id_raw").to_pylist()
+    # the job ids as numbers, equal where the ids are (null: -1): grouping needs no strings
+    id_column = rec.column("job_id_raw").combine_chunks() if n else _pa.array([], pa.string())
+    id_text = np.asarray(_pc.dictionary_encode(id_column).indices.fill_null(-1), dtype=np.int64)
     src_line = _numpy(rec.column("src_line").combine_chunks(), np.int64) if n else np.zeros(0)
     src_file = rec.column("src_file").combine_chunks() if n else _pa.array([], pa.string())
     file_no = (
@@ -1459,25 +1587,7 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
         if n
         else np.zeros(0, np.int64)
     )
-    frame = pd.DataFrame(
-        {
-            "key": id_text,
-            "submit": submit,
-            "event": event,
-            "file": file_no,
-            "line": src_line,
-            "row": np.arange(n),
-        }
-    )
-    frame = frame.sort_values(["key", "submit", "event", "file", "line"], na_position="last")
-    groups = frame.groupby(["key", "submit"], sort=False, dropna=False)
-    rows = frame["row"].to_numpy()
-    attempt = np.zeros(n, dtype=np.int64)
-    n_attempts = np.ones(n, dtype=np.int64)
-    attempt[rows] = groups.cumcount().to_numpy()
-    n_attempts[rows] = groups["row"].transform("size").to_numpy()
-    same = pd.DataFrame({"key": id_text, "submit": submit, "start": start, "event": event})
-    duplicate = np.asarray(same.duplicated(keep=False), dtype=bool)
+    attempt, n_attempts, duplicate = _attempts(id_text, submit, event, file_no, src_line, start)
     earlier = (attempt < n_attempts - 1) & ~duplicate & started
     logged_state = state.copy()
     state = np.where(earlier, "REQUEUED", state)
@@ -1517,13 +1627,13 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     flags = flag_array(n, masks)
 
     site = rec.column("site").combine_chunks() if n else _pa.array([], pa.string())
-    base = np.array([k or "" for k in id_text], dtype=object)
-    submit_text = np.where(
-        np.isnan(submit), "unknown", np.nan_to_num(submit).astype(np.int64).astype(str)
+    base = _pc.fill_null(id_column, "")
+    submit_text = _pc.if_else(
+        _pa.array(np.isnan(submit)),
+        "unknown",
+        _pa.array(np.nan_to_num(submit).astype(np.int64)).cast(pa.string()),
     )
-    job_key = _pc.binary_join_element_wise(
-        site, ":", _pa.array(base.astype(str)), "@", _pa.array(submit_text.astype(str)), ""
-    )
+    job_key = _pc.binary_join_element_wise(site, ":", base, "@", submit_text, "")
     ts = pa.timestamp("s", tz="UTC")
 
     def times(values: F64) -> Arr:
@@ -1533,7 +1643,7 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
         "site": site,
         "source_format": _repeat("lsf", n),
         "job_key": job_key,
-        "job_id_raw": _pa.array(base.astype(str), pa.string()),
+        "job_id_raw": base,
         "job_seq": _int_or_null(seq, pa.int64()),
         "array_index": _int_or_null(np.where(idx > 0, idx, np.nan), pa.int32()),
         "attempt": _pa.array(attempt.astype(np.int16), pa.int16()),
@@ -1595,10 +1705,11 @@ def assemble_lsf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
         records = records.set_column(records.schema.get_field_index("flags"), "flags", flags)
     rows = np.flatnonzero(is_finish & ~copies)
     finish = records if len(rows) == records.num_rows else records.take(_pa.array(rows))
-    jobs = _jobs(finish, repeated[rows])
+    columns_of, numbers = _finish_values(finish.column("attrs"))
+    jobs = _jobs(finish, repeated[rows], columns_of, numbers)
     versions: list[str] = []
     if finish.num_rows:
-        found = attr_columns(finish.column("attrs"), ["version"])["version"]
+        found = columns_of["version"]
         versions = sorted(str(v) for v in _pc.unique(found).to_pylist() if v is not None)
     events = {
         str(k): int(v)

@@ -2,13 +2,22 @@ r"""LSF ``JOB_FINISH`` lines: the compiled scanner behind :mod:`gridtrace.logs._
 
 Nearly every line of an ``lsb.acct`` file is a *clean* ``JOB_FINISH`` record: printable ASCII
 (UTF-8 allowed inside quoted strings), fields separated by spaces, every string closed on its
-line, and a layout the reader can follow to its end. :func:`scan_lsf` walks a chunk's bytes once
-in a numba kernel, recognises those lines, follows the layout of
-:func:`gridtrace.logs._lsf._job_finish` (the fixed fields and their number checks, the two host
-lists, the counted sections of the tail with the host rusage width and the GPU entries, the
-unknown fields after them) and writes the values (unquoted, a doubled quote made one, each
-counted section as the JSON list of its tokens) straight into the buffers of an Arrow string
-array, so no Python object is made per line or token.
+line, and a layout the reader can follow to its end. :func:`scan_lsf` reads a chunk in three
+compiled passes, each a small loop over the whole chunk (no Python per line or token):
+
+1. **tokens**: one walk over the bytes splits every line into tokens (start, end, quoted,
+   doubled quotes, value bytes so far), with a byte-class table per byte; a line the kernel
+   cannot read is marked and its tokens dropped;
+2. **layout**: each tokenised line is followed through the layout of
+   :func:`gridtrace.logs._lsf._job_finish` (the fixed fields and their number checks, the two
+   host lists, the counted sections of the tail with the host rusage width and the GPU entries,
+   the unknown fields after them), giving its values as runs of tokens and counted sections,
+   and the exact number of values and bytes they take;
+3. **values**: the values (unquoted, a doubled quote made one, each counted section as its count
+   and the JSON list of its tokens) are written into the buffers of an Arrow string array of
+   exactly that size.
+
+The working arrays of the passes are kept by each thread from one chunk to the next.
 
 It *declines* every other line: another event, a comment, a blank or damaged line, a control
 character or tab (the reference splits those by Python's rules), a byte above 127 outside a
@@ -27,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import threading
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -45,6 +55,8 @@ __all__ = [
     "LsfScan",
     "compile_kernel",
     "kernel_ready",
+    "name_runs",
+    "read_numbers",
     "scan_lsf",
 ]
 
@@ -61,8 +73,10 @@ U8 = npt.NDArray[np.uint8]
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
+F64 = npt.NDArray[np.float64]
 
-# values (at most 4 bytes per input byte, see scan_lsf) must stay addressable by 32-bit offsets
+# token positions and values (at most 2.5 bytes per input byte: a one-byte entry of a counted
+# section becomes '"a", ') must stay addressable by 32-bit offsets
 _MAX_CHUNK = (1 << 31) // 8
 
 _LF, _SPACE, _QUOTE, _BACKSLASH, _PLUS, _MINUS, _DOT, _ZERO, _NINE = (
@@ -87,12 +101,40 @@ _PLAIN = np.zeros(256, dtype=np.bool_)
 _PLAIN[_SPACE : _TILDE + 1] = True
 _PLAIN[[_QUOTE, _BACKSLASH]] = False
 
+# the bytes of a bare token (printable ASCII but blank and quote)
+_BARE = np.zeros(256, dtype=np.bool_)
+_BARE[_SPACE + 1 : _TILDE + 1] = True
+_BARE[_QUOTE] = False
+
+# the bytes of a quoted string: 0 inside it, 1 a quote, 2 declines the line (a control
+# character, DEL, and a byte above 127 unless the chunk is UTF-8)
+_IN_UTF8 = np.zeros(256, dtype=np.uint8)
+_IN_UTF8[:_SPACE] = 2
+_IN_UTF8[127] = 2
+_IN_UTF8[_QUOTE] = 1
+_IN_ASCII = _IN_UTF8.copy()
+_IN_ASCII[128:] = 2
+
+_POW10 = np.array([10.0**k for k in range(23)])  # exact in float64
+
 _JOB_FINISH = np.frombuffer(b"JOB_FINISH", dtype=np.uint8).copy()
 
 # The kernel's functions, callees first; plain Python until compile_kernel replaces each by its
 # numba compilation (importing numba costs half a second, paid only by a program reading LSF).
-_KERNEL = ("_is_int", "_is_number", "_count", "_put_tokens", "_put_section", "_scan_chunk")
-_ENTRY_POINTS = frozenset({"_scan_chunk"})
+_KERNEL = (
+    "_is_int",
+    "_is_number",
+    "_count",
+    "_plain_section",
+    "_add_item",
+    "_add_section",
+    "_tokenize",
+    "_layout",
+    "_write",
+    "_put_names",
+    "_read_numbers",
+)
+_ENTRY_POINTS = frozenset({"_tokenize", "_layout", "_write", "_put_names", "_read_numbers"})
 
 
 @functools.cache
@@ -214,73 +256,147 @@ def _count(buf: U8, a: int, b: int) -> int:
     return value
 
 
-def _put_tokens(
+def _tokenize(
     buf: U8,
-    ts: I64,
-    te: I64,
-    tx: Bools,
-    first: int,
-    stop: int,
-    values: U8,
-    v: int,
-    off: I32,
-    nv: int,
-) -> tuple[int, int]:
-    """Write tokens ``first`` to ``stop`` as values (a doubled quote made one); new ends."""
-    for t in range(first, stop):
-        k = ts[t]
-        while k < te[t]:
-            values[v] = buf[k]
-            v += 1
-            if tx[t] and buf[k] == _QUOTE:
-                k += 1
-            k += 1
-        nv += 1
-        off[nv] = v
-    return v, nv
+    quoted_class: U8,
+    line_first: I32,
+    line_tokens: I32,
+    ts: I32,
+    te: I32,
+    tq: Bools,
+    tx: I32,
+    tc: I64,
+) -> int:
+    r"""Pass 1: split every line of ``buf`` into tokens, one pass over the bytes.
 
-
-def _put_section(
-    buf: U8, ts: I64, te: I64, pos: int, end: int, values: U8, v: int, off: I32, nv: int
-) -> tuple[int, int, bool]:
-    """Write a counted section: its count as written, then its tokens as a JSON list.
-
-    The count is token ``pos``, the entries tokens ``pos + 1`` to ``end``; the flag returned is
-    False when an entry needs a JSON escape (the line is left to the reference).
+    Line ``i`` (split at ``\n``; a final ``\n`` starts no line) gets tokens ``line_first[i]``
+    to ``line_first[i] + line_tokens[i]``: content start and end, quoted, doubled quotes in it,
+    and ``tc``: the bytes of the values of the tokens before (``tc[t + 1] - tc[t]`` is token
+    ``t``'s value, its doubled quotes made one).
+    A line the kernel cannot read (see the module's text) gets ``line_tokens[i] = -1``.
+    ``quoted_class`` says, per byte, 0 inside a string, 1 a quote, 2 declines the line.
+    Returns the number of lines.
     """
-    ok = True
-    for k in range(ts[pos], te[pos]):
-        values[v] = buf[k]
-        v += 1
-    nv += 1
-    off[nv] = v
-    values[v] = _OPEN
-    v += 1
-    for t in range(pos + 1, end):
-        if t > pos + 1:
-            values[v] = _COMMA
-            values[v + 1] = _SPACE
-            v += 2
-        values[v] = _QUOTE
-        v += 1
-        for k in range(ts[t], te[t]):
-            d = buf[k]
-            if not _PLAIN[d]:
+    n = buf.size
+    line = 0
+    nt = 0
+    s = 0
+    size = 0
+    tc[0] = 0
+    while s < n:
+        first = nt
+        size_first = size
+        p = s
+        ok = buf[s] == _QUOTE  # a quoted event name first (also: not a blank line)
+        while ok:
+            while p < n and buf[p] == _SPACE:
+                p += 1
+            if p >= n:  # no line end
                 ok = False
-            values[v] = d
-            v += 1
-        values[v] = _QUOTE
-        v += 1
-    values[v] = _CLOSE
-    v += 1
-    nv += 1
-    off[nv] = v
-    return v, nv, ok
+                break
+            c = buf[p]
+            if c == _LF:
+                break
+            if c == _QUOTE:
+                a = p + 1
+                q = a
+                escapes = 0
+                while q < n:
+                    k = quoted_class[buf[q]]
+                    if k == 0:
+                        q += 1
+                        continue
+                    if k == 1 and q + 1 < n and buf[q + 1] == _QUOTE:
+                        escapes += 1
+                        q += 2
+                        continue
+                    break
+                if q >= n or buf[q] != _QUOTE:  # left open, or a byte that declines
+                    ok = False
+                    break
+                if q + 1 < n and buf[q + 1] != _SPACE and buf[q + 1] != _LF:  # glued
+                    ok = False
+                    break
+                ts[nt] = a
+                te[nt] = q
+                tq[nt] = True
+                tx[nt] = escapes
+                size += q - a - escapes
+                nt += 1
+                tc[nt] = size
+                p = q + 1
+            else:
+                a = p
+                while p < n and _BARE[buf[p]]:
+                    p += 1
+                if p < n and buf[p] != _SPACE and buf[p] != _LF:  # control, quote, > 126
+                    ok = False
+                    break
+                ts[nt] = a
+                te[nt] = p
+                tq[nt] = False
+                tx[nt] = 0
+                size += p - a
+                nt += 1
+                tc[nt] = size
+        if not ok:
+            while p < n and buf[p] != _LF:
+                p += 1
+            nt = first
+            size = size_first
+        line_first[line] = first
+        line_tokens[line] = nt - first if ok else -1
+        line += 1
+        s = p + 1
+    return line
 
 
-def _scan_chunk(
+def _plain_section(buf: U8, ts: I32, te: I32, first: int, end: int) -> int:
+    """Bytes of the JSON list of tokens ``first`` to ``end``; -1 when one needs an escape."""
+    size = 2 + 2 * max(end - first - 1, 0)
+    for t in range(first, end):
+        size += te[t] - ts[t] + 2
+        for k in range(ts[t], te[t]):
+            if not _PLAIN[buf[k]]:
+                return -1
+    return size
+
+
+def _add_item(
+    item_first: I32, item_end: I32, item_section: Bools, m: int, first: int, end: int, section: bool
+) -> int:
+    """Add item ``m`` (see :func:`_layout`); return the next item's number."""
+    item_first[m] = first
+    item_end[m] = end
+    item_section[m] = section
+    return m + 1
+
+
+def _add_section(
     buf: U8,
-    utf8: bool,
+    ts: I32,
+    te: I32,
+    item_first: I32,
+    item_end: I32,
+    item_section: Bools,
+    m: int,
+    count_at: int,
+    end: int,
+) -> tuple[int, int]:
+    """Add the counted section of count token ``count_at`` and entries up to ``end``.
+
+    Returns the next item's number and the bytes of the section's two values; -1 (and no item
+    added) when an entry needs a JSON escape.
+    """
+    listed = _plain_section(buf, ts, te, count_at + 1, end)
+    if listed < 0:
+        return m, -1
+    m = _add_item(item_first, item_end, item_section, m, count_at, end, True)
+    return m, te[count_at] - ts[count_at] + listed
+
+
+def _layout(
+    buf: U8,
     head: int,
     middle: int,
     head_checks: I64,
@@ -291,110 +407,53 @@ def _scan_chunk(
     run_kind: I64,
     run_width: I64,
     job_finish: U8,
+    lines: int,
+    line_first: I32,
+    line_tokens: I32,
+    ts: I32,
+    te: I32,
+    tq: Bools,
+    tc: I64,
     fast: Bools,
     row_named: I64,
     row_values: I64,
     row_flags: I64,
-    values_off: I32,
-    values: U8,
-    ts: I64,
-    te: I64,
-    tq: Bools,
-    tx: Bools,
-) -> tuple[int, int, int]:
-    r"""Scan the lines of ``buf`` (split at ``\n``; a final ``\n`` starts no line).
+    row_bytes: I64,
+    item_first: I32,
+    item_end: I32,
+    item_section: Bools,
+) -> tuple[int, int]:
+    """Pass 2: follow the ``JOB_FINISH`` layout of each tokenised line, as the reference does.
 
-    Sets ``fast[i]`` for each line; for the k-th clean line, its values go to ``values`` /
-    ``values_off`` and ``row_named[k]``, ``row_values[k]``, ``row_flags[k]`` say how many are
-    named, how many in all, and its flag bits. ``ts``/``te``/``tq``/``tx`` are scratch space for
-    one line's tokens (content start and end, quoted, holding a doubled quote). Returns the
-    lines, the clean lines and the values written.
+    A clean line's values become items, in order: a run of tokens ``item_first`` to
+    ``item_end`` (one value each), or a counted section (``item_section``: its count token
+    ``item_first``, its entries up to ``item_end``; two values, the count and the JSON list).
+    Sets ``fast`` per line and, per clean line, its named values, all values, flag bits and
+    value bytes. Returns the clean lines and the items.
     """
-    n = buf.size
-    line = 0
     clean = 0
-    nv = 0  # values written
-    v = 0  # bytes written
-    values_off[0] = 0
-    s = 0
-    while s < n:
-        e = s
-        while e < n and buf[e] != _LF:
-            e += 1
-        ok = e < n and e > s and buf[s] == _QUOTE  # a line end; a quoted event name first
-        # ---- tokens
-        nt = 0
-        p = s
-        while ok and p < e:
-            c = buf[p]
-            if c == _SPACE:
-                p += 1
-                continue
-            if c == _QUOTE:
-                a = p + 1
-                q = a
-                escaped = False
-                closed = False
-                while q < e:
-                    d = buf[q]
-                    if d == _QUOTE:
-                        if q + 1 < e and buf[q + 1] == _QUOTE:
-                            escaped = True
-                            q += 2
-                            continue
-                        closed = True
-                        break
-                    if d < _SPACE or d == 127 or (d > 127 and not utf8):
-                        ok = False
-                        break
-                    q += 1
-                if not ok or not closed:
-                    ok = False
-                    break
-                if q + 1 < e and buf[q + 1] != _SPACE:  # glued to what follows
-                    ok = False
-                    break
-                ts[nt] = a
-                te[nt] = q
-                tq[nt] = True
-                tx[nt] = escaped
-                nt += 1
-                p = q + 1
-            else:
-                a = p
-                while p < e and buf[p] != _SPACE:
-                    d = buf[p]
-                    if d <= _SPACE or d >= 127 or d == _QUOTE:
-                        ok = False
-                        break
-                    p += 1
-                if not ok:
-                    break
-                ts[nt] = a
-                te[nt] = p
-                tq[nt] = False
-                tx[nt] = False
-                nt += 1
+    m = 0
+    for line in range(lines):
+        fast[line] = False
+        nt = line_tokens[line]
+        if nt < 0:
+            continue
+        b = line_first[line]  # token j of the line is b + j
         # ---- the event: "JOB_FINISH"
+        ok = nt >= 1 and tq[b] and te[b] - ts[b] == job_finish.size
         if ok:
-            ok = nt >= 1 and tq[0] and te[0] - ts[0] == job_finish.size
-            if ok:
-                for k in range(job_finish.size):
-                    if buf[ts[0] + k] != job_finish[k]:
-                        ok = False
-                        break
-        # ---- the layout
-        v_line = v
-        nv_line = nv
-        flags = 0
-        named = 0
+            for k in range(job_finish.size):
+                if buf[ts[b] + k] != job_finish[k]:
+                    ok = False
+                    break
+        # ---- the fixed fields: head, the two host lists, middle
         pos = 0
         if ok:
             if nt < head:
                 ok = False
             else:
                 for k in range(head_checks.size):
-                    t = head_checks[k]
+                    t = b + head_checks[k]
                     if head_real[k]:
                         good = _is_number(buf, ts[t], te[t])
                     else:
@@ -403,14 +462,13 @@ def _scan_chunk(
                         ok = False
                         break
                 pos = head
-        # the two host lists, then the middle run
         for _lists in range(2):
             if not ok:
                 break
             if pos >= nt:
                 ok = False
                 break
-            count = _count(buf, ts[pos], te[pos])
+            count = _count(buf, ts[b + pos], te[b + pos])
             if count < 0 or pos + 1 + count > nt:
                 ok = False
                 break
@@ -420,7 +478,7 @@ def _scan_chunk(
                 ok = False
             else:
                 for k in range(middle_checks.size):
-                    t = pos + middle_checks[k]
+                    t = b + pos + middle_checks[k]
                     if middle_real[k]:
                         good = _is_number(buf, ts[t], te[t])
                     else:
@@ -428,51 +486,64 @@ def _scan_chunk(
                     if not good:
                         ok = False
                         break
-        # the version's major number
+        # ---- the version's major number
         major = 0
         if ok:
-            a = ts[1]
-            b = a
-            while b < te[1] and buf[b] != _DOT:
-                b += 1
-            digits = b > a
-            for k in range(a, b):
+            lo = ts[b + 1]
+            hi = lo
+            while hi < te[b + 1] and buf[hi] != _DOT:
+                hi += 1
+            digits = hi > lo
+            for k in range(lo, hi):
                 if buf[k] > 127:
                     ok = False
                 if buf[k] < _ZERO or buf[k] > _NINE:
                     digits = False
             if ok and digits:
-                if b - a > 9:
+                if hi - lo > 9:
                     ok = False
                 else:
-                    for k in range(a, b):
+                    for k in range(lo, hi):
                         major = major * 10 + (buf[k] - _ZERO)
-        # ---- write: the fixed part as a list of spans (token, or section start and end)
-        # pieces are written in one walk: the start of the tail is `pos` after the middle run
-        if ok:
-            # items: head tokens, count + list, count + list, middle tokens
-            pos = 0
-            stage = 0
-            while ok and stage < 4:
-                if stage == 0 or stage == 3:
-                    stop = pos + (head if stage == 0 else middle)
-                    v, nv = _put_tokens(buf, ts, te, tx, pos, stop, values, v, values_off, nv)
-                    pos = stop
-                else:
-                    end = pos + 1 + _count(buf, ts[pos], te[pos])
-                    v, nv, ok = _put_section(buf, ts, te, pos, end, values, v, values_off, nv)
-                    pos = end
-                stage += 1
-        # ---- the tail
+        if not ok:
+            continue
+        # ---- the items of the fixed fields
+        m_line = m
+        values = 0
+        size = 0
+        flags = 0
+        pos = 0
+        for stage in range(4):
+            if stage == 0 or stage == 3:
+                stop = pos + (head if stage == 0 else middle)
+                m = _add_item(item_first, item_end, item_section, m, b + pos, b + stop, False)
+                size += tc[b + stop] - tc[b + pos]
+                values += stop - pos
+                pos = stop
+            else:
+                end = pos + 1 + _count(buf, ts[b + pos], te[b + pos])
+                m, added = _add_section(
+                    buf, ts, te, item_first, item_end, item_section, m, b + pos, b + end
+                )
+                if added < 0:
+                    ok = False
+                    break
+                size += added
+                values += 2
+                pos = end
+        # ---- the tail: runs of plain fields, each followed by a counted section
         if ok:
             for r in range(run_plain.size):
                 stop = min(pos + run_plain[r], nt)
-                v, nv = _put_tokens(buf, ts, te, tx, pos, stop, values, v, values_off, nv)
+                if stop > pos:
+                    m = _add_item(item_first, item_end, item_section, m, b + pos, b + stop, False)
+                    size += tc[b + stop] - tc[b + pos]
+                values += stop - pos
                 pos = stop
                 kind = run_kind[r]
                 if pos >= nt or kind == KIND_NONE:
                     break
-                count = _count(buf, ts[pos], te[pos])
+                count = _count(buf, ts[b + pos], te[b + pos])
                 if count == -2:
                     ok = False
                     break
@@ -482,7 +553,7 @@ def _scan_chunk(
                 if not bad:
                     if kind == KIND_HOST_RUSAGE:
                         width = 5
-                        for t in range(start, min(start + count * 6 + 4, nt)):
+                        for t in range(b + start, b + min(start + count * 6 + 4, nt)):
                             for k in range(ts[t], te[t]):
                                 if buf[k] > 127:  # other scripts' digits: the reference's
                                     ok = False
@@ -495,7 +566,7 @@ def _scan_chunk(
                                     continue
                                 good = True
                                 for j in range(count):
-                                    h = start + j * w
+                                    h = b + start + j * w
                                     if _is_number(buf, ts[h], te[h]):
                                         good = False
                                         break
@@ -508,9 +579,11 @@ def _scan_chunk(
                                 for j in range(3):
                                     t = stop + j
                                     if good and t < nt:
-                                        good = not tq[t] and _is_number(buf, ts[t], te[t])
+                                        good = not tq[b + t] and _is_number(
+                                            buf, ts[b + t], te[b + t]
+                                        )
                                 if good and stop + 3 < nt:
-                                    good = tq[stop + 3]
+                                    good = tq[b + stop + 3]
                                 if good:
                                     fits += 1
                                     fit = w
@@ -528,7 +601,7 @@ def _scan_chunk(
                             if q + 1 >= nt:
                                 bad = True
                                 break
-                            pairs = _count(buf, ts[q + 1], te[q + 1])
+                            pairs = _count(buf, ts[b + q + 1], te[b + q + 1])
                             if pairs == -2:
                                 ok = False
                                 break
@@ -546,29 +619,239 @@ def _scan_chunk(
                 if bad:
                     flags |= TAIL_UNPARSED
                     break
-                v, nv, ok = _put_section(buf, ts, te, pos, end, values, v, values_off, nv)
+                m, added = _add_section(
+                    buf, ts, te, item_first, item_end, item_section, m, b + pos, b + end
+                )
+                if added < 0:
+                    ok = False
+                    break
+                size += added
+                values += 2
                 pos = end
-        if ok:
-            named = nv - nv_line
-            if pos < nt:
-                if not flags & TAIL_UNPARSED:
-                    flags |= EXTRA_FIELDS
-                v, nv = _put_tokens(buf, ts, te, tx, pos, nt, values, v, values_off, nv)
-            fast[line] = True
-            row_named[clean] = named
-            row_values[clean] = nv - nv_line
-            row_flags[clean] = flags
-            clean += 1
-        else:
-            fast[line] = False
-            v = v_line  # drop what this line wrote
-            nv = nv_line
-        line += 1
-        s = e + 1
-    return line, clean, nv
+        if not ok:
+            m = m_line  # drop this line's items
+            continue
+        named = values
+        if pos < nt:  # unknown fields
+            if not flags & TAIL_UNPARSED:
+                flags |= EXTRA_FIELDS
+            m = _add_item(item_first, item_end, item_section, m, b + pos, b + nt, False)
+            size += tc[b + nt] - tc[b + pos]
+            values += nt - pos
+        fast[line] = True
+        row_named[clean] = named
+        row_values[clean] = values
+        row_flags[clean] = flags
+        row_bytes[clean] = size
+        clean += 1
+    return clean, m
+
+
+def _write(
+    buf: U8,
+    ts: I32,
+    te: I32,
+    tx: I32,
+    item_first: I32,
+    item_end: I32,
+    item_section: Bools,
+    items: int,
+    values_off: I32,
+    values: U8,
+) -> int:
+    """Pass 3: write the items' values (a doubled quote made one; a section as count and list)."""
+    v = np.int64(0)
+    nv = 0
+    values_off[0] = 0
+    for i in range(items):
+        first = item_first[i]
+        end = item_end[i]
+        stop = first + 1 if item_section[i] else end
+        for t in range(first, stop):
+            if tx[t] == 0:
+                w = np.uint64(v)
+                for k in range(np.uint64(ts[t]), np.uint64(te[t])):
+                    values[w] = buf[k]
+                    w += np.uint64(1)
+                v = np.int64(w)  # unsigned indices: no check for negative ones in the loop
+            else:
+                k = ts[t]
+                while k < te[t]:
+                    values[v] = buf[k]
+                    v += 1
+                    if buf[k] == _QUOTE:
+                        k += 1
+                    k += 1
+            nv += 1
+            values_off[nv] = v
+        if not item_section[i]:
+            continue
+        values[v] = _OPEN
+        v += 1
+        for u in range(first + 1, end):
+            if u > first + 1:
+                values[v] = _COMMA
+                values[v + 1] = _SPACE
+                v += 2
+            values[v] = _QUOTE
+            v += 1
+            for k in range(ts[u], te[u]):
+                values[v] = buf[k]
+                v += 1
+            values[v] = _QUOTE
+            v += 1
+        values[v] = _CLOSE
+        v += 1
+        nv += 1
+        values_off[nv] = v
+    return nv
+
+
+def _put_names(names: U8, names_off: I64, starts: I64, lengths: I64, out_off: I32, out: U8) -> None:
+    """Write runs of names: run ``r`` is names ``starts[r]`` to ``starts[r] + lengths[r]``.
+
+    The names of a run are consecutive in ``names``: each run is one copy of bytes.
+    """
+    v = np.int64(0)
+    k = 0
+    out_off[0] = 0
+    for r in range(starts.size):
+        first = starts[r]
+        stop = first + lengths[r]
+        lo = names_off[first]
+        shift = v - lo
+        for j in range(first + 1, stop + 1):
+            k += 1
+            out_off[k] = names_off[j] + shift
+        w = np.uint64(v)
+        for b in range(np.uint64(lo), np.uint64(names_off[stop])):
+            out[w] = names[b]
+            w += np.uint64(1)
+        v = np.int64(w)
+
+
+def _read_numbers(offsets: I32, data: U8, index: I64, out: F64, slow: Bools) -> None:
+    r"""Read the strings at ``index`` (-1: none, NaN) as numbers, where that is exact.
+
+    A string ``-?[0-9]+(\.[0-9]+)?`` of at most 15 digits is an integer below 2**53 divided by
+    an exact power of ten: the division is correctly rounded, the value any exact parser
+    gives. An empty string is NaN; every other string is left to the caller (``slow``).
+    """
+    for i in range(index.size):
+        out[i] = np.nan
+        slow[i] = False
+        p = index[i]
+        if p < 0:
+            continue
+        a = offsets[p]
+        b = offsets[p + 1]
+        if a == b:
+            continue
+        k = a
+        negative = data[k] == _MINUS
+        if negative:
+            k += 1
+        mantissa = 0
+        digits = 0
+        while k < b and _ZERO <= data[k] <= _NINE:
+            mantissa = mantissa * 10 + (data[k] - _ZERO)
+            digits += 1
+            k += 1
+            if digits > 15:
+                break
+        fraction = 0
+        if k < b and data[k] == _DOT and digits > 0:
+            k += 1
+            while k < b and _ZERO <= data[k] <= _NINE:
+                mantissa = mantissa * 10 + (data[k] - _ZERO)
+                fraction += 1
+                k += 1
+                if digits + fraction > 15:
+                    break
+            if fraction == 0:
+                k = -1  # "5.": left to the caller
+        if digits == 0 or k != b or digits + fraction > 15:
+            slow[i] = True
+            continue
+        value = float(mantissa)
+        if fraction:
+            value = value / _POW10[fraction]
+        out[i] = -value if negative else value
+
+
+def read_numbers(strings: Any, index: I64) -> tuple[F64, Bools] | None:
+    """Read the strings of ``strings`` at ``index`` (-1: absent) as numbers, in the kernel.
+
+    Returns the numbers (NaN where absent or empty) and where the kernel could not decide
+    (to be read otherwise); None when ``strings`` holds nulls or the kernel is not loaded.
+    """
+    if strings.null_count or not kernel_ready():
+        return None
+    _, offsets_buffer, data_buffer = strings.buffers()[:3]
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[
+        strings.offset : strings.offset + len(strings) + 1
+    ]
+    data = (
+        np.frombuffer(data_buffer, dtype=np.uint8)
+        if data_buffer is not None and data_buffer.size
+        else np.zeros(1, dtype=np.uint8)
+    )
+    out = np.empty(len(index), dtype=np.float64)
+    slow = np.empty(len(index), dtype=np.bool_)
+    _read_numbers(offsets, data, np.ascontiguousarray(index, dtype=np.int64), out, slow)
+    return out, slow
+
+
+def name_runs(names: list[str], starts: I64, lengths: I64) -> Any:
+    """Return the string array of runs of ``names`` (run ``r``: ``lengths[r]`` from ``starts[r]``).
+
+    The keys of ``attrs`` maps, written by the kernel (which must be loaded: see
+    :func:`kernel_ready`); None when they would not fit 32-bit offsets.
+    """
+    encoded = [name.encode() for name in names]
+    names_off = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(name) for name in encoded], out=names_off[1:])
+    data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    total = int((names_off[starts + lengths] - names_off[starts]).sum())
+    count = int(lengths.sum())
+    if total >= 1 << 31:
+        return None
+    out = np.empty(total, dtype=np.uint8)
+    out_off = np.empty(count + 1, dtype=np.int32)
+    _put_names(data, names_off, starts, lengths, out_off, out)
+    return string_array(out_off, out)
 
 
 # --- the Python side ---------------------------------------------------------------------------
+
+
+class _Scratch(threading.local):
+    """A thread's working arrays, kept from one chunk to the next (no new pages each chunk)."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[str, npt.NDArray[Any]] = {}
+
+    @classmethod
+    def get(cls) -> _Scratch:
+        return _SCRATCH
+
+    def array(self, name: str, size: int, dtype: Any) -> Any:
+        """Return a working array of at least ``size`` items (its content left as it was).
+
+        Arrays of more than :data:`_KEPT_BYTES` are not kept (a huge chunk's pages are freed).
+        """
+        kept = self.arrays.get(name)
+        if kept is None or kept.size < size:
+            kept = np.empty(max(size, 1), dtype=dtype)
+            if kept.nbytes <= _KEPT_BYTES:
+                self.arrays[name] = kept
+        return kept
+
+
+_KEPT_BYTES = 64 << 20
+
+
+_SCRATCH = _Scratch()
 
 
 class LsfScan(NamedTuple):
@@ -614,23 +897,27 @@ def scan_lsf(data: bytes, layout: Layout, *, utf8: bool) -> LsfScan | None:
     if len(data) > _MAX_CHUNK or not compile_kernel():
         return None
     buf = np.frombuffer(data, dtype=np.uint8)
-    size = buf.size
-    bound = int(np.count_nonzero(buf == _LF)) + 1
-    tokens = size // 2 + 2  # a token and its blank take 2 bytes at least
-    # a value is at most its token; a counted list adds 4 bytes a token and 2 around
-    values = np.empty(4 * size + 16, dtype=np.uint8)
-    values_off = np.empty(2 * tokens + bound + 1, dtype=np.int32)  # a count makes two values
-    fast = np.zeros(bound, dtype=np.bool_)
-    row_named = np.zeros(bound, dtype=np.int64)
-    row_values = np.zeros(bound, dtype=np.int64)
-    row_flags = np.zeros(bound, dtype=np.int64)
-    ts = np.empty(tokens, dtype=np.int64)  # scratch: one line's tokens
-    te = np.empty(tokens, dtype=np.int64)
-    tq = np.empty(tokens, dtype=np.bool_)
-    tx = np.empty(tokens, dtype=np.bool_)
-    lines, clean, nv = _scan_chunk(
+    scratch = _Scratch.get()
+    tokens = buf.size // 2 + 2  # a token and its blank take 2 bytes at least
+    line_first = scratch.array("line_first", buf.size + 1, np.int32)  # a line takes a byte
+    line_tokens = scratch.array("line_tokens", buf.size + 1, np.int32)
+    ts = scratch.array("ts", tokens, np.int32)
+    te = scratch.array("te", tokens, np.int32)
+    tq = scratch.array("tq", tokens, np.bool_)
+    tx = scratch.array("tx", tokens, np.int32)
+    tc = scratch.array("tc", tokens + 1, np.int64)
+    quoted_class = _IN_UTF8 if utf8 else _IN_ASCII
+    lines = _tokenize(buf, quoted_class, line_first, line_tokens, ts, te, tq, tx, tc)
+    fast = np.empty(lines, dtype=np.bool_)
+    row_named = np.empty(lines, dtype=np.int64)
+    row_values = np.empty(lines, dtype=np.int64)
+    row_flags = np.empty(lines, dtype=np.int64)
+    row_bytes = np.empty(lines, dtype=np.int64)
+    item_first = scratch.array("item_first", tokens, np.int32)
+    item_end = scratch.array("item_end", tokens, np.int32)
+    item_section = scratch.array("item_section", tokens, np.bool_)
+    clean, items = _layout(
         buf,
-        utf8,
         layout.head,
         layout.middle,
         layout.head_checks,
@@ -641,24 +928,33 @@ def scan_lsf(data: bytes, layout: Layout, *, utf8: bool) -> LsfScan | None:
         layout.run_kind,
         layout.run_width,
         _JOB_FINISH,
+        lines,
+        line_first,
+        line_tokens,
+        ts,
+        te,
+        tq,
+        tc,
         fast,
         row_named,
         row_values,
         row_flags,
-        values_off,
-        values,
-        ts,
-        te,
-        tq,
-        tx,
+        row_bytes,
+        item_first,
+        item_end,
+        item_section,
     )
-    values_off = values_off[: nv + 1]
-    used = int(values_off[-1])
+    counts = row_values[:clean]
+    values_off = np.empty(int(counts.sum()) + 1, dtype=np.int32)
+    values = np.empty(int(row_bytes[:clean].sum()), dtype=np.uint8)
+    written = _write(buf, ts, te, tx, item_first, item_end, item_section, items, values_off, values)
+    if written != len(values_off) - 1 or values_off[-1] != len(values):  # pragma: no cover
+        raise AssertionError("the LSF kernel wrote other values than it counted")
     return LsfScan(
         lines=lines,
-        fast=fast[:lines],
+        fast=fast,
         named=row_named[:clean],
-        counts=row_values[:clean],
+        counts=counts,
         flags=row_flags[:clean],
-        values=string_array(values_off, values[:used].copy()),
+        values=string_array(values_off, values),
     )
