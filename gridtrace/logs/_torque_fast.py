@@ -48,7 +48,13 @@ from gridtrace.logs._torque_lines import (
 )
 from gridtrace.schema import QUARANTINE, RECORDS
 
-__all__ = ["HAVE_NUMBA", "SMALL_INPUT_LINES", "tokenize_torque", "tokenize_torque_any"]
+__all__ = [
+    "HAVE_NUMBA",
+    "SMALL_INPUT_LINES",
+    "contains_any",
+    "tokenize_torque",
+    "tokenize_torque_any",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +72,7 @@ _KERNEL = (
     "_key_hash",
     "_has_repeated_key",
     "_tokenize_lines",
+    "_has_marker",
 )
 
 SMALL_INPUT_LINES = 20_000
@@ -403,6 +410,51 @@ def _tokenize_lines(
     )
 
 
+def _has_marker(buf: U8, marker: U8) -> bool:
+    """Whether ``marker`` (at least 2 bytes) occurs in ``buf``.
+
+    A first pass, branch-free so that it vectorises, looks for the marker's first two bytes and
+    its last one at their distances; only when that finds a place are the places checked whole.
+    """
+    last = marker.size - 1
+    n = buf.size - last
+    if n <= 0:
+        return False
+    a, b, z = marker[0], marker[1], marker[last]
+    heads, seconds, lasts = buf[:n], buf[1 : n + 1], buf[last : n + last]
+    seen = False
+    for i in range(n):
+        seen |= (heads[i] == a) & (seconds[i] == b) & (lasts[i] == z)
+    if not seen:
+        return False
+    for i in range(n):
+        if heads[i] == a and seconds[i] == b and lasts[i] == z:
+            j = 2
+            while j < last and buf[i + j] == marker[j]:
+                j += 1
+            if j >= last:
+                return True
+    return False
+
+
+@functools.cache
+def _marker_array(marker: bytes) -> U8:
+    return np.frombuffer(marker, dtype=np.uint8)
+
+
+def contains_any(data: bytes, markers: tuple[bytes, ...], *, load: bool = False) -> bool:
+    """Whether one of ``markers`` (byte strings of at least 2 bytes) occurs in ``data``.
+
+    The compiled kernel's pass over the bytes when it is loaded (or ``load`` asks to load it: a
+    caller that will tokenise with it anyway), else ``marker in data`` for each marker, which
+    takes two to three times as long on a 4 MiB head but needs no numba: the same answer.
+    """
+    if not (_kernel_ready() or (load and HAVE_NUMBA)) or not _compile_kernel():
+        return any(marker in data for marker in markers)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    return any(_has_marker(buf, _marker_array(marker)) for marker in markers)
+
+
 # --- Arrow assembly ------------------------------------------------------------------------------
 
 
@@ -575,6 +627,15 @@ def _pieces(data: bytes) -> Iterator[tuple[int, int]]:
     yield start, len(data)
 
 
+def _token_bound(size: int) -> int:
+    """Return the most tokens ``size`` bytes of clean lines hold (each ``=`` at least, a blank).
+
+    A bound for :func:`_tokenize_lines` in place of the ``=`` count: its token arrays are
+    allocated zeroed, so pages never written cost address space only.
+    """
+    return (size + 1) // 2
+
+
 def _tokenize_piece(
     data: bytes,
     start: int,
@@ -584,9 +645,14 @@ def _tokenize_piece(
     src_file: str,
     site: str,
     source_format: str,
+    lines: int | None = None,
 ) -> FileParse:
     buf = np.frombuffer(data, dtype=np.uint8, count=end - start, offset=start)
-    n_lines, last_open, n_equals = _count_lines(buf)
+    if lines is None:
+        n_lines, last_open, n_equals = _count_lines(buf)
+    else:  # counted by the caller: no pass over the bytes, a bound on the tokens instead
+        n_lines, last_open = lines, end > start and data[end - 1] != _LF
+        n_equals = _token_bound(end - start)
     tokens = _Tokens(*_tokenize_lines(buf, n_lines, last_open, n_equals, _FREE_TEXT))
     src_lines = np.arange(first_line, first_line + n_lines, dtype=np.int64)
     declined = np.flatnonzero(~tokens.fast)
@@ -617,6 +683,7 @@ def tokenize_torque(
     site: str,
     source_format: str = "torque",
     first_line: int = 1,
+    lines: int | None = None,
 ) -> FileParse:
     """Tokenise a whole accounting file, or a chunk of whole lines of one, fast.
 
@@ -625,7 +692,10 @@ def tokenize_torque(
     (a chunk is tokenised as the same lines of the whole file are; only the file's last chunk
     may end without a line end): clean lines are tokenised by a compiled kernel straight into
     Arrow buffers, every other line by the reference's
-    :func:`~gridtrace.logs._torque_lines.parse_torque_line`.
+    :func:`~gridtrace.logs._torque_lines.parse_torque_line`. ``lines``, when the caller has
+    counted them (the streaming core's :class:`~gridtrace.logs._stream.Chunk` has), is the
+    number of lines of ``data`` (an unended last line included): the kernel then makes no
+    counting pass over the bytes first.
     """
     names = {"src_file": src_file, "site": site, "source_format": source_format}
     if not _compile_kernel():  # pragma: no cover
@@ -641,9 +711,10 @@ def tokenize_torque(
     if any(end - start > _MAX_OFFSET for start, end in pieces):  # pragma: no cover
         # A single line of more than a GiB: too long for 32-bit offsets, and surely corrupt.
         return tokenize_torque_reference(data, first_line=first_line, **names)
+    known = lines if len(pieces) == 1 else None
     parts = []
     for start, end in pieces:
-        part = _tokenize_piece(data, start, end, first_line, **names)
+        part = _tokenize_piece(data, start, end, first_line, lines=known, **names)
         parts.append(part)
         first_line += part.lines_read
     if len(parts) == 1:
@@ -669,6 +740,7 @@ def tokenize_torque_any(
     source_format: str = "torque",
     first_line: int = 1,
     whole: bool = True,
+    lines: int | None = None,
 ) -> FileParse:
     """Tokenise an accounting file by the path that finishes it soonest: same rows either way.
 
@@ -676,13 +748,13 @@ def tokenize_torque_any(
     one chunk of a file read in several (``whole=False``: a file larger than a chunk), or when
     this file and the lines read so far by the reference reach :data:`SMALL_INPUT_LINES`;
     otherwise the reference (:func:`~gridtrace.logs._torque_lines.tokenize_torque_reference`),
-    which needs neither numba nor a compilation. The other arguments and the result are those
-    of :func:`tokenize_torque`.
+    which needs neither numba nor a compilation. The other arguments (``lines``: see
+    :func:`tokenize_torque`) and the result are those of :func:`tokenize_torque`.
     """
     global _reference_lines
     names = {"src_file": src_file, "site": site, "source_format": source_format}
     if _kernel_ready() or not HAVE_NUMBA or not whole:
-        return tokenize_torque(data, first_line=first_line, **names)
+        return tokenize_torque(data, first_line=first_line, lines=lines, **names)
     lines = data.count(b"\n")
     with _reference_lock:
         small = _reference_lines + lines < SMALL_INPUT_LINES
@@ -690,4 +762,4 @@ def tokenize_torque_any(
             _reference_lines += lines
     if small:
         return tokenize_torque_reference(data, first_line=first_line, **names)
-    return tokenize_torque(data, first_line=first_line, **names)
+    return tokenize_torque(data, first_line=first_line, lines=lines, **names)
