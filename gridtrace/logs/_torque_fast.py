@@ -443,13 +443,14 @@ def _marker_array(marker: bytes) -> U8:
 
 
 def contains_any(data: bytes, markers: tuple[bytes, ...], *, load: bool = False) -> bool:
-    """Whether one of ``markers`` (byte strings of at least 2 bytes) occurs in ``data``.
+    """Whether one of ``markers`` (non-empty byte strings) occurs in ``data``.
 
     The compiled kernel's pass over the bytes when it is loaded (or ``load`` asks to load it: a
     caller that will tokenise with it anyway), else ``marker in data`` for each marker, which
-    takes two to three times as long on a 4 MiB head but needs no numba: the same answer.
+    takes about ten times as long on a 4 MiB TORQUE head but needs no numba: the same answer.
     """
-    if not (_kernel_ready() or (load and HAVE_NUMBA)) or not _compile_kernel():
+    short = any(len(marker) < 2 for marker in markers)  # the kernel reads two bytes at least
+    if short or not (_kernel_ready() or (load and HAVE_NUMBA)) or not _compile_kernel():
         return any(marker in data for marker in markers)
     buf = np.frombuffer(data, dtype=np.uint8)
     return any(_has_marker(buf, _marker_array(marker)) for marker in markers)
@@ -627,15 +628,6 @@ def _pieces(data: bytes) -> Iterator[tuple[int, int]]:
     yield start, len(data)
 
 
-def _token_bound(size: int) -> int:
-    """Return the most tokens ``size`` bytes of clean lines hold (each ``=`` at least, a blank).
-
-    A bound for :func:`_tokenize_lines` in place of the ``=`` count: its token arrays are
-    allocated zeroed, so pages never written cost address space only.
-    """
-    return (size + 1) // 2
-
-
 def _tokenize_piece(
     data: bytes,
     start: int,
@@ -645,14 +637,9 @@ def _tokenize_piece(
     src_file: str,
     site: str,
     source_format: str,
-    lines: int | None = None,
 ) -> FileParse:
     buf = np.frombuffer(data, dtype=np.uint8, count=end - start, offset=start)
-    if lines is None:
-        n_lines, last_open, n_equals = _count_lines(buf)
-    else:  # counted by the caller: no pass over the bytes, a bound on the tokens instead
-        n_lines, last_open = lines, end > start and data[end - 1] != _LF
-        n_equals = _token_bound(end - start)
+    n_lines, last_open, n_equals = _count_lines(buf)
     tokens = _Tokens(*_tokenize_lines(buf, n_lines, last_open, n_equals, _FREE_TEXT))
     src_lines = np.arange(first_line, first_line + n_lines, dtype=np.int64)
     declined = np.flatnonzero(~tokens.fast)
@@ -683,7 +670,6 @@ def tokenize_torque(
     site: str,
     source_format: str = "torque",
     first_line: int = 1,
-    lines: int | None = None,
 ) -> FileParse:
     """Tokenise a whole accounting file, or a chunk of whole lines of one, fast.
 
@@ -692,10 +678,7 @@ def tokenize_torque(
     (a chunk is tokenised as the same lines of the whole file are; only the file's last chunk
     may end without a line end): clean lines are tokenised by a compiled kernel straight into
     Arrow buffers, every other line by the reference's
-    :func:`~gridtrace.logs._torque_lines.parse_torque_line`. ``lines``, when the caller has
-    counted them (the streaming core's :class:`~gridtrace.logs._stream.Chunk` has), is the
-    number of lines of ``data`` (an unended last line included): the kernel then makes no
-    counting pass over the bytes first.
+    :func:`~gridtrace.logs._torque_lines.parse_torque_line`.
     """
     names = {"src_file": src_file, "site": site, "source_format": source_format}
     if not _compile_kernel():  # pragma: no cover
@@ -711,10 +694,9 @@ def tokenize_torque(
     if any(end - start > _MAX_OFFSET for start, end in pieces):  # pragma: no cover
         # A single line of more than a GiB: too long for 32-bit offsets, and surely corrupt.
         return tokenize_torque_reference(data, first_line=first_line, **names)
-    known = lines if len(pieces) == 1 else None
     parts = []
     for start, end in pieces:
-        part = _tokenize_piece(data, start, end, first_line, lines=known, **names)
+        part = _tokenize_piece(data, start, end, first_line, **names)
         parts.append(part)
         first_line += part.lines_read
     if len(parts) == 1:
@@ -740,7 +722,6 @@ def tokenize_torque_any(
     source_format: str = "torque",
     first_line: int = 1,
     whole: bool = True,
-    lines: int | None = None,
 ) -> FileParse:
     """Tokenise an accounting file by the path that finishes it soonest: same rows either way.
 
@@ -748,13 +729,13 @@ def tokenize_torque_any(
     one chunk of a file read in several (``whole=False``: a file larger than a chunk), or when
     this file and the lines read so far by the reference reach :data:`SMALL_INPUT_LINES`;
     otherwise the reference (:func:`~gridtrace.logs._torque_lines.tokenize_torque_reference`),
-    which needs neither numba nor a compilation. The other arguments (``lines``: see
-    :func:`tokenize_torque`) and the result are those of :func:`tokenize_torque`.
+    which needs neither numba nor a compilation. The other arguments and the result are those
+    of :func:`tokenize_torque`.
     """
     global _reference_lines
     names = {"src_file": src_file, "site": site, "source_format": source_format}
     if _kernel_ready() or not HAVE_NUMBA or not whole:
-        return tokenize_torque(data, first_line=first_line, lines=lines, **names)
+        return tokenize_torque(data, first_line=first_line, **names)
     lines = data.count(b"\n")
     with _reference_lock:
         small = _reference_lines + lines < SMALL_INPUT_LINES
@@ -762,4 +743,4 @@ def tokenize_torque_any(
             _reference_lines += lines
     if small:
         return tokenize_torque_reference(data, first_line=first_line, **names)
-    return tokenize_torque(data, first_line=first_line, lines=lines, **names)
+    return tokenize_torque(data, first_line=first_line, **names)

@@ -2,8 +2,8 @@
 
 The flavour is sniffed once per file: the head's rest is taken from the next chunk the core
 holds (``Chunk.ahead``), not by carrying the first chunk into the second; the PBS Pro markers
-are found by a compiled pass once the kernel is loaded; the kernel takes a chunk's line count
-from the core instead of counting again. Each must give what the slower way gives.
+are found by a compiled pass once the kernel is loaded. Each must give what the slower way
+gives.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import hypothesis.strategies as st
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 
 from gridtrace.logs import _torque
 from gridtrace.logs import _torque_fast as fast
@@ -22,7 +22,6 @@ from gridtrace.logs._io import ReadReport
 from gridtrace.logs._stream import StreamStats, iter_chunks
 from gridtrace.logs._torque import tokenize_torque_file
 
-from .test_torque_damage import damaged_file
 from .test_torque_stream import _generated, _whole_file
 
 pytestmark = pytest.mark.skipif(not fast.HAVE_NUMBA, reason="numba is not installed")
@@ -65,27 +64,6 @@ def test_without_the_kernel_loaded_the_search_loads_no_numba(
     monkeypatch.setattr(fast, "_compile_kernel", no_compile)
     assert fast.contains_any(b"x;L;y", MARKERS)
     assert not fast.contains_any(b"x exec_vnode y", MARKERS)
-
-
-@settings(
-    max_examples=150,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-@given(files=st.lists(damaged_file(), min_size=1, max_size=4))
-def test_a_line_count_given_gives_the_rows_of_counting(files: list[bytes]) -> None:
-    data = b"".join(files)
-    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-    names = {"src_file": "f", "site": "s", "first_line": 5}
-    _same(fast.tokenize_torque(data, lines=lines, **names), fast.tokenize_torque(data, **names))
-
-
-def test_a_line_count_given_on_a_generated_log_gives_the_reference_rows() -> None:
-    data = _generated(3000)
-    lines = data.count(b"\n")
-    parsed = fast.tokenize_torque(data, src_file="f", site="s", lines=lines)
-    reference = fast.tokenize_torque_reference(data, src_file="f", site="s")
-    _same(parsed, reference)
 
 
 def test_every_chunk_but_the_last_knows_the_next(tmp_path: Path) -> None:
