@@ -499,10 +499,10 @@ def compare_split(args: argparse.Namespace, log: dict[str, Any]) -> None:
         " after a full warm-up run; medians (ranges) over all runs, seconds.\n"
     )
     print(
-        "| checkout | lines/s (wall) | lines/s (CPU) | tokenise s | assembly s | tokenise share |"
-        " assembly CPU s | first call s |"
+        "| checkout | lines/s (wall) | lines/s (CPU) | lines per CPU-s (range) | tokenise s |"
+        " assembly s | tokenise share | tokenise CPU s | assembly CPU s | first call s |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for label, root in checkouts:
         done = [r for r in runs[label] if "error" not in r]
         if not done:
@@ -519,10 +519,13 @@ def compare_split(args: argparse.Namespace, log: dict[str, Any]) -> None:
             for t, a in zip(merged["tokenise_wall"], merged["assemble_wall"], strict=True)
         )
         first = statistics.median(r["first_call_s"] for r in done)
+        per_cpu = [lines / c for c in merged["total_cpu"]]
         print(
             f"| {label} ({root.name}) | {lines / wall:,.0f} | {lines / cpu:,.0f} |"
+            f" {statistics.median(per_cpu):,.0f} ({min(per_cpu):,.0f}-{max(per_cpu):,.0f}) |"
             f" {_spread(merged['tokenise_wall'])} | {_spread(merged['assemble_wall'])} |"
-            f" {share:.0%} | {_spread(merged['assemble_cpu'])} | {first:.1f} |"
+            f" {share:.0%} | {_spread(merged['tokenise_cpu'])} |"
+            f" {_spread(merged['assemble_cpu'])} | {first:.1f} |"
         )
 
 

@@ -112,6 +112,10 @@ class Chunk:
         Its position among the file's chunks, from 0.
     final : bool
         True for the file's last chunk.
+    ahead : bytes
+        The next chunk's lines as read (the same object, not a copy), for a format whose state
+        depends on the file's first bytes beyond this chunk (TORQUE's flavour, from its first
+        4 MiB); empty for the last chunk, or when not known.
     """
 
     data: bytes
@@ -119,6 +123,7 @@ class Chunk:
     lines: int
     index: int
     final: bool
+    ahead: bytes = b""
 
 
 class ChunkTokenizer(Protocol[S_contra]):
@@ -288,8 +293,8 @@ def iter_chunks(
     pieces = guarded_pieces(path, report, chunk_bytes, start=start, end=end, first_line=first_line)
     held, lines = next(pieces, (b"", 0))
     index = 0
-    for piece in pieces:  # one piece held back, to know which is the last
-        yield Chunk(held, first_line, lines, index, final=False)
+    for piece in pieces:  # one piece held back, to know which is the last (and what comes)
+        yield Chunk(held, first_line, lines, index, final=False, ahead=piece[0])
         first_line += lines
         index += 1
         held, lines = piece
@@ -337,6 +342,7 @@ def _tokenized(
                 read.lines + carry_lines,
                 read.index,
                 read.final,
+                read.ahead,
             )
         records, quarantine = fmt.tokenize(chunk, state, site=site, src_file=src_file)
         rows = records.num_rows + quarantine.num_rows

@@ -35,7 +35,7 @@ from gridtrace.logs._stream import (
     file_reader,
     file_tokenizer,
 )
-from gridtrace.logs._torque_fast import tokenize_torque_any
+from gridtrace.logs._torque_fast import contains_any, tokenize_torque_any
 from gridtrace.logs._torque_jobs import (
     assemble_torque_jobs,
     assemble_torque_partition,
@@ -194,6 +194,7 @@ _PBSPRO_MARKERS = (b";L;", b" exec_vnode=", b" run_count=")
 _STAMP_FORMAT = "%m/%d/%Y %H:%M:%S"
 # PBS Pro writes its markers from the first end record on; a whole-file scan costs half a tokenise
 _FLAVOUR_SNIFF_BYTES = 4 << 20
+_LONGEST_MARKER = max(len(marker) for marker in _PBSPRO_MARKERS)
 
 
 @dataclass
@@ -204,25 +205,32 @@ class _TorqueState:
     flavour: str | None = None  # "torque" or "pbspro", decided at the first chunk
 
 
-def _flavour_of(path: StrPath, first: Chunk) -> str | None:
+def _flavour_of(path: StrPath, first: Chunk) -> str:
     """Return the flavour of a file from its first :data:`_FLAVOUR_SNIFF_BYTES` bytes.
 
-    ``first`` is the file's first chunk (with what was carried into it), the start of those
-    bytes. When it holds no marker and is shorter, it is carried on into the next chunk if it
-    is at least half the head (the default 4 MiB chunk is the head but for a part of a line:
-    taking the next chunk along costs less than reading the head again), and None says so;
-    a smaller chunk is not carried (growing the carry by small chunks would copy it over and
-    over): the head is read through the same line guard, so the flavour is that of the
-    whole-file read whatever the chunk size (its findings are left to the tokenising pass,
-    which reports them).
+    ``first`` is the file's first chunk, the start of those bytes. When it is shorter and not
+    the last, the rest of the head is the start of the next chunk, which the core holds already
+    (``first.ahead``): no copy of the chunk, no second read. Only when the next chunk does not
+    complete the head either (chunks much smaller than the head) is the head read again,
+    through the same line guard, so that the flavour is that of the whole-file read whatever
+    the chunk size (its findings are left to the tokenising pass, which reports them).
+
+    The markers are searched by the compiled kernel when the file is tokenised by it (a file
+    of several chunks, or a process that has loaded it), else by ``bytes`` searches.
     """
-    head = first.data[:_FLAVOUR_SNIFF_BYTES]
-    if any(marker in head for marker in _PBSPRO_MARKERS):
+    data = first.data
+    load = not first.final  # several chunks: the kernel tokenises them
+    head = data if len(data) <= _FLAVOUR_SNIFF_BYTES else data[:_FLAVOUR_SNIFF_BYTES]
+    if contains_any(head, _PBSPRO_MARKERS, load=load):
         return "pbspro"
     if first.final or len(head) >= _FLAVOUR_SNIFF_BYTES:
         return "torque"
-    if len(head) >= _FLAVOUR_SNIFF_BYTES // 2:
-        return None
+    rest = _FLAVOUR_SNIFF_BYTES - len(head)
+    if len(first.ahead) >= rest:
+        # the head's last bytes along, in case a marker could straddle the two chunks
+        tail = head[len(head) - _LONGEST_MARKER + 1 :] if len(head) >= _LONGEST_MARKER else head
+        seam = tail + first.ahead[:rest]
+        return "pbspro" if contains_any(seam, _PBSPRO_MARKERS, load=load) else "torque"
     pieces, size = [], 0
     for piece, _ in guarded_pieces(path, ReadReport(str(path), None), _FLAVOUR_SNIFF_BYTES):
         pieces.append(piece)
@@ -230,7 +238,7 @@ def _flavour_of(path: StrPath, first: Chunk) -> str | None:
         if size >= _FLAVOUR_SNIFF_BYTES:
             break
     head = b"".join(pieces)[:_FLAVOUR_SNIFF_BYTES]
-    return "pbspro" if any(marker in head for marker in _PBSPRO_MARKERS) else "torque"
+    return "pbspro" if contains_any(head, _PBSPRO_MARKERS, load=load) else "torque"
 
 
 def _tokenize_torque_chunk(
@@ -239,8 +247,6 @@ def _tokenize_torque_chunk(
     """Tokenise one chunk of a TORQUE file: its ``records`` and ``quarantine`` rows."""
     if state.flavour is None:
         state.flavour = _flavour_of(state.path, chunk)
-        if state.flavour is None:  # carried into the next chunk, which completes the head
-            return RECORDS.empty_table(), QUARANTINE.empty_table()
     parsed = tokenize_torque_any(
         chunk.data,
         src_file=src_file,

@@ -48,7 +48,13 @@ from gridtrace.logs._torque_lines import (
 )
 from gridtrace.schema import QUARANTINE, RECORDS
 
-__all__ = ["HAVE_NUMBA", "SMALL_INPUT_LINES", "tokenize_torque", "tokenize_torque_any"]
+__all__ = [
+    "HAVE_NUMBA",
+    "SMALL_INPUT_LINES",
+    "contains_any",
+    "tokenize_torque",
+    "tokenize_torque_any",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +72,7 @@ _KERNEL = (
     "_key_hash",
     "_has_repeated_key",
     "_tokenize_lines",
+    "_has_marker",
 )
 
 SMALL_INPUT_LINES = 20_000
@@ -401,6 +408,52 @@ def _tokenize_lines(
         value_data[:n_value],
         crlf[:n_fast],
     )
+
+
+def _has_marker(buf: U8, marker: U8) -> bool:
+    """Whether ``marker`` (at least 2 bytes) occurs in ``buf``.
+
+    A first pass, branch-free so that it vectorises, looks for the marker's first two bytes and
+    its last one at their distances; only when that finds a place are the places checked whole.
+    """
+    last = marker.size - 1
+    n = buf.size - last
+    if n <= 0:
+        return False
+    a, b, z = marker[0], marker[1], marker[last]
+    heads, seconds, lasts = buf[:n], buf[1 : n + 1], buf[last : n + last]
+    seen = False
+    for i in range(n):
+        seen |= (heads[i] == a) & (seconds[i] == b) & (lasts[i] == z)
+    if not seen:
+        return False
+    for i in range(n):
+        if heads[i] == a and seconds[i] == b and lasts[i] == z:
+            j = 2
+            while j < last and buf[i + j] == marker[j]:
+                j += 1
+            if j >= last:
+                return True
+    return False
+
+
+@functools.cache
+def _marker_array(marker: bytes) -> U8:
+    return np.frombuffer(marker, dtype=np.uint8)
+
+
+def contains_any(data: bytes, markers: tuple[bytes, ...], *, load: bool = False) -> bool:
+    """Whether one of ``markers`` (non-empty byte strings) occurs in ``data``.
+
+    The compiled kernel's pass over the bytes when it is loaded (or ``load`` asks to load it: a
+    caller that will tokenise with it anyway), else ``marker in data`` for each marker, which
+    takes about ten times as long on a 4 MiB TORQUE head but needs no numba: the same answer.
+    """
+    short = any(len(marker) < 2 for marker in markers)  # the kernel reads two bytes at least
+    if short or not (_kernel_ready() or (load and HAVE_NUMBA)) or not _compile_kernel():
+        return any(marker in data for marker in markers)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    return any(_has_marker(buf, _marker_array(marker)) for marker in markers)
 
 
 # --- Arrow assembly ------------------------------------------------------------------------------

@@ -578,7 +578,12 @@ class _Attrs:
         n = len(attrs)
         wanted = {key: i for i, key in enumerate(keys)}
         value_set = pa.array(list(wanted), pa.string())
-        table = np.full((n, len(wanted)), -1, dtype=np.int64)  # a row's keys side by side
+        # a row's keys side by side; 32-bit positions when the entries are fewer than 2**31 (the
+        # table is the assembly's largest array: half the memory, half the pages to fault in)
+        # (a map chunk's keys are all of its child's, a slice's too: a bound)
+        entries = sum(len(cast("pa.MapArray[Any, Any]", chunk).keys) for chunk in chunks)
+        small = entries < np.iinfo(np.int32).max
+        table = np.full((n, len(wanted)), -1, dtype=np.int32 if small else np.int64)
         kernel = use_kernel(n)
         value_parts: list[Arr] = []
         row0 = position0 = 0

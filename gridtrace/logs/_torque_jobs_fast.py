@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import threading
 from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+
+from gridtrace.logs._kernels import compile_functions
 
 __all__ = [
     "EXEC_HOST_KERNEL_ROWS",
@@ -35,7 +36,10 @@ KERNEL_ROWS = 100_000
 
 I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
-_compile_lock = threading.Lock()
+
+# The kernels' functions, callees first: plain Python until first use (see _compile_kernel).
+_KERNEL = ("_index_keys", "_read_number", "_parse_exec_hosts")
+_ENTRY_POINTS = frozenset({"_index_keys", "_parse_exec_hosts"})
 
 
 def use_kernel(rows: int) -> bool:
@@ -98,20 +102,15 @@ def _index_keys(
     return kept
 
 
-def _njit(function: Any) -> Any:
-    """Compile ``function`` with numba, cached on disk when a cache folder is writable."""
-    import numba
-
-    try:
-        return numba.njit(cache=True, nogil=True)(function)
-    except RuntimeError:  # pragma: no cover - no writable cache folder: compile each run
-        return numba.njit(nogil=True)(function)
-
-
 @functools.cache
-def _kernel() -> Any:
-    with _compile_lock:
-        return _njit(_index_keys)
+def _compile_kernel() -> bool:
+    """Compile the kernels on first use, through the one rule of :mod:`~gridtrace.logs._kernels`.
+
+    Each function of :data:`_KERNEL` is replaced in this module by its numba compilation (cached
+    on disk); ``_read_number`` is inlined into the ``exec_host`` reader.
+    """
+    compile_functions(globals(), _KERNEL, _ENTRY_POINTS)
+    return True
 
 
 def _offsets(array: pa.Array[Any]) -> npt.NDArray[np.int32]:
@@ -160,8 +159,8 @@ def index_keys(
     by_length = np.searchsorted(lengths, np.arange(int(lengths.max(initial=0)) + 2))
     key_ids = np.array([i for _, i in encoded], dtype=np.int64)
     keep = np.zeros(len(values), dtype=bool)
-    kernel = _kernel()
-    kernel(
+    _compile_kernel()
+    _index_keys(
         map_offsets,
         _offsets(names),
         _data(names),
@@ -323,13 +322,6 @@ def _parse_exec_hosts(
     return n_hosts
 
 
-@functools.cache
-def _exec_host_kernel() -> Any:
-    with _compile_lock:  # the reader first: the kernel calls it compiled
-        globals()["_read_number"] = _njit(_read_number)
-        return _njit(_parse_exec_hosts)
-
-
 def exec_hosts(text: pa.Array[Any]) -> tuple[I64, pa.Array[Any], I64, Bools] | None:
     """Read ``exec_host`` values with the kernel, as ``_fast_exec_hosts`` does with arrays.
 
@@ -353,7 +345,8 @@ def exec_hosts(text: pa.Array[Any]) -> tuple[I64, pa.Array[Any], I64, Bools] | N
     counts = np.zeros(n, dtype=np.int64)
     starts = np.empty(room, dtype=np.int64)
     stops = np.empty(room, dtype=np.int64)
-    total = _exec_host_kernel()(offsets, data, valid, ok, cores, counts, starts, stops)
+    _compile_kernel()
+    total = _parse_exec_hosts(offsets, data, valid, ok, cores, counts, starts, stops)
     starts, stops = starts[:total], stops[:total]
     sizes = stops - starts
     name_offsets = np.zeros(total + 1, dtype=np.int32)
