@@ -18,6 +18,8 @@ from gridtrace.schema import QUARANTINE, RECORDS
 
 __all__ = [
     "as_text",
+    "fitted_numbers",
+    "int_or_null",
     "interleave",
     "offsets_of",
     "quarantine_table",
@@ -197,3 +199,47 @@ def interleave(fast: pa.Table, fast_lines: I64, other: pa.Table) -> pa.Table:
         pieces.append(fast.slice(done))
     merged = pa.concat_tables(pieces)
     return merged.combine_chunks() if len(pieces) > _MAX_CHUNKS else merged
+
+
+def fitted_numbers(
+    columns: Sequence[tuple[npt.NDArray[np.float64], pa.DataType]],
+) -> tuple[list[npt.NDArray[np.float64]], npt.NDArray[np.bool_]]:
+    """Null (NaN) the numbers too large for their integer column; say on which rows.
+
+    A float beyond its type's range would fail the cast (int32) or wrap silently (int64) when
+    made an integer: a damaged count, id or time must cost that value, flagged by the reader
+    (``VALUE_UNREADABLE``), never the file nor a wrong number.
+
+    Parameters
+    ----------
+    columns : sequence of (ndarray, pyarrow.DataType)
+        Each job column's numbers (NaN where unknown, all of one length) and its integer type.
+
+    Returns
+    -------
+    values : list of ndarray
+        The same arrays, a copy with NaN where a value did not fit (the array itself otherwise).
+    beyond : ndarray of bool
+        The rows where any value did not fit.
+    """
+    out: list[npt.NDArray[np.float64]] = []
+    beyond = np.zeros(len(columns[0][0]) if columns else 0, dtype=bool)
+    for values, dtype in columns:
+        limit = 2.0 ** (dtype.bit_width - 1)
+        with np.errstate(invalid="ignore"):
+            rounded = np.round(values)
+            bad = (rounded >= limit) | (rounded < -limit)
+        if bad.any():
+            beyond |= bad
+            values = np.where(bad, np.nan, values)
+        out.append(values)
+    return out, beyond
+
+
+def int_or_null(values: npt.NDArray[np.float64], dtype: pa.DataType) -> Any:
+    """Make an integer column of ``dtype`` from floats: rounded, null where NaN.
+
+    The values must fit ``dtype`` (see :func:`fitted_numbers`).
+    """
+    known = ~np.isnan(values)
+    return _pa.array(np.where(known, np.round(values), 0).astype(np.int64), mask=~known).cast(dtype)

@@ -99,7 +99,7 @@ from gridtrace.logs._attrs import (
     repeated_rows,
 )
 from gridtrace.logs._base import FileParse, ParseResult
-from gridtrace.logs._columnar import interleave, quarantine_table
+from gridtrace.logs._columnar import fitted_numbers, int_or_null, interleave, quarantine_table
 from gridtrace.logs._prefilter import may_repeat
 from gridtrace.logs._stream import Chunk, LineFormat, file_reader, file_tokenizer
 from gridtrace.logs._text import NUL_FRAGMENT_REASON, decode_line, nul_fragment_counts
@@ -788,11 +788,6 @@ def _numpy(array: Arr, dtype: Any = np.float64) -> npt.NDArray[Any]:
     return np.asarray(array.to_numpy(zero_copy_only=False), dtype=dtype)
 
 
-def _int_or_null(values: F64, dtype: Any) -> Arr:
-    known = ~np.isnan(values)
-    return _pa.array(np.where(known, np.round(values), 0).astype(np.int64), mask=~known).cast(dtype)
-
-
 _JOB_ATTRS = (
     "ClusterId",
     "ProcId",
@@ -1107,6 +1102,47 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
 
     id_column = rec.column("job_id_raw")
     duplicate = _shared(id_column, qdate)
+    # a number too large for its column (a damaged field) is null and flagged, never wrapped
+    fitted, too_big = fitted_numbers(
+        [
+            (cluster, pa.int64()),
+            (proc, pa.int32()),
+            (qdate, pa.int64()),
+            (start, pa.int64()),
+            (end, pa.int64()),
+            (wait, pa.int64()),
+            (run, pa.int64()),
+            (wallclock, pa.int64()),
+            (req_cpus, pa.int32()),
+            (req_gpus, pa.int32()),
+            (nodes, pa.int32()),
+            (cores_alloc, pa.int32()),
+            (gpus_prov, pa.int32()),
+            (mem_req, pa.int64()),
+            (mem_used, pa.int64()),
+            (exit_code, pa.int32()),
+            (exit_signal, pa.int32()),
+        ]
+    )
+    (
+        cluster,
+        proc,
+        qdate,
+        start,
+        end,
+        wait,
+        run,
+        wallclock,
+        req_cpus,
+        req_gpus,
+        nodes,
+        cores_alloc,
+        gpus_prov,
+        mem_req,
+        mem_used,
+        exit_code,
+        exit_signal,
+    ) = fitted
     masks: list[tuple[str, Bool]] = [
         ("NON_UTF8", flag_mask(record_flags, "NON_UTF8")),
         ("TRUNCATED", truncated),
@@ -1128,7 +1164,7 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
         ("SUSPENDED", code == 7),
         ("STATUS_NONSTANDARD", nonstandard),
         ("EXPRESSION", expression),
-        ("VALUE_UNREADABLE", unreadable),
+        ("VALUE_UNREADABLE", unreadable | too_big),
     ]
     flags = flag_array(n, masks)
 
@@ -1146,7 +1182,7 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     ts = pa.timestamp("s", tz="UTC")
 
     def times(values: F64) -> Arr:
-        return _int_or_null(np.where(values > 0, values, np.nan), pa.int64()).cast(ts)
+        return int_or_null(np.where(values > 0, values, np.nan), pa.int64()).cast(ts)
 
     def blank_null(array: Arr) -> Arr:
         return _pc.if_else(_pc.equal(_pc.fill_null(array, ""), ""), None, array)
@@ -1156,8 +1192,8 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
         "source_format": _repeat("htcondor", n),
         "job_key": job_key,
         "job_id_raw": ids,
-        "job_seq": _int_or_null(cluster, pa.int64()),
-        "array_index": _int_or_null(proc, pa.int32()),
+        "job_seq": int_or_null(cluster, pa.int64()),
+        "array_index": int_or_null(proc, pa.int32()),
         "attempt": _pa.array(attempt.astype(np.int16), pa.int16()),
         "n_attempts": _pa.array((attempt + 1).astype(np.int16), pa.int16()),
         "user": blank_null(user),
@@ -1166,20 +1202,20 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
         "submit_time": times(qdate),
         "start_time": times(start),
         "end_time": times(end),
-        "wait_s": _int_or_null(wait, pa.int64()),
-        "run_s": _int_or_null(run, pa.int64()),
-        "walltime_used_s": _int_or_null(np.where(started, wallclock, np.nan), pa.int64()),
+        "wait_s": int_or_null(wait, pa.int64()),
+        "run_s": int_or_null(run, pa.int64()),
+        "walltime_used_s": int_or_null(np.where(started, wallclock, np.nan), pa.int64()),
         "cpu_time_s": _pa.array(cpu, pa.float64(), from_pandas=True),
-        "cores_req": _int_or_null(req_cpus, pa.int32()),
-        "gpus_req": _int_or_null(req_gpus, pa.int32()),
-        "nodes_alloc": _int_or_null(nodes, pa.int32()),
-        "cores_alloc": _int_or_null(cores_alloc, pa.int32()),
-        "gpus_alloc": _int_or_null(gpus_prov, pa.int32()),
+        "cores_req": int_or_null(req_cpus, pa.int32()),
+        "gpus_req": int_or_null(req_gpus, pa.int32()),
+        "nodes_alloc": int_or_null(nodes, pa.int32()),
+        "cores_alloc": int_or_null(cores_alloc, pa.int32()),
+        "gpus_alloc": int_or_null(gpus_prov, pa.int32()),
         "exec_hosts": exec_hosts,
-        "mem_req_bytes": _int_or_null(mem_req, pa.int64()),
-        "mem_used_bytes": _int_or_null(mem_used, pa.int64()),
-        "exit_code": _int_or_null(exit_code, pa.int32()),
-        "exit_signal": _int_or_null(exit_signal, pa.int32()),
+        "mem_req_bytes": int_or_null(mem_req, pa.int64()),
+        "mem_used_bytes": int_or_null(mem_used, pa.int64()),
+        "exit_code": int_or_null(exit_code, pa.int32()),
+        "exit_signal": int_or_null(exit_signal, pa.int32()),
         "state": _pa.array(_STATES, pa.string()).take(_pa.array(state)),
         "src_file": src_file,
         "src_line": _pa.array(src_line, pa.int64()),

@@ -118,7 +118,7 @@ from gridtrace.logs._attrs import (
     repeated_rows,
 )
 from gridtrace.logs._base import FileParse, ParseResult
-from gridtrace.logs._columnar import interleave, quarantine_table
+from gridtrace.logs._columnar import fitted_numbers, int_or_null, interleave, quarantine_table
 from gridtrace.logs._prefilter import may_repeat
 from gridtrace.logs._stream import Chunk, LineFormat, file_reader, file_tokenizer
 from gridtrace.logs._text import NUL_FRAGMENT_REASON, decode_line, nul_fragment_counts, split_lines
@@ -1289,14 +1289,11 @@ def _floats(array: Arr) -> tuple[F64, Bool]:
     """Numbers of a string array (NaN where absent or unreadable) and where unreadable."""
     text = _pc.fill_null(array, "")
     numeric = _pc.match_substring_regex(text, r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$")
-    values = _numpy(_pc.if_else(numeric, text, None).cast(pa.float64()).fill_null(np.nan))
+    # blanks around the number are allowed by the test above, not by Arrow's cast
+    readable = _pc.utf8_trim_whitespace(_pc.if_else(numeric, text, None))
+    values = _numpy(readable.cast(pa.float64()).fill_null(np.nan))
     unreadable = _numpy(_pc.and_(_pc.invert(numeric), _pc.not_equal(text, "")), bool)
     return values, unreadable
-
-
-def _int_or_null(values: F64, dtype: Any) -> Arr:
-    known = ~np.isnan(values)
-    return _pa.array(np.where(known, np.round(values), 0).astype(np.int64), mask=~known).cast(dtype)
 
 
 def _blank_null(array: Arr) -> Arr:
@@ -1595,6 +1592,51 @@ def _jobs(
         earlier & (logged_state != "REQUEUED"), "STATE_WAS_" + logged_state.astype(str), ""
     )
 
+    # a number too large for its column (a damaged field) is null and flagged, never wrapped
+    fitted, too_big = fitted_numbers(
+        [
+            (seq, pa.int64()),
+            (idx, pa.int32()),
+            (submit, pa.int64()),
+            (eligible, pa.int64()),
+            (start, pa.int64()),
+            (end, pa.int64()),
+            (wait, pa.int64()),
+            (run, pa.int64()),
+            (walltime_used, pa.int64()),
+            (walltime_req, pa.int64()),
+            (procs, pa.int32()),
+            (gpus, pa.int32()),
+            (gpus_alloc, pa.int32()),
+            (nodes, pa.int32()),
+            (slots, pa.int32()),
+            (mem_used, pa.int64()),
+            (vmem_used, pa.int64()),
+            (exit_code, pa.int32()),
+            (exit_signal, pa.int32()),
+        ]
+    )
+    (
+        seq,
+        idx,
+        submit,
+        eligible,
+        start,
+        end,
+        wait,
+        run,
+        walltime_used,
+        walltime_req,
+        procs,
+        gpus,
+        gpus_alloc,
+        nodes,
+        slots,
+        mem_used,
+        vmem_used,
+        exit_code,
+        exit_signal,
+    ) = fitted
     masks: list[tuple[str, Bool]] = [
         (name, flag_mask(record_flags, name))
         for name in (
@@ -1616,7 +1658,7 @@ def _jobs(
         ("END_BEFORE_START", end_before_start),
         ("START_BEFORE_SUBMIT", start_before_submit),
         ("WALLTIME_MISMATCH", mismatch),
-        ("VALUE_UNREADABLE", unreadable),
+        ("VALUE_UNREADABLE", unreadable | too_big),
         ("GPUS_PER_HOST", per_host & ~np.isnan(gpus)),
         ("GPUS_ALLOC_FROM_REQUEST", ~np.isnan(gpus_alloc)),
     ]
@@ -1637,15 +1679,15 @@ def _jobs(
     ts = pa.timestamp("s", tz="UTC")
 
     def times(values: F64) -> Arr:
-        return _int_or_null(values, pa.int64()).cast(ts)
+        return int_or_null(values, pa.int64()).cast(ts)
 
     columns: dict[str, Any] = {
         "site": site,
         "source_format": _repeat("lsf", n),
         "job_key": job_key,
         "job_id_raw": base,
-        "job_seq": _int_or_null(seq, pa.int64()),
-        "array_index": _int_or_null(np.where(idx > 0, idx, np.nan), pa.int32()),
+        "job_seq": int_or_null(seq, pa.int64()),
+        "array_index": int_or_null(np.where(idx > 0, idx, np.nan), pa.int32()),
         "attempt": _pa.array(attempt.astype(np.int16), pa.int16()),
         "n_attempts": _pa.array(n_attempts.astype(np.int16), pa.int16()),
         "user": _blank_null(text("userName")),
@@ -1656,21 +1698,21 @@ def _jobs(
         "eligible_time": times(eligible),
         "start_time": times(start),
         "end_time": times(end),
-        "wait_s": _int_or_null(wait, pa.int64()),
-        "run_s": _int_or_null(run, pa.int64()),
-        "walltime_used_s": _int_or_null(walltime_used, pa.int64()),
-        "walltime_req_s": _int_or_null(walltime_req, pa.int64()),
+        "wait_s": int_or_null(wait, pa.int64()),
+        "run_s": int_or_null(run, pa.int64()),
+        "walltime_used_s": int_or_null(walltime_used, pa.int64()),
+        "walltime_req_s": int_or_null(walltime_req, pa.int64()),
         "cpu_time_s": _pa.array(cpu, pa.float64(), from_pandas=True),
-        "cores_req": _int_or_null(np.where(procs > 0, procs, np.nan), pa.int32()),
-        "gpus_req": _int_or_null(gpus, pa.int32()),
-        "gpus_alloc": _int_or_null(gpus_alloc, pa.int32()),
-        "nodes_alloc": _int_or_null(nodes, pa.int32()),
-        "cores_alloc": _int_or_null(slots, pa.int32()),
+        "cores_req": int_or_null(np.where(procs > 0, procs, np.nan), pa.int32()),
+        "gpus_req": int_or_null(gpus, pa.int32()),
+        "gpus_alloc": int_or_null(gpus_alloc, pa.int32()),
+        "nodes_alloc": int_or_null(nodes, pa.int32()),
+        "cores_alloc": int_or_null(slots, pa.int32()),
         "exec_hosts": _pa.array(hosts, pa.list_(pa.string())),
-        "mem_used_bytes": _int_or_null(mem_used, pa.int64()),
-        "vmem_used_bytes": _int_or_null(vmem_used, pa.int64()),
-        "exit_code": _int_or_null(exit_code, pa.int32()),
-        "exit_signal": _int_or_null(exit_signal, pa.int32()),
+        "mem_used_bytes": int_or_null(mem_used, pa.int64()),
+        "vmem_used_bytes": int_or_null(vmem_used, pa.int64()),
+        "exit_code": int_or_null(exit_code, pa.int32()),
+        "exit_signal": int_or_null(exit_signal, pa.int32()),
         "state": _pa.array(state.astype(str), pa.string()),
         "end_record_type": _repeat("JOB_FINISH", n),
         "src_file": src_file,

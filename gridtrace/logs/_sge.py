@@ -145,7 +145,13 @@ import pyarrow.compute as pc
 
 from gridtrace.logs._attrs import append_flag, flag_array, flag_mask
 from gridtrace.logs._base import FileParse, ParseResult
-from gridtrace.logs._columnar import as_text, quarantine_table, records_table
+from gridtrace.logs._columnar import (
+    as_text,
+    fitted_numbers,
+    int_or_null,
+    quarantine_table,
+    records_table,
+)
 from gridtrace.logs._io import ReadReport, StrPath
 from gridtrace.logs._kernels import compile_functions
 from gridtrace.logs._stream import (
@@ -1538,11 +1544,6 @@ def _to_float(text: str | None) -> float:
         return np.nan
 
 
-def _int_or_null(values: F64, dtype: Any) -> Arr:
-    known = ~np.isnan(values)
-    return _pa.array(np.where(known, np.round(values), 0).astype(np.int64), mask=~known).cast(dtype)
-
-
 def _stamps(values: F64) -> tuple[F64, Bool]:
     """Epoch seconds (0 → NaN) and which values were milliseconds."""
     ms = values > _MS_THRESHOLD
@@ -1625,7 +1626,7 @@ def assemble_sge(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
 
 def _int_text(values: F64) -> Arr:
     """Decimal strings of whole numbers (null where NaN)."""
-    return _int_or_null(values, pa.int64()).cast(pa.string())
+    return int_or_null(values, pa.int64()).cast(pa.string())
 
 
 def _shared(job: F64, task: F64) -> Bool:
@@ -1866,6 +1867,47 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     earlier = attempt < n_attempts - 1
     final_code = np.where(earlier, 2, state_code)
     start_lost = lost["start_time"][keep]
+    # a number too large for its column (a damaged field) is null and flagged, never wrapped
+    fitted, too_big = fitted_numbers(
+        [
+            (job, pa.int64()),
+            (tsk, pa.int32()),
+            (submit, pa.int64()),
+            (start, pa.int64()),
+            (end, pa.int64()),
+            (wait, pa.int64()),
+            (run, pa.int64()),
+            (walltime_used, pa.int64()),
+            (walltime_req, pa.int64()),
+            (pe_slots, pa.int32()),
+            (nodes_alloc, pa.int32()),
+            (cores_alloc, pa.int32()),
+            (mem_req, pa.int64()),
+            (rss, pa.int64()),
+            (vmem, pa.int64()),
+            (status, pa.int32()),
+            (signal, pa.int32()),
+        ]
+    )
+    (
+        job,
+        tsk,
+        submit,
+        start,
+        end,
+        wait,
+        run,
+        walltime_used,
+        walltime_req,
+        pe_slots,
+        nodes_alloc,
+        cores_alloc,
+        mem_req,
+        rss,
+        vmem,
+        status,
+        signal,
+    ) = fitted
     masks: list[tuple[str, Bool]] = [
         ("NON_UTF8", non_utf8_all[keep]),
         ("TRUNCATED", truncated_all[keep]),
@@ -1893,7 +1935,7 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
         ("WALLTIME_REQ_SOFT", category_flag("walltime_soft")),
         ("WALLTIME_REQ_UNPARSED", category_flag("walltime_bad")),
         ("TIMEOUT_INFERRED", (final_code == 3)),
-        ("VALUE_UNREADABLE", get.unreadable[keep]),
+        ("VALUE_UNREADABLE", get.unreadable[keep] | too_big),
     ]
     for failed_code in sorted({int(c) for c in np.unique(failed[~np.isnan(failed)]) if c}):
         masks.append((f"SGE_FAILED_{failed_code}", failed == failed_code))
@@ -1902,7 +1944,8 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
             masks.append((f"STATE_WAS_{name}", earlier & (state_code == k)))
 
     site = rec.column("site").combine_chunks().take(take_keep)
-    job_text = _int_text(job)
+    # a job number too large for job_seq keeps its text as the id
+    job_text = _pc.coalesce(_int_text(job), col("job_number"))
     id_text = _pc.if_else(
         _pa.array(tsk > 0),
         _pc.binary_join_element_wise(job_text, _int_text(tsk), "."),
@@ -1913,7 +1956,7 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     ts = pa.timestamp("s", tz="UTC")
 
     def times(values: F64) -> Arr:
-        return _int_or_null(values, pa.int64()).cast(ts)
+        return int_or_null(values, pa.int64()).cast(ts)
 
     if extra_hosts:
         host_lists = [
@@ -1934,8 +1977,8 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
         "source_format": _repeat("sge", n),
         "job_key": job_key,
         "job_id_raw": id_text,
-        "job_seq": _int_or_null(job, pa.int64()),
-        "array_index": _int_or_null(np.where(tsk > 0, tsk, np.nan), pa.int32()),
+        "job_seq": int_or_null(job, pa.int64()),
+        "array_index": int_or_null(np.where(tsk > 0, tsk, np.nan), pa.int32()),
         "attempt": _pa.array(attempt.astype(np.int16), pa.int16()),
         "n_attempts": _pa.array(n_attempts.astype(np.int16), pa.int16()),
         "user": col("owner"),
@@ -1946,20 +1989,20 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
         "submit_time": times(submit),
         "start_time": times(start),
         "end_time": times(end),
-        "wait_s": _int_or_null(wait, pa.int64()),
-        "run_s": _int_or_null(run, pa.int64()),
-        "walltime_used_s": _int_or_null(walltime_used, pa.int64()),
-        "walltime_req_s": _int_or_null(walltime_req, pa.int64()),
+        "wait_s": int_or_null(wait, pa.int64()),
+        "run_s": int_or_null(run, pa.int64()),
+        "walltime_used_s": int_or_null(walltime_used, pa.int64()),
+        "walltime_req_s": int_or_null(walltime_req, pa.int64()),
         "cpu_time_s": _pa.array(cpu, pa.float64(), from_pandas=True),
-        "cores_req": _int_or_null(pe_slots, pa.int32()),
-        "nodes_alloc": _int_or_null(nodes_alloc, pa.int32()),
-        "cores_alloc": _int_or_null(cores_alloc, pa.int32()),
+        "cores_req": int_or_null(pe_slots, pa.int32()),
+        "nodes_alloc": int_or_null(nodes_alloc, pa.int32()),
+        "cores_alloc": int_or_null(cores_alloc, pa.int32()),
         "exec_hosts": exec_hosts,
-        "mem_req_bytes": _int_or_null(mem_req, pa.int64()),
-        "mem_used_bytes": _int_or_null(rss, pa.int64()),
-        "vmem_used_bytes": _int_or_null(vmem, pa.int64()),
-        "exit_code": _int_or_null(status, pa.int32()),
-        "exit_signal": _int_or_null(signal, pa.int32()),
+        "mem_req_bytes": int_or_null(mem_req, pa.int64()),
+        "mem_used_bytes": int_or_null(rss, pa.int64()),
+        "vmem_used_bytes": int_or_null(vmem, pa.int64()),
+        "exit_code": int_or_null(status, pa.int32()),
+        "exit_signal": int_or_null(signal, pa.int32()),
         "state": _pa.array(state_names).take(_pa.array(final_code)),
         "src_file": src_file_all.take(take_keep),
         "src_line": _pa.array(src_line[keep], pa.int64()),

@@ -120,7 +120,13 @@ from gridtrace.errors import ConfigError
 from gridtrace.logs import _slurm_fast
 from gridtrace.logs._attrs import append_flag, flag_array, flag_mask, repeated_rows
 from gridtrace.logs._base import FileParse, ParseResult
-from gridtrace.logs._columnar import as_text, quarantine_table, records_table
+from gridtrace.logs._columnar import (
+    as_text,
+    fitted_numbers,
+    int_or_null,
+    quarantine_table,
+    records_table,
+)
 from gridtrace.logs._io import StrPath
 from gridtrace.logs._prefilter import may_repeat
 from gridtrace.logs._stream import (
@@ -465,31 +471,6 @@ def _tres(array: Arr, key: str) -> F64:
         )
         out[rows[missing]] = _floats(_pc.fill_null(_pc.struct_field(typed, "v"), ""))
     return out
-
-
-def _fitted(columns: Sequence[tuple[F64, pa.DataType]]) -> tuple[list[F64], Bool]:
-    """Null the numbers too large for their integer column; say on which rows that happened.
-
-    A float beyond the type's range would wrap (or fail the cast) when made an integer: a
-    damaged count or id must cost that value, never the file nor a wrong number.
-    """
-    out: list[F64] = []
-    beyond = np.zeros(len(columns[0][0]) if columns else 0, dtype=bool)
-    for values, dtype in columns:
-        limit = 2.0 ** (dtype.bit_width - 1)
-        with np.errstate(invalid="ignore"):
-            rounded = np.round(values)
-            bad = (rounded >= limit) | (rounded < -limit)
-        if bad.any():
-            beyond |= bad
-            values = np.where(bad, np.nan, values)
-        out.append(values)
-    return out, beyond
-
-
-def _int_or_null(values: F64, dtype: Any) -> Arr:
-    known = ~np.isnan(values)
-    return _pa.array(np.where(known, np.round(values), 0).astype(np.int64), mask=~known).cast(dtype)
 
 
 # --------------------------------------------------------------------------- tokeniser
@@ -1594,7 +1575,7 @@ def _jobs(
     (
         job_seq, array_index, wait, run, elapsed, timelimit, nodes_req, cores_req, gpus_req,
         nodes_alloc, cores_alloc, gpus_alloc, mem_req, rss, vmem, exit_code, exit_signal,
-    ), too_big = _fitted(
+    ), too_big = fitted_numbers(
         [
             (job_seq, pa.int64()), (array_index, pa.int32()), (wait, pa.int64()),
             (run, pa.int64()), (elapsed, pa.int64()), (timelimit, pa.int64()),
@@ -1649,12 +1630,12 @@ def _jobs(
     flags = flag_array(n, masks)
 
     site = rec.column("site").combine_chunks().take(_pa.array(take))
-    submit_text = _pc.fill_null(_int_or_null(first_submit, pa.int64()).cast(pa.string()), "unknown")
+    submit_text = _pc.fill_null(int_or_null(first_submit, pa.int64()).cast(pa.string()), "unknown")
     job_key = _pc.binary_join_element_wise(site, ":", key_text, "@", submit_text, "")
     ts = pa.timestamp("s", tz="UTC")
 
     def times(values: F64) -> Arr:
-        return _int_or_null(values, pa.int64()).cast(ts)
+        return int_or_null(values, pa.int64()).cast(ts)
 
     empty = pa.nulls(n, pa.string())
     columns: dict[str, Any] = {
@@ -1662,8 +1643,8 @@ def _jobs(
         "source_format": _repeat("slurm", n),
         "job_key": job_key,
         "job_id_raw": col("JobID"),
-        "job_seq": _int_or_null(job_seq, pa.int64()),
-        "array_index": _int_or_null(array_index, pa.int32()),
+        "job_seq": int_or_null(job_seq, pa.int64()),
+        "array_index": int_or_null(array_index, pa.int32()),
         "attempt": _pa.array(attempt.astype(np.int16), pa.int16()),
         "n_attempts": _pa.array(n_attempts.astype(np.int16), pa.int16()),
         "user": _blank_null(col("User")),
@@ -1676,24 +1657,24 @@ def _jobs(
         "eligible_time": times(eligible),
         "start_time": times(start),
         "end_time": times(end),
-        "wait_s": _int_or_null(wait, pa.int64()),
-        "run_s": _int_or_null(run, pa.int64()),
-        "walltime_used_s": _int_or_null(np.where(started, elapsed, np.nan), pa.int64()),
-        "walltime_req_s": _int_or_null(timelimit, pa.int64()),
-        "nodes_req": _int_or_null(nodes_req, pa.int32()),
-        "cores_req": _int_or_null(cores_req, pa.int32()),
-        "gpus_req": _int_or_null(gpus_req, pa.int32()),
-        "nodes_alloc": _int_or_null(nodes_alloc, pa.int32()),
-        "cores_alloc": _int_or_null(cores_alloc, pa.int32()),
-        "gpus_alloc": _int_or_null(gpus_alloc, pa.int32()),
+        "wait_s": int_or_null(wait, pa.int64()),
+        "run_s": int_or_null(run, pa.int64()),
+        "walltime_used_s": int_or_null(np.where(started, elapsed, np.nan), pa.int64()),
+        "walltime_req_s": int_or_null(timelimit, pa.int64()),
+        "nodes_req": int_or_null(nodes_req, pa.int32()),
+        "cores_req": int_or_null(cores_req, pa.int32()),
+        "gpus_req": int_or_null(gpus_req, pa.int32()),
+        "nodes_alloc": int_or_null(nodes_alloc, pa.int32()),
+        "cores_alloc": int_or_null(cores_alloc, pa.int32()),
+        "gpus_alloc": int_or_null(gpus_alloc, pa.int32()),
         "exec_hosts": hosts,
-        "mem_req_bytes": _int_or_null(mem_req, pa.int64()),
-        "mem_used_bytes": _int_or_null(rss, pa.int64()),
-        "vmem_used_bytes": _int_or_null(vmem, pa.int64()),
-        "exit_code": _int_or_null(exit_code, pa.int32()),
-        "exit_signal": _int_or_null(exit_signal, pa.int32()),
+        "mem_req_bytes": int_or_null(mem_req, pa.int64()),
+        "mem_used_bytes": int_or_null(rss, pa.int64()),
+        "vmem_used_bytes": int_or_null(vmem, pa.int64()),
+        "exit_code": int_or_null(exit_code, pa.int32()),
+        "exit_signal": int_or_null(exit_signal, pa.int32()),
         "state": _pa.array(state, pa.string()),
-        "tz_offset_s": _int_or_null(offset, pa.int32()),
+        "tz_offset_s": int_or_null(offset, pa.int32()),
         "src_file": src_file,
         "src_line": _pa.array(src_line, pa.int64()),
         "flags": flags,

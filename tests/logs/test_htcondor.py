@@ -523,3 +523,18 @@ def test_an_ad_on_a_line_holding_nul_bytes_is_no_job(tmp_path: Path) -> None:
         "NUL bytes in the line (a crash or a log rotation left them): a fragment, not a record"
     }
     assert (result.info["nul_lines"], result.info["nul_bytes"]) == (2, 3)
+
+
+@pytest.mark.parametrize(
+    ("change", "column"),
+    [({"ProcId": 2**31}, "array_index"), ({"RequestCpus": 2**40}, "cores_req")],
+)
+def test_a_number_too_large_for_its_column_is_null_and_flagged(
+    tmp_path: Path, change: dict[str, int], column: str
+) -> None:
+    result = _read(tmp_path, _jsonl(AD, _ad(ClusterId=1235, **change)))
+    _reconciled(result)
+    assert result.lines_read == result.jobs.num_rows == 2
+    assert result.jobs.column(column)[1].as_py() is None
+    assert "VALUE_UNREADABLE" in result.jobs.column("flags")[1].as_py()
+    assert "VALUE_UNREADABLE" not in (result.jobs.column("flags")[0].as_py() or [])

@@ -565,3 +565,23 @@ def test_quote_splitting_shortcut_agrees_with_the_grammar(fields: list[str]) -> 
     assert split_lsf_record(text)[0] == [
         f[1:-1].replace('""', '"') if f.startswith('"') else f for f in fields
     ]
+
+
+def test_a_number_too_large_for_its_column_is_null_and_flagged(tmp_path: Path) -> None:
+    wide = HEAD.replace(" 33816578 4 ", " 33816578 3000000000 ").replace(" 5001 ", " 5002 ")
+    result = _read(tmp_path, LINE, _line(head=wide))
+    _reconciled(result)
+    assert result.lines_read == result.jobs.num_rows == 2
+    assert result.jobs.column("cores_req")[1].as_py() is None
+    assert "VALUE_UNREADABLE" in result.jobs.column("flags")[1].as_py()
+    assert "VALUE_UNREADABLE" not in (result.jobs.column("flags")[0].as_py() or [])
+
+
+def test_numbers_with_blanks_around_them_are_read() -> None:
+    import pyarrow as pa
+
+    from gridtrace.logs import _lsf
+
+    values, unreadable = _lsf._floats(pa.array([" 5", "7 ", "x", "", None]))
+    assert values[:2].tolist() == [5.0, 7.0]
+    assert unreadable.tolist() == [False, False, True, False, False]

@@ -754,3 +754,22 @@ def test_detection_over_every_real_file(real_data: Path) -> None:
         if is_sge:
             assert claims == {"sge"}, path.name
             assert detect_format(path) == "sge"
+
+
+@pytest.mark.parametrize(
+    ("change", "column"),
+    [
+        ({"slots": "3000000000"}, "cores_alloc"),
+        ({"ru_maxrss": "99999999999999999"}, "mem_used_bytes"),  # x 1024 beyond int64
+        ({"job_number": "99999999999999999999"}, "job_seq"),
+    ],
+)
+def test_a_number_too_large_for_its_column_is_null_and_flagged(
+    tmp_path: Path, change: dict[str, str], column: str
+) -> None:
+    result = _read(tmp_path, _line(), _line(**{"job_number": "4712", **change}))
+    _reconciled(result)
+    assert result.lines_read == result.jobs.num_rows == 2
+    assert result.jobs.column(column)[1].as_py() is None
+    assert "VALUE_UNREADABLE" in result.jobs.column("flags")[1].as_py()
+    assert "VALUE_UNREADABLE" not in (result.jobs.column("flags")[0].as_py() or [])
