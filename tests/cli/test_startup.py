@@ -24,6 +24,8 @@ HEAVY = (
     "jinja2",
     "sklearn",
     "gymnasium",
+    "pyarrow.acero",  # a group-by loads it (counting flags needs none)
+    "importlib.metadata",  # the plugin formats' entry points (a TORQUE file needs none)
 )
 
 LINES = (
@@ -39,6 +41,7 @@ LINES = (
 
 _RUN = """
 import json, runpy, sys
+already = set(sys.modules)  # what the interpreter itself loaded (site hooks may differ)
 sys.argv = ["gridtrace", *sys.argv[1:]]
 try:
     runpy.run_module("gridtrace", run_name="__main__")
@@ -46,8 +49,8 @@ except SystemExit as stop:
     code = stop.code
 else:
     code = 0
-heavy = json.loads(HEAVY)
-print(json.dumps({"code": code, "loaded": [m for m in heavy if m in sys.modules]}))
+loaded = [m for m in json.loads(HEAVY) if m in sys.modules and m not in already]
+print(json.dumps({"code": code, "loaded": loaded}))
 """
 
 
