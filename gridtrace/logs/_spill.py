@@ -83,6 +83,7 @@ import pyarrow.compute as pc
 from gridtrace._atomic import atomic_path
 from gridtrace.errors import ConfigError
 from gridtrace.logs._base import ErrorPolicy, FileParse, apply_error_policy
+from gridtrace.logs._flags import flag_counts
 from gridtrace.logs._ranges import (
     DEFAULT_SPLIT_BYTES,
     ByteRange,
@@ -562,20 +563,6 @@ def _out_path(folder: str, partition: int, table: str) -> Path:
     return Path(folder) / f"part-{partition:05d}.{table}.arrow"
 
 
-def _flag_counts(table: pa.Table) -> dict[str, dict[str, int]]:
-    """Count each flag of a table per ``source_format``."""
-    flags = table.column("flags").combine_chunks()
-    if not len(flags) or not len(pc.list_flatten(flags)):
-        return {}
-    owners = pc.take(table.column("source_format"), pc.list_parent_indices(flags))
-    pairs = pa.table({"format": owners.combine_chunks(), "flag": pc.list_flatten(flags)})
-    counted = pairs.group_by(["format", "flag"]).aggregate([([], "count_all")])
-    out: dict[str, dict[str, int]] = {}
-    for row in counted.to_pylist():
-        out.setdefault(row["format"], {})[row["flag"]] = row["count_all"]
-    return out
-
-
 def _value_counts(column: pa.ChunkedArray[Any]) -> dict[str, int]:
     counted: list[dict[str, Any]] = cast(Any, pc.value_counts(column.combine_chunks())).to_pylist()
     return {str(c["values"]): int(c["counts"]) for c in counted}
@@ -645,8 +632,8 @@ def _assemble_partition(
     counts = {
         "info": info,
         "records_by_type": _value_counts(records.column("record_type")),
-        "record_flags": _flag_counts(records),
-        "job_flags": _flag_counts(jobs),
+        "record_flags": flag_counts(records),
+        "job_flags": flag_counts(jobs),
         "jobs_by_state": _value_counts(jobs.column("state")),
         "job_rows": jobs.num_rows,
     }
