@@ -6,7 +6,7 @@ object per row, so that a reader's cost stays in its compiled or vectorised part
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -14,7 +14,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from gridtrace.logs._text import decode_line
-from gridtrace.schema import QUARANTINE, RECORDS
+from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
 __all__ = [
     "as_text",
@@ -202,30 +202,32 @@ def interleave(fast: pa.Table, fast_lines: I64, other: pa.Table) -> pa.Table:
 
 
 def fitted_numbers(
-    columns: Sequence[tuple[npt.NDArray[np.float64], pa.DataType]],
+    columns: Mapping[str, npt.NDArray[np.float64]],
 ) -> tuple[list[npt.NDArray[np.float64]], npt.NDArray[np.bool_]]:
-    """Null (NaN) the numbers too large for their integer column; say on which rows.
+    """Null (NaN) the numbers too large for their ``jobs`` column; say on which rows.
 
-    A float beyond its type's range would fail the cast (int32) or wrap silently (int64) when
-    made an integer: a damaged count, id or time must cost that value, flagged by the reader
-    (``VALUE_UNREADABLE``), never the file nor a wrong number.
+    A float beyond its column's integer range would fail the cast (int32) or wrap silently (int64,
+    timestamps) when made an integer: a damaged count, id or time must cost that value, flagged by
+    the reader (``VALUE_UNREADABLE``), never the file nor a wrong number.
 
     Parameters
     ----------
-    columns : sequence of (ndarray, pyarrow.DataType)
-        Each job column's numbers (NaN where unknown, all of one length) and its integer type.
+    columns : mapping of str to ndarray
+        ``jobs`` column name → that column's numbers (NaN where unknown, all of one length); the
+        integer width comes from the ``jobs`` schema.
 
     Returns
     -------
     values : list of ndarray
-        The same arrays, a copy with NaN where a value did not fit (the array itself otherwise).
+        The arrays in the mapping's order, a copy with NaN where a value did not fit (the array
+        itself otherwise).
     beyond : ndarray of bool
         The rows where any value did not fit.
     """
     out: list[npt.NDArray[np.float64]] = []
-    beyond = np.zeros(len(columns[0][0]) if columns else 0, dtype=bool)
-    for values, dtype in columns:
-        limit = 2.0 ** (dtype.bit_width - 1)
+    beyond = np.zeros(len(next(iter(columns.values()))) if columns else 0, dtype=bool)
+    for name, values in columns.items():
+        limit = 2.0 ** (JOBS.field(name).type.bit_width - 1)
         with np.errstate(invalid="ignore"):
             rounded = np.round(values)
             bad = (rounded >= limit) | (rounded < -limit)

@@ -1104,25 +1104,25 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     duplicate = _shared(id_column, qdate)
     # a number too large for its column (a damaged field) is null and flagged, never wrapped
     fitted, too_big = fitted_numbers(
-        [
-            (cluster, pa.int64()),
-            (proc, pa.int32()),
-            (qdate, pa.int64()),
-            (start, pa.int64()),
-            (end, pa.int64()),
-            (wait, pa.int64()),
-            (run, pa.int64()),
-            (wallclock, pa.int64()),
-            (req_cpus, pa.int32()),
-            (req_gpus, pa.int32()),
-            (nodes, pa.int32()),
-            (cores_alloc, pa.int32()),
-            (gpus_prov, pa.int32()),
-            (mem_req, pa.int64()),
-            (mem_used, pa.int64()),
-            (exit_code, pa.int32()),
-            (exit_signal, pa.int32()),
-        ]
+        {
+            "job_seq": cluster,
+            "array_index": proc,
+            "submit_time": qdate,
+            "start_time": start,
+            "end_time": end,
+            "wait_s": wait,
+            "run_s": run,
+            "walltime_used_s": wallclock,
+            "cores_req": req_cpus,
+            "gpus_req": req_gpus,
+            "nodes_alloc": nodes,
+            "cores_alloc": cores_alloc,
+            "gpus_alloc": gpus_prov,
+            "mem_req_bytes": mem_req,
+            "mem_used_bytes": mem_used,
+            "exit_code": exit_code,
+            "exit_signal": exit_signal,
+        }
     )
     (
         cluster,

@@ -1594,27 +1594,27 @@ def _jobs(
 
     # a number too large for its column (a damaged field) is null and flagged, never wrapped
     fitted, too_big = fitted_numbers(
-        [
-            (seq, pa.int64()),
-            (idx, pa.int32()),
-            (submit, pa.int64()),
-            (eligible, pa.int64()),
-            (start, pa.int64()),
-            (end, pa.int64()),
-            (wait, pa.int64()),
-            (run, pa.int64()),
-            (walltime_used, pa.int64()),
-            (walltime_req, pa.int64()),
-            (procs, pa.int32()),
-            (gpus, pa.int32()),
-            (gpus_alloc, pa.int32()),
-            (nodes, pa.int32()),
-            (slots, pa.int32()),
-            (mem_used, pa.int64()),
-            (vmem_used, pa.int64()),
-            (exit_code, pa.int32()),
-            (exit_signal, pa.int32()),
-        ]
+        {
+            "job_seq": seq,
+            "array_index": idx,
+            "submit_time": submit,
+            "eligible_time": eligible,
+            "start_time": start,
+            "end_time": end,
+            "wait_s": wait,
+            "run_s": run,
+            "walltime_used_s": walltime_used,
+            "walltime_req_s": walltime_req,
+            "cores_req": procs,
+            "gpus_req": gpus,
+            "gpus_alloc": gpus_alloc,
+            "nodes_alloc": nodes,
+            "cores_alloc": slots,
+            "mem_used_bytes": mem_used,
+            "vmem_used_bytes": vmem_used,
+            "exit_code": exit_code,
+            "exit_signal": exit_signal,
+        }
     )
     (
         seq,

@@ -1869,25 +1869,25 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     start_lost = lost["start_time"][keep]
     # a number too large for its column (a damaged field) is null and flagged, never wrapped
     fitted, too_big = fitted_numbers(
-        [
-            (job, pa.int64()),
-            (tsk, pa.int32()),
-            (submit, pa.int64()),
-            (start, pa.int64()),
-            (end, pa.int64()),
-            (wait, pa.int64()),
-            (run, pa.int64()),
-            (walltime_used, pa.int64()),
-            (walltime_req, pa.int64()),
-            (pe_slots, pa.int32()),
-            (nodes_alloc, pa.int32()),
-            (cores_alloc, pa.int32()),
-            (mem_req, pa.int64()),
-            (rss, pa.int64()),
-            (vmem, pa.int64()),
-            (status, pa.int32()),
-            (signal, pa.int32()),
-        ]
+        {
+            "job_seq": job,
+            "array_index": tsk,
+            "submit_time": submit,
+            "start_time": start,
+            "end_time": end,
+            "wait_s": wait,
+            "run_s": run,
+            "walltime_used_s": walltime_used,
+            "walltime_req_s": walltime_req,
+            "cores_req": pe_slots,
+            "nodes_alloc": nodes_alloc,
+            "cores_alloc": cores_alloc,
+            "mem_req_bytes": mem_req,
+            "mem_used_bytes": rss,
+            "vmem_used_bytes": vmem,
+            "exit_code": status,
+            "exit_signal": signal,
+        }
     )
     (
         job,

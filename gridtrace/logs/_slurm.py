@@ -1570,21 +1570,48 @@ def _jobs(
                 used_unit_assumed[target] |= bool(s_vmem_bare[j] and s_vmem[j] > 0)
         del s_seq, s_idx
 
-    # a number too large for its column (a damaged field) is null and flagged, never wrapped
     job_seq = seq[take]
+    # a number too large for its column (a damaged field) is null and flagged, never wrapped
+    fitted, too_big = fitted_numbers(
+        {
+            "job_seq": job_seq,
+            "array_index": array_index,
+            "wait_s": wait,
+            "run_s": run,
+            "walltime_used_s": elapsed,
+            "walltime_req_s": timelimit,
+            "nodes_req": nodes_req,
+            "cores_req": cores_req,
+            "gpus_req": gpus_req,
+            "nodes_alloc": nodes_alloc,
+            "cores_alloc": cores_alloc,
+            "gpus_alloc": gpus_alloc,
+            "mem_req_bytes": mem_req,
+            "mem_used_bytes": rss,
+            "vmem_used_bytes": vmem,
+            "exit_code": exit_code,
+            "exit_signal": exit_signal,
+        }
+    )
     (
-        job_seq, array_index, wait, run, elapsed, timelimit, nodes_req, cores_req, gpus_req,
-        nodes_alloc, cores_alloc, gpus_alloc, mem_req, rss, vmem, exit_code, exit_signal,
-    ), too_big = fitted_numbers(
-        [
-            (job_seq, pa.int64()), (array_index, pa.int32()), (wait, pa.int64()),
-            (run, pa.int64()), (elapsed, pa.int64()), (timelimit, pa.int64()),
-            (nodes_req, pa.int32()), (cores_req, pa.int32()), (gpus_req, pa.int32()),
-            (nodes_alloc, pa.int32()), (cores_alloc, pa.int32()), (gpus_alloc, pa.int32()),
-            (mem_req, pa.int64()), (rss, pa.int64()), (vmem, pa.int64()),
-            (exit_code, pa.int32()), (exit_signal, pa.int32()),
-        ]
-    )  # fmt: skip
+        job_seq,
+        array_index,
+        wait,
+        run,
+        elapsed,
+        timelimit,
+        nodes_req,
+        cores_req,
+        gpus_req,
+        nodes_alloc,
+        cores_alloc,
+        gpus_alloc,
+        mem_req,
+        rss,
+        vmem,
+        exit_code,
+        exit_signal,
+    ) = fitted
     unreadable |= too_big
     was = earlier & (logged_state != "REQUEUED")  # flag STATE_WAS_<the state logged>
     masks: list[tuple[str, Bool]] = [
