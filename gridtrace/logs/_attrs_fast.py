@@ -10,19 +10,15 @@ compilation, cached on disk: :func:`~gridtrace.logs._attrs.attr_columns` asks fo
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from gridtrace.logs._kernels import compile_functions
+from gridtrace.logs._kernels import HAVE_NUMBA, LazyKernel
 
 __all__ = ["HAVE_NUMBA", "MIN_ROWS", "compile_kernel", "find_keys", "kernel_ready"]
 
-HAVE_NUMBA = importlib.util.find_spec("numba") is not None
-"""Whether the compiled kernel is available."""
 
 MIN_ROWS = 20_000
 """From this many maps ``attr_columns`` compiles (or loads) the kernel."""
@@ -34,6 +30,9 @@ Bools = npt.NDArray[np.bool_]
 
 _KERNEL = ("_find_keys",)
 _ENTRY_POINTS = frozenset({"_find_keys"})
+_LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
+compile_kernel = _LAZY.compile
+kernel_ready = _LAZY.ready
 
 
 def _find_keys(
@@ -75,26 +74,6 @@ def _find_keys(
                 if found >= 0:
                     guess[j] = found - start
             out[j, row] = found
-
-
-@functools.cache
-def compile_kernel() -> bool:
-    """Compile the kernel on first use (from numba's disk cache after the first run ever).
-
-    Returns
-    -------
-    bool
-        False when numba is not installed (the caller then uses its array path).
-    """
-    if not HAVE_NUMBA:  # pragma: no cover
-        return False
-    compile_functions(globals(), _KERNEL, _ENTRY_POINTS)
-    return True
-
-
-def kernel_ready() -> bool:
-    """Whether this process has compiled (or loaded) the kernel already."""
-    return compile_kernel.cache_info().currsize > 0
 
 
 def find_keys(attrs: Any, names: list[str]) -> I64:

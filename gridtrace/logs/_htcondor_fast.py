@@ -30,8 +30,6 @@ numba is needed for the speed; without it the reader uses the reference for ever
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import threading
 from typing import Any, NamedTuple
 
@@ -40,7 +38,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from gridtrace.logs._columnar import string_array
-from gridtrace.logs._kernels import compile_functions
+from gridtrace.logs._kernels import HAVE_NUMBA, LazyKernel
 
 __all__ = [
     "HAVE_NUMBA",
@@ -54,8 +52,6 @@ __all__ = [
     "scan_jsonl",
 ]
 
-HAVE_NUMBA = importlib.util.find_spec("numba") is not None
-"""Whether the compiled kernel is available."""
 
 SMALL_INPUT_LINES = 2_000
 """A chunk of fewer lines is read by the reference until the kernel is loaded (no compile wait)."""
@@ -101,26 +97,9 @@ _EMPTY = np.zeros(0, dtype=np.uint8)
 
 _KERNEL = ("_string", "_copy", "_copy_from", "_scan_chunk", "_is_expression", "_job_values")
 _ENTRY_POINTS = frozenset({"_scan_chunk", "_job_values"})
-
-
-@functools.cache
-def compile_kernel() -> bool:
-    """Compile the kernel on first use (from numba's disk cache after the first run ever).
-
-    Returns
-    -------
-    bool
-        False when numba is not installed (the reader then uses the reference for every line).
-    """
-    if not HAVE_NUMBA:  # pragma: no cover
-        return False
-    compile_functions(globals(), _KERNEL, _ENTRY_POINTS)
-    return True
-
-
-def kernel_ready() -> bool:
-    """Whether this process has compiled (or loaded) the kernel already."""
-    return compile_kernel.cache_info().currsize > 0
+_LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
+compile_kernel = _LAZY.compile
+kernel_ready = _LAZY.ready
 
 
 # --- the kernel --------------------------------------------------------------------------------

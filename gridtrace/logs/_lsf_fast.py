@@ -34,8 +34,6 @@ numba is needed for the speed; without it the reader uses the reference for ever
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import threading
 from typing import Any, NamedTuple
 
@@ -43,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gridtrace.logs._columnar import string_array
-from gridtrace.logs._kernels import compile_functions
+from gridtrace.logs._kernels import HAVE_NUMBA, LazyKernel
 
 __all__ = [
     "EXTRA_FIELDS",
@@ -60,8 +58,6 @@ __all__ = [
     "scan_lsf",
 ]
 
-HAVE_NUMBA = importlib.util.find_spec("numba") is not None
-"""Whether the compiled kernel is available."""
 
 SMALL_INPUT_LINES = 2_000
 """A chunk of fewer lines is read by the reference until the kernel is loaded (no compile wait)."""
@@ -135,26 +131,9 @@ _KERNEL = (
     "_read_numbers",
 )
 _ENTRY_POINTS = frozenset({"_tokenize", "_layout", "_write", "_put_names", "_read_numbers"})
-
-
-@functools.cache
-def compile_kernel() -> bool:
-    """Compile the kernel on first use (from numba's disk cache after the first run ever).
-
-    Returns
-    -------
-    bool
-        False when numba is not installed (the reader then uses the reference for every line).
-    """
-    if not HAVE_NUMBA:  # pragma: no cover
-        return False
-    compile_functions(globals(), _KERNEL, _ENTRY_POINTS)
-    return True
-
-
-def kernel_ready() -> bool:
-    """Whether this process has compiled (or loaded) the kernel already."""
-    return compile_kernel.cache_info().currsize > 0
+_LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
+compile_kernel = _LAZY.compile
+kernel_ready = _LAZY.ready
 
 
 class Layout(NamedTuple):

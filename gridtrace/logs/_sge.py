@@ -126,8 +126,6 @@ shifted).
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import itertools
 import logging
 import re
@@ -153,7 +151,7 @@ from gridtrace.logs._columnar import (
     records_table,
 )
 from gridtrace.logs._io import ReadReport, StrPath
-from gridtrace.logs._kernels import compile_functions
+from gridtrace.logs._kernels import LazyKernel
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
     Chunk,
@@ -547,8 +545,6 @@ class _Category:
 # until a process has read _KERNEL_MIN_LINES lines: importing numba costs half a second, which a
 # small file must not pay.
 
-HAVE_NUMBA = importlib.util.find_spec("numba") is not None
-"""Whether the compiled kernels are available (else the numpy and Arrow paths run)."""
 
 _KERNEL = (
     "_check_line",
@@ -557,6 +553,8 @@ _KERNEL = (
     "_parse_numbers",
 )
 _ENTRY_POINTS = frozenset({"_line_fields", "_split_fields", "_parse_numbers"})
+_LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
+_compile_kernel = _LAZY.compile
 _KERNEL_MIN_LINES = 20_000
 """Lines a process reads before it loads the kernels (the numpy and Arrow paths give the same)."""
 _plain_lines = 0
@@ -564,15 +562,6 @@ _plain_lock = threading.Lock()
 # 10**k as floats, exact up to 10**22: m / 10**k is then correctly rounded (Clinger's fast path)
 _POWERS = np.array([float(10**k) for k in range(23)], dtype=np.float64)
 _MAX_MANTISSA = 10**15  # < 2**53: exact as a float
-
-
-@functools.cache
-def _compile_kernel() -> bool:
-    """Compile the kernels (from numba's disk cache after the first run); False without numba."""
-    if not HAVE_NUMBA:  # pragma: no cover
-        return False
-    compile_functions(globals(), _KERNEL, _ENTRY_POINTS)
-    return True
 
 
 def _use_kernel(lines: int) -> bool:

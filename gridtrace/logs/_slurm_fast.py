@@ -19,8 +19,6 @@ the reference reads everything.
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -28,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from gridtrace.logs._kernels import compile_functions
+from gridtrace.logs._kernels import HAVE_NUMBA, LazyKernel
 
 __all__ = [
     "HAVE_NUMBA",
@@ -62,8 +60,6 @@ __all__ = [
     "use_kernel",
 ]
 
-HAVE_NUMBA = importlib.util.find_spec("numba") is not None
-"""Whether the compiled kernel is available."""
 
 SMALL_INPUT_LINES = 2_000
 """Fewer job lines are read by the reference until the kernel is loaded (no compile wait)."""
@@ -99,26 +95,9 @@ _KERNEL = (
     "_scan",
 )
 _ENTRY_POINTS = frozenset({"_scan"})
-
-
-@functools.cache
-def compile_kernel() -> bool:
-    """Compile the kernel on first use (from numba's disk cache after the first run ever).
-
-    Returns
-    -------
-    bool
-        False when numba is not installed (the reader then uses the reference for every value).
-    """
-    if not HAVE_NUMBA:  # pragma: no cover
-        return False
-    compile_functions(globals(), _KERNEL, _ENTRY_POINTS)
-    return True
-
-
-def kernel_ready() -> bool:
-    """Whether this process has compiled (or loaded) the kernel already."""
-    return compile_kernel.cache_info().currsize > 0
+_LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
+compile_kernel = _LAZY.compile
+kernel_ready = _LAZY.ready
 
 
 def use_kernel(lines: int) -> bool:

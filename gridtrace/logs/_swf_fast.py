@@ -22,8 +22,6 @@ numba is needed for the speed; without it the callers use the reference paths.
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -32,12 +30,10 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from gridtrace.logs._columnar import string_array
-from gridtrace.logs._kernels import compile_functions
+from gridtrace.logs._kernels import HAVE_NUMBA, LazyKernel
 
 __all__ = ["FIELDS", "HAVE_NUMBA", "Scan", "compile_kernel", "parse_numbers", "scan_swf"]
 
-HAVE_NUMBA = importlib.util.find_spec("numba") is not None
-"""Whether the compiled kernel is available."""
 
 FIELDS = 18
 """Fields of an SWF job line."""
@@ -74,21 +70,8 @@ _POW10 = np.array([10.0**k for k in range(23)], dtype=np.float64)  # exact up to
 # numba compilation (importing numba costs half a second, paid only by a program reading SWF).
 _KERNEL = ("_scan_piece", "_parse_token", "_parse_tokens")
 _ENTRY_POINTS = frozenset({"_scan_piece", "_parse_tokens"})
-
-
-@functools.cache
-def compile_kernel() -> bool:
-    """Compile the kernel on first use (from numba's disk cache after the first run ever).
-
-    Returns
-    -------
-    bool
-        False when numba is not installed (the callers then use the reference paths).
-    """
-    if not HAVE_NUMBA:  # pragma: no cover
-        return False
-    compile_functions(globals(), _KERNEL, _ENTRY_POINTS)
-    return True
+_LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
+compile_kernel = _LAZY.compile
 
 
 # --- the kernel --------------------------------------------------------------------------------

@@ -29,7 +29,6 @@ numba is needed for the speed; without it :func:`tokenize_torque` falls back to 
 from __future__ import annotations
 
 import functools
-import importlib.util
 import logging
 import threading
 from collections.abc import Iterator
@@ -40,7 +39,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from gridtrace.logs._base import FileParse
-from gridtrace.logs._kernels import compile_functions
+from gridtrace.logs._kernels import HAVE_NUMBA, LazyKernel
 from gridtrace.logs._torque_lines import (
     FREE_TEXT_TYPES,
     parse_torque_line,
@@ -58,8 +57,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-HAVE_NUMBA = importlib.util.find_spec("numba") is not None
-"""Whether the compiled kernel is available (else :func:`tokenize_torque` uses the reference)."""
 
 # The kernel's functions, callees first. They are plain Python until first use, when
 # _compile_kernel replaces each by its numba compilation: importing numba takes half a second,
@@ -74,6 +71,9 @@ _KERNEL = (
     "_tokenize_lines",
     "_has_marker",
 )
+_LAZY = LazyKernel(globals(), _KERNEL)
+_compile_kernel = _LAZY.compile
+_kernel_ready = _LAZY.ready
 
 SMALL_INPUT_LINES = 20_000
 """Lines a process reads with the reference tokeniser before it loads the compiled kernel.
@@ -85,19 +85,6 @@ kernel is loaded once a file alone, or the lines read so far with it, reach this
 """
 _reference_lines = 0
 _reference_lock = threading.Lock()
-
-
-@functools.cache
-def _compile_kernel() -> bool:
-    """Compile the kernel on first use (from numba's disk cache after the first run ever).
-
-    Returns False when numba is not installed.
-    """
-    if not HAVE_NUMBA:  # pragma: no cover
-        return False
-    # every function an entry point: none inlined, numba's default
-    compile_functions(globals(), _KERNEL, frozenset(_KERNEL))
-    return True
 
 
 U8 = npt.NDArray[np.uint8]
@@ -707,11 +694,6 @@ def tokenize_torque(
         quarantine=pa.concat_tables([p.quarantine for p in parts]),
         lines_read=sum(p.lines_read for p in parts),
     )
-
-
-def _kernel_ready() -> bool:
-    """Whether this process has compiled (or loaded) the kernel already."""
-    return _compile_kernel.cache_info().currsize > 0
 
 
 def tokenize_torque_any(

@@ -9,15 +9,13 @@ times faster. Small inputs keep the array path, so that reading one day's file l
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from gridtrace.logs._kernels import compile_functions
+from gridtrace.logs._kernels import HAVE_NUMBA, LazyKernel
 
 __all__ = [
     "EXEC_HOST_KERNEL_ROWS",
@@ -28,8 +26,6 @@ __all__ = [
     "use_kernel",
 ]
 
-HAVE_NUMBA = importlib.util.find_spec("numba") is not None
-"""Whether the kernel can be compiled (else the array path is used at every size)."""
 
 KERNEL_ROWS = 100_000
 """Records from which the kernel is used (loading numba costs about a second)."""
@@ -40,6 +36,8 @@ Bools = npt.NDArray[np.bool_]
 # The kernels' functions, callees first: plain Python until first use (see _compile_kernel).
 _KERNEL = ("_index_keys", "_read_number", "_parse_exec_hosts")
 _ENTRY_POINTS = frozenset({"_index_keys", "_parse_exec_hosts"})
+_LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
+_compile_kernel = _LAZY.compile
 
 
 def use_kernel(rows: int) -> bool:
@@ -100,17 +98,6 @@ def _index_keys(
             keep[entry] = True
             kept += 1
     return kept
-
-
-@functools.cache
-def _compile_kernel() -> bool:
-    """Compile the kernels on first use, through the one rule of :mod:`~gridtrace.logs._kernels`.
-
-    Each function of :data:`_KERNEL` is replaced in this module by its numba compilation (cached
-    on disk); ``_read_number`` is inlined into the ``exec_host`` reader.
-    """
-    compile_functions(globals(), _KERNEL, _ENTRY_POINTS)
-    return True
 
 
 def _offsets(array: pa.Array[Any]) -> npt.NDArray[np.int32]:

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from gridtrace.logs import _sge
 from gridtrace.logs._base import ParseResult
 from gridtrace.logs._io import ReadReport
+from gridtrace.logs._kernels import HAVE_NUMBA
 from gridtrace.logs._ranges import sge_share, sge_width_of
 from gridtrace.logs._sge import (
     SGE_FIELDS,
@@ -31,7 +32,7 @@ from gridtrace.logs._sge import (
 )
 from gridtrace.logs._stream import iter_chunks
 
-pytestmark = pytest.mark.skipif(not _sge.HAVE_NUMBA, reason="numba is not installed")
+pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="numba is not installed")
 
 _BASE = {
     "qname": "all.q",
