@@ -67,6 +67,7 @@ from gridtrace.logs._swf import (
     _archive_fields,
     _checked_header,
     _CommentState,
+    _cpu_seconds,
     _cut_line,
     _duplicate_rows,
     _flag_duplicates,
@@ -82,6 +83,7 @@ from gridtrace.logs._swf import (
     _job_rows,
     _LineFormat,
     _Marks,
+    _nulls,
     _pa,
     _pc,
     _read_status,
@@ -89,6 +91,7 @@ from gridtrace.logs._swf import (
     _strings,
     _tokenize_lines,
     _whole_array,
+    _without_negatives,
     with_log_headers,
 )
 from gridtrace.logs._swf import (
@@ -328,26 +331,29 @@ def _jobs_of_file(
         marks=marks,
     )
     negative_wait = wait < 0
+    run = _without_negatives(run, marks)
     start = np.where(status.never_ran, np.nan, submit + wait)
     end = start + run
 
     wait_s = _int_column(wait, marks)
     run_s = _int_column(run, marks)
-    walltime_req_s = _int_column(f[:, _COL["ReqTime"]], marks)
-    submit_i = _int_column(submit, marks)
-    start_i = _int_column(start, marks)
-    end_i = _int_column(end, marks)
-    procs = f[:, _COL["NProcs"]]
-    alloc = _int_column(procs, marks, bits=32)
-    req = _int_column(f[:, _COL["ReqNProcs"]], marks, bits=32)
+    walltime_req_s = _int_column(f[:, _COL["ReqTime"]], marks, nonnegative=True)
+    submit_i = _int_column(submit, marks, stamp=True)
+    start_i = _int_column(start, marks, stamp=True)
+    end_i = _int_column(end, marks, stamp=True)
+    alloc = _int_column(f[:, _COL["NProcs"]], marks, bits=32, nonnegative=True)
+    req = _int_column(f[:, _COL["ReqNProcs"]], marks, bits=32, nonnegative=True)
+    procs = np.where(_nulls(alloc), np.nan, f[:, _COL["NProcs"]])  # sizes from readable counts
     usable = np.where(procs > 0, procs, np.nan)
     req_unknown = np.isnan(f[:, _COL["ReqNProcs"]])
-    req_procs = np.where(req_unknown, usable, f[:, _COL["ReqNProcs"]])
+    req_procs = np.where(
+        req_unknown, usable, np.where(_nulls(req), np.nan, f[:, _COL["ReqNProcs"]])
+    )
     req_procs = np.where(req_procs > 0, req_procs, np.nan)
     mem_from_alloc = req_unknown & ~np.isnan(f[:, _COL["ReqMemory"]]) & ~np.isnan(usable)
-    mem_used = _int_column(f[:, _COL["UsedMemory"]] * usable * 1024, marks)
-    mem_req = _int_column(f[:, _COL["ReqMemory"]] * req_procs * 1024, marks)
-    cpu = f[:, _COL["AverageCPUTimeUsed"]] * usable
+    mem_used = _int_column(f[:, _COL["UsedMemory"]] * usable * 1024, marks, nonnegative=True)
+    mem_req = _int_column(f[:, _COL["ReqMemory"]] * req_procs * 1024, marks, nonnegative=True)
+    cpu = _cpu_seconds(f[:, _COL["AverageCPUTimeUsed"]], usable, marks)
 
     if negative_wait.any():
         logger.info(
@@ -369,9 +375,11 @@ def _jobs_of_file(
         n,
     )
 
-    # job_seq: JobID when it is an integer
+    # job_seq: JobID when it is an integer (Arrow's cast reads no leading +)
     seq_text = _pc.if_else(
-        _pc.match_substring_regex(job_id_raw, r"^[-+]?\d{1,18}$"), job_id_raw, None
+        _pc.match_substring_regex(job_id_raw, r"^[-+]?\d{1,18}$"),
+        _pc.utf8_ltrim(job_id_raw, characters="+"),
+        None,
     )
     job_seq = seq_text.cast(pa.int64())
     site_col = repeat_string(site, n)
@@ -399,7 +407,7 @@ def _jobs_of_file(
         "run_s": run_s,
         "walltime_used_s": run_s,
         "walltime_req_s": walltime_req_s,
-        "cpu_time_s": _pa.array(cpu, pa.float64(), from_pandas=True),
+        "cpu_time_s": cpu,
         "cores_req": req.cast(pa.int32()),
         "cores_alloc": alloc.cast(pa.int32()),
         "mem_req_bytes": mem_req,
