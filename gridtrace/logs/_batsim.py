@@ -22,6 +22,8 @@ that abort the whole simulation: ``src/profiles.cpp`` and ``src/jobs.cpp`` of oa
   out of the job (no limit), counted. A walltime below the delay is kept (Batsim kills the job at
   its walltime, as the site's scheduler would have), counted as a warning.
 - ``res`` must be a non-negative integer: a job without a positive core count is left out.
+- JSON has no infinity or NaN: a trace row whose run or submit time is not finite is left out,
+  a walltime that is not finite is left out of its job (no limit); both are counted.
 """
 
 from __future__ import annotations
@@ -60,6 +62,8 @@ DEFAULT_MIN_DELAY_S = 0.5
 _RAISED = "delays raised to {min_delay:g} s (run time 0: Batsim needs a positive delay)"
 _NO_WALLTIME = "walltimes not positive, left out (no limit)"
 _SHORT_WALLTIME = "kept with a walltime below the run time (Batsim kills them at the walltime)"
+_INFINITE_WALLTIME = "walltimes not finite, left out (no limit)"
+_NOT_FINITE = "with a run or submit time that is not finite"
 
 
 def _profile_name(delay: float) -> str:
@@ -116,16 +120,19 @@ def _from_trace(trace: pa.Table, nb_res: int | None) -> _Selection:
             raise ConfigError(msg) from None
     run = _floats(trace, "run_s")
     res = _floats(trace, "cores")
-    keep = ~np.isnan(run) & (run >= 0) & (res > 0)
+    submit = _floats(trace, "submit_s")
+    infinite = np.isinf(run) | ~np.isfinite(submit)
+    keep = ~np.isnan(run) & (run >= 0) & (res > 0) & ~infinite
     left_out = {
         "with no run time": int((np.isnan(run) | (run < 0)).sum()),
-        "with no core count": int(((run >= 0) & ~(res > 0)).sum()),
+        _NOT_FINITE: int((infinite & ~np.isnan(run) & ~(run < 0)).sum()),
+        "with no core count": int(((run >= 0) & ~infinite & ~(res > 0)).sum()),
     }
     rows = np.flatnonzero(keep)
     ids = trace.column("job_id").to_pylist()
     return _Selection(
         [str(ids[i]) for i in rows],
-        _floats(trace, "submit_s")[rows],
+        submit[rows],
         run[rows],
         res[rows],
         _floats(trace, "walltime_req_s")[rows],
@@ -257,7 +264,8 @@ def write_batsim(
     raised = chosen.run <= 0
     delay = np.where(raised, float(min_delay), chosen.run)
     no_walltime = ~np.isnan(walltime) & (walltime <= 0)
-    walltime = np.where(no_walltime, np.nan, walltime)
+    infinite_walltime = np.isinf(walltime) & (walltime > 0)
+    walltime = np.where(no_walltime | infinite_walltime, np.nan, walltime)
     short = ~np.isnan(walltime) & (walltime < delay)
 
     order = np.lexsort((np.arange(len(submit)), submit))
@@ -283,6 +291,7 @@ def write_batsim(
     adjusted = {
         _RAISED.format(min_delay=min_delay): int(raised.sum()),
         _NO_WALLTIME: int(no_walltime.sum()),
+        _INFINITE_WALLTIME: int(infinite_walltime.sum()),
         _SHORT_WALLTIME: int(short.sum()),
     }
     result = ExportResult(

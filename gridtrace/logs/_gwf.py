@@ -466,9 +466,10 @@ def assemble_gwf(
     for part in parts:
         records = part.records
         site = str(records.column("site")[0].as_py()) if records.num_rows else "site"
-        jobs, late, file_sites, repeated, as_exit = _jobs_of_file(
-            records, site, part.src_file, status
-        )
+        with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN are nulled, flagged
+            jobs, late, file_sites, repeated, as_exit = _jobs_of_file(
+                records, site, part.src_file, status
+            )
         tables.append(jobs)
         all_records.append(_flag_duplicates(records, repeated))
         headers[part.src_file] = _header_of(records)

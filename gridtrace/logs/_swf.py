@@ -1545,7 +1545,8 @@ def assemble_swf(
     for part in parts:
         records = part.records
         site = str(records.column("site")[0].as_py()) if records.num_rows else "site"
-        found = _jobs_of_file(records, site, part.src_file, status)
+        with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN are nulled, flagged
+            found = _jobs_of_file(records, site, part.src_file, status)
         tables.append(found.table)
         all_records.append(_flag_duplicates(records, found.duplicates))
         headers[part.src_file] = found.header
