@@ -2005,7 +2005,8 @@ def write_swf(
     jobs, submit = a.jobs, a.submit
     relative = n > 0 and bool(a.relative.all())
     known_submit = submit[~np.isnan(submit)]
-    stated = _origin(given)
+    read_origin = _origin(given)
+    stated = read_origin if isinstance(read_origin, int) else None  # beyond int64: not kept
     origin = 0
     if not relative and len(known_submit):
         earliest = int(known_submit.min())
