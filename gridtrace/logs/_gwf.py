@@ -24,7 +24,8 @@ RunTime, ``walltime_req_s`` ReqTime, ``cores_alloc`` NProcs, ``cores_req`` ReqNP
 memory is KB per processor as in SWF. ``user``, ``group``, ``queue``, ``vo`` and ``account`` are
 UserID, GroupID, QueueID, VOID and ProjectID as written, ``partition`` is PartitionID (IDs are
 strings; grid logs use names). ``job_id_raw`` is JobID, ``job_seq`` JobID when it is an integer.
-−1 means unknown (null) in every field.
+−1 means unknown (null) in every field; a number its column cannot hold is null, flag
+``OUT_OF_RANGE``, as in SWF (a negative WaitTime stays: ``NEGATIVE_WAIT``).
 
 The ``site`` column is the caller's site (the file name by default), never OrigSiteID: the site
 is part of ``job_key`` and names the log for every format. OrigSiteID, LastRunSiteID, the

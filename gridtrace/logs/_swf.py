@@ -25,7 +25,12 @@ field 8, ``walltime_req_s`` field 9, ``run_s`` = ``walltime_used_s`` field 4,
 16, by the name the header gives the number (``; Queue: 2 short``, ``; Partition: 8
 cclcgceli02.in2p3.fr``: in grid logs the partition is the site), else as decimal strings. The
 executable, preceding job and think time stay in the ``records`` attrs. Every field
-is parsed as a float (decimals are legal) and −1 means unknown (null) in every field.
+is parsed as a float (decimals are legal) and −1 means unknown (null) in every field. A value
+its column cannot hold costs that value, never the line or the file: beyond 2^53 seconds, bytes
+or ids, beyond 2^31 − 1 cores, a time outside the years 1 to 9999, a negative count, size or
+duration (other than −1), ``1e400`` (inf) are null, flag ``OUT_OF_RANGE`` (also a damaged
+``UnixStartTime``, which costs the file's times); text that is not a decimal number (``inf``,
+``nan``, ``0x1F``) quarantines its line, as any non-numeric field does.
 
 The header
 ----------

@@ -253,15 +253,34 @@ def test_torque_counts_beyond_their_columns_cost_the_value(
 
 @pytest.mark.xfail(
     strict=True,
-    reason="TORQUE-side (not these parsers): Exit_status beyond int32 fails the int32 cast of "
-    "exit_code in _torque_jobs.py; the fix is to null it there and flag "
-    "VALUE_UNREADABLE:Exit_status",
+    reason="TORQUE-side (not these parsers): a plain integer attribute beyond int32 read by "
+    "_torque_jobs.py's ints() fails the int32 cast of its jobs column; the fix is to null it "
+    "there and flag VALUE_UNREADABLE:<key>",
     raises=pa.ArrowInvalid,
 )
-def test_torque_exit_status_beyond_int32_costs_the_value(tmp_path: Path) -> None:
-    job, _, _ = _torque(tmp_path, Exit_status="99999999999")
-    assert job["exit_code"] is None
-    assert "VALUE_UNREADABLE:Exit_status" in job["flags"]
+@pytest.mark.parametrize(
+    ("key", "column"),
+    [
+        ("Exit_status", "exit_code"),
+        ("Resource_List.ncpus", "cores_req"),
+        ("Resource_List.nodect", "nodes_req"),
+        ("Resource_List.ngpus", "gpus_req"),
+        ("total_execution_slots", "cores_alloc"),
+        ("resources_used.ncpus", "cores_alloc"),
+        ("unique_node_count", "nodes_alloc"),
+    ],
+)
+def test_torque_plain_counts_beyond_int32_cost_the_value(
+    tmp_path: Path, key: str, column: str
+) -> None:
+    changes = {key: "99999999999", "exec_host": "", "Resource_List.nodes": ""}
+    damaged = {k: v for k, v in {**BASE, **changes}.items() if v}
+    line = "01/26/2016 00:00:37;E;2995.pbs;" + " ".join(f"{k}={v}" for k, v in damaged.items())
+    path = tmp_path / "20160126"
+    path.write_text(line + "\n")
+    (job,) = read_torque(path, errors="skip").jobs.to_pylist()
+    assert job[column] is None
+    assert f"VALUE_UNREADABLE:{key}" in job["flags"]
 
 
 @pytest.mark.xfail(
