@@ -118,7 +118,7 @@ FLAGS: Mapping[str, str] = {
     **{
         flag: meaning.replace("info['swf_unsorted_rows']", "info['gwf_unsorted_rows']")
         for flag, meaning in SWF_FLAGS.items()
-        if flag not in ("TIME_RELATIVE", "PARTIAL_EXECUTION")
+        if flag not in ("TIME_RELATIVE", "PARTIAL_EXECUTION", "NEGATIVE_WAIT")
     },
     "SUBMIT_UNKNOWN": "SubmitTime is -1: no submit, start or end time; the row is sorted last",
     "MEM_REQ_FROM_ALLOC": (

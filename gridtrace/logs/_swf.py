@@ -29,8 +29,9 @@ is parsed as a float (decimals are legal) and −1 means unknown (null) in every
 its column cannot hold costs that value, never the line or the file: beyond 2^53 seconds, bytes
 or ids, beyond 2^31 − 1 cores, a time outside the years 1 to 9999, a negative count, size or
 duration (other than −1), ``1e400`` (inf) are null, flag ``OUT_OF_RANGE`` (also a damaged
-``UnixStartTime``, which costs the file's times); text that is not a decimal number (``inf``,
-``nan``, ``0x1F``) quarantines its line, as any non-numeric field does.
+``UnixStartTime``, which costs the file's times); a negative wait time is kept, flag
+``NEGATIVE_WAIT``; text that is not a decimal number (``inf``, ``nan``, ``0x1F``) quarantines
+its line, as any non-numeric field does.
 
 The header
 ----------
@@ -141,6 +142,10 @@ __all__ = [
 ]
 
 FLAGS: Mapping[str, str] = {
+    "NEGATIVE_WAIT": (
+        "the wait time is negative (other than -1, unknown): kept as logged, so the start lies "
+        "before the submit time"
+    ),
     "UNSORTED": (
         "the job's submit time is earlier than that of a line before it: rows are sorted by "
         "submit time (then line), so this row moved; info['swf_unsorted_rows'] counts them"
@@ -1437,6 +1442,7 @@ def _jobs_of_file(records: pa.Table, site: str, src_file: str, mode: StatusMode)
     )
 
     flag_names: list[tuple[str, Bool]] = [
+        ("NEGATIVE_WAIT", f[:, _WAIT] < 0),  # NaN (unknown) compares False
         ("UNSORTED", late),
         ("SUBMIT_UNKNOWN", no_submit),
         ("TIME_RELATIVE", np.full(n, relative)),

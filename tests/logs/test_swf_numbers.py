@@ -191,6 +191,12 @@ def test_negative_counts_sizes_and_durations_are_null(
     assert job["submit_time"] == ORIGIN
 
 
+def test_a_negative_wait_is_kept_and_flagged(tmp_path: Path) -> None:
+    job, _ = _swf(tmp_path, wait_time="-5")
+    assert (job["wait_s"], job["start_time"], job["end_time"]) == (-5, ORIGIN - 5, ORIGIN + 95)
+    assert job["flags"] == ["NEGATIVE_WAIT"]
+
+
 def test_minus_one_stays_unknown_without_a_flag(tmp_path: Path) -> None:
     job, _ = _swf(tmp_path, run_time="-1", allocated_procs="-1", requested_time="-1.0")
     assert (job["run_s"], job["cores_alloc"], job["walltime_req_s"]) == (None, None, None)
