@@ -22,6 +22,9 @@ that abort the whole simulation: ``src/profiles.cpp`` and ``src/jobs.cpp`` of oa
   out of the job (no limit), counted. A walltime below the delay is kept (Batsim kills the job at
   its walltime, as the site's scheduler would have), counted as a warning.
 - ``res`` must be a non-negative integer: a job without a positive core count is left out.
+- JSON has no infinity or NaN: a trace row whose run or submit time is not finite (or beyond
+  2^53 s, where differences of two of them overflow) is left out, such a walltime is left out of
+  its job (no limit); both are counted.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from gridtrace._atomic import write_text
@@ -60,6 +64,15 @@ DEFAULT_MIN_DELAY_S = 0.5
 _RAISED = "delays raised to {min_delay:g} s (run time 0: Batsim needs a positive delay)"
 _NO_WALLTIME = "walltimes not positive, left out (no limit)"
 _SHORT_WALLTIME = "kept with a walltime below the run time (Batsim kills them at the walltime)"
+_INFINITE_WALLTIME = "walltimes not finite (or beyond 2^53 s), left out (no limit)"
+_NOT_FINITE = "with a run or submit time that is not finite (or beyond 2^53 s)"
+_LIMIT_S = 2.0**53  # seconds beyond which a time is damage (SWF's and GWF's bound too)
+
+
+def _beyond(values: F64) -> npt.NDArray[np.bool_]:
+    """Where values are infinite or beyond :data:`_LIMIT_S` (NaN is not)."""
+    with np.errstate(invalid="ignore"):
+        return np.abs(values) > _LIMIT_S
 
 
 def _profile_name(delay: float) -> str:
@@ -116,16 +129,19 @@ def _from_trace(trace: pa.Table, nb_res: int | None) -> _Selection:
             raise ConfigError(msg) from None
     run = _floats(trace, "run_s")
     res = _floats(trace, "cores")
-    keep = ~np.isnan(run) & (run >= 0) & (res > 0)
+    submit = _floats(trace, "submit_s")
+    infinite = _beyond(run) | np.isnan(submit) | _beyond(submit)
+    keep = ~np.isnan(run) & (run >= 0) & (res > 0) & ~infinite
     left_out = {
         "with no run time": int((np.isnan(run) | (run < 0)).sum()),
-        "with no core count": int(((run >= 0) & ~(res > 0)).sum()),
+        _NOT_FINITE: int((infinite & ~np.isnan(run) & ~(run < 0)).sum()),
+        "with no core count": int(((run >= 0) & ~infinite & ~(res > 0)).sum()),
     }
     rows = np.flatnonzero(keep)
     ids = trace.column("job_id").to_pylist()
     return _Selection(
         [str(ids[i]) for i in rows],
-        _floats(trace, "submit_s")[rows],
+        submit[rows],
         run[rows],
         res[rows],
         _floats(trace, "walltime_req_s")[rows],
@@ -257,7 +273,8 @@ def write_batsim(
     raised = chosen.run <= 0
     delay = np.where(raised, float(min_delay), chosen.run)
     no_walltime = ~np.isnan(walltime) & (walltime <= 0)
-    walltime = np.where(no_walltime, np.nan, walltime)
+    infinite_walltime = _beyond(walltime) & (walltime > 0)
+    walltime = np.where(no_walltime | infinite_walltime, np.nan, walltime)
     short = ~np.isnan(walltime) & (walltime < delay)
 
     order = np.lexsort((np.arange(len(submit)), submit))
@@ -283,6 +300,7 @@ def write_batsim(
     adjusted = {
         _RAISED.format(min_delay=min_delay): int(raised.sum()),
         _NO_WALLTIME: int(no_walltime.sum()),
+        _INFINITE_WALLTIME: int(infinite_walltime.sum()),
         _SHORT_WALLTIME: int(short.sum()),
     }
     result = ExportResult(

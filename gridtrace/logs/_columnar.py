@@ -17,6 +17,7 @@ from gridtrace.logs._text import decode_line
 from gridtrace.schema import JOBS, QUARANTINE, RECORDS
 
 __all__ = [
+    "STAMP_RANGE_S",
     "as_text",
     "fitted_numbers",
     "int_or_null",
@@ -26,6 +27,7 @@ __all__ = [
     "records_table",
     "repeat_string",
     "split_lines",
+    "stamps_out_of_range",
     "string_array",
 ]
 
@@ -37,6 +39,12 @@ Bool = npt.NDArray[np.bool_]
 
 # A merged table is left in this many chunks at most (see interleave).
 _MAX_CHUNKS = 64
+
+STAMP_RANGE_S = (-62_135_596_800, 253_402_300_799)
+"""The epoch seconds a ``timestamp[s]`` column may hold: 0001-01-01 to 9999-12-31 UTC.
+
+A stamp outside them fits int64 but no Python ``datetime`` (``to_pylist``, ``as_py`` fail on
+it): a reader nulls and flags it like any number its column cannot hold."""
 
 
 def split_lines(data: bytes) -> list[bytes]:
@@ -236,6 +244,14 @@ def fitted_numbers(
             values = np.where(bad, np.nan, values)
         out.append(values)
     return out, beyond
+
+
+def stamps_out_of_range(values: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
+    """Where epoch seconds (NaN unknown) lie outside :data:`STAMP_RANGE_S`, once rounded."""
+    low, high = STAMP_RANGE_S
+    with np.errstate(invalid="ignore"):
+        rounded = np.round(values)
+        return (rounded < low) | (rounded > high)
 
 
 def int_or_null(values: npt.NDArray[np.float64], dtype: pa.DataType) -> Any:

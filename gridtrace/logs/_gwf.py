@@ -24,7 +24,8 @@ RunTime, ``walltime_req_s`` ReqTime, ``cores_alloc`` NProcs, ``cores_req`` ReqNP
 memory is KB per processor as in SWF. ``user``, ``group``, ``queue``, ``vo`` and ``account`` are
 UserID, GroupID, QueueID, VOID and ProjectID as written, ``partition`` is PartitionID (IDs are
 strings; grid logs use names). ``job_id_raw`` is JobID, ``job_seq`` JobID when it is an integer.
-−1 means unknown (null) in every field.
+−1 means unknown (null) in every field; a number its column cannot hold is null, flag
+``OUT_OF_RANGE``, as in SWF (a negative WaitTime stays: ``NEGATIVE_WAIT``).
 
 The ``site`` column is the caller's site (the file name by default), never OrigSiteID: the site
 is part of ``job_key`` and names the log for every format. OrigSiteID, LastRunSiteID, the
@@ -67,6 +68,7 @@ from gridtrace.logs._swf import (
     _archive_fields,
     _checked_header,
     _CommentState,
+    _cpu_seconds,
     _cut_line,
     _duplicate_rows,
     _flag_duplicates,
@@ -82,6 +84,7 @@ from gridtrace.logs._swf import (
     _job_rows,
     _LineFormat,
     _Marks,
+    _nulls,
     _pa,
     _pc,
     _read_status,
@@ -89,6 +92,7 @@ from gridtrace.logs._swf import (
     _strings,
     _tokenize_lines,
     _whole_array,
+    _without_negatives,
     with_log_headers,
 )
 from gridtrace.logs._swf import (
@@ -114,7 +118,7 @@ FLAGS: Mapping[str, str] = {
     **{
         flag: meaning.replace("info['swf_unsorted_rows']", "info['gwf_unsorted_rows']")
         for flag, meaning in SWF_FLAGS.items()
-        if flag not in ("TIME_RELATIVE", "PARTIAL_EXECUTION")
+        if flag not in ("TIME_RELATIVE", "PARTIAL_EXECUTION", "NEGATIVE_WAIT")
     },
     "SUBMIT_UNKNOWN": "SubmitTime is -1: no submit, start or end time; the row is sorted last",
     "MEM_REQ_FROM_ALLOC": (
@@ -328,26 +332,29 @@ def _jobs_of_file(
         marks=marks,
     )
     negative_wait = wait < 0
+    run = _without_negatives(run, marks)
     start = np.where(status.never_ran, np.nan, submit + wait)
     end = start + run
 
     wait_s = _int_column(wait, marks)
     run_s = _int_column(run, marks)
-    walltime_req_s = _int_column(f[:, _COL["ReqTime"]], marks)
-    submit_i = _int_column(submit, marks)
-    start_i = _int_column(start, marks)
-    end_i = _int_column(end, marks)
-    procs = f[:, _COL["NProcs"]]
-    alloc = _int_column(procs, marks, bits=32)
-    req = _int_column(f[:, _COL["ReqNProcs"]], marks, bits=32)
+    walltime_req_s = _int_column(f[:, _COL["ReqTime"]], marks, nonnegative=True)
+    submit_i = _int_column(submit, marks, stamp=True)
+    start_i = _int_column(start, marks, stamp=True)
+    end_i = _int_column(end, marks, stamp=True)
+    alloc = _int_column(f[:, _COL["NProcs"]], marks, bits=32, nonnegative=True)
+    req = _int_column(f[:, _COL["ReqNProcs"]], marks, bits=32, nonnegative=True)
+    procs = np.where(_nulls(alloc), np.nan, f[:, _COL["NProcs"]])  # sizes from readable counts
     usable = np.where(procs > 0, procs, np.nan)
     req_unknown = np.isnan(f[:, _COL["ReqNProcs"]])
-    req_procs = np.where(req_unknown, usable, f[:, _COL["ReqNProcs"]])
+    req_procs = np.where(
+        req_unknown, usable, np.where(_nulls(req), np.nan, f[:, _COL["ReqNProcs"]])
+    )
     req_procs = np.where(req_procs > 0, req_procs, np.nan)
     mem_from_alloc = req_unknown & ~np.isnan(f[:, _COL["ReqMemory"]]) & ~np.isnan(usable)
-    mem_used = _int_column(f[:, _COL["UsedMemory"]] * usable * 1024, marks)
-    mem_req = _int_column(f[:, _COL["ReqMemory"]] * req_procs * 1024, marks)
-    cpu = f[:, _COL["AverageCPUTimeUsed"]] * usable
+    mem_used = _int_column(f[:, _COL["UsedMemory"]] * usable * 1024, marks, nonnegative=True)
+    mem_req = _int_column(f[:, _COL["ReqMemory"]] * req_procs * 1024, marks, nonnegative=True)
+    cpu = _cpu_seconds(f[:, _COL["AverageCPUTimeUsed"]], usable, marks)
 
     if negative_wait.any():
         logger.info(
@@ -369,9 +376,11 @@ def _jobs_of_file(
         n,
     )
 
-    # job_seq: JobID when it is an integer
+    # job_seq: JobID when it is an integer (Arrow's cast reads no leading +)
     seq_text = _pc.if_else(
-        _pc.match_substring_regex(job_id_raw, r"^[-+]?\d{1,18}$"), job_id_raw, None
+        _pc.match_substring_regex(job_id_raw, r"^[-+]?\d{1,18}$"),
+        _pc.utf8_ltrim(job_id_raw, characters="+"),
+        None,
     )
     job_seq = seq_text.cast(pa.int64())
     site_col = repeat_string(site, n)
@@ -399,7 +408,7 @@ def _jobs_of_file(
         "run_s": run_s,
         "walltime_used_s": run_s,
         "walltime_req_s": walltime_req_s,
-        "cpu_time_s": _pa.array(cpu, pa.float64(), from_pandas=True),
+        "cpu_time_s": cpu,
         "cores_req": req.cast(pa.int32()),
         "cores_alloc": alloc.cast(pa.int32()),
         "mem_req_bytes": mem_req,
@@ -458,9 +467,10 @@ def assemble_gwf(
     for part in parts:
         records = part.records
         site = str(records.column("site")[0].as_py()) if records.num_rows else "site"
-        jobs, late, file_sites, repeated, as_exit = _jobs_of_file(
-            records, site, part.src_file, status
-        )
+        with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN are nulled, flagged
+            jobs, late, file_sites, repeated, as_exit = _jobs_of_file(
+                records, site, part.src_file, status
+            )
         tables.append(jobs)
         all_records.append(_flag_duplicates(records, repeated))
         headers[part.src_file] = _header_of(records)

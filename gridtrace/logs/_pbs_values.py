@@ -5,6 +5,14 @@ returns the normalised value (seconds, bytes, counts) or ``None``, together with
 word the caller turns into a ``jobs.flags`` entry. The parsers are pure and cheap, so the job
 assembler calls them once per distinct string (see :func:`gridtrace.logs._torque_jobs`).
 
+A count too large for the ``jobs`` column it feeds is unreadable, never a wrong value or a
+failed read: a node, core or GPU count beyond int32 (2^31 − 1) makes the request or allocation
+``None`` (an ``exec_host`` range such as ``0-99999999999`` is counted without being
+enumerated), a ``select`` whose memory sum is beyond int64 too; an ``Exit_status`` beyond int32
+has no signal; a job id whose number is beyond int64 (array index beyond int32) is ``None``.
+Durations and sizes are exact Python ints of any size: the caller treats one beyond its int64
+column as unreadable.
+
 Problems reported (second element of the returned pair):
 
 ``"negative"``
@@ -61,6 +69,9 @@ __all__ = [
 ]
 
 Problem = Literal["negative", "unreadable", "nonstandard", "guessed"]
+
+_MAX_INT64 = 2**63 - 1  # seconds and bytes: the int64 jobs columns
+_MAX_INT32 = 2**31 - 1  # nodes, cores, GPUs, exit codes: the int32 jobs columns
 
 _POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5, "e": 6}
 MEMORY_UNITS: frozenset[str] = frozenset({p + s for p in _POWERS if p != "e" for s in ("b", "w")})
@@ -201,14 +212,14 @@ def parse_exec_host(text: str) -> ExecHost | None:
             not high or int(high) >= int(low) for _, low, high in parts
         ):
             cores = sum(int(high) - int(low) + 1 if high else 1 for _, low, high in parts)
-            return ExecHost(hosts, cores)
-    pairs: dict[str, set[int]] = {}
+            return ExecHost(hosts, cores) if cores <= _MAX_INT32 else None
+    pairs: dict[str, list[tuple[int, int]]] = {}
     counted = 0
     for chunk in text.split("+"):
         host, sep, slots = chunk.rpartition("/")
         if not sep or not host or not slots:
             return None
-        seen = pairs.setdefault(host, set())
+        ranges = pairs.setdefault(host, [])
         for item in slots.split(","):
             first, star, count = item.partition("*")
             if star:
@@ -219,13 +230,22 @@ def parse_exec_host(text: str) -> ExecHost | None:
             low, dash, high = item.partition("-")
             if not _INT.fullmatch(low) or (dash and not _INT.fullmatch(high)):
                 return None
-            if dash:
-                if int(high) < int(low):
-                    return None
-                seen.update(range(int(low), int(high) + 1))
-            else:
-                seen.add(int(low))
-    return ExecHost(tuple(pairs), sum(len(s) for s in pairs.values()) + counted)
+            if dash and int(high) < int(low):
+                return None
+            ranges.append((int(low), int(high) if dash else int(low)))
+    cores = counted + sum(_distinct(ranges) for ranges in pairs.values())
+    return ExecHost(tuple(pairs), cores) if cores <= _MAX_INT32 else None
+
+
+def _distinct(ranges: list[tuple[int, int]]) -> int:
+    """Count the distinct integers of inclusive ranges, without enumerating them."""
+    total = 0
+    reach = -1  # the highest index counted so far
+    for low, high in sorted(ranges):
+        if high > reach:
+            total += high - max(low, reach + 1) + 1
+            reach = high
+    return total
 
 
 def parse_exec_vnode(text: str) -> ExecHost | None:
@@ -256,6 +276,8 @@ def parse_exec_vnode(text: str) -> ExecHost | None:
                     cores += int(value)
                 else:
                     gpus += int(value)
+    if cores > _MAX_INT32 or gpus > _MAX_INT32:
+        return None
     return ExecHost(tuple(hosts), cores, gpus)
 
 
@@ -317,6 +339,8 @@ def parse_nodes_spec(text: str) -> NodeRequest | None:
         nodes += count
         cores += count * ppn
         gpus += count * per_node_gpus
+    if max(nodes, cores, gpus) > _MAX_INT32:
+        return None
     return NodeRequest(nodes, cores, gpus)
 
 
@@ -367,6 +391,8 @@ def parse_select(text: str, unitless: str = "b") -> NodeRequest | None:
         cores += count * ncpus
         gpus += count * ngpus
         mem_total = None if mem is None or mem_total is None else mem_total + count * mem
+    if max(nodes, cores, gpus) > _MAX_INT32 or (mem_total or 0) > _MAX_INT64:
+        return None
     return NodeRequest(nodes, cores, gpus, mem_total, mem_problem if mem_total else None)
 
 
@@ -378,7 +404,8 @@ def exit_signal(status: int) -> tuple[int | None, bool]:
     tuple of (int or None, bool)
         ``status − 256`` for ``status > 256`` (the server saw the job killed by a signal);
         ``status − 128`` for 129..255 (a shell reporting 128 + signal: inferred, second element
-        ``True``); otherwise ``None``. Negative values are TORQUE ``JOB_EXEC_*`` codes.
+        ``True``); otherwise ``None``, also for a status beyond int32 (no exit code holds it).
+        Negative values are TORQUE ``JOB_EXEC_*`` codes.
 
     Examples
     --------
@@ -387,6 +414,8 @@ def exit_signal(status: int) -> tuple[int | None, bool]:
     >>> exit_signal(137)
     (9, True)
     """
+    if not -_MAX_INT32 - 1 <= status <= _MAX_INT32:
+        return None, False
     if status > 256:
         return status - 256, False
     if 128 < status < 256:
@@ -399,7 +428,7 @@ def parse_job_id(text: str) -> tuple[int, int | None, bool] | None:
 
     ``123.srv`` → (123, None, False); ``123[4].srv`` → (123, 4, False); ``123[].srv`` → (123,
     None, True); the TORQUE 2.x form ``123-4.srv`` → (123, 4, False). ``None`` when the id does
-    not start with digits.
+    not start with digits, or its number is beyond int64 (its index beyond int32).
 
     Examples
     --------
@@ -410,6 +439,10 @@ def parse_job_id(text: str) -> tuple[int, int | None, bool] | None:
     if match is None:
         return None
     seq, bracket, dash = match.groups()
+    number = int(seq)
+    index = bracket or dash
+    if number > _MAX_INT64 or (index and int(index) > _MAX_INT32):
+        return None
     if bracket is not None:
-        return (int(seq), None, True) if bracket == "" else (int(seq), int(bracket), False)
-    return int(seq), None if dash is None else int(dash), False
+        return (number, None, True) if bracket == "" else (number, int(bracket), False)
+    return number, None if dash is None else int(dash), False

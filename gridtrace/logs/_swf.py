@@ -25,7 +25,13 @@ field 8, ``walltime_req_s`` field 9, ``run_s`` = ``walltime_used_s`` field 4,
 16, by the name the header gives the number (``; Queue: 2 short``, ``; Partition: 8
 cclcgceli02.in2p3.fr``: in grid logs the partition is the site), else as decimal strings. The
 executable, preceding job and think time stay in the ``records`` attrs. Every field
-is parsed as a float (decimals are legal) and −1 means unknown (null) in every field.
+is parsed as a float (decimals are legal) and −1 means unknown (null) in every field. A value
+its column cannot hold costs that value, never the line or the file: beyond 2^53 seconds, bytes
+or ids, beyond 2^31 − 1 cores, a time outside the years 1 to 9999, a negative count, size or
+duration (other than −1), ``1e400`` (inf) are null, flag ``OUT_OF_RANGE`` (also a damaged
+``UnixStartTime``, which costs the file's times); a negative wait time is kept, flag
+``NEGATIVE_WAIT``; text that is not a decimal number (``inf``, ``nan``, ``0x1F``) quarantines
+its line, as any non-numeric field does.
 
 The header
 ----------
@@ -105,6 +111,7 @@ from gridtrace.logs._columnar import (
     records_table,
     repeat_string,
     split_lines,
+    stamps_out_of_range,
     string_array,
 )
 from gridtrace.logs._io import StrPath
@@ -135,6 +142,10 @@ __all__ = [
 ]
 
 FLAGS: Mapping[str, str] = {
+    "NEGATIVE_WAIT": (
+        "the wait time is negative (other than -1, unknown): kept as logged, so the start lies "
+        "before the submit time"
+    ),
     "UNSORTED": (
         "the job's submit time is earlier than that of a line before it: rows are sorted by "
         "submit time (then line), so this row moved; info['swf_unsorted_rows'] counts them"
@@ -169,7 +180,9 @@ FLAGS: Mapping[str, str] = {
     "ROUNDED": "a field stored as integer seconds, cores or bytes had a fraction and was rounded",
     "OUT_OF_RANGE": (
         "a field (or a size derived from it, such as memory x processors) is beyond what its "
-        "column holds exactly (2^53 seconds or bytes, 2^31 - 1 cores): that value is null"
+        "column holds exactly (2^53 seconds or bytes, 2^31 - 1 cores), a time lies outside the "
+        "years 1 to 9999, an id is beyond 2^53, or a count, size or duration is negative (other "
+        "than -1, unknown): that value is null (an end time computed from it too)"
     ),
     "NUL_STRIPPED": (
         "the line had leading or trailing runs of NUL bytes (a crash or a rotation): they were "
@@ -607,9 +620,9 @@ def processors_of_headers(headers: Sequence[Mapping[str, Any]]) -> tuple[int, st
     for header in headers:
         procs = _header_number(header, "MaxProcs")
         nodes = _header_number(header, "MaxNodes")
-        if procs is not None and procs >= 1:
+        if procs is not None and 1 <= procs <= _INT_BOUNDS[32]:
             found.append((int(procs), "MaxProcs"))
-        elif nodes is not None and nodes >= 1:
+        elif nodes is not None and 1 <= nodes <= _INT_BOUNDS[32]:
             found.append((int(nodes), "MaxNodes (no MaxProcs: one processor per node)"))
     if not found:
         return None
@@ -1059,9 +1072,15 @@ def _fields_of(jobs: pa.Table) -> F64:
     return columns.T
 
 
-def _origin(header: Mapping[str, Any]) -> int | None:
+def _origin(header: Mapping[str, Any]) -> int | float | None:
+    """Return the header's ``UnixStartTime``: an int, or the float itself beyond int64.
+
+    ``1e400`` is read as inf: every time of the file is then out of range, the read never fails.
+    """
     value = _header_number(header, "UnixStartTime")
-    return None if value is None else int(value)
+    if value is None:
+        return None
+    return int(value) if abs(value) < 2**63 else value
 
 
 def _zone(header: Mapping[str, Any]) -> str | None:
@@ -1082,15 +1101,25 @@ class _Marks:
         self.out_of_range = np.zeros(n, dtype=bool)
 
 
-def _int_column(values: F64, marks: _Marks, *, bits: int = 64) -> Arr:
+def _int_column(
+    values: F64, marks: _Marks, *, bits: int = 64, stamp: bool = False, nonnegative: bool = False
+) -> Arr:
     """Nullable int from floats (NaN → null), rounding fractions and marking them.
 
     A value beyond what the column can hold exactly (2^53 for int64, whose float source is exact
-    only that far; 2^31 − 1 for int32) is null and its row marked out of range: no real job
-    field comes near, so it is a corrupt line, and a wrapped-around number would be worse.
+    only that far; 2^31 − 1 for int32), a ``stamp`` outside the years 1 to 9999
+    (:data:`~gridtrace.logs._columnar.STAMP_RANGE_S`) or a negative value where the field has
+    none (``nonnegative``; −1, unknown, is NaN already) is null and its row marked out of range:
+    no real job field comes near, so it is a corrupt line, and a wrapped-around number would be
+    worse.
     """
     known = ~np.isnan(values)
-    huge = known & (np.abs(values) > _INT_BOUNDS[bits])
+    with np.errstate(invalid="ignore"):
+        huge = known & (np.abs(values) > _INT_BOUNDS[bits])
+        if stamp:
+            huge |= known & stamps_out_of_range(values)
+        if nonnegative:
+            huge |= known & (np.round(values) < 0)
     if huge.any():
         marks.out_of_range |= huge
         known &= ~huge
@@ -1101,11 +1130,17 @@ def _int_column(values: F64, marks: _Marks, *, bits: int = 64) -> Arr:
     return _pa.array(whole.astype(kind[0]), kind[1], mask=mask)
 
 
+# the epoch seconds pandas' nanosecond stamps hold (1677-09-21 to 2262-04-11)
+_PANDAS_RANGE_S = (-9_223_372_036.0, 9_223_372_036.0)
+
+
 def _tz_offsets(epochs: F64, zone: str | None) -> Arr:
+    """Return the zone's UTC offset at each epoch; null where unknown or beyond pandas' stamps."""
     n = len(epochs)
     if zone is None:
         return pa.nulls(n, pa.int32())
-    known = ~np.isnan(epochs)
+    with np.errstate(invalid="ignore"):
+        known = (epochs > _PANDAS_RANGE_S[0]) & (epochs < _PANDAS_RANGE_S[1])
     try:
         stamps = pd.to_datetime(np.where(known, epochs, 0).astype(np.int64), unit="s", utc=True)
         local = stamps.tz_convert(zone).tz_localize(None)
@@ -1278,14 +1313,52 @@ class _FileJobs:
     as_exit_codes: bool
 
 
-def _ids_text(values: F64) -> Arr:
-    """Id fields as decimal strings (a fraction kept as written by numpy), NaN as null."""
+def _ids_text(values: F64, marks: _Marks) -> Arr:
+    """Id fields as decimal strings (a fraction kept as written by numpy), NaN as null.
+
+    An id beyond 2^53 (where its float is no longer the number written) or not finite is null,
+    its row marked out of range.
+    """
     known = ~np.isnan(values)
+    huge = known & ~(np.abs(values) <= _INT_BOUNDS[64])
+    if huge.any():
+        marks.out_of_range |= huge
+        known &= ~huge
+        values = np.where(huge, np.nan, values)
     whole = known & (values == np.round(values))
     text = _pa.array(np.where(whole, values, 0).astype(np.int64)).cast(pa.string())
     if (known & ~whole).any():  # fractional ids are rare: text them only when present
         text = _pc.if_else(_pa.array(whole), text, _pa.array(values.astype(str), pa.string()))
     return _pc.if_else(_pa.array(~known), None, text)
+
+
+def _cpu_seconds(per_proc: F64, usable: F64, marks: _Marks) -> Arr:
+    """Return ``cpu_time_s``: CPU time per processor × processors.
+
+    Null, its row marked, where the product is not finite, beyond 2^53 seconds or negative.
+    """
+    cpu = per_proc * usable
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isnan(cpu) & ~((cpu >= 0) & (cpu <= _INT_BOUNDS[64]))
+    if bad.any():
+        marks.out_of_range |= bad
+        cpu = np.where(bad, np.nan, cpu)
+    return _pa.array(cpu, pa.float64(), from_pandas=True)
+
+
+def _nulls(column: Arr) -> Bool:
+    """Which rows of an Arrow array are null."""
+    return np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _without_negatives(values: F64, marks: _Marks) -> F64:
+    """``values`` with the negative ones (−1, unknown, is NaN already) NaN, their rows marked."""
+    with np.errstate(invalid="ignore"):
+        negative = np.round(values) < 0
+    if negative.any():
+        marks.out_of_range |= negative
+        return np.where(negative, np.nan, values)
+    return values
 
 
 def _jobs_of_file(records: pa.Table, site: str, src_file: str, mode: StatusMode) -> _FileJobs:
@@ -1339,31 +1412,37 @@ def _jobs_of_file(records: pa.Table, site: str, src_file: str, mode: StatusMode)
         src_file=src_file,
         marks=marks,
     )
+    run = _without_negatives(f[:, _RUN], marks)
     start = np.where(status.never_ran, np.nan, submit_abs + f[:, _WAIT])
-    end = start + f[:, _RUN]
+    end = start + run
 
     wait_s = _int_column(f[:, _WAIT], marks)
-    run_s = _int_column(f[:, _RUN], marks)
-    walltime_req_s = _int_column(f[:, _REQ_TIME], marks)
-    submit_i = _int_column(submit_abs, marks)
-    start_i = _int_column(start, marks)
-    end_i = _int_column(end, marks)
-    alloc = _int_column(f[:, _ALLOC], marks, bits=32)
-    req = _int_column(f[:, _REQ_PROCS], marks, bits=32)
-    procs = f[:, _ALLOC]
+    run_s = _int_column(run, marks)
+    walltime_req_s = _int_column(f[:, _REQ_TIME], marks, nonnegative=True)
+    submit_i = _int_column(submit_abs, marks, stamp=True)
+    start_i = _int_column(start, marks, stamp=True)
+    end_i = _int_column(end, marks, stamp=True)
+    alloc = _int_column(f[:, _ALLOC], marks, bits=32, nonnegative=True)
+    req = _int_column(f[:, _REQ_PROCS], marks, bits=32, nonnegative=True)
+    procs = np.where(_nulls(alloc), np.nan, f[:, _ALLOC])  # sizes derive from readable counts
     usable = np.where(procs > 0, procs, np.nan)
     req_unknown = np.isnan(f[:, _REQ_PROCS])
-    req_procs = np.where(req_unknown, usable, f[:, _REQ_PROCS])
+    req_procs = np.where(req_unknown, usable, np.where(_nulls(req), np.nan, f[:, _REQ_PROCS]))
     req_procs = np.where(req_procs > 0, req_procs, np.nan)
     mem_from_alloc = req_unknown & ~np.isnan(f[:, _REQ_MEM]) & ~np.isnan(usable)
-    mem_used = _int_column(f[:, _MEM] * usable * 1024, marks)
-    mem_req = _int_column(f[:, _REQ_MEM] * req_procs * 1024, marks)
-    cpu = f[:, _CPU] * usable
+    mem_used = _int_column(f[:, _MEM] * usable * 1024, marks, nonnegative=True)
+    mem_req = _int_column(f[:, _REQ_MEM] * req_procs * 1024, marks, nonnegative=True)
+    cpu = _cpu_seconds(f[:, _CPU], usable, marks)
+    user = _ids_text(f[:, _USER], marks)
+    group = _ids_text(f[:, _GROUP], marks)
+    queue = _ids_text(f[:, _QUEUE], marks)
+    partition = _ids_text(f[:, _PART], marks)
     job_seq = _int_column(
         np.where(f[:, _JOB] == np.round(f[:, _JOB]), f[:, _JOB], np.nan), _Marks(n)
     )
 
     flag_names: list[tuple[str, Bool]] = [
+        ("NEGATIVE_WAIT", f[:, _WAIT] < 0),  # NaN (unknown) compares False
         ("UNSORTED", late),
         ("SUBMIT_UNKNOWN", no_submit),
         ("TIME_RELATIVE", np.full(n, relative)),
@@ -1388,10 +1467,10 @@ def _jobs_of_file(records: pa.Table, site: str, src_file: str, mode: StatusMode)
         "job_seq": job_seq,
         "attempt": _pa.array(np.zeros(n, np.int16), pa.int16()),
         "n_attempts": _pa.array(np.ones(n, np.int16), pa.int16()),
-        "user": _ids_text(f[:, _USER]),
-        "group": _ids_text(f[:, _GROUP]),
-        "queue": _named(_ids_text(f[:, _QUEUE]), header.get("Queue")),
-        "partition": _named(_ids_text(f[:, _PART]), header.get("Partition")),
+        "user": user,
+        "group": group,
+        "queue": _named(queue, header.get("Queue")),
+        "partition": _named(partition, header.get("Partition")),
         "submit_time": submit_i.cast(ts),
         "start_time": start_i.cast(ts),
         "end_time": end_i.cast(ts),
@@ -1399,14 +1478,14 @@ def _jobs_of_file(records: pa.Table, site: str, src_file: str, mode: StatusMode)
         "run_s": run_s,
         "walltime_used_s": run_s,
         "walltime_req_s": walltime_req_s,
-        "cpu_time_s": _pa.array(cpu, pa.float64(), from_pandas=True),
+        "cpu_time_s": cpu,
         "cores_req": req.cast(pa.int32()),
         "cores_alloc": alloc.cast(pa.int32()),
         "mem_req_bytes": mem_req,
         "mem_used_bytes": mem_used,
         "exit_code": status.exit_code,
         "state": _pa.array(_STATE_NAMES, pa.string()).take(_pa.array(status.state)),
-        "tz_offset_s": _tz_offsets(submit_abs, _zone(header)),
+        "tz_offset_s": _tz_offsets(np.where(_nulls(submit_i), np.nan, submit_abs), _zone(header)),
         "src_file": repeat_string(src_file, n),
         "src_line": _pa.array(src_line, pa.int64()),
         "flags": flags,
@@ -1477,7 +1556,8 @@ def assemble_swf(
     for part in parts:
         records = part.records
         site = str(records.column("site")[0].as_py()) if records.num_rows else "site"
-        found = _jobs_of_file(records, site, part.src_file, status)
+        with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN are nulled, flagged
+            found = _jobs_of_file(records, site, part.src_file, status)
         tables.append(found.table)
         all_records.append(_flag_duplicates(records, found.duplicates))
         headers[part.src_file] = found.header
@@ -1936,7 +2016,8 @@ def write_swf(
     jobs, submit = a.jobs, a.submit
     relative = n > 0 and bool(a.relative.all())
     known_submit = submit[~np.isnan(submit)]
-    stated = _origin(given)
+    read_origin = _origin(given)
+    stated = read_origin if isinstance(read_origin, int) else None  # beyond int64: not kept
     origin = 0
     if not relative and len(known_submit):
         earliest = int(known_submit.min())
