@@ -47,9 +47,11 @@ __all__ = [
     "JobValues",
     "JsonlScan",
     "compile_kernel",
+    "gather_texts",
     "job_values",
     "kernel_ready",
     "scan_jsonl",
+    "shared_triples",
 ]
 
 
@@ -65,6 +67,7 @@ I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
 F64 = npt.NDArray[np.float64]
 I8 = npt.NDArray[np.int8]
+U64 = npt.NDArray[np.uint64]
 
 _pa: Any = pa  # the stubs' from_buffers and py_buffer are narrower than their uses here
 _MAX_CHUNK = (1 << 31) // 2  # keys and values, each at most the chunk, on 32-bit offsets
@@ -95,8 +98,21 @@ _EXACT = 1 << 53  # integers below are floats exactly
 _POWERS = np.array([10.0**k for k in range(23)], dtype=np.float64)  # exact as floats
 _EMPTY = np.zeros(0, dtype=np.uint8)
 
-_KERNEL = ("_string", "_copy", "_copy_from", "_scan_chunk", "_is_expression", "_job_values")
-_ENTRY_POINTS = frozenset({"_scan_chunk", "_job_values"})
+_KERNEL = (
+    "_string",
+    "_copy",
+    "_copy_from",
+    "_scan_chunk",
+    "_equal_bytes",
+    "_is_expression",
+    "_job_values",
+    "_text_sizes",
+    "_gather",
+    "_shared_triples",
+)
+_ENTRY_POINTS = frozenset(
+    {"_scan_chunk", "_job_values", "_text_sizes", "_gather", "_shared_triples"}
+)
 _LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
 compile_kernel = _LAZY.compile
 kernel_ready = _LAZY.ready
@@ -619,6 +635,19 @@ def scan_jsonl(data: bytes) -> JsonlScan | None:
 # --- the attributes a job is made of -------------------------------------------------------------
 
 
+def _equal_bytes(data: U8, a: int, b: int, length: int) -> bool:
+    """Whether ``data[a:a + length]`` and ``data[b:b + length]`` hold the same bytes.
+
+    No early exit: the loop is one the compiler vectorises (the bytes are equal but rarely).
+    """
+    au = np.uint64(a)
+    bu = np.uint64(b)
+    diff = np.uint8(0)
+    for ku in range(np.uint64(length)):
+        diff |= data[au + ku] ^ data[bu + ku]
+    return bool(diff == 0)
+
+
 def _is_expression(vdata: U8, a: int, b: int) -> bool:
     """Whether ``vdata[a:b]`` starts as an unevaluated expression does (``/Expr(``)."""
     k = 0
@@ -647,6 +676,8 @@ def _job_values(
     expression: Bools,
     unreadable: Bools,
     slow: Bools,
+    n_plain: int,
+    plain: Bools,
 ) -> None:
     """Find the wanted keys in every map and read the first ``n_numeric`` of them as numbers.
 
@@ -659,6 +690,8 @@ def _job_values(
     name's column again its own way. ``vbits`` (from bit ``vbit0``) is the values' validity
     bitmap, empty when none is null. A map with the keys of the map before it, in the same
     order, has them at the same places (one comparison of the key bytes).
+    ``plain[row]`` says whether the first ``n_plain`` names all hold an integer written plainly
+    (digits, perhaps after a ``-``).
     """
     n = starts.size
     m = noff.size - 1
@@ -674,6 +707,7 @@ def _job_values(
                 kinds[j, row] = 0
             for j in range(n_numeric):
                 numbers[j, row] = np.nan
+            plain[row] = n_plain == 0
             continue
         same = count == prev_count
         if same:
@@ -687,12 +721,7 @@ def _job_values(
                         same = False
                         break
             if same:
-                au = np.uint64(a0)
-                bu = np.uint64(b0)
-                for ku in range(np.uint64(koff[start + count] - b0)):
-                    if kdata[au + ku] != kdata[bu + ku]:
-                        same = False
-                        break
+                same = _equal_bytes(kdata, a0, b0, koff[start + count] - b0)
         if not same:
             for j in range(m):
                 rel[j] = -1
@@ -734,6 +763,26 @@ def _job_values(
                     ):
                         kind = 2
             kinds[j, row] = kind
+        is_plain = True
+        for j in range(n_plain):
+            c = pos[j, row]
+            if kinds[j, row] == 0:
+                is_plain = False
+                break
+            a = voff[c]
+            b = voff[c + 1]
+            if a < b and vdata[a] == _MINUS:
+                a += 1
+            if a >= b:
+                is_plain = False
+                break
+            for k in range(a, b):
+                if vdata[k] < _ZERO or vdata[k] > _NINE:
+                    is_plain = False
+                    break
+            if not is_plain:
+                break
+        plain[row] = is_plain
         for j in range(n_numeric):
             numbers[j, row] = np.nan
             if kinds[j, row] == 0:
@@ -785,7 +834,7 @@ def _job_values(
                 unreadable[row] = True  # not "null"
 
 
-def job_values(attrs: Any, names: list[str], n_numeric: int) -> JobValues | None:
+def job_values(attrs: Any, names: list[str], n_numeric: int, n_plain: int = 0) -> JobValues | None:
     """Find ``names`` in the maps of one ``attrs`` chunk; read the first ``n_numeric`` as numbers.
 
     Parameters
@@ -796,6 +845,8 @@ def job_values(attrs: Any, names: list[str], n_numeric: int) -> JobValues | None
         The keys wanted, the numeric ones first.
     n_numeric : int
         How many of ``names`` are numbers.
+    n_plain : int, default 0
+        How many of the first ``names`` must be plain integers for a row's ``plain`` to be True.
 
     Returns
     -------
@@ -825,6 +876,7 @@ def job_values(attrs: Any, names: list[str], n_numeric: int) -> JobValues | None
     expression = np.zeros(n, dtype=np.bool_)
     unreadable = np.zeros(n, dtype=np.bool_)
     slow = np.zeros(n_numeric, dtype=np.bool_)
+    plain = np.empty(n, dtype=np.bool_)
     _job_values(
         koff,
         kdata,
@@ -845,8 +897,10 @@ def job_values(attrs: Any, names: list[str], n_numeric: int) -> JobValues | None
         expression,
         unreadable,
         slow,
+        n_plain,
+        plain,
     )
-    return JobValues(pos, kinds, numbers, expression, unreadable, slow)
+    return JobValues(pos, kinds, numbers, expression, unreadable, slow, plain)
 
 
 class JobValues(NamedTuple):
@@ -864,6 +918,8 @@ class JobValues(NamedTuple):
         Per row: a numeric name's value is ``/Expr(...``, or other text.
     slow : numpy.ndarray of bool
         Per numeric name: some value was left for the caller to read.
+    plain : numpy.ndarray of bool
+        Per row: the first ``n_plain`` names hold integers written plainly (``-?[0-9]+``).
     """
 
     pos: I64
@@ -872,3 +928,152 @@ class JobValues(NamedTuple):
     expression: Bools
     unreadable: Bools
     slow: Bools
+    plain: Bools
+
+
+# --- text columns and shared keys ----------------------------------------------------------------
+
+
+def _text_sizes(voff: I32, pos: I64, kinds: I8, sel: I64, sizes: I64) -> None:
+    """Add to ``sizes[k]`` the bytes of the values of name ``sel[k]`` (where not absent/null)."""
+    for k in range(sel.size):
+        j = sel[k]
+        total = 0
+        for row in range(pos.shape[1]):
+            if kinds[j, row] != 0:
+                total += voff[pos[j, row] + 1] - voff[pos[j, row]]
+        sizes[k] += total
+
+
+def _gather(
+    voff: I32, vdata: U8, pos: I64, kinds: I8, sel: I64, out_off: I64, out: U8, row0: int
+) -> None:
+    """Copy the values of the names ``sel`` to ``out``, row by row (a row's values lie close).
+
+    Name ``sel[k]`` of row ``row0 + i`` goes to ``out`` from ``out_off[k, row0 + i]``; its end
+    is written to ``out_off[k, row0 + i + 1]`` (no bytes where absent or null).
+    """
+    for i in range(pos.shape[1]):
+        for k in range(sel.size):
+            j = sel[k]
+            o = out_off[k, row0 + i]
+            if kinds[j, i] != 0:
+                a = voff[pos[j, i]]
+                length = voff[pos[j, i] + 1] - a
+                au = np.uint64(a)
+                ou = np.uint64(o)
+                for b in range(np.uint64(length)):
+                    out[ou + b] = vdata[au + b]
+                o += length
+            out_off[k, row0 + i + 1] = o
+
+
+def gather_texts(chunks: list[Any], found: list[JobValues], names: list[int]) -> list[Any] | None:
+    """Return the values of the names ``names`` in the maps of ``chunks``, null where absent.
+
+    One string array per name: the same as taking ``found[k].pos[j]`` (masked where absent)
+    from each chunk's items and concatenating. None when numba is missing or a name's bytes
+    would not fit 32-bit offsets.
+    """
+    if not compile_kernel():  # pragma: no cover
+        return None
+    n = sum(len(f.plain) for f in found)
+    sel = np.asarray(names, dtype=np.int64)
+    views = []
+    sizes = np.zeros(len(sel), dtype=np.int64)
+    for chunk, f in zip(chunks, found, strict=True):
+        items = chunk.items
+        _, voffsets, vbytes = items.buffers()[:3]
+        voff = np.frombuffer(voffsets, dtype=np.int32)[items.offset : items.offset + len(items) + 1]
+        vdata = np.frombuffer(vbytes, dtype=np.uint8) if vbytes is not None else _EMPTY
+        _text_sizes(voff, f.pos, f.kinds, sel, sizes)
+        views.append((voff, vdata))
+    if len(sel) and int(sizes.max()) >= 1 << 31:
+        return None
+    base = np.zeros(len(sel) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=base[1:])
+    out_off = np.empty((len(sel), n + 1), dtype=np.int64)
+    out_off[:, 0] = base[:-1]
+    out = np.empty(max(int(base[-1]), 1), dtype=np.uint8)
+    row0 = 0
+    for (voff, vdata), f in zip(views, found, strict=True):
+        _gather(voff, vdata, f.pos, f.kinds, sel, out_off, out, row0)
+        row0 += f.pos.shape[1]
+    arrays = []
+    for k, j in enumerate(names):
+        valid = np.concatenate([f.kinds[j] != 0 for f in found]) if found else np.zeros(0, bool)
+        nulls = n - int(np.count_nonzero(valid))
+        bitmap = _pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+        offsets = (out_off[k] - base[k]).astype(np.int32)
+        data = out[base[k] : base[k + 1]]
+        arrays.append(
+            _pa.StringArray.from_buffers(
+                n, _pa.py_buffer(offsets), _pa.py_buffer(data), bitmap, nulls
+            )
+        )
+    return arrays
+
+
+def _shared_triples(x: U64, y: U64, z: U64, among: Bools, table: I64, out: Bools) -> None:
+    """Set ``out`` on the rows of ``among`` whose ``(x, y, z)`` another row of ``among`` has.
+
+    ``table`` (a power of two long, more than the rows) is filled with -1.
+    """
+    slots = table.size
+    for row in range(x.size):
+        if not among[row]:
+            continue
+        kx = x[row]
+        ky = y[row]
+        kz = z[row]
+        # the bits of a float (trailing zeros in the mantissa) mixed as murmur3's fmix64 does
+        h = kx ^ (ky * np.uint64(0x9E3779B97F4A7C15)) ^ (kz * np.uint64(0xC2B2AE3D27D4EB4F))
+        h ^= h >> np.uint64(33)
+        h *= np.uint64(0xFF51AFD7ED558CCD)
+        h ^= h >> np.uint64(33)
+        h *= np.uint64(0xC4CEB9FE1A85EC53)
+        h ^= h >> np.uint64(33)
+        slot = np.int64(h & np.uint64(slots - 1))
+        found = False
+        while table[slot] >= 0:
+            other = table[slot]
+            if x[other] == kx and y[other] == ky and z[other] == kz:
+                out[row] = True
+                out[other] = True
+                found = True
+                break
+            slot = (slot + 1) & (slots - 1)
+        if not found:
+            table[slot] = row
+
+
+def _bits(values: F64) -> U64:
+    """Return the bits of ``values``, the same for every NaN and for both zeros."""
+    canonical = np.where(np.isnan(values), np.nan, values) + 0.0
+    return np.ascontiguousarray(canonical, dtype=np.float64).view(np.uint64)
+
+
+def shared_triples(x: F64, y: F64, z: F64, among: Bools) -> Bools | None:
+    """Return the rows of ``among`` whose ``(x, y, z)`` another row of ``among`` has.
+
+    NaN equals NaN, -0.0 equals 0.0.
+
+    Returns
+    -------
+    numpy.ndarray of bool or None
+        None when numba is missing.
+    """
+    if not compile_kernel():  # pragma: no cover
+        return None
+    n = len(x)
+    slots = 1 << max(4, (2 * n).bit_length())
+    out = np.zeros(n, dtype=np.bool_)
+    _shared_triples(
+        _bits(x),
+        _bits(y),
+        _bits(z),
+        np.ascontiguousarray(among, dtype=np.bool_),
+        np.full(slots, -1, dtype=np.int64),
+        out,
+    )
+    return out
