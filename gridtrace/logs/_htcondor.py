@@ -99,7 +99,13 @@ from gridtrace.logs._attrs import (
     repeated_rows,
 )
 from gridtrace.logs._base import FileParse, ParseResult
-from gridtrace.logs._columnar import fitted_numbers, int_or_null, interleave, quarantine_table
+from gridtrace.logs._columnar import (
+    fitted_numbers,
+    int_or_null,
+    interleave,
+    quarantine_table,
+    string_array,
+)
 from gridtrace.logs._prefilter import may_repeat
 from gridtrace.logs._stream import Chunk, LineFormat, file_reader, file_tokenizer
 from gridtrace.logs._text import NUL_FRAGMENT_REASON, decode_line, nul_fragment_counts
@@ -247,7 +253,12 @@ def _line_attrs(line: str) -> dict[str, str | None] | None:
 
 
 def _repeat(value: str, n: int) -> Arr:
-    return _pa.array([value], pa.string()).take(_pa.array(np.zeros(n, dtype=np.int32)))
+    """Return ``n`` copies of ``value`` as a string array, built from its buffers."""
+    encoded = value.encode()
+    if not encoded or n * len(encoded) >= 1 << 31:
+        return _pa.array([value], pa.string()).take(_pa.array(np.zeros(n, dtype=np.int32)))
+    offsets = np.arange(0, (n + 1) * len(encoded), len(encoded), dtype=np.int32)
+    return string_array(offsets, np.frombuffer(encoded * n, dtype=np.uint8))
 
 
 class _Rows:
@@ -528,7 +539,7 @@ def _jsonl_rows(
     """
     base = chunk.first_line - 1
     scan = None
-    if kernel and b"\x00" not in chunk.data:
+    if kernel:  # a line holding NUL bytes is declined, then left to the object scanner
         scan = _htcondor_fast.scan_jsonl(chunk.data)
     if scan is None or not scan.fast.any() or scan.lines != chunk.lines:
         text, raw_lines, non_utf8 = decode()
@@ -566,22 +577,27 @@ def _fast_ads(scan: _htcondor_fast.JsonlScan, lines: Any, site: str, src_file: s
     n = len(scan.members)
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(scan.members, out=offsets[1:])
+    if not len(rewrite) and scan.vdata is not None:
+        job_ids, stamps = _htcondor_fast.ids_and_stamps(scan)
+    else:
 
-    def value_of(j: int) -> Arr:
-        at = scan.where[:, j]
-        return values.take(_pa.array(at, mask=at < 0))
+        def value_of(j: int) -> Arr:
+            at = scan.where[:, j]
+            return values.take(_pa.array(at, mask=at < 0))
 
-    cluster, proc, completion, entered = (value_of(j) for j in range(4))
-    no_completion = _pc.or_(_pc.is_null(completion), _pc.equal(completion.fill_null(""), "0"))
+        cluster, proc, completion, entered = (value_of(j) for j in range(4))
+        no_completion = _pc.or_(_pc.is_null(completion), _pc.equal(completion.fill_null(""), "0"))
+        stamps = _pc.if_else(no_completion, entered, completion)
+        job_ids = _pc.binary_join_element_wise(
+            cluster.fill_null("None"), proc.fill_null("None"), pa.scalar(".", pa.string())
+        )
     return _records_table(
         site,
         src_file,
         _pa.array(np.asarray(lines, dtype=np.int64), pa.int64()),
         _repeat("AD", n),
-        _pc.if_else(no_completion, entered, completion),
-        _pc.binary_join_element_wise(
-            cluster.fill_null("None"), proc.fill_null("None"), pa.scalar(".", pa.string())
-        ),
+        stamps,
+        job_ids,
         _pa.MapArray.from_arrays(_pa.array(offsets, pa.int32()), scan.keys, values),
         pa.nulls(n, pa.list_(pa.string())),
         pa.nulls(n, pa.binary()),

@@ -48,6 +48,7 @@ __all__ = [
     "JsonlScan",
     "compile_kernel",
     "gather_texts",
+    "ids_and_stamps",
     "job_values",
     "kernel_ready",
     "scan_jsonl",
@@ -97,6 +98,7 @@ _TRUE = np.frombuffer(b"true", dtype=np.uint8).copy()
 _EXACT = 1 << 53  # integers below are floats exactly
 _POWERS = np.array([10.0**k for k in range(23)], dtype=np.float64)  # exact as floats
 _EMPTY = np.zeros(0, dtype=np.uint8)
+_NONE = np.frombuffer(b"None", dtype=np.uint8).copy()
 
 _KERNEL = (
     "_string",
@@ -106,12 +108,13 @@ _KERNEL = (
     "_equal_bytes",
     "_is_expression",
     "_job_values",
+    "_ids_and_stamps",
     "_text_sizes",
     "_gather",
     "_shared_triples",
 )
 _ENTRY_POINTS = frozenset(
-    {"_scan_chunk", "_job_values", "_text_sizes", "_gather", "_shared_triples"}
+    {"_scan_chunk", "_job_values", "_ids_and_stamps", "_text_sizes", "_gather", "_shared_triples"}
 )
 _LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
 compile_kernel = _LAZY.compile
@@ -523,6 +526,8 @@ class JsonlScan(NamedTuple):
     rewrite : numpy.ndarray of bool
         Per value: a real number that ``json.dumps`` writes otherwise (``1.50``, ``1e5``),
         as written in the file.
+    voff, vdata, valid : numpy.ndarray
+        The offsets, bytes and validity of ``values`` (for :func:`ids_and_stamps`).
     """
 
     lines: int
@@ -532,6 +537,9 @@ class JsonlScan(NamedTuple):
     keys: Any
     values: Any
     rewrite: Bools
+    voff: I32 | None = None
+    vdata: U8 | None = None
+    valid: Bools | None = None
 
 
 _TABLE_SLOTS = 4096  # a line of more than half as many attributes goes to the reference
@@ -615,8 +623,10 @@ def scan_jsonl(data: bytes) -> JsonlScan | None:
     )
     work.stamp += lines
     key_array = string_array(keys_off[: m + 1].copy(), keys[: keys_off[m]].copy())
-    value_array = string_array(values_off[: m + 1].copy(), values[: values_off[m]].copy())
-    mask = work.valid[:m]
+    voff = values_off[: m + 1].copy()
+    vdata = values[: values_off[m]].copy()
+    value_array = string_array(voff, vdata)
+    mask = work.valid[:m].copy()
     if not mask.all():
         value_array = _pa.StringArray.from_buffers(
             m, *value_array.buffers()[1:], _pa.py_buffer(np.packbits(mask, bitorder="little"))
@@ -629,7 +639,88 @@ def scan_jsonl(data: bytes) -> JsonlScan | None:
         keys=key_array,
         values=value_array,
         rewrite=work.rewrite[:m].copy(),
+        voff=voff,
+        vdata=vdata,
+        valid=mask,
     )
+
+
+def _ids_and_stamps(
+    voff: I32, vdata: U8, valid: Bools, where: I64
+) -> tuple[I32, U8, I32, U8, Bools]:
+    """Write each clean line's job id and stamp as string arrays (offsets, bytes, stamp valid).
+
+    The id is ``ClusterId.ProcId`` (``None`` for a null value); the stamp CompletionDate unless
+    it is null, absent or ``0``, else EnteredCurrentStatus (null when that is null or absent).
+    """
+    n = where.shape[0]
+    id_off = np.empty(n + 1, dtype=np.int32)
+    stamp_off = np.empty(n + 1, dtype=np.int32)
+    stamp_valid = np.empty(n, dtype=np.bool_)
+    id_size = 0
+    stamp_size = 0
+    for k in range(n):
+        for j in range(2):
+            c = where[k, j]
+            id_size += voff[c + 1] - voff[c] if valid[c] else 4
+        id_size += 1
+        c = where[k, 2]
+        if c < 0 or not valid[c] or (voff[c + 1] - voff[c] == 1 and vdata[voff[c]] == _ZERO):
+            c = where[k, 3]
+        if c >= 0 and valid[c]:
+            stamp_size += voff[c + 1] - voff[c]
+    ids = np.empty(id_size, dtype=np.uint8)
+    stamps = np.empty(stamp_size, dtype=np.uint8)
+    o = 0
+    t = 0
+    id_off[0] = 0
+    stamp_off[0] = 0
+    for k in range(n):
+        for j in range(2):
+            if j == 1:
+                ids[o] = _DOT
+                o += 1
+            c = where[k, j]
+            if valid[c]:
+                for b in range(voff[c], voff[c + 1]):
+                    ids[o] = vdata[b]
+                    o += 1
+            else:
+                for b in range(4):
+                    ids[o] = _NONE[b]
+                    o += 1
+        id_off[k + 1] = o
+        c = where[k, 2]
+        if c < 0 or not valid[c] or (voff[c + 1] - voff[c] == 1 and vdata[voff[c]] == _ZERO):
+            c = where[k, 3]
+        stamp_valid[k] = c >= 0 and valid[c]
+        if stamp_valid[k]:
+            for b in range(voff[c], voff[c + 1]):
+                stamps[t] = vdata[b]
+                t += 1
+        stamp_off[k + 1] = t
+    return id_off, ids, stamp_off, stamps, stamp_valid
+
+
+def ids_and_stamps(scan: JsonlScan) -> tuple[Any, Any]:
+    """Return the job ids and the stamps of the clean lines of ``scan`` as string arrays.
+
+    ``job_id_raw`` is ``ClusterId.ProcId`` (``None`` for a null), the stamp CompletionDate
+    unless null, absent or ``0``, else EnteredCurrentStatus; values as the kernel wrote them
+    (the caller rewrites no real number among them: see ``JsonlScan.rewrite``).
+    """
+    if scan.valid is None or scan.voff is None or scan.vdata is None:
+        msg = "the scan kept no value buffers"
+        raise ValueError(msg)
+    id_off, ids, stamp_off, stamps, stamp_valid = _ids_and_stamps(
+        scan.voff, scan.vdata, scan.valid, scan.where
+    )
+    nulls = len(stamp_valid) - int(np.count_nonzero(stamp_valid))
+    bitmap = _pa.py_buffer(np.packbits(stamp_valid, bitorder="little")) if nulls else None
+    stamp_array = _pa.StringArray.from_buffers(
+        len(stamp_valid), _pa.py_buffer(stamp_off), _pa.py_buffer(stamps), bitmap, nulls
+    )
+    return string_array(id_off, ids), stamp_array
 
 
 # --- the attributes a job is made of -------------------------------------------------------------
