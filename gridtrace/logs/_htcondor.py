@@ -360,10 +360,16 @@ def _records_table(
     attrs: Arr,
     flags: Arr,
     raw: Arr,
+    epochs: Arr | None = None,
 ) -> pa.Table:
-    """Build ``records`` rows from their columns (the site, format, file and epoch added)."""
+    """Build ``records`` rows from their columns (the site, format, file and epoch added).
+
+    ``epochs``, when given, are the stamps as ``timestamp[s, UTC]`` (else read from them).
+    """
     n = len(lines)
-    epochs = _pc.if_else(_epoch_text(stamps), stamps, None)
+    if epochs is None:
+        texts = _pc.if_else(_epoch_text(stamps), stamps, None)
+        epochs = texts.cast(pa.int64()).cast(pa.timestamp("s", tz="UTC"))
     return pa.Table.from_arrays(
         [
             _repeat(site, n),
@@ -372,7 +378,7 @@ def _records_table(
             lines,
             types,
             stamps,
-            epochs.cast(pa.int64()).cast(pa.timestamp("s", tz="UTC")),
+            epochs,
             job_ids,
             attrs,
             flags,
@@ -577,8 +583,9 @@ def _fast_ads(scan: _htcondor_fast.JsonlScan, lines: Any, site: str, src_file: s
     n = len(scan.members)
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(scan.members, out=offsets[1:])
+    epochs = None
     if not len(rewrite) and scan.vdata is not None:
-        job_ids, stamps = _htcondor_fast.ids_and_stamps(scan)
+        job_ids, stamps, epochs = _htcondor_fast.ids_and_stamps(scan)
     else:
 
         def value_of(j: int) -> Arr:
@@ -601,6 +608,7 @@ def _fast_ads(scan: _htcondor_fast.JsonlScan, lines: Any, site: str, src_file: s
         _pa.MapArray.from_arrays(_pa.array(offsets, pa.int32()), scan.keys, values),
         pa.nulls(n, pa.list_(pa.string())),
         pa.nulls(n, pa.binary()),
+        epochs,
     )
 
 

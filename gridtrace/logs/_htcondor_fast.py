@@ -96,6 +96,7 @@ _ONE = np.uint64(1)
 _EXPR = np.frombuffer(b"/Expr(", dtype=np.uint8).copy()
 _TRUE = np.frombuffer(b"true", dtype=np.uint8).copy()
 _EXACT = 1 << 53  # integers below are floats exactly
+_INT64_MAX = np.iinfo(np.int64).max
 _POWERS = np.array([10.0**k for k in range(23)], dtype=np.float64)  # exact as floats
 _EMPTY = np.zeros(0, dtype=np.uint8)
 _NONE = np.frombuffer(b"None", dtype=np.uint8).copy()
@@ -108,6 +109,7 @@ _KERNEL = (
     "_equal_bytes",
     "_is_expression",
     "_job_values",
+    "_epoch",
     "_ids_and_stamps",
     "_text_sizes",
     "_gather",
@@ -645,18 +647,39 @@ def scan_jsonl(data: bytes) -> JsonlScan | None:
     )
 
 
+def _epoch(vdata: U8, a: int, b: int) -> int:
+    """Return the stamp ``vdata[a:b]`` as an epoch, -1 unless digits up to the largest int64."""
+    if a >= b:
+        return -1
+    while a < b - 1 and vdata[a] == _ZERO:
+        a += 1
+    if b - a > 19:
+        return -1
+    value = 0
+    for k in range(a, b):
+        d = vdata[k]
+        if d < _ZERO or d > _NINE:
+            return -1
+        if b - a == 19 and value > (_INT64_MAX - (d - _ZERO)) // 10:
+            return -1
+        value = value * 10 + (d - _ZERO)
+    return value
+
+
 def _ids_and_stamps(
     voff: I32, vdata: U8, valid: Bools, where: I64
-) -> tuple[I32, U8, I32, U8, Bools]:
+) -> tuple[I32, U8, I32, U8, Bools, I64]:
     """Write each clean line's job id and stamp as string arrays (offsets, bytes, stamp valid).
 
     The id is ``ClusterId.ProcId`` (``None`` for a null value); the stamp CompletionDate unless
     it is null, absent or ``0``, else EnteredCurrentStatus (null when that is null or absent).
+    The last array is the stamp as an epoch, -1 where it is not digits up to the largest int64.
     """
     n = where.shape[0]
     id_off = np.empty(n + 1, dtype=np.int32)
     stamp_off = np.empty(n + 1, dtype=np.int32)
     stamp_valid = np.empty(n, dtype=np.bool_)
+    epochs = np.full(n, -1, dtype=np.int64)
     id_size = 0
     stamp_size = 0
     for k in range(n):
@@ -698,21 +721,23 @@ def _ids_and_stamps(
             for b in range(voff[c], voff[c + 1]):
                 stamps[t] = vdata[b]
                 t += 1
+            epochs[k] = _epoch(vdata, voff[c], voff[c + 1])
         stamp_off[k + 1] = t
-    return id_off, ids, stamp_off, stamps, stamp_valid
+    return id_off, ids, stamp_off, stamps, stamp_valid, epochs
 
 
-def ids_and_stamps(scan: JsonlScan) -> tuple[Any, Any]:
-    """Return the job ids and the stamps of the clean lines of ``scan`` as string arrays.
+def ids_and_stamps(scan: JsonlScan) -> tuple[Any, Any, Any]:
+    """Return the job ids, stamps and stamp epochs of the clean lines of ``scan``.
 
     ``job_id_raw`` is ``ClusterId.ProcId`` (``None`` for a null), the stamp CompletionDate
     unless null, absent or ``0``, else EnteredCurrentStatus; values as the kernel wrote them
-    (the caller rewrites no real number among them: see ``JsonlScan.rewrite``).
+    (the caller rewrites no real number among them: see ``JsonlScan.rewrite``). The epochs
+    (``timestamp[s, UTC]``) are null where the stamp is not digits up to the largest int64.
     """
     if scan.valid is None or scan.voff is None or scan.vdata is None:
         msg = "the scan kept no value buffers"
         raise ValueError(msg)
-    id_off, ids, stamp_off, stamps, stamp_valid = _ids_and_stamps(
+    id_off, ids, stamp_off, stamps, stamp_valid, epochs = _ids_and_stamps(
         scan.voff, scan.vdata, scan.valid, scan.where
     )
     nulls = len(stamp_valid) - int(np.count_nonzero(stamp_valid))
@@ -720,7 +745,8 @@ def ids_and_stamps(scan: JsonlScan) -> tuple[Any, Any]:
     stamp_array = _pa.StringArray.from_buffers(
         len(stamp_valid), _pa.py_buffer(stamp_off), _pa.py_buffer(stamps), bitmap, nulls
     )
-    return string_array(id_off, ids), stamp_array
+    epoch_array = _pa.array(epochs, pa.timestamp("s", tz="UTC"), mask=epochs < 0)
+    return string_array(id_off, ids), stamp_array, epoch_array
 
 
 # --- the attributes a job is made of -------------------------------------------------------------

@@ -134,3 +134,49 @@ def test_ids_split_at_another_dot_are_shared() -> None:
     maybe = values.may_share()
     assert maybe is not None
     assert maybe.tolist() == [True, True, False]  # not plain integers: compared by their text
+
+
+_STAMP = st.sampled_from(
+    [
+        None,
+        0,
+        -0,
+        "0",
+        "",
+        "007",
+        "12a",
+        1_700_000_000,
+        2**63 - 1,
+        2**63,
+        "9223372036854775807",
+        "00009223372036854775807",
+        "9223372036854775808",
+        "99999999999999999999",
+        "-5",
+        "é",
+    ]
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(_STAMP, _STAMP, st.booleans(), st.booleans()), min_size=1, max_size=8))
+def test_ids_stamps_and_epochs_match_a_read_without_numba(
+    tmp_path_factory: pytest.TempPathFactory,
+    stamps: list[tuple[Any, Any, bool, bool]],
+) -> None:
+    lines = []
+    for k, (completion, entered, has_completion, null_id) in enumerate(stamps):
+        ad: dict[str, Any] = {"ClusterId": None if null_id else 5, "ProcId": k}
+        if has_completion:
+            ad["CompletionDate"] = completion
+        ad["EnteredCurrentStatus"] = entered
+        lines.append(json.dumps(ad))
+    path = tmp_path_factory.mktemp("condor") / "history.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_htcondor_fast, "SMALL_INPUT_LINES", 0)
+        fast = read_htcondor(path, errors="skip")
+        patch.setattr(_htcondor_fast, "HAVE_NUMBA", False)
+        reference = read_htcondor(path, errors="skip")
+    assert fast.records.equals(reference.records)
+    assert fast.jobs.equals(reference.jobs)
