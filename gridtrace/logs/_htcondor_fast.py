@@ -25,6 +25,13 @@ the previous map reused when its keys are the same) and reads the numeric ones a
 (exactly: digits below 2**53 over a power of ten up to 1e22), leaving any other form of number
 to the caller's Arrow parsing.
 
+For the records of the clean lines, :func:`ids_and_stamps` writes ``job_id_raw``, ``stamp`` and
+its epoch straight from the value buffers. For the jobs, :func:`gather_texts` copies the text
+attributes of every map in one pass (a map's values lie close together), and
+:func:`shared_triples` finds, in one hashed pass, the ads whose ClusterId, ProcId and QDate
+numbers meet: only those can share their job id, or be copies of each other, so only those are
+compared by their text.
+
 numba is needed for the speed; without it the reader uses the reference for every line.
 """
 
