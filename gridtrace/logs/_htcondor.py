@@ -99,7 +99,13 @@ from gridtrace.logs._attrs import (
     repeated_rows,
 )
 from gridtrace.logs._base import FileParse, ParseResult
-from gridtrace.logs._columnar import fitted_numbers, int_or_null, interleave, quarantine_table
+from gridtrace.logs._columnar import (
+    fitted_numbers,
+    int_or_null,
+    interleave,
+    quarantine_table,
+    string_array,
+)
 from gridtrace.logs._prefilter import may_repeat
 from gridtrace.logs._stream import Chunk, LineFormat, file_reader, file_tokenizer
 from gridtrace.logs._text import NUL_FRAGMENT_REASON, decode_line, nul_fragment_counts
@@ -247,7 +253,12 @@ def _line_attrs(line: str) -> dict[str, str | None] | None:
 
 
 def _repeat(value: str, n: int) -> Arr:
-    return _pa.array([value], pa.string()).take(_pa.array(np.zeros(n, dtype=np.int32)))
+    """Return ``n`` copies of ``value`` as a string array, built from its buffers."""
+    encoded = value.encode()
+    if not encoded or n * len(encoded) >= 1 << 31:
+        return _pa.array([value], pa.string()).take(_pa.array(np.zeros(n, dtype=np.int32)))
+    offsets = np.arange(0, (n + 1) * len(encoded), len(encoded), dtype=np.int32)
+    return string_array(offsets, np.frombuffer(encoded * n, dtype=np.uint8))
 
 
 class _Rows:
@@ -349,10 +360,16 @@ def _records_table(
     attrs: Arr,
     flags: Arr,
     raw: Arr,
+    epochs: Arr | None = None,
 ) -> pa.Table:
-    """Build ``records`` rows from their columns (the site, format, file and epoch added)."""
+    """Build ``records`` rows from their columns (the site, format, file and epoch added).
+
+    ``epochs``, when given, are the stamps as ``timestamp[s, UTC]`` (else read from them).
+    """
     n = len(lines)
-    epochs = _pc.if_else(_epoch_text(stamps), stamps, None)
+    if epochs is None:
+        texts = _pc.if_else(_epoch_text(stamps), stamps, None)
+        epochs = texts.cast(pa.int64()).cast(pa.timestamp("s", tz="UTC"))
     return pa.Table.from_arrays(
         [
             _repeat(site, n),
@@ -361,7 +378,7 @@ def _records_table(
             lines,
             types,
             stamps,
-            epochs.cast(pa.int64()).cast(pa.timestamp("s", tz="UTC")),
+            epochs,
             job_ids,
             attrs,
             flags,
@@ -528,7 +545,7 @@ def _jsonl_rows(
     """
     base = chunk.first_line - 1
     scan = None
-    if kernel and b"\x00" not in chunk.data:
+    if kernel:  # a line holding NUL bytes is declined, then left to the object scanner
         scan = _htcondor_fast.scan_jsonl(chunk.data)
     if scan is None or not scan.fast.any() or scan.lines != chunk.lines:
         text, raw_lines, non_utf8 = decode()
@@ -566,25 +583,32 @@ def _fast_ads(scan: _htcondor_fast.JsonlScan, lines: Any, site: str, src_file: s
     n = len(scan.members)
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(scan.members, out=offsets[1:])
+    epochs = None
+    if not len(rewrite) and scan.vdata is not None:
+        job_ids, stamps, epochs = _htcondor_fast.ids_and_stamps(scan)
+    else:
 
-    def value_of(j: int) -> Arr:
-        at = scan.where[:, j]
-        return values.take(_pa.array(at, mask=at < 0))
+        def value_of(j: int) -> Arr:
+            at = scan.where[:, j]
+            return values.take(_pa.array(at, mask=at < 0))
 
-    cluster, proc, completion, entered = (value_of(j) for j in range(4))
-    no_completion = _pc.or_(_pc.is_null(completion), _pc.equal(completion.fill_null(""), "0"))
+        cluster, proc, completion, entered = (value_of(j) for j in range(4))
+        no_completion = _pc.or_(_pc.is_null(completion), _pc.equal(completion.fill_null(""), "0"))
+        stamps = _pc.if_else(no_completion, entered, completion)
+        job_ids = _pc.binary_join_element_wise(
+            cluster.fill_null("None"), proc.fill_null("None"), pa.scalar(".", pa.string())
+        )
     return _records_table(
         site,
         src_file,
         _pa.array(np.asarray(lines, dtype=np.int64), pa.int64()),
         _repeat("AD", n),
-        _pc.if_else(no_completion, entered, completion),
-        _pc.binary_join_element_wise(
-            cluster.fill_null("None"), proc.fill_null("None"), pa.scalar(".", pa.string())
-        ),
+        stamps,
+        job_ids,
         _pa.MapArray.from_arrays(_pa.array(offsets, pa.int32()), scan.keys, values),
         pa.nulls(n, pa.list_(pa.string())),
         pa.nulls(n, pa.binary()),
+        epochs,
     )
 
 
@@ -884,9 +908,18 @@ def _accounts(acct: Arr, full: Arr, owner: Arr, member: Arr) -> tuple[Arr, Bool]
     return account, from_group
 
 
-def _shared(ids: Arr, qdate: F64) -> Bool:
-    """Return the rows whose job id and QDate another row has too (NaN equal to NaN)."""
+def _shared(ids: Arr, qdate: F64, among: Bool | None = None) -> Bool:
+    """Return the rows whose job id and QDate another row has too (NaN equal to NaN).
+
+    ``among``, when given, holds every row that may share them (the others are known not to).
+    """
     n = len(qdate)
+    if among is not None:
+        out = np.zeros(n, dtype=bool)
+        rows = np.flatnonzero(among)
+        if len(rows) >= 2:
+            out[rows] = _shared(ids.take(_pa.array(rows)), qdate[rows])
+        return out
     if n < 2:
         return np.zeros(n, dtype=bool)
     if isinstance(ids, pa.ChunkedArray):
@@ -932,6 +965,10 @@ class _AdValues:
     def __init__(self, attrs: Arr, n: int, *, kernel: bool | None = None) -> None:
         self.expression = np.zeros(n, dtype=bool)
         self.unreadable = np.zeros(n, dtype=bool)
+        self.plain: Bool | None = None  # ClusterId and ProcId written -?[0-9]+ (kernel only)
+        self._rows: npt.NDArray[np.int64] | None = None
+        self._gathered = False
+        self._all_texts: dict[str, Arr] = {}
         self._numbers: dict[str, F64] = {}
         self._texts: dict[str, Arr] = {}
         self._found: list[_htcondor_fast.JobValues] = []
@@ -949,7 +986,7 @@ class _AdValues:
             )
         )
         found = (
-            [_htcondor_fast.job_values(c, list(_JOB_ATTRS), len(_NUMERIC)) for c in chunks]
+            [_htcondor_fast.job_values(c, list(_JOB_ATTRS), len(_NUMERIC), 2) for c in chunks]
             if kernel
             else []
         )
@@ -958,6 +995,7 @@ class _AdValues:
             self._found = [f for f in found if f is not None]
             self.expression = np.concatenate([f.expression for f in self._found])
             self.unreadable = np.concatenate([f.unreadable for f in self._found])
+            self.plain = np.concatenate([f.plain for f in self._found])
             for j, key in enumerate(_NUMERIC):
                 if any(bool(f.slow[j]) for f in self._found):
                     self._read(key)
@@ -973,39 +1011,92 @@ class _AdValues:
         self.expression |= is_expr
         self.unreadable |= other
 
+    def keep(self, rows: npt.NDArray[np.int64]) -> None:
+        """Keep only ``rows`` (in this order): every value asked for after is of those rows."""
+        self.expression = self.expression[rows]
+        self.unreadable = self.unreadable[rows]
+        if self.plain is not None:
+            self.plain = self.plain[rows]
+        self._numbers = {key: values[rows] for key, values in self._numbers.items()}
+        pick = _pa.array(rows)
+        self._texts = {key: values.take(pick) for key, values in self._texts.items()}
+        self._rows = rows if self._rows is None else self._rows[rows]
+
+    def _all_rows(self, key: str) -> Arr:
+        j = _JOB_ATTRS.index(key)
+        if not self._gathered:
+            # the text attributes in one pass over the maps (a row's values lie close)
+            self._gathered = True
+            names = list(_JOB_ATTRS[_JOB_ATTRS.index("LastRemoteHost") :])
+            texts = _htcondor_fast.gather_texts(
+                self._chunks, self._found, [_JOB_ATTRS.index(name) for name in names]
+            )
+            if texts is not None:
+                self._all_texts = dict(zip(names, texts, strict=True))
+        if key in self._all_texts:
+            return self._all_texts.pop(key)
+        parts = [
+            c.items.take(_pa.array(f.pos[j], mask=f.pos[j] < 0))
+            for c, f in zip(self._chunks, self._found, strict=True)
+        ]
+        return pa.concat_arrays(parts) if len(parts) != 1 else parts[0]
+
     def text(self, key: str) -> Arr:
         """Return the values of ``key`` (null where absent)."""
         if key not in self._texts:
-            j = _JOB_ATTRS.index(key)
-            parts = [
-                c.items.take(_pa.array(f.pos[j], mask=f.pos[j] < 0))
-                for c, f in zip(self._chunks, self._found, strict=True)
-            ]
-            self._texts[key] = pa.concat_arrays(parts) if len(parts) != 1 else parts[0]
+            texts = self._all_rows(key)
+            if self._rows is not None:
+                texts = texts.take(_pa.array(self._rows))
+            self._texts[key] = texts
         return self._texts[key]
+
+    def _kinds(self, key: str) -> npt.NDArray[np.int8]:
+        j = _JOB_ATTRS.index(key)
+        kinds = np.concatenate([f.kinds[j] for f in self._found])
+        return kinds if self._rows is None else kinds[self._rows]
 
     def missing(self, key: str) -> Bool:
         """Return where ``key`` is absent or null."""
         if self._found:
-            j = _JOB_ATTRS.index(key)
-            return np.concatenate([f.kinds[j] == 0 for f in self._found])
+            missing: Bool = self._kinds(key) == 0
+            return missing
         return _numpy(_pc.is_null(self.text(key)), bool)
 
     def is_true(self, key: str) -> Bool:
         """Return where ``key`` is ``true``."""
         if self._found:
-            j = _JOB_ATTRS.index(key)
-            return np.concatenate([f.kinds[j] == 2 for f in self._found])
+            true: Bool = self._kinds(key) == 2
+            return true
         return _numpy(_pc.equal(_pc.fill_null(self.text(key), ""), "true"), bool)
 
     def num(self, key: str) -> F64:
         """Return the values of the numeric ``key`` (NaN where absent or not a number)."""
         return self._numbers[key]
 
+    def may_share(self) -> Bool | None:
+        """Return the rows that may share their job id and QDate (or whole map) with another.
 
-def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
+        A row whose ClusterId and ProcId are integers written plainly has the job id of another
+        only when both hold the same numbers (the id is ``ClusterId.ProcId``, one dot): such a
+        row whose ClusterId, ProcId and QDate no other such row has is left out. The others are
+        all kept. None without the kernel (no ``plain``).
+        """
+        if self.plain is None:
+            return None
+        plain = self.plain
+        shared = _htcondor_fast.shared_triples(
+            self.num("ClusterId"), self.num("ProcId"), self.num("QDate"), plain
+        )
+        if shared is None:  # pragma: no cover
+            return None
+        out: Bool = shared | ~plain
+        return out
+
+
+def _jobs(rec: pa.Table, repeated: Bool, ad_values: _AdValues | None = None) -> pa.Table:
     n = rec.num_rows
-    ad_values = _AdValues(rec.column("attrs"), n)
+    if ad_values is None:
+        ad_values = _AdValues(rec.column("attrs"), n)
     text = ad_values.text
     num = ad_values.num
     expression = ad_values.expression
@@ -1101,7 +1192,7 @@ def _jobs(rec: pa.Table, repeated: Bool) -> pa.Table:
     )
 
     id_column = rec.column("job_id_raw")
-    duplicate = _shared(id_column, qdate)
+    duplicate = _shared(id_column, qdate, ad_values.may_share())
     # a number too large for its column (a damaged field) is null and flagged, never wrapped
     fitted, too_big = fitted_numbers(
         {
@@ -1242,14 +1333,27 @@ def assemble_htcondor(parts: Sequence[FileParse], *, tz: str | None = None) -> P
         pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
     )
     is_ad = _numpy(_pc.equal(records.column("record_type"), "AD"), bool)
-    # an ad's id and stamp are read from its attrs: only ads sharing both can be copies
-    copies, repeated = repeated_rows(records.column("attrs"), may_repeat(records, is_ad))
+    ad_rows = np.flatnonzero(is_ad)
+    all_ads = records if len(ad_rows) == records.num_rows else records.take(_pa.array(ad_rows))
+    ad_values = _AdValues(all_ads.column("attrs"), len(ad_rows))
+    # only ads that may share their id and QDate can be copies; without the kernel's numbers,
+    # only ads sharing their id and stamp (both read from the attrs)
+    maybe = ad_values.may_share()
+    if maybe is None:
+        among = may_repeat(records, is_ad)
+    else:
+        among = np.zeros(records.num_rows, dtype=bool)
+        among[ad_rows[maybe]] = True
+    copies, repeated = repeated_rows(records.column("attrs"), among)
     if copies.any():
         flags = append_flag(records.column("flags"), copies, "DUPLICATE_LINE")
         records = records.set_column(records.schema.get_field_index("flags"), "flags", flags)
-    rows = np.flatnonzero(is_ad & ~copies)
+    kept = np.flatnonzero(~copies[ad_rows])
+    rows = ad_rows[kept]
+    if len(kept) != len(ad_rows):
+        ad_values.keep(kept)
     ads = records if len(rows) == records.num_rows else records.take(_pa.array(rows))
-    jobs = _jobs(ads, repeated[rows])
+    jobs = _jobs(ads, repeated[rows], ad_values)
     return ParseResult(
         records=records,
         jobs=jobs,

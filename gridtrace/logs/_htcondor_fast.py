@@ -25,6 +25,13 @@ the previous map reused when its keys are the same) and reads the numeric ones a
 (exactly: digits below 2**53 over a power of ten up to 1e22), leaving any other form of number
 to the caller's Arrow parsing.
 
+For the records of the clean lines, :func:`ids_and_stamps` writes ``job_id_raw``, ``stamp`` and
+its epoch straight from the value buffers. For the jobs, :func:`gather_texts` copies the text
+attributes of every map in one pass (a map's values lie close together), and
+:func:`shared_triples` finds, in one hashed pass, the ads whose ClusterId, ProcId and QDate
+numbers meet: only those can share their job id, or be copies of each other, so only those are
+compared by their text.
+
 numba is needed for the speed; without it the reader uses the reference for every line.
 """
 
@@ -47,9 +54,12 @@ __all__ = [
     "JobValues",
     "JsonlScan",
     "compile_kernel",
+    "gather_texts",
+    "ids_and_stamps",
     "job_values",
     "kernel_ready",
     "scan_jsonl",
+    "shared_triples",
 ]
 
 
@@ -65,6 +75,7 @@ I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
 F64 = npt.NDArray[np.float64]
 I8 = npt.NDArray[np.int8]
+U64 = npt.NDArray[np.uint64]
 
 _pa: Any = pa  # the stubs' from_buffers and py_buffer are narrower than their uses here
 _MAX_CHUNK = (1 << 31) // 2  # keys and values, each at most the chunk, on 32-bit offsets
@@ -92,11 +103,28 @@ _ONE = np.uint64(1)
 _EXPR = np.frombuffer(b"/Expr(", dtype=np.uint8).copy()
 _TRUE = np.frombuffer(b"true", dtype=np.uint8).copy()
 _EXACT = 1 << 53  # integers below are floats exactly
+_INT64_MAX = np.iinfo(np.int64).max
 _POWERS = np.array([10.0**k for k in range(23)], dtype=np.float64)  # exact as floats
 _EMPTY = np.zeros(0, dtype=np.uint8)
+_NONE = np.frombuffer(b"None", dtype=np.uint8).copy()
 
-_KERNEL = ("_string", "_copy", "_copy_from", "_scan_chunk", "_is_expression", "_job_values")
-_ENTRY_POINTS = frozenset({"_scan_chunk", "_job_values"})
+_KERNEL = (
+    "_string",
+    "_copy",
+    "_copy_from",
+    "_scan_chunk",
+    "_equal_bytes",
+    "_is_expression",
+    "_job_values",
+    "_epoch",
+    "_ids_and_stamps",
+    "_text_sizes",
+    "_gather",
+    "_shared_triples",
+)
+_ENTRY_POINTS = frozenset(
+    {"_scan_chunk", "_job_values", "_ids_and_stamps", "_text_sizes", "_gather", "_shared_triples"}
+)
 _LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
 compile_kernel = _LAZY.compile
 kernel_ready = _LAZY.ready
@@ -507,6 +535,8 @@ class JsonlScan(NamedTuple):
     rewrite : numpy.ndarray of bool
         Per value: a real number that ``json.dumps`` writes otherwise (``1.50``, ``1e5``),
         as written in the file.
+    voff, vdata, valid : numpy.ndarray
+        The offsets, bytes and validity of ``values`` (for :func:`ids_and_stamps`).
     """
 
     lines: int
@@ -516,6 +546,9 @@ class JsonlScan(NamedTuple):
     keys: Any
     values: Any
     rewrite: Bools
+    voff: I32 | None = None
+    vdata: U8 | None = None
+    valid: Bools | None = None
 
 
 _TABLE_SLOTS = 4096  # a line of more than half as many attributes goes to the reference
@@ -599,8 +632,10 @@ def scan_jsonl(data: bytes) -> JsonlScan | None:
     )
     work.stamp += lines
     key_array = string_array(keys_off[: m + 1].copy(), keys[: keys_off[m]].copy())
-    value_array = string_array(values_off[: m + 1].copy(), values[: values_off[m]].copy())
-    mask = work.valid[:m]
+    voff = values_off[: m + 1].copy()
+    vdata = values[: values_off[m]].copy()
+    value_array = string_array(voff, vdata)
+    mask = work.valid[:m].copy()
     if not mask.all():
         value_array = _pa.StringArray.from_buffers(
             m, *value_array.buffers()[1:], _pa.py_buffer(np.packbits(mask, bitorder="little"))
@@ -613,10 +648,128 @@ def scan_jsonl(data: bytes) -> JsonlScan | None:
         keys=key_array,
         values=value_array,
         rewrite=work.rewrite[:m].copy(),
+        voff=voff,
+        vdata=vdata,
+        valid=mask,
     )
 
 
+def _epoch(vdata: U8, a: int, b: int) -> int:
+    """Return the stamp ``vdata[a:b]`` as an epoch, -1 unless digits up to the largest int64."""
+    if a >= b:
+        return -1
+    while a < b - 1 and vdata[a] == _ZERO:
+        a += 1
+    if b - a > 19:
+        return -1
+    value = 0
+    for k in range(a, b):
+        d = vdata[k]
+        if d < _ZERO or d > _NINE:
+            return -1
+        if b - a == 19 and value > (_INT64_MAX - (d - _ZERO)) // 10:
+            return -1
+        value = value * 10 + (d - _ZERO)
+    return value
+
+
+def _ids_and_stamps(
+    voff: I32, vdata: U8, valid: Bools, where: I64
+) -> tuple[I32, U8, I32, U8, Bools, I64]:
+    """Write each clean line's job id and stamp as string arrays (offsets, bytes, stamp valid).
+
+    The id is ``ClusterId.ProcId`` (``None`` for a null value); the stamp CompletionDate unless
+    it is null, absent or ``0``, else EnteredCurrentStatus (null when that is null or absent).
+    The last array is the stamp as an epoch, -1 where it is not digits up to the largest int64.
+    """
+    n = where.shape[0]
+    id_off = np.empty(n + 1, dtype=np.int32)
+    stamp_off = np.empty(n + 1, dtype=np.int32)
+    stamp_valid = np.empty(n, dtype=np.bool_)
+    epochs = np.full(n, -1, dtype=np.int64)
+    id_size = 0
+    stamp_size = 0
+    for k in range(n):
+        for j in range(2):
+            c = where[k, j]
+            id_size += voff[c + 1] - voff[c] if valid[c] else 4
+        id_size += 1
+        c = where[k, 2]
+        if c < 0 or not valid[c] or (voff[c + 1] - voff[c] == 1 and vdata[voff[c]] == _ZERO):
+            c = where[k, 3]
+        if c >= 0 and valid[c]:
+            stamp_size += voff[c + 1] - voff[c]
+    ids = np.empty(id_size, dtype=np.uint8)
+    stamps = np.empty(stamp_size, dtype=np.uint8)
+    o = 0
+    t = 0
+    id_off[0] = 0
+    stamp_off[0] = 0
+    for k in range(n):
+        for j in range(2):
+            if j == 1:
+                ids[o] = _DOT
+                o += 1
+            c = where[k, j]
+            if valid[c]:
+                for b in range(voff[c], voff[c + 1]):
+                    ids[o] = vdata[b]
+                    o += 1
+            else:
+                for b in range(4):
+                    ids[o] = _NONE[b]
+                    o += 1
+        id_off[k + 1] = o
+        c = where[k, 2]
+        if c < 0 or not valid[c] or (voff[c + 1] - voff[c] == 1 and vdata[voff[c]] == _ZERO):
+            c = where[k, 3]
+        stamp_valid[k] = c >= 0 and valid[c]
+        if stamp_valid[k]:
+            for b in range(voff[c], voff[c + 1]):
+                stamps[t] = vdata[b]
+                t += 1
+            epochs[k] = _epoch(vdata, voff[c], voff[c + 1])
+        stamp_off[k + 1] = t
+    return id_off, ids, stamp_off, stamps, stamp_valid, epochs
+
+
+def ids_and_stamps(scan: JsonlScan) -> tuple[Any, Any, Any]:
+    """Return the job ids, stamps and stamp epochs of the clean lines of ``scan``.
+
+    ``job_id_raw`` is ``ClusterId.ProcId`` (``None`` for a null), the stamp CompletionDate
+    unless null, absent or ``0``, else EnteredCurrentStatus; values as the kernel wrote them
+    (the caller rewrites no real number among them: see ``JsonlScan.rewrite``). The epochs
+    (``timestamp[s, UTC]``) are null where the stamp is not digits up to the largest int64.
+    """
+    if scan.valid is None or scan.voff is None or scan.vdata is None:
+        msg = "the scan kept no value buffers"
+        raise ValueError(msg)
+    id_off, ids, stamp_off, stamps, stamp_valid, epochs = _ids_and_stamps(
+        scan.voff, scan.vdata, scan.valid, scan.where
+    )
+    nulls = len(stamp_valid) - int(np.count_nonzero(stamp_valid))
+    bitmap = _pa.py_buffer(np.packbits(stamp_valid, bitorder="little")) if nulls else None
+    stamp_array = _pa.StringArray.from_buffers(
+        len(stamp_valid), _pa.py_buffer(stamp_off), _pa.py_buffer(stamps), bitmap, nulls
+    )
+    epoch_array = _pa.array(epochs, pa.timestamp("s", tz="UTC"), mask=epochs < 0)
+    return string_array(id_off, ids), stamp_array, epoch_array
+
+
 # --- the attributes a job is made of -------------------------------------------------------------
+
+
+def _equal_bytes(data: U8, a: int, b: int, length: int) -> bool:
+    """Whether ``data[a:a + length]`` and ``data[b:b + length]`` hold the same bytes.
+
+    No early exit: the loop is one the compiler vectorises (the bytes are equal but rarely).
+    """
+    au = np.uint64(a)
+    bu = np.uint64(b)
+    diff = np.uint8(0)
+    for ku in range(np.uint64(length)):
+        diff |= data[au + ku] ^ data[bu + ku]
+    return bool(diff == 0)
 
 
 def _is_expression(vdata: U8, a: int, b: int) -> bool:
@@ -647,6 +800,8 @@ def _job_values(
     expression: Bools,
     unreadable: Bools,
     slow: Bools,
+    n_plain: int,
+    plain: Bools,
 ) -> None:
     """Find the wanted keys in every map and read the first ``n_numeric`` of them as numbers.
 
@@ -659,6 +814,8 @@ def _job_values(
     name's column again its own way. ``vbits`` (from bit ``vbit0``) is the values' validity
     bitmap, empty when none is null. A map with the keys of the map before it, in the same
     order, has them at the same places (one comparison of the key bytes).
+    ``plain[row]`` says whether the first ``n_plain`` names all hold an integer written plainly
+    (digits, perhaps after a ``-``).
     """
     n = starts.size
     m = noff.size - 1
@@ -674,6 +831,7 @@ def _job_values(
                 kinds[j, row] = 0
             for j in range(n_numeric):
                 numbers[j, row] = np.nan
+            plain[row] = n_plain == 0
             continue
         same = count == prev_count
         if same:
@@ -687,12 +845,7 @@ def _job_values(
                         same = False
                         break
             if same:
-                au = np.uint64(a0)
-                bu = np.uint64(b0)
-                for ku in range(np.uint64(koff[start + count] - b0)):
-                    if kdata[au + ku] != kdata[bu + ku]:
-                        same = False
-                        break
+                same = _equal_bytes(kdata, a0, b0, koff[start + count] - b0)
         if not same:
             for j in range(m):
                 rel[j] = -1
@@ -734,6 +887,26 @@ def _job_values(
                     ):
                         kind = 2
             kinds[j, row] = kind
+        is_plain = True
+        for j in range(n_plain):
+            c = pos[j, row]
+            if kinds[j, row] == 0:
+                is_plain = False
+                break
+            a = voff[c]
+            b = voff[c + 1]
+            if a < b and vdata[a] == _MINUS:
+                a += 1
+            if a >= b:
+                is_plain = False
+                break
+            for k in range(a, b):
+                if vdata[k] < _ZERO or vdata[k] > _NINE:
+                    is_plain = False
+                    break
+            if not is_plain:
+                break
+        plain[row] = is_plain
         for j in range(n_numeric):
             numbers[j, row] = np.nan
             if kinds[j, row] == 0:
@@ -785,7 +958,7 @@ def _job_values(
                 unreadable[row] = True  # not "null"
 
 
-def job_values(attrs: Any, names: list[str], n_numeric: int) -> JobValues | None:
+def job_values(attrs: Any, names: list[str], n_numeric: int, n_plain: int = 0) -> JobValues | None:
     """Find ``names`` in the maps of one ``attrs`` chunk; read the first ``n_numeric`` as numbers.
 
     Parameters
@@ -796,6 +969,8 @@ def job_values(attrs: Any, names: list[str], n_numeric: int) -> JobValues | None
         The keys wanted, the numeric ones first.
     n_numeric : int
         How many of ``names`` are numbers.
+    n_plain : int, default 0
+        How many of the first ``names`` must be plain integers for a row's ``plain`` to be True.
 
     Returns
     -------
@@ -825,6 +1000,7 @@ def job_values(attrs: Any, names: list[str], n_numeric: int) -> JobValues | None
     expression = np.zeros(n, dtype=np.bool_)
     unreadable = np.zeros(n, dtype=np.bool_)
     slow = np.zeros(n_numeric, dtype=np.bool_)
+    plain = np.empty(n, dtype=np.bool_)
     _job_values(
         koff,
         kdata,
@@ -845,8 +1021,10 @@ def job_values(attrs: Any, names: list[str], n_numeric: int) -> JobValues | None
         expression,
         unreadable,
         slow,
+        n_plain,
+        plain,
     )
-    return JobValues(pos, kinds, numbers, expression, unreadable, slow)
+    return JobValues(pos, kinds, numbers, expression, unreadable, slow, plain)
 
 
 class JobValues(NamedTuple):
@@ -864,6 +1042,8 @@ class JobValues(NamedTuple):
         Per row: a numeric name's value is ``/Expr(...``, or other text.
     slow : numpy.ndarray of bool
         Per numeric name: some value was left for the caller to read.
+    plain : numpy.ndarray of bool
+        Per row: the first ``n_plain`` names hold integers written plainly (``-?[0-9]+``).
     """
 
     pos: I64
@@ -872,3 +1052,152 @@ class JobValues(NamedTuple):
     expression: Bools
     unreadable: Bools
     slow: Bools
+    plain: Bools
+
+
+# --- text columns and shared keys ----------------------------------------------------------------
+
+
+def _text_sizes(voff: I32, pos: I64, kinds: I8, sel: I64, sizes: I64) -> None:
+    """Add to ``sizes[k]`` the bytes of the values of name ``sel[k]`` (where not absent/null)."""
+    for k in range(sel.size):
+        j = sel[k]
+        total = 0
+        for row in range(pos.shape[1]):
+            if kinds[j, row] != 0:
+                total += voff[pos[j, row] + 1] - voff[pos[j, row]]
+        sizes[k] += total
+
+
+def _gather(
+    voff: I32, vdata: U8, pos: I64, kinds: I8, sel: I64, out_off: I64, out: U8, row0: int
+) -> None:
+    """Copy the values of the names ``sel`` to ``out``, row by row (a row's values lie close).
+
+    Name ``sel[k]`` of row ``row0 + i`` goes to ``out`` from ``out_off[k, row0 + i]``; its end
+    is written to ``out_off[k, row0 + i + 1]`` (no bytes where absent or null).
+    """
+    for i in range(pos.shape[1]):
+        for k in range(sel.size):
+            j = sel[k]
+            o = out_off[k, row0 + i]
+            if kinds[j, i] != 0:
+                a = voff[pos[j, i]]
+                length = voff[pos[j, i] + 1] - a
+                au = np.uint64(a)
+                ou = np.uint64(o)
+                for b in range(np.uint64(length)):
+                    out[ou + b] = vdata[au + b]
+                o += length
+            out_off[k, row0 + i + 1] = o
+
+
+def gather_texts(chunks: list[Any], found: list[JobValues], names: list[int]) -> list[Any] | None:
+    """Return the values of the names ``names`` in the maps of ``chunks``, null where absent.
+
+    One string array per name: the same as taking ``found[k].pos[j]`` (masked where absent)
+    from each chunk's items and concatenating. None when numba is missing or a name's bytes
+    would not fit 32-bit offsets.
+    """
+    if not compile_kernel():  # pragma: no cover
+        return None
+    n = sum(len(f.plain) for f in found)
+    sel = np.asarray(names, dtype=np.int64)
+    views = []
+    sizes = np.zeros(len(sel), dtype=np.int64)
+    for chunk, f in zip(chunks, found, strict=True):
+        items = chunk.items
+        _, voffsets, vbytes = items.buffers()[:3]
+        voff = np.frombuffer(voffsets, dtype=np.int32)[items.offset : items.offset + len(items) + 1]
+        vdata = np.frombuffer(vbytes, dtype=np.uint8) if vbytes is not None else _EMPTY
+        _text_sizes(voff, f.pos, f.kinds, sel, sizes)
+        views.append((voff, vdata))
+    if len(sel) and int(sizes.max()) >= 1 << 31:
+        return None
+    base = np.zeros(len(sel) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=base[1:])
+    out_off = np.empty((len(sel), n + 1), dtype=np.int64)
+    out_off[:, 0] = base[:-1]
+    out = np.empty(max(int(base[-1]), 1), dtype=np.uint8)
+    row0 = 0
+    for (voff, vdata), f in zip(views, found, strict=True):
+        _gather(voff, vdata, f.pos, f.kinds, sel, out_off, out, row0)
+        row0 += f.pos.shape[1]
+    arrays = []
+    for k, j in enumerate(names):
+        valid = np.concatenate([f.kinds[j] != 0 for f in found]) if found else np.zeros(0, bool)
+        nulls = n - int(np.count_nonzero(valid))
+        bitmap = _pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+        offsets = (out_off[k] - base[k]).astype(np.int32)
+        data = out[base[k] : base[k + 1]]
+        arrays.append(
+            _pa.StringArray.from_buffers(
+                n, _pa.py_buffer(offsets), _pa.py_buffer(data), bitmap, nulls
+            )
+        )
+    return arrays
+
+
+def _shared_triples(x: U64, y: U64, z: U64, among: Bools, table: I64, out: Bools) -> None:
+    """Set ``out`` on the rows of ``among`` whose ``(x, y, z)`` another row of ``among`` has.
+
+    ``table`` (a power of two long, more than the rows) is filled with -1.
+    """
+    slots = table.size
+    for row in range(x.size):
+        if not among[row]:
+            continue
+        kx = x[row]
+        ky = y[row]
+        kz = z[row]
+        # the bits of a float (trailing zeros in the mantissa) mixed as murmur3's fmix64 does
+        h = kx ^ (ky * np.uint64(0x9E3779B97F4A7C15)) ^ (kz * np.uint64(0xC2B2AE3D27D4EB4F))
+        h ^= h >> np.uint64(33)
+        h *= np.uint64(0xFF51AFD7ED558CCD)
+        h ^= h >> np.uint64(33)
+        h *= np.uint64(0xC4CEB9FE1A85EC53)
+        h ^= h >> np.uint64(33)
+        slot = np.int64(h & np.uint64(slots - 1))
+        found = False
+        while table[slot] >= 0:
+            other = table[slot]
+            if x[other] == kx and y[other] == ky and z[other] == kz:
+                out[row] = True
+                out[other] = True
+                found = True
+                break
+            slot = (slot + 1) & (slots - 1)
+        if not found:
+            table[slot] = row
+
+
+def _bits(values: F64) -> U64:
+    """Return the bits of ``values``, the same for every NaN and for both zeros."""
+    canonical = np.where(np.isnan(values), np.nan, values) + 0.0
+    return np.ascontiguousarray(canonical, dtype=np.float64).view(np.uint64)
+
+
+def shared_triples(x: F64, y: F64, z: F64, among: Bools) -> Bools | None:
+    """Return the rows of ``among`` whose ``(x, y, z)`` another row of ``among`` has.
+
+    NaN equals NaN, -0.0 equals 0.0.
+
+    Returns
+    -------
+    numpy.ndarray of bool or None
+        None when numba is missing.
+    """
+    if not compile_kernel():  # pragma: no cover
+        return None
+    n = len(x)
+    slots = 1 << max(4, (2 * n).bit_length())
+    out = np.zeros(n, dtype=np.bool_)
+    _shared_triples(
+        _bits(x),
+        _bits(y),
+        _bits(z),
+        np.ascontiguousarray(among, dtype=np.bool_),
+        np.full(slots, -1, dtype=np.int64),
+        out,
+    )
+    return out
