@@ -989,14 +989,7 @@ def _tokenize_lsf_lines(
     base = chunk.first_line - 1
     scan = None
     if fast and data:
-        utf8 = data.isascii()
-        if not utf8:
-            try:
-                data.decode("utf-8")
-                utf8 = True
-            except UnicodeDecodeError:
-                pass
-        scan = _lsf_fast.scan_lsf(data, _LAYOUT, utf8=utf8)
+        scan = _lsf_fast.scan_lsf(data, _LAYOUT)  # decodes the chunk only if a string needs it
     if scan is None or not scan.fast.any():
         records, bad, _ = _reference_rows(chunk, site=site, src_file=src_file, fast=None)
         return records, bad

@@ -887,6 +887,15 @@ _KEPT_BYTES = 64 << 20
 _SCRATCH = _Scratch()
 
 
+def _is_utf8(data: bytes) -> bool:
+    """Whether ``data`` is valid UTF-8."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 class LsfScan(NamedTuple):
     """The clean lines of a chunk, as :func:`scan_lsf` found them.
 
@@ -910,7 +919,7 @@ class LsfScan(NamedTuple):
     values: Any
 
 
-def scan_lsf(data: bytes, layout: Layout, *, utf8: bool) -> LsfScan | None:
+def scan_lsf(data: bytes, layout: Layout, *, utf8: bool | None = None) -> LsfScan | None:
     """Find the clean ``JOB_FINISH`` lines of a chunk (see the module's text).
 
     Parameters
@@ -919,8 +928,10 @@ def scan_lsf(data: bytes, layout: Layout, *, utf8: bool) -> LsfScan | None:
         Whole lines (the last one without a line end is never clean).
     layout : Layout
         The reference's ``JOB_FINISH`` layout.
-    utf8 : bool
-        Whether ``data`` is valid UTF-8 (else a byte above 127 declines its line).
+    utf8 : bool, optional
+        Whether ``data`` is valid UTF-8 (else a byte above 127 declines its line). None: found
+        out only when a string the scanner keeps holds a byte above 127 (the chunk is then
+        decoded once; most chunks are ASCII and never are).
 
     Returns
     -------
@@ -938,8 +949,12 @@ def scan_lsf(data: bytes, layout: Layout, *, utf8: bool) -> LsfScan | None:
     tm = scratch.array("tm", tokens, np.uint8)
     tc = scratch.array("tc", tokens + 1, np.int64)
     tb = scratch.array("tb", buf.size, np.uint8)  # token values take no more than the input
-    cls = _CLASS_UTF8 if utf8 else _CLASS_ASCII
+    cls = _CLASS_ASCII if utf8 is False else _CLASS_UTF8
     lines = _tokenize(buf, cls, line_first, line_tokens, tq, tm, tc, tb)
+    if utf8 is None and lines:
+        kept = line_first[lines - 1] + max(int(line_tokens[lines - 1]), 0)
+        if int(np.bitwise_or.reduce(tm[:kept], initial=0)) & _C_HIGH and not _is_utf8(data):
+            lines = _tokenize(buf, _CLASS_ASCII, line_first, line_tokens, tq, tm, tc, tb)
     fast = np.empty(lines, dtype=np.bool_)
     row_named = np.empty(lines, dtype=np.int64)
     row_values = np.empty(lines, dtype=np.int64)
