@@ -385,6 +385,15 @@ _TERM = {
     14: ("CANCELLED", "TERM_OWNER"),
     15: ("CANCELLED", "TERM_ADMIN"),
 }
+_STATES = (
+    "UNKNOWN",
+    "COMPLETED",
+    "FAILED",
+    "DELETED",
+    "REQUEUED",
+    *sorted({name for name, _ in _TERM.values()}),
+)
+_STATE_CODE = {name: k for k, name in enumerate(_STATES)}
 
 
 class _Bad(Exception):
@@ -980,14 +989,7 @@ def _tokenize_lsf_lines(
     base = chunk.first_line - 1
     scan = None
     if fast and data:
-        utf8 = data.isascii()
-        if not utf8:
-            try:
-                data.decode("utf-8")
-                utf8 = True
-            except UnicodeDecodeError:
-                pass
-        scan = _lsf_fast.scan_lsf(data, _LAYOUT, utf8=utf8)
+        scan = _lsf_fast.scan_lsf(data, _LAYOUT)  # decodes the chunk only if a string needs it
     if scan is None or not scan.fast.any():
         records, bad, _ = _reference_rows(chunk, site=site, src_file=src_file, fast=None)
         return records, bad
@@ -1391,13 +1393,14 @@ def _finish_values(attrs: Any) -> tuple[dict[str, Arr], dict[str, Numbers]]:
         items = chunk.items
         for j, name in enumerate(_TEXT_ATTRS):
             texts[name].append(items.take(_pa.array(index[j], mask=index[j] < 0)))
-        for j, name in enumerate(_NUMBER_ATTRS, start=len(_TEXT_ATTRS)):
-            at = index[j]
-            read = _lsf_fast.read_numbers(items, at)
+        at_all = index[len(_TEXT_ATTRS) :]
+        read = _lsf_fast.read_numbers(items, at_all)  # the fields of a row together
+        for j, name in enumerate(_NUMBER_ATTRS):
+            at = at_all[j]
             if read is None:
                 numbers[name].append(_number_column(items.take(_pa.array(at, mask=at < 0))))
                 continue
-            values, slow = read
+            values, slow = read[0][j], read[1][j]
             bad = np.zeros(len(at), dtype=bool)
             if slow.any():
                 rows = np.flatnonzero(slow)
@@ -1528,20 +1531,21 @@ def _jobs(
     js = np.nan_to_num(jstatus, nan=0).astype(np.int64)
     done = (js & 64) != 0
     failed = ((js & 32) != 0) & ~done
-    state = np.full(n, "UNKNOWN", dtype=object)
-    state[done] = "COMPLETED"
-    state[failed] = "FAILED"
-    term_flag = np.full(n, "", dtype=object)
+    # states as codes into _STATES (strings only for the column), TERM_* flags as codes into _TERM
+    state = np.full(n, _STATE_CODE["UNKNOWN"], dtype=np.int8)
+    state[done] = _STATE_CODE["COMPLETED"]
+    state[failed] = _STATE_CODE["FAILED"]
+    term_flag = np.full(n, -1, dtype=np.int8)
     info_code = np.nan_to_num(exit_info, nan=-1).astype(np.int64)
-    for code, (name, flag) in _TERM.items():
+    for k, (code, (name, _)) in enumerate(_TERM.items()):
         hit = failed & (info_code == code)
-        state[hit] = name
-        term_flag[hit] = flag
+        state[hit] = _STATE_CODE[name]
+        term_flag[hit] = k
     nonstandard = ~done & ~failed & ~status_lost
     never = ~started & (done | failed) & ~start_lost
     exit_not_started = never & failed
-    state[exit_not_started] = "DELETED"
-    state[start_lost] = "UNKNOWN"
+    state[exit_not_started] = _STATE_CODE["DELETED"]
+    state[start_lost] = _STATE_CODE["UNKNOWN"]
     exit_conflict = done & ((~np.isnan(exit_code) & (exit_code != 0)) | ~np.isnan(exit_signal))
     range_req = ~np.isnan(max_procs) & ~np.isnan(procs) & (procs > 0) & (max_procs > procs)
     # each distinct execHosts text is parsed once (a site has few host lists, repeated often)
@@ -1559,16 +1563,20 @@ def _jobs(
     nodes = np.where(started, nodes_of[codes], np.nan)
 
     # GPUs: the ngpus_physical rusage of the effective requirement, per host when "/host"
-    gpu_parts = _pc.extract_regex(
-        _pc.fill_null(text("effectiveResReq"), ""),
-        r"ngpus_physical=(?P<v>\d+(?:\.\d+)?)(?P<h>/host)?",
-    )
-    gpus = _floats(_pc.fill_null(_pc.struct_field(gpu_parts, "v"), ""))[0] if n else np.zeros(0)
-    per_host = (
-        _numpy(_pc.equal(_pc.fill_null(_pc.struct_field(gpu_parts, "h"), ""), "/host"), bool)
-        if n
-        else np.zeros(0, dtype=bool)
-    )
+    # (the regular expression only on the requirements naming it: most name no GPU)
+    requirements = _pc.fill_null(text("effectiveResReq"), "")
+    gpus = np.full(n, np.nan)
+    per_host = np.zeros(n, dtype=bool)
+    named = np.flatnonzero(_numpy(_pc.match_substring(requirements, "ngpus_physical="), bool))
+    if len(named):
+        gpu_parts = _pc.extract_regex(
+            requirements.take(_pa.array(named)),
+            r"ngpus_physical=(?P<v>\d+(?:\.\d+)?)(?P<h>/host)?",
+        )
+        gpus[named] = _floats(_pc.fill_null(_pc.struct_field(gpu_parts, "v"), ""))[0]
+        per_host[named] = _numpy(
+            _pc.equal(_pc.fill_null(_pc.struct_field(gpu_parts, "h"), ""), "/host"), bool
+        )
     gpus = np.where(per_host, gpus * np.where(np.isnan(nodes), np.nan, nodes), gpus)
     gpus = np.where(gpus > 0, gpus, np.nan)
     gpus_alloc = np.where(started, gpus, np.nan)
@@ -1587,10 +1595,8 @@ def _jobs(
     attempt, n_attempts, duplicate = _attempts(id_text, submit, event, file_no, src_line, start)
     earlier = (attempt < n_attempts - 1) & ~duplicate & started
     logged_state = state.copy()
-    state = np.where(earlier, "REQUEUED", state)
-    was = np.where(
-        earlier & (logged_state != "REQUEUED"), "STATE_WAS_" + logged_state.astype(str), ""
-    )
+    state = np.where(earlier, _STATE_CODE["REQUEUED"], state)
+    was = earlier & (logged_state != _STATE_CODE["REQUEUED"])
 
     # a number too large for its column (a damaged field) is null and flagged, never wrapped
     fitted, too_big = fitted_numbers(
@@ -1662,10 +1668,11 @@ def _jobs(
         ("GPUS_PER_HOST", per_host & ~np.isnan(gpus)),
         ("GPUS_ALLOC_FROM_REQUEST", ~np.isnan(gpus_alloc)),
     ]
-    for name in sorted({f for f in term_flag if f}):
-        masks.append((name, term_flag == name))
-    for name in sorted({f for f in was if f}):
-        masks.append((name, was == name))
+    terms = list(_TERM.values())
+    for k in sorted(np.unique(term_flag[term_flag >= 0]).tolist(), key=lambda k: terms[k][1]):
+        masks.append((terms[k][1], term_flag == k))
+    for k in sorted(np.unique(logged_state[was]).tolist(), key=lambda k: _STATES[k]):
+        masks.append((f"STATE_WAS_{_STATES[k]}", was & (logged_state == k)))
     flags = flag_array(n, masks)
 
     site = rec.column("site").combine_chunks() if n else _pa.array([], pa.string())
@@ -1713,7 +1720,7 @@ def _jobs(
         "vmem_used_bytes": int_or_null(vmem_used, pa.int64()),
         "exit_code": int_or_null(exit_code, pa.int32()),
         "exit_signal": int_or_null(exit_signal, pa.int32()),
-        "state": _pa.array(state.astype(str), pa.string()),
+        "state": _pa.array(_STATES, pa.string()).take(_pa.array(state)),
         "end_record_type": _repeat("JOB_FINISH", n),
         "src_file": src_file,
         "src_line": _pa.array(src_line, pa.int64()),
