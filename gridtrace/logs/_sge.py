@@ -550,9 +550,10 @@ _KERNEL = (
     "_check_line",
     "_line_fields",
     "_split_fields",
+    "_chunk_fields",
     "_parse_numbers",
 )
-_ENTRY_POINTS = frozenset({"_line_fields", "_split_fields", "_parse_numbers"})
+_ENTRY_POINTS = frozenset({"_line_fields", "_split_fields", "_chunk_fields", "_parse_numbers"})
 _LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
 _compile_kernel = _LAZY.compile
 _KERNEL_MIN_LINES = 20_000
@@ -703,6 +704,62 @@ def _split_fields(
         value_offsets[field] = out
         list_offsets[i + 1] = field
     return list_offsets, value_offsets, values, checked
+
+
+def _chunk_fields(
+    buffer: U8, n: int, colons: int, kinds: I64
+) -> tuple[I64, I64, Bool, Bool, Bool, I32, I32, U8]:
+    """Split a chunk's ``n`` lines, then each line's fields at ``:``, in one walk of its bytes.
+
+    A line ends at a LF (the last one may have none); one CR before it is not part of the line
+    (as :func:`~gridtrace.logs._text.split_lines`). Returns each line's start and stop in
+    ``buffer`` (its line end left out), whether it ended in CR LF, held a NUL byte and passes
+    the field check (``_LINE``, :func:`_check_line`), and the buffers of
+    ``pc.split_pattern(lines, ":")``: list offsets, the fields' offsets and their bytes
+    (``colons`` is the count of ``:`` in ``buffer``).
+    """
+    size = len(buffer)
+    starts = np.empty(n, dtype=np.int64)
+    stops = np.empty(n, dtype=np.int64)
+    crlf = np.zeros(n, dtype=np.bool_)
+    nul = np.zeros(n, dtype=np.bool_)
+    checked = np.zeros(n, dtype=np.bool_)
+    list_offsets = np.empty(n + 1, dtype=np.int32)
+    value_offsets = np.empty(n + colons + 1, dtype=np.int32)
+    values = np.empty(size - colons, dtype=np.uint8)
+    list_offsets[0] = 0
+    value_offsets[0] = 0
+    field = 0
+    out = 0
+    p = 0
+    for i in range(n):
+        a = p
+        while p < size:
+            byte = buffer[p]
+            if byte == 10:
+                break
+            if byte == 58:
+                field += 1
+                value_offsets[field] = out
+            else:
+                if byte == 0:
+                    nul[i] = True
+                values[out] = byte
+                out += 1
+            p += 1
+        stop = p
+        if stop > a and buffer[stop - 1] == 13:
+            stop -= 1
+            out -= 1  # the CR was copied into the line's last field
+            crlf[i] = True
+        starts[i] = a
+        stops[i] = stop
+        checked[i] = _check_line(buffer, a, stop, kinds)
+        field += 1
+        value_offsets[field] = out
+        list_offsets[i + 1] = field
+        p += 1  # past the LF
+    return starts, stops, crlf, nul, checked, list_offsets, value_offsets, values[:out]
 
 
 def _parse_numbers(
@@ -862,20 +919,51 @@ def _realign(tokens: list[str], width: int) -> tuple[list[str] | None, str]:
 
 @dataclass
 class _SgeLines:
-    """One chunk's lines, decoded and classified (everything a line says by itself)."""
+    """One chunk's lines, decoded and classified (everything a line says by itself).
 
-    raw_lines: list[bytes]
+    The reference path holds the lines as a list of bytes and a decoded string array; the
+    kernel's path (a chunk that is all UTF-8) holds only where each line starts and stops in
+    the chunk, and makes Python objects for the few lines that need them.
+    """
+
+    data: bytes
+    raw_lines: list[bytes] | None
+    starts: I64
+    stops: I64
     crlf: Bool
     no_newline: bool
     nul: Bool
-    binary: Arr
-    text: Arr
+    binary: Arr | None
+    text: Arr | None
     non_utf8: Bool
     blank: Bool
     comment: Bool
     checked: Bool
     tokens: Arr
     counts: I64
+
+    @property
+    def n(self) -> int:
+        """The number of lines."""
+        return len(self.crlf)
+
+    def raw(self, row: int) -> bytes:
+        """Return the bytes of line ``row`` (no line end)."""
+        if self.raw_lines is not None:
+            return self.raw_lines[row]
+        return self.data[int(self.starts[row]) : int(self.stops[row])]
+
+    def texts(self, rows: I64) -> list[str]:
+        """Return the decoded lines ``rows``."""
+        if self.text is not None:
+            return [str(line) for line in self.text.take(_pa.array(rows)).to_pylist()]
+        return [self.raw(int(row)).decode() for row in rows]  # the chunk is UTF-8
+
+    def binary_take(self, rows: I64) -> Arr:
+        """Return the bytes of the lines ``rows`` as a binary array."""
+        if self.binary is not None:
+            return self.binary.take(_pa.array(rows))
+        return _pa.array([self.raw(int(row)) for row in rows], pa.binary())
 
     @property
     def good(self) -> Bool:
@@ -885,13 +973,15 @@ class _SgeLines:
     @property
     def last_cut(self) -> Bool:
         """The last line, when it has no line end (only ever in a file's last chunk)."""
-        cut = np.zeros(len(self.raw_lines), dtype=bool)
+        cut = np.zeros(self.n, dtype=bool)
         if self.no_newline and len(cut):
             cut[-1] = True
         return cut
 
 
 def _sge_lines(data: bytes) -> _SgeLines:
+    if len(data) < 2**31 and _use_kernel(0) and _is_utf8(data):
+        return _sge_lines_kernel(data)
     raw_lines, crlf, no_newline = split_lines(data)
     n_lines = len(raw_lines)
     nul = nul_lines(raw_lines, data)
@@ -904,9 +994,56 @@ def _sge_lines(data: bytes) -> _SgeLines:
         blank = comment = np.zeros(0, dtype=bool)
     tokens, checked = _split_colons(text)
     counts = _numpy(_pc.list_value_length(tokens), np.int64) if n_lines else np.zeros(0, np.int64)
+    none = np.zeros(0, dtype=np.int64)
     return _SgeLines(
-        raw_lines, crlf, no_newline, nul, binary, text, non_utf8, blank, comment, checked,
-        tokens, counts,
+        data, raw_lines, none, none, crlf, no_newline, nul, binary, text, non_utf8, blank,
+        comment, checked, tokens, counts,
+    )  # fmt: skip
+
+
+def _is_utf8(data: bytes) -> bool:
+    """Whether the bytes are UTF-8 (Arrow's check: no Python string is made)."""
+    offsets = np.array([0, len(data)], dtype=np.int32)
+    one = _pa.Array.from_buffers(
+        pa.binary(), 1, [None, _pa.py_buffer(offsets), _pa.py_buffer(data)]
+    )
+    try:
+        one.cast(pa.string())
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
+def _sge_lines_kernel(data: bytes) -> _SgeLines:
+    """:func:`_sge_lines` of a UTF-8 chunk by the kernel (:func:`_chunk_fields`): same values.
+
+    The lines are not copied into Python objects nor into a string array: only their fields
+    are (the tokens), and the lines that fail the check are decoded one by one.
+    """
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    newlines = int(np.count_nonzero(buffer == _NEWLINE))
+    no_newline = bool(len(data)) and data[-1] != _NEWLINE
+    n = newlines + int(no_newline)
+    colons = int(np.count_nonzero(buffer == _COLON))
+    starts, stops, crlf, nul, checked, list_offsets, value_offsets, values = _chunk_fields(
+        buffer, n, colons, _KINDS
+    )
+    fields = _pa.StringArray.from_buffers(
+        len(value_offsets) - 1, _pa.py_buffer(value_offsets), _pa.py_buffer(values)
+    )
+    tokens = _pa.ListArray.from_arrays(_pa.array(list_offsets), fields)
+    counts = np.diff(list_offsets).astype(np.int64)
+    first = buffer[np.minimum(starts, max(len(data) - 1, 0))] if n else np.zeros(0, np.uint8)
+    comment = (stops > starts) & (first == _HASH) & ~nul
+    # a line that passes the check has 43 fields, hence a ':': never blank
+    blank = np.zeros(n, dtype=bool)
+    unchecked = np.flatnonzero(~checked & ~nul)
+    if len(unchecked):
+        text = _pa.array([data[int(starts[i]) : int(stops[i])] for i in unchecked], pa.string())
+        blank[unchecked] = _numpy(_pc.equal(_pc.utf8_trim_whitespace(text), ""), bool)
+    return _SgeLines(
+        data, None, starts, stops, crlf, no_newline, nul, None, None, np.zeros(n, dtype=bool),
+        blank, comment, checked, tokens, counts,
     )  # fmt: skip
 
 
@@ -1135,9 +1272,9 @@ def _tokenize_sge_chunk(
     """Tokenise one chunk of a Grid Engine file: its ``records`` and ``quarantine`` rows."""
     lines = _sge_lines(chunk.data)
     base = chunk.first_line - 1  # lines before the chunk
-    raw_lines, crlf, text, binary = lines.raw_lines, lines.crlf, lines.text, lines.binary
+    crlf = lines.crlf
     non_utf8, counts, checked, tokens = lines.non_utf8, lines.counts, lines.checked, lines.tokens
-    n_lines = len(raw_lines)
+    n_lines = lines.n
     comment = lines.comment
     data = ~lines.blank & ~comment & ~lines.nul
     good = data & checked
@@ -1150,16 +1287,17 @@ def _tokenize_sge_chunk(
     last = n_lines - 1
     if n_lines and lines.no_newline and data[last] and counts[last] < width:
         # a crash cut the last line: keep the fields that surely survived
-        fields, why = _cut_fields(str(text[last].as_py()).split(":"))
+        fields, why = _cut_fields(lines.texts(np.array([last]))[0].split(":"))
         if fields is None:
             reasons[last] = why
         else:
             truncated[last] = fields
         good[last] = False
         data[last] = False
-    for j in np.flatnonzero(data & ~checked):
+    failed = np.flatnonzero(data & ~checked)
+    for j, line in zip(failed, lines.texts(failed), strict=True):
         row = int(j)
-        fields = str(text[row].as_py()).split(":")
+        fields = line.split(":")
         if len(fields) < _MIN_FIELDS:
             reasons[row] = (
                 f"{len(fields)} ':'-separated fields, fewer than the {_MIN_FIELDS} of the "
@@ -1185,7 +1323,7 @@ def _tokenize_sge_chunk(
     comment_rows = np.flatnonzero(comment)
     if len(comment_rows):
         header_attrs: list[list[tuple[str, str]]] = []
-        for line in text.take(_pa.array(comment_rows)).to_pylist():
+        for line in lines.texts(comment_rows):
             match = _VERSION_RE.match(str(line))
             body = str(line)[1:].strip()
             header_attrs.append([("version", match.group(1))] if match else [("text", body)])
@@ -1209,7 +1347,7 @@ def _tokenize_sge_chunk(
                 ),
                 _pc.if_else(
                     _pa.array(bad),
-                    binary.take(_pa.array(comment_rows)),
+                    lines.binary_take(comment_rows),
                     pa.scalar(None, pa.binary()),
                 ),
             )
@@ -1226,7 +1364,7 @@ def _tokenize_sge_chunk(
                 tokens.slice(first, len(good_rows))
                 if contiguous
                 else tokens.take(_pa.array(good_rows)),
-                binary,
+                lines,
                 [
                     ("NON_UTF8", non_utf8[good_rows]),
                     ("CRLF", crlf[good_rows]),
@@ -1248,7 +1386,7 @@ def _tokenize_sge_chunk(
             masks.append(("NO_NEWLINE", last_cut[rows]))
         masks.append((flag, np.ones(len(rows), dtype=bool)))
         values = _pa.array([read[int(r)] for r in rows], pa.list_(pa.string()))
-        tables.append(_job_records(site, src_file, rows, values, binary, masks, base))
+        tables.append(_job_records(site, src_file, rows, values, lines, masks, base))
     if tables:
         records = pa.concat_tables(tables)
         line_order = _numpy(records.column("src_line").combine_chunks(), np.int64)
@@ -1263,7 +1401,7 @@ def _tokenize_sge_chunk(
         src_file=src_file,
         lines=[i + 1 + base for i in bad_rows],
         reasons=[reasons[i] for i in bad_rows],
-        raw=[raw_lines[i] for i in bad_rows],
+        raw=[lines.raw(i) for i in bad_rows],
     )
     return records, quarantine
 
@@ -1286,7 +1424,7 @@ def _job_records(
     src_file: str,
     rows: I64,
     tokens: Arr,
-    lines: Arr,
+    lines: _SgeLines,
     masks: list[tuple[str, Bool]],
     base: int = 0,
 ) -> pa.Table:
@@ -1335,7 +1473,7 @@ def _job_records(
     raw = (
         _pc.if_else(
             _pa.array(keep_raw),
-            lines.take(_pa.array(np.where(keep_raw, rows, 0))),
+            lines.binary_take(np.where(keep_raw, rows, 0)),
             pa.scalar(None, pa.binary()),
         )
         if keep_raw.any()
