@@ -551,9 +551,12 @@ _KERNEL = (
     "_line_fields",
     "_split_fields",
     "_chunk_fields",
+    "_gather_fields",
     "_parse_numbers",
 )
-_ENTRY_POINTS = frozenset({"_line_fields", "_split_fields", "_chunk_fields", "_parse_numbers"})
+_ENTRY_POINTS = frozenset(
+    {"_line_fields", "_split_fields", "_chunk_fields", "_gather_fields", "_parse_numbers"}
+)
 _LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
 _compile_kernel = _LAZY.compile
 _KERNEL_MIN_LINES = 20_000
@@ -760,6 +763,47 @@ def _chunk_fields(
         list_offsets[i + 1] = field
         p += 1  # past the LF
     return starts, stops, crlf, nul, checked, list_offsets, value_offsets, values[:out]
+
+
+def _gather_fields(
+    offsets: I32, data: U8, starts: I64, counts: I64, rows: I64, columns: I64
+) -> tuple[I32, U8, I64]:
+    """Copy the fields ``columns`` of the records ``rows``: the buffers of one string array each.
+
+    Record ``r``'s field ``c`` is the string ``starts[r] + c`` (``offsets`` into ``data``), empty
+    when ``counts[r] <= c``. Returns the offsets of each column's strings (one row each,
+    starting at 0), their bytes end to end and where each column's bytes start. What ``take``
+    of each column gives, in one walk of the records, which reads memory in order.
+    """
+    k = len(columns)
+    m = len(rows)
+    out_offsets = np.empty((k, m + 1), dtype=np.int32)
+    sizes = np.zeros(k, dtype=np.int64)
+    for j in range(k):
+        out_offsets[j, 0] = 0
+    for i in range(m):
+        r = rows[i]
+        for j in range(k):
+            column = columns[j]
+            if counts[r] > column:
+                at = starts[r] + column
+                sizes[j] += offsets[at + 1] - offsets[at]
+            out_offsets[j, i + 1] = sizes[j]
+    bases = np.zeros(k + 1, dtype=np.int64)
+    for j in range(k):
+        bases[j + 1] = bases[j] + sizes[j]
+    out = np.empty(bases[k], dtype=np.uint8)
+    for i in range(m):
+        r = rows[i]
+        for j in range(k):
+            column = columns[j]
+            if counts[r] > column:
+                at = starts[r] + column
+                a = offsets[at]
+                o = bases[j] + out_offsets[j, i]
+                for p in range(offsets[at + 1] - a):
+                    out[o + p] = data[a + p]
+    return out_offsets, out, bases
 
 
 def _parse_numbers(
@@ -1445,23 +1489,16 @@ def _job_records(
     keys = _field_names(counts, names)
     attrs = _pa.MapArray.from_arrays(_pa.array(starts.astype(np.int32)), keys, values)
 
-    def field(name: str) -> Arr:
-        i = _I[name]
-        present = counts > i
-        if present.all():
-            return values.take(_pa.array(starts[:-1] + i))
-        # a line cut short: the fields it lost are null
-        taken = values.take(_pa.array(np.where(present, starts[:-1] + i, 0)))
-        return _pc.if_else(_pa.array(present), taken, None)
-
-    job = field("job_number")
-    task = field("task_number")
+    # a line cut short: the fields it lost are null
+    job, task, pe_taskid, end_time = _take_fields(
+        values, starts[:-1], counts, ("job_number", "task_number", "pe_taskid", "end_time")
+    )
     job_id_raw = _pc.if_else(
         _pc.fill_null(_pc.equal(task, "0"), True),
         job,
         _pc.binary_join_element_wise(job, task, "."),
     )
-    pe_taskid = _pc.fill_null(field("pe_taskid"), "NONE")
+    pe_taskid = _pc.fill_null(pe_taskid, "NONE")
     slave = _pc.invert(_pc.or_(_pc.equal(pe_taskid, "NONE"), _pc.equal(pe_taskid, "")))
     record_type = _pc.if_else(slave, "PE", "J")
     extra = counts > _FULL
@@ -1484,12 +1521,51 @@ def _job_records(
         src_file,
         rows + 1 + base,
         record_type,
-        field("end_time"),
+        end_time,
         job_id_raw,
         attrs,
         flags,
         raw,
     )
+
+
+def _take_fields(
+    values: Arr, starts: I64, counts: I64, names: Sequence[str], rows: I64 | None = None
+) -> list[Arr]:
+    """Return the fields ``names`` of the records ``rows`` (default: all), null where absent.
+
+    Record ``r``'s fields are ``values[starts[r]:starts[r] + counts[r]]``. By the kernel
+    (:func:`_gather_fields`, one walk for all the names) once it is loaded, else by ``take``.
+    """
+    n = len(starts)
+    columns = [_I[name] for name in names]
+    if rows is None:
+        rows = np.arange(n, dtype=np.int64)
+    present = [counts[rows] > column for column in columns]
+    if len(rows) and not values.null_count and values.type == pa.string() and _use_kernel(0):
+        _, offsets_buffer, data_buffer = values.buffers()
+        offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[values.offset :]
+        data = np.frombuffer(data_buffer, dtype=np.uint8)
+        out_offsets, out, bases = _gather_fields(
+            offsets, data, starts, counts, rows, np.array(columns, dtype=np.int64)
+        )
+        taken = [
+            _pa.StringArray.from_buffers(
+                len(rows),
+                _pa.py_buffer(out_offsets[j]),
+                _pa.py_buffer(out[int(bases[j]) : int(bases[j + 1])]),
+            )
+            for j in range(len(columns))
+        ]
+    else:
+        taken = [
+            values.take(_pa.array(np.where(here, starts[rows] + column, 0)))
+            for column, here in zip(columns, present, strict=True)
+        ]
+    return [
+        array if here.all() else _pc.if_else(_pa.array(here), array, None)
+        for array, here in zip(taken, present, strict=True)
+    ]
 
 
 def _field_names(counts: I64, names: Sequence[str]) -> Arr:
@@ -1620,17 +1696,14 @@ class _Fields:
 
     def text(self, name: str, rows: I64 | None = None) -> Arr:
         """Return the field's strings (null where absent) of the records ``rows`` (default: all)."""
-        i = _I[name]
+        return self.texts((name,), rows)[name]
+
+    def texts(self, names: Sequence[str], rows: I64 | None = None) -> dict[str, Arr]:
+        """Return the fields' strings (null where absent) of the records ``rows`` (default: all)."""
         if not self.n:
-            return _pa.array([], pa.string())
-        present = self.counts > i
-        where = np.where(present, self.starts + i, 0)
-        if rows is not None:
-            present, where = present[rows], where[rows]
-        taken = self.items.take(_pa.array(where))
-        if present.all():
-            return taken
-        return _pc.if_else(_pa.array(present), taken, None)
+            return {name: _pa.array([], pa.string()) for name in names}
+        taken = _take_fields(self.items, self.starts, self.counts, names, rows)
+        return dict(zip(names, taken, strict=True))
 
     def number(self, name: str) -> F64:
         if not self.n:
@@ -1918,8 +1991,11 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
             if host and host != master_host and host not in known_hosts:
                 known_hosts.append(host)
 
-    def col(name: str) -> Arr:
-        return get.text(name, keep)
+    kept_text = get.texts(
+        ("category", "granted_pe", "owner", "group", "project", "qname", "job_name", "job_number"),
+        keep,
+    )
+    col = kept_text.__getitem__
 
     master_host_text = host_text.take(take_keep)
     failed = failed_all[keep]
