@@ -1667,40 +1667,54 @@ class _Fields:
     """Positional access to the aligned fields of ``J``/``PE`` records."""
 
     def __init__(self, table: pa.Table) -> None:
-        # the values of the chunks' maps, end to end (their keys are not needed: not copied)
-        items: list[Arr] = []
+        # the values of the chunks' maps (their keys are not needed: not copied), read chunk by
+        # chunk: copied end to end only when a caller needs them as one array (``items``)
+        self._parts: list[tuple[Arr, I64, I64]] = []  # values, record starts, field counts
         bounds: list[I64] = [np.zeros(1, dtype=np.int64)]
         total = 0
         chunks: list[Any] = table.column("attrs").chunks
         for chunk in chunks:
             chunk_offsets = _numpy(chunk.offsets, np.int64)
             first, last = int(chunk_offsets[0]), int(chunk_offsets[-1])
-            items.append(chunk.items.slice(first, last - first))
+            local = chunk_offsets - first
+            self._parts.append((chunk.items.slice(first, last - first), local[:-1], np.diff(local)))
             bounds.append(chunk_offsets[1:] - first + total)
             total += last - first
         offsets = np.concatenate(bounds)
         self.n = len(offsets) - 1
-        self.items: Any = (
-            (_pa.concat_arrays(items) if len(items) != 1 else items[0])
-            if items
-            else _pa.array([], pa.string())
-        )
+        self._items: Any = None
         self.starts = offsets[:-1]
         self.counts = np.diff(offsets)
         self.unreadable = np.zeros(self.n, dtype=bool)  # a number field holding inf or nan
         self.parsed: dict[str, tuple[F64, Bool]] | None = None
 
+    @property
+    def items(self) -> Any:
+        """The values of every record's fields, end to end (``starts`` index them)."""
+        if self._items is None:
+            items = [part[0] for part in self._parts]
+            self._items = (
+                (_pa.concat_arrays(items) if len(items) != 1 else items[0])
+                if items
+                else _pa.array([], pa.string())
+            )
+        return self._items
+
     def _parse(self) -> dict[str, tuple[F64, Bool]]:
         """Read the number fields :func:`_jobs` needs with the kernel (empty without it)."""
-        items = self.items
-        if items.null_count or items.type != pa.string() or not _use_kernel(0):
+        parts = self._parts
+        if any(v.null_count or v.type != pa.string() for v, _, _ in parts) or not _use_kernel(0):
             return {}
-        _, offsets_buffer, data_buffer = items.buffers()
-        offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[items.offset :]
-        data = np.frombuffer(data_buffer, dtype=np.uint8)
         columns = np.array([_I[name] for name in _PARSED], dtype=np.int64)
-        values, declined = _parse_numbers(offsets, data, self.starts, self.counts, columns, _POWERS)
-        return {name: (values[j], declined[j]) for j, name in enumerate(_PARSED)}
+        read: list[tuple[F64, Bool]] = []
+        for values, starts, counts in parts:
+            _, offsets_buffer, data_buffer = values.buffers()
+            offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[values.offset :]
+            data = np.frombuffer(data_buffer, dtype=np.uint8)
+            read.append(_parse_numbers(offsets, data, starts, counts, columns, _POWERS))
+        numbers = np.concatenate([r[0] for r in read], axis=1)
+        declined = np.concatenate([r[1] for r in read], axis=1)
+        return {name: (numbers[j], declined[j]) for j, name in enumerate(_PARSED)}
 
     def absent(self, name: str) -> Bool:
         """Rows without the field (a last line cut short)."""
@@ -1715,6 +1729,11 @@ class _Fields:
         """Return the fields' strings (null where absent) of the records ``rows`` (default: all)."""
         if not self.n:
             return {name: _pa.array([], pa.string()) for name in names}
+        if rows is None and len(self._parts) > 1:  # chunk by chunk, then end to end
+            parts = [_take_fields(values, s, c, names) for values, s, c in self._parts]
+            return {
+                name: _pa.concat_arrays([part[j] for part in parts]) for j, name in enumerate(names)
+            }
         taken = _take_fields(self.items, self.starts, self.counts, names, rows)
         return dict(zip(names, taken, strict=True))
 
@@ -1842,8 +1861,34 @@ def _int_text(values: F64) -> Arr:
     return int_or_null(values, pa.int64()).cast(pa.string())
 
 
+def _pair_keys(job: F64, task: F64) -> I64 | None:
+    """One integer per (job, task) pair, equal where the pairs are (a missing task too).
+
+    None when a job number is missing, or a number is not a whole number in [0, 2**31): the
+    caller then compares the pairs themselves.
+    """
+    if np.isnan(job).any():
+        return None
+    whole_task = np.where(np.isnan(task), -1.0, task)
+    fits = (job >= 0) & (job < 2**31) & (whole_task >= -1) & (whole_task < 2**31)
+    if not (
+        fits.all()
+        and (job == np.floor(job)).all()
+        and (task == np.floor(task))[~np.isnan(task)].all()
+    ):
+        return None
+    keys: I64 = job.astype(np.int64) * 2**32 + (whole_task.astype(np.int64) + 1)
+    return keys
+
+
 def _shared(job: F64, task: F64) -> Bool:
     """Which (job, task) pairs another record also holds (NaN equal to NaN, as in pandas)."""
+    keys = _pair_keys(job, task)
+    if keys is not None:  # one integer column: sorted, the repeated keys are neighbours
+        ordered = np.sort(keys)
+        repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+        by_key: Bool = np.isin(keys, repeated)
+        return by_key
     pairs = pd.DataFrame({"job": job, "task": task})
     shared: Bool = pairs.duplicated(keep=False).to_numpy()
     return shared
@@ -1935,7 +1980,12 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
         zero = pd.DataFrame(
             {"job": job[submit_zero], "task": tsk[submit_zero], "row": np.flatnonzero(submit_zero)}
         )
-        known = pd.DataFrame({"job": job, "task": tsk, "submit": submit})[~submit_zero]
+        # only the records of those jobs can give a submit time (the merge below keeps no other)
+        related = ~submit_zero
+        keys = _pair_keys(job, tsk)
+        if keys is not None:
+            related &= np.isin(keys, keys[submit_zero])
+        known = pd.DataFrame({"job": job, "task": tsk, "submit": submit})[related]
         known = known.merge(zero[["job", "task"]].drop_duplicates(), on=["job", "task"])
         counted = (
             known.drop_duplicates()
