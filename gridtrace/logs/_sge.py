@@ -550,6 +550,7 @@ _KERNEL = (
     "_check_line",
     "_line_fields",
     "_split_fields",
+    "_grown",
     "_chunk_fields",
     "_gather_fields",
     "_parse_numbers",
@@ -710,7 +711,7 @@ def _split_fields(
 
 
 def _chunk_fields(
-    buffer: U8, n: int, colons: int, kinds: I64
+    buffer: U8, n: int, kinds: I64
 ) -> tuple[I64, I64, Bool, Bool, Bool, I32, I32, U8]:
     """Split a chunk's ``n`` lines, then each line's fields at ``:``, in one walk of its bytes.
 
@@ -719,7 +720,7 @@ def _chunk_fields(
     ``buffer`` (its line end left out), whether it ended in CR LF, held a NUL byte and passes
     the field check (``_LINE``, :func:`_check_line`), and the buffers of
     ``pc.split_pattern(lines, ":")``: list offsets, the fields' offsets and their bytes
-    (``colons`` is the count of ``:`` in ``buffer``).
+    (the fields' offsets are grown as the walk finds more fields than 46 a line).
     """
     size = len(buffer)
     starts = np.empty(n, dtype=np.int64)
@@ -728,8 +729,8 @@ def _chunk_fields(
     nul = np.zeros(n, dtype=np.bool_)
     checked = np.zeros(n, dtype=np.bool_)
     list_offsets = np.empty(n + 1, dtype=np.int32)
-    value_offsets = np.empty(n + colons + 1, dtype=np.int32)
-    values = np.empty(size - colons, dtype=np.uint8)
+    value_offsets = np.empty(46 * n + 2, dtype=np.int32)
+    values = np.empty(size, dtype=np.uint8)
     list_offsets[0] = 0
     value_offsets[0] = 0
     field = 0
@@ -743,6 +744,8 @@ def _chunk_fields(
                 break
             if byte == 58:
                 field += 1
+                if field == len(value_offsets):
+                    value_offsets = _grown(value_offsets)
                 value_offsets[field] = out
             else:
                 if byte == 0:
@@ -759,10 +762,19 @@ def _chunk_fields(
         stops[i] = stop
         checked[i] = _check_line(buffer, a, stop, kinds)
         field += 1
+        if field == len(value_offsets):
+            value_offsets = _grown(value_offsets)
         value_offsets[field] = out
         list_offsets[i + 1] = field
         p += 1  # past the LF
-    return starts, stops, crlf, nul, checked, list_offsets, value_offsets, values[:out]
+    return starts, stops, crlf, nul, checked, list_offsets, value_offsets[: field + 1], values[:out]
+
+
+def _grown(array: I32) -> I32:
+    """Return a copy of ``array`` twice as long (its second half not set)."""
+    grown = np.empty(2 * len(array), dtype=array.dtype)
+    grown[: len(array)] = array
+    return grown
 
 
 def _gather_fields(
@@ -1023,9 +1035,10 @@ class _SgeLines:
         return cut
 
 
-def _sge_lines(data: bytes) -> _SgeLines:
+def _sge_lines(data: bytes, lines: int | None = None) -> _SgeLines:
+    """Split a chunk into lines and classify them; ``lines`` is their count, if known."""
     if len(data) < 2**31 and _use_kernel(0) and _is_utf8(data):
-        return _sge_lines_kernel(data)
+        return _sge_lines_kernel(data, lines)
     raw_lines, crlf, no_newline = split_lines(data)
     n_lines = len(raw_lines)
     nul = nul_lines(raw_lines, data)
@@ -1058,19 +1071,17 @@ def _is_utf8(data: bytes) -> bool:
     return True
 
 
-def _sge_lines_kernel(data: bytes) -> _SgeLines:
+def _sge_lines_kernel(data: bytes, lines: int | None = None) -> _SgeLines:
     """:func:`_sge_lines` of a UTF-8 chunk by the kernel (:func:`_chunk_fields`): same values.
 
     The lines are not copied into Python objects nor into a string array: only their fields
     are (the tokens), and the lines that fail the check are decoded one by one.
     """
     buffer = np.frombuffer(data, dtype=np.uint8)
-    newlines = int(np.count_nonzero(buffer == _NEWLINE))
     no_newline = bool(len(data)) and data[-1] != _NEWLINE
-    n = newlines + int(no_newline)
-    colons = int(np.count_nonzero(buffer == _COLON))
+    n = int(np.count_nonzero(buffer == _NEWLINE)) + int(no_newline) if lines is None else lines
     starts, stops, crlf, nul, checked, list_offsets, value_offsets, values = _chunk_fields(
-        buffer, n, colons, _KINDS
+        buffer, n, _KINDS
     )
     fields = _pa.StringArray.from_buffers(
         len(value_offsets) - 1, _pa.py_buffer(value_offsets), _pa.py_buffer(values)
@@ -1126,8 +1137,10 @@ class _SgeState:
     width: int = _FULL
 
 
-def _good_counts(data: bytes) -> tuple[I64, bool]:
+def _good_counts(data: bytes, lines: int | None = None) -> tuple[I64, bool]:
     """Field counts of a chunk's good lines that end in a line end; whether it says SGE 6.0/6.1.
+
+    ``lines`` is the chunk's line count (the last one without its line end), if known.
 
     The first pass's share of :class:`_SgeLines`, without splitting the lines into Python
     objects nor into fields: the lines are slices of one buffer (their line ends included,
@@ -1135,7 +1148,10 @@ def _good_counts(data: bytes) -> tuple[I64, bool]:
     only the field check runs per line (the good lines are those :class:`_SgeLines` finds).
     """
     buffer = np.frombuffer(data, dtype=np.uint8)
-    n = int(np.count_nonzero(buffer == _NEWLINE))  # numpy counts faster than bytes.count
+    if lines is None:
+        n = int(np.count_nonzero(buffer == _NEWLINE))
+    else:  # the lines that end in a line end
+        n = lines - int(bool(len(data)) and data[-1] != _NEWLINE)
     kernel = _use_kernel(n)
     if kernel:
         ends, kernel_fields, kernel_nul, kernel_checked = _line_fields(buffer, n, _KINDS)
@@ -1220,7 +1236,7 @@ def _width_share(chunks: Iterable[Chunk]) -> _WidthShare:
     histogram: Counter[int] = Counter()
     old = False
     for chunk in chunks:
-        counted, old_here = _good_counts(chunk.data)
+        counted, old_here = _good_counts(chunk.data, chunk.lines)
         old = old or old_here
         if len(counted):
             values, freq = np.unique(counted, return_counts=True)
@@ -1314,7 +1330,7 @@ def _tokenize_sge_chunk(
     chunk: Chunk, state: _SgeState, *, site: str, src_file: str
 ) -> tuple[pa.Table, pa.Table]:
     """Tokenise one chunk of a Grid Engine file: its ``records`` and ``quarantine`` rows."""
-    lines = _sge_lines(chunk.data)
+    lines = _sge_lines(chunk.data, chunk.lines)
     base = chunk.first_line - 1  # lines before the chunk
     crlf = lines.crlf
     non_utf8, counts, checked, tokens = lines.non_utf8, lines.counts, lines.checked, lines.tokens
