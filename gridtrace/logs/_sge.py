@@ -550,7 +550,6 @@ _KERNEL = (
     "_check_line",
     "_line_fields",
     "_split_fields",
-    "_grown",
     "_chunk_fields",
     "_gather_fields",
     "_parse_numbers",
@@ -711,8 +710,8 @@ def _split_fields(
 
 
 def _chunk_fields(
-    buffer: U8, n: int, kinds: I64
-) -> tuple[I64, I64, Bool, Bool, Bool, I32, I32, U8]:
+    buffer: U8, n: int, room: int, kinds: I64
+) -> tuple[I64, I64, Bool, Bool, Bool, I32, I32, U8, int]:
     """Split a chunk's ``n`` lines, then each line's fields at ``:``, in one walk of its bytes.
 
     A line ends at a LF (the last one may have none); one CR before it is not part of the line
@@ -720,7 +719,8 @@ def _chunk_fields(
     ``buffer`` (its line end left out), whether it ended in CR LF, held a NUL byte and passes
     the field check (``_LINE``, :func:`_check_line`), and the buffers of
     ``pc.split_pattern(lines, ":")``: list offsets, the fields' offsets and their bytes
-    (the fields' offsets are grown as the walk finds more fields than 46 a line).
+    (``room`` for that many fields in all; the last value returned is the count of fields,
+    and the fields' offsets are complete only when it is not above ``room``).
     """
     size = len(buffer)
     starts = np.empty(n, dtype=np.int64)
@@ -729,7 +729,7 @@ def _chunk_fields(
     nul = np.zeros(n, dtype=np.bool_)
     checked = np.zeros(n, dtype=np.bool_)
     list_offsets = np.empty(n + 1, dtype=np.int32)
-    value_offsets = np.empty(46 * n + 2, dtype=np.int32)
+    value_offsets = np.empty(room + 1, dtype=np.int32)
     values = np.empty(size, dtype=np.uint8)
     list_offsets[0] = 0
     value_offsets[0] = 0
@@ -744,9 +744,8 @@ def _chunk_fields(
                 break
             if byte == 58:
                 field += 1
-                if field == len(value_offsets):
-                    value_offsets = _grown(value_offsets)
-                value_offsets[field] = out
+                if field <= room:
+                    value_offsets[field] = out
             else:
                 if byte == 0:
                     nul[i] = True
@@ -762,19 +761,12 @@ def _chunk_fields(
         stops[i] = stop
         checked[i] = _check_line(buffer, a, stop, kinds)
         field += 1
-        if field == len(value_offsets):
-            value_offsets = _grown(value_offsets)
-        value_offsets[field] = out
+        if field <= room:
+            value_offsets[field] = out
         list_offsets[i + 1] = field
         p += 1  # past the LF
-    return starts, stops, crlf, nul, checked, list_offsets, value_offsets[: field + 1], values[:out]
-
-
-def _grown(array: I32) -> I32:
-    """Return a copy of ``array`` twice as long (its second half not set)."""
-    grown = np.empty(2 * len(array), dtype=array.dtype)
-    grown[: len(array)] = array
-    return grown
+    fields = value_offsets[: field + 1]
+    return starts, stops, crlf, nul, checked, list_offsets, fields, values[:out], field
 
 
 def _gather_fields(
@@ -1035,10 +1027,13 @@ class _SgeLines:
         return cut
 
 
-def _sge_lines(data: bytes, lines: int | None = None) -> _SgeLines:
-    """Split a chunk into lines and classify them; ``lines`` is their count, if known."""
+def _sge_lines(data: bytes, lines: int | None = None, width: int = _FULL) -> _SgeLines:
+    """Split a chunk into lines and classify them; ``lines`` is their count, if known.
+
+    ``width`` is the file's usual field count (the room the kernel first makes for fields).
+    """
     if len(data) < 2**31 and _use_kernel(0) and _is_utf8(data):
-        return _sge_lines_kernel(data, lines)
+        return _sge_lines_kernel(data, lines, width)
     raw_lines, crlf, no_newline = split_lines(data)
     n_lines = len(raw_lines)
     nul = nul_lines(raw_lines, data)
@@ -1071,7 +1066,7 @@ def _is_utf8(data: bytes) -> bool:
     return True
 
 
-def _sge_lines_kernel(data: bytes, lines: int | None = None) -> _SgeLines:
+def _sge_lines_kernel(data: bytes, lines: int | None = None, width: int = _FULL) -> _SgeLines:
     """:func:`_sge_lines` of a UTF-8 chunk by the kernel (:func:`_chunk_fields`): same values.
 
     The lines are not copied into Python objects nor into a string array: only their fields
@@ -1080,9 +1075,11 @@ def _sge_lines_kernel(data: bytes, lines: int | None = None) -> _SgeLines:
     buffer = np.frombuffer(data, dtype=np.uint8)
     no_newline = bool(len(data)) and data[-1] != _NEWLINE
     n = int(np.count_nonzero(buffer == _NEWLINE)) + int(no_newline) if lines is None else lines
-    starts, stops, crlf, nul, checked, list_offsets, value_offsets, values = _chunk_fields(
-        buffer, n, _KINDS
-    )
+    room = (width + 1) * n
+    split = _chunk_fields(buffer, n, room, _KINDS)
+    if split[-1] > room:  # more fields than the file's usual count: again, with room for all
+        split = _chunk_fields(buffer, n, split[-1], _KINDS)
+    starts, stops, crlf, nul, checked, list_offsets, value_offsets, values, _ = split
     fields = _pa.StringArray.from_buffers(
         len(value_offsets) - 1, _pa.py_buffer(value_offsets), _pa.py_buffer(values)
     )
@@ -1330,7 +1327,7 @@ def _tokenize_sge_chunk(
     chunk: Chunk, state: _SgeState, *, site: str, src_file: str
 ) -> tuple[pa.Table, pa.Table]:
     """Tokenise one chunk of a Grid Engine file: its ``records`` and ``quarantine`` rows."""
-    lines = _sge_lines(chunk.data, chunk.lines)
+    lines = _sge_lines(chunk.data, chunk.lines, state.width)
     base = chunk.first_line - 1  # lines before the chunk
     crlf = lines.crlf
     non_utf8, counts, checked, tokens = lines.non_utf8, lines.counts, lines.checked, lines.tokens
