@@ -2074,7 +2074,11 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     )
     col = kept_text.__getitem__
 
-    master_host_text = host_text.take(take_keep)
+    def kept(array: Arr) -> Arr:
+        """Return the rows of the kept records (all of them, most often: no take then)."""
+        return array if n == n_all else array.take(take_keep)
+
+    master_host_text = kept(host_text)
     failed = failed_all[keep]
     status = exit_all[keep]
     slots = get.number("slots")[keep]
@@ -2223,15 +2227,17 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
         if name != "REQUEUED":
             masks.append((f"STATE_WAS_{name}", earlier & (state_code == k)))
 
-    site = rec.column("site").combine_chunks().take(take_keep)
+    site = kept(rec.column("site").combine_chunks())
     # a job number too large for job_seq keeps its text as the id
-    job_text = _pc.coalesce(_int_text(job), col("job_number"))
+    job_seq = int_or_null(job, pa.int64())
+    job_text = _pc.coalesce(job_seq.cast(pa.string()), col("job_number"))
     id_text = _pc.if_else(
         _pa.array(tsk > 0),
         _pc.binary_join_element_wise(job_text, _int_text(tsk), "."),
         job_text,
     )
-    submit_text = _pc.fill_null(_int_text(submit), "unknown")
+    submit_seconds = int_or_null(submit, pa.int64())
+    submit_text = _pc.fill_null(submit_seconds.cast(pa.string()), "unknown")
     job_key = _pc.binary_join_element_wise(site, ":", id_text, "@", submit_text, "")
     ts = pa.timestamp("s", tz="UTC")
 
@@ -2257,7 +2263,7 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
         "source_format": _repeat("sge", n),
         "job_key": job_key,
         "job_id_raw": id_text,
-        "job_seq": int_or_null(job, pa.int64()),
+        "job_seq": job_seq,
         "array_index": int_or_null(np.where(tsk > 0, tsk, np.nan), pa.int32()),
         "attempt": _pa.array(attempt.astype(np.int16), pa.int16()),
         "n_attempts": _pa.array(n_attempts.astype(np.int16), pa.int16()),
@@ -2266,7 +2272,7 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
         "account": account,
         "queue": col("qname"),
         "job_name": col("job_name"),
-        "submit_time": times(submit),
+        "submit_time": submit_seconds.cast(ts),
         "start_time": times(start),
         "end_time": times(end),
         "wait_s": int_or_null(wait, pa.int64()),
@@ -2284,7 +2290,7 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
         "exit_code": int_or_null(status, pa.int32()),
         "exit_signal": int_or_null(signal, pa.int32()),
         "state": _pa.array(state_names).take(_pa.array(final_code)),
-        "src_file": src_file_all.take(take_keep),
+        "src_file": kept(src_file_all),
         "src_line": _pa.array(src_line[keep], pa.int64()),
         "flags": flag_array(n, masks),
     }
