@@ -590,20 +590,26 @@ def _line_fields(buffer: U8, n: int, kinds: I64) -> tuple[I64, I64, Bool, Bool]:
     checked = np.zeros(n, dtype=np.bool_)
     start = 0
     line = 0
+    count = 1  # the line's fields and NUL bytes so far: in registers, stored at its end
+    zero = False
     for p in range(len(buffer)):
         if line >= n:
             break
         byte = buffer[p]
         if byte == 10:
             ends[line] = p + 1
+            fields[line] = count
+            nul[line] = zero
             stop = p - 1 if p > start and buffer[p - 1] == 13 else p
             checked[line] = _check_line(buffer, start, stop, kinds)
             start = p + 1
             line += 1
+            count = 1
+            zero = False
         elif byte == 58:
-            fields[line] += 1
+            count += 1
         elif byte == 0:
-            nul[line] = True
+            zero = True
     return ends, fields, nul, checked
 
 
