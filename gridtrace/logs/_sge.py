@@ -18,8 +18,9 @@ checked against one regular expression (every numeric field must hold a number);
 column extraction are vectorised (pyarrow compute, numpy, pandas); Python runs per line only for
 the lines that fail the check, and per distinct ``category`` string. Once a process has read
 20,000 lines, compiled kernels (numba; a small file never loads it) take over the byte work and
-give the same arrays: the field counts and the check of the first pass, the split and the check
-of the second, and the number fields of the assembly, each one walk of the bytes in order.
+give the same arrays: the field counts and the check of the first pass, the lines, split and
+check of the second (no Python object per line), and the number and text fields of the
+assembly, read chunk by chunk, each one walk of the bytes in order.
 
 Colons inside fields
 --------------------
@@ -538,10 +539,11 @@ class _Category:
 
 # --------------------------------------------------------------------------- compiled kernels
 #
-# Three byte loops replace the numpy and Arrow calls that cost most on a large file: counting
-# the fields of every line (the first pass), splitting a chunk's lines into fields (the second)
-# and reading the number fields of the records (the assembly). Each gives exactly what the call
-# it replaces gives (``tests/logs/test_sge_kernels.py`` compares them). They stay plain Python
+# Byte loops replace the numpy and Arrow calls that cost most on a large file: counting the
+# fields of every line (the first pass), splitting a UTF-8 chunk into lines and fields (the
+# second), and reading the number and text fields of the records (the assembly). Each gives
+# exactly what the calls it replaces give (``tests/logs/test_sge_kernels.py`` and
+# ``tests/logs/test_sge_chunk_paths.py`` compare them). They stay plain Python
 # until a process has read _KERNEL_MIN_LINES lines: importing numba costs half a second, which a
 # small file must not pay.
 
