@@ -18,8 +18,9 @@ checked against one regular expression (every numeric field must hold a number);
 column extraction are vectorised (pyarrow compute, numpy, pandas); Python runs per line only for
 the lines that fail the check, and per distinct ``category`` string. Once a process has read
 20,000 lines, compiled kernels (numba; a small file never loads it) take over the byte work and
-give the same arrays: the field counts and the check of the first pass, the split and the check
-of the second, and the number fields of the assembly, each one walk of the bytes in order.
+give the same arrays: the field counts and the check of the first pass, the lines, split and
+check of the second (no Python object per line), and the number and text fields of the
+assembly, read chunk by chunk, each one walk of the bytes in order.
 
 Colons inside fields
 --------------------
@@ -538,10 +539,11 @@ class _Category:
 
 # --------------------------------------------------------------------------- compiled kernels
 #
-# Three byte loops replace the numpy and Arrow calls that cost most on a large file: counting
-# the fields of every line (the first pass), splitting a chunk's lines into fields (the second)
-# and reading the number fields of the records (the assembly). Each gives exactly what the call
-# it replaces gives (``tests/logs/test_sge_kernels.py`` compares them). They stay plain Python
+# Byte loops replace the numpy and Arrow calls that cost most on a large file: counting the
+# fields of every line (the first pass), splitting a UTF-8 chunk into lines and fields (the
+# second), and reading the number and text fields of the records (the assembly). Each gives
+# exactly what the calls it replaces give (``tests/logs/test_sge_kernels.py`` and
+# ``tests/logs/test_sge_chunk_paths.py`` compare them). They stay plain Python
 # until a process has read _KERNEL_MIN_LINES lines: importing numba costs half a second, which a
 # small file must not pay.
 
@@ -550,9 +552,13 @@ _KERNEL = (
     "_check_line",
     "_line_fields",
     "_split_fields",
+    "_chunk_fields",
+    "_gather_fields",
     "_parse_numbers",
 )
-_ENTRY_POINTS = frozenset({"_line_fields", "_split_fields", "_parse_numbers"})
+_ENTRY_POINTS = frozenset(
+    {"_line_fields", "_split_fields", "_chunk_fields", "_gather_fields", "_parse_numbers"}
+)
 _LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
 _compile_kernel = _LAZY.compile
 _KERNEL_MIN_LINES = 20_000
@@ -586,20 +592,26 @@ def _line_fields(buffer: U8, n: int, kinds: I64) -> tuple[I64, I64, Bool, Bool]:
     checked = np.zeros(n, dtype=np.bool_)
     start = 0
     line = 0
+    count = 1  # the line's fields and NUL bytes so far: in registers, stored at its end
+    zero = False
     for p in range(len(buffer)):
         if line >= n:
             break
         byte = buffer[p]
         if byte == 10:
             ends[line] = p + 1
+            fields[line] = count
+            nul[line] = zero
             stop = p - 1 if p > start and buffer[p - 1] == 13 else p
             checked[line] = _check_line(buffer, start, stop, kinds)
             start = p + 1
             line += 1
+            count = 1
+            zero = False
         elif byte == 58:
-            fields[line] += 1
+            count += 1
         elif byte == 0:
-            nul[line] = True
+            zero = True
     return ends, fields, nul, checked
 
 
@@ -703,6 +715,107 @@ def _split_fields(
         value_offsets[field] = out
         list_offsets[i + 1] = field
     return list_offsets, value_offsets, values, checked
+
+
+def _chunk_fields(
+    buffer: U8, n: int, room: int, kinds: I64
+) -> tuple[I64, I64, Bool, Bool, Bool, I32, I32, U8, int]:
+    """Split a chunk's ``n`` lines, then each line's fields at ``:``, in one walk of its bytes.
+
+    A line ends at a LF (the last one may have none); one CR before it is not part of the line
+    (as :func:`~gridtrace.logs._text.split_lines`). Returns each line's start and stop in
+    ``buffer`` (its line end left out), whether it ended in CR LF, held a NUL byte and passes
+    the field check (``_LINE``, :func:`_check_line`), and the buffers of
+    ``pc.split_pattern(lines, ":")``: list offsets, the fields' offsets and their bytes
+    (``room`` for that many fields in all; the last value returned is the count of fields,
+    and the fields' offsets are complete only when it is not above ``room``).
+    """
+    size = len(buffer)
+    starts = np.empty(n, dtype=np.int64)
+    stops = np.empty(n, dtype=np.int64)
+    crlf = np.zeros(n, dtype=np.bool_)
+    nul = np.zeros(n, dtype=np.bool_)
+    checked = np.zeros(n, dtype=np.bool_)
+    list_offsets = np.empty(n + 1, dtype=np.int32)
+    value_offsets = np.empty(room + 1, dtype=np.int32)
+    values = np.empty(size, dtype=np.uint8)
+    list_offsets[0] = 0
+    value_offsets[0] = 0
+    field = 0
+    out = 0
+    p = 0
+    for i in range(n):
+        a = p
+        while p < size:
+            byte = buffer[p]
+            if byte == 10:
+                break
+            if byte == 58:
+                field += 1
+                if field <= room:
+                    value_offsets[field] = out
+            else:
+                if byte == 0:
+                    nul[i] = True
+                values[out] = byte
+                out += 1
+            p += 1
+        stop = p
+        if stop > a and buffer[stop - 1] == 13:
+            stop -= 1
+            out -= 1  # the CR was copied into the line's last field
+            crlf[i] = True
+        starts[i] = a
+        stops[i] = stop
+        checked[i] = _check_line(buffer, a, stop, kinds)
+        field += 1
+        if field <= room:
+            value_offsets[field] = out
+        list_offsets[i + 1] = field
+        p += 1  # past the LF
+    fields = value_offsets[: field + 1]
+    return starts, stops, crlf, nul, checked, list_offsets, fields, values[:out], field
+
+
+def _gather_fields(
+    offsets: I32, data: U8, starts: I64, counts: I64, rows: I64, columns: I64
+) -> tuple[I32, U8, I64]:
+    """Copy the fields ``columns`` of the records ``rows``: the buffers of one string array each.
+
+    Record ``r``'s field ``c`` is the string ``starts[r] + c`` (``offsets`` into ``data``), empty
+    when ``counts[r] <= c``. Returns the offsets of each column's strings (one row each,
+    starting at 0), their bytes end to end and where each column's bytes start. What ``take``
+    of each column gives, in one walk of the records, which reads memory in order.
+    """
+    k = len(columns)
+    m = len(rows)
+    out_offsets = np.empty((k, m + 1), dtype=np.int32)
+    sizes = np.zeros(k, dtype=np.int64)
+    for j in range(k):
+        out_offsets[j, 0] = 0
+    for i in range(m):
+        r = rows[i]
+        for j in range(k):
+            column = columns[j]
+            if counts[r] > column:
+                at = starts[r] + column
+                sizes[j] += offsets[at + 1] - offsets[at]
+            out_offsets[j, i + 1] = sizes[j]
+    bases = np.zeros(k + 1, dtype=np.int64)
+    for j in range(k):
+        bases[j + 1] = bases[j] + sizes[j]
+    out = np.empty(bases[k], dtype=np.uint8)
+    for i in range(m):
+        r = rows[i]
+        for j in range(k):
+            column = columns[j]
+            if counts[r] > column:
+                at = starts[r] + column
+                a = offsets[at]
+                o = bases[j] + out_offsets[j, i]
+                for p in range(offsets[at + 1] - a):
+                    out[o + p] = data[a + p]
+    return out_offsets, out, bases
 
 
 def _parse_numbers(
@@ -862,20 +975,51 @@ def _realign(tokens: list[str], width: int) -> tuple[list[str] | None, str]:
 
 @dataclass
 class _SgeLines:
-    """One chunk's lines, decoded and classified (everything a line says by itself)."""
+    """One chunk's lines, decoded and classified (everything a line says by itself).
 
-    raw_lines: list[bytes]
+    The reference path holds the lines as a list of bytes and a decoded string array; the
+    kernel's path (a chunk that is all UTF-8) holds only where each line starts and stops in
+    the chunk, and makes Python objects for the few lines that need them.
+    """
+
+    data: bytes
+    raw_lines: list[bytes] | None
+    starts: I64
+    stops: I64
     crlf: Bool
     no_newline: bool
     nul: Bool
-    binary: Arr
-    text: Arr
+    binary: Arr | None
+    text: Arr | None
     non_utf8: Bool
     blank: Bool
     comment: Bool
     checked: Bool
     tokens: Arr
     counts: I64
+
+    @property
+    def n(self) -> int:
+        """The number of lines."""
+        return len(self.crlf)
+
+    def raw(self, row: int) -> bytes:
+        """Return the bytes of line ``row`` (no line end)."""
+        if self.raw_lines is not None:
+            return self.raw_lines[row]
+        return self.data[int(self.starts[row]) : int(self.stops[row])]
+
+    def texts(self, rows: I64) -> list[str]:
+        """Return the decoded lines ``rows``."""
+        if self.text is not None:
+            return [str(line) for line in self.text.take(_pa.array(rows)).to_pylist()]
+        return [self.raw(int(row)).decode() for row in rows]  # the chunk is UTF-8
+
+    def binary_take(self, rows: I64) -> Arr:
+        """Return the bytes of the lines ``rows`` as a binary array."""
+        if self.binary is not None:
+            return self.binary.take(_pa.array(rows))
+        return _pa.array([self.raw(int(row)) for row in rows], pa.binary())
 
     @property
     def good(self) -> Bool:
@@ -885,13 +1029,19 @@ class _SgeLines:
     @property
     def last_cut(self) -> Bool:
         """The last line, when it has no line end (only ever in a file's last chunk)."""
-        cut = np.zeros(len(self.raw_lines), dtype=bool)
+        cut = np.zeros(self.n, dtype=bool)
         if self.no_newline and len(cut):
             cut[-1] = True
         return cut
 
 
-def _sge_lines(data: bytes) -> _SgeLines:
+def _sge_lines(data: bytes, lines: int | None = None, width: int = _FULL) -> _SgeLines:
+    """Split a chunk into lines and classify them; ``lines`` is their count, if known.
+
+    ``width`` is the file's usual field count (the room the kernel first makes for fields).
+    """
+    if len(data) < 2**31 and _use_kernel(0) and _is_utf8(data):
+        return _sge_lines_kernel(data, lines, width)
     raw_lines, crlf, no_newline = split_lines(data)
     n_lines = len(raw_lines)
     nul = nul_lines(raw_lines, data)
@@ -904,9 +1054,56 @@ def _sge_lines(data: bytes) -> _SgeLines:
         blank = comment = np.zeros(0, dtype=bool)
     tokens, checked = _split_colons(text)
     counts = _numpy(_pc.list_value_length(tokens), np.int64) if n_lines else np.zeros(0, np.int64)
+    none = np.zeros(0, dtype=np.int64)
     return _SgeLines(
-        raw_lines, crlf, no_newline, nul, binary, text, non_utf8, blank, comment, checked,
-        tokens, counts,
+        data, raw_lines, none, none, crlf, no_newline, nul, binary, text, non_utf8, blank,
+        comment, checked, tokens, counts,
+    )  # fmt: skip
+
+
+def _is_utf8(data: bytes) -> bool:
+    """Whether the bytes are UTF-8 (Arrow's check: no Python string is made)."""
+    offsets = np.array([0, len(data)], dtype=np.int32)
+    one = _pa.Array.from_buffers(
+        pa.binary(), 1, [None, _pa.py_buffer(offsets), _pa.py_buffer(data)]
+    )
+    try:
+        one.cast(pa.string())
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
+def _sge_lines_kernel(data: bytes, lines: int | None = None, width: int = _FULL) -> _SgeLines:
+    """:func:`_sge_lines` of a UTF-8 chunk by the kernel (:func:`_chunk_fields`): same values.
+
+    The lines are not copied into Python objects nor into a string array: only their fields
+    are (the tokens), and the lines that fail the check are decoded one by one.
+    """
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    no_newline = bool(len(data)) and data[-1] != _NEWLINE
+    n = int(np.count_nonzero(buffer == _NEWLINE)) + int(no_newline) if lines is None else lines
+    room = (width + 1) * n
+    split = _chunk_fields(buffer, n, room, _KINDS)
+    if split[-1] > room:  # more fields than the file's usual count: again, with room for all
+        split = _chunk_fields(buffer, n, split[-1], _KINDS)
+    starts, stops, crlf, nul, checked, list_offsets, value_offsets, values, _ = split
+    fields = _pa.StringArray.from_buffers(
+        len(value_offsets) - 1, _pa.py_buffer(value_offsets), _pa.py_buffer(values)
+    )
+    tokens = _pa.ListArray.from_arrays(_pa.array(list_offsets), fields)
+    counts = np.diff(list_offsets).astype(np.int64)
+    first = buffer[np.minimum(starts, max(len(data) - 1, 0))] if n else np.zeros(0, np.uint8)
+    comment = (stops > starts) & (first == _HASH) & ~nul
+    # a line that passes the check has 43 fields, hence a ':': never blank
+    blank = np.zeros(n, dtype=bool)
+    unchecked = np.flatnonzero(~checked & ~nul)
+    if len(unchecked):
+        text = _pa.array([data[int(starts[i]) : int(stops[i])] for i in unchecked], pa.string())
+        blank[unchecked] = _numpy(_pc.equal(_pc.utf8_trim_whitespace(text), ""), bool)
+    return _SgeLines(
+        data, None, starts, stops, crlf, no_newline, nul, None, None, np.zeros(n, dtype=bool),
+        blank, comment, checked, tokens, counts,
     )  # fmt: skip
 
 
@@ -945,8 +1142,10 @@ class _SgeState:
     width: int = _FULL
 
 
-def _good_counts(data: bytes) -> tuple[I64, bool]:
+def _good_counts(data: bytes, lines: int | None = None) -> tuple[I64, bool]:
     """Field counts of a chunk's good lines that end in a line end; whether it says SGE 6.0/6.1.
+
+    ``lines`` is the chunk's line count (the last one without its line end), if known.
 
     The first pass's share of :class:`_SgeLines`, without splitting the lines into Python
     objects nor into fields: the lines are slices of one buffer (their line ends included,
@@ -954,7 +1153,10 @@ def _good_counts(data: bytes) -> tuple[I64, bool]:
     only the field check runs per line (the good lines are those :class:`_SgeLines` finds).
     """
     buffer = np.frombuffer(data, dtype=np.uint8)
-    n = data.count(b"\n")
+    if lines is None:
+        n = int(np.count_nonzero(buffer == _NEWLINE))
+    else:  # the lines that end in a line end
+        n = lines - int(bool(len(data)) and data[-1] != _NEWLINE)
     kernel = _use_kernel(n)
     if kernel:
         ends, kernel_fields, kernel_nul, kernel_checked = _line_fields(buffer, n, _KINDS)
@@ -1039,7 +1241,7 @@ def _width_share(chunks: Iterable[Chunk]) -> _WidthShare:
     histogram: Counter[int] = Counter()
     old = False
     for chunk in chunks:
-        counted, old_here = _good_counts(chunk.data)
+        counted, old_here = _good_counts(chunk.data, chunk.lines)
         old = old or old_here
         if len(counted):
             values, freq = np.unique(counted, return_counts=True)
@@ -1133,11 +1335,11 @@ def _tokenize_sge_chunk(
     chunk: Chunk, state: _SgeState, *, site: str, src_file: str
 ) -> tuple[pa.Table, pa.Table]:
     """Tokenise one chunk of a Grid Engine file: its ``records`` and ``quarantine`` rows."""
-    lines = _sge_lines(chunk.data)
+    lines = _sge_lines(chunk.data, chunk.lines, state.width)
     base = chunk.first_line - 1  # lines before the chunk
-    raw_lines, crlf, text, binary = lines.raw_lines, lines.crlf, lines.text, lines.binary
+    crlf = lines.crlf
     non_utf8, counts, checked, tokens = lines.non_utf8, lines.counts, lines.checked, lines.tokens
-    n_lines = len(raw_lines)
+    n_lines = lines.n
     comment = lines.comment
     data = ~lines.blank & ~comment & ~lines.nul
     good = data & checked
@@ -1150,16 +1352,17 @@ def _tokenize_sge_chunk(
     last = n_lines - 1
     if n_lines and lines.no_newline and data[last] and counts[last] < width:
         # a crash cut the last line: keep the fields that surely survived
-        fields, why = _cut_fields(str(text[last].as_py()).split(":"))
+        fields, why = _cut_fields(lines.texts(np.array([last]))[0].split(":"))
         if fields is None:
             reasons[last] = why
         else:
             truncated[last] = fields
         good[last] = False
         data[last] = False
-    for j in np.flatnonzero(data & ~checked):
+    failed = np.flatnonzero(data & ~checked)
+    for j, line in zip(failed, lines.texts(failed), strict=True):
         row = int(j)
-        fields = str(text[row].as_py()).split(":")
+        fields = line.split(":")
         if len(fields) < _MIN_FIELDS:
             reasons[row] = (
                 f"{len(fields)} ':'-separated fields, fewer than the {_MIN_FIELDS} of the "
@@ -1185,7 +1388,7 @@ def _tokenize_sge_chunk(
     comment_rows = np.flatnonzero(comment)
     if len(comment_rows):
         header_attrs: list[list[tuple[str, str]]] = []
-        for line in text.take(_pa.array(comment_rows)).to_pylist():
+        for line in lines.texts(comment_rows):
             match = _VERSION_RE.match(str(line))
             body = str(line)[1:].strip()
             header_attrs.append([("version", match.group(1))] if match else [("text", body)])
@@ -1209,7 +1412,7 @@ def _tokenize_sge_chunk(
                 ),
                 _pc.if_else(
                     _pa.array(bad),
-                    binary.take(_pa.array(comment_rows)),
+                    lines.binary_take(comment_rows),
                     pa.scalar(None, pa.binary()),
                 ),
             )
@@ -1226,7 +1429,7 @@ def _tokenize_sge_chunk(
                 tokens.slice(first, len(good_rows))
                 if contiguous
                 else tokens.take(_pa.array(good_rows)),
-                binary,
+                lines,
                 [
                     ("NON_UTF8", non_utf8[good_rows]),
                     ("CRLF", crlf[good_rows]),
@@ -1248,7 +1451,7 @@ def _tokenize_sge_chunk(
             masks.append(("NO_NEWLINE", last_cut[rows]))
         masks.append((flag, np.ones(len(rows), dtype=bool)))
         values = _pa.array([read[int(r)] for r in rows], pa.list_(pa.string()))
-        tables.append(_job_records(site, src_file, rows, values, binary, masks, base))
+        tables.append(_job_records(site, src_file, rows, values, lines, masks, base))
     if tables:
         records = pa.concat_tables(tables)
         line_order = _numpy(records.column("src_line").combine_chunks(), np.int64)
@@ -1263,7 +1466,7 @@ def _tokenize_sge_chunk(
         src_file=src_file,
         lines=[i + 1 + base for i in bad_rows],
         reasons=[reasons[i] for i in bad_rows],
-        raw=[raw_lines[i] for i in bad_rows],
+        raw=[lines.raw(i) for i in bad_rows],
     )
     return records, quarantine
 
@@ -1286,7 +1489,7 @@ def _job_records(
     src_file: str,
     rows: I64,
     tokens: Arr,
-    lines: Arr,
+    lines: _SgeLines,
     masks: list[tuple[str, Bool]],
     base: int = 0,
 ) -> pa.Table:
@@ -1307,23 +1510,16 @@ def _job_records(
     keys = _field_names(counts, names)
     attrs = _pa.MapArray.from_arrays(_pa.array(starts.astype(np.int32)), keys, values)
 
-    def field(name: str) -> Arr:
-        i = _I[name]
-        present = counts > i
-        if present.all():
-            return values.take(_pa.array(starts[:-1] + i))
-        # a line cut short: the fields it lost are null
-        taken = values.take(_pa.array(np.where(present, starts[:-1] + i, 0)))
-        return _pc.if_else(_pa.array(present), taken, None)
-
-    job = field("job_number")
-    task = field("task_number")
+    # a line cut short: the fields it lost are null
+    job, task, pe_taskid, end_time = _take_fields(
+        values, starts[:-1], counts, ("job_number", "task_number", "pe_taskid", "end_time")
+    )
     job_id_raw = _pc.if_else(
         _pc.fill_null(_pc.equal(task, "0"), True),
         job,
         _pc.binary_join_element_wise(job, task, "."),
     )
-    pe_taskid = _pc.fill_null(field("pe_taskid"), "NONE")
+    pe_taskid = _pc.fill_null(pe_taskid, "NONE")
     slave = _pc.invert(_pc.or_(_pc.equal(pe_taskid, "NONE"), _pc.equal(pe_taskid, "")))
     record_type = _pc.if_else(slave, "PE", "J")
     extra = counts > _FULL
@@ -1335,7 +1531,7 @@ def _job_records(
     raw = (
         _pc.if_else(
             _pa.array(keep_raw),
-            lines.take(_pa.array(np.where(keep_raw, rows, 0))),
+            lines.binary_take(np.where(keep_raw, rows, 0)),
             pa.scalar(None, pa.binary()),
         )
         if keep_raw.any()
@@ -1346,12 +1542,51 @@ def _job_records(
         src_file,
         rows + 1 + base,
         record_type,
-        field("end_time"),
+        end_time,
         job_id_raw,
         attrs,
         flags,
         raw,
     )
+
+
+def _take_fields(
+    values: Arr, starts: I64, counts: I64, names: Sequence[str], rows: I64 | None = None
+) -> list[Arr]:
+    """Return the fields ``names`` of the records ``rows`` (default: all), null where absent.
+
+    Record ``r``'s fields are ``values[starts[r]:starts[r] + counts[r]]``. By the kernel
+    (:func:`_gather_fields`, one walk for all the names) once it is loaded, else by ``take``.
+    """
+    n = len(starts)
+    columns = [_I[name] for name in names]
+    if rows is None:
+        rows = np.arange(n, dtype=np.int64)
+    present = [counts[rows] > column for column in columns]
+    if len(rows) and not values.null_count and values.type == pa.string() and _use_kernel(0):
+        _, offsets_buffer, data_buffer = values.buffers()
+        offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[values.offset :]
+        data = np.frombuffer(data_buffer, dtype=np.uint8)
+        out_offsets, out, bases = _gather_fields(
+            offsets, data, starts, counts, rows, np.array(columns, dtype=np.int64)
+        )
+        taken = [
+            _pa.StringArray.from_buffers(
+                len(rows),
+                _pa.py_buffer(out_offsets[j]),
+                _pa.py_buffer(out[int(bases[j]) : int(bases[j + 1])]),
+            )
+            for j in range(len(columns))
+        ]
+    else:
+        taken = [
+            values.take(_pa.array(np.where(here, starts[rows] + column, 0)))
+            for column, here in zip(columns, present, strict=True)
+        ]
+    return [
+        array if here.all() else _pc.if_else(_pa.array(here), array, None)
+        for array, here in zip(taken, present, strict=True)
+    ]
 
 
 def _field_names(counts: I64, names: Sequence[str]) -> Arr:
@@ -1436,44 +1671,71 @@ _PARSED = tuple(
 )  # fmt: skip
 
 
+_KEPT_TEXT = (
+    "category",
+    "granted_pe",
+    "owner",
+    "group",
+    "project",
+    "qname",
+    "job_name",
+    "job_number",
+)
+"""The text fields of the records :func:`_jobs` reads for the jobs."""
+
+
 class _Fields:
     """Positional access to the aligned fields of ``J``/``PE`` records."""
 
     def __init__(self, table: pa.Table) -> None:
-        # the values of the chunks' maps, end to end (their keys are not needed: not copied)
-        items: list[Arr] = []
+        # the values of the chunks' maps (their keys are not needed: not copied), read chunk by
+        # chunk: copied end to end only when a caller needs them as one array (``items``)
+        self._parts: list[tuple[Arr, I64, I64]] = []  # values, record starts, field counts
         bounds: list[I64] = [np.zeros(1, dtype=np.int64)]
         total = 0
         chunks: list[Any] = table.column("attrs").chunks
         for chunk in chunks:
             chunk_offsets = _numpy(chunk.offsets, np.int64)
             first, last = int(chunk_offsets[0]), int(chunk_offsets[-1])
-            items.append(chunk.items.slice(first, last - first))
+            local = chunk_offsets - first
+            self._parts.append((chunk.items.slice(first, last - first), local[:-1], np.diff(local)))
             bounds.append(chunk_offsets[1:] - first + total)
             total += last - first
         offsets = np.concatenate(bounds)
         self.n = len(offsets) - 1
-        self.items: Any = (
-            (_pa.concat_arrays(items) if len(items) != 1 else items[0])
-            if items
-            else _pa.array([], pa.string())
-        )
+        self._items: Any = None
         self.starts = offsets[:-1]
         self.counts = np.diff(offsets)
         self.unreadable = np.zeros(self.n, dtype=bool)  # a number field holding inf or nan
         self.parsed: dict[str, tuple[F64, Bool]] | None = None
 
+    @property
+    def items(self) -> Any:
+        """The values of every record's fields, end to end (``starts`` index them)."""
+        if self._items is None:
+            items = [part[0] for part in self._parts]
+            self._items = (
+                (_pa.concat_arrays(items) if len(items) != 1 else items[0])
+                if items
+                else _pa.array([], pa.string())
+            )
+        return self._items
+
     def _parse(self) -> dict[str, tuple[F64, Bool]]:
         """Read the number fields :func:`_jobs` needs with the kernel (empty without it)."""
-        items = self.items
-        if items.null_count or items.type != pa.string() or not _use_kernel(0):
+        parts = self._parts
+        if any(v.null_count or v.type != pa.string() for v, _, _ in parts) or not _use_kernel(0):
             return {}
-        _, offsets_buffer, data_buffer = items.buffers()
-        offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[items.offset :]
-        data = np.frombuffer(data_buffer, dtype=np.uint8)
         columns = np.array([_I[name] for name in _PARSED], dtype=np.int64)
-        values, declined = _parse_numbers(offsets, data, self.starts, self.counts, columns, _POWERS)
-        return {name: (values[j], declined[j]) for j, name in enumerate(_PARSED)}
+        read: list[tuple[F64, Bool]] = []
+        for values, starts, counts in parts:
+            _, offsets_buffer, data_buffer = values.buffers()
+            offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[values.offset :]
+            data = np.frombuffer(data_buffer, dtype=np.uint8)
+            read.append(_parse_numbers(offsets, data, starts, counts, columns, _POWERS))
+        numbers = np.concatenate([r[0] for r in read], axis=1)
+        declined = np.concatenate([r[1] for r in read], axis=1)
+        return {name: (numbers[j], declined[j]) for j, name in enumerate(_PARSED)}
 
     def absent(self, name: str) -> Bool:
         """Rows without the field (a last line cut short)."""
@@ -1482,17 +1744,19 @@ class _Fields:
 
     def text(self, name: str, rows: I64 | None = None) -> Arr:
         """Return the field's strings (null where absent) of the records ``rows`` (default: all)."""
-        i = _I[name]
+        return self.texts((name,), rows)[name]
+
+    def texts(self, names: Sequence[str], rows: I64 | None = None) -> dict[str, Arr]:
+        """Return the fields' strings (null where absent) of the records ``rows`` (default: all)."""
         if not self.n:
-            return _pa.array([], pa.string())
-        present = self.counts > i
-        where = np.where(present, self.starts + i, 0)
-        if rows is not None:
-            present, where = present[rows], where[rows]
-        taken = self.items.take(_pa.array(where))
-        if present.all():
-            return taken
-        return _pc.if_else(_pa.array(present), taken, None)
+            return {name: _pa.array([], pa.string()) for name in names}
+        if rows is None and len(self._parts) > 1:  # chunk by chunk, then end to end
+            parts = [_take_fields(values, s, c, names) for values, s, c in self._parts]
+            return {
+                name: _pa.concat_arrays([part[j] for part in parts]) for j, name in enumerate(names)
+            }
+        taken = _take_fields(self.items, self.starts, self.counts, names, rows)
+        return dict(zip(names, taken, strict=True))
 
     def number(self, name: str) -> F64:
         if not self.n:
@@ -1618,8 +1882,34 @@ def _int_text(values: F64) -> Arr:
     return int_or_null(values, pa.int64()).cast(pa.string())
 
 
+def _pair_keys(job: F64, task: F64) -> I64 | None:
+    """One integer per (job, task) pair, equal where the pairs are (a missing task too).
+
+    None when a job number is missing, or a number is not a whole number in [0, 2**31): the
+    caller then compares the pairs themselves.
+    """
+    if np.isnan(job).any():
+        return None
+    whole_task = np.where(np.isnan(task), -1.0, task)
+    fits = (job >= 0) & (job < 2**31) & (whole_task >= -1) & (whole_task < 2**31)
+    if not (
+        fits.all()
+        and (job == np.floor(job)).all()
+        and (task == np.floor(task))[~np.isnan(task)].all()
+    ):
+        return None
+    keys: I64 = job.astype(np.int64) * 2**32 + (whole_task.astype(np.int64) + 1)
+    return keys
+
+
 def _shared(job: F64, task: F64) -> Bool:
     """Which (job, task) pairs another record also holds (NaN equal to NaN, as in pandas)."""
+    keys = _pair_keys(job, task)
+    if keys is not None:  # one integer column: sorted, the repeated keys are neighbours
+        ordered = np.sort(keys)
+        repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+        by_key: Bool = np.isin(keys, repeated)
+        return by_key
     pairs = pd.DataFrame({"job": job, "task": task})
     shared: Bool = pairs.duplicated(keep=False).to_numpy()
     return shared
@@ -1644,7 +1934,9 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
     start_all, ms_start = _stamps(start_raw)
     end_all, ms_end = _stamps(end_raw)
     ms_all = ms_submit | ms_start | ms_end
-    host_text = _pc.fill_null(get.text("hostname"), "")
+    # the text fields of every record in one walk (the kernel's); the jobs keep most records
+    text_all = get.texts(("hostname", *_KEPT_TEXT))
+    host_text = _pc.fill_null(text_all["hostname"], "")
     host_codes = host_text.dictionary_encode()
     host_no = _numpy(host_codes.indices, np.int64) if n_all else np.zeros(0, np.int64)
     failed_all = get.number("failed")
@@ -1709,7 +2001,12 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
         zero = pd.DataFrame(
             {"job": job[submit_zero], "task": tsk[submit_zero], "row": np.flatnonzero(submit_zero)}
         )
-        known = pd.DataFrame({"job": job, "task": tsk, "submit": submit})[~submit_zero]
+        # only the records of those jobs can give a submit time (the merge below keeps no other)
+        related = ~submit_zero
+        keys = _pair_keys(job, tsk)
+        if keys is not None:
+            related &= np.isin(keys, keys[submit_zero])
+        known = pd.DataFrame({"job": job, "task": tsk, "submit": submit})[related]
         known = known.merge(zero[["job", "task"]].drop_duplicates(), on=["job", "task"])
         counted = (
             known.drop_duplicates()
@@ -1780,10 +2077,16 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
             if host and host != master_host and host not in known_hosts:
                 known_hosts.append(host)
 
-    def col(name: str) -> Arr:
-        return get.text(name, keep)
+    kept_text = (
+        text_all if n == n_all else {name: text_all[name].take(take_keep) for name in _KEPT_TEXT}
+    )
+    col = kept_text.__getitem__
 
-    master_host_text = host_text.take(take_keep)
+    def kept(array: Arr) -> Arr:
+        """Return the rows of the kept records (all of them, most often: no take then)."""
+        return array if n == n_all else array.take(take_keep)
+
+    master_host_text = kept(host_text)
     failed = failed_all[keep]
     status = exit_all[keep]
     slots = get.number("slots")[keep]
@@ -1932,15 +2235,17 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
         if name != "REQUEUED":
             masks.append((f"STATE_WAS_{name}", earlier & (state_code == k)))
 
-    site = rec.column("site").combine_chunks().take(take_keep)
+    site = kept(rec.column("site").combine_chunks())
     # a job number too large for job_seq keeps its text as the id
-    job_text = _pc.coalesce(_int_text(job), col("job_number"))
+    job_seq = int_or_null(job, pa.int64())
+    job_text = _pc.coalesce(job_seq.cast(pa.string()), col("job_number"))
     id_text = _pc.if_else(
         _pa.array(tsk > 0),
         _pc.binary_join_element_wise(job_text, _int_text(tsk), "."),
         job_text,
     )
-    submit_text = _pc.fill_null(_int_text(submit), "unknown")
+    submit_seconds = int_or_null(submit, pa.int64())
+    submit_text = _pc.fill_null(submit_seconds.cast(pa.string()), "unknown")
     job_key = _pc.binary_join_element_wise(site, ":", id_text, "@", submit_text, "")
     ts = pa.timestamp("s", tz="UTC")
 
@@ -1966,7 +2271,7 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
         "source_format": _repeat("sge", n),
         "job_key": job_key,
         "job_id_raw": id_text,
-        "job_seq": int_or_null(job, pa.int64()),
+        "job_seq": job_seq,
         "array_index": int_or_null(np.where(tsk > 0, tsk, np.nan), pa.int32()),
         "attempt": _pa.array(attempt.astype(np.int16), pa.int16()),
         "n_attempts": _pa.array(n_attempts.astype(np.int16), pa.int16()),
@@ -1975,7 +2280,7 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
         "account": account,
         "queue": col("qname"),
         "job_name": col("job_name"),
-        "submit_time": times(submit),
+        "submit_time": submit_seconds.cast(ts),
         "start_time": times(start),
         "end_time": times(end),
         "wait_s": int_or_null(wait, pa.int64()),
@@ -1993,7 +2298,7 @@ def _jobs(rec: pa.Table) -> tuple[pa.Table, dict[str, Any]]:
         "exit_code": int_or_null(status, pa.int32()),
         "exit_signal": int_or_null(signal, pa.int32()),
         "state": _pa.array(state_names).take(_pa.array(final_code)),
-        "src_file": src_file_all.take(take_keep),
+        "src_file": kept(src_file_all),
         "src_line": _pa.array(src_line[keep], pa.int64()),
         "flags": flag_array(n, masks),
     }
