@@ -597,7 +597,14 @@ tokenize_slurm_file = file_tokenizer(
 def _tokenize_slurm_chunk(
     chunk: Chunk, state: _SlurmState, *, site: str, src_file: str
 ) -> tuple[pa.Table, pa.Table]:
-    """Tokenise one chunk of a Slurm file: its ``records`` and ``quarantine`` rows."""
+    """Tokenise one chunk of a Slurm file: its ``records`` and ``quarantine`` rows.
+
+    A plain chunk (every line with its fields and a JobID, UTF-8, no CR nor NUL) is split by the
+    kernel straight into the values' buffers when it is loaded; any other by the reference.
+    """
+    plain = _tokenize_plain(chunk, state, site=site, src_file=src_file)
+    if plain is not None:
+        return plain
     data = chunk.data
     delimiter = state.delimiter
     base = chunk.first_line - 1  # lines before the chunk
@@ -672,64 +679,21 @@ def _tokenize_slurm_chunk(
         rows = np.append(rows, last)
         values = pa.concat_arrays([values.cast(pa.string()), _pa.array(cut, pa.string())])
     n_rec = len(rows)
-    keys = _repeat_names(names, n_rec)
-    attrs = _pa.MapArray.from_arrays(
-        _pa.array(np.arange(0, (n_rec + 1) * n_fields, n_fields, dtype=np.int32)), keys, values
-    )
     job_ids = values.take(_pa.array(np.arange(job_pos, n_rec * n_fields, n_fields, dtype=np.int64)))
     is_step = _numpy(_pc.match_substring(job_ids, "."), bool)
-    record_type = _pc.if_else(_pa.array(is_step), "STEP", "J")
 
-    line_no = rows + 1 + first_row + base
     bad_text = non_utf8[first_row:][rows]
     truncated = np.zeros(n_rec, dtype=bool)
     last_line = np.zeros(n_rec, dtype=bool)
     if no_newline and n_rec and rows[-1] == last:
         last_line[-1] = True
         truncated[-1] = cut is not None
-    flags = flag_array(
-        n_rec,
-        [
-            ("NON_UTF8", bad_text),
-            ("CRLF", crlf[first_row:][rows]),
-            ("TRUNCATED", truncated),
-            ("NO_NEWLINE", last_line & ~truncated),
-        ],
-    )
     keep_raw = bad_text | truncated
     if keep_raw.any():
         raw = binary.slice(first_row).take(_pa.array(rows))
         raw = _pc.if_else(_pa.array(keep_raw), raw, pa.scalar(None, pa.binary()))
     else:
         raw = pa.nulls(n_rec, pa.binary())
-    end_pos = names.index("End") if "End" in names else None
-    stamp = (
-        values.take(_pa.array(np.arange(end_pos, n_rec * n_fields, n_fields, dtype=np.int64)))
-        if end_pos is not None
-        else pa.nulls(n_rec, pa.string())
-    )
-    tables = []
-    if header_line:
-        head_names = _pa.array(names, pa.string())
-        tables.append(
-            _records(
-                site,
-                src_file,
-                np.array([1 + base]),
-                _pa.array(["H"]),
-                pa.nulls(1, pa.string()),
-                pa.nulls(1, pa.string()),
-                _pa.MapArray.from_arrays(
-                    _pa.array([0, n_fields], pa.int32()),
-                    head_names,
-                    _pc.cast(_pa.array([str(i) for i in range(n_fields)]), pa.string()),
-                ),
-                flag_array(1, [("NON_UTF8", non_utf8[:1]), ("CRLF", crlf[:1])]),
-                _pc.if_else(_pa.array(non_utf8[:1]), binary.slice(0, 1), None),
-            )
-        )
-    tables.append(_records(site, src_file, line_no, record_type, stamp, job_ids, attrs, flags, raw))
-    records = pa.concat_tables(tables)
     bad_rows = sorted(reasons)
     quarantine = quarantine_table(
         site=site,
@@ -739,7 +703,191 @@ def _tokenize_slurm_chunk(
         reasons=[reasons[i] for i in bad_rows],
         raw=[raw_lines[i + first_row] for i in bad_rows],
     )
+    lines = _Lines(rows + 1 + first_row + base, values, job_ids, is_step, raw)
+    flags = [
+        ("NON_UTF8", bad_text),
+        ("CRLF", crlf[first_row:][rows]),
+        ("TRUNCATED", truncated),
+        ("NO_NEWLINE", last_line & ~truncated),
+    ]
+    records = _lines_records(names, lines, flags, site=site, src_file=src_file)
+    if header_line:
+        head = _header_record(
+            names,
+            site=site,
+            src_file=src_file,
+            line=1 + base,
+            non_utf8=non_utf8[:1],
+            crlf=crlf[:1],
+            raw=binary.slice(0, 1),
+        )
+        records = pa.concat_tables([head, records])
     return records, quarantine
+
+
+@dataclass
+class _Lines:
+    """A chunk's job and step lines, split: what ``records`` is made of."""
+
+    line_no: I64
+    values: Arr  # every line's fields, line after line
+    job_ids: Arr
+    is_step: Bool
+    raw: Arr
+
+
+def _lines_records(
+    names: Sequence[str],
+    lines: _Lines,
+    flags: Sequence[tuple[str, Bool]],
+    *,
+    site: str,
+    src_file: str,
+) -> pa.Table:
+    """Return the ``records`` rows of a chunk's split lines."""
+    n_fields = len(names)
+    n_rec = len(lines.line_no)
+    attrs = _pa.MapArray.from_arrays(
+        _pa.array(np.arange(0, (n_rec + 1) * n_fields, n_fields, dtype=np.int32)),
+        _repeat_names(names, n_rec),
+        lines.values,
+    )
+    record_type = _pc.if_else(_pa.array(lines.is_step), "STEP", "J")
+    end_pos = names.index("End") if "End" in names else None
+    stamp = (
+        lines.values.take(
+            _pa.array(np.arange(end_pos, n_rec * n_fields, n_fields, dtype=np.int64))
+        )
+        if end_pos is not None
+        else pa.nulls(n_rec, pa.string())
+    )
+    return _records(
+        site,
+        src_file,
+        lines.line_no,
+        record_type,
+        stamp,
+        lines.job_ids,
+        attrs,
+        flag_array(n_rec, flags),
+        lines.raw,
+    )
+
+
+def _header_record(
+    names: Sequence[str],
+    *,
+    site: str,
+    src_file: str,
+    line: int,
+    non_utf8: Bool,
+    crlf: Bool,
+    raw: Arr,
+) -> pa.Table:
+    """Return the ``records`` row of a header line: type ``H``, the field positions by name."""
+    n_fields = len(names)
+    return _records(
+        site,
+        src_file,
+        np.array([line]),
+        _pa.array(["H"]),
+        pa.nulls(1, pa.string()),
+        pa.nulls(1, pa.string()),
+        _pa.MapArray.from_arrays(
+            _pa.array([0, n_fields], pa.int32()),
+            _pa.array(list(names), pa.string()),
+            _pc.cast(_pa.array([str(i) for i in range(n_fields)]), pa.string()),
+        ),
+        flag_array(1, [("NON_UTF8", non_utf8), ("CRLF", crlf)]),
+        _pc.if_else(_pa.array(non_utf8), raw, None),
+    )
+
+
+def _tokenize_plain(
+    chunk: Chunk, state: _SlurmState, *, site: str, src_file: str
+) -> tuple[pa.Table, pa.Table] | None:
+    """Tokenise a plain chunk by the kernel; None when the chunk is not plain or too small.
+
+    Plain: one-byte delimiter, UTF-8, no CR nor NUL byte, and every line (after a header line)
+    with its fields and a JobID holding a printable ASCII character, so that no line is
+    quarantined, none is repaired and none is blank. What it returns is what the reference
+    returns for such a chunk, row for row.
+    """
+    data = chunk.data
+    sep = state.delimiter.encode()
+    no_newline = bool(data) and not data.endswith(b"\n")
+    n_lines = data.count(b"\n") + no_newline
+    if (
+        len(sep) != 1
+        or sep == b"\n"
+        or not n_lines
+        or len(data) >= 2**31
+        or not _slurm_fast.use_kernel(n_lines)
+        or b"\r" in data
+        or b"\x00" in data
+        or not _is_utf8(data)
+    ):
+        return None
+    base = chunk.first_line - 1
+    if state.names is None:  # the file's first chunk
+        first = data.split(b"\n", 1)[0].decode()
+        _field_order(state, _pa.array([first], pa.string()), np.zeros(1, dtype=bool))
+    names: list[str] = state.names or []
+    header_line = state.header_line and chunk.first_line == 1
+    start = data.index(b"\n") + 1 if header_line and b"\n" in data else 0
+    n_body = n_lines - (1 if header_line else 0)
+    if not n_body or (header_line and not start):
+        return None
+    n_fields = len(names)
+    split = _slurm_fast.split_fields(
+        data,
+        start,
+        n_body,
+        sep[0],
+        n_fields,
+        name_last=names[-1] == "JobName",
+        job_pos=names.index("JobID") if "JobID" in names else 0,
+    )
+    if split is None:
+        return None
+    job_pos = names.index("JobID") if "JobID" in names else 0
+    values = split.values
+    job_ids = values.take(_pa.array(np.arange(job_pos, n_body * n_fields, n_fields)))
+    first_row = 1 if header_line else 0
+    line_no = np.arange(1 + first_row + base, 1 + first_row + base + n_body, dtype=np.int64)
+    lines = _Lines(line_no, values, job_ids, split.is_step, pa.nulls(n_body, pa.binary()))
+    last_line = np.zeros(n_body, dtype=bool)
+    last_line[-1] = no_newline
+    records = _lines_records(
+        names, lines, [("NO_NEWLINE", last_line)], site=site, src_file=src_file
+    )
+    if header_line:
+        no = np.zeros(1, dtype=bool)
+        head = _header_record(
+            names,
+            site=site,
+            src_file=src_file,
+            line=1 + base,
+            non_utf8=no,
+            crlf=no,
+            raw=pa.nulls(1, pa.binary()),
+        )
+        records = pa.concat_tables([head, records])
+    quarantine = quarantine_table(
+        site=site, source_format="slurm", src_file=src_file, lines=[], reasons=[], raw=[]
+    )
+    return records, quarantine
+
+
+def _is_utf8(data: bytes) -> bool:
+    """Whether ``data`` is valid UTF-8 (ASCII at once)."""
+    if data.isascii():
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _repeat_names(names: Sequence[str], n_rows: int) -> Arr:

@@ -54,6 +54,7 @@ __all__ = [
     "scan_rows",
     "scan_times",
     "scan_tres",
+    "split_fields",
     "scan_tres_size",
     "text_view",
     "tres_key",
@@ -93,8 +94,9 @@ _KERNEL = (
     "_exit1",
     "_job_id1",
     "_scan",
+    "_split_fields",
 )
-_ENTRY_POINTS = frozenset({"_scan"})
+_ENTRY_POINTS = frozenset({"_scan", "_split_fields"})
 _LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
 compile_kernel = _LAZY.compile
 kernel_ready = _LAZY.ready
@@ -537,6 +539,60 @@ def _scan(
             c2[j, t] = unit
 
 
+def _split_fields(
+    data: U8,
+    start: int,
+    delimiter: int,
+    n_fields: int,
+    name_last: bool,
+    job_pos: int,
+    out: U8,
+    offsets: npt.NDArray[np.int32],
+    is_step: Bools,
+) -> int:
+    """Split the lines from ``data[start:]`` into fields, copying their bytes end to end.
+
+    Line ``i``'s field ``k`` becomes ``out[offsets[i * n_fields + k]:offsets[... + 1]]``; a line
+    with the job name last is split at most ``n_fields - 1`` times. Returns -1 when every line is
+    plain (``n_fields`` fields and a JobID holding a printable ASCII byte, so neither blank nor
+    without id), else the first other line's index: the caller then reads the chunk by the
+    reference.
+    """
+    n = len(data)
+    n_lines = len(is_step)
+    pos = start
+    w = 0
+    for line in range(n_lines):
+        base = line * n_fields
+        offsets[base] = w
+        field = 0
+        printable = False
+        step = False
+        while pos < n:
+            c = data[pos]
+            pos += 1
+            if c == 10:
+                break
+            if c == delimiter and (not name_last or field < n_fields - 1):
+                field += 1
+                if field >= n_fields:
+                    return line
+                offsets[base + field] = w
+                continue
+            if field == job_pos:
+                if 33 <= c <= 126:
+                    printable = True
+                if c == 46:
+                    step = True
+            out[w] = c
+            w += 1
+        if field != n_fields - 1 or not printable:
+            return line
+        is_step[line] = step
+    offsets[n_lines * n_fields] = w
+    return -1
+
+
 # --------------------------------------------------------------------------- entry points
 
 _TRES_KEYS = ("node", "cpu", "gres/gpu", "mem")
@@ -573,6 +629,44 @@ def scan_rows(text: Text, rows: npt.NDArray[np.int64], tasks: Sequence[tuple[int
         params, _TRES_BYTES, _TRES_OFFSETS, _POW10, _SCALE, _LETTERS, *out,
     )  # fmt: skip
     return out
+
+
+class Split(NamedTuple):
+    """What :func:`split_fields` made of a chunk's lines."""
+
+    values: Any  # pyarrow.StringArray: every line's fields, line after line
+    is_step: Bools  # the JobID holds a ``.``
+
+
+def split_fields(
+    data: bytes,
+    start: int,
+    n_lines: int,
+    delimiter: int,
+    n_fields: int,
+    *,
+    name_last: bool,
+    job_pos: int,
+) -> Split | None:
+    """Split the ``n_lines`` lines of ``data`` from byte ``start`` into their fields.
+
+    Returns None when a line is not plain (another field count, blank, no JobID): the caller
+    reads the chunk by the reference. ``data`` must be valid UTF-8, hold no CR nor NUL byte, and
+    be shorter than 2 GiB (32-bit offsets); ``delimiter`` is one ASCII byte, not ``\\n``.
+    """
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    out = np.empty(max(len(data) - start, 1), dtype=np.uint8)
+    offsets = np.empty(n_lines * n_fields + 1, dtype=np.int32)
+    is_step = np.zeros(n_lines, dtype=bool)
+    bad = _kernel("_split_fields")(
+        buffer, start, delimiter, n_fields, name_last, job_pos, out, offsets, is_step
+    )
+    if bad >= 0:
+        return None
+    values = pa.StringArray.from_buffers(
+        n_lines * n_fields, pa.py_buffer(offsets), pa.py_buffer(out[: int(offsets[-1])])
+    )
+    return Split(values, is_step)
 
 
 def _kernel(name: str) -> Any:
