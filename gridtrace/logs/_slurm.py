@@ -816,7 +816,7 @@ def _tokenize_plain(
     data = chunk.data
     sep = state.delimiter.encode()
     no_newline = bool(data) and not data.endswith(b"\n")
-    n_lines = data.count(b"\n") + no_newline
+    n_lines = chunk.lines  # the kernel checks it
     if (
         len(sep) != 1
         or sep == b"\n"
@@ -890,7 +890,26 @@ def _is_utf8(data: bytes) -> bool:
     return True
 
 
+_NAMES_MADE: dict[tuple[str, ...], Arr] = {}  # the longest run of names made, by layout
+
+
 def _repeat_names(names: Sequence[str], n_rows: int) -> Arr:
+    """Return the field names of ``n_rows`` rows, row after row, built from buffers.
+
+    The chunks of a file have one layout and about as many rows: each takes a slice of the
+    longest run made so far for its layout (a slice shares the buffers, so costs nothing).
+    """
+    layout = tuple(names)
+    made = _NAMES_MADE.get(layout)
+    if made is None or len(made) < n_rows * len(layout):
+        made = _make_names(layout, n_rows)
+        if len(_NAMES_MADE) > 8:  # a few layouts at once, at most
+            _NAMES_MADE.clear()
+        _NAMES_MADE[layout] = made
+    return made.slice(0, n_rows * len(layout))
+
+
+def _make_names(names: Sequence[str], n_rows: int) -> Arr:
     """Return the field names of ``n_rows`` rows, row after row, built from buffers."""
     encoded = [name.encode() for name in names]
     row = b"".join(encoded)
@@ -1566,14 +1585,15 @@ def _jobs(
         first_submit[order] = np.repeat(submit[order][opens], sizes)
 
     # state: the first word, "CANCELLED by 500" flagged
-    state_parts = _pc.extract_regex(
-        _pc.fill_null(col("State"), ""), r"^(?P<w>\S*)(?P<by>\s+by\s+\S+)?"
-    )
+    # (each distinct State text is read once: a file holds a few dozen)
+    state_texts = _pc.fill_null(col("State"), "").dictionary_encode()
+    state_code = _numpy(state_texts.indices, np.int64)
+    state_parts = _pc.extract_regex(state_texts.dictionary, r"^(?P<w>\S*)(?P<by>\s+by\s+\S+)?")
     words = _pc.fill_null(_pc.struct_field(state_parts, "w"), "").dictionary_encode()
-    word_code = _numpy(words.indices, np.int64)
+    word_code = _numpy(words.indices, np.int64)[state_code]
     cancelled_by = _numpy(
         _pc.not_equal(_pc.fill_null(_pc.struct_field(state_parts, "by"), ""), ""), bool
-    )
+    )[state_code]
     mapped = [
         _STATE_MAP.get(str(w).upper(), ("UNKNOWN", "STATE_NONSTANDARD"))
         for w in words.dictionary.to_pylist()
@@ -1590,8 +1610,19 @@ def _jobs(
     state = np.where(deleted, "DELETED", state)
     # a row repeating another's id, submit, start and end (overlapping exports, overlapping array
     # ranges) is not a requeue: it keeps its state, flagged DUPLICATE
-    same = pd.DataFrame({"key": key_code, "submit": submit, "start": start, "end": end_logged})
-    duplicate = np.asarray(same.duplicated(keep=False), dtype=bool)
+    # (only a job id with several rows can repeat: the others are left out of the comparison)
+    duplicate = np.zeros(n, dtype=bool)
+    shared = np.flatnonzero(n_attempts > 1)
+    if len(shared):
+        same = pd.DataFrame(
+            {
+                "key": key_code[shared],
+                "submit": submit[shared],
+                "start": start[shared],
+                "end": end_logged[shared],
+            }
+        )
+        duplicate[shared] = np.asarray(same.duplicated(keep=False), dtype=bool)
     earlier = (attempt < n_attempts - 1) & ~duplicate
     logged_state = state.copy()
     state = np.where(earlier, "REQUEUED", state)

@@ -553,42 +553,59 @@ def _split_fields(
     """Split the lines from ``data[start:]`` into fields, copying their bytes end to end.
 
     Line ``i``'s field ``k`` becomes ``out[offsets[i * n_fields + k]:offsets[... + 1]]``; a line
-    with the job name last is split at most ``n_fields - 1`` times. Returns -1 when every line is
-    plain (``n_fields`` fields and a JobID holding a printable ASCII byte, so neither blank nor
-    without id), else the first other line's index: the caller then reads the chunk by the
-    reference.
+    with the job name last is split at most ``n_fields - 1`` times. Returns -1 when the data
+    holds exactly ``len(is_step)`` lines, each plain (``n_fields`` fields and a JobID holding a
+    printable ASCII byte, so neither blank nor without id), else the index of the first line
+    that is not (``len(is_step)`` when the count is wrong): the caller then reads the chunk by
+    the reference.
     """
     n = len(data)
     n_lines = len(is_step)
     pos = start
     w = 0
     for line in range(n_lines):
+        if pos >= n:
+            return line
         base = line * n_fields
-        offsets[base] = w
-        field = 0
         printable = False
         step = False
-        while pos < n:
-            c = data[pos]
-            pos += 1
-            if c == 10:
-                break
-            if c == delimiter and (not name_last or field < n_fields - 1):
+        field = 0
+        while True:  # one field a turn, up to its delimiter or the line end
+            offsets[base + field] = w
+            last = name_last and field == n_fields - 1  # the job name keeps its delimiters
+            if field == job_pos:
+                while pos < n:
+                    c = data[pos]
+                    if c == 10 or (c == delimiter and not last):
+                        break
+                    if 33 <= c <= 126:
+                        printable = True
+                        if c == 46:
+                            step = True
+                    out[w] = c
+                    w += 1
+                    pos += 1
+            else:
+                while pos < n:
+                    c = data[pos]
+                    if c == 10 or (c == delimiter and not last):
+                        break
+                    out[w] = c
+                    w += 1
+                    pos += 1
+            if pos < n and data[pos] == delimiter and not last:
+                pos += 1
                 field += 1
                 if field >= n_fields:
                     return line
-                offsets[base + field] = w
                 continue
-            if field == job_pos:
-                if 33 <= c <= 126:
-                    printable = True
-                if c == 46:
-                    step = True
-            out[w] = c
-            w += 1
+            pos += 1  # past the line end (or the data's end)
+            break
         if field != n_fields - 1 or not printable:
             return line
         is_step[line] = step
+    if pos < n:  # more lines than counted
+        return n_lines
     offsets[n_lines * n_fields] = w
     return -1
 
