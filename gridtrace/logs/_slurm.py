@@ -105,7 +105,7 @@ from __future__ import annotations
 import logging
 import re
 import zoneinfo
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
 from typing import Any, TypeAlias
@@ -1323,6 +1323,7 @@ def _ids(job_id: Arr) -> tuple[F64, F64, Arr, Arr]:
 
 # what the kernel reads in one pass over each row: (field, kind, TRES key)
 _SCANNED = (
+    ("JobID", _slurm_fast.KIND_JOB_ID, ""),
     *((name, _slurm_fast.KIND_TIME, "") for name in ("Submit", "Eligible", "Start", "End")),
     *((name, _slurm_fast.KIND_DURATION, "") for name in ("Elapsed", "Timelimit")),
     *((name, _slurm_fast.KIND_FLOAT, "") for name in ("NNodes", "NCPUS", "ReqCPUS")),
@@ -1334,24 +1335,29 @@ _SCANNED = (
 )
 
 
-def _scan_fields(fields: _Fields, take: I64, column: Callable[[str], _Column]) -> None:
-    """Read every field the kernel reads in one pass over the rows (their bytes are adjacent).
+class _LineScan:
+    """What the kernel read of every line in one pass (their fields' bytes are adjacent)."""
 
-    The results wait in each column's view, where the ``_read_*`` functions find them.
-    """
-    positions = fields.positions or {}
-    tasks = [task for task in _SCANNED if task[0] in positions]
-    if not tasks:
-        return
-    where = np.array([positions[name] for name, _, _ in tasks], dtype=np.int64)
-    rows = take[:, None] * fields.width + where[None, :]
-    kinds = [(kind, _slurm_fast.tres_key(key) if key else 0) for _, kind, key in tasks]
-    scan = fields.view()
-    done = _slurm_fast.scan_rows(scan, rows, kinds)
-    for t, (name, _, _) in enumerate(tasks):
-        column(name).view().done[kinds[t]] = _slurm_fast.Scan(
-            done.v1[:, t], done.v2[:, t], done.c1[:, t], done.c2[:, t]
+    def __init__(self, fields: _Fields) -> None:
+        positions = fields.positions or {}
+        tasks = [task for task in _SCANNED if task[0] in positions]
+        where = np.array([positions[name] for name, _, _ in tasks], dtype=np.int64)
+        self.kinds = [(kind, _slurm_fast.tres_key(key) if key else 0) for _, kind, key in tasks]
+        self.names = [name for name, _, _ in tasks]
+        self.done = _slurm_fast.scan_rows(
+            fields.view(), np.arange(fields.n, dtype=np.int64), where, fields.width, self.kinds
         )
+
+    def attach(self, column: _Column, take: I64 | None) -> _Column:
+        """Leave the column's values read in its view, where the ``_read_*`` functions find them.
+
+        ``take`` is the line of each of the column's rows (None: one row per line).
+        """
+        for t, name in enumerate(self.names):
+            if name == column.name:
+                done = self.done.task(t)
+                column.view().done[self.kinds[t]] = done if take is None else done.take(take)
+        return column
 
 
 def _read_ids(column: _Column, fast: bool) -> tuple[F64, F64, I64, list[str], Arr]:
@@ -1489,7 +1495,11 @@ def _jobs(
     n_lines = rec.num_rows
     fields = _Fields(rec)
     fast = _slurm_fast.use_kernel(n_lines)
-    seq, idx, range_rows, range_text, keys = _read_ids(_Column(fields, "JobID", None), fast)
+    scan = _LineScan(fields) if fast and fields.positions is not None else None
+    id_column = _Column(fields, "JobID", None)
+    if scan is not None:
+        scan.attach(id_column, None)
+    seq, idx, range_rows, range_text, keys = _read_ids(id_column, fast)
 
     # expand array ranges (123_[1-3]) into one row per index, as XDMoD does
     repeats = np.ones(n_lines, dtype=np.int64)
@@ -1531,7 +1541,10 @@ def _jobs(
 
     def column(name: str) -> _Column:
         if name not in columns_read:
-            columns_read[name] = _Column(fields, name, None if identity else take)
+            rows = None if identity else take
+            columns_read[name] = _Column(fields, name, rows)
+            if scan is not None:
+                scan.attach(columns_read[name], rows)
         return columns_read[name]
 
     def col(name: str) -> Arr:
@@ -1547,8 +1560,6 @@ def _jobs(
         (name, flag_mask(rec_flags, name)[take]) for name in ("NON_UTF8", "NO_NEWLINE")
     ]
 
-    if fast and fields.positions is not None:
-        _scan_fields(fields, take, column)
     submit, amb_submit, gap_submit, offset = clock.read(column("Submit"), fast=fast)
     eligible, amb_elig, gap_elig, _ = clock.read(column("Eligible"), fast=fast)
     start, amb_start, gap_start, _ = clock.read(column("Start"), fast=fast)

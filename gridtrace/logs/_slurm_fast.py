@@ -473,7 +473,9 @@ def _scan(
     data: U8,
     offsets: I64,
     valid: Bools,
-    rows: npt.NDArray[np.int64],
+    lines: I64,
+    where: I64,
+    width: int,
     kinds: I64,
     params: I64,
     keys: U8,
@@ -486,7 +488,7 @@ def _scan(
     c1: npt.NDArray[np.int8],
     c2: npt.NDArray[np.int8],
 ) -> None:
-    """Read value ``rows[j, t]`` as kind ``kinds[t]`` into ``v1, v2, c1, c2[j, t]``.
+    """Read value ``lines[j] * width + where[t]`` as kind ``kinds[t]`` into ``v1, v2, c1, c2[t, j]``.
 
     A row's fields are read together (one pass over the lines' bytes). Outputs by kind: time
     (epoch, -, status); duration, count, TRES count or size (value, -, declined); ReqMem
@@ -497,10 +499,11 @@ def _scan(
     tres_values = np.empty(len(key_offsets) - 1)
     tres_flags = np.empty(len(key_offsets) - 1, dtype=np.int64)
     tres_row = -1
-    for j in range(rows.shape[0]):
+    for j in range(lines.shape[0]):
         tres_row = -1
+        row = lines[j] * width
         for t in range(n_tasks):
-            r = rows[j, t]
+            r = row + where[t]
             kind = kinds[t]
             x = np.nan
             y = np.nan
@@ -624,17 +627,30 @@ def tres_key(key: str) -> int:
 
 
 class Scan(NamedTuple):
-    """What :func:`scan_rows` read: one column per task."""
+    """What :func:`scan_rows` read: one row per task (or one task's values)."""
 
     v1: npt.NDArray[np.float64]
     v2: npt.NDArray[np.float64]
     c1: npt.NDArray[np.int8]
     c2: npt.NDArray[np.int8]
 
+    def task(self, t: int) -> Scan:
+        """Return task ``t``'s values (views, contiguous)."""
+        return Scan(self.v1[:, t], self.v2[:, t], self.c1[:, t], self.c2[:, t])
 
-def scan_rows(text: Text, rows: npt.NDArray[np.int64], tasks: Sequence[tuple[int, int]]) -> Scan:
-    """Read the values ``rows[j, t]`` of ``text`` as ``tasks[t] = (kind, TRES key)``, row by row."""
-    n = rows.shape[0]
+    def take(self, rows: I64) -> Scan:
+        """Return the values of ``rows`` (one task's)."""
+        return Scan(self.v1[rows], self.v2[rows], self.c1[rows], self.c2[rows])
+
+
+def scan_rows(
+    text: Text, lines: I64, where: I64, width: int, tasks: Sequence[tuple[int, int]]
+) -> Scan:
+    """Read value ``lines[j] * width + where[t]`` of ``text`` as ``tasks[t] = (kind, TRES key)``.
+
+    The values of one line are read together; the result has one row per task.
+    """
+    n = len(lines)
     k = len(tasks)
     out = Scan(
         np.empty((n, k)), np.empty((n, k)), np.empty((n, k), np.int8), np.empty((n, k), np.int8)
@@ -642,8 +658,9 @@ def scan_rows(text: Text, rows: npt.NDArray[np.int64], tasks: Sequence[tuple[int
     kinds = np.array([t[0] for t in tasks], dtype=np.int64)
     params = np.array([t[1] for t in tasks], dtype=np.int64)
     _kernel("_scan")(
-        text.data, text.offsets, text.valid, np.ascontiguousarray(rows, dtype=np.int64), kinds,
-        params, _TRES_BYTES, _TRES_OFFSETS, _POW10, _SCALE, _LETTERS, *out,
+        text.data, text.offsets, text.valid, np.ascontiguousarray(lines, dtype=np.int64),
+        np.ascontiguousarray(where, dtype=np.int64), width, kinds, params, _TRES_BYTES,
+        _TRES_OFFSETS, _POW10, _SCALE, _LETTERS, *out,
     )  # fmt: skip
     return out
 
@@ -695,8 +712,7 @@ def _one(text: Text, kind: int, key: int = 0) -> Scan:
     done: Scan | None = text.done.get((kind, key))
     if done is not None:
         return done
-    scan = scan_rows(text, text.rows[:, None], [(kind, key)])
-    return Scan(scan.v1[:, 0], scan.v2[:, 0], scan.c1[:, 0], scan.c2[:, 0])
+    return scan_rows(text, text.rows, np.zeros(1, np.int64), 1, [(kind, key)]).task(0)
 
 
 def scan_times(text: Text) -> tuple[F64, I8]:
