@@ -93,6 +93,7 @@ _KERNEL = (
     "_req_mem1",
     "_exit1",
     "_job_id1",
+    "_flush",
     "_scan",
     "_split_fields",
 )
@@ -478,6 +479,7 @@ def _scan(
     width: int,
     kinds: I64,
     params: I64,
+    second: I64,
     keys: U8,
     key_offsets: I64,
     pow10: F64,
@@ -488,18 +490,29 @@ def _scan(
     c1: npt.NDArray[np.int8],
     c2: npt.NDArray[np.int8],
 ) -> None:
-    """Read value ``lines[j] * width + where[t]`` as kind ``kinds[t]`` into ``v1, v2, c1, c2[t, j]``.
+    """Read value ``lines[j] * width + where[t]`` as kind ``kinds[t]`` into ``v1, c1[j, t]``.
 
     A row's fields are read together (one pass over the lines' bytes). Outputs by kind: time
     (epoch, -, status); duration, count, TRES count or size (value, -, declined); ReqMem
     (value, scope byte, declined, unit); exit code (code, signal, declined); JobID (job number,
-    index, declined). ``params[t]`` is the TRES key's index in ``key_offsets``.
+    index, declined), the second and fourth in ``v2, c2[j, second[t]]`` for the tasks with
+    ``second[t] >= 0`` (the others have none). ``params[t]`` is the TRES key's index in
+    ``key_offsets``.
     """
     n_tasks = len(kinds)
     tres_values = np.empty(len(key_offsets) - 1)
     tres_flags = np.empty(len(key_offsets) - 1, dtype=np.int64)
     tres_row = -1
-    for j in range(lines.shape[0]):
+    n = lines.shape[0]
+    block = 512  # rows read into a small buffer, then written out task by task
+    b1 = np.empty((block, n_tasks))
+    b2 = np.empty((block, n_tasks))
+    f1 = np.empty((block, n_tasks), dtype=np.int8)
+    f2 = np.empty((block, n_tasks), dtype=np.int8)
+    for j in range(n):
+        if j % block == 0 and j:
+            _flush(j - block, block, second, b1, b2, f1, f2, v1, v2, c1, c2)
+        jj = j % block
         tres_row = -1
         row = lines[j] * width
         for t in range(n_tasks):
@@ -536,10 +549,40 @@ def _scan(
                     x, y, flag = _exit1(data, a, b)
                 else:
                     x, y, flag = _job_id1(data, a, b)
-            v1[j, t] = x
-            v2[j, t] = y
-            c1[j, t] = flag
-            c2[j, t] = unit
+            b1[jj, t] = x
+            b2[jj, t] = y
+            f1[jj, t] = flag
+            f2[jj, t] = unit
+    if n:
+        rest = n - (n - 1) // block * block
+        _flush(n - rest, rest, second, b1, b2, f1, f2, v1, v2, c1, c2)
+
+
+def _flush(
+    j0: int,
+    m: int,
+    second: I64,
+    b1: F64,
+    b2: F64,
+    f1: I8,
+    f2: I8,
+    v1: F64,
+    v2: F64,
+    c1: I8,
+    c2: I8,
+) -> None:
+    """Write the buffered rows ``j0 .. j0 + m`` out, one task's values after another."""
+    for t in range(b1.shape[1]):
+        for jj in range(m):
+            v1[t, j0 + jj] = b1[jj, t]
+        for jj in range(m):
+            c1[t, j0 + jj] = f1[jj, t]
+        q = second[t]
+        if q >= 0:
+            for jj in range(m):
+                v2[q, j0 + jj] = b2[jj, t]
+            for jj in range(m):
+                c2[q, j0 + jj] = f2[jj, t]
 
 
 def _split_fields(
@@ -627,16 +670,22 @@ def tres_key(key: str) -> int:
 
 
 class Scan(NamedTuple):
-    """What :func:`scan_rows` read: one row per task (or one task's values)."""
+    """What :func:`scan_rows` read, one column per task; or one task's values (:meth:`task`)."""
 
     v1: npt.NDArray[np.float64]
     v2: npt.NDArray[np.float64]
     c1: npt.NDArray[np.int8]
     c2: npt.NDArray[np.int8]
+    second: I64 | None = None  # each task's column in v2 and c2 (-1: none, NaN and 0)
+    nan: Any = None
+    zero: Any = None
 
     def task(self, t: int) -> Scan:
-        """Return task ``t``'s values (views, contiguous)."""
-        return Scan(self.v1[:, t], self.v2[:, t], self.c1[:, t], self.c2[:, t])
+        """Return task ``t``'s values (views)."""
+        q = -1 if self.second is None else int(self.second[t])
+        if q < 0:
+            return Scan(self.v1[t], self.nan[0], self.c1[t], self.zero[0])
+        return Scan(self.v1[t], self.v2[q], self.c1[t], self.c2[q])
 
     def take(self, rows: I64) -> Scan:
         """Return the values of ``rows`` (one task's)."""
@@ -652,17 +701,22 @@ def scan_rows(
     """
     n = len(lines)
     k = len(tasks)
-    out = Scan(
-        np.empty((n, k)), np.empty((n, k)), np.empty((n, k), np.int8), np.empty((n, k), np.int8)
-    )
     kinds = np.array([t[0] for t in tasks], dtype=np.int64)
     params = np.array([t[1] for t in tasks], dtype=np.int64)
+    paired = np.isin(kinds, [KIND_REQ_MEM, KIND_EXIT, KIND_JOB_ID])  # with a second output
+    second = np.where(paired, np.cumsum(paired) - 1, -1).astype(np.int64)
+    k2 = int(paired.sum())
+    v1, c1 = np.empty((k, n)), np.empty((k, n), np.int8)
+    v2, c2 = np.empty((k2, n)), np.empty((k2, n), np.int8)
     _kernel("_scan")(
         text.data, text.offsets, text.valid, np.ascontiguousarray(lines, dtype=np.int64),
-        np.ascontiguousarray(where, dtype=np.int64), width, kinds, params, _TRES_BYTES,
-        _TRES_OFFSETS, _POW10, _SCALE, _LETTERS, *out,
+        np.ascontiguousarray(where, dtype=np.int64), width, kinds, params, second, _TRES_BYTES,
+        _TRES_OFFSETS, _POW10, _SCALE, _LETTERS, v1, v2, c1, c2,
     )  # fmt: skip
-    return out
+    # the tasks without a second output read NaN and 0 there, as one broadcast column
+    nan = np.broadcast_to(np.full(1, np.nan), (1, n))
+    zero = np.broadcast_to(np.zeros(1, np.int8), (1, n))
+    return Scan(v1, v2, c1, c2, second, nan, zero)
 
 
 class Split(NamedTuple):
