@@ -1609,16 +1609,24 @@ def _jobs(
         _STATE_MAP.get(str(w).upper(), ("UNKNOWN", "STATE_NONSTANDARD"))
         for w in words.dictionary.to_pylist()
     ]
-    state = np.array([m[0] for m in mapped], dtype=object)[word_code]
-    state_flag = np.array([m[1] or "" for m in mapped], dtype=object)[word_code]
+    # states and their flags as small codes into these names (numbers compare fast, texts not)
+    state_names = sorted({m[0] for m in mapped} | {*_NOT_ENDED, "CANCELLED", "DELETED", "REQUEUED"})
+    code = {name: i for i, name in enumerate(state_names)}
+    running, pending, cancelled = code["RUNNING"], code["PENDING"], code["CANCELLED"]
+    not_ended_codes = [running, pending]
+    flag_names = sorted({m[1] for m in mapped if m[1]})
+    state = np.array([code[m[0]] for m in mapped], dtype=np.int64)[word_code]
+    state_flag = np.array(
+        [flag_names.index(m[1]) if m[1] else -1 for m in mapped], dtype=np.int64
+    )[word_code]
     state_cut = absent("State")  # a truncated line: the state is not known (flag TRUNCATED)
-    state_flag[state_cut] = ""
+    state_flag[state_cut] = -1
     started = ~np.isnan(start)
     end_unknown = np.isnan(end_logged)
-    fix_state = end_unknown & ~absent("End") & ~state_cut & ~np.isin(state, list(_NOT_ENDED))
-    state = np.where(fix_state, np.where(started, "RUNNING", "PENDING"), state)
-    deleted = (state == "CANCELLED") & ~started & ~absent("Start")
-    state = np.where(deleted, "DELETED", state)
+    fix_state = end_unknown & ~absent("End") & ~state_cut & ~np.isin(state, not_ended_codes)
+    state = np.where(fix_state, np.where(started, running, pending), state)
+    deleted = (state == cancelled) & ~started & ~absent("Start")
+    state = np.where(deleted, code["DELETED"], state)
     # a row repeating another's id, submit, start and end (overlapping exports, overlapping array
     # ranges) is not a requeue: it keeps its state, flagged DUPLICATE
     # (only a job id with several rows can repeat: the others are left out of the comparison)
@@ -1636,12 +1644,12 @@ def _jobs(
         duplicate[shared] = np.asarray(same.duplicated(keep=False), dtype=bool)
     earlier = (attempt < n_attempts - 1) & ~duplicate
     logged_state = state.copy()
-    state = np.where(earlier, "REQUEUED", state)
-    not_ended = np.isin(state, list(_NOT_ENDED))
+    state = np.where(earlier, code["REQUEUED"], state)
+    not_ended = np.isin(state, not_ended_codes)
     end_not_final = not_ended & ~end_unknown
     end = np.where(not_ended, np.nan, end_logged)
-    start_not_final = (state == "PENDING") & started
-    start = np.where(state == "PENDING", np.nan, start)
+    start_not_final = (state == pending) & started
+    start = np.where(state == pending, np.nan, start)
     started = ~np.isnan(start)
     from_first = (attempt > 0) & ~np.isnan(first_submit) & (first_submit != submit)
 
@@ -1803,7 +1811,7 @@ def _jobs(
         exit_signal,
     ) = fitted
     unreadable |= too_big
-    was = earlier & (logged_state != "REQUEUED")  # flag STATE_WAS_<the state logged>
+    was = earlier & (logged_state != code["REQUEUED"])  # flag STATE_WAS_<the state logged>
     masks: list[tuple[str, Bool]] = [
         *carried,
         ("TRUNCATED", truncated),
@@ -1838,12 +1846,12 @@ def _jobs(
         ("NODES_ALLOC_CONFLICT", nodes_alloc_conflict),
         ("VALUE_UNREADABLE", unreadable),
     ]
-    for name in sorted({m[1] for m in mapped if m[1]}):
-        mask = state_flag == name
+    for k, name in enumerate(flag_names):
+        mask = state_flag == k
         if mask.any():
             masks.append((name, mask))
-    for name in sorted(set(logged_state[was].tolist())):
-        masks.append(("STATE_WAS_" + str(name), was & (logged_state == name)))
+    for name in sorted(state_names[k] for k in np.unique(logged_state[was])):
+        masks.append(("STATE_WAS_" + name, was & (logged_state == code[name])))
     flags = flag_array(n, masks)
 
     site = rec.column("site").combine_chunks().take(_pa.array(take))
@@ -1890,7 +1898,7 @@ def _jobs(
         "vmem_used_bytes": int_or_null(vmem, pa.int64()),
         "exit_code": int_or_null(exit_code, pa.int32()),
         "exit_signal": int_or_null(exit_signal, pa.int32()),
-        "state": _pa.array(state, pa.string()),
+        "state": _pa.array(state_names, pa.string()).take(_pa.array(state)),
         "tz_offset_s": int_or_null(offset, pa.int32()),
         "src_file": src_file,
         "src_line": _pa.array(src_line, pa.int64()),
