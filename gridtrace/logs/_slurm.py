@@ -1537,7 +1537,7 @@ def _jobs(
     )
 
     identity = n == n_lines
-    columns_read: dict[str, _Column] = {}
+    columns_read: dict[str, _Column] = {"JobID": id_column} if identity else {}
 
     def column(name: str) -> _Column:
         if name not in columns_read:
@@ -1918,7 +1918,28 @@ def _jobs(
 
 
 def _blank_null(array: Arr) -> Arr:
-    return _pc.if_else(_pc.equal(_pc.fill_null(array, ""), ""), None, array)
+    """Return ``array`` with its empty strings null.
+
+    A string array without nulls keeps its buffers: only a validity bitmap is added.
+    """
+    buffers = array.buffers()
+    if (
+        array.type != pa.string()
+        or array.null_count
+        or array.offset
+        or not len(array)
+        or buffers[2] is None
+    ):
+        return _pc.if_else(_pc.equal(_pc.fill_null(array, ""), ""), None, array)
+    offsets = np.frombuffer(buffers[1], dtype=np.int32, count=len(array) + 1)
+    filled = offsets[1:] != offsets[:-1]
+    blanks = len(array) - int(np.count_nonzero(filled))
+    if not blanks:
+        return array
+    bitmap = np.packbits(filled, bitorder="little")
+    return _pa.StringArray.from_buffers(
+        len(array), buffers[1], buffers[2], _pa.py_buffer(bitmap), blanks
+    )
 
 
 read_slurm = file_reader(

@@ -116,7 +116,8 @@ class Text:
     Parameters
     ----------
     data, offsets, valid
-        The array's character bytes, its ``len + 1`` offsets, and which values are not null.
+        The array's character bytes, its ``len + 1`` offsets (32- or 64-bit), and which values
+        are not null.
     rows
         For each row, the index of its value in the array.
     """
@@ -137,7 +138,7 @@ def text_view(array: Any, rows: I64 | None = None) -> Text:
     buffers = array.buffers()
     width = np.int64 if array.type == pa.large_string() else np.int32
     offsets = np.frombuffer(buffers[1], dtype=width, count=array.offset + n + 1)
-    offsets64: I64 = offsets[array.offset :].astype(np.int64)
+    offsets64: I64 = offsets[array.offset :]  # the kernel reads 32- or 64-bit offsets
     data = (
         np.frombuffer(buffers[2], dtype=np.uint8)
         if buffers[2] is not None
