@@ -755,9 +755,7 @@ def _lines_records(
     record_type = _pc.if_else(_pa.array(lines.is_step), "STEP", "J")
     end_pos = names.index("End") if "End" in names else None
     stamp = (
-        lines.values.take(
-            _pa.array(np.arange(end_pos, n_rec * n_fields, n_fields, dtype=np.int64))
-        )
+        lines.values.take(_pa.array(np.arange(end_pos, n_rec * n_fields, n_fields, dtype=np.int64)))
         if end_pos is not None
         else pa.nulls(n_rec, pa.string())
     )
@@ -1616,9 +1614,9 @@ def _jobs(
     not_ended_codes = [running, pending]
     flag_names = sorted({m[1] for m in mapped if m[1]})
     state = np.array([code[m[0]] for m in mapped], dtype=np.int64)[word_code]
-    state_flag = np.array(
-        [flag_names.index(m[1]) if m[1] else -1 for m in mapped], dtype=np.int64
-    )[word_code]
+    state_flag = np.array([flag_names.index(m[1]) if m[1] else -1 for m in mapped], dtype=np.int64)[
+        word_code
+    ]
     state_cut = absent("State")  # a truncated line: the state is not known (flag TRUNCATED)
     state_flag[state_cut] = -1
     started = ~np.isnan(start)

@@ -54,8 +54,8 @@ __all__ = [
     "scan_rows",
     "scan_times",
     "scan_tres",
-    "split_fields",
     "scan_tres_size",
+    "split_fields",
     "text_view",
     "tres_key",
     "use_kernel",
@@ -138,7 +138,7 @@ def text_view(array: Any, rows: I64 | None = None) -> Text:
     buffers = array.buffers()
     width = np.int64 if array.type == pa.large_string() else np.int32
     offsets = np.frombuffer(buffers[1], dtype=width, count=array.offset + n + 1)
-    offsets64: I64 = offsets[array.offset :]  # the kernel reads 32- or 64-bit offsets
+    offsets64: Any = offsets[array.offset :]  # the kernel reads 32- or 64-bit offsets
     data = (
         np.frombuffer(buffers[2], dtype=np.uint8)
         if buffers[2] is not None
@@ -741,7 +741,7 @@ def split_fields(
 
     Returns None when a line is not plain (another field count, blank, no JobID): the caller
     reads the chunk by the reference. ``data`` must be valid UTF-8, hold no CR nor NUL byte, and
-    be shorter than 2 GiB (32-bit offsets); ``delimiter`` is one ASCII byte, not ``\\n``.
+    be shorter than 2 GiB (32-bit offsets); ``delimiter`` is one ASCII byte, not the line end.
     """
     buffer = np.frombuffer(data, dtype=np.uint8)
     out = np.empty(max(len(data) - start, 1), dtype=np.uint8)
@@ -752,8 +752,9 @@ def split_fields(
     )
     if bad >= 0:
         return None
+    wrap: Any = pa.py_buffer
     values = pa.StringArray.from_buffers(
-        n_lines * n_fields, pa.py_buffer(offsets), pa.py_buffer(out[: int(offsets[-1])])
+        n_lines * n_fields, wrap(offsets), wrap(out[: int(offsets[-1])])
     )
     return Split(values, is_step)
 
