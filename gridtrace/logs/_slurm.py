@@ -889,6 +889,7 @@ def _is_utf8(data: bytes) -> bool:
 
 
 _NAMES_MADE: dict[tuple[str, ...], Arr] = {}  # the longest run of names made, by layout
+_NAMES_KEPT_BYTES = 16 << 20  # a longer run is not kept (a default chunk's takes ~2 MiB)
 
 
 def _repeat_names(names: Sequence[str], n_rows: int) -> Arr:
@@ -900,11 +901,28 @@ def _repeat_names(names: Sequence[str], n_rows: int) -> Arr:
     layout = tuple(names)
     made = _NAMES_MADE.get(layout)
     if made is None or len(made) < n_rows * len(layout):
-        made = _make_names(layout, n_rows)
+        made = _make_names(layout, n_rows + n_rows // 4)  # room for the chunks to come
+        if made.nbytes > _NAMES_KEPT_BYTES:  # a huge chunk: not kept after it
+            return made
         if len(_NAMES_MADE) > 8:  # a few layouts at once, at most
             _NAMES_MADE.clear()
         _NAMES_MADE[layout] = made
     return made.slice(0, n_rows * len(layout))
+
+
+def _made_here(names: Sequence[str], keys: Arr) -> bool:
+    """Whether ``keys`` is the start of the run of ``names`` this module made (so holds them).
+
+    The run's buffers are never written after they are made: sharing them is proof enough.
+    """
+    made = _NAMES_MADE.get(tuple(names))
+    if made is None or keys.offset or len(keys) > len(made) or keys.null_count:
+        return False
+    ours, theirs = made.buffers(), keys.buffers()
+    return all(
+        a is not None and b is not None and a.address == b.address
+        for a, b in zip(ours[1:], theirs[1:], strict=True)
+    )
 
 
 def _make_names(names: Sequence[str], n_rows: int) -> Arr:
@@ -1150,6 +1168,8 @@ def _layout(chunks: Sequence[Any]) -> list[str] | None:
             names = [str(k) for k in keys.slice(0, width).to_pylist()]
         if len(names) != width:
             return None
+        if _made_here(names, keys):
+            continue
         expected = [name.encode() for name in names]
         row_bytes = sum(len(e) for e in expected)
         buffers = keys.buffers()
@@ -1571,7 +1591,8 @@ def _jobs(
     ):
         unreadable |= _unreadable(column(name), parsed, ("Unknown", "None"))
     src_line = _numpy(rec.column("src_line").combine_chunks(), np.int64)[take]
-    src_file = rec.column("src_file").combine_chunks().take(_pa.array(take))
+    src_file = rec.column("src_file").combine_chunks()
+    src_file = src_file if identity else src_file.take(_pa.array(take))
     file_no = (
         np.unique(_numpy(src_file.dictionary_encode().indices, np.int64), return_inverse=True)[1]
         if n
@@ -1852,7 +1873,8 @@ def _jobs(
         masks.append(("STATE_WAS_" + name, was & (logged_state == code[name])))
     flags = flag_array(n, masks)
 
-    site = rec.column("site").combine_chunks().take(_pa.array(take))
+    site = rec.column("site").combine_chunks()
+    site = site if identity else site.take(_pa.array(take))
     submit_text = _pc.fill_null(int_or_null(first_submit, pa.int64()).cast(pa.string()), "unknown")
     job_key = _pc.binary_join_element_wise(site, ":", key_text, "@", submit_text, "")
     ts = pa.timestamp("s", tz="UTC")

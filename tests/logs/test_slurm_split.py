@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gridtrace.logs import _slurm_fast
+from gridtrace.logs import _slurm, _slurm_fast
 from gridtrace.logs._slurm import SLURM_FIELDS, tokenize_slurm_file
 
 pytestmark = pytest.mark.skipif(not _slurm_fast.HAVE_NUMBA, reason="numba is not installed")
@@ -165,3 +165,26 @@ def test_real_files_split_as_the_reference_splits_them(
 ) -> None:
     for path in _real_files():
         _same_both_ways(path, monkeypatch, chunk_bytes=chunk_bytes)
+
+
+def test_the_field_layout_is_the_same_with_or_without_the_shared_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunks share one run of field names; the layout check trusts only that very run."""
+    path = tmp_path / "sacct.log"
+    path.write_text("\n".join(_line(str(1000 + i)) for i in range(300)) + "\n", encoding="utf-8")
+    records = _tables(path, True, monkeypatch, chunk_bytes=5000).records  # type: ignore[attr-defined]
+    chunks = list(records.column("attrs").chunks)
+    assert len(chunks) > 1
+    assert all(_slurm._made_here(list(SLURM_FIELDS), c.keys) for c in chunks)
+    assert _slurm._layout(chunks) == list(SLURM_FIELDS)
+    with monkeypatch.context() as patch:
+        patch.setattr(_slurm, "_made_here", lambda names, keys: False)
+        assert _slurm._layout(chunks) == list(SLURM_FIELDS)
+    # the same names in other buffers are checked byte by byte
+    taken = records.take(list(range(records.num_rows))[::-1])
+    copies = list(taken.column("attrs").chunks)
+    assert not any(_slurm._made_here(list(SLURM_FIELDS), c.keys) for c in copies)
+    assert _slurm._layout(copies) == list(SLURM_FIELDS)
+    other = _slurm._make_names(["JobID", "State"], 3)
+    assert not _slurm._made_here(["JobID", "State"], other)
