@@ -20,8 +20,9 @@ for a header line; ``attrs`` maps the field names onto the values as written) an
 ``quarantine`` (blank lines, lines with too few fields, or too many when the job name is not the
 last field, lines without a JobID); :func:`assemble_slurm` turns the records into ``jobs``.
 Splitting, time, duration, TRES and memory parsing are vectorised (pyarrow compute, numpy,
-pandas); Python runs per job only to expand array ranges and host lists (cached per distinct
-value) and to attach flags.
+pandas), or done by the numba kernel of :mod:`gridtrace.logs._slurm_fast` for inputs large
+enough to load it (the same tables either way); Python runs per job only to expand array
+ranges and host lists (cached per distinct value) and to attach flags.
 
 Time zone
 ---------

@@ -2,9 +2,13 @@ r"""Slurm field values read by a compiled scanner: the fast path of :mod:`gridtr
 
 The assembler reads numbers, times, durations, TRES lists, memory sizes and exit codes out of
 ``sacct`` text. The reference (:mod:`gridtrace.logs._slurm`) does that with one Arrow regular
-expression per field and key, each making struct and string arrays; :func:`scan_values` walks
-each value's bytes once in a numba kernel instead, straight from the buffers of the ``attrs``
-strings, and writes numbers.
+expression per field and key, each making struct and string arrays; :func:`scan_rows` walks
+each line's values once in a numba kernel instead (every field of a line in one pass), straight
+from the buffers of the ``attrs`` strings, and writes numbers.
+
+The tokeniser splits a plain chunk of lines (:func:`split_fields`: every line with its fields
+and a JobID, UTF-8, no CR nor NUL byte) into its fields in one pass, writing the Arrow offsets
+and character buffers of the values directly; any other chunk is split by the reference.
 
 A kernel reads exactly what the reference's pattern accepts and gives the same float: a number
 of at most 15 digits is exact in a float64, and its division by a power of ten is the correctly
