@@ -20,8 +20,9 @@ for a header line; ``attrs`` maps the field names onto the values as written) an
 ``quarantine`` (blank lines, lines with too few fields, or too many when the job name is not the
 last field, lines without a JobID); :func:`assemble_slurm` turns the records into ``jobs``.
 Splitting, time, duration, TRES and memory parsing are vectorised (pyarrow compute, numpy,
-pandas); Python runs per job only to expand array ranges and host lists (cached per distinct
-value) and to attach flags.
+pandas), or done by the numba kernel of :mod:`gridtrace.logs._slurm_fast` for inputs large
+enough to load it (the same tables either way); Python runs per job only to expand array
+ranges and host lists (cached per distinct value) and to attach flags.
 
 Time zone
 ---------
@@ -105,7 +106,7 @@ from __future__ import annotations
 import logging
 import re
 import zoneinfo
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
 from typing import Any, TypeAlias
@@ -597,7 +598,14 @@ tokenize_slurm_file = file_tokenizer(
 def _tokenize_slurm_chunk(
     chunk: Chunk, state: _SlurmState, *, site: str, src_file: str
 ) -> tuple[pa.Table, pa.Table]:
-    """Tokenise one chunk of a Slurm file: its ``records`` and ``quarantine`` rows."""
+    """Tokenise one chunk of a Slurm file: its ``records`` and ``quarantine`` rows.
+
+    A plain chunk (every line with its fields and a JobID, UTF-8, no CR nor NUL) is split by the
+    kernel straight into the values' buffers when it is loaded; any other by the reference.
+    """
+    plain = _tokenize_plain(chunk, state, site=site, src_file=src_file)
+    if plain is not None:
+        return plain
     data = chunk.data
     delimiter = state.delimiter
     base = chunk.first_line - 1  # lines before the chunk
@@ -672,64 +680,21 @@ def _tokenize_slurm_chunk(
         rows = np.append(rows, last)
         values = pa.concat_arrays([values.cast(pa.string()), _pa.array(cut, pa.string())])
     n_rec = len(rows)
-    keys = _repeat_names(names, n_rec)
-    attrs = _pa.MapArray.from_arrays(
-        _pa.array(np.arange(0, (n_rec + 1) * n_fields, n_fields, dtype=np.int32)), keys, values
-    )
     job_ids = values.take(_pa.array(np.arange(job_pos, n_rec * n_fields, n_fields, dtype=np.int64)))
     is_step = _numpy(_pc.match_substring(job_ids, "."), bool)
-    record_type = _pc.if_else(_pa.array(is_step), "STEP", "J")
 
-    line_no = rows + 1 + first_row + base
     bad_text = non_utf8[first_row:][rows]
     truncated = np.zeros(n_rec, dtype=bool)
     last_line = np.zeros(n_rec, dtype=bool)
     if no_newline and n_rec and rows[-1] == last:
         last_line[-1] = True
         truncated[-1] = cut is not None
-    flags = flag_array(
-        n_rec,
-        [
-            ("NON_UTF8", bad_text),
-            ("CRLF", crlf[first_row:][rows]),
-            ("TRUNCATED", truncated),
-            ("NO_NEWLINE", last_line & ~truncated),
-        ],
-    )
     keep_raw = bad_text | truncated
     if keep_raw.any():
         raw = binary.slice(first_row).take(_pa.array(rows))
         raw = _pc.if_else(_pa.array(keep_raw), raw, pa.scalar(None, pa.binary()))
     else:
         raw = pa.nulls(n_rec, pa.binary())
-    end_pos = names.index("End") if "End" in names else None
-    stamp = (
-        values.take(_pa.array(np.arange(end_pos, n_rec * n_fields, n_fields, dtype=np.int64)))
-        if end_pos is not None
-        else pa.nulls(n_rec, pa.string())
-    )
-    tables = []
-    if header_line:
-        head_names = _pa.array(names, pa.string())
-        tables.append(
-            _records(
-                site,
-                src_file,
-                np.array([1 + base]),
-                _pa.array(["H"]),
-                pa.nulls(1, pa.string()),
-                pa.nulls(1, pa.string()),
-                _pa.MapArray.from_arrays(
-                    _pa.array([0, n_fields], pa.int32()),
-                    head_names,
-                    _pc.cast(_pa.array([str(i) for i in range(n_fields)]), pa.string()),
-                ),
-                flag_array(1, [("NON_UTF8", non_utf8[:1]), ("CRLF", crlf[:1])]),
-                _pc.if_else(_pa.array(non_utf8[:1]), binary.slice(0, 1), None),
-            )
-        )
-    tables.append(_records(site, src_file, line_no, record_type, stamp, job_ids, attrs, flags, raw))
-    records = pa.concat_tables(tables)
     bad_rows = sorted(reasons)
     quarantine = quarantine_table(
         site=site,
@@ -739,10 +704,229 @@ def _tokenize_slurm_chunk(
         reasons=[reasons[i] for i in bad_rows],
         raw=[raw_lines[i + first_row] for i in bad_rows],
     )
+    lines = _Lines(rows + 1 + first_row + base, values, job_ids, is_step, raw)
+    flags = [
+        ("NON_UTF8", bad_text),
+        ("CRLF", crlf[first_row:][rows]),
+        ("TRUNCATED", truncated),
+        ("NO_NEWLINE", last_line & ~truncated),
+    ]
+    records = _lines_records(names, lines, flags, site=site, src_file=src_file)
+    if header_line:
+        head = _header_record(
+            names,
+            site=site,
+            src_file=src_file,
+            line=1 + base,
+            non_utf8=non_utf8[:1],
+            crlf=crlf[:1],
+            raw=binary.slice(0, 1),
+        )
+        records = pa.concat_tables([head, records])
     return records, quarantine
 
 
+@dataclass
+class _Lines:
+    """A chunk's job and step lines, split: what ``records`` is made of."""
+
+    line_no: I64
+    values: Arr  # every line's fields, line after line
+    job_ids: Arr
+    is_step: Bool
+    raw: Arr
+
+
+def _lines_records(
+    names: Sequence[str],
+    lines: _Lines,
+    flags: Sequence[tuple[str, Bool]],
+    *,
+    site: str,
+    src_file: str,
+) -> pa.Table:
+    """Return the ``records`` rows of a chunk's split lines."""
+    n_fields = len(names)
+    n_rec = len(lines.line_no)
+    attrs = _pa.MapArray.from_arrays(
+        _pa.array(np.arange(0, (n_rec + 1) * n_fields, n_fields, dtype=np.int32)),
+        _repeat_names(names, n_rec),
+        lines.values,
+    )
+    record_type = _pc.if_else(_pa.array(lines.is_step), "STEP", "J")
+    end_pos = names.index("End") if "End" in names else None
+    stamp = (
+        lines.values.take(_pa.array(np.arange(end_pos, n_rec * n_fields, n_fields, dtype=np.int64)))
+        if end_pos is not None
+        else pa.nulls(n_rec, pa.string())
+    )
+    return _records(
+        site,
+        src_file,
+        lines.line_no,
+        record_type,
+        stamp,
+        lines.job_ids,
+        attrs,
+        flag_array(n_rec, flags),
+        lines.raw,
+    )
+
+
+def _header_record(
+    names: Sequence[str],
+    *,
+    site: str,
+    src_file: str,
+    line: int,
+    non_utf8: Bool,
+    crlf: Bool,
+    raw: Arr,
+) -> pa.Table:
+    """Return the ``records`` row of a header line: type ``H``, the field positions by name."""
+    n_fields = len(names)
+    return _records(
+        site,
+        src_file,
+        np.array([line]),
+        _pa.array(["H"]),
+        pa.nulls(1, pa.string()),
+        pa.nulls(1, pa.string()),
+        _pa.MapArray.from_arrays(
+            _pa.array([0, n_fields], pa.int32()),
+            _pa.array(list(names), pa.string()),
+            _pc.cast(_pa.array([str(i) for i in range(n_fields)]), pa.string()),
+        ),
+        flag_array(1, [("NON_UTF8", non_utf8), ("CRLF", crlf)]),
+        _pc.if_else(_pa.array(non_utf8), raw, None),
+    )
+
+
+def _tokenize_plain(
+    chunk: Chunk, state: _SlurmState, *, site: str, src_file: str
+) -> tuple[pa.Table, pa.Table] | None:
+    """Tokenise a plain chunk by the kernel; None when the chunk is not plain or too small.
+
+    Plain: one-byte delimiter, UTF-8, no CR nor NUL byte, and every line (after a header line)
+    with its fields and a JobID holding a printable ASCII character, so that no line is
+    quarantined, none is repaired and none is blank. What it returns is what the reference
+    returns for such a chunk, row for row.
+    """
+    data = chunk.data
+    sep = state.delimiter.encode()
+    no_newline = bool(data) and not data.endswith(b"\n")
+    n_lines = chunk.lines  # the kernel checks it
+    if (
+        len(sep) != 1
+        or sep == b"\n"
+        or not n_lines
+        or len(data) >= 2**31
+        or not _slurm_fast.use_kernel(n_lines)
+        or b"\r" in data
+        or b"\x00" in data
+        or not _is_utf8(data)
+    ):
+        return None
+    base = chunk.first_line - 1
+    if state.names is None:  # the file's first chunk
+        first = data.split(b"\n", 1)[0].decode()
+        _field_order(state, _pa.array([first], pa.string()), np.zeros(1, dtype=bool))
+    names: list[str] = state.names or []
+    header_line = state.header_line and chunk.first_line == 1
+    start = data.index(b"\n") + 1 if header_line and b"\n" in data else 0
+    n_body = n_lines - (1 if header_line else 0)
+    if not n_body or (header_line and not start):
+        return None
+    n_fields = len(names)
+    split = _slurm_fast.split_fields(
+        data,
+        start,
+        n_body,
+        sep[0],
+        n_fields,
+        name_last=names[-1] == "JobName",
+        job_pos=names.index("JobID") if "JobID" in names else 0,
+    )
+    if split is None:
+        return None
+    job_pos = names.index("JobID") if "JobID" in names else 0
+    values = split.values
+    job_ids = values.take(_pa.array(np.arange(job_pos, n_body * n_fields, n_fields)))
+    first_row = 1 if header_line else 0
+    line_no = np.arange(1 + first_row + base, 1 + first_row + base + n_body, dtype=np.int64)
+    lines = _Lines(line_no, values, job_ids, split.is_step, pa.nulls(n_body, pa.binary()))
+    last_line = np.zeros(n_body, dtype=bool)
+    last_line[-1] = no_newline
+    records = _lines_records(
+        names, lines, [("NO_NEWLINE", last_line)], site=site, src_file=src_file
+    )
+    if header_line:
+        no = np.zeros(1, dtype=bool)
+        head = _header_record(
+            names,
+            site=site,
+            src_file=src_file,
+            line=1 + base,
+            non_utf8=no,
+            crlf=no,
+            raw=pa.nulls(1, pa.binary()),
+        )
+        records = pa.concat_tables([head, records])
+    quarantine = quarantine_table(
+        site=site, source_format="slurm", src_file=src_file, lines=[], reasons=[], raw=[]
+    )
+    return records, quarantine
+
+
+def _is_utf8(data: bytes) -> bool:
+    """Whether ``data`` is valid UTF-8 (ASCII at once)."""
+    if data.isascii():
+        return True
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+_NAMES_MADE: dict[tuple[str, ...], Arr] = {}  # the longest run of names made, by layout
+_NAMES_KEPT_BYTES = 16 << 20  # a longer run is not kept (a default chunk's takes ~2 MiB)
+
+
 def _repeat_names(names: Sequence[str], n_rows: int) -> Arr:
+    """Return the field names of ``n_rows`` rows, row after row, built from buffers.
+
+    The chunks of a file have one layout and about as many rows: each takes a slice of the
+    longest run made so far for its layout (a slice shares the buffers, so costs nothing).
+    """
+    layout = tuple(names)
+    made = _NAMES_MADE.get(layout)
+    if made is None or len(made) < n_rows * len(layout):
+        made = _make_names(layout, n_rows + n_rows // 4)  # room for the chunks to come
+        if made.nbytes > _NAMES_KEPT_BYTES:  # a huge chunk: not kept after it
+            return made
+        if len(_NAMES_MADE) > 8:  # a few layouts at once, at most
+            _NAMES_MADE.clear()
+        _NAMES_MADE[layout] = made
+    return made.slice(0, n_rows * len(layout))
+
+
+def _made_here(names: Sequence[str], keys: Arr) -> bool:
+    """Whether ``keys`` is the start of the run of ``names`` this module made (so holds them).
+
+    The run's buffers are never written after they are made: sharing them is proof enough.
+    """
+    made = _NAMES_MADE.get(tuple(names))
+    if made is None or keys.offset or len(keys) > len(made) or keys.null_count:
+        return False
+    ours, theirs = made.buffers(), keys.buffers()
+    return all(
+        a is not None and b is not None and a.address == b.address
+        for a, b in zip(ours[1:], theirs[1:], strict=True)
+    )
+
+
+def _make_names(names: Sequence[str], n_rows: int) -> Arr:
     """Return the field names of ``n_rows`` rows, row after row, built from buffers."""
     encoded = [name.encode() for name in names]
     row = b"".join(encoded)
@@ -985,6 +1169,8 @@ def _layout(chunks: Sequence[Any]) -> list[str] | None:
             names = [str(k) for k in keys.slice(0, width).to_pylist()]
         if len(names) != width:
             return None
+        if _made_here(names, keys):
+            continue
         expected = [name.encode() for name in names]
         row_bytes = sum(len(e) for e in expected)
         buffers = keys.buffers()
@@ -1156,6 +1342,7 @@ def _ids(job_id: Arr) -> tuple[F64, F64, Arr, Arr]:
 
 # what the kernel reads in one pass over each row: (field, kind, TRES key)
 _SCANNED = (
+    ("JobID", _slurm_fast.KIND_JOB_ID, ""),
     *((name, _slurm_fast.KIND_TIME, "") for name in ("Submit", "Eligible", "Start", "End")),
     *((name, _slurm_fast.KIND_DURATION, "") for name in ("Elapsed", "Timelimit")),
     *((name, _slurm_fast.KIND_FLOAT, "") for name in ("NNodes", "NCPUS", "ReqCPUS")),
@@ -1167,24 +1354,29 @@ _SCANNED = (
 )
 
 
-def _scan_fields(fields: _Fields, take: I64, column: Callable[[str], _Column]) -> None:
-    """Read every field the kernel reads in one pass over the rows (their bytes are adjacent).
+class _LineScan:
+    """What the kernel read of every line in one pass (their fields' bytes are adjacent)."""
 
-    The results wait in each column's view, where the ``_read_*`` functions find them.
-    """
-    positions = fields.positions or {}
-    tasks = [task for task in _SCANNED if task[0] in positions]
-    if not tasks:
-        return
-    where = np.array([positions[name] for name, _, _ in tasks], dtype=np.int64)
-    rows = take[:, None] * fields.width + where[None, :]
-    kinds = [(kind, _slurm_fast.tres_key(key) if key else 0) for _, kind, key in tasks]
-    scan = fields.view()
-    done = _slurm_fast.scan_rows(scan, rows, kinds)
-    for t, (name, _, _) in enumerate(tasks):
-        column(name).view().done[kinds[t]] = _slurm_fast.Scan(
-            done.v1[:, t], done.v2[:, t], done.c1[:, t], done.c2[:, t]
+    def __init__(self, fields: _Fields) -> None:
+        positions = fields.positions or {}
+        tasks = [task for task in _SCANNED if task[0] in positions]
+        where = np.array([positions[name] for name, _, _ in tasks], dtype=np.int64)
+        self.kinds = [(kind, _slurm_fast.tres_key(key) if key else 0) for _, kind, key in tasks]
+        self.names = [name for name, _, _ in tasks]
+        self.done = _slurm_fast.scan_rows(
+            fields.view(), np.arange(fields.n, dtype=np.int64), where, fields.width, self.kinds
         )
+
+    def attach(self, column: _Column, take: I64 | None) -> _Column:
+        """Leave the column's values read in its view, where the ``_read_*`` functions find them.
+
+        ``take`` is the line of each of the column's rows (None: one row per line).
+        """
+        for t, name in enumerate(self.names):
+            if name == column.name:
+                done = self.done.task(t)
+                column.view().done[self.kinds[t]] = done if take is None else done.take(take)
+        return column
 
 
 def _read_ids(column: _Column, fast: bool) -> tuple[F64, F64, I64, list[str], Arr]:
@@ -1322,7 +1514,11 @@ def _jobs(
     n_lines = rec.num_rows
     fields = _Fields(rec)
     fast = _slurm_fast.use_kernel(n_lines)
-    seq, idx, range_rows, range_text, keys = _read_ids(_Column(fields, "JobID", None), fast)
+    scan = _LineScan(fields) if fast and fields.positions is not None else None
+    id_column = _Column(fields, "JobID", None)
+    if scan is not None:
+        scan.attach(id_column, None)
+    seq, idx, range_rows, range_text, keys = _read_ids(id_column, fast)
 
     # expand array ranges (123_[1-3]) into one row per index, as XDMoD does
     repeats = np.ones(n_lines, dtype=np.int64)
@@ -1360,11 +1556,14 @@ def _jobs(
     )
 
     identity = n == n_lines
-    columns_read: dict[str, _Column] = {}
+    columns_read: dict[str, _Column] = {"JobID": id_column} if identity else {}
 
     def column(name: str) -> _Column:
         if name not in columns_read:
-            columns_read[name] = _Column(fields, name, None if identity else take)
+            rows = None if identity else take
+            columns_read[name] = _Column(fields, name, rows)
+            if scan is not None:
+                scan.attach(columns_read[name], rows)
         return columns_read[name]
 
     def col(name: str) -> Arr:
@@ -1380,8 +1579,6 @@ def _jobs(
         (name, flag_mask(rec_flags, name)[take]) for name in ("NON_UTF8", "NO_NEWLINE")
     ]
 
-    if fast and fields.positions is not None:
-        _scan_fields(fields, take, column)
     submit, amb_submit, gap_submit, offset = clock.read(column("Submit"), fast=fast)
     eligible, amb_elig, gap_elig, _ = clock.read(column("Eligible"), fast=fast)
     start, amb_start, gap_start, _ = clock.read(column("Start"), fast=fast)
@@ -1395,7 +1592,8 @@ def _jobs(
     ):
         unreadable |= _unreadable(column(name), parsed, ("Unknown", "None"))
     src_line = _numpy(rec.column("src_line").combine_chunks(), np.int64)[take]
-    src_file = rec.column("src_file").combine_chunks().take(_pa.array(take))
+    src_file = rec.column("src_file").combine_chunks()
+    src_file = src_file if identity else src_file.take(_pa.array(take))
     file_no = (
         np.unique(_numpy(src_file.dictionary_encode().indices, np.int64), return_inverse=True)[1]
         if n
@@ -1418,40 +1616,60 @@ def _jobs(
         first_submit[order] = np.repeat(submit[order][opens], sizes)
 
     # state: the first word, "CANCELLED by 500" flagged
-    state_parts = _pc.extract_regex(
-        _pc.fill_null(col("State"), ""), r"^(?P<w>\S*)(?P<by>\s+by\s+\S+)?"
-    )
+    # (each distinct State text is read once: a file holds a few dozen)
+    state_texts = _pc.fill_null(col("State"), "").dictionary_encode()
+    state_code = _numpy(state_texts.indices, np.int64)
+    state_parts = _pc.extract_regex(state_texts.dictionary, r"^(?P<w>\S*)(?P<by>\s+by\s+\S+)?")
     words = _pc.fill_null(_pc.struct_field(state_parts, "w"), "").dictionary_encode()
-    word_code = _numpy(words.indices, np.int64)
+    word_code = _numpy(words.indices, np.int64)[state_code]
     cancelled_by = _numpy(
         _pc.not_equal(_pc.fill_null(_pc.struct_field(state_parts, "by"), ""), ""), bool
-    )
+    )[state_code]
     mapped = [
         _STATE_MAP.get(str(w).upper(), ("UNKNOWN", "STATE_NONSTANDARD"))
         for w in words.dictionary.to_pylist()
     ]
-    state = np.array([m[0] for m in mapped], dtype=object)[word_code]
-    state_flag = np.array([m[1] or "" for m in mapped], dtype=object)[word_code]
+    # states and their flags as small codes into these names (numbers compare fast, texts not)
+    state_names = sorted({m[0] for m in mapped} | {*_NOT_ENDED, "CANCELLED", "DELETED", "REQUEUED"})
+    code = {name: i for i, name in enumerate(state_names)}
+    running, pending, cancelled = code["RUNNING"], code["PENDING"], code["CANCELLED"]
+    not_ended_codes = [running, pending]
+    flag_names = sorted({m[1] for m in mapped if m[1]})
+    state = np.array([code[m[0]] for m in mapped], dtype=np.int64)[word_code]
+    state_flag = np.array([flag_names.index(m[1]) if m[1] else -1 for m in mapped], dtype=np.int64)[
+        word_code
+    ]
     state_cut = absent("State")  # a truncated line: the state is not known (flag TRUNCATED)
-    state_flag[state_cut] = ""
+    state_flag[state_cut] = -1
     started = ~np.isnan(start)
     end_unknown = np.isnan(end_logged)
-    fix_state = end_unknown & ~absent("End") & ~state_cut & ~np.isin(state, list(_NOT_ENDED))
-    state = np.where(fix_state, np.where(started, "RUNNING", "PENDING"), state)
-    deleted = (state == "CANCELLED") & ~started & ~absent("Start")
-    state = np.where(deleted, "DELETED", state)
+    fix_state = end_unknown & ~absent("End") & ~state_cut & ~np.isin(state, not_ended_codes)
+    state = np.where(fix_state, np.where(started, running, pending), state)
+    deleted = (state == cancelled) & ~started & ~absent("Start")
+    state = np.where(deleted, code["DELETED"], state)
     # a row repeating another's id, submit, start and end (overlapping exports, overlapping array
     # ranges) is not a requeue: it keeps its state, flagged DUPLICATE
-    same = pd.DataFrame({"key": key_code, "submit": submit, "start": start, "end": end_logged})
-    duplicate = np.asarray(same.duplicated(keep=False), dtype=bool)
+    # (only a job id with several rows can repeat: the others are left out of the comparison)
+    duplicate = np.zeros(n, dtype=bool)
+    shared = np.flatnonzero(n_attempts > 1)
+    if len(shared):
+        same = pd.DataFrame(
+            {
+                "key": key_code[shared],
+                "submit": submit[shared],
+                "start": start[shared],
+                "end": end_logged[shared],
+            }
+        )
+        duplicate[shared] = np.asarray(same.duplicated(keep=False), dtype=bool)
     earlier = (attempt < n_attempts - 1) & ~duplicate
     logged_state = state.copy()
-    state = np.where(earlier, "REQUEUED", state)
-    not_ended = np.isin(state, list(_NOT_ENDED))
+    state = np.where(earlier, code["REQUEUED"], state)
+    not_ended = np.isin(state, not_ended_codes)
     end_not_final = not_ended & ~end_unknown
     end = np.where(not_ended, np.nan, end_logged)
-    start_not_final = (state == "PENDING") & started
-    start = np.where(state == "PENDING", np.nan, start)
+    start_not_final = (state == pending) & started
+    start = np.where(state == pending, np.nan, start)
     started = ~np.isnan(start)
     from_first = (attempt > 0) & ~np.isnan(first_submit) & (first_submit != submit)
 
@@ -1613,7 +1831,7 @@ def _jobs(
         exit_signal,
     ) = fitted
     unreadable |= too_big
-    was = earlier & (logged_state != "REQUEUED")  # flag STATE_WAS_<the state logged>
+    was = earlier & (logged_state != code["REQUEUED"])  # flag STATE_WAS_<the state logged>
     masks: list[tuple[str, Bool]] = [
         *carried,
         ("TRUNCATED", truncated),
@@ -1648,15 +1866,16 @@ def _jobs(
         ("NODES_ALLOC_CONFLICT", nodes_alloc_conflict),
         ("VALUE_UNREADABLE", unreadable),
     ]
-    for name in sorted({m[1] for m in mapped if m[1]}):
-        mask = state_flag == name
+    for k, name in enumerate(flag_names):
+        mask = state_flag == k
         if mask.any():
             masks.append((name, mask))
-    for name in sorted(set(logged_state[was].tolist())):
-        masks.append(("STATE_WAS_" + str(name), was & (logged_state == name)))
+    for name in sorted(state_names[k] for k in np.unique(logged_state[was])):
+        masks.append(("STATE_WAS_" + name, was & (logged_state == code[name])))
     flags = flag_array(n, masks)
 
-    site = rec.column("site").combine_chunks().take(_pa.array(take))
+    site = rec.column("site").combine_chunks()
+    site = site if identity else site.take(_pa.array(take))
     submit_text = _pc.fill_null(int_or_null(first_submit, pa.int64()).cast(pa.string()), "unknown")
     job_key = _pc.binary_join_element_wise(site, ":", key_text, "@", submit_text, "")
     ts = pa.timestamp("s", tz="UTC")
@@ -1700,7 +1919,7 @@ def _jobs(
         "vmem_used_bytes": int_or_null(vmem, pa.int64()),
         "exit_code": int_or_null(exit_code, pa.int32()),
         "exit_signal": int_or_null(exit_signal, pa.int32()),
-        "state": _pa.array(state, pa.string()),
+        "state": _pa.array(state_names, pa.string()).take(_pa.array(state)),
         "tz_offset_s": int_or_null(offset, pa.int32()),
         "src_file": src_file,
         "src_line": _pa.array(src_line, pa.int64()),
@@ -1720,7 +1939,28 @@ def _jobs(
 
 
 def _blank_null(array: Arr) -> Arr:
-    return _pc.if_else(_pc.equal(_pc.fill_null(array, ""), ""), None, array)
+    """Return ``array`` with its empty strings null.
+
+    A string array without nulls keeps its buffers: only a validity bitmap is added.
+    """
+    buffers = array.buffers()
+    if (
+        array.type != pa.string()
+        or array.null_count
+        or array.offset
+        or not len(array)
+        or buffers[2] is None
+    ):
+        return _pc.if_else(_pc.equal(_pc.fill_null(array, ""), ""), None, array)
+    offsets = np.frombuffer(buffers[1], dtype=np.int32, count=len(array) + 1)
+    filled = offsets[1:] != offsets[:-1]
+    blanks = len(array) - int(np.count_nonzero(filled))
+    if not blanks:
+        return array
+    bitmap = np.packbits(filled, bitorder="little")
+    return _pa.StringArray.from_buffers(
+        len(array), buffers[1], buffers[2], _pa.py_buffer(bitmap), blanks
+    )
 
 
 read_slurm = file_reader(

@@ -2,9 +2,13 @@ r"""Slurm field values read by a compiled scanner: the fast path of :mod:`gridtr
 
 The assembler reads numbers, times, durations, TRES lists, memory sizes and exit codes out of
 ``sacct`` text. The reference (:mod:`gridtrace.logs._slurm`) does that with one Arrow regular
-expression per field and key, each making struct and string arrays; :func:`scan_values` walks
-each value's bytes once in a numba kernel instead, straight from the buffers of the ``attrs``
-strings, and writes numbers.
+expression per field and key, each making struct and string arrays; :func:`scan_rows` walks
+each line's values once in a numba kernel instead (every field of a line in one pass), straight
+from the buffers of the ``attrs`` strings, and writes numbers.
+
+The tokeniser splits a plain chunk of lines (:func:`split_fields`: every line with its fields
+and a JobID, UTF-8, no CR nor NUL byte) into its fields in one pass, writing the Arrow offsets
+and character buffers of the values directly; any other chunk is split by the reference.
 
 A kernel reads exactly what the reference's pattern accepts and gives the same float: a number
 of at most 15 digits is exact in a float64, and its division by a power of ten is the correctly
@@ -55,6 +59,7 @@ __all__ = [
     "scan_times",
     "scan_tres",
     "scan_tres_size",
+    "split_fields",
     "text_view",
     "tres_key",
     "use_kernel",
@@ -92,9 +97,11 @@ _KERNEL = (
     "_req_mem1",
     "_exit1",
     "_job_id1",
+    "_flush",
     "_scan",
+    "_split_fields",
 )
-_ENTRY_POINTS = frozenset({"_scan"})
+_ENTRY_POINTS = frozenset({"_scan", "_split_fields"})
 _LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
 compile_kernel = _LAZY.compile
 kernel_ready = _LAZY.ready
@@ -113,7 +120,8 @@ class Text:
     Parameters
     ----------
     data, offsets, valid
-        The array's character bytes, its ``len + 1`` offsets, and which values are not null.
+        The array's character bytes, its ``len + 1`` offsets (32- or 64-bit), and which values
+        are not null.
     rows
         For each row, the index of its value in the array.
     """
@@ -134,7 +142,7 @@ def text_view(array: Any, rows: I64 | None = None) -> Text:
     buffers = array.buffers()
     width = np.int64 if array.type == pa.large_string() else np.int32
     offsets = np.frombuffer(buffers[1], dtype=width, count=array.offset + n + 1)
-    offsets64: I64 = offsets[array.offset :].astype(np.int64)
+    offsets64: Any = offsets[array.offset :]  # the kernel reads 32- or 64-bit offsets
     data = (
         np.frombuffer(buffers[2], dtype=np.uint8)
         if buffers[2] is not None
@@ -471,9 +479,12 @@ def _scan(
     data: U8,
     offsets: I64,
     valid: Bools,
-    rows: npt.NDArray[np.int64],
+    lines: I64,
+    where: I64,
+    width: int,
     kinds: I64,
     params: I64,
+    second: I64,
     keys: U8,
     key_offsets: I64,
     pow10: F64,
@@ -484,21 +495,33 @@ def _scan(
     c1: npt.NDArray[np.int8],
     c2: npt.NDArray[np.int8],
 ) -> None:
-    """Read value ``rows[j, t]`` as kind ``kinds[t]`` into ``v1, v2, c1, c2[j, t]``.
+    """Read value ``lines[j] * width + where[t]`` as kind ``kinds[t]`` into ``v1, c1[j, t]``.
 
     A row's fields are read together (one pass over the lines' bytes). Outputs by kind: time
     (epoch, -, status); duration, count, TRES count or size (value, -, declined); ReqMem
     (value, scope byte, declined, unit); exit code (code, signal, declined); JobID (job number,
-    index, declined). ``params[t]`` is the TRES key's index in ``key_offsets``.
+    index, declined), the second and fourth in ``v2, c2[j, second[t]]`` for the tasks with
+    ``second[t] >= 0`` (the others have none). ``params[t]`` is the TRES key's index in
+    ``key_offsets``.
     """
     n_tasks = len(kinds)
     tres_values = np.empty(len(key_offsets) - 1)
     tres_flags = np.empty(len(key_offsets) - 1, dtype=np.int64)
     tres_row = -1
-    for j in range(rows.shape[0]):
+    n = lines.shape[0]
+    block = 512  # rows read into a small buffer, then written out task by task
+    b1 = np.empty((block, n_tasks))
+    b2 = np.empty((block, n_tasks))
+    f1 = np.empty((block, n_tasks), dtype=np.int8)
+    f2 = np.empty((block, n_tasks), dtype=np.int8)
+    for j in range(n):
+        if j % block == 0 and j:
+            _flush(j - block, block, second, b1, b2, f1, f2, v1, v2, c1, c2)
+        jj = j % block
         tres_row = -1
+        row = lines[j] * width
         for t in range(n_tasks):
-            r = rows[j, t]
+            r = row + where[t]
             kind = kinds[t]
             x = np.nan
             y = np.nan
@@ -531,10 +554,111 @@ def _scan(
                     x, y, flag = _exit1(data, a, b)
                 else:
                     x, y, flag = _job_id1(data, a, b)
-            v1[j, t] = x
-            v2[j, t] = y
-            c1[j, t] = flag
-            c2[j, t] = unit
+            b1[jj, t] = x
+            b2[jj, t] = y
+            f1[jj, t] = flag
+            f2[jj, t] = unit
+    if n:
+        rest = n - (n - 1) // block * block
+        _flush(n - rest, rest, second, b1, b2, f1, f2, v1, v2, c1, c2)
+
+
+def _flush(
+    j0: int,
+    m: int,
+    second: I64,
+    b1: F64,
+    b2: F64,
+    f1: I8,
+    f2: I8,
+    v1: F64,
+    v2: F64,
+    c1: I8,
+    c2: I8,
+) -> None:
+    """Write the buffered rows ``j0 .. j0 + m`` out, one task's values after another."""
+    for t in range(b1.shape[1]):
+        for jj in range(m):
+            v1[t, j0 + jj] = b1[jj, t]
+        for jj in range(m):
+            c1[t, j0 + jj] = f1[jj, t]
+        q = second[t]
+        if q >= 0:
+            for jj in range(m):
+                v2[q, j0 + jj] = b2[jj, t]
+            for jj in range(m):
+                c2[q, j0 + jj] = f2[jj, t]
+
+
+def _split_fields(
+    data: U8,
+    start: int,
+    delimiter: int,
+    n_fields: int,
+    name_last: bool,
+    job_pos: int,
+    out: U8,
+    offsets: npt.NDArray[np.int32],
+    is_step: Bools,
+) -> int:
+    """Split the lines from ``data[start:]`` into fields, copying their bytes end to end.
+
+    Line ``i``'s field ``k`` becomes ``out[offsets[i * n_fields + k]:offsets[... + 1]]``; a line
+    with the job name last is split at most ``n_fields - 1`` times. Returns -1 when the data
+    holds exactly ``len(is_step)`` lines, each plain (``n_fields`` fields and a JobID holding a
+    printable ASCII byte, so neither blank nor without id), else the index of the first line
+    that is not (``len(is_step)`` when the count is wrong): the caller then reads the chunk by
+    the reference.
+    """
+    n = len(data)
+    n_lines = len(is_step)
+    pos = start
+    w = 0
+    for line in range(n_lines):
+        if pos >= n:
+            return line
+        base = line * n_fields
+        printable = False
+        step = False
+        field = 0
+        while True:  # one field a turn, up to its delimiter or the line end
+            offsets[base + field] = w
+            last = name_last and field == n_fields - 1  # the job name keeps its delimiters
+            if field == job_pos:
+                while pos < n:
+                    c = data[pos]
+                    if c == 10 or (c == delimiter and not last):
+                        break
+                    if 33 <= c <= 126:
+                        printable = True
+                        if c == 46:
+                            step = True
+                    out[w] = c
+                    w += 1
+                    pos += 1
+            else:
+                while pos < n:
+                    c = data[pos]
+                    if c == 10 or (c == delimiter and not last):
+                        break
+                    out[w] = c
+                    w += 1
+                    pos += 1
+            if pos < n and data[pos] == delimiter and not last:
+                pos += 1
+                field += 1
+                if field >= n_fields:
+                    return line
+                continue
+            pos += 1  # past the line end (or the data's end)
+            break
+        if field != n_fields - 1 or not printable:
+            return line
+        is_step[line] = step
+    if pos < n:  # more lines than counted
+        return n_lines
+    offsets[n_lines * n_fields] = w
+    return -1
 
 
 # --------------------------------------------------------------------------- entry points
@@ -551,28 +675,92 @@ def tres_key(key: str) -> int:
 
 
 class Scan(NamedTuple):
-    """What :func:`scan_rows` read: one column per task."""
+    """What :func:`scan_rows` read, one column per task; or one task's values (:meth:`task`)."""
 
     v1: npt.NDArray[np.float64]
     v2: npt.NDArray[np.float64]
     c1: npt.NDArray[np.int8]
     c2: npt.NDArray[np.int8]
+    second: I64 | None = None  # each task's column in v2 and c2 (-1: none, NaN and 0)
+    nan: Any = None
+    zero: Any = None
+
+    def task(self, t: int) -> Scan:
+        """Return task ``t``'s values (views)."""
+        q = -1 if self.second is None else int(self.second[t])
+        if q < 0:
+            return Scan(self.v1[t], self.nan[0], self.c1[t], self.zero[0])
+        return Scan(self.v1[t], self.v2[q], self.c1[t], self.c2[q])
+
+    def take(self, rows: I64) -> Scan:
+        """Return the values of ``rows`` (one task's)."""
+        return Scan(self.v1[rows], self.v2[rows], self.c1[rows], self.c2[rows])
 
 
-def scan_rows(text: Text, rows: npt.NDArray[np.int64], tasks: Sequence[tuple[int, int]]) -> Scan:
-    """Read the values ``rows[j, t]`` of ``text`` as ``tasks[t] = (kind, TRES key)``, row by row."""
-    n = rows.shape[0]
+def scan_rows(
+    text: Text, lines: I64, where: I64, width: int, tasks: Sequence[tuple[int, int]]
+) -> Scan:
+    """Read value ``lines[j] * width + where[t]`` of ``text`` as ``tasks[t] = (kind, TRES key)``.
+
+    The values of one line are read together; the result has one row per task.
+    """
+    n = len(lines)
     k = len(tasks)
-    out = Scan(
-        np.empty((n, k)), np.empty((n, k)), np.empty((n, k), np.int8), np.empty((n, k), np.int8)
-    )
     kinds = np.array([t[0] for t in tasks], dtype=np.int64)
     params = np.array([t[1] for t in tasks], dtype=np.int64)
+    paired = np.isin(kinds, [KIND_REQ_MEM, KIND_EXIT, KIND_JOB_ID])  # with a second output
+    second = np.where(paired, np.cumsum(paired) - 1, -1).astype(np.int64)
+    k2 = int(paired.sum())
+    v1, c1 = np.empty((k, n)), np.empty((k, n), np.int8)
+    v2, c2 = np.empty((k2, n)), np.empty((k2, n), np.int8)
     _kernel("_scan")(
-        text.data, text.offsets, text.valid, np.ascontiguousarray(rows, dtype=np.int64), kinds,
-        params, _TRES_BYTES, _TRES_OFFSETS, _POW10, _SCALE, _LETTERS, *out,
+        text.data, text.offsets, text.valid, np.ascontiguousarray(lines, dtype=np.int64),
+        np.ascontiguousarray(where, dtype=np.int64), width, kinds, params, second, _TRES_BYTES,
+        _TRES_OFFSETS, _POW10, _SCALE, _LETTERS, v1, v2, c1, c2,
     )  # fmt: skip
-    return out
+    # the tasks without a second output read NaN and 0 there, as one broadcast column
+    nan = np.broadcast_to(np.full(1, np.nan), (1, n))
+    zero = np.broadcast_to(np.zeros(1, np.int8), (1, n))
+    return Scan(v1, v2, c1, c2, second, nan, zero)
+
+
+class Split(NamedTuple):
+    """What :func:`split_fields` made of a chunk's lines."""
+
+    values: Any  # pyarrow.StringArray: every line's fields, line after line
+    is_step: Bools  # the JobID holds a ``.``
+
+
+def split_fields(
+    data: bytes,
+    start: int,
+    n_lines: int,
+    delimiter: int,
+    n_fields: int,
+    *,
+    name_last: bool,
+    job_pos: int,
+) -> Split | None:
+    """Split the ``n_lines`` lines of ``data`` from byte ``start`` into their fields.
+
+    Returns None when a line is not plain (another field count, blank, no JobID): the caller
+    reads the chunk by the reference. ``data`` must be valid UTF-8, hold no CR nor NUL byte, and
+    be shorter than 2 GiB (32-bit offsets); ``delimiter`` is one ASCII byte, not the line end.
+    """
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    out = np.empty(max(len(data) - start, 1), dtype=np.uint8)
+    offsets = np.empty(n_lines * n_fields + 1, dtype=np.int32)
+    is_step = np.zeros(n_lines, dtype=bool)
+    bad = _kernel("_split_fields")(
+        buffer, start, delimiter, n_fields, name_last, job_pos, out, offsets, is_step
+    )
+    if bad >= 0:
+        return None
+    wrap: Any = pa.py_buffer
+    values = pa.StringArray.from_buffers(
+        n_lines * n_fields, wrap(offsets), wrap(out[: int(offsets[-1])])
+    )
+    return Split(values, is_step)
 
 
 def _kernel(name: str) -> Any:
@@ -584,8 +772,7 @@ def _one(text: Text, kind: int, key: int = 0) -> Scan:
     done: Scan | None = text.done.get((kind, key))
     if done is not None:
         return done
-    scan = scan_rows(text, text.rows[:, None], [(kind, key)])
-    return Scan(scan.v1[:, 0], scan.v2[:, 0], scan.c1[:, 0], scan.c2[:, 0])
+    return scan_rows(text, text.rows, np.zeros(1, np.int64), 1, [(kind, key)]).task(0)
 
 
 def scan_times(text: Text) -> tuple[F64, I8]:
