@@ -604,6 +604,13 @@ class _Attrs:
 
     values: Arr
     index: dict[str, I64]
+    # the table of ``index`` (a column per key) and each key's column, for whole-row gathers
+    table: npt.NDArray[np.integer[Any]] | None = None
+    columns: dict[str, int] = dataclasses.field(default_factory=dict)
+    # rows gathered by :meth:`_rows_of`, by the ``id`` of the rows array (kept alive here)
+    gathered: dict[int, tuple[I64, npt.NDArray[np.integer[Any]]]] = dataclasses.field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @classmethod
     def extract(
@@ -662,16 +669,39 @@ class _Attrs:
             row0 += rows
             position0 += len(selected)
         values_all = pa.concat_arrays(value_parts) if value_parts else pa.array([], pa.string())
-        return cls(values_all, {key: table[:, i] for key, i in wanted.items()})
+        index = {key: table[:, i] for key, i in wanted.items()}
+        return cls(values_all, index, table, dict(wanted))
+
+    def _rows_of(self, rows: I64) -> npt.NDArray[np.integer[Any]]:
+        """Return the table's rows ``rows`` (−1 throughout where a row is −1), a key per line.
+
+        Gathered once per ``rows`` array and kept: whole table rows are read at once (one or
+        two cache lines each) instead of one key's column at a time (a cache miss per value).
+        """
+        found = self.gathered.get(id(rows))
+        if found is not None and found[0] is rows:
+            return found[1]
+        assert self.table is not None
+        picked = self.table[np.maximum(rows, 0)]
+        picked[rows < 0] = -1
+        by_key = np.ascontiguousarray(picked.T)
+        self.gathered[id(rows)] = (rows, by_key)
+        return by_key
 
     def positions(self, key: str, *sources: I64) -> I64:
         """Position of ``key``'s value in the first of the ``sources`` rows that has it."""
-        table = self.index[key]
-        out = np.where(sources[0] >= 0, table[np.maximum(sources[0], 0)], -1)
+        if self.table is None or self.columns.get(key) is None:
+            table = self.index[key]
+            out = np.where(sources[0] >= 0, table[np.maximum(sources[0], 0)], -1)
+            for rows in sources[1:]:
+                more = np.where(rows >= 0, table[np.maximum(rows, 0)], -1)
+                out = np.where(out >= 0, out, more)
+            return out
+        column = self.columns[key]
+        out = self._rows_of(sources[0])[column].copy()  # not a view of the kept rows
         for rows in sources[1:]:
-            more = np.where(rows >= 0, table[np.maximum(rows, 0)], -1)
-            out = np.where(out >= 0, out, more)
-        return out
+            np.copyto(out, self._rows_of(rows)[column], where=out < 0)
+        return cast(I64, out)
 
     def get(self, key: str, *sources: I64) -> Arr:
         """``key``'s value from the first of the ``sources`` rows that has it (else null)."""

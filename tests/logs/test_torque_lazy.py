@@ -12,7 +12,7 @@ import pytest
 
 import gridtrace.logs._torque as torque
 from gridtrace.logs._spill import SpillFormat, spill_format
-from gridtrace.logs._torque_jobs import _bools, _distinct, _from_numpy, _index
+from gridtrace.logs._torque_jobs import _Attrs, _bools, _distinct, _from_numpy, _index
 
 
 @pytest.mark.parametrize("type_", [pa.int16(), pa.int32(), pa.int64(), pa.float64()])
@@ -59,3 +59,34 @@ def test_the_spill_format_is_built_once_at_first_use() -> None:
     assert spill is torque.TORQUE_SPILL is spill_format("torque")
     with pytest.raises(AttributeError):
         _ = torque.NOT_AN_ATTRIBUTE
+
+
+def _column_positions(attrs: _Attrs, key: str, *sources: np.ndarray) -> np.ndarray:
+    """The former per-key lookup: one key's column gathered for each source."""
+    table = attrs.index[key]
+    out = np.where(sources[0] >= 0, table[np.maximum(sources[0], 0)], -1)
+    for rows in sources[1:]:
+        more = np.where(rows >= 0, table[np.maximum(rows, 0)], -1)
+        out = np.where(out >= 0, out, more)
+    return out
+
+
+def test_positions_from_gathered_rows_equal_the_per_key_lookup() -> None:
+    rng = np.random.default_rng(11)
+    keys = ["user", "queue", "start", "end", "exec_host"]
+    maps = []
+    for _ in range(300):
+        entries = [(k, "" if rng.random() < 0.1 else f"v{rng.integers(9)}") for k in keys]
+        entries += [("other", "x")]
+        maps.append([entries[i] for i in rng.permutation(len(entries))[: rng.integers(0, 7)]])
+    attrs = _Attrs.extract(pa.array(maps, pa.map_(pa.string(), pa.string())), keys)
+    sources = [rng.integers(-1, 300, size=120) for _ in range(3)]
+    for _ in range(2):  # the second time from the kept rows
+        for key in keys:
+            for used in (sources[:1], sources[:2], sources):
+                got = attrs.positions(key, *used)
+                assert np.array_equal(got, _column_positions(attrs, key, *used))
+                got[:] = -7  # a caller's change does not reach the kept rows
+    assert np.array_equal(
+        attrs.positions("user", sources[0]), _column_positions(attrs, "user", sources[0])
+    )
