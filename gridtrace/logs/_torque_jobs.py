@@ -321,10 +321,11 @@ def _rows(mask: Bool) -> I64:
 def _from_numpy(values: npt.NDArray[Any], type_: pa.DataType, null: Bool | None = None) -> Arr:
     """Wrap a numpy array as an Arrow array of ``type_``, null where ``null`` is true.
 
-    ``type_`` is a fixed-width integer or float type (the values are converted to its width)
-    or ``bool``. The buffers are built here (the values without a copy when they already have
-    the width): ``pa.array`` of a numpy array looks for a masked array, which imports
-    ``numpy.ma`` (~30 ms) in a process that reads one small file.
+    ``type_`` is a fixed-width integer or float type (the values are converted to its width
+    unchecked: narrow with a safe ``cast`` after) or ``bool``. The buffers are built here (the
+    values without a copy when they already have the width): ``pa.array`` of a numpy array
+    looks for a masked array, which imports ``numpy.ma`` (~30 ms) in a process that reads one
+    small file.
     """
     n = len(values)
     nulls = 0 if null is None else int(np.count_nonzero(null))
@@ -1635,8 +1636,8 @@ def _jobs_table(
         "job_id_raw": _take(_array(records.column("job_id_raw")), primary),
         "job_seq": _to_arrow_int(job_seq, pa.int64()),
         "array_index": _to_arrow_int(array_index, pa.int32()),
-        "attempt": _from_numpy(att["number"], pa.int16()),
-        "n_attempts": _from_numpy(att["total"], pa.int16()),
+        "attempt": _from_numpy(att["number"], pa.int64()).cast(pa.int16()),  # checked
+        "n_attempts": _from_numpy(att["total"], pa.int64()).cast(pa.int16()),
         "user": gather("user"),
         "group": gather("group"),
         "account": account,

@@ -90,3 +90,11 @@ def test_positions_from_gathered_rows_equal_the_per_key_lookup() -> None:
     assert np.array_equal(
         attrs.positions("user", sources[0]), _column_positions(attrs, "user", sources[0])
     )
+
+
+def test_narrowing_after_wrapping_is_checked_as_pa_array_checks_it() -> None:
+    values = np.array([1, 40_000])
+    with pytest.raises(pa.ArrowInvalid):
+        pa.array(values, pa.int16())
+    with pytest.raises(pa.ArrowInvalid):
+        _from_numpy(values, pa.int64()).cast(pa.int16())
