@@ -608,9 +608,9 @@ class _Attrs:
     # the table of ``index`` (a column per key) and each key's column, for whole-row gathers
     table: npt.NDArray[np.integer[Any]] | None = None
     columns: dict[str, int] = dataclasses.field(default_factory=dict)
-    # rows gathered by :meth:`_rows_of`, by the ``id`` of the rows array (kept alive here)
-    gathered: dict[int, tuple[I64, npt.NDArray[np.integer[Any]]]] = dataclasses.field(
-        default_factory=dict, compare=False, repr=False
+    # positions gathered by :meth:`gather_rows`, by the ``id`` of each source (kept alive here)
+    gathered: dict[tuple[int, ...], tuple[tuple[I64, ...], npt.NDArray[np.integer[Any]]]] = (
+        dataclasses.field(default_factory=dict, compare=False, repr=False)
     )
 
     @classmethod
@@ -673,36 +673,47 @@ class _Attrs:
         index = {key: table[:, i] for key, i in wanted.items()}
         return cls(values_all, index, table, dict(wanted))
 
-    def _rows_of(self, rows: I64) -> npt.NDArray[np.integer[Any]]:
-        """Return the table's rows ``rows`` (−1 throughout where a row is −1), a key per line.
+    def gather_rows(self, *sources: I64) -> None:
+        """Gather, for :meth:`positions` with these ``sources``, every key's combined positions.
 
-        Gathered once per ``rows`` array and kept: whole table rows are read at once (one or
-        two cache lines each) instead of one key's column at a time (a cache miss per value).
+        Whole table rows are read at once (one or two cache lines each) instead of one key's
+        column at a time (a cache miss per value): worth it for sources asked for many keys.
+        The result, a line per key, is kept until :meth:`forget_rows` (the ``sources`` with it,
+        so that their ``id`` stays theirs); other sources are looked up key by key.
         """
-        found = self.gathered.get(id(rows))
-        if found is not None and found[0] is rows:
-            return found[1]
-        assert self.table is not None
-        picked = self.table[np.maximum(rows, 0)]
-        picked[rows < 0] = -1
-        by_key = np.ascontiguousarray(picked.T)
-        self.gathered[id(rows)] = (rows, by_key)
-        return by_key
+        if self.table is None:
+            return
+        combined: npt.NDArray[np.integer[Any]] | None = None
+        for rows in sources:
+            picked = self.table[np.maximum(rows, 0)]
+            picked[rows < 0] = -1
+            if combined is None:
+                combined = picked
+            else:
+                np.copyto(combined, picked, where=combined < 0)
+            del picked
+        if combined is not None:
+            key = tuple(id(rows) for rows in sources)
+            self.gathered[key] = (sources, np.ascontiguousarray(combined.T))
+
+    def forget_rows(self) -> None:
+        """Drop what :meth:`gather_rows` kept."""
+        self.gathered.clear()
 
     def positions(self, key: str, *sources: I64) -> I64:
         """Position of ``key``'s value in the first of the ``sources`` rows that has it."""
-        if self.table is None or self.columns.get(key) is None:
-            table = self.index[key]
-            out = np.where(sources[0] >= 0, table[np.maximum(sources[0], 0)], -1)
-            for rows in sources[1:]:
-                more = np.where(rows >= 0, table[np.maximum(rows, 0)], -1)
-                out = np.where(out >= 0, out, more)
-            return out
-        column = self.columns[key]
-        out = self._rows_of(sources[0])[column].copy()  # not a view of the kept rows
+        found = self.gathered.get(tuple(id(rows) for rows in sources))
+        column = self.columns.get(key)
+        if found is not None and column is not None:
+            kept, by_key = found
+            if all(a is b for a, b in zip(kept, sources, strict=True)):
+                return cast(I64, by_key[column].copy())  # not a view of the kept rows
+        table = self.index[key]
+        out = np.where(sources[0] >= 0, table[np.maximum(sources[0], 0)], -1)
         for rows in sources[1:]:
-            np.copyto(out, self._rows_of(rows)[column], where=out < 0)
-        return cast(I64, out)
+            more = np.where(rows >= 0, table[np.maximum(rows, 0)], -1)
+            out = np.where(out >= 0, out, more)
+        return out
 
     def get(self, key: str, *sources: I64) -> Arr:
         """``key``'s value from the first of the ``sources`` rows that has it (else null)."""
@@ -1464,6 +1475,10 @@ def _jobs_table(
         from_s |= cut_e & (attrs.positions(key, primary) < 0) & (attrs.positions(key, s_row) >= 0)
     pieces.append(("FROM_S_RECORD", _rows(from_s)))
 
+    # the two source lists most keys are read from: their positions gathered row by row
+    attrs.gather_rows(primary, own_second)
+    attrs.gather_rows(primary, dup, s_row)
+
     def gather(key: str) -> Arr:
         if key in _OWN_KEYS:
             return attrs.get(key, primary, own_second)
@@ -1675,6 +1690,7 @@ def _jobs_table(
         "flags": flags,
     }
     table = pa.Table.from_arrays([columns[f.name] for f in JOBS], schema=JOBS)
+    attrs.forget_rows()
     return table, {
         "jobs": pc.count_distinct(job_key).as_py(),
         "jobs_by_state": {str(k): int(v) for k, v in zip(names, totals, strict=True)},

@@ -81,15 +81,24 @@ def test_positions_from_gathered_rows_equal_the_per_key_lookup() -> None:
         maps.append([entries[i] for i in rng.permutation(len(entries))[: rng.integers(0, 7)]])
     attrs = _Attrs.extract(pa.array(maps, pa.map_(pa.string(), pa.string())), keys)
     sources = [rng.integers(-1, 300, size=120) for _ in range(3)]
-    for _ in range(2):  # the second time from the kept rows
-        for key in keys:
-            for used in (sources[:1], sources[:2], sources):
-                got = attrs.positions(key, *used)
-                assert np.array_equal(got, _column_positions(attrs, key, *used))
-                got[:] = -7  # a caller's change does not reach the kept rows
-    assert np.array_equal(
-        attrs.positions("user", sources[0]), _column_positions(attrs, "user", sources[0])
-    )
+    combos = (sources[:1], sources[:2], sources, sources[1:])
+    want = {
+        (k, i): _column_positions(attrs, k, *used) for k in keys for i, used in enumerate(combos)
+    }
+    for gathered in (False, True):
+        if gathered:
+            attrs.gather_rows(*sources[:2])
+            attrs.gather_rows(*sources)
+            assert len(attrs.gathered) == 2
+        for _ in range(2):
+            for key in keys:
+                for i, used in enumerate(combos):
+                    got = attrs.positions(key, *used)
+                    assert np.array_equal(got, want[key, i])
+                    got[:] = -7  # a caller's change does not reach the kept positions
+    attrs.forget_rows()
+    assert not attrs.gathered
+    assert np.array_equal(attrs.positions("user", *sources), want["user", 2])
 
 
 def test_narrowing_after_wrapping_is_checked_as_pa_array_checks_it() -> None:
