@@ -20,7 +20,17 @@ Usage::
 
 With ``--baseline CHECKOUT`` (e.g. ``git worktree add --detach ../base main``) it measures instead
 tokenisation and job assembly apart, in process after a warm-up run, for this checkout and the
-baseline, alternating over ``--rounds`` rounds, each in a child process pinned to one core.
+baseline, alternating over ``--rounds`` rounds, each in a child process pinned to one core: wall
+and CPU seconds, user and system CPU apart and the page faults (``getrusage``) of each step.
+
+``--keep-freed-memory yes`` (or ``both``, to measure each checkout both ways in the same run)
+starts the children with allocator settings that keep freed memory in the process instead of
+returning it to the OS, so that the next large array reuses pages already mapped rather than
+faulting in fresh zeroed ones: :data:`KEEP_FREED_MEMORY` (Arrow's mimalloc pool does not purge;
+glibc malloc neither trims the heap nor maps large blocks apart). They are process-wide settings,
+read at start-up from the environment; gridtrace itself never sets them. They trade memory held
+between calls for system time: a user who reads large logs in a long-lived process can set the
+same variables before starting Python.
 """
 
 from __future__ import annotations
@@ -56,6 +66,12 @@ USERS = [f"vsc{30000 + i}" for i in range(400)]
 QUEUES = ["q1h", "q24h", "q72h", "q7d", "debug"]
 ROUTING_QUEUE = "qdef"
 PPN = np.array([1, 4, 8, 16, 20, 28, 36])
+KEEP_FREED_MEMORY = {
+    "MIMALLOC_PURGE_DELAY": "-1",  # Arrow's default pool (mimalloc): never purge freed pages
+    "MALLOC_TRIM_THRESHOLD_": str(16 << 30),  # glibc: do not give the heap's top back to the OS
+    "MALLOC_MMAP_THRESHOLD_": str(1 << 30),  # glibc: blocks below 1 GiB from the heap, not mmap
+}
+"""The environment of ``--keep-freed-memory``: freed memory stays mapped for the next call."""
 WORKER_RUNS = (
     ("workers1", "workers=1"),
     ("workers2", "workers=2 (threads)"),
@@ -338,39 +354,56 @@ def child_split(paths: list[Path], repeat: int) -> dict[str, Any]:
     """Tokenise and assemble, timed apart, on one core, in process after a full warm-up run.
 
     The warm-up reads every file once, so that the compiled kernels of both steps (loaded only
-    for large inputs) are in place; wall and CPU seconds of each run are reported.
+    for large inputs) are in place; wall and CPU seconds, user and system CPU and minor page
+    faults of each step of each run are reported (a run's result is dropped before the next).
     """
     _pin_one_core()
     import warnings
+
+    import pyarrow as pa
 
     from gridtrace.logs._torque import assemble_torque, tokenize_torque_file
 
     warnings.simplefilter("ignore")
 
-    def run() -> tuple[float, float, float, float, Any]:
-        wall, cpu = time.perf_counter(), time.process_time()
+    def usage() -> tuple[float, float, float, float]:
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        return time.perf_counter(), used.ru_utime, used.ru_stime, used.ru_minflt
+
+    def run() -> tuple[list[float], list[float], Any]:
+        before = usage()
         parts = [tokenize_torque_file(p, site=SITE) for p in paths]
-        wall_mid, cpu_mid = time.perf_counter(), time.process_time()
+        middle = usage()
         result = assemble_torque(parts)
-        return (
-            wall_mid - wall,
-            time.perf_counter() - wall_mid,
-            cpu_mid - cpu,
-            time.process_time() - cpu_mid,
-            result,
-        )
+        after = usage()
+        del parts
+        tokenise = [b - a for a, b in zip(before, middle, strict=True)]
+        assemble = [b - a for a, b in zip(middle, after, strict=True)]
+        return tokenise, assemble, result
 
     start = time.perf_counter()
     run()
     first_call = time.perf_counter() - start
-    runs = [run() for _ in range(repeat)]
-    result = runs[-1][4]
-    out: dict[str, Any] = {"lines": result.lines_read, "jobs": result.jobs.num_rows}
+    runs = []
+    lines = jobs = 0
+    for _ in range(repeat):
+        tokenise, assemble, result = run()
+        lines, jobs = result.lines_read, result.jobs.num_rows
+        del result  # not held through the next run
+        runs.append((tokenise, assemble))
+    out: dict[str, Any] = {"lines": lines, "jobs": jobs}
     out["first_call_s"] = first_call
-    for i, name in enumerate(("tokenise_wall", "assemble_wall", "tokenise_cpu", "assemble_cpu")):
-        out[name] = [r[i] for r in runs]
-    out["total_wall"] = [r[0] + r[1] for r in runs]
-    out["total_cpu"] = [r[2] + r[3] for r in runs]
+    out["allocator"] = {
+        "arrow_pool": pa.default_memory_pool().backend_name,
+        **{key: os.environ[key] for key in KEEP_FREED_MEMORY if key in os.environ},
+    }
+    for step, at in (("tokenise", 0), ("assemble", 1)):
+        for i, what in enumerate(("wall", "user", "sys", "minflt")):
+            out[f"{step}_{what}"] = [r[at][i] for r in runs]
+        out[f"{step}_cpu"] = [r[at][1] + r[at][2] for r in runs]
+    out["total_wall"] = [r[0][0] + r[1][0] for r in runs]
+    out["total_cpu"] = [r[0][1] + r[0][2] + r[1][1] + r[1][2] for r in runs]
+    out["peak_mb"] = _memory_mb("VmHWM")
     return out
 
 
@@ -394,15 +427,26 @@ def child_workers(paths: list[Path], repeat: int, workers: int, processes: bool)
 
 
 def _run_child(
-    args: argparse.Namespace, mode: str, *extra: str, root: Path | None = None
+    args: argparse.Namespace,
+    mode: str,
+    *extra: str,
+    root: Path | None = None,
+    keep_freed: bool | None = None,
 ) -> dict[str, Any]:
-    """Run one measurement in a child process (importing gridtrace from ``root`` if given)."""
+    """Run one measurement in a child process (importing gridtrace from ``root`` if given).
+
+    ``keep_freed`` (default: ``--keep-freed-memory yes``) starts it with :data:`KEEP_FREED_MEMORY`.
+    """
     command = [sys.executable, __file__, "--child", mode, "--out-dir", str(args.out_dir)]
     command += ["--repeat", str(args.repeat), "--reference-lines", str(args.reference_lines)]
     command += list(extra)
-    env = None
+    if keep_freed is None:
+        keep_freed = args.keep_freed_memory == "yes"
+    env = {key: value for key, value in os.environ.items() if key not in KEEP_FREED_MEMORY}
+    if keep_freed:
+        env.update(KEEP_FREED_MEMORY)
     if root is not None:
-        env = {**os.environ, "PYTHONPATH": str(root)}
+        env["PYTHONPATH"] = str(root)
     done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
@@ -483,11 +527,16 @@ def _spread(values: list[float]) -> str:
 def compare_split(args: argparse.Namespace, log: dict[str, Any]) -> None:
     """Tokenise vs assembly of this checkout and of ``--baseline``, alternating, one core."""
     here = Path(__file__).resolve().parent.parent
-    checkouts = [("baseline", args.baseline.resolve()), ("this checkout", here)]
-    runs: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in checkouts}
+    modes = {"no": [False], "yes": [True], "both": [False, True]}[args.keep_freed_memory]
+    checkouts = [
+        (label + (", freed memory kept" if keep else ""), root, keep)
+        for keep in modes
+        for label, root in (("baseline", args.baseline.resolve()), ("this checkout", here))
+    ]
+    runs: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in checkouts}
     for _ in range(args.rounds):
-        for label, root in checkouts:
-            runs[label].append(_run_child(args, "split", root=root))
+        for label, root, keep in checkouts:
+            runs[label].append(_run_child(args, "split", root=root, keep_freed=keep))
     print("## TORQUE/PBS: tokenise vs assembly, this checkout against a baseline\n")
     print(f"Command: `{shlex.join([Path(sys.executable).name, *sys.argv])}`  ")
     for key, value in machine().items():
@@ -503,7 +552,7 @@ def compare_split(args: argparse.Namespace, log: dict[str, Any]) -> None:
         " assembly s | tokenise share | tokenise CPU s | assembly CPU s | first call s |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for label, root in checkouts:
+    for label, root, _ in checkouts:
         done = [r for r in runs[label] if "error" not in r]
         if not done:
             print(f"| {label} ({root.name}) | | | | | | | {runs[label][0]['error']} |")
@@ -527,6 +576,32 @@ def compare_split(args: argparse.Namespace, log: dict[str, Any]) -> None:
             f" {share:.0%} | {_spread(merged['tokenise_cpu'])} |"
             f" {_spread(merged['assemble_cpu'])} | {first:.1f} |"
         )
+    print(
+        "\nCPU seconds split into user and system time, and minor page faults (thousands),"
+        " medians (ranges); peak RSS of the child (MB, median):\n"
+    )
+    print(
+        "| checkout | tokenise user s | tokenise sys s | tokenise faults k | assembly user s |"
+        " assembly sys s | assembly faults k | peak MB |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for label, root, _ in checkouts:
+        done = [r for r in runs[label] if "error" not in r and "assemble_user" in r]
+        if not done:
+            continue
+        merged = {
+            k: [v for r in done for v in r[k]] for k in done[0] if isinstance(done[0][k], list)
+        }
+        faults = {k: [v / 1000 for v in merged[k]] for k in ("tokenise_minflt", "assemble_minflt")}
+        print(
+            f"| {label} ({root.name}) | {_spread(merged['tokenise_user'])} |"
+            f" {_spread(merged['tokenise_sys'])} | {_spread(faults['tokenise_minflt'])} |"
+            f" {_spread(merged['assemble_user'])} | {_spread(merged['assemble_sys'])} |"
+            f" {_spread(faults['assemble_minflt'])} |"
+            f" {statistics.median(r['peak_mb'] for r in done):,.0f} |"
+        )
+    if args.json_out is not None:
+        args.json_out.write_text(json.dumps(runs, indent=1))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -547,6 +622,15 @@ def main(argv: list[str] | None = None) -> None:
         help="a checkout (e.g. a worktree of main) to compare tokenise vs assembly against",
     )
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (--baseline)")
+    parser.add_argument(
+        "--keep-freed-memory",
+        choices=("no", "yes", "both"),
+        default="no",
+        help="start the children with KEEP_FREED_MEMORY's allocator settings (both: each way)",
+    )
+    parser.add_argument(
+        "--json-out", type=Path, help="also write every run's figures here (--baseline)"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--workers", type=int, default=1, help=argparse.SUPPRESS)
     parser.add_argument("--processes", action="store_true", help=argparse.SUPPRESS)

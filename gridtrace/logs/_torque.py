@@ -18,7 +18,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -26,7 +26,6 @@ import pyarrow.compute as pc
 
 from gridtrace.logs._base import FileParse, ParseResult
 from gridtrace.logs._io import ReadReport, StrPath, guarded_pieces
-from gridtrace.logs._spill import PartitionAssembly, SpillFormat
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
     Chunk,
@@ -45,6 +44,9 @@ from gridtrace.logs._torque_jobs import (
 )
 from gridtrace.logs._torque_lines import looks_like_torque
 from gridtrace.schema import QUARANTINE, RECORDS
+
+if TYPE_CHECKING:  # imported at first use: reading a file in memory needs none of _spill
+    from gridtrace.logs._spill import PartitionAssembly, SpillFormat
 
 __all__ = [
     "FLAGS",
@@ -466,6 +468,8 @@ def _spill_assemble(
     context: dict[str, Any],
     tz: str | None,
 ) -> PartitionAssembly:
+    from gridtrace.logs._spill import PartitionAssembly
+
     assembly = assemble_torque_partition(
         records, columns["_offset"], columns["_dst"], tz=tz, dominant=context["dominant"]
     )
@@ -506,15 +510,11 @@ def _spill_merge_info(
     return merged
 
 
-TORQUE_SPILL = SpillFormat(
-    name="torque",
-    prepare=_spill_prepare,
-    keys=torque_partition_keys,
-    context=_spill_context,
-    assemble=_spill_assemble,
-    merge_info=_spill_merge_info,
-)
+TORQUE_SPILL: SpillFormat
 """How :func:`gridtrace.logs._spill.spill_parse` reads TORQUE/PBS logs out of core.
+
+Built at first use (a module ``__getattr__``), so that importing this module for an in-memory
+read does not import :mod:`gridtrace.logs._spill` (~12 ms); the same object on every access.
 
 Facts of :func:`assemble_torque` and how the spill path keeps them exact: the stamp placement
 (offsets measured, carried along each file, zone and DST flags) is per file, done in the spill
@@ -524,3 +524,25 @@ partition (same id, same hash), so ``duplicate_lines`` and the ``DUPLICATE`` fla
 other counts (attempts, jobs, states, truncated records, ...) are per job and summed; the file
 order (``files_reordered``) comes from each file's median stamp.
 """
+
+
+def _torque_spill() -> SpillFormat:
+    from gridtrace.logs._spill import SpillFormat
+
+    return SpillFormat(
+        name="torque",
+        prepare=_spill_prepare,
+        keys=torque_partition_keys,
+        context=_spill_context,
+        assemble=_spill_assemble,
+        merge_info=_spill_merge_info,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    """Build :data:`TORQUE_SPILL` at its first access (the registry looks it up by name)."""
+    if name == "TORQUE_SPILL":
+        spill = _torque_spill()
+        globals()[name] = spill  # later accesses find it without this function
+        return spill
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

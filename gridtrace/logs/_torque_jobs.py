@@ -318,13 +318,54 @@ def _rows(mask: Bool) -> I64:
     return np.flatnonzero(mask).astype(np.int64)
 
 
+def _from_numpy(values: npt.NDArray[Any], type_: pa.DataType, null: Bool | None = None) -> Arr:
+    """Wrap a numpy array as an Arrow array of ``type_``, null where ``null`` is true.
+
+    ``type_`` is a fixed-width integer or float type (the values are converted to its width
+    unchecked: narrow with a safe ``cast`` after) or ``bool``. The buffers are built here (the
+    values without a copy when they already have the width): ``pa.array`` of a numpy array
+    looks for a masked array, which imports ``numpy.ma`` (~30 ms) in a process that reads one
+    small file.
+    """
+    n = len(values)
+    nulls = 0 if null is None else int(np.count_nonzero(null))
+    validity = None
+    if nulls:
+        validity = pa.py_buffer(np.packbits(~np.asarray(null, dtype=bool), bitorder="little").data)
+    if pa.types.is_boolean(type_):
+        data = pa.py_buffer(np.packbits(np.asarray(values, dtype=bool), bitorder="little").data)
+    else:
+        data = pa.py_buffer(np.ascontiguousarray(values, dtype=_NUMPY_TYPES[type_]).data)
+    return pa.Array.from_buffers(type_, n, [validity, data], null_count=nulls)
+
+
+_NUMPY_TYPES: dict[pa.DataType, type[np.generic]] = {
+    pa.int8(): np.int8,
+    pa.int16(): np.int16,
+    pa.int32(): np.int32,
+    pa.int64(): np.int64,
+    pa.float64(): np.float64,
+}
+
+
+def _distinct(values: I64) -> I64:
+    """``np.unique(values)`` without ``numpy.ma`` (which a plain ``np.unique`` imports)."""
+    ordered = np.sort(values)
+    if len(ordered) < 2:
+        return ordered
+    keep = np.empty(len(ordered), dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]
+
+
 def _index(values: npt.NDArray[Any], null: Bool | None = None) -> pa.Int64Array:
     """Wrap a numpy array as an Arrow int64 array, null where ``null`` is true."""
-    return pa.array(values, type=pa.int64(), mask=null)
+    return cast(pa.Int64Array, _from_numpy(values, pa.int64(), null))
 
 
 def _bools(values: Bool) -> pa.BooleanArray:
-    return pa.array(values, type=pa.bool_())
+    return cast(pa.BooleanArray, _from_numpy(values, pa.bool_()))
 
 
 def _strings(values: Sequence[str]) -> Arr:
@@ -446,7 +487,7 @@ def _lists(counts: I64, values: Arr, null: Bool | None = None) -> Arr:
     """Build a list array with ``counts[i]`` consecutive ``values`` in row ``i``."""
     offsets = np.zeros(len(counts) + 1, dtype=np.int32)
     np.cumsum(counts, out=offsets[1:])
-    offset_array = pa.array(offsets, type=pa.int32())
+    offset_array = cast(pa.Int32Array, _from_numpy(offsets, pa.int32()))
     mask = None if null is None else _bools(null)
     return cast(Arr, pa.ListArray.from_arrays(offset_array, values, mask=mask))
 
@@ -468,7 +509,7 @@ def _hits(flags: Sequence[bool], codes: npt.NDArray[np.intp]) -> Bool:
 
 
 def _to_arrow_int(values: I64, type_: pa.DataType) -> Arr:
-    return pa.array(values, type=pa.int64(), mask=values == NA).cast(type_)
+    return _from_numpy(values, pa.int64(), values == NA).cast(type_)
 
 
 def _to_arrow_time(values: I64) -> Arr:
@@ -513,7 +554,7 @@ def _durations(array: Arr) -> tuple[I64, dict[str, I64]]:
         out[plain] = _np_int(array.filter(_bools(plain)).cast(pa.int64()))
     hms = _mask(pc.match_substring_regex(array, r"^\d{1,9}:\d{1,2}:\d{1,2}$"))
     if hms.any():
-        parts = pc.split_pattern(array.filter(pa.array(hms)), ":")
+        parts = pc.split_pattern(array.filter(_bools(hms)), ":")
         flat = _np_int(cast(Arr, pc.list_flatten(parts)).cast(pa.int64())).reshape(-1, 3)
         out[hms] = flat[:, 0] * 3600 + flat[:, 1] * 60 + flat[:, 2]
     rest = _mask(pc.is_valid(array)) & ~plain & ~hms
@@ -564,6 +605,13 @@ class _Attrs:
 
     values: Arr
     index: dict[str, I64]
+    # the table of ``index`` (a column per key) and each key's column, for whole-row gathers
+    table: npt.NDArray[np.integer[Any]] | None = None
+    columns: dict[str, int] = dataclasses.field(default_factory=dict)
+    # positions gathered by :meth:`gather_rows`, by the ``id`` of each source (kept alive here)
+    gathered: dict[tuple[int, ...], tuple[tuple[I64, ...], npt.NDArray[np.integer[Any]]]] = (
+        dataclasses.field(default_factory=dict, compare=False, repr=False)
+    )
 
     @classmethod
     def extract(
@@ -622,10 +670,44 @@ class _Attrs:
             row0 += rows
             position0 += len(selected)
         values_all = pa.concat_arrays(value_parts) if value_parts else pa.array([], pa.string())
-        return cls(values_all, {key: table[:, i] for key, i in wanted.items()})
+        index = {key: table[:, i] for key, i in wanted.items()}
+        return cls(values_all, index, table, dict(wanted))
+
+    def gather_rows(self, *sources: I64) -> None:
+        """Gather, for :meth:`positions` with these ``sources``, every key's combined positions.
+
+        Whole table rows are read at once (one or two cache lines each) instead of one key's
+        column at a time (a cache miss per value): worth it for sources asked for many keys.
+        The result, a line per key, is kept until :meth:`forget_rows` (the ``sources`` with it,
+        so that their ``id`` stays theirs); other sources are looked up key by key.
+        """
+        if self.table is None:
+            return
+        combined: npt.NDArray[np.integer[Any]] | None = None
+        for rows in sources:
+            picked = self.table[np.maximum(rows, 0)]
+            picked[rows < 0] = -1
+            if combined is None:
+                combined = picked
+            else:
+                np.copyto(combined, picked, where=combined < 0)
+            del picked
+        if combined is not None:
+            key = tuple(id(rows) for rows in sources)
+            self.gathered[key] = (sources, np.ascontiguousarray(combined.T))
+
+    def forget_rows(self) -> None:
+        """Drop what :meth:`gather_rows` kept."""
+        self.gathered.clear()
 
     def positions(self, key: str, *sources: I64) -> I64:
         """Position of ``key``'s value in the first of the ``sources`` rows that has it."""
+        found = self.gathered.get(tuple(id(rows) for rows in sources))
+        column = self.columns.get(key)
+        if found is not None and column is not None:
+            kept, by_key = found
+            if all(a is b for a, b in zip(kept, sources, strict=True)):
+                return cast(I64, by_key[column].copy())  # not a view of the kept rows
         table = self.index[key]
         out = np.where(sources[0] >= 0, table[np.maximum(sources[0], 0)], -1)
         for rows in sources[1:]:
@@ -1393,6 +1475,10 @@ def _jobs_table(
         from_s |= cut_e & (attrs.positions(key, primary) < 0) & (attrs.positions(key, s_row) >= 0)
     pieces.append(("FROM_S_RECORD", _rows(from_s)))
 
+    # the two source lists most keys are read from: their positions gathered row by row
+    attrs.gather_rows(primary, own_second)
+    attrs.gather_rows(primary, dup, s_row)
+
     def gather(key: str) -> Arr:
         if key in _OWN_KEYS:
             return attrs.get(key, primary, own_second)
@@ -1533,7 +1619,7 @@ def _jobs_table(
     for name in ("DST_AMBIGUOUS", "DST_GAP"):
         marked = np.zeros(len(offset), dtype=bool)
         marked[record_flags.get(name, _NONE)] = True
-        pieces.append((name, np.unique(stamp_attempts[marked[stamp_rows]])))
+        pieces.append((name, _distinct(stamp_attempts[marked[stamp_rows]])))
 
     # -- identity and text columns
     account = gather("account")
@@ -1555,6 +1641,7 @@ def _jobs_table(
         cast(Arr, pc.fill_null(_to_arrow_int(key_submit, pa.int64()).cast(pa.string()), _UNKNOWN)),
     )
     end_type = pa.array(_END_TYPES[kind].tolist(), pa.string())
+    names, state_codes, totals = np.unique(state, return_inverse=True, return_counts=True)
     pieces = [(name, _rows((bits & bit) != 0)) for bit, name in _BIT_FLAGS] + pieces
     flags = _flags_array(n_att, _order_flags(pieces))
     columns: dict[str, Arr] = {
@@ -1564,8 +1651,8 @@ def _jobs_table(
         "job_id_raw": _take(_array(records.column("job_id_raw")), primary),
         "job_seq": _to_arrow_int(job_seq, pa.int64()),
         "array_index": _to_arrow_int(array_index, pa.int32()),
-        "attempt": pa.array(att["number"], pa.int16()),
-        "n_attempts": pa.array(att["total"], pa.int16()),
+        "attempt": _from_numpy(att["number"], pa.int64()).cast(pa.int16()),  # checked
+        "n_attempts": _from_numpy(att["total"], pa.int64()).cast(pa.int16()),
         "user": gather("user"),
         "group": gather("group"),
         "account": account,
@@ -1595,7 +1682,7 @@ def _jobs_table(
         "vmem_used_bytes": _to_arrow_int(vmem_used, pa.int64()),
         "exit_code": _to_arrow_int(exit_status, pa.int32()),
         "exit_signal": _to_arrow_int(signal, pa.int32()),
-        "state": pa.array(state, pa.string()),
+        "state": _strings(names.tolist()).take(_index(state_codes.reshape(-1))),
         "end_record_type": pc.if_else(pc.equal(end_type, _EMPTY_TEXT), _NULL_TEXT, end_type),
         "tz_offset_s": _to_arrow_int(offset[primary], pa.int32()),
         "src_file": _take(_array(records.column("src_file")), primary),
@@ -1603,7 +1690,7 @@ def _jobs_table(
         "flags": flags,
     }
     table = pa.Table.from_arrays([columns[f.name] for f in JOBS], schema=JOBS)
-    names, totals = np.unique(state, return_counts=True)
+    attrs.forget_rows()
     return table, {
         "jobs": pc.count_distinct(job_key).as_py(),
         "jobs_by_state": {str(k): int(v) for k, v in zip(names, totals, strict=True)},
@@ -1647,7 +1734,7 @@ def _order_flags(pieces: _Problems) -> _Problems:
         return rank.get(name.split(":", 1)[0], len(rank)), name
 
     return [
-        (name, np.unique(np.concatenate(merged[name]))) for name in sorted(merged, key=position)
+        (name, _distinct(np.concatenate(merged[name]))) for name in sorted(merged, key=position)
     ]
 
 
@@ -1663,7 +1750,7 @@ def _requests(
     nodect, nodect_bad = _ints(nodect_text)
     spec_like = _mask(pc.match_substring_regex(nodect_text, r"^\d+:"))
     from_nodect = nodect_bad & spec_like & _mask(pc.is_null(nodes_text))
-    nodes_text = pc.if_else(pa.array(from_nodect), nodect_text, nodes_text)
+    nodes_text = pc.if_else(_bools(from_nodect), nodect_text, nodes_text)
     pieces.append(("NODESPEC_FROM_NODECT", _rows(from_nodect)))
     pieces.append(("VALUE_UNREADABLE:Resource_List.nodect", _rows(nodect_bad & ~from_nodect)))
     spec, spec_codes = _map_unique(nodes_text, pv.parse_nodes_spec)
@@ -1882,15 +1969,15 @@ def _chains(text: Arr) -> tuple[I64, Arr, I64, Bool]:
     found = pc.extract_regex(flat, r"^(?P<h>[^/,*]+)/(?P<lo>\d{1,6})(?:-(?P<hi>\d{1,6}))?$")
     ok = _mask(pc.is_valid(found))
     low = _np_int(
-        cast(Arr, pc.if_else(pa.array(ok), pc.struct_field(found, "lo"), None)).cast(pa.int64())
+        cast(Arr, pc.if_else(_bools(ok), pc.struct_field(found, "lo"), None)).cast(pa.int64())
     )
     high_text = pc.struct_field(found, "hi")
     high_text = pc.if_else(
-        pc.and_(pa.array(ok), pc.not_equal(high_text, _EMPTY_TEXT)), high_text, _NULL_TEXT
+        pc.and_(_bools(ok), pc.not_equal(high_text, _EMPTY_TEXT)), high_text, _NULL_TEXT
     )
     high = _first(_np_int(cast(Arr, high_text).cast(pa.int64())), low)
     ok &= high >= low
-    names = pc.if_else(pa.array(ok), pc.struct_field(found, "h"), None)
+    names = pc.if_else(_bools(ok), pc.struct_field(found, "h"), None)
     name_codes = np.asarray(pc.fill_null(pc.dictionary_encode(names).indices, -1).to_numpy())
     repeated = duplicated(parent, name_codes)
     bad = np.bincount(parent, weights=~ok | repeated, minlength=n) > 0
@@ -1899,7 +1986,7 @@ def _chains(text: Arr) -> tuple[I64, Arr, I64, Bool]:
     keep = simple[parent]
     return (
         parent[keep],
-        names.filter(pa.array(keep)),
+        names.filter(_bools(keep)),
         np.where(simple, cores.astype(np.int64), NA),
         simple,
     )

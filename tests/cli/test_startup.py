@@ -26,6 +26,7 @@ HEAVY = (
     "gymnasium",
     "pyarrow.acero",  # a group-by loads it (counting flags needs none)
     "importlib.metadata",  # the plugin formats' entry points (a TORQUE file needs none)
+    "numpy.ma",  # pa.array of a numpy array and a plain np.unique import it (~30 ms)
 )
 
 LINES = (
@@ -101,3 +102,20 @@ def test_a_folder_mixing_formats_still_reads_both(tmp_path: Path) -> None:
     jobs = pq.read_table(out / "jobs.parquet")
     assert sorted(set(jobs.column("source_format").to_pylist())) == ["swf", "torque"]
     assert jobs.num_rows == 3
+
+
+def test_reading_a_small_torque_file_in_process_leaves_the_spill_module_out(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "20240503"
+    log.write_text(LINES)
+    script = (
+        "import json, sys\n"
+        "from gridtrace.logs import read_torque\n"
+        f"result = read_torque({str(log)!r})\n"
+        "print(json.dumps([result.jobs.num_rows, 'gridtrace.logs._spill' in sys.modules]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=300
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [2, False]
