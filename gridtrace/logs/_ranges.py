@@ -644,12 +644,13 @@ class RangeFacts:
     ----------
     stopped : bool
         The garbage test stopped the read in this range.
-    header : dict or None
-        The file's header, from its first range (None for the others).
+    comments : list
+        Its comment lines before its first job row (all of them, without one), classified: a
+        file's header is those of its ranges up to its first job.
     jobs, repeats : int
         Job rows of the range, and those repeating an earlier row of the range.
     digests : numpy.ndarray of uint64
-        The distinct row hashes of its job rows that repeat no earlier row of the range.
+        The row hashes of its job rows that repeat no earlier row of the range, sorted.
     max_submit : float
         The largest submit field of its job rows (NaN: none known).
     known, standard, partial : int
@@ -658,7 +659,7 @@ class RangeFacts:
     """
 
     stopped: bool
-    header: dict[str, Any] | None
+    comments: list[tuple[str, str | None, str]]
     jobs: int
     repeats: int
     digests: _U64
@@ -723,23 +724,24 @@ def prepare_range(
     return _Prepared(part, job_records, positions, fields, _swf._duplicate_rows(fields))
 
 
-def range_facts(prepared: _Prepared, first: bool) -> RangeFacts:
+def range_facts(prepared: _Prepared) -> RangeFacts:
     """Return what the driver needs of a prepared range (see :class:`RangeFacts`)."""
     from gridtrace.logs import _swf
 
     f, keep = prepared.fields, ~prepared.duplicate
-    header = None
-    if first:
-        rows = prepared.positions
-        header = _swf._header_of(prepared.part.records, int(rows[0]) if len(rows) else None)
+    records = prepared.part.records
+    if len(prepared.positions):
+        records = records.slice(0, int(prepared.positions[0]))
+    comment: Any = pc.equal(records.column("record_type"), "H")
+    attrs = records.column("attrs").filter(comment)
     status = f[keep, _swf._STATUS]
     submit = f[:, _swf._SUBMIT]
     return RangeFacts(
         stopped=_stopped(prepared.part),
-        header=header,
+        comments=_swf._entries_of_attrs(attrs.to_pylist()),
         jobs=len(f),
         repeats=int(prepared.duplicate.sum()),
-        digests=np.unique(_swf._row_digests(f)[keep]) if len(f) else np.zeros(0, np.uint64),
+        digests=np.sort(_digests(f)[keep]),
         max_submit=float(np.nanmax(submit)) if np.isfinite(submit).any() else float("nan"),
         known=int((~np.isnan(status)).sum()),
         standard=int(np.isin(status, [0.0, 1.0, 5.0]).sum()),
@@ -747,11 +749,24 @@ def range_facts(prepared: _Prepared, first: bool) -> RangeFacts:
     )
 
 
+def _digests(values: _F64) -> _U64:
+    """One 64-bit hash of each row's bits, mixed so that rows differing in any bit differ.
+
+    (A multiply alone carries a word's bits only upwards: floats differing in their high bits
+    would often share a hash.)
+    """
+    bits = values.view(np.uint64)
+    digest = np.full(len(values), 0x9E3779B97F4A7C15, dtype=np.uint64)
+    for k in range(values.shape[1]):
+        digest ^= bits[:, k]
+        digest *= np.uint64(0xBF58476D1CE4E5B9)
+        digest ^= digest >> np.uint64(31)
+    return digest
+
+
 def rows_with(prepared: _Prepared, digests: _U64) -> tuple[_I64, list[bytes]]:
     """Return the job rows (repeating no earlier row of the range) hashed to one of ``digests``."""
-    from gridtrace.logs import _swf
-
-    hits = np.isin(_swf._row_digests(prepared.fields), digests) & ~prepared.duplicate
+    hits = np.isin(_digests(prepared.fields), digests) & ~prepared.duplicate
     rows = np.flatnonzero(hits)
     return rows, [prepared.fields[i].tobytes() for i in rows]
 
@@ -856,7 +871,8 @@ class RangeAssembly:
     seeds : sequence
         :func:`range_seed` of each split file (None for the others).
     submit : callable
-        ``submit(function, *args) -> future``; arguments may be futures.
+        ``submit(function, *args) -> future``; arguments may be futures (the task should run
+        where the first one is: it holds a range's tables).
     gather : callable
         ``gather(futures) -> results``.
     folder : str, optional
@@ -889,10 +905,14 @@ class RangeAssembly:
             else:
                 prepared = [submit(prepare_range, name, path, r, site, seed) for r in ranges]
             self._prepared.append(prepared)
-            self._facts.append([submit(range_facts, p, i == 0) for i, p in enumerate(prepared)])
 
     def finish(self) -> list[AssembledFile]:
         """Reconcile, assemble on the workers, and join: each file's :class:`AssembledFile`."""
+        for prepared in self._prepared:
+            self._facts.append([self._submit(range_facts, p) for p in prepared])
+        return self._finish()
+
+    def _finish(self) -> list[AssembledFile]:
         facts_of = self._gather([f for facts in self._facts for f in facts])
         out: list[AssembledFile] = []
         at = 0
@@ -951,13 +971,14 @@ class RangeAssembly:
         """Reconcile one file's ranges: the plan of each, and its status counts and reading."""
         from gridtrace.logs import _swf
 
-        header = facts[0].header or {}
+        first_jobs = next((k for k, f in enumerate(facts) if f.jobs), len(facts) - 1)
+        header = _swf._fold_header([e for f in facts[: first_jobs + 1] for e in f.comments])
         more: list[_BOOL | None] = [None] * len(facts)
         known = sum(f.known for f in facts)
         standard = sum(f.standard for f in facts)
         partial_codes = sum(f.partial for f in facts)
         if len(facts) > 1:
-            every = np.sort(np.concatenate([f.digests for f in facts]), kind="stable")
+            every = np.sort(np.concatenate([f.digests for f in facts]), kind="stable")  # runs
             shared = np.unique(every[1:][every[1:] == every[:-1]])
             if len(shared):  # candidates: compared exactly, in reading order
                 found = self._gather([self._submit(rows_with, p, shared) for p in prepared])

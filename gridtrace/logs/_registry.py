@@ -810,6 +810,8 @@ def _tokenize_on(
     With ``folder``, each task's tables come back through files in it (:func:`_hand_over`),
     not through dask.
     """
+    from distributed import Future, wait
+
     from gridtrace.logs._ranges import (
         WORKER_ASSEMBLED,
         RangeAssembly,
@@ -825,7 +827,15 @@ def _tokenize_on(
     submitted: list[Any] = []  # the assemblies' futures: cancelled at the first error
 
     def submit(function: Callable[..., Any], *args: Any) -> Any:
-        future = client.submit(function, *args, pure=False)
+        # a task using a range's tables runs on the worker holding them, never moves them
+        held = next((a for a in args if isinstance(a, Future)), None)
+        near: dict[str, Any] = {}
+        if held is not None:
+            wait([held])
+            where = list(client.who_has([held]).get(held.key, ()))
+            if where:
+                near = {"workers": where, "allow_other_workers": False}
+        future = client.submit(function, *args, pure=False, **near)
         submitted.append(future)
         return future
 
