@@ -732,7 +732,7 @@ def range_facts(prepared: _Prepared) -> RangeFacts:
     records = prepared.part.records
     if len(prepared.positions):
         records = records.slice(0, int(prepared.positions[0]))
-    comment: Any = pc.equal(records.column("record_type"), "H")
+    comment: Any = pc.equal(records.column("record_type"), pa.scalar("H"))
     attrs = records.column("attrs").filter(comment)
     status = f[keep, _swf._STATUS]
     submit = f[:, _swf._SUBMIT]
