@@ -42,6 +42,17 @@ What makes the pieces add up to the whole:
 
   LSF (a record may go on over several lines) and HTCondor (a ``-json`` ad spans lines; several
   ads may share a line) are not split, nor a format registered by a plugin.
+* **Assembly.** An SWF file's ranges are also assembled into jobs on the workers
+  (:class:`RangeAssembly`, :data:`WORKER_ASSEMBLED`): one line is one job, and what its
+  assembly needs of the whole file is reconciled by the driver between two passes of the
+  workers, from each range's small :class:`RangeFacts`: the header (the comment lines before
+  the file's first job), the job lines repeating a line of an earlier range (hashes, then the
+  candidates compared exactly), whether the status field holds exit codes (counted over the
+  file), and the latest submit time before each range (``UNSORTED``); ranges whose jobs' submit
+  times overlap are merged by their sort keys. The driver only joins the tables the workers
+  wrote. GWF is split but assembled in the driver (its repeat test compares names by their
+  dictionary code in one file, which ranges do not share); TORQUE, Slurm and SGE spread a job
+  over several records, in any range: their out-of-core path is the spill, by job-id partition.
 * **Compression.** gzip, bzip2 and xz streams cannot be entered in the middle; a zstd file could
   be entered at a frame start, but frames are not indexed, so it is not split either. A
   compressed file is one range, as is a file of one range's size or less; :class:`RangeCounts`
@@ -87,14 +98,24 @@ from gridtrace.logs._stream import (
 __all__ = [
     "DEFAULT_SPLIT_BYTES",
     "SPLIT_FORMATS",  # noqa: F822 - computed by the module's __getattr__
+    "WORKER_ASSEMBLED",
+    "AssembledFile",
     "ByteRange",
+    "RangeAssembly",
     "RangeCounts",
+    "RangeFacts",
+    "assemble_range",
+    "assembled_result",
     "join_ranges",
     "kept_ranges",
     "plan_ranges",
+    "prepare_range",
+    "range_facts",
     "range_seed",
+    "rows_with",
     "sge_share",
     "sge_width_of",
+    "sort_keys",
     "split_file",
     "split_formats",
     "tokenize_range",

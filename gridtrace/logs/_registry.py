@@ -344,7 +344,9 @@ def parse_logs(
     split_bytes : int or None, default 64 MiB
         On dask (``workers`` above 1 or ``scheduler``), a plain TORQUE, SWF, GWF, Slurm or SGE
         file larger than this is read as byte ranges of about this size, a task each (see
-        :mod:`gridtrace.logs._ranges`); None never splits.
+        :mod:`gridtrace.logs._ranges`); None never splits. Once an SWF file is split, every SWF
+        file's jobs are assembled on the workers too, range by range (the same tables); the
+        other formats are assembled here.
     spill_dir : path, optional
         Where process workers and the workers of ``scheduler`` write each task's tables: a
         temporary folder is made in it, and removed before this call returns, whether it
@@ -808,7 +810,10 @@ def _tokenize_on(
     """Tokenise every file on the cluster, a big plain file as several byte-range tasks.
 
     With ``folder``, each task's tables come back through files in it (:func:`_hand_over`),
-    not through dask.
+    not through dask. The files of a format in :data:`~gridtrace.logs._ranges.WORKER_ASSEMBLED`
+    are also assembled on the workers once one of them is split
+    (:class:`~gridtrace.logs._ranges.RangeAssembly`): they come back as
+    :class:`~gridtrace.logs._ranges.AssembledFile`, jobs included.
     """
     from distributed import Future, wait
 
