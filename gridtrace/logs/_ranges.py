@@ -50,9 +50,9 @@ What makes the pieces add up to the whole:
   candidates compared exactly), whether the status field holds exit codes (counted over the
   file), and the latest submit time before each range (``UNSORTED``); ranges whose jobs' submit
   times overlap are merged by their sort keys. The driver only joins the tables the workers
-  wrote. GWF is split but assembled in the driver (its repeat test compares names by their
-  dictionary code in one file, which ranges do not share); TORQUE, Slurm and SGE spread a job
-  over several records, in any range: their out-of-core path is the spill, by job-id partition.
+  wrote. GWF is split but still assembled in the driver (see :data:`WORKER_ASSEMBLED`);
+  TORQUE, Slurm and SGE spread a job over several records, in any range: their out-of-core path
+  is the spill, by job-id partition.
 * **Compression.** gzip, bzip2 and xz streams cannot be entered in the middle; a zstd file could
   be entered at a frame start, but frames are not indexed, so it is not split either. A
   compressed file is one range, as is a file of one range's size or less; :class:`RangeCounts`
@@ -630,11 +630,12 @@ WORKER_ASSEMBLED = ("swf",)
 """Formats whose split files are assembled into jobs range by range, on the workers.
 
 One SWF line is one job; what assembling it needs of the rest of the file is small and is
-reconciled by the driver between two passes of the workers (:class:`RangeAssembly`). GWF is
-split but assembled in the driver: its duplicate test compares names by their dictionary code
-within one file, which ranges do not share. TORQUE, Slurm and SGE spread a job over several
-records (any range may hold a job's other records): they are assembled in the driver, or out
-of core by job-id partition (:mod:`gridtrace.logs._spill`).
+reconciled by the driver between two passes of the workers (:class:`RangeAssembly`). GWF could
+be too (one line, one job), but is not yet: it is split and assembled in the driver, because its
+repeat test compares the name fields by dictionary codes that are drawn per file, so the
+cross-range test would need hashes of the names' text. TORQUE, Slurm and SGE spread a job over
+several records (any range may hold a job's other records): they are assembled in the driver,
+or out of core by job-id partition (:mod:`gridtrace.logs._spill`).
 """
 
 _F64 = np.ndarray[Any, np.dtype[np.float64]]

@@ -839,7 +839,7 @@ def _tokenize_on(
             wait([held])
             where = list(client.who_has([held]).get(held.key, ()))
             if where:
-                near = {"workers": where, "allow_other_workers": False}
+                near = {"workers": where, "allow_other_workers": True}  # if it is lost
         future = client.submit(function, *args, pure=False, **near)
         submitted.append(future)
         return future
