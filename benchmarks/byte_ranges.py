@@ -26,13 +26,18 @@ back, join and assemble); ``parse_cpu_driver_s``, the CPU seconds of the call in
 ``--warm``, its local cluster's scheduler included), ``parse_cpu_sum_s`` with every worker's
 (``--warm`` only: measured on each worker before and after the call) and
 ``parse_cpu_critical_s``, the child's and the busiest worker's: the call's length on an idle
-machine, at best; ``process_s``, the wall time of the child process (imports and the
-dask cluster's start and stop included); ``cpu_s``, user + system CPU of the child and of every
-process it reaped (the dask workers included), from ``wait4``; ``peak_rss_mb``, the child's own
-peak resident memory. Reported: the median and range over ``--repeats`` of each, the ratio
-of ``w1``'s median ``parse_s`` to each configuration's (above 1: faster than one worker), and of
-``w1``'s CPU to each configuration's summed CPU (``cpu_sum_vs_w1``: the work added) and critical
-path (``speedup_critical_path_vs_w1``: the speed-up the load of a shared machine hides).
+machine, at best; with ``--warm``, ``parse_cpu_busy_sum_s`` and ``parse_cpu_busy_critical_s``,
+the same less the CPU the processes spend idle over the call's wall time (the rates measured
+over ``--idle-s`` seconds before it: a dask scheduler's and workers' timers, which a loaded
+machine's longer wall times swell); ``process_s``, the wall time of the child process (imports
+and the dask cluster's start and stop included); ``cpu_s``, user + system CPU of the child and
+of every process it reaped (the dask workers included), from ``wait4``; ``peak_rss_mb``, the
+child's own peak resident memory. Reported: the median and range over ``--repeats`` of each,
+the ratio of ``w1``'s median ``parse_s`` to each configuration's (above 1: faster than one
+worker), and of ``w1``'s CPU to each configuration's summed CPU (``cpu_sum_vs_w1``: the work
+added) and critical path (``speedup_critical_path_vs_w1``: the speed-up the load of a shared
+machine hides), and the same of the busy CPU (``busy_cpu_sum_vs_w1``,
+``speedup_busy_critical_path_vs_w1``).
 
 With ``--baseline TREE`` (another checkout, e.g. ``git worktree add --detach ../base main``),
 every configuration also runs with ``PYTHONPATH=TREE`` (its gridtrace, this script), in turn
@@ -162,6 +167,7 @@ def _child(args: argparse.Namespace) -> None:
         with Path(args.path).open("rb") as whole:
             head.write_bytes(b"".join(whole.readline() for _ in range(3000)))
         parse_logs(head, format=args.format, site="bench", split_bytes=None, **options)
+    idle = _idle_rates(client, args.idle_s) if args.warm else (0.0, 0.0)
     workers_before = client.run(_cpu_s) if client is not None else {}
     cpu_before = _cpu_s()
     start = time.perf_counter()
@@ -202,6 +208,21 @@ def _child(args: argparse.Namespace) -> None:
         "parse_cpu_workers_s": worker_cpu,
         "parse_cpu_sum_s": driver_cpu + sum(worker_cpu) if known else None,
         "parse_cpu_critical_s": driver_cpu + max(worker_cpu, default=0.0) if known else None,
+        # the same less what the processes spend idle (a dask scheduler's and workers' timers)
+        # over the call's wall time: on a loaded machine the wall time, so the idle CPU, swells
+        "idle_cpu_per_s": {"driver": idle[0], "worker": idle[1]},
+        "parse_cpu_busy_sum_s": (
+            driver_cpu + sum(worker_cpu) - parse_s * (idle[0] + idle[1] * len(worker_cpu))
+            if known
+            else None
+        ),
+        "parse_cpu_busy_critical_s": (
+            driver_cpu
+            + max(worker_cpu, default=0.0)
+            - parse_s * (idle[0] + idle[1] * bool(worker_cpu))
+            if known
+            else None
+        ),
         "lines": seen[0],
         "records": seen[1],
         "jobs": seen[2],
@@ -215,6 +236,17 @@ def _child(args: argparse.Namespace) -> None:
         cluster.close()
 
 
+def _idle_rates(client: Any, seconds: float) -> tuple[float, float]:
+    """CPU seconds per second this process and the busiest worker spend idle, over ``seconds``."""
+    workers = client.run(_cpu_s) if client is not None else {}
+    mine, start = _cpu_s(), time.perf_counter()
+    time.sleep(seconds)
+    after = client.run(_cpu_s) if client is not None else {}
+    wall = time.perf_counter() - start
+    busiest = max((after[w] - workers[w] for w in after), default=0.0)
+    return (_cpu_s() - mine) / wall, busiest / wall
+
+
 def _cpu_s() -> float:
     """User + system CPU seconds of this process (its threads included)."""
     import resource
@@ -224,12 +256,19 @@ def _cpu_s() -> float:
 
 
 def _run(
-    path: Path, fmt: str, config: str, split_bytes: int, warm: bool, spill: bool, tree: Path
+    path: Path,
+    fmt: str,
+    config: str,
+    split_bytes: int,
+    warm: bool,
+    spill: bool,
+    tree: Path,
+    idle_s: float,
 ) -> dict[str, Any]:
     command = [
         sys.executable, __file__, "--child", "--path", str(path), "--format", fmt,
         "--config", config, "--split-bytes", str(split_bytes), *(["--warm"] if warm else []),
-        *(["--spill"] if spill else []),
+        *(["--spill"] if spill else []), "--idle-s", str(idle_s),
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(tree)}
     start = time.perf_counter()
@@ -256,6 +295,9 @@ def main() -> None:
     parser.add_argument("--whole", action="store_true", help="also 2 workers, file unsplit")
     parser.add_argument("--w1-split", action="store_true", help="also 1 worker, file split")
     parser.add_argument("--warm", action="store_true", help="time a started, warmed cluster")
+    parser.add_argument(
+        "--idle-s", type=float, default=5.0, help="with --warm: seconds idle CPU is measured over"
+    )
     parser.add_argument("--spill", action="store_true", help="parse_logs_to (out of core)")
     parser.add_argument("--out-dir", type=Path, default=Path("benchmark-byte-ranges"))
     parser.add_argument(
@@ -286,7 +328,10 @@ def main() -> None:
     for repeat in range(args.repeats):
         order = labelled if repeat % 2 == 0 else labelled[::-1]  # alternate who goes first
         for name, config, tree in order:
-            got = _run(path, args.format, config, args.split_bytes, args.warm, args.spill, tree)
+            got = _run(
+                path, args.format, config, args.split_bytes, args.warm, args.spill, tree,
+                args.idle_s,
+            )  # fmt: skip
             runs[name].append(got)
             print(name, json.dumps({k: v for k, v in got.items() if k != "byte_ranges"}))
         load.append(os.getloadavg())
@@ -307,7 +352,8 @@ def main() -> None:
         entry: dict[str, Any] = {}
         for key in (
             "parse_s", "process_s", "cpu_s", "peak_rss_mb", "parse_cpu_driver_s",
-            "parse_cpu_sum_s", "parse_cpu_critical_s",
+            "parse_cpu_sum_s", "parse_cpu_critical_s", "parse_cpu_busy_sum_s",
+            "parse_cpu_busy_critical_s",
         ):  # fmt: skip
             values = [r[key] for r in got]
             if None in values:
@@ -324,6 +370,13 @@ def main() -> None:
             entry["cpu_sum_vs_w1"] = round(entry["parse_cpu_sum_s"]["median"] / w1_cpu, 2)
             entry["speedup_critical_path_vs_w1"] = round(
                 w1_cpu / entry["parse_cpu_critical_s"]["median"], 2
+            )
+            w1_busy = statistics.median(r["parse_cpu_busy_sum_s"] for r in runs[f"{label}w1"])
+            entry["busy_cpu_sum_vs_w1"] = round(
+                entry["parse_cpu_busy_sum_s"]["median"] / w1_busy, 2
+            )
+            entry["speedup_busy_critical_path_vs_w1"] = round(
+                w1_busy / entry["parse_cpu_busy_critical_s"]["median"], 2
             )
         if label == "" and f"{BASE_LABEL}{config}" in runs:
             baseline = statistics.median(r["parse_s"] for r in runs[f"{BASE_LABEL}{config}"])
