@@ -300,3 +300,38 @@ def test_no_record_lost_or_repeated(tmp_path: Path) -> None:
         got = _by_ranges(path, ranges)
         assert np.array_equal(got.records.column("src_line").to_numpy(), np.arange(1, 400))
         assert np.array_equal(np.sort(got.jobs.column("src_line").to_numpy()), np.arange(1, 400))
+
+
+# --------------------------------------------------------------------------- real logs
+
+
+def _real_swf() -> list[Path]:
+    import os
+
+    root = os.environ.get("GRIDTRACE_REAL_DATA")
+    if not root:
+        pytest.skip("GRIDTRACE_REAL_DATA is not set")
+    found = sorted((Path(root) / "swf").glob("*.swf.gz"))
+    if not found:
+        pytest.skip("no SWF log under GRIDTRACE_REAL_DATA/swf")
+    return found
+
+
+@pytest.mark.slow
+def test_real_swf_logs_assemble_by_ranges_as_whole(tmp_path: Path) -> None:
+    """The Parallel Workloads Archive's logs, unpacked, cut in 7 ranges: the whole file's tables."""
+    import gzip
+
+    for packed in _real_swf():
+        path = tmp_path / packed.name.removesuffix(".gz")
+        path.write_bytes(gzip.decompress(packed.read_bytes()))
+        size = path.stat().st_size
+        ranges = split_file(
+            path,
+            [size * k // 7 for k in range(1, 7)],
+            align_lines=1,
+            may_start=ranges_module._may_start("swf"),
+        )
+        assert len(ranges) > 1, packed.name
+        _same(_by_ranges(path, ranges), _whole(path))
+        path.unlink()
