@@ -158,9 +158,10 @@ def test_a_range_without_jobs_and_an_empty_file(tmp_path: Path) -> None:
     cut = data.index(b"garbage")
     second = data.index(b"\n", data.index(b"; Note")) + 1
     ranges = [
-        ByteRange(str(path), 0, cut, 1, 0, 3),
-        ByteRange(str(path), cut, second, 2, 1, 3),  # no job line in it
-        ByteRange(str(path), second, len(data), 5, 2, 3),
+        ByteRange(str(path), 0, cut, 1, 0, 4),
+        ByteRange(str(path), cut, cut, 2, 1, 4),  # empty
+        ByteRange(str(path), cut, second, 2, 2, 4),  # no job line in it
+        ByteRange(str(path), second, len(data), 5, 3, 4),
     ]
     _same(_by_ranges(path, ranges), _whole(path))
     empty = tmp_path / "empty.swf"
