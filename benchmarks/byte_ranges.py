@@ -17,9 +17,10 @@ write the records to spill files, nothing is shipped back; process workers of a 
 ``--warm`` does not apply; ``w2-split`` splits only Slurm and SGE files, hence ``--format sge``).
 
 With ``--warm``, each child first starts its dask cluster (for two workers) and parses the
-file's first 3,000 lines once on it (or in-process, for one worker), so that ``parse_s`` leaves
-out the cluster's start and the compiled kernels' loading: what a long-lived cluster
-(``--scheduler``) pays per file.
+file's first 3,000 lines once on it, and on each worker in the worker's own process (or
+in-process, for one worker), so that ``parse_s`` leaves out the cluster's start and the loading
+of the readers' modules and compiled kernels, tokenising and assembling: what a long-lived
+cluster (``--scheduler``) pays per file.
 
 For each run: ``parse_s``, the wall time of the ``parse_logs`` call (tokenise, ship the records
 back, join and assemble); ``parse_cpu_driver_s``, the CPU seconds of the call in the child (with
@@ -167,6 +168,8 @@ def _child(args: argparse.Namespace) -> None:
         with Path(args.path).open("rb") as whole:
             head.write_bytes(b"".join(whole.readline() for _ in range(3000)))
         parse_logs(head, format=args.format, site="bench", split_bytes=None, **options)
+        if client is not None:  # each worker also reads and assembles it whole, in itself
+            client.run(_read_here, str(head), args.format)
     idle = _idle_rates(client, args.idle_s) if args.warm else (0.0, 0.0)
     workers_before = client.run(_cpu_s) if client is not None else {}
     cpu_before = _cpu_s()
@@ -234,6 +237,17 @@ def _child(args: argparse.Namespace) -> None:
         client.close()
     if cluster is not None:
         cluster.close()
+
+
+def _read_here(path: str, fmt: str) -> int:
+    """Parse a file in this process (a worker's warm-up: its assembly's imports and kernels)."""
+    import warnings
+
+    from gridtrace.logs import parse_logs
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return parse_logs(path, format=fmt, site="bench", split_bytes=None).jobs.num_rows
 
 
 def _idle_rates(client: Any, seconds: float) -> tuple[float, float]:
