@@ -17,16 +17,28 @@ write the records to spill files, nothing is shipped back; process workers of a 
 ``--warm`` does not apply; ``w2-split`` splits only Slurm and SGE files, hence ``--format sge``).
 
 With ``--warm``, each child first starts its dask cluster (for two workers) and parses the
-file's first 3,000 lines once on it (or in-process, for one worker), so that ``parse_s`` leaves
-out the cluster's start and the compiled kernels' loading: what a long-lived cluster
-(``--scheduler``) pays per file.
+file's first 3,000 lines once on it, and on each worker in the worker's own process (or
+in-process, for one worker), so that ``parse_s`` leaves out the cluster's start and the loading
+of the readers' modules and compiled kernels, tokenising and assembling: what a long-lived
+cluster (``--scheduler``) pays per file.
 
 For each run: ``parse_s``, the wall time of the ``parse_logs`` call (tokenise, ship the records
-back, join and assemble); ``process_s``, the wall time of the child process (imports and the
-dask cluster's start and stop included); ``cpu_s``, user + system CPU of the child and of every
-process it reaped (the dask workers included), from ``wait4``; ``peak_rss_mb``, the child's own
-peak resident memory. Reported: the median and range over ``--repeats`` of each, and the ratio
-of ``w1``'s median ``parse_s`` to each configuration's (above 1: faster than one worker).
+back, join and assemble); ``parse_cpu_driver_s``, the CPU seconds of the call in the child (with
+``--warm``, its local cluster's scheduler included), ``parse_cpu_sum_s`` with every worker's
+(``--warm`` only: measured on each worker before and after the call) and
+``parse_cpu_critical_s``, the child's and the busiest worker's: the call's length on an idle
+machine, at best; with ``--warm``, ``parse_cpu_busy_sum_s`` and ``parse_cpu_busy_critical_s``,
+the same less the CPU the processes spend idle over the call's wall time (the rates measured
+over ``--idle-s`` seconds before it: a dask scheduler's and workers' timers, which a loaded
+machine's longer wall times swell); ``process_s``, the wall time of the child process (imports
+and the dask cluster's start and stop included); ``cpu_s``, user + system CPU of the child and
+of every process it reaped (the dask workers included), from ``wait4``; ``peak_rss_mb``, the
+child's own peak resident memory. Reported: the median and range over ``--repeats`` of each,
+the ratio of ``w1``'s median ``parse_s`` to each configuration's (above 1: faster than one
+worker), and of ``w1``'s CPU to each configuration's summed CPU (``cpu_sum_vs_w1``: the work
+added) and critical path (``speedup_critical_path_vs_w1``: the speed-up the load of a shared
+machine hides), and the same of the busy CPU (``busy_cpu_sum_vs_w1``,
+``speedup_busy_critical_path_vs_w1``).
 
 With ``--baseline TREE`` (another checkout, e.g. ``git worktree add --detach ../base main``),
 every configuration also runs with ``PYTHONPATH=TREE`` (its gridtrace, this script), in turn
@@ -142,19 +154,25 @@ def _child(args: argparse.Namespace) -> None:
     split = args.split_bytes if args.config.endswith("split") else None
     workers = 1 if args.config.startswith("w1") else 2
     options: dict[str, Any] = {"workers": workers, "processes": True}
-    cluster = None
+    cluster = client = None
     if args.warm:
         if workers > 1:
-            from distributed import LocalCluster
+            from distributed import Client, LocalCluster
 
             cluster = LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
             )
+            client = Client(cluster)
             options = {"scheduler": cluster.scheduler_address}
         head = Path(args.path).with_name(f"warm-{Path(args.path).name}")
         with Path(args.path).open("rb") as whole:
             head.write_bytes(b"".join(whole.readline() for _ in range(3000)))
         parse_logs(head, format=args.format, site="bench", split_bytes=None, **options)
+        if client is not None:  # each worker also reads and assembles it whole, in itself
+            client.run(_read_here, str(head), args.format)
+    idle = _idle_rates(client, args.idle_s) if args.warm else (0.0, 0.0)
+    workers_before = client.run(_cpu_s) if client is not None else {}
+    cpu_before = _cpu_s()
     start = time.perf_counter()
     if args.spill:
         from gridtrace.logs import parse_logs_to
@@ -178,8 +196,36 @@ def _child(args: argparse.Namespace) -> None:
         parse_s = time.perf_counter() - start
         seen = (result.lines_read, result.records.num_rows, result.jobs.num_rows)
         byte_ranges = result.info.get("byte_ranges")
+    driver_cpu = _cpu_s() - cpu_before
+    worker_cpu = []
+    known = workers == 1 or client is not None  # cold: the workers' CPU is not measured
+    if client is not None:
+        after = client.run(_cpu_s)
+        worker_cpu = [after[w] - workers_before[w] for w in sorted(after)]
     out = {
         "parse_s": parse_s,
+        # CPU seconds of the parse (--warm only for the workers): this process (the driver,
+        # and a local cluster's scheduler), each worker; the critical path is the driver's
+        # plus the busiest worker's, what an idle machine would take at best
+        "parse_cpu_driver_s": driver_cpu,
+        "parse_cpu_workers_s": worker_cpu,
+        "parse_cpu_sum_s": driver_cpu + sum(worker_cpu) if known else None,
+        "parse_cpu_critical_s": driver_cpu + max(worker_cpu, default=0.0) if known else None,
+        # the same less what the processes spend idle (a dask scheduler's and workers' timers)
+        # over the call's wall time: on a loaded machine the wall time, so the idle CPU, swells
+        "idle_cpu_per_s": {"driver": idle[0], "worker": idle[1]},
+        "parse_cpu_busy_sum_s": (
+            driver_cpu + sum(worker_cpu) - parse_s * (idle[0] + idle[1] * len(worker_cpu))
+            if known
+            else None
+        ),
+        "parse_cpu_busy_critical_s": (
+            driver_cpu
+            + max(worker_cpu, default=0.0)
+            - parse_s * (idle[0] + idle[1] * bool(worker_cpu))
+            if known
+            else None
+        ),
         "lines": seen[0],
         "records": seen[1],
         "jobs": seen[2],
@@ -187,17 +233,56 @@ def _child(args: argparse.Namespace) -> None:
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
     print("RESULT " + json.dumps(out), flush=True)
+    if client is not None:
+        client.close()
     if cluster is not None:
         cluster.close()
 
 
+def _read_here(path: str, fmt: str) -> int:
+    """Parse a file in this process (a worker's warm-up: its assembly's imports and kernels)."""
+    import warnings
+
+    from gridtrace.logs import parse_logs
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return parse_logs(path, format=fmt, site="bench", split_bytes=None).jobs.num_rows
+
+
+def _idle_rates(client: Any, seconds: float) -> tuple[float, float]:
+    """CPU seconds per second this process and the busiest worker spend idle, over ``seconds``."""
+    workers = client.run(_cpu_s) if client is not None else {}
+    mine, start = _cpu_s(), time.perf_counter()
+    time.sleep(seconds)
+    after = client.run(_cpu_s) if client is not None else {}
+    wall = time.perf_counter() - start
+    busiest = max((after[w] - workers[w] for w in after), default=0.0)
+    return (_cpu_s() - mine) / wall, busiest / wall
+
+
+def _cpu_s() -> float:
+    """User + system CPU seconds of this process (its threads included)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _run(
-    path: Path, fmt: str, config: str, split_bytes: int, warm: bool, spill: bool, tree: Path
+    path: Path,
+    fmt: str,
+    config: str,
+    split_bytes: int,
+    warm: bool,
+    spill: bool,
+    tree: Path,
+    idle_s: float,
 ) -> dict[str, Any]:
     command = [
         sys.executable, __file__, "--child", "--path", str(path), "--format", fmt,
         "--config", config, "--split-bytes", str(split_bytes), *(["--warm"] if warm else []),
-        *(["--spill"] if spill else []),
+        *(["--spill"] if spill else []), "--idle-s", str(idle_s),
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(tree)}
     start = time.perf_counter()
@@ -224,6 +309,9 @@ def main() -> None:
     parser.add_argument("--whole", action="store_true", help="also 2 workers, file unsplit")
     parser.add_argument("--w1-split", action="store_true", help="also 1 worker, file split")
     parser.add_argument("--warm", action="store_true", help="time a started, warmed cluster")
+    parser.add_argument(
+        "--idle-s", type=float, default=5.0, help="with --warm: seconds idle CPU is measured over"
+    )
     parser.add_argument("--spill", action="store_true", help="parse_logs_to (out of core)")
     parser.add_argument("--out-dir", type=Path, default=Path("benchmark-byte-ranges"))
     parser.add_argument(
@@ -254,7 +342,10 @@ def main() -> None:
     for repeat in range(args.repeats):
         order = labelled if repeat % 2 == 0 else labelled[::-1]  # alternate who goes first
         for name, config, tree in order:
-            got = _run(path, args.format, config, args.split_bytes, args.warm, args.spill, tree)
+            got = _run(
+                path, args.format, config, args.split_bytes, args.warm, args.spill, tree,
+                args.idle_s,
+            )  # fmt: skip
             runs[name].append(got)
             print(name, json.dumps({k: v for k, v in got.items() if k != "byte_ranges"}))
         load.append(os.getloadavg())
@@ -273,14 +364,34 @@ def main() -> None:
         label = BASE_LABEL if config.startswith(BASE_LABEL) else ""
         base = statistics.median(r["parse_s"] for r in runs[f"{label}w1"])
         entry: dict[str, Any] = {}
-        for key in ("parse_s", "process_s", "cpu_s", "peak_rss_mb"):
+        for key in (
+            "parse_s", "process_s", "cpu_s", "peak_rss_mb", "parse_cpu_driver_s",
+            "parse_cpu_sum_s", "parse_cpu_critical_s", "parse_cpu_busy_sum_s",
+            "parse_cpu_busy_critical_s",
+        ):  # fmt: skip
             values = [r[key] for r in got]
+            if None in values:
+                continue
             entry[key] = {
                 "median": round(statistics.median(values), 2),
                 "min": round(min(values), 2),
                 "max": round(max(values), 2),
             }
         entry["speedup_parse_vs_w1"] = round(base / entry["parse_s"]["median"], 2)
+        # on a loaded machine wall times measure the load: CPU ratios against one worker
+        w1_cpu = statistics.median(r["parse_cpu_sum_s"] for r in runs[f"{label}w1"])
+        if "parse_cpu_sum_s" in entry:
+            entry["cpu_sum_vs_w1"] = round(entry["parse_cpu_sum_s"]["median"] / w1_cpu, 2)
+            entry["speedup_critical_path_vs_w1"] = round(
+                w1_cpu / entry["parse_cpu_critical_s"]["median"], 2
+            )
+            w1_busy = statistics.median(r["parse_cpu_busy_sum_s"] for r in runs[f"{label}w1"])
+            entry["busy_cpu_sum_vs_w1"] = round(
+                entry["parse_cpu_busy_sum_s"]["median"] / w1_busy, 2
+            )
+            entry["speedup_busy_critical_path_vs_w1"] = round(
+                w1_busy / entry["parse_cpu_busy_critical_s"]["median"], 2
+            )
         if label == "" and f"{BASE_LABEL}{config}" in runs:
             baseline = statistics.median(r["parse_s"] for r in runs[f"{BASE_LABEL}{config}"])
             entry["speedup_parse_vs_baseline"] = round(baseline / entry["parse_s"]["median"], 2)

@@ -921,7 +921,8 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="BYTES",
         help="with --workers above 1, --scheduler or --spill: a plain file larger than this is "
         "read as byte ranges of about this size, on several workers (TORQUE, SWF, GWF, Slurm, "
-        "SGE; with --spill, Slurm and SGE); 0 never splits (default: 64 MiB)",
+        "SGE; with --spill, Slurm and SGE; SWF jobs are also assembled there, range by range); "
+        "0 never splits (default: 64 MiB)",
     )
     parse.add_argument("--vo-map", help="JSON file of VO rules (see gridtrace.logs.VOMapping)")
     parse.add_argument(

@@ -42,6 +42,17 @@ What makes the pieces add up to the whole:
 
   LSF (a record may go on over several lines) and HTCondor (a ``-json`` ad spans lines; several
   ads may share a line) are not split, nor a format registered by a plugin.
+* **Assembly.** An SWF file's ranges are also assembled into jobs on the workers
+  (:class:`RangeAssembly`, :data:`WORKER_ASSEMBLED`): one line is one job, and what its
+  assembly needs of the whole file is reconciled by the driver between two passes of the
+  workers, from each range's small :class:`RangeFacts`: the header (the comment lines before
+  the file's first job), the job lines repeating a line of an earlier range (hashes, then the
+  candidates compared exactly), whether the status field holds exit codes (counted over the
+  file), and the latest submit time before each range (``UNSORTED``); ranges whose jobs' submit
+  times overlap are merged by their sort keys. The driver only joins the tables the workers
+  wrote. GWF is split but still assembled in the driver (see :data:`WORKER_ASSEMBLED`);
+  TORQUE, Slurm and SGE spread a job over several records, in any range: their out-of-core path
+  is the spill, by job-id partition.
 * **Compression.** gzip, bzip2 and xz streams cannot be entered in the middle; a zstd file could
   be entered at a frame start, but frames are not indexed, so it is not split either. A
   compressed file is one range, as is a file of one range's size or less; :class:`RangeCounts`
@@ -87,14 +98,24 @@ from gridtrace.logs._stream import (
 __all__ = [
     "DEFAULT_SPLIT_BYTES",
     "SPLIT_FORMATS",  # noqa: F822 - computed by the module's __getattr__
+    "WORKER_ASSEMBLED",
+    "AssembledFile",
     "ByteRange",
+    "RangeAssembly",
     "RangeCounts",
+    "RangeFacts",
+    "assemble_range",
+    "assembled_result",
     "join_ranges",
     "kept_ranges",
     "plan_ranges",
+    "prepare_range",
+    "range_facts",
     "range_seed",
+    "rows_with",
     "sge_share",
     "sge_width_of",
+    "sort_keys",
     "split_file",
     "split_formats",
     "tokenize_range",
@@ -599,4 +620,455 @@ def join_ranges(parts: Sequence[FileParse]) -> FileParse:
         pa.concat_tables([p.records for p in kept]),
         pa.concat_tables([p.quarantine for p in kept]),
         sum(p.lines_read for p in kept),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# assembling a file's jobs by ranges, on the workers (SWF)
+
+WORKER_ASSEMBLED = ("swf",)
+"""Formats whose split files are assembled into jobs range by range, on the workers.
+
+One SWF line is one job; what assembling it needs of the rest of the file is small and is
+reconciled by the driver between two passes of the workers (:class:`RangeAssembly`). GWF could
+be too (one line, one job), but is not yet: it is split and assembled in the driver, because its
+repeat test compares the name fields by dictionary codes that are drawn per file, so the
+cross-range test would need hashes of the names' text. TORQUE, Slurm and SGE spread a job over
+several records (any range may hold a job's other records): they are assembled in the driver,
+or out of core by job-id partition (:mod:`gridtrace.logs._spill`).
+"""
+
+_F64 = np.ndarray[Any, np.dtype[np.float64]]
+_I64 = np.ndarray[Any, np.dtype[np.int64]]
+_U64 = np.ndarray[Any, np.dtype[np.uint64]]
+_BOOL = np.ndarray[Any, np.dtype[np.bool_]]
+
+
+@dataclass
+class _Prepared:
+    """One range tokenised, its job rows' fields read: kept on its worker, never gathered."""
+
+    part: FileParse
+    job_records: pa.Table
+    positions: _I64
+    fields: _F64
+    duplicate: _BOOL  # job rows repeating an earlier row of the range
+
+    def __sizeof__(self) -> int:  # dask's size of it: the tasks using it stay on its worker
+        return int(self.part.records.nbytes + self.part.quarantine.nbytes + self.fields.nbytes)
+
+
+@dataclass(frozen=True)
+class RangeFacts:
+    """What the driver needs of one range to reconcile its file (small: sent back).
+
+    Attributes
+    ----------
+    stopped : bool
+        The garbage test stopped the read in this range.
+    comments : list
+        Its comment lines before its first job row (all of them, without one), classified: a
+        file's header is those of its ranges up to its first job.
+    jobs, repeats : int
+        Job rows of the range, and those repeating an earlier row of the range.
+    digests : numpy.ndarray of uint64
+        The row hashes of its job rows that repeat no earlier row of the range, sorted.
+    max_submit : float
+        The largest submit field of its job rows (NaN: none known).
+    known, standard, partial : int
+        Of those rows, the statuses known, in SWF's set (0, 1, 5), and partial-execution codes
+        (2, 3, 4).
+    """
+
+    stopped: bool
+    comments: list[tuple[str, str | None, str]]
+    jobs: int
+    repeats: int
+    digests: _U64
+    max_submit: float
+    known: int
+    standard: int
+    partial: int
+
+
+@dataclass(frozen=True)
+class _RangePlan:
+    """What a range is assembled with: its file's decisions, reconciled by the driver."""
+
+    site: str
+    src_file: str
+    mode: str  # "swf" or "exit_code": the file's status reading, decided over the whole file
+    header: dict[str, Any]
+    more_duplicates: _BOOL | None  # job rows repeating a row of an earlier range
+    late_after: float  # the latest submit before the range
+    any_duplicates: bool  # the file has a duplicate somewhere: every range rebuilds its flags
+    folder: str | None  # where the tables are written (None: sent back)
+    task: int
+
+
+@dataclass(frozen=True)
+class _AssembledRange:
+    """One range's tables (or the files holding them), and what its assembly found."""
+
+    tables: tuple[Any, Any, Any]  # records, quarantine, jobs: tables, or (path, rows)
+    late: int
+    duplicates: int
+    first_key: float  # the smallest and largest sort key of its jobs (inf: submit unknown)
+    last_key: float
+
+
+@dataclass(frozen=True)
+class AssembledFile(FileParse):
+    """A file tokenised and assembled by ranges: its tables and what assembling it found."""
+
+    jobs: pa.Table = dataclasses.field(default=None)  # type: ignore[assignment]
+    header: dict[str, Any] = dataclasses.field(default_factory=dict)
+    late: int = 0
+    duplicates: int = 0
+    as_exit: bool = False
+    odd_statuses: tuple[int, int] = (0, 0)  # statuses outside SWF's set, and known
+
+
+def prepare_range(
+    name: str, path: str, rng: ByteRange | None, site: str, seed: Any = None
+) -> _Prepared:
+    """Tokenise a range (None: the whole file, any compression) and read its job rows' fields."""
+    from gridtrace.logs import _swf
+
+    if rng is None:
+        from gridtrace.logs._registry import _tokenize
+
+        part = _tokenize(name, path, site)
+    else:
+        part = tokenize_range(name, rng, site, seed)
+    job_records, positions = _swf._job_rows(part.records)
+    fields = _swf._fields_of(job_records)
+    return _Prepared(part, job_records, positions, fields, _swf._duplicate_rows(fields))
+
+
+def range_facts(prepared: _Prepared) -> RangeFacts:
+    """Return what the driver needs of a prepared range (see :class:`RangeFacts`)."""
+    from gridtrace.logs import _swf
+
+    f, keep = prepared.fields, ~prepared.duplicate
+    records = prepared.part.records
+    if len(prepared.positions):
+        records = records.slice(0, int(prepared.positions[0]))
+    comment: Any = pc.equal(records.column("record_type"), pa.scalar("H"))
+    attrs = records.column("attrs").filter(comment)
+    status = f[keep, _swf._STATUS]
+    submit = f[:, _swf._SUBMIT]
+    return RangeFacts(
+        stopped=_stopped(prepared.part),
+        comments=_swf._entries_of_attrs(attrs.to_pylist()),
+        jobs=len(f),
+        repeats=int(prepared.duplicate.sum()),
+        digests=np.sort(_digests(f)[keep]),
+        max_submit=float(np.nanmax(submit)) if np.isfinite(submit).any() else float("nan"),
+        known=int((~np.isnan(status)).sum()),
+        standard=int(np.isin(status, [0.0, 1.0, 5.0]).sum()),
+        partial=int(np.isin(status, [2.0, 3.0, 4.0]).sum()),
+    )
+
+
+def _digests(values: _F64) -> _U64:
+    """One 64-bit hash of each row's bits, mixed so that rows differing in any bit differ.
+
+    (A multiply alone carries a word's bits only upwards: floats differing in their high bits
+    would often share a hash.)
+    """
+    bits = values.view(np.uint64)
+    digest = np.full(len(values), 0x9E3779B97F4A7C15, dtype=np.uint64)
+    for k in range(values.shape[1]):
+        digest ^= bits[:, k]
+        digest *= np.uint64(0xBF58476D1CE4E5B9)
+        digest ^= digest >> np.uint64(31)
+    return digest
+
+
+def rows_with(prepared: _Prepared, digests: _U64) -> tuple[_I64, list[bytes]]:
+    """Return the job rows (repeating no earlier row of the range) hashed to one of ``digests``."""
+    hits = np.isin(_digests(prepared.fields), digests) & ~prepared.duplicate
+    rows = np.flatnonzero(hits)
+    return rows, [prepared.fields[i].tobytes() for i in rows]
+
+
+def _kept_keys(prepared: _Prepared, plan: _RangePlan) -> _F64:
+    """Return the sort keys of the range's jobs (submit, unknown last), in the order assembled."""
+    from gridtrace.logs import _swf
+
+    gone = (
+        prepared.duplicate
+        if plan.more_duplicates is None
+        else (prepared.duplicate | plan.more_duplicates)
+    )
+    origin = _swf._origin(plan.header)
+    submit = prepared.fields[~gone, _swf._SUBMIT] + (0 if origin is None else origin)
+    return np.sort(np.where(np.isnan(submit), np.inf, submit), kind="stable")
+
+
+def assemble_range(prepared: _Prepared, plan: _RangePlan) -> _AssembledRange:
+    """Assemble a prepared range's jobs as its whole file's assembly gives them."""
+    from gridtrace.logs import _swf
+
+    found = _swf._jobs_of_file(
+        prepared.part.records,
+        plan.site,
+        plan.src_file,
+        plan.mode,  # type: ignore[arg-type]
+        rows=(prepared.job_records, prepared.positions, prepared.fields),
+        header=plan.header,
+        more_duplicates=plan.more_duplicates,
+        late_after=plan.late_after,
+    )
+    records = prepared.part.records
+    if len(found.duplicates) or (plan.any_duplicates and records.num_rows):
+        # the whole file's flags column is rebuilt when any of its lines repeats another
+        mask = np.zeros(records.num_rows, dtype=bool)
+        mask[found.duplicates] = True
+        index = records.schema.get_field_index("flags")
+        flags = _swf._append_flag(records.column("flags"), mask, "DUPLICATE")
+        records = records.set_column(index, records.schema.field(index), flags)
+    keys = _kept_keys(prepared, plan)
+    tables: tuple[Any, Any, Any] = (records, prepared.part.quarantine, found.table)
+    if plan.folder is not None:
+        tables = _write_tables(plan.folder, plan.task, tables)
+    return _AssembledRange(
+        tables=tables,
+        late=found.late,
+        duplicates=len(found.duplicates),
+        first_key=float(keys[0]) if len(keys) else np.nan,
+        last_key=float(keys[-1]) if len(keys) else np.nan,
+    )
+
+
+def sort_keys(prepared: _Prepared, plan: _RangePlan) -> _F64:
+    """Return the range's jobs' sort keys, in the order assembled: to merge unsorted ranges."""
+    return _kept_keys(prepared, plan)
+
+
+def _write_tables(folder: str, task: int, tables: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
+    from gridtrace.logs._registry import _write_table
+
+    where = Path(folder)
+    out = []
+    for kind, table in zip(("records", "quarantine", "jobs"), tables, strict=True):
+        path = where / f"task-{task:06d}.{kind}.arrow"
+        _write_table(path, table)
+        out.append((str(path), table.num_rows))
+    return out[0], out[1], out[2]
+
+
+def _read_tables(tables: tuple[Any, Any, Any]) -> tuple[pa.Table, pa.Table, pa.Table]:
+    from gridtrace.logs._registry import _map_table
+
+    if isinstance(tables[0], pa.Table):
+        return tables[0], tables[1], tables[2]
+    records, quarantine, jobs = (_map_table(path, rows) for path, rows in tables)
+    return records, quarantine, jobs
+
+
+class RangeAssembly:
+    """Tokenise and assemble the files of one format by ranges on workers; join them here.
+
+    The workers tokenise each range and read its job rows' fields (:func:`prepare_range`: kept
+    on the worker) and send back its :class:`RangeFacts`. Here, each file's decisions are
+    reconciled from its ranges' facts: its header (from its first range), its job lines that
+    repeat a line of an earlier range (hash candidates, then compared exactly), whether its
+    status field holds exit codes (counted over the whole file), the latest submit before each
+    range (the ``UNSORTED`` flag), and the ranges the read reaches (up to one the garbage test
+    stopped). Each range is then assembled on its worker with them (:func:`assemble_range`),
+    its tables handed over in files of ``folder``; joined here in order, they are the whole
+    file's assembly: the jobs of ranges whose submit times overlap are merged by their sort
+    keys, as the whole assembly sorts them.
+
+    Parameters
+    ----------
+    name : str
+        The format (one of :data:`WORKER_ASSEMBLED`).
+    files : sequence of (str, list of ByteRange or None)
+        Each file and its ranges (None: read whole, as one range).
+    site : str
+        Site name.
+    seeds : sequence
+        :func:`range_seed` of each split file (None for the others).
+    submit : callable
+        ``submit(function, *args) -> future``; arguments may be futures (the task should run
+        where the first one is: it holds a range's tables).
+    gather : callable
+        ``gather(futures) -> results``.
+    folder : str, optional
+        Where the workers write the ranges' tables (None: they are sent back).
+    first_task : int
+        Numbers the files written in ``folder`` from here.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        files: Sequence[tuple[str, list[ByteRange] | None]],
+        site: str,
+        seeds: Sequence[Any],
+        submit: Callable[..., Any],
+        gather: Callable[[list[Any]], list[Any]],
+        folder: str | None = None,
+        first_task: int = 0,
+    ) -> None:
+        self.name, self.site, self.folder = name, site, folder
+        self._submit, self._gather = submit, gather
+        self._task = first_task
+        self.ranges_assembled = 0  # ranges assembled on the workers, once finished
+        self._files = [path for path, _ in files]
+        self._prepared: list[list[Any]] = []
+        self._facts: list[list[Any]] = []
+        for (path, ranges), seed in zip(files, seeds, strict=True):
+            if ranges is None:
+                prepared = [submit(prepare_range, name, path, None, site)]
+            else:
+                prepared = [submit(prepare_range, name, path, r, site, seed) for r in ranges]
+            self._prepared.append(prepared)
+
+    def finish(self) -> list[AssembledFile]:
+        """Reconcile, assemble on the workers, and join: each file's :class:`AssembledFile`."""
+        for prepared in self._prepared:
+            self._facts.append([self._submit(range_facts, p) for p in prepared])
+        return self._finish()
+
+    def _finish(self) -> list[AssembledFile]:
+        facts_of = self._gather([f for facts in self._facts for f in facts])
+        out: list[AssembledFile] = []
+        at = 0
+        plans: list[list[_RangePlan]] = []
+        decided: list[tuple[int, int, bool]] = []
+        for path, prepared in zip(self._files, self._prepared, strict=True):
+            facts: list[RangeFacts] = facts_of[at : at + len(prepared)]
+            at += len(prepared)
+            kept = next((i + 1 for i, f in enumerate(facts) if f.stopped), len(facts))
+            del prepared[kept:]  # the whole read never reaches them
+            plan, odd = self._plan(path, prepared, facts[:kept])
+            plans.append(plan)
+            decided.append(odd)
+        done = [
+            self._submit(assemble_range, p, one)
+            for prepared, plan in zip(self._prepared, plans, strict=True)
+            for p, one in zip(prepared, plan, strict=True)
+        ]
+        results: list[_AssembledRange] = self._gather(done)
+        self.ranges_assembled = len(results)
+        at = 0
+        for path, prepared, plan, (n_odd, n_known, as_exit) in zip(
+            self._files, self._prepared, plans, decided, strict=True
+        ):
+            mine = results[at : at + len(prepared)]
+            at += len(prepared)
+            tables = [_read_tables(r.tables) for r in mine]
+            jobs = pa.concat_tables([t[2] for t in tables])
+            if not _in_order(mine):
+                keys = self._gather(
+                    [self._submit(sort_keys, p, q) for p, q in zip(prepared, plan, strict=True)]
+                )
+                lines = jobs.column("src_line").to_numpy()
+                jobs = jobs.take(np.lexsort((lines, np.concatenate(keys))))
+            records = [t[0] for t in tables]
+            quarantine = [t[1] for t in tables]
+            out.append(
+                AssembledFile(
+                    path,
+                    pa.concat_tables(records),
+                    pa.concat_tables(quarantine),
+                    sum(r.num_rows for r in records) + sum(q.num_rows for q in quarantine),
+                    jobs=jobs,
+                    header=plan[0].header,
+                    late=sum(r.late for r in mine),
+                    duplicates=sum(r.duplicates for r in mine),
+                    as_exit=as_exit,
+                    odd_statuses=(n_odd, n_known),
+                )
+            )
+        return out
+
+    def _plan(
+        self, path: str, prepared: list[Any], facts: list[RangeFacts]
+    ) -> tuple[list[_RangePlan], tuple[int, int, bool]]:
+        """Reconcile one file's ranges: the plan of each, and its status counts and reading."""
+        from gridtrace.logs import _swf
+
+        first_jobs = next((k for k, f in enumerate(facts) if f.jobs), len(facts) - 1)
+        header = _swf._fold_header([e for f in facts[: first_jobs + 1] for e in f.comments])
+        more: list[_BOOL | None] = [None] * len(facts)
+        known = sum(f.known for f in facts)
+        standard = sum(f.standard for f in facts)
+        partial_codes = sum(f.partial for f in facts)
+        if len(facts) > 1:
+            every = np.sort(np.concatenate([f.digests for f in facts]), kind="stable")  # runs
+            shared = np.unique(every[1:][every[1:] == every[:-1]])
+            if len(shared):  # candidates: compared exactly, in reading order
+                found = self._gather([self._submit(rows_with, p, shared) for p in prepared])
+                seen: set[bytes] = set()
+                for k, (rows, values) in enumerate(found):
+                    for row, value in zip(rows.tolist(), values, strict=True):
+                        if value not in seen:
+                            seen.add(value)
+                            continue
+                        if more[k] is None:
+                            more[k] = np.zeros(facts[k].jobs, dtype=bool)
+                        more[k][row] = True  # type: ignore[index]
+                        status = float(np.frombuffer(value, np.float64)[_swf._STATUS])
+                        if not np.isnan(status):
+                            known -= 1
+                            standard -= status in (0.0, 1.0, 5.0)
+                            partial_codes -= status in (2.0, 3.0, 4.0)
+        n_odd = known - standard - (partial_codes if _swf._partial_records(header) else 0)
+        as_exit = n_odd >= max(_swf.EXIT_CODE_MIN_ROWS, _swf.EXIT_CODE_SHARE * known)
+        origin = _swf._origin(header)
+        maxima = np.array([f.max_submit for f in facts]) + (0 if origin is None else origin)
+        before = np.concatenate(([-np.inf], np.fmax.accumulate(maxima)[:-1]))
+        before = np.where(np.isnan(before), -np.inf, before)
+        duplicates = any(m is not None for m in more) or any(f.repeats for f in facts)
+        plans = []
+        for k in range(len(facts)):
+            plans.append(
+                _RangePlan(
+                    site=self.site,
+                    src_file=path,
+                    mode="exit_code" if as_exit else "swf",
+                    header=header,
+                    more_duplicates=more[k],
+                    late_after=float(before[k]),
+                    any_duplicates=duplicates,
+                    folder=self.folder,
+                    task=self._task,
+                )
+            )
+            self._task += 1
+        return plans, (n_odd, known, as_exit)
+
+
+def _in_order(ranges: Sequence[_AssembledRange]) -> bool:
+    """Whether the ranges' jobs, each sorted, are in order one after the other."""
+    last = -np.inf
+    for r in ranges:
+        if np.isnan(r.first_key):  # no job
+            continue
+        if r.first_key < last:
+            return False
+        last = r.last_key
+    return True
+
+
+def assembled_result(name: str, parts: Sequence[AssembledFile]) -> Any:
+    """Return the :class:`~gridtrace.logs._base.ParseResult` of files assembled by ranges."""
+    from gridtrace.logs import _swf
+
+    for part in parts:
+        if part.as_exit:
+            _swf._warn_exit_codes(part.src_file, *part.odd_statuses, stacklevel=3)
+    return _swf._swf_result(
+        parts,
+        [p.jobs for p in parts],
+        [p.records for p in parts],
+        {p.src_file: p.header for p in parts},
+        sum(p.late for p in parts),
+        sum(p.duplicates for p in parts),
+        [p.src_file for p in parts if p.as_exit],
     )

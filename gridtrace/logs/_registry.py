@@ -50,7 +50,7 @@ from gridtrace.logs._io import (
     read_log_head,
     scan_log_paths,
 )
-from gridtrace.logs._ranges import DEFAULT_SPLIT_BYTES
+from gridtrace.logs._ranges import DEFAULT_SPLIT_BYTES, AssembledFile, assembled_result
 
 if TYPE_CHECKING:
     from gridtrace.logs._spill import SpilledParse
@@ -344,7 +344,9 @@ def parse_logs(
     split_bytes : int or None, default 64 MiB
         On dask (``workers`` above 1 or ``scheduler``), a plain TORQUE, SWF, GWF, Slurm or SGE
         file larger than this is read as byte ranges of about this size, a task each (see
-        :mod:`gridtrace.logs._ranges`); None never splits.
+        :mod:`gridtrace.logs._ranges`); None never splits. Once an SWF file is split, every SWF
+        file's jobs are assembled on the workers too, range by range (the same tables); the
+        other formats are assembled here.
     spill_dir : path, optional
         Where process workers and the workers of ``scheduler`` write each task's tables: a
         temporary folder is made in it, and removed before this call returns, whether it
@@ -412,7 +414,11 @@ def parse_logs(
     results: dict[str, ParseResult] = {}
     for name, group in plan.groups.items():
         mine = [part for (owner, _), part in zip(tasks, parts, strict=True) if owner == name]
-        results[name] = get_format(name).assemble(mine, tz=tz)
+        done = [part for part in mine if isinstance(part, AssembledFile)]
+        if mine and len(done) == len(mine):
+            results[name] = assembled_result(name, done)  # assembled on the workers, by ranges
+        else:
+            results[name] = get_format(name).assemble(mine, tz=tz)
         del group
     result = _combine(results)
     info = {**result.info, "skipped": plan.skipped, "files_failed": failed}
@@ -804,22 +810,60 @@ def _tokenize_on(
     """Tokenise every file on the cluster, a big plain file as several byte-range tasks.
 
     With ``folder``, each task's tables come back through files in it (:func:`_hand_over`),
-    not through dask.
+    not through dask. The files of a format in :data:`~gridtrace.logs._ranges.WORKER_ASSEMBLED`
+    are also assembled on the workers once one of them is split
+    (:class:`~gridtrace.logs._ranges.RangeAssembly`): they come back as
+    :class:`~gridtrace.logs._ranges.AssembledFile`, jobs included.
     """
-    from gridtrace.logs._ranges import RangeCounts, join_ranges, plan_ranges, range_seed
+    from distributed import Future, wait
+
+    from gridtrace.logs._ranges import (
+        WORKER_ASSEMBLED,
+        RangeAssembly,
+        RangeCounts,
+        join_ranges,
+        plan_ranges,
+        range_seed,
+    )
 
     def run(function: Callable[..., Any], calls: list[tuple[Any, ...]]) -> list[Any]:
         return _on_client(client, function, calls, False)
 
+    submitted: list[Any] = []  # the assemblies' futures: cancelled at the first error
+
+    def submit(function: Callable[..., Any], *args: Any) -> Any:
+        # a task using a range's tables runs on the worker holding them, never moves them
+        held = next((a for a in args if isinstance(a, Future)), None)
+        near: dict[str, Any] = {}
+        if held is not None:
+            wait([held])
+            where = list(client.who_has([held]).get(held.key, ()))
+            if where:
+                near = {"workers": where, "allow_other_workers": True}  # if it is lost
+        future = client.submit(function, *args, pure=False, **near)
+        submitted.append(future)
+        return future
+
     counts = RangeCounts()
-    calls: list[tuple[Callable[..., FileParse], tuple[Any, ...]]] = []
-    owners: list[int] = []  # the task (file) of each call
-    for i, (name, path) in enumerate(tasks):
+    planned: list[tuple[list[Any], str | None]] = []
+    for name, path in tasks:
         why_not: str | None = "small"
         ranges: list[Any] = []
         if split_bytes is not None:
             ranges, why_not = plan_ranges(name, path, split_bytes)
             counts.add(ranges, why_not)
+        planned.append((ranges, why_not))
+    # a format assembled on the workers: every file of it, once one of them is split
+    on_workers = {
+        name
+        for (name, _), (_, why_not) in zip(tasks, planned, strict=True)
+        if why_not is None and name in WORKER_ASSEMBLED
+    }
+    calls: list[tuple[Callable[..., FileParse], tuple[Any, ...]]] = []
+    owners: list[int] = []  # the task (file) of each call
+    for i, ((name, path), (ranges, why_not)) in enumerate(zip(tasks, planned, strict=True)):
+        if name in on_workers:
+            continue
         if why_not is not None:
             calls.append((_tokenize, (name, path, site)))
             owners.append(i)
@@ -828,14 +872,34 @@ def _tokenize_on(
         for rng in ranges:
             calls.append((_tokenize_range, (name, rng, site, seed)))
             owners.append(i)
-    if folder is None:
-        results: list[FileParse] = _on_client(client, _call, calls, progress)
-    else:
-        handed_calls = [(folder, k, f, args) for k, (f, args) in enumerate(calls)]
-        handed: list[_Handed] = _on_client(client, _hand_over, handed_calls, progress)
-        results = [_take_over(h) for h in handed]
-        logger.debug("%d tasks' tables taken over from %s", len(handed), folder)
+    assemblies: list[tuple[list[int], RangeAssembly]] = []
+    first_task = len(calls)
+    for name in sorted(on_workers):
+        mine = [i for i, (owner, _) in enumerate(tasks) if owner == name]
+        files = [(tasks[i][1], planned[i][0] if planned[i][1] is None else None) for i in mine]
+        seeds = [None if r is None else range_seed(name, r, site, run) for _, r in files]
+        assembly = RangeAssembly(
+            name, files, site, seeds, submit, client.gather, folder, first_task
+        )
+        assemblies.append((mine, assembly))
+        first_task += sum(1 if r is None else len(r) for _, r in files)
     pieces: list[list[FileParse]] = [[] for _ in tasks]
+    try:
+        if folder is None:
+            results: list[FileParse] = _on_client(client, _call, calls, progress)
+        else:
+            handed_calls = [(folder, k, f, args) for k, (f, args) in enumerate(calls)]
+            handed: list[_Handed] = _on_client(client, _hand_over, handed_calls, progress)
+            results = [_take_over(h) for h in handed]
+        for mine, assembly in assemblies:
+            for i, done in zip(mine, assembly.finish(), strict=True):
+                pieces[i].append(done)
+        if folder is not None:
+            taken = len(calls) + sum(assembly.ranges_assembled for _, assembly in assemblies)
+            logger.debug("%d tasks' tables taken over from %s", taken, folder)
+    except BaseException:
+        client.cancel(submitted)
+        raise
     for owner, part in zip(owners, results, strict=True):
         pieces[owner].append(part)
     # reading order is the files' order, and a file's ranges its own, whatever order they came in

@@ -1151,6 +1151,16 @@ def _tz_offsets(epochs: F64, zone: str | None) -> Arr:
     return _pa.array(offsets, pa.int32(), mask=~known)
 
 
+def _row_digests(values: F64) -> npt.NDArray[np.uint64]:
+    """One 64-bit hash of each row's bits (FNV-1a over its words): equal rows, equal hashes."""
+    bits = values.view(np.uint64)
+    digest = np.full(len(values), 14695981039346656037, dtype=np.uint64)
+    for k in range(values.shape[1]):
+        digest ^= bits[:, k]
+        digest *= np.uint64(1099511628211)  # wrapping
+    return digest
+
+
 def _duplicate_rows(values: F64) -> Bool:
     """Rows equal, value for value (NaN equal to NaN), to an earlier row of ``values``.
 
@@ -1161,11 +1171,7 @@ def _duplicate_rows(values: F64) -> Bool:
     duplicate = np.zeros(n, dtype=bool)
     if n < 2:
         return duplicate
-    bits = values.view(np.uint64)
-    digest = np.full(n, 14695981039346656037, dtype=np.uint64)
-    for k in range(values.shape[1]):
-        digest ^= bits[:, k]
-        digest *= np.uint64(1099511628211)  # FNV-1a over the 64-bit words, wrapping
+    digest = _row_digests(values)
     shared = np.flatnonzero(pd.Series(digest).duplicated(keep=False).to_numpy())
     first: dict[bytes, int] = {}
     for i in shared.tolist():
@@ -1224,6 +1230,18 @@ def _partial_records(header: Mapping[str, Any]) -> bool:
     return records is not None and jobs is not None and records > jobs
 
 
+def _warn_exit_codes(src_file: str, n_odd: int, n_known: int, *, stacklevel: int) -> None:
+    """Say that a file's status field is read as exit codes (``status="auto"``)."""
+    warnings.warn(
+        f"{src_file}: {n_odd} of {n_known} known statuses are not SWF status codes "
+        f"(0, 1, 5): the status field holds exit codes and is read so (0 COMPLETED, "
+        f"others FAILED, the code in exit_code; flag STATUS_AS_EXIT_CODE). Read with "
+        f"status='swf' to keep SWF's meaning",
+        DataQualityWarning,
+        stacklevel=stacklevel,
+    )
+
+
 @dataclass(frozen=True)
 class _Status:
     """The states, exit codes and status flags of one file's jobs."""
@@ -1267,14 +1285,7 @@ def _read_status(
         coded = known
         flags = [("STATUS_AS_EXIT_CODE", known)]
         if mode == "auto":
-            warnings.warn(
-                f"{src_file}: {n_odd} of {n_known} known statuses are not SWF status codes "
-                f"(0, 1, 5): the status field holds exit codes and is read so (0 COMPLETED, "
-                f"others FAILED, the code in exit_code; flag STATUS_AS_EXIT_CODE). Read with "
-                f"status='swf' to keep SWF's meaning",
-                DataQualityWarning,
-                stacklevel=4,
-            )
+            _warn_exit_codes(src_file, n_odd, n_known, stacklevel=5)
     else:
         for code, value in ((1, _COMPLETED), (0, _FAILED), (5, _CANCELLED)):
             state[status == code] = value
@@ -1361,11 +1372,32 @@ def _without_negatives(values: F64, marks: _Marks) -> F64:
     return values
 
 
-def _jobs_of_file(records: pa.Table, site: str, src_file: str, mode: StatusMode) -> _FileJobs:
-    job_records, positions = _job_rows(records)
-    header = _header_of(records, int(positions[0]) if len(positions) else None)
-    f = _fields_of(job_records)
+def _jobs_of_file(
+    records: pa.Table,
+    site: str,
+    src_file: str,
+    mode: StatusMode,
+    *,
+    rows: tuple[pa.Table, I64, F64] | None = None,
+    header: dict[str, Any] | None = None,
+    more_duplicates: Bool | None = None,
+    late_after: float = -np.inf,
+) -> _FileJobs:
+    """Assemble one file's jobs; or, with the keywords, one byte range's of a file.
+
+    A range (:mod:`gridtrace.logs._ranges`) is given what it needs of its whole file: its
+    ``header``, the job rows that repeat rows of earlier ranges (``more_duplicates``, over its
+    job rows), and the latest submit time before it (``late_after``); ``rows`` are its job
+    rows, their positions and fields, as worked out before (:func:`_job_rows`,
+    :func:`_fields_of`).
+    """
+    job_records, positions = _job_rows(records) if rows is None else rows[:2]
+    if header is None:
+        header = _header_of(records, int(positions[0]) if len(positions) else None)
+    f = _fields_of(job_records) if rows is None else rows[2]
     duplicate = _duplicate_rows(f)
+    if more_duplicates is not None:
+        duplicate |= more_duplicates
     if duplicate.any():
         logger.warning(
             "%s: %d job lines repeat an earlier line field for field; one job each, the "
@@ -1388,6 +1420,8 @@ def _jobs_of_file(records: pa.Table, site: str, src_file: str, mode: StatusMode)
     running_max = np.fmax.accumulate(np.where(no_submit, -np.inf, submit_abs))
     late = np.zeros(n, dtype=bool)
     late[1:] = ~no_submit[1:] & (submit_abs[1:] < running_max[:-1])
+    if late_after > -np.inf:  # a range: the rows before it count too
+        late |= ~no_submit & (submit_abs < late_after)
     job_id_raw = job_records.column("job_id_raw")
     in_order = not late.any() and not no_submit[: n - int(no_submit.sum())].any()
     if not in_order:  # rows are in line order, so in order already unless one is late
@@ -1565,6 +1599,19 @@ def assemble_swf(
         duplicates += len(found.duplicates)
         if found.as_exit_codes:
             exit_files.append(part.src_file)
+    return _swf_result(parts, tables, all_records, headers, unsorted, duplicates, exit_files)
+
+
+def _swf_result(
+    parts: Sequence[FileParse],
+    tables: list[pa.Table],
+    all_records: list[pa.Table],
+    headers: dict[str, dict[str, Any]],
+    unsorted: int,
+    duplicates: int,
+    exit_files: list[str],
+) -> ParseResult:
+    """Return the :class:`ParseResult` of files assembled (here, or by ranges on workers)."""
     jobs = pa.concat_tables(tables) if tables else JOBS.empty_table()
     jobs = with_log_headers(jobs, "swf", list(headers.values()))
     records = pa.concat_tables(all_records) if parts else RECORDS.empty_table()
