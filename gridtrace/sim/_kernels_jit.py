@@ -478,7 +478,7 @@ def _cons_lower_bound(times: NDArray[np.float64], first: int, last: int, t: floa
         n -= half
     if n == np.uint64(1) and times[base] < t:
         base += np.uint64(1)
-    return int(base)
+    return int(np.int64(base))
 
 
 @_nrt_free
@@ -623,7 +623,13 @@ def _cons_place(
     if i < 0:
         return -1, m
     end = _cons_end(times[i], dur)
-    k = _cons_lower_bound(times, i + 1, m, end)
+    # the window's end: most windows span a few breakpoints, so look at the next 8 first
+    k = i + 1
+    stop = min(m, i + 9)
+    while k < stop and times[k] < end:
+        k += 1
+    if k == stop and stop < m:
+        k = _cons_lower_bound(times, k, m, end)
     if k == m or times[k] > end:
         _cons_insert(times, pfree, m, k, end)
         m += 1
