@@ -482,6 +482,22 @@ def _cons_lower_bound(times: NDArray[np.float64], first: int, last: int, t: floa
 
 
 @_nrt_free
+def _cons_find_end(times: NDArray[np.float64], first: int, last: int, t: float) -> int:
+    """As :func:`_cons_lower_bound`, for a window's end just after ``first``.
+
+    Most reservation windows span a few breakpoints: the next 8 are looked at one by one before
+    halving (which would wait on a chain of dependent loads).
+    """
+    k = first
+    stop = min(last, first + 8)
+    while k < stop and times[k] < t:
+        k += 1
+    if k == stop and stop < last:
+        k = _cons_lower_bound(times, k, last, t)
+    return k
+
+
+@_nrt_free
 def _cons_insert(
     times: NDArray[np.float64], pfree: NDArray[np.int64], m: int, k: int, t: float
 ) -> None:
@@ -511,7 +527,7 @@ def _cons_split(
     times: NDArray[np.float64], pfree: NDArray[np.int64], m: int, t: float, first: int
 ) -> tuple[int, int]:
     """Index of the breakpoint at ``t`` (> times[first]), inserted if absent; and the new ``m``."""
-    a = _cons_lower_bound(times, first, m, t)
+    a = _cons_lower_bound(times, first, m, t) if first == 0 else _cons_find_end(times, first, m, t)
     if a < m and times[a] == t:
         return a, m
     _cons_insert(times, pfree, m, a, t)
@@ -623,13 +639,7 @@ def _cons_place(
     if i < 0:
         return -1, m
     end = _cons_end(times[i], dur)
-    # the window's end: most windows span a few breakpoints, so look at the next 8 first
-    k = i + 1
-    stop = min(m, i + 9)
-    while k < stop and times[k] < end:
-        k += 1
-    if k == stop and stop < m:
-        k = _cons_lower_bound(times, k, m, end)
+    k = _cons_find_end(times, i + 1, m, end)
     if k == m or times[k] > end:
         _cons_insert(times, pfree, m, k, end)
         m += 1
