@@ -202,6 +202,16 @@ def _nrt_free(fn: _F) -> _F:
     return cast(_F, numba.njit(cache=True, _nrt=False)(fn))  # type: ignore[call-overload]
 
 
+def _nrt_free_inline(fn: _F) -> _F:
+    """:func:`_nrt_free`, inlined into its callers (which must be ``_nrt_free`` themselves).
+
+    numba calls pass each array as seven words; the small helpers of the profile are inlined into
+    the query and the release so that their calls cost nothing.
+    """
+    jit = numba.njit(cache=True, _nrt=False, inline="always")  # type: ignore[call-overload]
+    return cast(_F, jit(fn))
+
+
 _ctz = cast(Callable[[np.uint64], np.uint64], trailing_zeros)  # trailing zero bits (64 for 0)
 
 
@@ -464,7 +474,7 @@ def conservative_kernel(
 # policy's own stops, and are re-placed at the next event.
 
 
-@_nrt_free
+@_nrt_free_inline
 def _cons_lower_bound(times: NDArray[np.float64], first: int, last: int, t: float) -> int:
     """First index in ``[first, last]`` with ``times[index] >= t`` (``last`` if none before it).
 
@@ -481,7 +491,7 @@ def _cons_lower_bound(times: NDArray[np.float64], first: int, last: int, t: floa
     return int(np.int64(base))
 
 
-@_nrt_free
+@_nrt_free_inline
 def _cons_find_end(times: NDArray[np.float64], first: int, last: int, t: float) -> int:
     """As :func:`_cons_lower_bound`, for a window's end just after ``first``.
 
@@ -497,22 +507,26 @@ def _cons_find_end(times: NDArray[np.float64], first: int, last: int, t: float) 
     return k
 
 
-@_nrt_free
+@_nrt_free_inline
 def _cons_insert(
     times: NDArray[np.float64], pfree: NDArray[np.int64], m: int, k: int, t: float
 ) -> None:
     """Insert a breakpoint at ``t`` at index ``k`` (> 0) with the free cores of the one before."""
     uk = np.uint64(k)
+    # one array per loop: a move within one array vectorises, two interleaved ones may alias
     j = np.uint64(m)
     while j > uk:
         times[j] = times[j - np.uint64(1)]
+        j -= np.uint64(1)
+    j = np.uint64(m)
+    while j > uk:
         pfree[j] = pfree[j - np.uint64(1)]
         j -= np.uint64(1)
     times[uk] = t
     pfree[uk] = pfree[uk - np.uint64(1)]
 
 
-@_nrt_free
+@_nrt_free_inline
 def _cons_add(pfree: NDArray[np.int64], a: int, b: int, cores: int) -> None:
     """``pfree[a:b] += cores``."""
     j = np.uint64(a)
@@ -522,7 +536,7 @@ def _cons_add(pfree: NDArray[np.int64], a: int, b: int, cores: int) -> None:
         j += np.uint64(1)
 
 
-@_nrt_free
+@_nrt_free_inline
 def _cons_split(
     times: NDArray[np.float64], pfree: NDArray[np.int64], m: int, t: float, first: int
 ) -> tuple[int, int]:
@@ -569,7 +583,7 @@ _WORD = 64
 _ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
-@_nrt_free
+@_nrt_free_inline
 def _cons_blocked(pfree: NDArray[np.int64], base: int, m: int, need: int) -> np.uint64:
     """Bit ``b`` set when ``pfree[base + b] < need`` or ``base + b >= m`` (64 bits)."""
     w = np.uint64(0)
@@ -581,7 +595,7 @@ def _cons_blocked(pfree: NDArray[np.int64], base: int, m: int, need: int) -> np.
     return w
 
 
-@_nrt_free
+@_nrt_free_inline
 def _cons_fit(
     times: NDArray[np.float64], pfree: NDArray[np.int64], m: int, need: int, dur: float
 ) -> int:
