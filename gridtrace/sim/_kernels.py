@@ -25,6 +25,9 @@ re-placing once none of the held jobs left can start now (each needs more cores 
 now, or finds a step short of its cores before its estimate runs out): their re-placement
 decides nothing at this event, since held jobs keep their first reservations whatever their
 current one is, and the jobs not re-placed are re-placed at the next event that needs them.
+Its earliest-fit query reads the profile 64 breakpoints at a time as bit masks of the steps short
+of the job's cores and goes from one run of free steps to the next (trailing-zero counts), and its
+profile helpers run without numba's reference counting; the answers are those of the linear scan.
 """
 
 from __future__ import annotations

@@ -5,9 +5,15 @@ See :mod:`gridtrace.sim._kernels` for what it computes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar, cast
+
 import numba
 import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros
 from numpy.typing import NDArray
+
+_F = TypeVar("_F", bound=Callable[..., object])
 
 
 @numba.njit(cache=True)
@@ -186,13 +192,36 @@ def backfill_kernel(
     return start, order[:n_elected]
 
 
+def _nrt_free(fn: _F) -> _F:
+    """``numba.njit(cache=True)`` without reference counting, for kernels that allocate nothing.
+
+    A jitted call with array arguments otherwise increments and decrements their reference
+    counts atomically at each call; in the conservative helpers, called a few million times per
+    trace, that cost as much as the profile scans themselves. (``_nrt`` is numba's own switch.)
+    """
+    return cast(_F, numba.njit(cache=True, _nrt=False)(fn))  # type: ignore[call-overload]
+
+
+def _nrt_free_inline(fn: _F) -> _F:
+    """:func:`_nrt_free`, inlined into its callers (which must be ``_nrt_free`` themselves).
+
+    numba calls pass each array as seven words; the small helpers of the profile are inlined into
+    the query and the release so that their calls cost nothing.
+    """
+    jit = numba.njit(cache=True, _nrt=False, inline="always")  # type: ignore[call-overload]
+    return cast(_F, jit(fn))
+
+
+_ctz = cast(Callable[[np.uint64], np.uint64], trailing_zeros)  # trailing zero bits (64 for 0)
+
+
 # --- conservative backfilling -------------------------------------------------------------------
 # The same computation as :class:`~gridtrace.sim.ConservativeBackfilling` in the event loop, with
 # the availability profile held in two preallocated arrays (``times``, ``pfree``) of ``m`` used
 # breakpoints, and the queued jobs that hold a reservation kept sorted by (first reservation, row).
 
 
-@numba.njit(cache=True)
+@_nrt_free
 def _cons_end(start: float, dur: float) -> float:
     """As ``_backfill._end``: a zero-length job holds its cores for the smallest float step."""
     if dur > 0:
@@ -445,29 +474,81 @@ def conservative_kernel(
 # policy's own stops, and are re-placed at the next event.
 
 
-@numba.njit(cache=True)
+@_nrt_free_inline
+def _cons_lower_bound(times: NDArray[np.float64], first: int, last: int, t: float) -> int:
+    """First index in ``[first, last]`` with ``times[index] >= t`` (``last`` if none before it).
+
+    Branch-free halving (conditional moves, no mispredicted jumps); ``times[first:last]`` sorted.
+    """
+    base = np.uint64(first)
+    n = np.uint64(last - first)
+    while n > np.uint64(1):
+        half = n >> np.uint64(1)
+        base = base + half if times[base + half - np.uint64(1)] < t else base
+        n -= half
+    if n == np.uint64(1) and times[base] < t:
+        base += np.uint64(1)
+    return int(np.int64(base))
+
+
+@_nrt_free_inline
+def _cons_find_end(times: NDArray[np.float64], first: int, last: int, t: float) -> int:
+    """As :func:`_cons_lower_bound`, for a window's end just after ``first``.
+
+    Most reservation windows span a few breakpoints: the next 8 are looked at one by one before
+    halving (which would wait on a chain of dependent loads).
+    """
+    k = first
+    stop = min(last, first + 8)
+    while k < stop and times[k] < t:
+        k += 1
+    if k == stop and stop < last:
+        k = _cons_lower_bound(times, k, last, t)
+    return k
+
+
+@_nrt_free_inline
+def _cons_insert(
+    times: NDArray[np.float64], pfree: NDArray[np.int64], m: int, k: int, t: float
+) -> None:
+    """Insert a breakpoint at ``t`` at index ``k`` (> 0) with the free cores of the one before."""
+    uk = np.uint64(k)
+    # one array per loop: a move within one array vectorises, two interleaved ones may alias
+    j = np.uint64(m)
+    while j > uk:
+        times[j] = times[j - np.uint64(1)]
+        j -= np.uint64(1)
+    j = np.uint64(m)
+    while j > uk:
+        pfree[j] = pfree[j - np.uint64(1)]
+        j -= np.uint64(1)
+    times[uk] = t
+    pfree[uk] = pfree[uk - np.uint64(1)]
+
+
+@_nrt_free_inline
+def _cons_add(pfree: NDArray[np.int64], a: int, b: int, cores: int) -> None:
+    """``pfree[a:b] += cores``."""
+    j = np.uint64(a)
+    ub = np.uint64(b)
+    while j < ub:
+        pfree[j] += cores
+        j += np.uint64(1)
+
+
+@_nrt_free_inline
 def _cons_split(
-    times: NDArray[np.float64], pfree: NDArray[np.int64], m: int, t: float
+    times: NDArray[np.float64], pfree: NDArray[np.int64], m: int, t: float, first: int
 ) -> tuple[int, int]:
-    """Index of the breakpoint at ``t`` (> times[0]), inserted if absent; and the new ``m``."""
-    a, b = 0, m
-    while a < b:
-        mid = (a + b) >> 1
-        if times[mid] < t:
-            a = mid + 1
-        else:
-            b = mid
+    """Index of the breakpoint at ``t`` (> times[first]), inserted if absent; and the new ``m``."""
+    a = _cons_lower_bound(times, first, m, t) if first == 0 else _cons_find_end(times, first, m, t)
     if a < m and times[a] == t:
         return a, m
-    for j in range(m, a, -1):
-        times[j] = times[j - 1]
-        pfree[j] = pfree[j - 1]
-    times[a] = t
-    pfree[a] = pfree[a - 1]
+    _cons_insert(times, pfree, m, a, t)
     return a, m + 1
 
 
-@numba.njit(cache=True)
+@_nrt_free
 def _cons_release(
     times: NDArray[np.float64],
     pfree: NDArray[np.int64],
@@ -483,60 +564,118 @@ def _cons_release(
         return m
     a = 0
     if s > times[0]:
-        a, m = _cons_split(times, pfree, m, s)
-    b, m = _cons_split(times, pfree, m, end)
-    for j in range(a, b):
-        pfree[j] += need
+        a, m = _cons_split(times, pfree, m, s, 0)
+    b, m = _cons_split(times, pfree, m, end, a)
+    _cons_add(pfree, a, b, need)
     return m
 
 
-@numba.njit(cache=True)
+# The earliest-fit query runs on bit masks, 64 breakpoints per word: bit b of a word is set when
+# breakpoint ``base + b`` has fewer free cores than the job needs (a blocker) or lies past the
+# ``m`` used ones. A fit can only start where a run of free breakpoints starts, and it holds when
+# the run's first blocker comes at or after the job's end, so the query goes from run to run with
+# trailing-zero counts instead of stepping through the breakpoints one by one, and the mask of a
+# word is one branch-free compare of 64 values (vectorised). Indices are unsigned inside the hot
+# loops: numba wraps negative signed indices, which turns a vectorisable loop into gathers. The
+# profile arrays keep ``_WORD`` spare slots past the used breakpoints so a mask can always read a
+# whole word.
+_WORD = 64
+_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@_nrt_free_inline
+def _cons_blocked(pfree: NDArray[np.int64], base: int, m: int, need: int) -> np.uint64:
+    """Bit ``b`` set when ``pfree[base + b] < need`` or ``base + b >= m`` (64 bits)."""
+    w = np.uint64(0)
+    ub = np.uint64(base)
+    for b in range(64):
+        w |= np.uint64(pfree[ub + np.uint64(b)] < need) << np.uint64(b)
+    if m - base < 64:
+        w |= _ONES << np.uint64(m - base)
+    return w
+
+
+@_nrt_free_inline
+def _cons_fit(
+    times: NDArray[np.float64], pfree: NDArray[np.int64], m: int, need: int, dur: float
+) -> int:
+    """As :func:`_cons_earliest` (the same index), from run to run on the blocker masks."""
+    if not dur > 0:
+        # a zero-length window holds its first breakpoint only: the first one with the cores
+        base = 0
+        while base < m:
+            free_bits = ~_cons_blocked(pfree, base, m, need)
+            if free_bits != 0:
+                return base + int(_ctz(free_bits))
+            base += 64
+        return -1
+    open_ = -1  # the start of a run of free breakpoints still open at the end of a word
+    base = 0
+    while base < m:
+        w = _cons_blocked(pfree, base, m, need)
+        pos = np.uint64(0)
+        if open_ >= 0:
+            if w == 0:
+                base += 64
+                continue
+            pos = _ctz(w)
+            b = base + int(pos)
+            if b >= m or times[b] >= times[open_] + dur:
+                return open_
+            open_ = -1
+        while True:
+            free_bits = ~w & (_ONES << pos)
+            if free_bits == 0:
+                break
+            u = _ctz(free_bits)
+            blocked = w & (_ONES << u)
+            s = base + int(u)
+            if blocked == 0:
+                open_ = s
+                break
+            pos = _ctz(blocked)
+            b = base + int(pos)
+            if b >= m or times[b] >= times[s] + dur:
+                return s
+        base += 64
+    return open_
+
+
+@_nrt_free
 def _cons_place(
     times: NDArray[np.float64], pfree: NDArray[np.int64], m: int, need: int, dur: float
 ) -> tuple[int, int]:
     """Reserve ``need`` cores for ``dur`` at the earliest fit: (its index or −1, the new ``m``).
 
-    :func:`_cons_earliest` then :func:`_cons_reserve` in one pass: the scan that proves the fit
-    also finds where the reservation ends, so the reservation does not scan its window again.
+    :func:`_cons_fit`, then the reservation as :func:`_cons_reserve`.
     """
-    i = 0
-    while i < m:
-        if pfree[i] < need:
-            i += 1
-            continue
-        end = _cons_end(times[i], dur)
-        k = i + 1
-        while k < m and times[k] < end:
-            if pfree[k] < need:
-                break
-            k += 1
-        else:
-            # times[i:k] are before the end, times[k] (if any) is not
-            if k == m or times[k] > end:
-                for j in range(m, k, -1):
-                    times[j] = times[j - 1]
-                    pfree[j] = pfree[j - 1]
-                times[k] = end
-                pfree[k] = pfree[k - 1]
-                m += 1
-            for j in range(i, k):
-                pfree[j] -= need
-            return i, m
-        i = k + 1
-    return -1, m
+    i = _cons_fit(times, pfree, m, need, dur)
+    if i < 0:
+        return -1, m
+    end = _cons_end(times[i], dur)
+    k = _cons_find_end(times, i + 1, m, end)
+    if k == m or times[k] > end:
+        _cons_insert(times, pfree, m, k, end)
+        m += 1
+    _cons_add(pfree, i, k, -need)
+    return i, m
 
 
-@numba.njit(cache=True)
+@_nrt_free
 def _cons_fits_now(
     times: NDArray[np.float64], pfree: NDArray[np.int64], m: int, need: int, dur: float
 ) -> bool:
     """Whether ``need`` cores are free for ``dur`` from ``times[0]`` (now) on."""
     end = _cons_end(times[0], dur)
-    k = 0
-    while k < m and times[k] < end:
-        if pfree[k] < need:
-            return False
-        k += 1
+    base = 0
+    while base < m:
+        w = _cons_blocked(pfree, base, m, need)
+        if w != 0:
+            b = base + int(_ctz(w))
+            return b >= m or times[b] >= end
+        if times[base + 63] >= end:
+            return True
+        base += 64
     return True
 
 
@@ -566,7 +705,7 @@ def conservative_kernel_inc(
     r_size = 0
     valid = 0
     unres = 0
-    cap = 8 * n + 16
+    cap = 8 * n + 16 + _WORD
     times = np.empty(cap, dtype=np.float64)
     pfree = np.empty(cap, dtype=np.int64)
     lo = 0
@@ -666,7 +805,7 @@ def conservative_kernel_inc(
             m -= a - lo
             lo = a
             times[lo] = now
-            extra = 5 * (r_size + nxt - unres) + 8
+            extra = 5 * (r_size + nxt - unres) + 8 + _WORD
             if lo + m + extra > cap or m > thresh:
                 w = 0
                 times[0] = times[lo]
