@@ -6,11 +6,11 @@ See :mod:`gridtrace.sim._kernels` for what it computes.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import numba
+import numba.core.cpu
 import numpy as np
-from numba.cpython.unsafe.numbers import trailing_zeros
 from numpy.typing import NDArray
 
 _F = TypeVar("_F", bound=Callable[..., object])
@@ -192,6 +192,30 @@ def backfill_kernel(
     return start, order[:n_elected]
 
 
+# ``_nrt`` and ``trailing_zeros`` are numba internals (present in 0.60-0.68): a numba without them
+# gets the same kernels with reference counting and a portable count, slower but the same schedules.
+_NO_NRT: dict[str, Any] = (
+    {"_nrt": False} if hasattr(numba.core.cpu.CPUTargetOptions, "_nrt") else {}
+)
+
+
+@numba.njit(cache=True, inline="always")
+def portable_trailing_zeros(word: np.uint64) -> np.uint64:
+    """Trailing zero bits of ``word`` (64 for 0), where numba's intrinsic is missing."""
+    count = np.uint64(0)
+    while count < np.uint64(64) and not (word >> count) & np.uint64(1):
+        count += np.uint64(1)
+    return count
+
+
+try:
+    from numba.cpython.unsafe.numbers import trailing_zeros as _intrinsic_trailing_zeros
+
+    _trailing_zeros: Any = _intrinsic_trailing_zeros
+except ImportError:  # pragma: no cover - depends on the installed numba
+    _trailing_zeros = portable_trailing_zeros
+
+
 def _nrt_free(fn: _F) -> _F:
     """``numba.njit(cache=True)`` without reference counting, for kernels that allocate nothing.
 
@@ -199,7 +223,7 @@ def _nrt_free(fn: _F) -> _F:
     counts atomically at each call; in the conservative helpers, called a few million times per
     trace, that cost as much as the profile scans themselves. (``_nrt`` is numba's own switch.)
     """
-    return cast(_F, numba.njit(cache=True, _nrt=False)(fn))  # type: ignore[call-overload]
+    return cast(_F, numba.njit(cache=True, **_NO_NRT)(fn))
 
 
 def _nrt_free_inline(fn: _F) -> _F:
@@ -208,11 +232,11 @@ def _nrt_free_inline(fn: _F) -> _F:
     numba calls pass each array as seven words; the small helpers of the profile are inlined into
     the query and the release so that their calls cost nothing.
     """
-    jit = numba.njit(cache=True, _nrt=False, inline="always")  # type: ignore[call-overload]
+    jit = numba.njit(cache=True, inline="always", **_NO_NRT)
     return cast(_F, jit(fn))
 
 
-_ctz = cast(Callable[[np.uint64], np.uint64], trailing_zeros)  # trailing zero bits (64 for 0)
+_ctz = cast(Callable[[np.uint64], np.uint64], _trailing_zeros)  # trailing zero bits (64 for 0)
 
 
 # --- conservative backfilling -------------------------------------------------------------------

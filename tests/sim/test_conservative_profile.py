@@ -259,3 +259,29 @@ def test_a_long_backlog_spans_several_mask_words(seed: int) -> None:
         )
     ]
     _compare(_rows(jobs, 48, seed), 48)
+
+
+def test_portable_trailing_zeros_matches_numbas_intrinsic() -> None:
+    """The fallback for a numba without ``trailing_zeros`` counts the same bits."""
+    import numba
+
+    from gridtrace.sim._kernels_jit import _ctz as trailing_zeros
+    from gridtrace.sim._kernels_jit import portable_trailing_zeros
+
+    @numba.njit
+    def both(words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        fast = np.empty(len(words), np.uint64)
+        slow = np.empty(len(words), np.uint64)
+        for i in range(len(words)):
+            fast[i] = trailing_zeros(words[i])
+            slow[i] = portable_trailing_zeros(words[i])
+        return fast, slow
+
+    rng = np.random.default_rng(7)
+    words = rng.integers(0, 2**63, 500, dtype=np.uint64) << rng.integers(0, 64, 500).astype(
+        np.uint64
+    )
+    words = np.concatenate([words, np.uint64(1) << np.arange(64, dtype=np.uint64)])
+    fast, slow = both(words[words != 0])
+    np.testing.assert_array_equal(fast, slow)
+    assert portable_trailing_zeros.py_func(np.uint64(0)) == 64
