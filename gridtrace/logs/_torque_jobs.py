@@ -106,6 +106,7 @@ import pyarrow.compute as pc
 from gridtrace.errors import ConfigError
 from gridtrace.logs import _pbs_values as pv
 from gridtrace.logs import _torque_jobs_fast as _fast
+from gridtrace.logs._columnar import STAMP_RANGE_S
 from gridtrace.logs._groups import duplicated, first_seen_codes, segment_bfill, segment_ffill
 from gridtrace.logs._torque_jobs_fast import HAVE_NUMBA, index_keys, use_kernel
 from gridtrace.schema import JOBS, RECORDS, validate
@@ -135,6 +136,8 @@ T = TypeVar("T")
 
 NA = np.iinfo(np.int64).min
 """Missing value in the int64 arrays used internally."""
+_INT32_RANGE = (int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max))
+"""What a count or a status read by ``ints`` may hold: its jobs column is int32."""
 
 JOB_FLAGS = (
     "ID_REUSE",
@@ -438,15 +441,25 @@ def _array(column: Chunked | Arr) -> Arr:
     return column
 
 
-def _ints(array: Arr) -> tuple[I64, Bool]:
-    """Read a string array as int64 (``NA`` for null), and say which values were unreadable."""
+def _ints(array: Arr, within: tuple[int, int] | None = None) -> tuple[I64, Bool]:
+    """Read a string array as int64 (``NA`` for null), and say which values were unreadable.
+
+    A value outside ``within`` (what its jobs column can hold: a count beyond int32, a stamp
+    past the year 9999) is unreadable too: it costs that value, not the read.
+    """
     try:
-        return _np_int(array.cast(pa.int64())), np.zeros(len(array), dtype=bool)
+        values, bad = _np_int(array.cast(pa.int64())), np.zeros(len(array), dtype=bool)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         text = pc.utf8_trim_whitespace(array)
         ok = _mask(pc.match_substring_regex(text, r"^-?\d{1,18}$"))
-        values = cast(Arr, pc.if_else(_bools(ok), text, _NULL_TEXT)).cast(pa.int64())
-        return _np_int(values), _mask(pc.is_valid(array)) & ~ok
+        values = _np_int(cast(Arr, pc.if_else(_bools(ok), text, _NULL_TEXT)).cast(pa.int64()))
+        bad = _mask(pc.is_valid(array)) & ~ok
+    if within is not None:
+        outside = (values != NA) & ((values < within[0]) | (values > within[1]))
+        if outside.any():
+            values = np.where(outside, NA, values)
+            bad |= outside
+    return values, bad
 
 
 def _first(*arrays: I64) -> I64:
@@ -728,11 +741,14 @@ class _Attrs:
         rows = _rows(table >= 0)
         return rows, self.values.take(_index(table[rows]))
 
-    def ints(self, key: str) -> I64:
-        """``key`` read as an integer for every record (``NA`` when absent or unreadable)."""
+    def epochs(self, key: str) -> I64:
+        """``key``, an epoch, for every record (``NA`` when absent, unreadable or past 9999).
+
+        A job's own reading of the key (``ints`` in :func:`_jobs`) flags what this leaves out.
+        """
         out = np.full(len(self.index[key]), NA, dtype=np.int64)
         rows, values = self.present(key)
-        out[rows] = _ints(values)[0]
+        out[rows] = _ints(values, STAMP_RANGE_S)[0]
         return out
 
     def codes(self, key: str) -> I64:
@@ -1335,7 +1351,9 @@ def _stamps(records: pa.Table, keys: Sequence[str] = _KEYS) -> tuple[I64, Bool, 
         _array(records.column("stamp")), format=_STAMP_FORMAT, unit="s", error_is_null=True
     )
     naive = _np_int(cast(Arr, stamp).cast(pa.int64()))
-    epoch = np.where(rtype == _E, attrs.ints("end"), np.where(rtype == _S, attrs.ints("start"), NA))
+    epoch = np.where(
+        rtype == _E, attrs.epochs("end"), np.where(rtype == _S, attrs.epochs("start"), NA)
+    )
     return rtype, truncated, attrs, naive, epoch
 
 
@@ -1356,7 +1374,11 @@ def _assemble(
     # -- per record: type, stamp, epochs, identity
     record_flags = _array(records.column("flags"))
     rtype, truncated, attrs, naive, epoch = _stamps(records)
-    rec_start, rec_end, rec_ctime = attrs.ints("start"), attrs.ints("end"), attrs.ints("ctime")
+    rec_start, rec_end, rec_ctime = (
+        attrs.epochs("start"),
+        attrs.epochs("end"),
+        attrs.epochs("ctime"),
+    )
 
     placement = place(naive, epoch, records)
     stamp_utc = np.where(placement.offset != NA, naive - placement.offset, NA)
@@ -1486,8 +1508,8 @@ def _jobs_table(
             return attrs.get(key, primary, dup, s_row, att["last_q"])
         return attrs.get(key, primary, dup, s_row)
 
-    def ints(key: str) -> I64:
-        values, bad = _ints(gather(key))
+    def ints(key: str, within: tuple[int, int] = _INT32_RANGE) -> I64:
+        values, bad = _ints(gather(key), within)
         pieces.append((f"VALUE_UNREADABLE:{key}", _rows(bad)))
         return values
 
@@ -1508,9 +1530,9 @@ def _jobs_table(
         return values
 
     # -- times
-    ctime = _first(ints("ctime"), att["ctime"])
-    qtime, etime = ints("qtime"), ints("etime")
-    start, end = ints("start"), ints("end")
+    ctime = _first(ints("ctime", STAMP_RANGE_S), att["ctime"])
+    qtime, etime = ints("qtime", STAMP_RANGE_S), ints("etime", STAMP_RANGE_S)
+    start, end = ints("start", STAMP_RANGE_S), ints("end", STAMP_RANGE_S)
     exit_status = ints("Exit_status")
     start = np.where(start > 0, start, NA)
     end = np.where(end > 0, end, NA)
@@ -1747,7 +1769,7 @@ def _requests(
     """nodes_req, cores_req, gpus_req and the ``select`` memory of every attempt."""
     nodes_text = pc.coalesce(gather("Resource_List.nodes"), gather("Resource_List.neednodes"))
     nodect_text = gather("Resource_List.nodect")
-    nodect, nodect_bad = _ints(nodect_text)
+    nodect, nodect_bad = _ints(nodect_text, _INT32_RANGE)
     spec_like = _mask(pc.match_substring_regex(nodect_text, r"^\d+:"))
     from_nodect = nodect_bad & spec_like & _mask(pc.is_null(nodes_text))
     nodes_text = pc.if_else(_bools(from_nodect), nodect_text, nodes_text)
