@@ -98,13 +98,12 @@ def _use_spill(args: argparse.Namespace) -> bool:
         return bool(args.spill)
     if args.scheduler or args.anonymize_key_file:
         return False
-    from gridtrace.logs._io import scan_log_paths
+    from gridtrace.logs._io import log_text_bytes, scan_log_paths
     from gridtrace.logs._registry import detect_format, get_format
-    from gridtrace.logs._spill import PARTITION_INPUT_BYTES, default_partitions
 
     try:
         files = scan_log_paths(args.paths).files
-        if default_partitions(files) * PARTITION_INPUT_BYTES < _AUTO_SPILL_BYTES:
+        if sum(log_text_bytes(path) for path in files) < _AUTO_SPILL_BYTES:
             return False
         if args.format:
             return _spillable(get_format(args.format).name)

@@ -69,6 +69,7 @@ __all__ = [
     "detect_compression",
     "expand_log_paths",
     "guarded_pieces",
+    "log_text_bytes",
     "read_log_bytes",
     "read_log_head",
     "scan_log_paths",
@@ -725,6 +726,20 @@ class LogFiles:
 
     files: list[Path]
     skipped: list[tuple[str, str]]
+
+
+COMPRESSED_RATIO = 8
+"""A compressed log (by suffix) is taken as this many times its size in text."""
+_COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zstd")
+
+
+def log_text_bytes(path: StrPath) -> float:
+    """Return about how many bytes of log text ``path`` holds, without reading it.
+
+    A compressed file (by suffix) counts :data:`COMPRESSED_RATIO` times its size.
+    """
+    compressed = str(path).lower().endswith(_COMPRESSED_SUFFIXES)
+    return float(Path(path).stat().st_size * (COMPRESSED_RATIO if compressed else 1))
 
 
 def scan_log_paths(paths: StrPath | Iterable[StrPath]) -> LogFiles:

@@ -84,6 +84,7 @@ from gridtrace._atomic import atomic_path
 from gridtrace.errors import ConfigError
 from gridtrace.logs._base import ErrorPolicy, FileParse, apply_error_policy
 from gridtrace.logs._flags import flag_counts
+from gridtrace.logs._io import log_text_bytes
 from gridtrace.logs._ranges import (
     DEFAULT_SPLIT_BYTES,
     ByteRange,
@@ -132,8 +133,6 @@ PARTITION_INPUT_BYTES = 32 << 20
 PARTITION_RECORD_BYTES = 64 << 20
 """Bytes of records (in memory) per partition that :func:`default_partitions` aims at for a
 format that says how many its log text makes (:attr:`SpillFormat.record_bytes`)."""
-_COMPRESSED_RATIO = 8  # a compressed log is taken as this many times its size, uncompressed
-_COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zstd")
 MAX_PARTITIONS = 4096
 RANGE_SPILL_FORMATS = ("slurm", "sge")
 """Formats whose big plain files are spilled by byte range: their ``prepare`` is line-local.
@@ -264,11 +263,7 @@ def default_partitions(
     per_partition = (
         PARTITION_INPUT_BYTES if record_bytes is None else PARTITION_RECORD_BYTES / record_bytes
     )
-    total = 0
-    for path in files:
-        size = Path(path).stat().st_size
-        compressed = str(path).lower().endswith(_COMPRESSED_SUFFIXES)
-        total += size * (_COMPRESSED_RATIO if compressed else 1)
+    total = sum(log_text_bytes(path) for path in files)
     return max(1, min(MAX_PARTITIONS, math.ceil(total / per_partition)))
 
 
@@ -293,8 +288,7 @@ def _entry_bytes(path: str, piece: tuple[ByteRange, Any] | None) -> float:
     """Return the log text a spill task reads, about (a compressed file counts 8 times)."""
     if piece is not None:
         return float(piece[0].end - piece[0].start)
-    compressed = path.lower().endswith(_COMPRESSED_SUFFIXES)
-    return float(Path(path).stat().st_size * (_COMPRESSED_RATIO if compressed else 1))
+    return log_text_bytes(path)
 
 
 def _label_counts(labels: I64, partitions: int) -> tuple[int, ...]:

@@ -27,6 +27,7 @@ HEAVY = (
     "pyarrow.acero",  # a group-by loads it (counting flags needs none)
     "importlib.metadata",  # the plugin formats' entry points (a TORQUE file needs none)
     "numpy.ma",  # pa.array of a numpy array and a plain np.unique import it (~30 ms)
+    "gridtrace.logs._spill",  # the out-of-core path: a small input is read in memory (~20 ms)
 )
 
 LINES = (
