@@ -846,11 +846,12 @@ def _tokenize_on(
 
     counts = RangeCounts()
     planned: list[tuple[list[Any], str | None]] = []
+    threads = max(1, sum(client.nthreads().values()))
     for name, path in tasks:
         why_not: str | None = "small"
         ranges: list[Any] = []
         if split_bytes is not None:
-            ranges, why_not = plan_ranges(name, path, split_bytes)
+            ranges, why_not = plan_ranges(name, path, split_bytes, share_by=threads)
             counts.add(ranges, why_not)
         planned.append((ranges, why_not))
     # a format assembled on the workers: every file of it, once one of them is split

@@ -452,3 +452,24 @@ def test_gridtrace_parse_split_bytes(tmp_path: Path, small_windows: None) -> Non
     assert "byte_ranges" not in one
     assert two.pop("byte_ranges")["files_split"] == 1
     assert two == one
+
+
+def test_ranges_are_equal_and_shared_evenly_among_the_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file cut for 2 workers gets an even number of ranges of about the same size."""
+    monkeypatch.setattr(ranges_module, "_ALIGN_LINES", 1)  # a small file: cut at any line
+    data = _swf(4000)
+    path = tmp_path / "log.swf"
+    path.write_bytes(data)
+    split = len(data) * 2 // 9 + 1  # 5 ranges of at most `split` bytes
+    alone, _ = plan_ranges("swf", path, split)
+    shared, why = plan_ranges("swf", path, split, share_by=2)
+    assert why is None
+    assert len(alone) == 5
+    assert len(shared) == 6
+    sizes = [r.end - r.start for r in shared]
+    assert max(sizes) <= split
+    assert max(sizes) - min(sizes) < 200  # equal cuts, moved to line starts
+    whole = tokenize_range("swf", ByteRange(str(path), 0, len(data), 1, 0, 1), SITE)
+    _same(join_ranges(_read_ranges("swf", shared)), whole)
