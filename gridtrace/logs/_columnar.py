@@ -214,9 +214,10 @@ def fitted_numbers(
 ) -> tuple[list[npt.NDArray[np.float64]], npt.NDArray[np.bool_]]:
     """Null (NaN) the numbers too large for their ``jobs`` column; say on which rows.
 
-    A float beyond its column's integer range would fail the cast (int32) or wrap silently (int64,
-    timestamps) when made an integer: a damaged count, id or time must cost that value, flagged by
-    the reader (``VALUE_UNREADABLE``), never the file nor a wrong number.
+    A float beyond its column's integer range would fail the cast (int32) or wrap silently (int64)
+    when made an integer, and a stamp outside :data:`STAMP_RANGE_S` is no date (``to_pylist``
+    fails on it): a damaged count, id or time must cost that value, flagged by the reader
+    (``VALUE_UNREADABLE``), never the file nor a wrong number.
 
     Parameters
     ----------
@@ -235,10 +236,14 @@ def fitted_numbers(
     out: list[npt.NDArray[np.float64]] = []
     beyond = np.zeros(len(next(iter(columns.values()))) if columns else 0, dtype=bool)
     for name, values in columns.items():
-        limit = 2.0 ** (JOBS.field(name).type.bit_width - 1)
-        with np.errstate(invalid="ignore"):
-            rounded = np.round(values)
-            bad = (rounded >= limit) | (rounded < -limit)
+        kind = JOBS.field(name).type
+        if pa.types.is_timestamp(kind):  # the jobs table's stamps are epoch seconds
+            bad = stamps_out_of_range(values)
+        else:
+            limit = 2.0 ** (kind.bit_width - 1)
+            with np.errstate(invalid="ignore"):
+                rounded = np.round(values)
+                bad = (rounded >= limit) | (rounded < -limit)
         if bad.any():
             beyond |= bad
             values = np.where(bad, np.nan, values)

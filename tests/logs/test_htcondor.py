@@ -527,7 +527,11 @@ def test_an_ad_on_a_line_holding_nul_bytes_is_no_job(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("change", "column"),
-    [({"ProcId": 2**31}, "array_index"), ({"RequestCpus": 2**40}, "cores_req")],
+    [
+        ({"ProcId": 2**31}, "array_index"),
+        ({"RequestCpus": 2**40}, "cores_req"),
+        ({"JobCurrentStartDate": 10**14}, "start_time"),  # past the year 9999
+    ],
 )
 def test_a_number_too_large_for_its_column_is_null_and_flagged(
     tmp_path: Path, change: dict[str, int], column: str

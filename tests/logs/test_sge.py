@@ -762,6 +762,7 @@ def test_detection_over_every_real_file(real_data: Path) -> None:
         ({"slots": "3000000000"}, "cores_alloc"),
         ({"ru_maxrss": "99999999999999999"}, "mem_used_bytes"),  # x 1024 beyond int64
         ({"job_number": "99999999999999999999"}, "job_seq"),
+        ({"end_time": "99999999999999999"}, "end_time"),  # past the year 9999, even as ms
     ],
 )
 def test_a_number_too_large_for_its_column_is_null_and_flagged(
