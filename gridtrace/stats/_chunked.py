@@ -282,8 +282,6 @@ def trace_from_parquet(
     columns["wait_s"] = pa.array(wait[rows], from_pandas=True)
     n = len(rows)
     table = _table({name: columns[name] for name in _TRACE_ORDER})
-    if n_cores_defaulted:
-        logger.warning("%d jobs had no core count; they count as 1 core", n_cores_defaulted)
     return _with_metadata(
         conform(table, "trace"),
         origin=pd.Timestamp(origin, unit=unit, tz=zone),
@@ -310,9 +308,11 @@ def _with_metadata(
     """Attach the trace metadata ``build_trace`` writes, for a trace read from a jobs file.
 
     ``counts`` are the rows of the jobs file, the jobs in the trace, the monitoring probes left
-    out and the jobs whose core count defaulted to 1.
+    out and the jobs whose core count defaulted to 1 (a warning says how many).
     """
     rows_in_file, n, n_monitoring, n_cores_defaulted = counts
+    if n_cores_defaulted:
+        logger.warning("%d jobs had no core count; they count as 1 core", n_cores_defaulted)
     info = {
         **dict(provenance or {}),
         **({"tz": tz} if tz is not None else {}),
@@ -575,8 +575,6 @@ def _trace_arrays_of_file(
     pa.default_memory_pool().release_unused()
     vo_values, vo_labels = vos.in_trace_order(vo_codes.values)
     user_values, user_labels = users.in_trace_order(user_codes.values)
-    if n_cores_defaulted:
-        logger.warning("%d jobs had no core count; they count as 1 core", n_cores_defaulted)
     empty = pa.table({"submit_s": pa.array([], pa.float64()), "run_s": pa.array([], pa.float64())})
     labelled = trace_arrays(
         _with_metadata(
