@@ -18,6 +18,13 @@ one definition of every repair and flag. The two sets of rows
 are then put back in line order. The one flag a clean line can carry, ``CRLF`` (the line ended in
 CR LF), the kernel sets itself, so that a file that passed through Windows stays on the fast path.
 
+The kernel makes one pass over a chunk's bytes: the line count comes from the read, which counted
+the lines already (:func:`tokenize_torque`'s ``lines``), and the room for tokens is guessed from
+the chunk's size; only when either falls short are they counted and the pass made again. Ids,
+keys and values are copied into scratch buffers as large as the chunk, then once more into
+buffers of their exact size, so that the records table holds no scratch (and the allocator
+reuses the scratch pages instead of mapping fresh ones for every chunk).
+
 The kernel decides on the side of caution: a line it declines is always parsed right, only more
 slowly. It does handle PBS Pro's double quotes itself (``account="my proj"``), since those are on
 every end record of a PBS Pro log, with the reference's exact rule: a ``"`` toggles quoting, spaces
@@ -494,7 +501,8 @@ def _constant(value: str, n: int) -> pa.Array[Any]:
     """Return ``n`` times ``value`` as a string array (a slice of one built before, when long)."""
     built = _CONSTANTS.get(value)
     if built is None or len(built) < n:
-        built = pa.repeat(pa.scalar(value, pa.string()), n)
+        # a power of two: the chunks of a file, of slightly different sizes, share one column
+        built = pa.repeat(pa.scalar(value, pa.string()), 1 << max(n - 1, 1).bit_length())
         with _constants_lock:
             if len(_CONSTANTS) >= _CONSTANTS_KEPT:
                 _CONSTANTS.pop(next(iter(_CONSTANTS)), None)  # the oldest: another file's name
@@ -538,7 +546,8 @@ def _fast_records(
     )
     # the only flag of a clean line: CRLF, where it ended in CR LF
     flag_offsets = np.zeros(n + 1, dtype=np.int32)
-    np.cumsum(tokens.crlf, out=flag_offsets[1:])
+    if tokens.crlf.any():
+        np.cumsum(tokens.crlf, out=flag_offsets[1:])
     n_crlf = int(flag_offsets[-1])
     flags = pa.Array.from_buffers(
         RECORDS.field("flags").type,
@@ -601,8 +610,10 @@ def _reference_rows(
         for name, values in target.items():
             values.append(row[name])
     return (
-        pa.Table.from_pydict(rec, schema=RECORDS),
-        pa.Table.from_pydict(quarantine, schema=QUARANTINE),
+        pa.Table.from_pydict(rec, schema=RECORDS) if rec["src_line"] else _NO_RECORDS,
+        pa.Table.from_pydict(quarantine, schema=QUARANTINE)
+        if quarantine["src_line"]
+        else _NO_QUARANTINE,
     )
 
 
