@@ -18,6 +18,8 @@ Usage::
 
     .venv/bin/python benchmarks/parse_torque.py [--lines 1000000] [--repeat 3] [--out-dir DIR]
 
+``--reuse`` reads the log an earlier run left in ``--out-dir`` instead of generating it again.
+
 With ``--baseline CHECKOUT`` (e.g. ``git worktree add --detach ../base main``) it measures instead
 tokenisation and job assembly apart, in process after a warm-up run, for this checkout and the
 baseline, alternating over ``--rounds`` rounds, each in a child process pinned to one core: wall
@@ -611,6 +613,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out-dir", type=Path, help="where to write the log (default: temp dir)")
     parser.add_argument("--seed", type=int, default=20240301)
     parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="read the log already in --out-dir (written by an earlier run) instead of a new one",
+    )
+    parser.add_argument(
         "--reference-lines",
         type=int,
         default=150_000,
@@ -653,10 +660,13 @@ def main(argv: list[str] | None = None) -> None:
         if args.out_dir is None:
             args.out_dir = Path(scratch)
         start = time.perf_counter()
-        paths = generate(args.out_dir, args.lines, args.seed)
-        print(
-            f"generated {len(paths)} files in {time.perf_counter() - start:.0f} s", file=sys.stderr
-        )
+        paths = sorted(args.out_dir.glob("2*")) if args.reuse else []
+        if not paths:
+            paths = generate(args.out_dir, args.lines, args.seed)
+            print(
+                f"generated {len(paths)} files in {time.perf_counter() - start:.0f} s",
+                file=sys.stderr,
+            )
         log = describe(paths)
         if args.baseline is not None:
             compare_split(args, log)

@@ -256,6 +256,7 @@ def _tokenize_torque_chunk(
         source_format=state.flavour,
         first_line=chunk.first_line,
         whole=chunk.index == 0 and chunk.final,
+        lines=chunk.lines,
     )
     return parsed.records, parsed.quarantine
 

@@ -18,6 +18,13 @@ one definition of every repair and flag. The two sets of rows
 are then put back in line order. The one flag a clean line can carry, ``CRLF`` (the line ended in
 CR LF), the kernel sets itself, so that a file that passed through Windows stays on the fast path.
 
+The kernel makes one pass over a chunk's bytes: the line count comes from the read, which counted
+the lines already (:func:`tokenize_torque`'s ``lines``), and the room for tokens is guessed from
+the chunk's size; only when either falls short are they counted and the pass made again. Ids,
+keys and values are copied into scratch buffers as large as the chunk, then once more into
+buffers of their exact size, so that the records table holds no scratch (and the allocator
+reuses the scratch pages instead of mapping fresh ones for every chunk).
+
 The kernel decides on the side of caution: a line it declines is always parsed right, only more
 slowly. It does handle PBS Pro's double quotes itself (``account="my proj"``), since those are on
 every end record of a PBS Pro log, with the reference's exact rule: a ``"`` toggles quoting, spaces
@@ -68,7 +75,7 @@ _KERNEL = (
     "_line_end",
     "_key_hash",
     "_has_repeated_key",
-    "_tokenize_lines",
+    "_tokenize_chunk",
     "_has_marker",
 )
 _LAZY = LazyKernel(globals(), _KERNEL)
@@ -102,6 +109,8 @@ _MAX_CHUNKS = 64
 # Slots of the hash set that finds a line's repeated keys; a line with more than half as many
 # tokens is left to the reference.
 _KEY_SLOTS = 4096
+# Room for tokens before they are counted: one every this many bytes (real lines: one in ~23).
+_TOKEN_BYTES = 8
 # Byte values the kernel tests, named.
 _LF, _CR, _SPACE, _QUOTE, _SLASH, _COLON, _SEMI, _EQUALS = 10, 13, 32, 34, 47, 58, 59, 61
 
@@ -241,16 +250,23 @@ def _has_repeated_key(
     return False
 
 
-def _tokenize_lines(
-    buf: U8, n_lines: int, last_open: bool, n_equals: int, free_text: Bools
-) -> tuple[I64, I64, Bools, U8, U8, I32, U8, I32, I32, U8, I32, U8, Bools]:
+def _tokenize_chunk(
+    buf: U8, n_lines: int, open_from: int, token_room: int, free_text: Bools
+) -> tuple[bool, I64, I64, Bools, U8, U8, I32, U8, I32, I32, U8, I32, U8, Bools]:
     """Tokenise every clean line straight into Arrow buffers, in one pass over the bytes.
 
-    Returns the start and end (line end excluded) of every line, ``fast`` (per line: tokenised
-    here, else declined), and for the fast lines in order: the record type bytes, the stamps
-    (19 bytes each), offsets and bytes of the job ids, the offsets of each line's entries among
-    the keys and values, offsets and bytes of the keys and of the values, and whether each fast
-    line ended in CR LF.
+    ``n_lines`` is the number of lines (the chunk's count, from the read) or more, and
+    ``token_room`` the room for tokens (at least the ``=`` count plus :data:`_KEY_SLOTS`, to be
+    sure); ``open_from`` is where the last line starts when it has no line end (the reference
+    flags it: it is declined), else beyond the buffer. No pass to count either: when the lines
+    outnumber ``n_lines`` or the tokens fill their room, the first result is False and the rest
+    meaningless (the caller counts them and calls again).
+
+    Returns that, the start and end (line end excluded) of every line, ``fast`` (per line:
+    tokenised here, else declined), and for the fast lines in order: the record type bytes, the
+    stamps (19 bytes each), offsets and bytes of the job ids, the offsets of each line's entries
+    among the keys and values, offsets and bytes of the keys and of the values, and whether each
+    fast line ended in CR LF.
     """
     starts = np.empty(n_lines, dtype=np.int64)
     ends = np.empty(n_lines, dtype=np.int64)
@@ -260,9 +276,10 @@ def _tokenize_lines(
     stamps = np.empty(n_lines * _STAMP_LEN, dtype=np.uint8)
     id_offsets = np.zeros(n_lines + 1, dtype=np.int32)
     map_offsets = np.zeros(n_lines + 1, dtype=np.int32)
-    # A token of a clean line holds at least one '=', so their count bounds the tokens.
-    key_offsets = np.zeros(n_equals + 1, dtype=np.int32)
-    value_offsets = np.zeros(n_equals + 1, dtype=np.int32)
+    # Pages of these arrays beyond the tokens found are never written, so never mapped.
+    key_offsets = np.empty(token_room + 1, dtype=np.int32)
+    value_offsets = np.empty(token_room + 1, dtype=np.int32)
+    key_offsets[0] = value_offsets[0] = 0
     # The ids, keys and values are parts of the input, so its size bounds each. Pages of these
     # buffers that are never written are never mapped: the bound costs address space, not memory.
     id_data = np.empty(buf.size, dtype=np.uint8)
@@ -273,14 +290,20 @@ def _tokenize_lines(
     slot_token = np.zeros(_KEY_SLOTS, dtype=np.int64)
 
     n_fast = n_tokens = n_id = n_key = n_value = 0
+    size = buf.size
+    done = True
+    line = 0
     p = 0  # start of the current line
-    for line in range(n_lines):
+    while p < size:
+        if line == n_lines or n_tokens + _KEY_SLOTS // 2 >= token_room:
+            done = False  # more lines, or maybe more tokens, than room for them
+            break
         s = p
         starts[line] = s
         # What this line has written so far, to be undone if it is declined half-way.
         id_mark, tokens_mark, key_mark, value_mark = n_id, n_tokens, n_key, n_value
-        clean = not (last_open and line == n_lines - 1)  # the reference flags that line
-        clean = clean and _clean_head(buf, s) and not free_text[buf[s + 20]]
+        # the reference flags the last line without a line end
+        clean = s < open_from and _clean_head(buf, s) and not free_text[buf[s + 20]]
         q = s + _HEAD_LEN if clean else s  # q never leaves the line
         # The job id: everything up to the next ';' (or the line end: no message).
         while clean:
@@ -331,6 +354,9 @@ def _tokenize_lines(
                             for d in range(value_start, n_value - 2):
                                 value_data[d] = value_data[d + 1]
                             n_value -= 2
+                        if n_tokens - tokens_mark == _KEY_SLOTS // 2:
+                            clean = False  # too many for the hash set: left to the reference
+                            break
                         n_tokens += 1
                         key_offsets[n_tokens] = n_key
                         value_offsets[n_tokens] = n_value
@@ -357,8 +383,7 @@ def _tokenize_lines(
                         n_key += 1
                 q += 1
         if clean and (
-            2 * (n_tokens - tokens_mark) > _KEY_SLOTS
-            or _has_repeated_key(
+            _has_repeated_key(
                 key_offsets, key_data, tokens_mark, n_tokens, line, slot_line, slot_token
             )
         ):
@@ -379,20 +404,22 @@ def _tokenize_lines(
             map_offsets[n_fast] = n_tokens
         else:
             n_id, n_tokens, n_key, n_value = id_mark, tokens_mark, key_mark, value_mark
+        line += 1
 
     return (
-        starts,
-        ends,
-        fast,
+        done,
+        starts[:line],
+        ends[:line],
+        fast[:line],
         kinds[:n_fast],
         stamps[: n_fast * _STAMP_LEN],
         id_offsets[: n_fast + 1],
-        id_data[:n_id],
+        id_data[:n_id].copy(),
         map_offsets[: n_fast + 1],
-        key_offsets[: n_tokens + 1],
-        key_data[:n_key],
-        value_offsets[: n_tokens + 1],
-        value_data[:n_value],
+        key_offsets[: n_tokens + 1].copy(),
+        key_data[:n_key].copy(),
+        value_offsets[: n_tokens + 1].copy(),
+        value_data[:n_value].copy(),
         crlf[:n_fast],
     )
 
@@ -459,10 +486,28 @@ def _strings(offsets: I32, data: U8) -> pa.Array[Any]:
 
 
 _NO_TEXT = pa.array([], pa.string())
+_NO_RECORDS = RECORDS.empty_table()
+_NO_QUARANTINE = QUARANTINE.empty_table()
+
+
+# The last few constant columns built (site, flavour, file name), longest kept: a chunk's column
+# is a zero-copy slice of one, so the chunks of a file share one buffer per value.
+_CONSTANTS: dict[str, pa.Array[Any]] = {}
+_CONSTANTS_KEPT = 8
+_constants_lock = threading.Lock()
 
 
 def _constant(value: str, n: int) -> pa.Array[Any]:
-    return pa.repeat(pa.scalar(value, pa.string()), n)
+    """Return ``n`` times ``value`` as a string array (a slice of one built before, when long)."""
+    built = _CONSTANTS.get(value)
+    if built is None or len(built) < n:
+        # a power of two: the chunks of a file, of slightly different sizes, share one column
+        built = pa.repeat(pa.scalar(value, pa.string()), 1 << max(n - 1, 1).bit_length())
+        with _constants_lock:
+            if len(_CONSTANTS) >= _CONSTANTS_KEPT:
+                _CONSTANTS.pop(next(iter(_CONSTANTS)), None)  # the oldest: another file's name
+            _CONSTANTS[value] = built
+    return built if len(built) == n else built.slice(0, n)
 
 
 class _Tokens(NamedTuple):
@@ -501,7 +546,8 @@ def _fast_records(
     )
     # the only flag of a clean line: CRLF, where it ended in CR LF
     flag_offsets = np.zeros(n + 1, dtype=np.int32)
-    np.cumsum(tokens.crlf, out=flag_offsets[1:])
+    if tokens.crlf.any():
+        np.cumsum(tokens.crlf, out=flag_offsets[1:])
     n_crlf = int(flag_offsets[-1])
     flags = pa.Array.from_buffers(
         RECORDS.field("flags").type,
@@ -539,6 +585,8 @@ def _reference_rows(
 
     Returns their ``records`` and ``quarantine`` rows, each in line order.
     """
+    if not bounds:
+        return _NO_RECORDS, _NO_QUARANTINE
     rec: dict[str, list[object]] = {name: [] for name in RECORDS.names}
     quarantine: dict[str, list[object]] = {name: [] for name in QUARANTINE.names}
     for src_line, start, end in bounds:
@@ -562,8 +610,10 @@ def _reference_rows(
         for name, values in target.items():
             values.append(row[name])
     return (
-        pa.Table.from_pydict(rec, schema=RECORDS),
-        pa.Table.from_pydict(quarantine, schema=QUARANTINE),
+        pa.Table.from_pydict(rec, schema=RECORDS) if rec["src_line"] else _NO_RECORDS,
+        pa.Table.from_pydict(quarantine, schema=QUARANTINE)
+        if quarantine["src_line"]
+        else _NO_QUARANTINE,
     )
 
 
@@ -615,19 +665,55 @@ def _pieces(data: bytes) -> Iterator[tuple[int, int]]:
     yield start, len(data)
 
 
+def _tokenize_lines(
+    buf: U8, n_lines: int, last_open: bool, n_equals: int, free_text: Bools
+) -> tuple[I64, I64, Bools, U8, U8, I32, U8, I32, I32, U8, I32, U8, Bools]:
+    """Tokenise ``buf`` as :func:`_tokenize_chunk` does, given its counts (:func:`_count_lines`).
+
+    Returns the arrays of :class:`_Tokens`, in its order.
+    """
+    open_from = buf.size + 1
+    if last_open:
+        newlines = np.flatnonzero(buf == _LF)
+        open_from = int(newlines[-1]) + 1 if len(newlines) else 0
+    result = _tokenize_chunk(buf, n_lines, open_from, n_equals + _KEY_SLOTS, free_text)
+    if not result[0]:  # pragma: no cover - n_lines is the count of _count_lines
+        msg = f"{n_lines} lines given, more found"
+        raise ValueError(msg)
+    return result[1:]
+
+
+def _tokens(data: bytes, start: int, end: int, lines: int | None) -> _Tokens:
+    """Run the kernel on ``data[start:end]`` (``lines`` of them, when known)."""
+    buf = np.frombuffer(data, dtype=np.uint8, count=end - start, offset=start)
+    if end > start and data[end - 1] != _LF:  # the last line has no line end: declined
+        open_from = max(data.rfind(b"\n", start, end) + 1 - start, 0)
+    else:
+        open_from = end - start + 1
+    if lines is not None:  # the read counted them: no pass to count again
+        room = len(buf) // _TOKEN_BYTES + _KEY_SLOTS
+        result = _tokenize_chunk(buf, lines, open_from, room, _FREE_TEXT)
+        if result[0]:
+            return _Tokens(*result[1:])
+    n_lines, _, n_equals = _count_lines(buf)
+    result = _tokenize_chunk(buf, n_lines, open_from, n_equals + _KEY_SLOTS, _FREE_TEXT)
+    return _Tokens(*result[1:])
+
+
 def _tokenize_piece(
     data: bytes,
     start: int,
     end: int,
     first_line: int,
+    lines: int | None = None,
     *,
     src_file: str,
     site: str,
     source_format: str,
 ) -> FileParse:
-    buf = np.frombuffer(data, dtype=np.uint8, count=end - start, offset=start)
-    n_lines, last_open, n_equals = _count_lines(buf)
-    tokens = _Tokens(*_tokenize_lines(buf, n_lines, last_open, n_equals, _FREE_TEXT))
+    tokens = _tokens(data, start, end, lines)
+    n_lines = len(tokens.fast)
+    last_open = end > start and data[end - 1] != _LF
     src_lines = np.arange(first_line, first_line + n_lines, dtype=np.int64)
     declined = np.flatnonzero(~tokens.fast)
     bounds = [
@@ -637,7 +723,7 @@ def _tokenize_piece(
     last_open_line = first_line + n_lines - 1 if last_open else -1
     names = {"site": site, "source_format": source_format, "src_file": src_file}
     ref_records, quarantine = _reference_rows(data, bounds, last_open_line, **names)
-    fast_lines = src_lines[tokens.fast]
+    fast_lines = src_lines[tokens.fast] if len(declined) else src_lines
     records = _interleave(_fast_records(tokens, fast_lines, **names), fast_lines, ref_records)
     return FileParse(src_file=src_file, records=records, quarantine=quarantine, lines_read=n_lines)
 
@@ -657,6 +743,7 @@ def tokenize_torque(
     site: str,
     source_format: str = "torque",
     first_line: int = 1,
+    lines: int | None = None,
 ) -> FileParse:
     """Tokenise a whole accounting file, or a chunk of whole lines of one, fast.
 
@@ -666,6 +753,10 @@ def tokenize_torque(
     may end without a line end): clean lines are tokenised by a compiled kernel straight into
     Arrow buffers, every other line by the reference's
     :func:`~gridtrace.logs._torque_lines.parse_torque_line`.
+
+    ``lines``, when the caller knows it (the streaming core counted the chunk's lines as it
+    read them), spares the kernel a pass to count them; a wrong count costs that pass, never
+    a wrong row.
     """
     names = {"src_file": src_file, "site": site, "source_format": source_format}
     if not _compile_kernel():  # pragma: no cover
@@ -681,9 +772,11 @@ def tokenize_torque(
     if any(end - start > _MAX_OFFSET for start, end in pieces):  # pragma: no cover
         # A single line of more than a GiB: too long for 32-bit offsets, and surely corrupt.
         return tokenize_torque_reference(data, first_line=first_line, **names)
+    if len(pieces) > 1:
+        lines = None  # counted per piece
     parts = []
     for start, end in pieces:
-        part = _tokenize_piece(data, start, end, first_line, **names)
+        part = _tokenize_piece(data, start, end, first_line, lines, **names)
         parts.append(part)
         first_line += part.lines_read
     if len(parts) == 1:
@@ -704,6 +797,7 @@ def tokenize_torque_any(
     source_format: str = "torque",
     first_line: int = 1,
     whole: bool = True,
+    lines: int | None = None,
 ) -> FileParse:
     """Tokenise an accounting file by the path that finishes it soonest: same rows either way.
 
@@ -711,18 +805,18 @@ def tokenize_torque_any(
     one chunk of a file read in several (``whole=False``: a file larger than a chunk), or when
     this file and the lines read so far by the reference reach :data:`SMALL_INPUT_LINES`;
     otherwise the reference (:func:`~gridtrace.logs._torque_lines.tokenize_torque_reference`),
-    which needs neither numba nor a compilation. The other arguments and the result are those
-    of :func:`tokenize_torque`.
+    which needs neither numba nor a compilation. The other arguments (``lines``: the lines of
+    ``data``, when known) and the result are those of :func:`tokenize_torque`.
     """
     global _reference_lines
     names = {"src_file": src_file, "site": site, "source_format": source_format}
     if _kernel_ready() or not HAVE_NUMBA or not whole:
-        return tokenize_torque(data, first_line=first_line, **names)
-    lines = data.count(b"\n")
+        return tokenize_torque(data, first_line=first_line, lines=lines, **names)
+    newlines = data.count(b"\n")
     with _reference_lock:
-        small = _reference_lines + lines < SMALL_INPUT_LINES
+        small = _reference_lines + newlines < SMALL_INPUT_LINES
         if small:
-            _reference_lines += lines
+            _reference_lines += newlines
     if small:
         return tokenize_torque_reference(data, first_line=first_line, **names)
-    return tokenize_torque(data, first_line=first_line, **names)
+    return tokenize_torque(data, first_line=first_line, lines=lines, **names)
