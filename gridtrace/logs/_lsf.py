@@ -105,7 +105,6 @@ from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -1387,35 +1386,44 @@ def _finish_values(attrs: Any) -> tuple[dict[str, Arr], dict[str, Numbers]]:
             {name: _number_column(columns[name]) for name in _NUMBER_ATTRS},
         )
     texts: dict[str, list[Arr]] = {name: [] for name in _TEXT_ATTRS}
-    numbers: dict[str, list[Numbers]] = {name: [] for name in _NUMBER_ATTRS}
+    n = sum(len(chunk) for chunk in chunks)
+    k = len(_NUMBER_ATTRS)
+    values = np.empty((k, n), dtype=np.float64)
+    bad = np.zeros((k, n), dtype=bool)
+    absent = np.empty((k, n), dtype=bool)
+    row = 0
     for chunk in chunks:
         index = _attrs_fast.find_keys(chunk, [*_TEXT_ATTRS, *_NUMBER_ATTRS])
         items = chunk.items
+        gathered = _lsf_fast.gather_strings(items, index[: len(_TEXT_ATTRS)])
         for j, name in enumerate(_TEXT_ATTRS):
-            texts[name].append(items.take(_pa.array(index[j], mask=index[j] < 0)))
+            texts[name].append(
+                items.take(_pa.array(index[j], mask=index[j] < 0))
+                if gathered is None
+                else gathered[j]
+            )
         at_all = index[len(_TEXT_ATTRS) :]
+        end = row + len(chunk)
+        absent[:, row:end] = at_all < 0
         read = _lsf_fast.read_numbers(items, at_all)  # the fields of a row together
-        for j, name in enumerate(_NUMBER_ATTRS):
-            at = at_all[j]
-            if read is None:
-                numbers[name].append(_number_column(items.take(_pa.array(at, mask=at < 0))))
-                continue
-            values, slow = read[0][j], read[1][j]
-            bad = np.zeros(len(at), dtype=bool)
-            if slow.any():
-                rows = np.flatnonzero(slow)
-                values[rows], bad[rows] = _floats(items.take(_pa.array(at[rows])))
-            numbers[name].append((values, bad, at < 0))
+        if read is None:
+            for j in range(k):
+                at = at_all[j]
+                values[j, row:end], bad[j, row:end], absent[j, row:end] = _number_column(
+                    items.take(_pa.array(at, mask=at < 0))
+                )
+        else:
+            values[:, row:end] = read[0]
+            for j, rows in enumerate(read[1]):
+                if rows.any():
+                    slow = np.flatnonzero(rows)
+                    values[j, row + slow], bad[j, row + slow] = _floats(
+                        items.take(_pa.array(at_all[j][slow]))
+                    )
+        row = end
     return (
         {name: pa.concat_arrays(parts) for name, parts in texts.items()},
-        {
-            name: (
-                np.concatenate([p[0] for p in parts]),
-                np.concatenate([p[1] for p in parts]),
-                np.concatenate([p[2] for p in parts]),
-            )
-            for name, parts in numbers.items()
-        },
+        {name: (values[j], bad[j], absent[j]) for j, name in enumerate(_NUMBER_ATTRS)},
     )
 
 
@@ -1564,11 +1572,20 @@ def _jobs(
 
     # GPUs: the ngpus_physical rusage of the effective requirement, per host when "/host"
     # (the regular expression only on the requirements naming it: most name no GPU)
-    requirements = _pc.fill_null(text("effectiveResReq"), "")
+    requirements = text("effectiveResReq")
     gpus = np.full(n, np.nan)
     per_host = np.zeros(n, dtype=bool)
-    named = np.flatnonzero(_numpy(_pc.match_substring(requirements, "ngpus_physical="), bool))
+    listed = (
+        _lsf_fast.contains(requirements, "ngpus_physical=")
+        if isinstance(requirements, pa.Array)
+        else None
+    )
+    if listed is None:
+        requirements = _pc.fill_null(requirements, "")
+        listed = _numpy(_pc.match_substring(requirements, "ngpus_physical="), bool)
+    named = np.flatnonzero(listed)
     if len(named):
+        requirements = _pc.fill_null(requirements, "")
         gpu_parts = _pc.extract_regex(
             requirements.take(_pa.array(named)),
             r"ngpus_physical=(?P<v>\d+(?:\.\d+)?)(?P<h>/host)?",
@@ -1760,12 +1777,10 @@ def assemble_lsf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
     if finish.num_rows:
         found = columns_of["version"]
         versions = sorted(str(v) for v in _pc.unique(found).to_pylist() if v is not None)
-    events = {
-        str(k): int(v)
-        for k, v in pd.Series(records.column("record_type").to_pylist(), dtype=object)
-        .value_counts()
-        .items()
-    }
+    counted = _pc.value_counts(records.column("record_type"))
+    events = dict(
+        zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist(), strict=True)
+    )
     return ParseResult(
         records=records,
         jobs=jobs,
