@@ -1385,23 +1385,17 @@ def _finish_values(attrs: Any) -> tuple[dict[str, Arr], dict[str, Numbers]]:
             {name: columns[name] for name in _TEXT_ATTRS},
             {name: _number_column(columns[name]) for name in _NUMBER_ATTRS},
         )
-    texts: dict[str, list[Arr]] = {name: [] for name in _TEXT_ATTRS}
     n = sum(len(chunk) for chunk in chunks)
     k = len(_NUMBER_ATTRS)
     values = np.empty((k, n), dtype=np.float64)
     bad = np.zeros((k, n), dtype=bool)
     absent = np.empty((k, n), dtype=bool)
+    picks: list[tuple[Arr, npt.NDArray[np.int64]]] = []
     row = 0
     for chunk in chunks:
         index = _attrs_fast.find_keys(chunk, [*_TEXT_ATTRS, *_NUMBER_ATTRS])
         items = chunk.items
-        gathered = _lsf_fast.gather_strings(items, index[: len(_TEXT_ATTRS)])
-        for j, name in enumerate(_TEXT_ATTRS):
-            texts[name].append(
-                items.take(_pa.array(index[j], mask=index[j] < 0))
-                if gathered is None
-                else gathered[j]
-            )
+        picks.append((items, index[: len(_TEXT_ATTRS)]))
         at_all = index[len(_TEXT_ATTRS) :]
         end = row + len(chunk)
         absent[:, row:end] = at_all < 0
@@ -1421,8 +1415,17 @@ def _finish_values(attrs: Any) -> tuple[dict[str, Arr], dict[str, Numbers]]:
                         items.take(_pa.array(at_all[j][slow]))
                     )
         row = end
+    # the text fields of every chunk in one pass each, straight into one array per field
+    gathered = _lsf_fast.gather_strings(picks)
+    if gathered is None:
+        gathered = [
+            pa.concat_arrays(
+                [items.take(_pa.array(index[j], mask=index[j] < 0)) for items, index in picks]
+            )
+            for j in range(len(_TEXT_ATTRS))
+        ]
     return (
-        {name: pa.concat_arrays(parts) for name, parts in texts.items()},
+        dict(zip(_TEXT_ATTRS, gathered, strict=True)),
         {name: (values[j], bad[j], absent[j]) for j, name in enumerate(_NUMBER_ATTRS)},
     )
 

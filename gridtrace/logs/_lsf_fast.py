@@ -854,23 +854,24 @@ def read_numbers(strings: Any, index: I64) -> tuple[F64, Bools] | None:
     return out.reshape(shape), slow.reshape(shape)
 
 
-def _gather_sizes(offsets: I32, valid: Bools, index: I64, out_off: I32) -> None:
-    """Offsets of the strings picked by ``index`` (column, row; -1 or invalid: none, empty)."""
-    for j in range(index.shape[0]):
-        out_off[j, 0] = 0
+def _gather_sizes(offsets: I32, valid: Bools, index: I64, row: int, out_off: I32) -> None:
+    """Offsets of the strings picked by ``index`` (column, row; -1 or invalid: none, empty).
+
+    Written from row ``row`` of ``out_off`` on, going on from ``out_off[:, row]``.
+    """
     for i in range(index.shape[1]):  # row by row: the fields of a row sit side by side
         for j in range(index.shape[0]):
             p = index[j, i]
             size = 0
             if p >= 0 and valid[p]:
                 size = offsets[p + 1] - offsets[p]
-            out_off[j, i + 1] = out_off[j, i] + size
+            out_off[j, row + i + 1] = out_off[j, row + i] + size
 
 
 def _gather(
-    offsets: I32, data: U8, valid: Bools, index: I64, out_off: I32, base: I64, out: U8
+    offsets: I32, data: U8, valid: Bools, index: I64, row: int, out_off: I32, base: I64, out: U8
 ) -> None:
-    """Copy the strings picked by ``index``, column ``j`` at ``base[j] + out_off[j]``.
+    """Copy the strings picked by ``index``, column ``j`` at ``base[j] + out_off[j, row:]``.
 
     Row by row (all the columns of a row, then the next): the fields of a row sit side by side.
     """
@@ -879,7 +880,7 @@ def _gather(
             p = index[j, i]
             if p < 0 or not valid[p]:
                 continue
-            w = np.uint64(base[j] + out_off[j, i])  # unsigned indices: no check for negative ones
+            w = np.uint64(base[j] + out_off[j, row + i])  # unsigned: no check for negative ones
             for k in range(np.uint64(offsets[p]), np.uint64(offsets[p + 1])):
                 out[w] = data[k]
                 w += np.uint64(1)
@@ -924,30 +925,39 @@ def _string_buffers(strings: Any) -> tuple[I32, U8, Bools]:
     return offsets, data, valid
 
 
-def gather_strings(strings: Any, index: I64) -> list[Any] | None:
-    """Take the strings of ``strings`` at each row of ``index`` (-1: null) in the kernel.
+def gather_strings(parts: list[tuple[Any, I64]]) -> list[Any] | None:
+    """Take strings at each row of an index (-1: null) in the kernel, from several arrays.
 
-    The same as ``strings.take(pa.array(index[j], mask=index[j] < 0))`` for every ``j``, in
-    one pass over the rows and without an index array each. ``index`` is 2-D (column, row).
-    None when the kernel is not loaded or a column would not fit 32-bit offsets.
+    Each part is a string array and a 2-D index into it (column, row); column ``j`` of the
+    result is the same as ``pa.concat_arrays([strings.take(pa.array(index[j],
+    mask=index[j] < 0)) for strings, index in parts])``, in one pass over each part's rows
+    (the fields of a row sit side by side) and without an index array or a copy each.
+    None when the kernel is not loaded or the strings might not fit 32-bit offsets.
     """
-    if not kernel_ready():
+    if not kernel_ready() or not parts:
         return None
-    offsets, data, valid = _string_buffers(strings)
-    index = np.ascontiguousarray(index, dtype=np.int64)
-    k, n = index.shape
-    if len(data) >= 1 << 31:  # a column's total may then overflow its offsets
+    buffers = [_string_buffers(strings) for strings, _ in parts]
+    if sum(len(data) for _, data, _ in buffers) >= 1 << 31:  # may overflow the offsets
         return None
-    out_off = np.empty((k, n + 1), dtype=np.int32)
-    _gather_sizes(offsets, valid, index, out_off)
-    sizes = out_off[:, n].astype(np.int64)
+    indexes = [np.ascontiguousarray(index, dtype=np.int64) for _, index in parts]
+    k = indexes[0].shape[0]
+    n = sum(index.shape[1] for index in indexes)
+    out_off = np.zeros((k, n + 1), dtype=np.int32)
+    picked = np.empty((k, n), dtype=np.bool_)
+    row = 0
+    for (offsets, _, valid), index in zip(buffers, indexes, strict=True):
+        _gather_sizes(offsets, valid, index, row, out_off)
+        picked[:, row : row + index.shape[1]] = (index >= 0) & (
+            valid[np.maximum(index, 0)] if valid.size else False
+        )
+        row += index.shape[1]
     base = np.zeros(k + 1, dtype=np.int64)
-    np.cumsum(sizes, out=base[1:])
+    np.cumsum(out_off[:, n], out=base[1:])
     out = np.empty(max(int(base[k]), 1), dtype=np.uint8)
-    _gather(offsets, data, valid, index, out_off, base, out)
-    picked = index >= 0
-    if not valid.all():
-        picked &= valid[np.maximum(index, 0)]
+    row = 0
+    for (offsets, data, valid), index in zip(buffers, indexes, strict=True):
+        _gather(offsets, data, valid, index, row, out_off, base, out)
+        row += index.shape[1]
     columns = []
     for j in range(k):
         nulls = n - int(np.count_nonzero(picked[j]))
