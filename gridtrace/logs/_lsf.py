@@ -864,10 +864,19 @@ def _records_table(
     values: Arr,
     flags: Arr,
     raw: Arr,
+    digits: Bool | None = None,
 ) -> pa.Table:
-    """Build ``records`` rows: ``sizes`` attributes a row, keys and values one row after another."""
+    """Build ``records`` rows: ``sizes`` attributes a row, keys and values one row after another.
+
+    ``digits``, when given, says which stamps are all ASCII digits (else a regular expression
+    finds them): those are epochs.
+    """
     n = len(lines)
-    epochs = _pc.if_else(_pc.match_substring_regex(stamps, r"^\d+$"), stamps, None)
+    if digits is None:
+        digits = _pc.match_substring_regex(stamps, r"^\d+$")
+    elif digits.all():
+        digits = None
+    epochs = stamps if digits is None else _pc.if_else(_pa.array(digits), stamps, None)
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(sizes, out=offsets[1:])
     return pa.Table.from_arrays(
@@ -1020,13 +1029,18 @@ def _fast_records(
         named, bits = scan.named, scan.flags
     n = len(counts)
     at = starts[:-1]
-    job_seq = values.take(_pa.array(at + _JOB_ID))
-    idx = values.take(_pa.array(at + _IDX))
-    job_ids = _pc.if_else(
-        _pc.is_in(idx, _pa.array(["0", ""])),
-        job_seq,
-        _pc.binary_join_element_wise(job_seq, "[", idx, "]", ""),
-    )
+    fields = np.stack([at + 2, at + _JOB_ID, at + _IDX])
+    picked = _lsf_fast.gather_strings([(values, fields)])
+    if picked is None:  # pragma: no cover - the scanner ran: its kernel is loaded
+        picked = [values.take(_pa.array(index)) for index in fields]
+    stamps, job_seq, idx = picked
+    job_ids = job_seq
+    if not _plain_index(idx).all():  # an array index: "jobId[idx]"
+        job_ids = _pc.if_else(
+            _pc.is_in(idx, _pa.array(["0", ""])),
+            job_seq,
+            _pc.binary_join_element_wise(job_seq, "[", idx, "]", ""),
+        )
     flags = flag_array(
         n,
         [
@@ -1040,14 +1054,40 @@ def _fast_records(
         src_file,
         np.asarray(lines, dtype=np.int64),
         _repeat("JOB_FINISH", n),
-        values.take(_pa.array(at + 2)),
+        stamps,
         job_ids,
         _keys(np.full(n, _FINISH, dtype=np.int64), named, counts - named),
         counts,
         values,
         flags,
         pa.nulls(n, pa.binary()),
+        digits=_unsigned(stamps),
     )
+
+
+def _unsigned(stamps: Arr) -> Bool:
+    """Where a string array of integers (``-?[0-9]+``, as the scanner checks) has no sign."""
+    _, offsets_buffer, data_buffer = stamps.buffers()[:3]
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[
+        stamps.offset : stamps.offset + len(stamps) + 1
+    ]
+    if not len(stamps):
+        return np.ones(0, dtype=bool)
+    data = np.frombuffer(data_buffer, dtype=np.uint8)
+    return np.asarray(data[offsets[:-1]] != ord("-"))
+
+
+def _plain_index(idx: Arr) -> Bool:
+    """Where a string array (without nulls) holds ``"0"`` or ``""``: no array index."""
+    _, offsets_buffer, data_buffer = idx.buffers()[:3]
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[idx.offset : idx.offset + len(idx) + 1]
+    sizes = np.diff(offsets)
+    plain: Bool = np.asarray(sizes == 0)
+    one = np.flatnonzero(sizes == 1)
+    if len(one):
+        data = np.frombuffer(data_buffer, dtype=np.uint8)
+        plain[one] = data[offsets[one]] == ord("0")
+    return plain
 
 
 def _reference_rows(

@@ -857,13 +857,15 @@ def read_numbers(strings: Any, index: I64) -> tuple[F64, Bools] | None:
 def _gather_sizes(offsets: I32, valid: Bools, index: I64, row: int, out_off: I32) -> None:
     """Offsets of the strings picked by ``index`` (column, row; -1 or invalid: none, empty).
 
+    An empty ``valid`` stands for strings that are all valid.
+
     Written from row ``row`` of ``out_off`` on, going on from ``out_off[:, row]``.
     """
     for i in range(index.shape[1]):  # row by row: the fields of a row sit side by side
         for j in range(index.shape[0]):
             p = index[j, i]
             size = 0
-            if p >= 0 and valid[p]:
+            if p >= 0 and (valid.size == 0 or valid[p]):
                 size = offsets[p + 1] - offsets[p]
             out_off[j, row + i + 1] = out_off[j, row + i] + size
 
@@ -878,7 +880,7 @@ def _gather(
     for i in range(index.shape[1]):
         for j in range(index.shape[0]):
             p = index[j, i]
-            if p < 0 or not valid[p]:
+            if p < 0 or (valid.size and not valid[p]):
                 continue
             w = np.uint64(base[j] + out_off[j, row + i])  # unsigned: no check for negative ones
             for k in range(np.uint64(offsets[p]), np.uint64(offsets[p + 1])):
@@ -887,12 +889,12 @@ def _gather(
 
 
 def _contains(offsets: I32, data: U8, valid: Bools, needle: U8, out: Bools) -> None:
-    """Whether each valid string holds the bytes of ``needle`` (not empty)."""
+    """Whether each valid string holds the bytes of ``needle`` (not empty; no ``valid``: all)."""
     size = needle.size
     first = needle[0]
     for i in range(offsets.size - 1):
         out[i] = False
-        if not valid[i]:
+        if valid.size and not valid[i]:
             continue
         stop = offsets[i + 1] - size
         for a in range(offsets[i], stop + 1):
@@ -909,7 +911,10 @@ def _contains(offsets: I32, data: U8, valid: Bools, needle: U8, out: Bools) -> N
 
 
 def _string_buffers(strings: Any) -> tuple[I32, U8, Bools]:
-    """Return the offsets (from the array offset), data and validity of strings, no copy."""
+    """Return the offsets (from the array offset), data and validity of strings, no copy.
+
+    The validity is empty when no string is null.
+    """
     validity, offsets_buffer, data_buffer = strings.buffers()[:3]
     n = len(strings)
     offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[strings.offset : strings.offset + n + 1]
@@ -921,7 +926,7 @@ def _string_buffers(strings: Any) -> tuple[I32, U8, Bools]:
     if strings.null_count and validity is not None:
         valid = np.asarray(strings.is_valid(), dtype=np.bool_)
     else:
-        valid = np.ones(n, dtype=np.bool_)
+        valid = np.ones(0, dtype=np.bool_)
     return offsets, data, valid
 
 
@@ -948,7 +953,7 @@ def gather_strings(parts: list[tuple[Any, I64]]) -> list[Any] | None:
     for (offsets, _, valid), index in zip(buffers, indexes, strict=True):
         _gather_sizes(offsets, valid, index, row, out_off)
         picked[:, row : row + index.shape[1]] = (index >= 0) & (
-            valid[np.maximum(index, 0)] if valid.size else False
+            valid[np.maximum(index, 0)] if valid.size else True
         )
         row += index.shape[1]
     base = np.zeros(k + 1, dtype=np.int64)
