@@ -1647,10 +1647,11 @@ def _jobs(
     id_text = np.asarray(_pc.dictionary_encode(id_column).indices.fill_null(-1), dtype=np.int64)
     src_line = _numpy(rec.column("src_line").combine_chunks(), np.int64) if n else np.zeros(0)
     src_file = rec.column("src_file").combine_chunks() if n else _pa.array([], pa.string())
+    files = src_file.dictionary_encode()
     file_no = (
-        np.unique(_numpy(src_file.dictionary_encode().indices, np.int64), return_inverse=True)[1]
-        if n
-        else np.zeros(0, np.int64)
+        np.unique(_numpy(files.indices, np.int64), return_inverse=True)[1]
+        if len(files.dictionary) > 1
+        else np.zeros(n, np.int64)  # one file (or none): no sort
     )
     attempt, n_attempts, duplicate = _attempts(id_text, submit, event, file_no, src_line, start)
     earlier = (attempt < n_attempts - 1) & ~duplicate & started

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gridtrace.logs import _attrs_fast, _lsf, _lsf_fast
@@ -103,3 +103,58 @@ def test_jobs_from_many_chunks_same_either_way(
     _, reference = read()
     assert fast.jobs.equals(reference.jobs)
     assert fast.info == reference.info
+
+
+def _variant(record: str, kind: int, k: int) -> str:
+    """One line of a generated file: a record with a job id of its own, changed by ``kind``."""
+    line = record.replace(" 5001 ", f" {5001 + k} ", 1)
+    head, tail = line.split(" 1700003600 ", 1)
+    return {
+        0: line,
+        1: f"{head} -1700003600 {tail}",  # a signed event time: no stamp_utc
+        2: line.replace(" 0 409600 819200 ", f" {k % 4} 409600 819200 ", 1),  # "jobId[idx]"
+        3: line.replace('"normal"', '"a ""quoted"" queue"'),
+        4: line.replace('"alice"', '""'),  # an empty user
+        5: line + ' 7 "x"',  # extra fields
+        6: line[: len(line) // 2],  # damaged: misaligned or an open string
+        7: line.replace('"alice"', '"al\tice"'),  # a tab: left to the reference
+        8: "garbage line",
+        9: line.replace(" 1700003600 ", " 1.7e9 ", 1),  # a stamp the reference reads
+    }[kind]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from((*RECORDS, LSF91)), st.integers(0, 9)), min_size=1, max_size=40
+    ),
+    st.sampled_from([2_000, 6_000, 1 << 20]),
+)
+@example(  # scanned lines with a signed stamp, array indexes, doubled quotes, among damaged ones
+    rows=[(LSF10, 1), (LSF10, 2), (LSF91, 2), (LSF10, 3), (LSF10, 6), (LSF91, 8), (LSF10, 9)],
+    chunk_bytes=1 << 20,
+)
+def test_mixed_lines_read_the_same_either_way(
+    tmp_path_factory: pytest.TempPathFactory,
+    rows: list[tuple[str, int]],
+    chunk_bytes: int,
+) -> None:
+    path = tmp_path_factory.mktemp("mixed") / "lsb.acct"
+    path.write_text("".join(_variant(r, kind, k) + "\n" for k, (r, kind) in enumerate(rows)))
+
+    def read(numba: bool) -> Any:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(_lsf_fast, "SMALL_INPUT_LINES", 0)
+            patch.setattr(_attrs_fast, "MIN_ROWS", 0)
+            if not numba:
+                patch.setattr(_lsf_fast, "HAVE_NUMBA", False)
+                patch.setattr(_attrs_fast, "HAVE_NUMBA", False)
+            part = _lsf.tokenize_lsf_file(path, site="s", chunk_bytes=chunk_bytes)
+            return _lsf.assemble_lsf([part])
+
+    fast, reference = read(True), read(False)
+    assert fast.records.equals(reference.records)
+    assert fast.jobs.equals(reference.jobs)
+    assert fast.quarantine.equals(reference.quarantine)
+    assert fast.info == reference.info
+    assert fast.lines_read == fast.lines_parsed + fast.lines_quarantined == len(rows)
