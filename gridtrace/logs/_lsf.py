@@ -1067,26 +1067,20 @@ def _fast_records(
 
 def _unsigned(stamps: Arr) -> Bool:
     """Where a string array of integers (``-?[0-9]+``, as the scanner checks) has no sign."""
-    _, offsets_buffer, data_buffer = stamps.buffers()[:3]
-    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[
-        stamps.offset : stamps.offset + len(stamps) + 1
-    ]
     if not len(stamps):
         return np.ones(0, dtype=bool)
-    data = np.frombuffer(data_buffer, dtype=np.uint8)
-    return np.asarray(data[offsets[:-1]] != ord("-"))
+    offsets, data, _ = _lsf_fast.string_buffers(stamps)
+    first = data[np.minimum(offsets[:-1], len(data) - 1)]
+    return np.asarray((np.diff(offsets) > 0) & (first != ord("-")))
 
 
 def _plain_index(idx: Arr) -> Bool:
     """Where a string array (without nulls) holds ``"0"`` or ``""``: no array index."""
-    _, offsets_buffer, data_buffer = idx.buffers()[:3]
-    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[idx.offset : idx.offset + len(idx) + 1]
+    offsets, data, _ = _lsf_fast.string_buffers(idx)
     sizes = np.diff(offsets)
     plain: Bool = np.asarray(sizes == 0)
     one = np.flatnonzero(sizes == 1)
-    if len(one):
-        data = np.frombuffer(data_buffer, dtype=np.uint8)
-        plain[one] = data[offsets[one]] == ord("0")
+    plain[one] = data[offsets[one]] == ord("0")
     return plain
 
 

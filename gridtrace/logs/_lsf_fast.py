@@ -67,6 +67,7 @@ __all__ = [
     "name_runs",
     "read_numbers",
     "scan_lsf",
+    "string_buffers",
 ]
 
 
@@ -836,15 +837,7 @@ def read_numbers(strings: Any, index: I64) -> tuple[F64, Bools] | None:
     """
     if strings.null_count or not kernel_ready():
         return None
-    _, offsets_buffer, data_buffer = strings.buffers()[:3]
-    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[
-        strings.offset : strings.offset + len(strings) + 1
-    ]
-    data = (
-        np.frombuffer(data_buffer, dtype=np.uint8)
-        if data_buffer is not None and data_buffer.size
-        else np.zeros(1, dtype=np.uint8)
-    )
+    offsets, data, _ = string_buffers(strings)
     index = np.ascontiguousarray(index, dtype=np.int64)
     shape = index.shape
     index = index.reshape(-1, shape[-1])
@@ -910,7 +903,7 @@ def _contains(offsets: I32, data: U8, valid: Bools, needle: U8, out: Bools) -> N
                 break
 
 
-def _string_buffers(strings: Any) -> tuple[I32, U8, Bools]:
+def string_buffers(strings: Any) -> tuple[I32, U8, Bools]:
     """Return the offsets (from the array offset), data and validity of strings, no copy.
 
     The validity is empty when no string is null.
@@ -941,7 +934,7 @@ def gather_strings(parts: list[tuple[Any, I64]]) -> list[Any] | None:
     """
     if not kernel_ready() or not parts:
         return None
-    buffers = [_string_buffers(strings) for strings, _ in parts]
+    buffers = [string_buffers(strings) for strings, _ in parts]
     if sum(len(data) for _, data, _ in buffers) >= 1 << 31:  # may overflow the offsets
         return None
     indexes = [np.ascontiguousarray(index, dtype=np.int64) for _, index in parts]
@@ -987,7 +980,7 @@ def contains(strings: Any, needle: str) -> Bools | None:
     """
     if not kernel_ready() or not needle:
         return None
-    offsets, data, valid = _string_buffers(strings)
+    offsets, data, valid = string_buffers(strings)
     out = np.empty(len(strings), dtype=np.bool_)
     _contains(offsets, data, valid, np.frombuffer(needle.encode(), dtype=np.uint8), out)
     return out
