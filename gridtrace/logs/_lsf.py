@@ -105,7 +105,6 @@ from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -865,10 +864,19 @@ def _records_table(
     values: Arr,
     flags: Arr,
     raw: Arr,
+    digits: Bool | None = None,
 ) -> pa.Table:
-    """Build ``records`` rows: ``sizes`` attributes a row, keys and values one row after another."""
+    """Build ``records`` rows: ``sizes`` attributes a row, keys and values one row after another.
+
+    ``digits``, when given, says which stamps are all ASCII digits (else a regular expression
+    finds them): those are epochs.
+    """
     n = len(lines)
-    epochs = _pc.if_else(_pc.match_substring_regex(stamps, r"^\d+$"), stamps, None)
+    if digits is None:
+        digits = _pc.match_substring_regex(stamps, r"^\d+$")
+    elif digits.all():
+        digits = None
+    epochs = stamps if digits is None else _pc.if_else(_pa.array(digits), stamps, None)
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(sizes, out=offsets[1:])
     return pa.Table.from_arrays(
@@ -1021,13 +1029,18 @@ def _fast_records(
         named, bits = scan.named, scan.flags
     n = len(counts)
     at = starts[:-1]
-    job_seq = values.take(_pa.array(at + _JOB_ID))
-    idx = values.take(_pa.array(at + _IDX))
-    job_ids = _pc.if_else(
-        _pc.is_in(idx, _pa.array(["0", ""])),
-        job_seq,
-        _pc.binary_join_element_wise(job_seq, "[", idx, "]", ""),
-    )
+    fields = np.stack([at + 2, at + _JOB_ID, at + _IDX])
+    picked = _lsf_fast.gather_strings([(values, fields)])
+    if picked is None:  # pragma: no cover - the scanner ran: its kernel is loaded
+        picked = [values.take(_pa.array(index)) for index in fields]
+    stamps, job_seq, idx = picked
+    job_ids = job_seq
+    if not _plain_index(idx).all():  # an array index: "jobId[idx]"
+        job_ids = _pc.if_else(
+            _pc.is_in(idx, _pa.array(["0", ""])),
+            job_seq,
+            _pc.binary_join_element_wise(job_seq, "[", idx, "]", ""),
+        )
     flags = flag_array(
         n,
         [
@@ -1041,14 +1054,34 @@ def _fast_records(
         src_file,
         np.asarray(lines, dtype=np.int64),
         _repeat("JOB_FINISH", n),
-        values.take(_pa.array(at + 2)),
+        stamps,
         job_ids,
         _keys(np.full(n, _FINISH, dtype=np.int64), named, counts - named),
         counts,
         values,
         flags,
         pa.nulls(n, pa.binary()),
+        digits=_unsigned(stamps),
     )
+
+
+def _unsigned(stamps: Arr) -> Bool:
+    """Where a string array of integers (``-?[0-9]+``, as the scanner checks) has no sign."""
+    if not len(stamps):
+        return np.ones(0, dtype=bool)
+    offsets, data, _ = _lsf_fast.string_buffers(stamps)
+    first = data[np.minimum(offsets[:-1], len(data) - 1)]
+    return np.asarray((np.diff(offsets) > 0) & (first != ord("-")))
+
+
+def _plain_index(idx: Arr) -> Bool:
+    """Where a string array (without nulls) holds ``"0"`` or ``""``: no array index."""
+    offsets, data, _ = _lsf_fast.string_buffers(idx)
+    sizes = np.diff(offsets)
+    plain: Bool = np.asarray(sizes == 0)
+    one = np.flatnonzero(sizes == 1)
+    plain[one] = data[offsets[one]] == ord("0")
+    return plain
 
 
 def _reference_rows(
@@ -1386,36 +1419,48 @@ def _finish_values(attrs: Any) -> tuple[dict[str, Arr], dict[str, Numbers]]:
             {name: columns[name] for name in _TEXT_ATTRS},
             {name: _number_column(columns[name]) for name in _NUMBER_ATTRS},
         )
-    texts: dict[str, list[Arr]] = {name: [] for name in _TEXT_ATTRS}
-    numbers: dict[str, list[Numbers]] = {name: [] for name in _NUMBER_ATTRS}
+    n = sum(len(chunk) for chunk in chunks)
+    k = len(_NUMBER_ATTRS)
+    values = np.empty((k, n), dtype=np.float64)
+    bad = np.zeros((k, n), dtype=bool)
+    absent = np.empty((k, n), dtype=bool)
+    picks: list[tuple[Arr, npt.NDArray[np.int64]]] = []
+    row = 0
     for chunk in chunks:
         index = _attrs_fast.find_keys(chunk, [*_TEXT_ATTRS, *_NUMBER_ATTRS])
         items = chunk.items
-        for j, name in enumerate(_TEXT_ATTRS):
-            texts[name].append(items.take(_pa.array(index[j], mask=index[j] < 0)))
+        picks.append((items, index[: len(_TEXT_ATTRS)]))
         at_all = index[len(_TEXT_ATTRS) :]
+        end = row + len(chunk)
+        absent[:, row:end] = at_all < 0
         read = _lsf_fast.read_numbers(items, at_all)  # the fields of a row together
-        for j, name in enumerate(_NUMBER_ATTRS):
-            at = at_all[j]
-            if read is None:
-                numbers[name].append(_number_column(items.take(_pa.array(at, mask=at < 0))))
-                continue
-            values, slow = read[0][j], read[1][j]
-            bad = np.zeros(len(at), dtype=bool)
-            if slow.any():
-                rows = np.flatnonzero(slow)
-                values[rows], bad[rows] = _floats(items.take(_pa.array(at[rows])))
-            numbers[name].append((values, bad, at < 0))
-    return (
-        {name: pa.concat_arrays(parts) for name, parts in texts.items()},
-        {
-            name: (
-                np.concatenate([p[0] for p in parts]),
-                np.concatenate([p[1] for p in parts]),
-                np.concatenate([p[2] for p in parts]),
+        if read is None:
+            for j in range(k):
+                at = at_all[j]
+                values[j, row:end], bad[j, row:end], absent[j, row:end] = _number_column(
+                    items.take(_pa.array(at, mask=at < 0))
+                )
+        else:
+            values[:, row:end] = read[0]
+            for j, rows in enumerate(read[1]):
+                if rows.any():
+                    slow = np.flatnonzero(rows)
+                    values[j, row + slow], bad[j, row + slow] = _floats(
+                        items.take(_pa.array(at_all[j][slow]))
+                    )
+        row = end
+    # the text fields of every chunk in one pass each, straight into one array per field
+    gathered = _lsf_fast.gather_strings(picks)
+    if gathered is None:
+        gathered = [
+            pa.concat_arrays(
+                [items.take(_pa.array(index[j], mask=index[j] < 0)) for items, index in picks]
             )
-            for name, parts in numbers.items()
-        },
+            for j in range(len(_TEXT_ATTRS))
+        ]
+    return (
+        dict(zip(_TEXT_ATTRS, gathered, strict=True)),
+        {name: (values[j], bad[j], absent[j]) for j, name in enumerate(_NUMBER_ATTRS)},
     )
 
 
@@ -1564,11 +1609,20 @@ def _jobs(
 
     # GPUs: the ngpus_physical rusage of the effective requirement, per host when "/host"
     # (the regular expression only on the requirements naming it: most name no GPU)
-    requirements = _pc.fill_null(text("effectiveResReq"), "")
+    requirements = text("effectiveResReq")
     gpus = np.full(n, np.nan)
     per_host = np.zeros(n, dtype=bool)
-    named = np.flatnonzero(_numpy(_pc.match_substring(requirements, "ngpus_physical="), bool))
+    listed = (
+        _lsf_fast.contains(requirements, "ngpus_physical=")
+        if isinstance(requirements, pa.Array)
+        else None
+    )
+    if listed is None:
+        requirements = _pc.fill_null(requirements, "")
+        listed = _numpy(_pc.match_substring(requirements, "ngpus_physical="), bool)
+    named = np.flatnonzero(listed)
     if len(named):
+        requirements = _pc.fill_null(requirements, "")
         gpu_parts = _pc.extract_regex(
             requirements.take(_pa.array(named)),
             r"ngpus_physical=(?P<v>\d+(?:\.\d+)?)(?P<h>/host)?",
@@ -1587,10 +1641,11 @@ def _jobs(
     id_text = np.asarray(_pc.dictionary_encode(id_column).indices.fill_null(-1), dtype=np.int64)
     src_line = _numpy(rec.column("src_line").combine_chunks(), np.int64) if n else np.zeros(0)
     src_file = rec.column("src_file").combine_chunks() if n else _pa.array([], pa.string())
+    files = src_file.dictionary_encode()
     file_no = (
-        np.unique(_numpy(src_file.dictionary_encode().indices, np.int64), return_inverse=True)[1]
-        if n
-        else np.zeros(0, np.int64)
+        np.unique(_numpy(files.indices, np.int64), return_inverse=True)[1]
+        if len(files.dictionary) > 1
+        else np.zeros(n, np.int64)  # one file (or none): no sort
     )
     attempt, n_attempts, duplicate = _attempts(id_text, submit, event, file_no, src_line, start)
     earlier = (attempt < n_attempts - 1) & ~duplicate & started
@@ -1760,12 +1815,10 @@ def assemble_lsf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
     if finish.num_rows:
         found = columns_of["version"]
         versions = sorted(str(v) for v in _pc.unique(found).to_pylist() if v is not None)
-    events = {
-        str(k): int(v)
-        for k, v in pd.Series(records.column("record_type").to_pylist(), dtype=object)
-        .value_counts()
-        .items()
-    }
+    counted = _pc.value_counts(records.column("record_type"))
+    events = dict(
+        zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist(), strict=True)
+    )
     return ParseResult(
         records=records,
         jobs=jobs,

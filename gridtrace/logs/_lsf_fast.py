@@ -47,6 +47,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 
 from gridtrace.logs._columnar import string_array
 from gridtrace.logs._kernels import HAVE_NUMBA, LazyKernel
@@ -60,10 +61,13 @@ __all__ = [
     "Layout",
     "LsfScan",
     "compile_kernel",
+    "contains",
+    "gather_strings",
     "kernel_ready",
     "name_runs",
     "read_numbers",
     "scan_lsf",
+    "string_buffers",
 ]
 
 
@@ -137,6 +141,8 @@ def _classes(utf8: bool) -> U8:
     return table
 
 
+_pa: Any = pa
+
 _CLASS_UTF8 = _classes(utf8=True)
 _CLASS_ASCII = _classes(utf8=False)
 
@@ -158,8 +164,22 @@ _KERNEL = (
     "_write",
     "_put_names",
     "_read_numbers",
+    "_gather_sizes",
+    "_gather",
+    "_contains",
 )
-_ENTRY_POINTS = frozenset({"_tokenize", "_layout", "_write", "_put_names", "_read_numbers"})
+_ENTRY_POINTS = frozenset(
+    {
+        "_tokenize",
+        "_layout",
+        "_write",
+        "_put_names",
+        "_read_numbers",
+        "_gather_sizes",
+        "_gather",
+        "_contains",
+    }
+)
 _LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
 compile_kernel = _LAZY.compile
 kernel_ready = _LAZY.ready
@@ -817,15 +837,7 @@ def read_numbers(strings: Any, index: I64) -> tuple[F64, Bools] | None:
     """
     if strings.null_count or not kernel_ready():
         return None
-    _, offsets_buffer, data_buffer = strings.buffers()[:3]
-    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[
-        strings.offset : strings.offset + len(strings) + 1
-    ]
-    data = (
-        np.frombuffer(data_buffer, dtype=np.uint8)
-        if data_buffer is not None and data_buffer.size
-        else np.zeros(1, dtype=np.uint8)
-    )
+    offsets, data, _ = string_buffers(strings)
     index = np.ascontiguousarray(index, dtype=np.int64)
     shape = index.shape
     index = index.reshape(-1, shape[-1])
@@ -833,6 +845,145 @@ def read_numbers(strings: Any, index: I64) -> tuple[F64, Bools] | None:
     slow = np.empty(index.shape, dtype=np.bool_)
     _read_numbers(offsets, data, index, out, slow)
     return out.reshape(shape), slow.reshape(shape)
+
+
+def _gather_sizes(offsets: I32, valid: Bools, index: I64, row: int, out_off: I32) -> None:
+    """Offsets of the strings picked by ``index`` (column, row; -1 or invalid: none, empty).
+
+    An empty ``valid`` stands for strings that are all valid.
+
+    Written from row ``row`` of ``out_off`` on, going on from ``out_off[:, row]``.
+    """
+    for i in range(index.shape[1]):  # row by row: the fields of a row sit side by side
+        for j in range(index.shape[0]):
+            p = index[j, i]
+            size = 0
+            if p >= 0 and (valid.size == 0 or valid[p]):
+                size = offsets[p + 1] - offsets[p]
+            out_off[j, row + i + 1] = out_off[j, row + i] + size
+
+
+def _gather(
+    offsets: I32, data: U8, valid: Bools, index: I64, row: int, out_off: I32, base: I64, out: U8
+) -> None:
+    """Copy the strings picked by ``index``, column ``j`` at ``base[j] + out_off[j, row:]``.
+
+    Row by row (all the columns of a row, then the next): the fields of a row sit side by side.
+    """
+    for i in range(index.shape[1]):
+        for j in range(index.shape[0]):
+            p = index[j, i]
+            if p < 0 or (valid.size and not valid[p]):
+                continue
+            w = np.uint64(base[j] + out_off[j, row + i])  # unsigned: no check for negative ones
+            for k in range(np.uint64(offsets[p]), np.uint64(offsets[p + 1])):
+                out[w] = data[k]
+                w += np.uint64(1)
+
+
+def _contains(offsets: I32, data: U8, valid: Bools, needle: U8, out: Bools) -> None:
+    """Whether each valid string holds the bytes of ``needle`` (not empty; no ``valid``: all)."""
+    size = needle.size
+    first = needle[0]
+    for i in range(offsets.size - 1):
+        out[i] = False
+        if valid.size and not valid[i]:
+            continue
+        stop = offsets[i + 1] - size
+        for a in range(offsets[i], stop + 1):
+            if data[a] != first:
+                continue
+            same = True
+            for k in range(1, size):
+                if data[a + k] != needle[k]:
+                    same = False
+                    break
+            if same:
+                out[i] = True
+                break
+
+
+def string_buffers(strings: Any) -> tuple[I32, U8, Bools]:
+    """Return the offsets (from the array offset), data and validity of strings, no copy.
+
+    The validity is empty when no string is null.
+    """
+    validity, offsets_buffer, data_buffer = strings.buffers()[:3]
+    n = len(strings)
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[strings.offset : strings.offset + n + 1]
+    data = (
+        np.frombuffer(data_buffer, dtype=np.uint8)
+        if data_buffer is not None and data_buffer.size
+        else np.zeros(1, dtype=np.uint8)
+    )
+    if strings.null_count and validity is not None:
+        valid = np.asarray(strings.is_valid(), dtype=np.bool_)
+    else:
+        valid = np.ones(0, dtype=np.bool_)
+    return offsets, data, valid
+
+
+def gather_strings(parts: list[tuple[Any, I64]]) -> list[Any] | None:
+    """Take strings at each row of an index (-1: null) in the kernel, from several arrays.
+
+    Each part is a string array and a 2-D index into it (column, row); column ``j`` of the
+    result is the same as ``pa.concat_arrays([strings.take(pa.array(index[j],
+    mask=index[j] < 0)) for strings, index in parts])``, in one pass over each part's rows
+    (the fields of a row sit side by side) and without an index array or a copy each.
+    None when the kernel is not loaded or the strings might not fit 32-bit offsets.
+    """
+    if not kernel_ready() or not parts:
+        return None
+    buffers = [string_buffers(strings) for strings, _ in parts]
+    if sum(len(data) for _, data, _ in buffers) >= 1 << 31:  # may overflow the offsets
+        return None
+    indexes = [np.ascontiguousarray(index, dtype=np.int64) for _, index in parts]
+    k = indexes[0].shape[0]
+    n = sum(index.shape[1] for index in indexes)
+    out_off = np.zeros((k, n + 1), dtype=np.int32)
+    picked = np.empty((k, n), dtype=np.bool_)
+    row = 0
+    for (offsets, _, valid), index in zip(buffers, indexes, strict=True):
+        _gather_sizes(offsets, valid, index, row, out_off)
+        picked[:, row : row + index.shape[1]] = (index >= 0) & (
+            valid[np.maximum(index, 0)] if valid.size else True
+        )
+        row += index.shape[1]
+    base = np.zeros(k + 1, dtype=np.int64)
+    np.cumsum(out_off[:, n], out=base[1:])
+    out = np.empty(max(int(base[k]), 1), dtype=np.uint8)
+    row = 0
+    for (offsets, data, valid), index in zip(buffers, indexes, strict=True):
+        _gather(offsets, data, valid, index, row, out_off, base, out)
+        row += index.shape[1]
+    columns = []
+    for j in range(k):
+        nulls = n - int(np.count_nonzero(picked[j]))
+        bitmap = _pa.py_buffer(np.packbits(picked[j], bitorder="little")) if nulls else None
+        columns.append(
+            _pa.StringArray.from_buffers(
+                n,
+                _pa.py_buffer(out_off[j]),
+                _pa.py_buffer(out[base[j] : base[j + 1]]),
+                bitmap,
+                nulls,
+            )
+        )
+    return columns
+
+
+def contains(strings: Any, needle: str) -> Bools | None:
+    """Whether each string of ``strings`` holds ``needle`` (null: False), in the kernel.
+
+    The same as ``pc.match_substring(pc.fill_null(strings, ""), needle)``. None when the
+    kernel is not loaded or ``needle`` is empty.
+    """
+    if not kernel_ready() or not needle:
+        return None
+    offsets, data, valid = string_buffers(strings)
+    out = np.empty(len(strings), dtype=np.bool_)
+    _contains(offsets, data, valid, np.frombuffer(needle.encode(), dtype=np.uint8), out)
+    return out
 
 
 def name_runs(names: list[str], starts: I64, lengths: I64) -> Any:
