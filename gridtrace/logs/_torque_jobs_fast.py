@@ -9,6 +9,7 @@ times faster. Small inputs keep the array path, so that reading one day's file l
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -23,6 +24,7 @@ __all__ = [
     "KERNEL_ROWS",
     "exec_hosts",
     "index_keys",
+    "read_values",
     "use_kernel",
 ]
 
@@ -34,8 +36,8 @@ I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
 
 # The kernels' functions, callees first: plain Python until first use (see _compile_kernel).
-_KERNEL = ("_index_keys", "_read_number", "_parse_exec_hosts")
-_ENTRY_POINTS = frozenset({"_index_keys", "_parse_exec_hosts"})
+_KERNEL = ("_index_keys", "_read_number", "_parse_exec_hosts", "_read_one", "_read_values")
+_ENTRY_POINTS = frozenset({"_index_keys", "_parse_exec_hosts", "_read_values"})
 _LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
 _compile_kernel = _LAZY.compile
 
@@ -347,3 +349,158 @@ def exec_hosts(text: pa.Array[Any]) -> tuple[I64, pa.Array[Any], I64, Bools] | N
     names = pa.Array.from_buffers(pa.string(), total, buffers)
     rows = np.repeat(np.arange(n, dtype=np.int64), counts)
     return rows, names, cores, ok
+
+
+# --------------------------------------------------------------------------------------------
+# numbers read in place: integers, durations and memory sizes at given value positions
+
+INTEGER, DURATION, MEMORY = 0, 1, 2
+"""What :func:`read_values` reads: ``-?\\d{1,18}``; ``\\d{1,12}`` or ``\\d{1,9}:\\d{1,2}:\\d{1,2}``;
+``\\d{1,12}[kmgtp]?[bw]`` (any case) below 2**62 bytes."""
+
+_COLON, _MINUS = 58, 45
+_LOWER = 32  # ASCII letter | 32: its lower case
+_NA = np.iinfo(np.int64).min
+_OTHER = _NA + 1
+
+
+def _read_one(data: npt.NDArray[np.uint8], start: int, stop: int, mode: int) -> int:
+    """Read ``data[start:stop]`` as ``mode`` says (see :data:`INTEGER`); :data:`_OTHER` if not."""
+    cursor = start
+    negative = False
+    if mode == 0 and cursor < stop and data[cursor] == _MINUS:
+        negative = True
+        cursor += 1
+    first = 0
+    digits = 0
+    while cursor < stop and _ZERO <= data[cursor] <= _NINE:
+        first = first * 10 + (data[cursor] - _ZERO)
+        digits += 1
+        cursor += 1
+        if digits > 18:
+            break
+    if digits == 0:
+        return _OTHER
+    if mode == 0:
+        if cursor != stop or digits > 18:
+            return _OTHER
+        return -first if negative else first
+    elif mode == 1:
+        if cursor == stop:
+            if digits > 12:
+                return _OTHER
+            return first
+        if digits > 9 or data[cursor] != _COLON:
+            return _OTHER
+        total = first * 3600
+        good = True
+        for scale in (60, 1):
+            cursor += 1
+            part = 0
+            size = 0
+            while cursor < stop and _ZERO <= data[cursor] <= _NINE and size < 3:
+                part = part * 10 + (data[cursor] - _ZERO)
+                size += 1
+                cursor += 1
+            if (
+                size == 0
+                or size > 2
+                or (scale == 60 and (cursor >= stop or data[cursor] != _COLON))
+            ):
+                good = False
+                break
+            total += part * scale
+        if not good or cursor != stop:
+            return _OTHER
+        return total
+    else:
+        if digits > 12 or cursor >= stop:
+            return _OTHER
+        factor = 1
+        letter = data[cursor] | _LOWER
+        power = -1
+        if letter == 107:  # k
+            power = 1
+        elif letter == 109:  # m
+            power = 2
+        elif letter == 103:  # g
+            power = 3
+        elif letter == 116:  # t
+            power = 4
+        elif letter == 112:  # p
+            power = 5
+        if power > 0:
+            cursor += 1
+            for _ in range(power):
+                factor *= 1024
+        if cursor + 1 != stop:
+            return _OTHER
+        letter = data[cursor] | _LOWER
+        if letter == 119:  # w
+            factor *= 8
+        elif letter != 98:  # b
+            return _OTHER
+        if float(first) * float(factor) >= 2.0**62:
+            return _OTHER
+        return first * factor
+
+
+def _read_values(
+    offsets: npt.NDArray[np.int32],
+    data: npt.NDArray[np.uint8],
+    positions: npt.NDArray[np.integer[Any]],
+    columns: I64,
+    modes: I64,
+    out: I64,
+    others: I64,
+) -> None:
+    """Read, for each row of ``positions``, the values at its ``columns`` (−1: none, NA).
+
+    ``out[k, row]`` gets the number at ``positions[row, columns[k]]`` read as ``modes[k]``
+    says; ``others[k]`` counts the values of column ``k`` in another form (their ``out`` is
+    NA): the caller then reads that column by the reference path. A row's values lie side by
+    side in ``data`` (one record's entries are numbered in turn): row by row, they are read
+    from one or two cache lines instead of one miss per value.
+    """
+    for row in range(positions.shape[0]):
+        for k in range(len(columns)):
+            position = positions[row, columns[k]]
+            out[k, row] = _NA
+            if position < 0:
+                continue
+            value = _read_one(data, offsets[position], offsets[position + 1], modes[k])
+            if value == _OTHER:
+                others[k] += 1
+            else:
+                out[k, row] = value
+
+
+def read_values(
+    values: pa.Array[Any],
+    positions: npt.NDArray[np.integer[Any]],
+    columns: Sequence[int],
+    modes: Sequence[int],
+) -> list[I64 | None]:
+    """Read the numbers at ``positions[:, columns]`` of ``values`` with the kernel (NA where −1).
+
+    Returns one array per column, None for a column with a value in another form (or all None
+    when ``values`` is not a plain ``string`` array without nulls): the caller then reads that
+    column by its reference path.
+    """
+    if not pa.types.is_string(values.type) or values.null_count:
+        return [None] * len(columns)
+    rows = positions.shape[0]
+    out = np.empty((len(columns), rows), dtype=np.int64)
+    others = np.zeros(len(columns), dtype=np.int64)
+    if rows:
+        _compile_kernel()
+        _read_values(
+            _offsets(values),
+            _data(values),
+            np.ascontiguousarray(positions),
+            np.asarray(columns, dtype=np.int64),
+            np.asarray(modes, dtype=np.int64),
+            out,
+            others,
+        )
+    return [None if others[k] else out[k] for k in range(len(columns))]
