@@ -435,6 +435,14 @@ def _empty_strings(values: Arr) -> Bool:
     return empty
 
 
+def _values_bytes(values: Arr) -> int:
+    """Bytes of a string array's values (from its offsets)."""
+    if not len(values):
+        return 0
+    offsets = _fast.string_offsets(values)
+    return int(offsets[-1]) - int(offsets[0])
+
+
 def _array(column: Chunked | Arr) -> Arr:
     if isinstance(column, pa.ChunkedArray):
         return cast(Arr, column.chunk(0) if column.num_chunks == 1 else column.combine_chunks())
@@ -655,27 +663,17 @@ class _Attrs:
         small = entries < np.iinfo(np.int32).max
         table = np.full((n, len(wanted)), -1, dtype=np.int32 if small else np.int64)
         kernel = use_kernel(n)
+        parts = [_map_parts(chunk) for chunk in chunks if len(chunk)]
+        if kernel and all(_fast.applies(names, values) for _, names, values in parts):
+            size = sum(_values_bytes(values) for _, _, values in parts)
+            if size < np.iinfo(np.int32).max:  # the values of a string array
+                values_all = cls._copied(parts, list(wanted), drop_last, table, entries, size)
+                index = {key: table[:, i] for key, i in wanted.items()}
+                return cls(values_all, index, kernel, table, dict(wanted))
         value_parts: list[Arr] = []
         row0 = position0 = 0
-        for chunk in chunks:
-            rows = len(chunk)
-            if not rows:
-                continue
-            offsets, names, values = _map_parts(chunk)
-            if kernel:
-                cut_rows = (
-                    np.zeros(rows, dtype=bool)
-                    if drop_last is None
-                    else np.ascontiguousarray(drop_last[row0 : row0 + rows])
-                )
-                kept = index_keys(
-                    offsets, names, values, list(wanted), cut_rows, table, row0, position0
-                )
-                if kept is not None:
-                    value_parts.append(values.filter(_bools(kept)))
-                    row0 += rows
-                    position0 += len(value_parts[-1])
-                    continue
+        for offsets, names, values in parts:
+            rows = len(offsets) - 1
             parent = np.repeat(np.arange(row0, row0 + rows, dtype=np.int64), np.diff(offsets))
             found = pc.index_in(names, value_set=value_set)
             key_id = _np_int(found).clip(min=-1).astype(np.int16)
@@ -694,6 +692,48 @@ class _Attrs:
         values_all = pa.concat_arrays(value_parts) if value_parts else pa.array([], pa.string())
         index = {key: table[:, i] for key, i in wanted.items()}
         return cls(values_all, index, kernel, table, dict(wanted))
+
+    @staticmethod
+    def _copied(
+        parts: list[tuple[I64, Arr, Arr]],
+        keys: list[str],
+        drop_last: Bool | None,
+        table: npt.NDArray[np.integer[Any]],
+        entries: int,
+        size: int,
+    ) -> Arr:
+        """Index every chunk with the kernel, which copies the kept values into one array."""
+        out_offsets = np.empty(entries + 1, dtype=np.int32)
+        out_offsets[0] = 0
+        out_data = np.empty(max(size, 1), dtype=np.uint8)
+        row0 = position0 = 0
+        for offsets, names, values in parts:
+            rows = len(offsets) - 1
+            cut_rows = (
+                np.zeros(rows, dtype=bool)
+                if drop_last is None
+                else np.ascontiguousarray(drop_last[row0 : row0 + rows])
+            )
+            position0 += index_keys(
+                offsets,
+                names,
+                values,
+                keys,
+                cut_rows,
+                table,
+                row0,
+                position0,
+                out_offsets,
+                out_data,
+            )
+            row0 += rows
+        used = int(out_offsets[position0])
+        buffers = [
+            None,
+            pa.py_buffer(out_offsets[: position0 + 1].data),
+            pa.py_buffer(out_data[:used].data),
+        ]
+        return pa.Array.from_buffers(pa.string(), position0, buffers, null_count=0)
 
     def gather_rows(self, *sources: I64) -> None:
         """Gather, for :meth:`positions` with these ``sources``, every key's combined positions.

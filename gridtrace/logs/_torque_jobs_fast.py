@@ -10,7 +10,7 @@ times faster. Small inputs keep the array path, so that reading one day's file l
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -22,9 +22,11 @@ __all__ = [
     "EXEC_HOST_KERNEL_ROWS",
     "HAVE_NUMBA",
     "KERNEL_ROWS",
+    "applies",
     "exec_hosts",
     "index_keys",
     "read_values",
+    "string_offsets",
     "use_kernel",
 ]
 
@@ -57,12 +59,18 @@ def _index_keys(
     by_length: I64,
     key_ids: I64,
     drop_last: Bools,
-    table: I64,
+    table: npt.NDArray[np.integer[Any]],
     row0: int,
     position0: int,
-    keep: Bools,
+    value_data: npt.NDArray[np.uint8],
+    out_offsets: npt.NDArray[np.int32],
+    out_data: npt.NDArray[np.uint8],
 ) -> int:
-    """Fill ``table[row0 + row, key]`` and ``keep``; return the number of values kept.
+    """Fill ``table[row0 + row, key]``, copy the kept values out; return how many were kept.
+
+    Kept value ``position0 + i`` is copied to ``out_data`` from ``out_offsets[position0 + i]``
+    (set by the previous chunk, 0 for the first), its end written to the next offset: the
+    values of every chunk end up in one string array, copied once.
 
     An entry is kept when its key is one of the wanted ones, its value is not empty and it is
     not the last entry of a row marked in ``drop_last``. Kept values are numbered from
@@ -96,8 +104,13 @@ def _index_keys(
                     break
             if found < 0:
                 continue
-            table[row0 + row, key_ids[found]] = position0 + kept
-            keep[entry] = True
+            at = position0 + kept
+            table[row0 + row, key_ids[found]] = at
+            cursor = out_offsets[at]
+            for byte in range(value_offsets[entry], value_offsets[entry + 1]):
+                out_data[cursor] = value_data[byte]
+                cursor += 1
+            out_offsets[at + 1] = cursor
             kept += 1
     return kept
 
@@ -109,6 +122,10 @@ def _offsets(array: pa.Array[Any]) -> npt.NDArray[np.int32]:
     return np.frombuffer(
         memoryview(buffer), dtype=np.int32, count=len(array) + 1, offset=4 * array.offset
     )
+
+
+string_offsets = _offsets
+"""The offsets of a string array's values (a view of its buffer)."""
 
 
 def _data(array: pa.Array[Any]) -> npt.NDArray[np.uint8]:
@@ -124,20 +141,19 @@ def index_keys(
     values: pa.Array[Any],
     keys: list[str],
     drop_last: Bools,
-    table: I64,
+    table: npt.NDArray[np.integer[Any]],
     row0: int,
     position0: int,
-) -> Bools | None:
-    """Index one chunk's entries with the kernel; return which values are kept.
+    out_offsets: npt.NDArray[np.int32],
+    out_data: npt.NDArray[np.uint8],
+) -> int:
+    """Index one chunk's entries with the kernel; return how many values were kept.
 
     ``map_offsets`` start at 0 and ``names`` and ``values`` are the chunk's keys and items
-    sliced to them. Returns None when the kernel does not apply (not plain ``string`` arrays,
-    or null keys or values): the caller then uses the array path.
+    sliced to them, plain ``string`` arrays without nulls (see :func:`applies`). The kept
+    values are copied to ``out_data`` from ``out_offsets[position0]``, their ends written to
+    the following offsets (see :func:`_index_keys`).
     """
-    if not (pa.types.is_string(names.type) and pa.types.is_string(values.type)):
-        return None
-    if names.null_count or values.null_count:
-        return None
     # the wanted keys by length, each with its index in ``keys``
     encoded = sorted((key.encode(), i) for i, key in enumerate(keys))
     encoded.sort(key=lambda pair: len(pair[0]))
@@ -147,9 +163,8 @@ def index_keys(
     wanted_data = np.frombuffer(b"".join(key for key, _ in encoded) or b"\0", dtype=np.uint8)
     by_length = np.searchsorted(lengths, np.arange(int(lengths.max(initial=0)) + 2))
     key_ids = np.array([i for _, i in encoded], dtype=np.int64)
-    keep = np.zeros(len(values), dtype=bool)
     _compile_kernel()
-    _index_keys(
+    return _index_keys(
         map_offsets,
         _offsets(names),
         _data(names),
@@ -162,9 +177,17 @@ def index_keys(
         table,
         row0,
         position0,
-        keep,
+        _data(values),
+        out_offsets,
+        out_data,
     )
-    return cast(Bools, keep)
+
+
+def applies(names: pa.Array[Any], values: pa.Array[Any]) -> bool:
+    """Whether :func:`index_keys` reads a chunk's ``names`` and ``values`` (keys and items)."""
+    if not (pa.types.is_string(names.type) and pa.types.is_string(values.type)):
+        return False
+    return not (names.null_count or values.null_count)
 
 
 # --------------------------------------------------------------------------------------------
