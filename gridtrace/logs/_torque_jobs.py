@@ -745,6 +745,10 @@ class _Attrs:
         """
         if self.table is None:
             return
+        if self.kernel and sources:
+            key = tuple(id(rows) for rows in sources)
+            self.gathered[key] = (sources, _fast.first_positions(self.table, sources))
+            return
         combined: npt.NDArray[np.integer[Any]] | None = None
         for rows in sources:
             picked = self.table[np.maximum(rows, 0)]
@@ -896,6 +900,16 @@ def _duplicate_lines(records: pa.Table, attrs: _Attrs, key_columns: Sequence[I64
 
 
 _LINE_COLUMNS = ("site", "record_type", "stamp", "job_id_raw", "attrs")
+# the text attributes of an attempt the kernel gathers row by row
+_STRING_KEYS = (
+    *_TEXT_KEYS,
+    "Resource_List.nodes",
+    "Resource_List.neednodes",
+    "Resource_List.nodect",
+    "Resource_List.select",
+    "exec_host",
+    "exec_vnode",
+)
 # the numeric attributes of an attempt the kernel reads in place, and how
 _NUMBER_MODES: dict[str, int] = {
     **{key: _fast.INTEGER for key in _EPOCH_KEYS + _INT_KEYS},
@@ -1610,7 +1624,23 @@ def _jobs_table(
             return primary, dup, s_row, att["last_q"]
         return primary, dup, s_row
 
+    # the text attributes of every attempt, gathered row by row when the kernel is used
+    strings: dict[str, Arr] = {}
+    if attrs.kernel:
+        text_positions = np.empty(
+            (len(_STRING_KEYS), n_att),
+            dtype=attrs.table.dtype if attrs.table is not None else np.int64,
+        )
+        for k, key in enumerate(_STRING_KEYS):
+            text_positions[k] = attrs.positions(key, *sources(key))
+        gathered = _fast.gather_strings(attrs.values, text_positions)
+        if gathered is not None:
+            strings = dict(zip(_STRING_KEYS, gathered, strict=True))
+        del text_positions
+
     def gather(key: str) -> Arr:
+        if key in strings:
+            return strings[key]
         return attrs.get(key, *sources(key))
 
     # the numbers of every attempt, read in place row by row when the kernel is used

@@ -24,6 +24,8 @@ __all__ = [
     "KERNEL_ROWS",
     "applies",
     "exec_hosts",
+    "first_positions",
+    "gather_strings",
     "index_keys",
     "read_values",
     "string_offsets",
@@ -38,8 +40,26 @@ I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
 
 # The kernels' functions, callees first: plain Python until first use (see _compile_kernel).
-_KERNEL = ("_index_keys", "_read_number", "_parse_exec_hosts", "_read_one", "_read_values")
-_ENTRY_POINTS = frozenset({"_index_keys", "_parse_exec_hosts", "_read_values"})
+_KERNEL = (
+    "_index_keys",
+    "_read_number",
+    "_parse_exec_hosts",
+    "_read_one",
+    "_read_values",
+    "_first_positions",
+    "_string_sizes",
+    "_copy_strings",
+)
+_ENTRY_POINTS = frozenset(
+    {
+        "_index_keys",
+        "_parse_exec_hosts",
+        "_read_values",
+        "_first_positions",
+        "_string_sizes",
+        "_copy_strings",
+    }
+)
 _LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
 _compile_kernel = _LAZY.compile
 
@@ -527,3 +547,119 @@ def read_values(
             others,
         )
     return [None if others[k] else out[k] for k in range(len(columns))]
+
+
+# --------------------------------------------------------------------------------------------
+# positions of every key for a list of source records
+
+
+def _first_positions(
+    table: npt.NDArray[np.integer[Any]],
+    sources: I64,
+    out: npt.NDArray[np.integer[Any]],
+) -> None:
+    """``out[key, i]``: ``table[r, key]`` of the first ``r`` of ``sources[:, i]`` that has it.
+
+    −1 when none has it (a source of −1 is no record). Row by row: each source's table row is
+    read whole, one or two cache lines, instead of a miss per key.
+    """
+    for i in range(sources.shape[1]):
+        for key in range(table.shape[1]):
+            out[key, i] = -1
+        for s in range(sources.shape[0]):
+            row = sources[s, i]
+            if row < 0:
+                continue
+            for key in range(table.shape[1]):
+                if out[key, i] < 0:
+                    out[key, i] = table[row, key]
+
+
+def first_positions(
+    table: npt.NDArray[np.integer[Any]], sources: Sequence[I64]
+) -> npt.NDArray[np.integer[Any]]:
+    """For each key (column of ``table``) and row, its position in the first source that has it.
+
+    What ``table[sources[0]]``, then ``table[sources[1]]`` where still −1, ... give (a source
+    row of −1 is none), transposed: a line per key.
+    """
+    stacked = np.ascontiguousarray(
+        np.vstack([np.asarray(rows, dtype=np.int64) for rows in sources])
+    )
+    out = np.empty((table.shape[1], stacked.shape[1]), dtype=table.dtype)
+    _compile_kernel()
+    _first_positions(np.ascontiguousarray(table), stacked, out)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# strings of several keys gathered row by row
+
+
+def _string_sizes(
+    offsets: npt.NDArray[np.int32], positions: npt.NDArray[np.integer[Any]], sizes: I64
+) -> None:
+    """``sizes[k, i]``: the length of the value at ``positions[k, i]`` (0 for −1)."""
+    for i in range(positions.shape[1]):
+        for k in range(positions.shape[0]):
+            position = positions[k, i]
+            sizes[k, i] = 0 if position < 0 else offsets[position + 1] - offsets[position]
+
+
+def _copy_strings(
+    offsets: npt.NDArray[np.int32],
+    data: npt.NDArray[np.uint8],
+    positions: npt.NDArray[np.integer[Any]],
+    out_offsets: npt.NDArray[np.int32],
+    out_data: npt.NDArray[np.uint8],
+    bases: I64,
+) -> None:
+    """Copy the value at ``positions[k, i]`` to ``out_data[bases[k] + out_offsets[k, i]:]``."""
+    for i in range(positions.shape[1]):
+        for k in range(positions.shape[0]):
+            position = positions[k, i]
+            if position < 0:
+                continue
+            cursor = bases[k] + out_offsets[k, i]
+            for byte in range(offsets[position], offsets[position + 1]):
+                out_data[cursor] = data[byte]
+                cursor += 1
+
+
+def gather_strings(
+    values: pa.Array[Any], positions: npt.NDArray[np.integer[Any]]
+) -> list[pa.Array[Any]] | None:
+    """``values.take(positions[k])`` for every line ``k`` (null where −1), row by row.
+
+    The values of one record lie side by side: gathering every key of a row at once reads
+    them from a cache line or two instead of a miss per key and value. None when ``values`` is
+    not a plain ``string`` array without nulls, or a line's strings would not fit one array.
+    """
+    if not pa.types.is_string(values.type) or values.null_count:
+        return None
+    keys, rows = positions.shape
+    source_offsets = _offsets(values)
+    sizes = np.empty((keys, rows), dtype=np.int64)
+    _compile_kernel()
+    _string_sizes(source_offsets, positions, sizes)
+    totals = sizes.sum(axis=1)
+    if rows and int(totals.max()) >= np.iinfo(np.int32).max:
+        return None
+    out_offsets = np.zeros((keys, rows + 1), dtype=np.int32)
+    np.cumsum(sizes, axis=1, out=out_offsets[:, 1:])
+    bases = np.zeros(keys + 1, dtype=np.int64)
+    np.cumsum(totals, out=bases[1:])
+    out_data = np.empty(max(int(bases[-1]), 1), dtype=np.uint8)
+    _copy_strings(source_offsets, _data(values), positions, out_offsets, out_data, bases)
+    arrays: list[pa.Array[Any]] = []
+    for k in range(keys):
+        missing = positions[k] < 0
+        nulls = int(np.count_nonzero(missing))
+        validity = pa.py_buffer(np.packbits(~missing, bitorder="little").data) if nulls else None
+        buffers = [
+            validity,
+            pa.py_buffer(out_offsets[k].data),
+            pa.py_buffer(out_data[int(bases[k]) : max(int(bases[k + 1]), int(bases[k]) + 1)].data),
+        ]
+        arrays.append(pa.Array.from_buffers(pa.string(), rows, buffers, null_count=nulls))
+    return arrays

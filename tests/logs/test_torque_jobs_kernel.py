@@ -145,6 +145,39 @@ def test_absent_values_are_missing() -> None:
 
 
 # --------------------------------------------------------------------------------------------
+# positions and strings gathered row by row
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data(), st.integers(1, 6), st.integers(0, 8), st.integers(1, 3))
+def test_first_positions_and_strings_are_the_column_lookups(
+    data: st.DataObject, n_records: int, n_rows: int, n_sources: int
+) -> None:
+    texts = data.draw(st.lists(st.text(max_size=4), min_size=1, max_size=20))
+    values = pa.array(texts, pa.string())
+    position = st.integers(-1, len(texts) - 1)
+    cells = st.lists(position, min_size=n_records * 3, max_size=n_records * 3)
+    table = np.array(data.draw(cells), dtype=np.int32).reshape(n_records, 3)
+    record = st.integers(-1, n_records - 1)
+    sources = [
+        np.array(data.draw(st.lists(record, min_size=n_rows, max_size=n_rows)), dtype=np.int64)
+        for _ in range(n_sources)
+    ]
+    by_key = _torque_jobs_fast.first_positions(table, sources)
+    for key in range(3):
+        expected = np.full(n_rows, -1, dtype=np.int64)
+        for rows in sources:
+            found = np.where(rows >= 0, table[np.maximum(rows, 0), key], -1)
+            expected = np.where(expected >= 0, expected, found)
+        np.testing.assert_array_equal(by_key[key], expected)
+    strings = _torque_jobs_fast.gather_strings(values, by_key)
+    assert strings is not None
+    for key in range(3):
+        assert strings[key].equals(_torque_jobs._take(values, by_key[key].astype(np.int64)))
+        strings[key].validate(full=True)
+
+
+# --------------------------------------------------------------------------------------------
 # the key index copies the kept values
 
 _KEY = st.sampled_from(
