@@ -219,6 +219,8 @@ EXEC_HOST_KERNEL_ROWS = 20_000
 _SLASH, _PLUS, _COMMA, _DASH, _STAR = 47, 43, 44, 45, 42
 _ZERO, _NINE, _PRINTABLE_LOW, _PRINTABLE_HIGH = 48, 57, 33, 126
 _MAX_DIGITS = 9
+_SORT_IN_PLACE = 32
+"""A row's intervals up to this many are sorted by insertion (else by ``np.argsort``)."""
 
 
 def _read_number(data: npt.NDArray[np.uint8], start: int, stop: int) -> tuple[int, int]:
@@ -253,6 +255,8 @@ def _parse_exec_hosts(
     interval_host = np.empty(64, dtype=np.int64)
     interval_low = np.empty(64, dtype=np.int64)
     interval_high = np.empty(64, dtype=np.int64)
+    small_keys = np.empty(_SORT_IN_PLACE, dtype=np.int64)
+    small_order = np.empty(_SORT_IN_PLACE, dtype=np.int64)
     for row in range(len(valid)):
         if not valid[row]:
             continue
@@ -335,8 +339,20 @@ def _parse_exec_hosts(
             n_hosts = first_host
             continue
         # the distinct (host, index) pairs: the union of each host's intervals
-        keys = interval_host[:n_intervals] * (1 << 31) + interval_low[:n_intervals]
-        order = np.argsort(keys)
+        if n_intervals > _SORT_IN_PLACE:
+            keys = interval_host[:n_intervals] * (1 << 31) + interval_low[:n_intervals]
+            order = np.argsort(keys)
+        else:  # few intervals (the usual case): sorted in place, no allocation per row
+            order = small_order[:n_intervals]
+            for k in range(n_intervals):
+                key = interval_host[k] * (1 << 31) + interval_low[k]
+                at = k
+                while at > 0 and small_keys[at - 1] > key:
+                    small_keys[at] = small_keys[at - 1]
+                    order[at] = order[at - 1]
+                    at -= 1
+                small_keys[at] = key
+                order[at] = k
         total = counted
         reach = -1
         previous_host = -1

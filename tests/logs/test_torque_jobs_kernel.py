@@ -375,3 +375,33 @@ def test_generated_log_assembles_the_same_with_the_kernels() -> None:
     assert_same(fast, slow)
     assert fast.jobs.num_rows >= 3000
     assert (fast.jobs.column("mem_used_bytes").to_numpy(zero_copy_only=False) != NA).any()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(st.integers(0, 3), st.integers(0, 60), st.integers(0, 5)),
+            min_size=1,
+            max_size=80,
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_exec_host_kernel_counts_many_intervals_as_the_array_path(
+    rows: list[list[tuple[int, int, int]]],
+) -> None:
+    # beyond 32 intervals a row's are sorted by np.argsort, below by insertion: same counts
+    text = pa.array(
+        ["+".join(f"n{h}/{low}-{low + width}" for h, low, width in row) for row in rows],
+        pa.string(),
+    )
+    read = _torque_jobs_fast.exec_hosts(text)
+    assert read is not None
+    kernel_rows, kernel_names, kernel_cores, kernel_ok = read
+    array_rows, array_names, array_cores, array_ok = _torque_jobs._fast_exec_hosts(text)
+    np.testing.assert_array_equal(kernel_ok, array_ok)
+    np.testing.assert_array_equal(kernel_cores[kernel_ok], array_cores[array_ok])
+    np.testing.assert_array_equal(kernel_rows, array_rows)
+    assert kernel_names.equals(array_names)
