@@ -435,6 +435,14 @@ def _empty_strings(values: Arr) -> Bool:
     return empty
 
 
+def _values_bytes(values: Arr) -> int:
+    """Bytes of a string array's values (from its offsets)."""
+    if not len(values):
+        return 0
+    offsets = _fast.string_offsets(values)
+    return int(offsets[-1]) - int(offsets[0])
+
+
 def _array(column: Chunked | Arr) -> Arr:
     if isinstance(column, pa.ChunkedArray):
         return cast(Arr, column.chunk(0) if column.num_chunks == 1 else column.combine_chunks())
@@ -454,6 +462,11 @@ def _ints(array: Arr, within: tuple[int, int] | None = None) -> tuple[I64, Bool]
         ok = _mask(pc.match_substring_regex(text, r"^-?\d{1,18}$"))
         values = _np_int(cast(Arr, pc.if_else(_bools(ok), text, _NULL_TEXT)).cast(pa.int64()))
         bad = _mask(pc.is_valid(array)) & ~ok
+    return _bounded(values, bad, within)
+
+
+def _bounded(values: I64, bad: Bool, within: tuple[int, int] | None) -> tuple[I64, Bool]:
+    """Make the values outside ``within`` ``NA`` and unreadable (``bad``)."""
     if within is not None:
         outside = (values != NA) & ((values < within[0]) | (values > within[1]))
         if outside.any():
@@ -618,9 +631,13 @@ class _Attrs:
 
     values: Arr
     index: dict[str, I64]
+    # whether numbers are read in place by the kernel (large inputs)
+    kernel: bool = False
     # the table of ``index`` (a column per key) and each key's column, for whole-row gathers
     table: npt.NDArray[np.integer[Any]] | None = None
     columns: dict[str, int] = dataclasses.field(default_factory=dict)
+    # epochs read by :meth:`epochs` (by the kernel: several keys in one pass), by key
+    epoch_cache: dict[str, I64] = dataclasses.field(default_factory=dict, compare=False, repr=False)
     # positions gathered by :meth:`gather_rows`, by the ``id`` of each source (kept alive here)
     gathered: dict[tuple[int, ...], tuple[tuple[I64, ...], npt.NDArray[np.integer[Any]]]] = (
         dataclasses.field(default_factory=dict, compare=False, repr=False)
@@ -646,27 +663,17 @@ class _Attrs:
         small = entries < np.iinfo(np.int32).max
         table = np.full((n, len(wanted)), -1, dtype=np.int32 if small else np.int64)
         kernel = use_kernel(n)
+        parts = [_map_parts(chunk) for chunk in chunks if len(chunk)]
+        if kernel and all(_fast.applies(names, values) for _, names, values in parts):
+            size = sum(_values_bytes(values) for _, _, values in parts)
+            if size < np.iinfo(np.int32).max:  # the values of a string array
+                values_all = cls._copied(parts, list(wanted), drop_last, table, entries, size)
+                index = {key: table[:, i] for key, i in wanted.items()}
+                return cls(values_all, index, kernel, table, dict(wanted))
         value_parts: list[Arr] = []
         row0 = position0 = 0
-        for chunk in chunks:
-            rows = len(chunk)
-            if not rows:
-                continue
-            offsets, names, values = _map_parts(chunk)
-            if kernel:
-                cut_rows = (
-                    np.zeros(rows, dtype=bool)
-                    if drop_last is None
-                    else np.ascontiguousarray(drop_last[row0 : row0 + rows])
-                )
-                kept = index_keys(
-                    offsets, names, values, list(wanted), cut_rows, table, row0, position0
-                )
-                if kept is not None:
-                    value_parts.append(values.filter(_bools(kept)))
-                    row0 += rows
-                    position0 += len(value_parts[-1])
-                    continue
+        for offsets, names, values in parts:
+            rows = len(offsets) - 1
             parent = np.repeat(np.arange(row0, row0 + rows, dtype=np.int64), np.diff(offsets))
             found = pc.index_in(names, value_set=value_set)
             key_id = _np_int(found).clip(min=-1).astype(np.int16)
@@ -684,7 +691,49 @@ class _Attrs:
             position0 += len(selected)
         values_all = pa.concat_arrays(value_parts) if value_parts else pa.array([], pa.string())
         index = {key: table[:, i] for key, i in wanted.items()}
-        return cls(values_all, index, table, dict(wanted))
+        return cls(values_all, index, kernel, table, dict(wanted))
+
+    @staticmethod
+    def _copied(
+        parts: list[tuple[I64, Arr, Arr]],
+        keys: list[str],
+        drop_last: Bool | None,
+        table: npt.NDArray[np.integer[Any]],
+        entries: int,
+        size: int,
+    ) -> Arr:
+        """Index every chunk with the kernel, which copies the kept values into one array."""
+        out_offsets = np.empty(entries + 1, dtype=np.int32)
+        out_offsets[0] = 0
+        out_data = np.empty(max(size, 1), dtype=np.uint8)
+        row0 = position0 = 0
+        for offsets, names, values in parts:
+            rows = len(offsets) - 1
+            cut_rows = (
+                np.zeros(rows, dtype=bool)
+                if drop_last is None
+                else np.ascontiguousarray(drop_last[row0 : row0 + rows])
+            )
+            position0 += index_keys(
+                offsets,
+                names,
+                values,
+                keys,
+                cut_rows,
+                table,
+                row0,
+                position0,
+                out_offsets,
+                out_data,
+            )
+            row0 += rows
+        used = int(out_offsets[position0])
+        buffers = [
+            None,
+            pa.py_buffer(out_offsets[: position0 + 1].data),
+            pa.py_buffer(out_data[:used].data),
+        ]
+        return pa.Array.from_buffers(pa.string(), position0, buffers, null_count=0)
 
     def gather_rows(self, *sources: I64) -> None:
         """Gather, for :meth:`positions` with these ``sources``, every key's combined positions.
@@ -695,6 +744,10 @@ class _Attrs:
         so that their ``id`` stays theirs); other sources are looked up key by key.
         """
         if self.table is None:
+            return
+        if self.kernel and sources:
+            key = tuple(id(rows) for rows in sources)
+            self.gathered[key] = (sources, _fast.first_positions(self.table, sources))
             return
         combined: npt.NDArray[np.integer[Any]] | None = None
         for rows in sources:
@@ -741,11 +794,40 @@ class _Attrs:
         rows = _rows(table >= 0)
         return rows, self.values.take(_index(table[rows]))
 
+    def numbers(
+        self, positions: npt.NDArray[np.integer[Any]], modes: dict[str, int]
+    ) -> dict[str, I64]:
+        """Numbers read in place by the kernel: ``modes`` maps a key to its column and how.
+
+        ``positions`` has a column per key of ``modes`` (in its order), a row per record or
+        attempt. Returns the keys read (see :func:`_fast.read_values`); a key left out (no
+        kernel, or a value in another form) is read from its strings as it always was.
+        """
+        if not self.kernel or not modes:
+            return {}
+        read = _fast.read_values(self.values, positions, range(len(modes)), list(modes.values()))
+        return {key: got for key, got in zip(modes, read, strict=True) if got is not None}
+
+    def read_epochs(self, *keys: str) -> None:
+        """Read ``keys`` (epochs) for every record in one pass of the kernel, for :meth:`epochs`."""
+        if not self.kernel or self.table is None:
+            return
+        wanted = [key for key in keys if key not in self.epoch_cache]
+        columns = [self.columns[key] for key in wanted]
+        read = _fast.read_values(self.values, self.table, columns, [_fast.INTEGER] * len(wanted))
+        for key, got in zip(wanted, read, strict=True):
+            if got is not None:
+                self.epoch_cache[key] = _bounded(
+                    got, np.zeros(len(got), dtype=bool), STAMP_RANGE_S
+                )[0]
+
     def epochs(self, key: str) -> I64:
         """``key``, an epoch, for every record (``NA`` when absent, unreadable or past 9999).
 
         A job's own reading of the key (``ints`` in :func:`_jobs`) flags what this leaves out.
         """
+        if key in self.epoch_cache:
+            return self.epoch_cache[key]
         out = np.full(len(self.index[key]), NA, dtype=np.int64)
         rows, values = self.present(key)
         out[rows] = _ints(values, STAMP_RANGE_S)[0]
@@ -818,6 +900,33 @@ def _duplicate_lines(records: pa.Table, attrs: _Attrs, key_columns: Sequence[I64
 
 
 _LINE_COLUMNS = ("site", "record_type", "stamp", "job_id_raw", "attrs")
+# the text attributes of an attempt the kernel gathers row by row
+_STRING_KEYS = (
+    *_TEXT_KEYS,
+    "Resource_List.nodes",
+    "Resource_List.neednodes",
+    "Resource_List.nodect",
+    "Resource_List.select",
+    "exec_host",
+    "exec_vnode",
+)
+# the numeric attributes of an attempt the kernel reads in place, and how
+_NUMBER_MODES: dict[str, int] = {
+    **{key: _fast.INTEGER for key in _EPOCH_KEYS + _INT_KEYS},
+    **{
+        key: _fast.DURATION
+        for key in ("resources_used.walltime", "Resource_List.walltime", "resources_used.cput")
+    },
+    **{
+        key: _fast.MEMORY
+        for key in (
+            "resources_used.mem",
+            "resources_used.vmem",
+            "Resource_List.mem",
+            "Resource_List.pmem",
+        )
+    },
+}
 
 
 def _has_flag(flags: Arr, name: str) -> Bool:
@@ -1342,11 +1451,12 @@ def _stamps(records: pa.Table, keys: Sequence[str] = _KEYS) -> tuple[I64, Bool, 
     record_flags = _array(records.column("flags"))
     truncated = _has_flag(record_flags, "TRUNCATED")
     # the last value of a cut-off line may itself be cut: it is not used
-    cut_value = truncated & ~_ends_in_blank(_array(records.column("raw")), truncated)
+    cut_value = truncated & ~_ends_in_blank(records.column("raw"), truncated)
     attrs = _Attrs.extract(records.column("attrs"), keys, drop_last=cut_value)
     type_names, type_codes = _codes(_array(records.column("record_type")))
     lookup = [_TYPE_CODES.get(str(t), 0) for t in type_names.to_pylist()]
     rtype = np.array([*lookup, 0], dtype=np.int64)[type_codes]
+    attrs.read_epochs("start", "end", "ctime")
     stamp = pc.strptime(
         _array(records.column("stamp")), format=_STAMP_FORMAT, unit="s", error_is_null=True
     )
@@ -1447,10 +1557,16 @@ def _assemble(
     )
 
 
-def _ends_in_blank(raw: Arr, rows: Bool) -> Bool:
-    """Whether the raw line of each of ``rows`` ends in a space or tab (its last value is whole)."""
+def _ends_in_blank(raw: Chunked | Arr, rows: Bool) -> Bool:
+    """Whether the raw line of each of ``rows`` ends in a space or tab (its last value is whole).
+
+    The lines are taken from the column as it is (its chunks are not combined: a copy of every
+    line to read a few).
+    """
     out = np.zeros(len(rows), dtype=bool)
     picked = _rows(rows)
+    if not len(picked):
+        return out
     for row, line in zip(picked.tolist(), raw.take(_index(picked)).to_pylist(), strict=True):
         out[row] = line is not None and line.rstrip(b"\r")[-1:] in (b" ", b"\t")
     return out
@@ -1501,15 +1617,53 @@ def _jobs_table(
     attrs.gather_rows(primary, own_second)
     attrs.gather_rows(primary, dup, s_row)
 
-    def gather(key: str) -> Arr:
+    def sources(key: str) -> tuple[I64, ...]:
         if key in _OWN_KEYS:
-            return attrs.get(key, primary, own_second)
+            return primary, own_second
         if key == "queue":
-            return attrs.get(key, primary, dup, s_row, att["last_q"])
-        return attrs.get(key, primary, dup, s_row)
+            return primary, dup, s_row, att["last_q"]
+        return primary, dup, s_row
+
+    # the text attributes of every attempt, gathered row by row when the kernel is used
+    strings: dict[str, Arr] = {}
+    if attrs.kernel:
+        text_positions = np.empty(
+            (len(_STRING_KEYS), n_att),
+            dtype=attrs.table.dtype if attrs.table is not None else np.int64,
+        )
+        for k, key in enumerate(_STRING_KEYS):
+            text_positions[k] = attrs.positions(key, *sources(key))
+        gathered = _fast.gather_strings(attrs.values, text_positions)
+        if gathered is not None:
+            strings = dict(zip(_STRING_KEYS, gathered, strict=True))
+        del text_positions
+
+    def gather(key: str) -> Arr:
+        if key in strings:
+            return strings[key]
+        return attrs.get(key, *sources(key))
+
+    # the numbers of every attempt, read in place row by row when the kernel is used
+    in_place: dict[str, I64] = {}
+    if attrs.kernel:
+        width = attrs.table.dtype if attrs.table is not None else np.int64
+        positions = np.empty((n_att, len(_NUMBER_MODES)), dtype=width)
+        for k, key in enumerate(_NUMBER_MODES):
+            positions[:, k] = attrs.positions(key, *sources(key))
+        in_place = attrs.numbers(positions, _NUMBER_MODES)
+        del positions
+
+    def numbers(key: str, mode: int) -> I64 | None:
+        """``key`` read in place by the kernel (as ``mode`` says), or None: from its strings."""
+        assert _NUMBER_MODES[key] == mode
+        return in_place.get(key)
 
     def ints(key: str, within: tuple[int, int] = _INT32_RANGE) -> I64:
-        values, bad = _ints(gather(key), within)
+        read = numbers(key, _fast.INTEGER)
+        if read is not None:
+            values, bad = _bounded(read, np.zeros(len(read), dtype=bool), within)
+        else:
+            values, bad = _ints(gather(key), within)
         pieces.append((f"VALUE_UNREADABLE:{key}", _rows(bad)))
         return values
 
@@ -1520,11 +1674,17 @@ def _jobs_table(
         pieces.append(("UNIT_GUESSED", found.get("guessed", _NONE)))
 
     def duration(key: str, negative: str) -> I64:
+        read = numbers(key, _fast.DURATION)
+        if read is not None:
+            return read
         values, found = _durations(gather(key))
         problems(key, found, negative)
         return values
 
     def memory(key: str) -> I64:
+        read = numbers(key, _fast.MEMORY)
+        if read is not None:
+            return read
         values, found = _memory(gather(key), unit)
         problems(key, found)
         return values

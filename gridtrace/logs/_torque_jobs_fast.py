@@ -9,7 +9,8 @@ times faster. Small inputs keep the array path, so that reading one day's file l
 
 from __future__ import annotations
 
-from typing import Any, cast
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -21,8 +22,13 @@ __all__ = [
     "EXEC_HOST_KERNEL_ROWS",
     "HAVE_NUMBA",
     "KERNEL_ROWS",
+    "applies",
     "exec_hosts",
+    "first_positions",
+    "gather_strings",
     "index_keys",
+    "read_values",
+    "string_offsets",
     "use_kernel",
 ]
 
@@ -34,8 +40,26 @@ I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
 
 # The kernels' functions, callees first: plain Python until first use (see _compile_kernel).
-_KERNEL = ("_index_keys", "_read_number", "_parse_exec_hosts")
-_ENTRY_POINTS = frozenset({"_index_keys", "_parse_exec_hosts"})
+_KERNEL = (
+    "_index_keys",
+    "_read_number",
+    "_parse_exec_hosts",
+    "_read_one",
+    "_read_values",
+    "_first_positions",
+    "_string_sizes",
+    "_copy_strings",
+)
+_ENTRY_POINTS = frozenset(
+    {
+        "_index_keys",
+        "_parse_exec_hosts",
+        "_read_values",
+        "_first_positions",
+        "_string_sizes",
+        "_copy_strings",
+    }
+)
 _LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
 _compile_kernel = _LAZY.compile
 
@@ -55,12 +79,18 @@ def _index_keys(
     by_length: I64,
     key_ids: I64,
     drop_last: Bools,
-    table: I64,
+    table: npt.NDArray[np.integer[Any]],
     row0: int,
     position0: int,
-    keep: Bools,
+    value_data: npt.NDArray[np.uint8],
+    out_offsets: npt.NDArray[np.int32],
+    out_data: npt.NDArray[np.uint8],
 ) -> int:
-    """Fill ``table[row0 + row, key]`` and ``keep``; return the number of values kept.
+    """Fill ``table[row0 + row, key]``, copy the kept values out; return how many were kept.
+
+    Kept value ``position0 + i`` is copied to ``out_data`` from ``out_offsets[position0 + i]``
+    (set by the previous chunk, 0 for the first), its end written to the next offset: the
+    values of every chunk end up in one string array, copied once.
 
     An entry is kept when its key is one of the wanted ones, its value is not empty and it is
     not the last entry of a row marked in ``drop_last``. Kept values are numbered from
@@ -94,8 +124,13 @@ def _index_keys(
                     break
             if found < 0:
                 continue
-            table[row0 + row, key_ids[found]] = position0 + kept
-            keep[entry] = True
+            at = position0 + kept
+            table[row0 + row, key_ids[found]] = at
+            cursor = out_offsets[at]
+            for byte in range(value_offsets[entry], value_offsets[entry + 1]):
+                out_data[cursor] = value_data[byte]
+                cursor += 1
+            out_offsets[at + 1] = cursor
             kept += 1
     return kept
 
@@ -107,6 +142,10 @@ def _offsets(array: pa.Array[Any]) -> npt.NDArray[np.int32]:
     return np.frombuffer(
         memoryview(buffer), dtype=np.int32, count=len(array) + 1, offset=4 * array.offset
     )
+
+
+string_offsets = _offsets
+"""The offsets of a string array's values (a view of its buffer)."""
 
 
 def _data(array: pa.Array[Any]) -> npt.NDArray[np.uint8]:
@@ -122,20 +161,19 @@ def index_keys(
     values: pa.Array[Any],
     keys: list[str],
     drop_last: Bools,
-    table: I64,
+    table: npt.NDArray[np.integer[Any]],
     row0: int,
     position0: int,
-) -> Bools | None:
-    """Index one chunk's entries with the kernel; return which values are kept.
+    out_offsets: npt.NDArray[np.int32],
+    out_data: npt.NDArray[np.uint8],
+) -> int:
+    """Index one chunk's entries with the kernel; return how many values were kept.
 
     ``map_offsets`` start at 0 and ``names`` and ``values`` are the chunk's keys and items
-    sliced to them. Returns None when the kernel does not apply (not plain ``string`` arrays,
-    or null keys or values): the caller then uses the array path.
+    sliced to them, plain ``string`` arrays without nulls (see :func:`applies`). The kept
+    values are copied to ``out_data`` from ``out_offsets[position0]``, their ends written to
+    the following offsets (see :func:`_index_keys`).
     """
-    if not (pa.types.is_string(names.type) and pa.types.is_string(values.type)):
-        return None
-    if names.null_count or values.null_count:
-        return None
     # the wanted keys by length, each with its index in ``keys``
     encoded = sorted((key.encode(), i) for i, key in enumerate(keys))
     encoded.sort(key=lambda pair: len(pair[0]))
@@ -145,9 +183,8 @@ def index_keys(
     wanted_data = np.frombuffer(b"".join(key for key, _ in encoded) or b"\0", dtype=np.uint8)
     by_length = np.searchsorted(lengths, np.arange(int(lengths.max(initial=0)) + 2))
     key_ids = np.array([i for _, i in encoded], dtype=np.int64)
-    keep = np.zeros(len(values), dtype=bool)
     _compile_kernel()
-    _index_keys(
+    return _index_keys(
         map_offsets,
         _offsets(names),
         _data(names),
@@ -160,9 +197,17 @@ def index_keys(
         table,
         row0,
         position0,
-        keep,
+        _data(values),
+        out_offsets,
+        out_data,
     )
-    return cast(Bools, keep)
+
+
+def applies(names: pa.Array[Any], values: pa.Array[Any]) -> bool:
+    """Whether :func:`index_keys` reads a chunk's ``names`` and ``values`` (keys and items)."""
+    if not (pa.types.is_string(names.type) and pa.types.is_string(values.type)):
+        return False
+    return not (names.null_count or values.null_count)
 
 
 # --------------------------------------------------------------------------------------------
@@ -174,6 +219,8 @@ EXEC_HOST_KERNEL_ROWS = 20_000
 _SLASH, _PLUS, _COMMA, _DASH, _STAR = 47, 43, 44, 45, 42
 _ZERO, _NINE, _PRINTABLE_LOW, _PRINTABLE_HIGH = 48, 57, 33, 126
 _MAX_DIGITS = 9
+_SORT_IN_PLACE = 32
+"""A row's intervals up to this many are sorted by insertion (else by ``np.argsort``)."""
 
 
 def _read_number(data: npt.NDArray[np.uint8], start: int, stop: int) -> tuple[int, int]:
@@ -208,6 +255,8 @@ def _parse_exec_hosts(
     interval_host = np.empty(64, dtype=np.int64)
     interval_low = np.empty(64, dtype=np.int64)
     interval_high = np.empty(64, dtype=np.int64)
+    small_keys = np.empty(_SORT_IN_PLACE, dtype=np.int64)
+    small_order = np.empty(_SORT_IN_PLACE, dtype=np.int64)
     for row in range(len(valid)):
         if not valid[row]:
             continue
@@ -290,8 +339,20 @@ def _parse_exec_hosts(
             n_hosts = first_host
             continue
         # the distinct (host, index) pairs: the union of each host's intervals
-        keys = interval_host[:n_intervals] * (1 << 31) + interval_low[:n_intervals]
-        order = np.argsort(keys)
+        if n_intervals > _SORT_IN_PLACE:
+            keys = interval_host[:n_intervals] * (1 << 31) + interval_low[:n_intervals]
+            order = np.argsort(keys)
+        else:  # few intervals (the usual case): sorted in place, no allocation per row
+            order = small_order[:n_intervals]
+            for k in range(n_intervals):
+                key = interval_host[k] * (1 << 31) + interval_low[k]
+                at = k
+                while at > 0 and small_keys[at - 1] > key:
+                    small_keys[at] = small_keys[at - 1]
+                    order[at] = order[at - 1]
+                    at -= 1
+                small_keys[at] = key
+                order[at] = k
         total = counted
         reach = -1
         previous_host = -1
@@ -347,3 +408,274 @@ def exec_hosts(text: pa.Array[Any]) -> tuple[I64, pa.Array[Any], I64, Bools] | N
     names = pa.Array.from_buffers(pa.string(), total, buffers)
     rows = np.repeat(np.arange(n, dtype=np.int64), counts)
     return rows, names, cores, ok
+
+
+# --------------------------------------------------------------------------------------------
+# numbers read in place: integers, durations and memory sizes at given value positions
+
+INTEGER, DURATION, MEMORY = 0, 1, 2
+"""What :func:`read_values` reads: ``-?\\d{1,18}``; ``\\d{1,12}`` or ``\\d{1,9}:\\d{1,2}:\\d{1,2}``;
+``\\d{1,12}[kmgtp]?[bw]`` (any case) below 2**62 bytes."""
+
+_COLON, _MINUS = 58, 45
+_LOWER = 32  # ASCII letter | 32: its lower case
+_NA = np.iinfo(np.int64).min
+_OTHER = _NA + 1
+
+
+def _read_one(data: npt.NDArray[np.uint8], start: int, stop: int, mode: int) -> int:
+    """Read ``data[start:stop]`` as ``mode`` says (see :data:`INTEGER`); :data:`_OTHER` if not."""
+    cursor = start
+    negative = False
+    if mode == 0 and cursor < stop and data[cursor] == _MINUS:
+        negative = True
+        cursor += 1
+    first = 0
+    digits = 0
+    while cursor < stop and _ZERO <= data[cursor] <= _NINE:
+        first = first * 10 + (data[cursor] - _ZERO)
+        digits += 1
+        cursor += 1
+        if digits > 18:
+            break
+    if digits == 0:
+        return _OTHER
+    if mode == 0:
+        if cursor != stop or digits > 18:
+            return _OTHER
+        return -first if negative else first
+    elif mode == 1:
+        if cursor == stop:
+            if digits > 12:
+                return _OTHER
+            return first
+        if digits > 9 or data[cursor] != _COLON:
+            return _OTHER
+        total = first * 3600
+        good = True
+        for scale in (60, 1):
+            cursor += 1
+            part = 0
+            size = 0
+            while cursor < stop and _ZERO <= data[cursor] <= _NINE and size < 3:
+                part = part * 10 + (data[cursor] - _ZERO)
+                size += 1
+                cursor += 1
+            if (
+                size == 0
+                or size > 2
+                or (scale == 60 and (cursor >= stop or data[cursor] != _COLON))
+            ):
+                good = False
+                break
+            total += part * scale
+        if not good or cursor != stop:
+            return _OTHER
+        return total
+    else:
+        if digits > 12 or cursor >= stop:
+            return _OTHER
+        factor = 1
+        letter = data[cursor] | _LOWER
+        power = -1
+        if letter == 107:  # k
+            power = 1
+        elif letter == 109:  # m
+            power = 2
+        elif letter == 103:  # g
+            power = 3
+        elif letter == 116:  # t
+            power = 4
+        elif letter == 112:  # p
+            power = 5
+        if power > 0:
+            cursor += 1
+            for _ in range(power):
+                factor *= 1024
+        if cursor + 1 != stop:
+            return _OTHER
+        letter = data[cursor] | _LOWER
+        if letter == 119:  # w
+            factor *= 8
+        elif letter != 98:  # b
+            return _OTHER
+        if float(first) * float(factor) >= 2.0**62:
+            return _OTHER
+        return first * factor
+
+
+def _read_values(
+    offsets: npt.NDArray[np.int32],
+    data: npt.NDArray[np.uint8],
+    positions: npt.NDArray[np.integer[Any]],
+    columns: I64,
+    modes: I64,
+    out: I64,
+    others: I64,
+) -> None:
+    """Read, for each row of ``positions``, the values at its ``columns`` (−1: none, NA).
+
+    ``out[k, row]`` gets the number at ``positions[row, columns[k]]`` read as ``modes[k]``
+    says; ``others[k]`` counts the values of column ``k`` in another form (their ``out`` is
+    NA): the caller then reads that column by the reference path. A row's values lie side by
+    side in ``data`` (one record's entries are numbered in turn): row by row, they are read
+    from one or two cache lines instead of one miss per value.
+    """
+    for row in range(positions.shape[0]):
+        for k in range(len(columns)):
+            position = positions[row, columns[k]]
+            out[k, row] = _NA
+            if position < 0:
+                continue
+            value = _read_one(data, offsets[position], offsets[position + 1], modes[k])
+            if value == _OTHER:
+                others[k] += 1
+            else:
+                out[k, row] = value
+
+
+def read_values(
+    values: pa.Array[Any],
+    positions: npt.NDArray[np.integer[Any]],
+    columns: Sequence[int],
+    modes: Sequence[int],
+) -> list[I64 | None]:
+    """Read the numbers at ``positions[:, columns]`` of ``values`` with the kernel (NA where −1).
+
+    Returns one array per column, None for a column with a value in another form (or all None
+    when ``values`` is not a plain ``string`` array without nulls): the caller then reads that
+    column by its reference path.
+    """
+    if not pa.types.is_string(values.type) or values.null_count:
+        return [None] * len(columns)
+    rows = positions.shape[0]
+    out = np.empty((len(columns), rows), dtype=np.int64)
+    others = np.zeros(len(columns), dtype=np.int64)
+    if rows:
+        _compile_kernel()
+        _read_values(
+            _offsets(values),
+            _data(values),
+            np.ascontiguousarray(positions),
+            np.asarray(columns, dtype=np.int64),
+            np.asarray(modes, dtype=np.int64),
+            out,
+            others,
+        )
+    return [None if others[k] else out[k] for k in range(len(columns))]
+
+
+# --------------------------------------------------------------------------------------------
+# positions of every key for a list of source records
+
+
+def _first_positions(
+    table: npt.NDArray[np.integer[Any]],
+    sources: I64,
+    out: npt.NDArray[np.integer[Any]],
+) -> None:
+    """``out[key, i]``: ``table[r, key]`` of the first ``r`` of ``sources[:, i]`` that has it.
+
+    −1 when none has it (a source of −1 is no record). Row by row: each source's table row is
+    read whole, one or two cache lines, instead of a miss per key.
+    """
+    for i in range(sources.shape[1]):
+        for key in range(table.shape[1]):
+            out[key, i] = -1
+        for s in range(sources.shape[0]):
+            row = sources[s, i]
+            if row < 0:
+                continue
+            for key in range(table.shape[1]):
+                if out[key, i] < 0:
+                    out[key, i] = table[row, key]
+
+
+def first_positions(
+    table: npt.NDArray[np.integer[Any]], sources: Sequence[I64]
+) -> npt.NDArray[np.integer[Any]]:
+    """For each key (column of ``table``) and row, its position in the first source that has it.
+
+    What ``table[sources[0]]``, then ``table[sources[1]]`` where still −1, ... give (a source
+    row of −1 is none), transposed: a line per key.
+    """
+    stacked = np.ascontiguousarray(
+        np.vstack([np.asarray(rows, dtype=np.int64) for rows in sources])
+    )
+    out = np.empty((table.shape[1], stacked.shape[1]), dtype=table.dtype)
+    _compile_kernel()
+    _first_positions(np.ascontiguousarray(table), stacked, out)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# strings of several keys gathered row by row
+
+
+def _string_sizes(
+    offsets: npt.NDArray[np.int32], positions: npt.NDArray[np.integer[Any]], sizes: I64
+) -> None:
+    """``sizes[k, i]``: the length of the value at ``positions[k, i]`` (0 for −1)."""
+    for i in range(positions.shape[1]):
+        for k in range(positions.shape[0]):
+            position = positions[k, i]
+            sizes[k, i] = 0 if position < 0 else offsets[position + 1] - offsets[position]
+
+
+def _copy_strings(
+    offsets: npt.NDArray[np.int32],
+    data: npt.NDArray[np.uint8],
+    positions: npt.NDArray[np.integer[Any]],
+    out_offsets: npt.NDArray[np.int32],
+    out_data: npt.NDArray[np.uint8],
+    bases: I64,
+) -> None:
+    """Copy the value at ``positions[k, i]`` to ``out_data[bases[k] + out_offsets[k, i]:]``."""
+    for i in range(positions.shape[1]):
+        for k in range(positions.shape[0]):
+            position = positions[k, i]
+            if position < 0:
+                continue
+            cursor = bases[k] + out_offsets[k, i]
+            for byte in range(offsets[position], offsets[position + 1]):
+                out_data[cursor] = data[byte]
+                cursor += 1
+
+
+def gather_strings(
+    values: pa.Array[Any], positions: npt.NDArray[np.integer[Any]]
+) -> list[pa.Array[Any]] | None:
+    """``values.take(positions[k])`` for every line ``k`` (null where −1), row by row.
+
+    The values of one record lie side by side: gathering every key of a row at once reads
+    them from a cache line or two instead of a miss per key and value. None when ``values`` is
+    not a plain ``string`` array without nulls, or a line's strings would not fit one array.
+    """
+    if not pa.types.is_string(values.type) or values.null_count:
+        return None
+    keys, rows = positions.shape
+    source_offsets = _offsets(values)
+    sizes = np.empty((keys, rows), dtype=np.int64)
+    _compile_kernel()
+    _string_sizes(source_offsets, positions, sizes)
+    totals = sizes.sum(axis=1)
+    if rows and int(totals.max()) >= np.iinfo(np.int32).max:
+        return None
+    out_offsets = np.zeros((keys, rows + 1), dtype=np.int32)
+    np.cumsum(sizes, axis=1, out=out_offsets[:, 1:])
+    bases = np.zeros(keys + 1, dtype=np.int64)
+    np.cumsum(totals, out=bases[1:])
+    out_data = np.empty(max(int(bases[-1]), 1), dtype=np.uint8)
+    _copy_strings(source_offsets, _data(values), positions, out_offsets, out_data, bases)
+    arrays: list[pa.Array[Any]] = []
+    for k in range(keys):
+        missing = positions[k] < 0
+        nulls = int(np.count_nonzero(missing))
+        validity = pa.py_buffer(np.packbits(~missing, bitorder="little").data) if nulls else None
+        buffers = [
+            validity,
+            pa.py_buffer(out_offsets[k].data),
+            pa.py_buffer(out_data[int(bases[k]) : max(int(bases[k + 1]), int(bases[k]) + 1)].data),
+        ]
+        arrays.append(pa.Array.from_buffers(pa.string(), rows, buffers, null_count=nulls))
+    return arrays
