@@ -753,7 +753,7 @@ def _cons_order_kept(
         p = pos[row]
         e = _cons_end(p, est[row])
         s = p if p > times[0] else times[0]
-        if e > s:
+        if e > s and s < horizon:
             a = _cons_lower_bound(times, 0, h, s)
             if a == h or times[a] > s:
                 a -= 1  # the step holding the window's start
