@@ -706,6 +706,9 @@ def _cons_fits_now(
     return True
 
 
+_QUICK = 8
+
+
 @_nrt_free
 def _cons_order_kept(
     times: NDArray[np.float64],
@@ -732,13 +735,19 @@ def _cons_order_kept(
     new job's, from the back), with each taken-out job's cores added to every step its window
     touches, an upper bound of the free cores (a step split by a window's end counts as free in
     whole, so an earlier fit there is only a possible one); no fit before its place on that
-    copy means none in the exact profile either. Returns the index of the first new job with a
-    possible earlier fit (re-place from there), or ``last`` when every job keeps its place.
+    copy means none in the exact profile either. With one new job (the usual case, and then it is
+    the first), the jobs after it are taken out front to back and its fit is looked for after the
+    first ``_QUICK`` already: a fit found with fewer taken out is there with all of them, and most
+    new jobs that move are found there at a fraction of the work. Returns the index of the first
+    new job with a possible earlier fit (re-place from there), or ``last`` when every job keeps
+    its place.
     """
     horizon = times[0]
+    n_new = 0
     for k in range(first, last):
         row = r_row[k]
         if row >= fresh_from:
+            n_new += 1
             e = _cons_end(pos[row], est[row])
             if e > horizon:
                 horizon = e
@@ -747,6 +756,27 @@ def _cons_order_kept(
         h += 1  # the step holding the horizon
     for k in range(h):
         scratch[k] = pfree[k]
+    if n_new == 1:
+        # one new job, the first: take the others out front to back, and look for its earlier
+        # fit after the first few already (found with fewer out, it is there with all of them)
+        quick = min(last, first + _QUICK)
+        row = r_row[first]
+        for k in range(first, last):
+            other = r_row[k]
+            p = pos[other]
+            e = _cons_end(p, est[other])
+            s = p if p > times[0] else times[0]
+            if e > s and s < horizon:
+                a = _cons_lower_bound(times, 0, h, s)
+                if a == h or times[a] > s:
+                    a -= 1  # the step holding the window's start
+                b = _cons_lower_bound(times, 0, h, e)
+                _cons_add(scratch, a, b, cores[other])
+            if k == quick - 1 or k == last - 1:
+                i = _cons_fit(times, scratch, h, cores[row], est[row])
+                if i >= 0 and times[i] < pos[row]:
+                    return first
+        return last
     result = last
     for k in range(last - 1, first - 1, -1):
         row = r_row[k]
