@@ -706,6 +706,30 @@ def _cons_fits_now(
     return True
 
 
+@_nrt_free_inline
+def _cons_take_out(
+    times: NDArray[np.float64],
+    scratch: NDArray[np.int64],
+    h: int,
+    horizon: float,
+    pos: float,
+    dur: float,
+    need: int,
+) -> None:
+    """Add ``need`` cores to every step of ``scratch[:h]`` that a window at ``pos`` touches.
+
+    From ``times[0]`` (now) on; a window starting at or after ``horizon`` is skipped.
+    """
+    end = _cons_end(pos, dur)
+    s = pos if pos > times[0] else times[0]
+    if end > s and s < horizon:
+        a = _cons_lower_bound(times, 0, h, s)
+        if a == h or times[a] > s:
+            a -= 1  # the step holding the window's start
+        b = _cons_lower_bound(times, 0, h, end)
+        _cons_add(scratch, a, b, need)
+
+
 _QUICK = 8
 
 
@@ -763,15 +787,7 @@ def _cons_order_kept(
         row = r_row[first]
         for k in range(first, last):
             other = r_row[k]
-            p = pos[other]
-            e = _cons_end(p, est[other])
-            s = p if p > times[0] else times[0]
-            if e > s and s < horizon:
-                a = _cons_lower_bound(times, 0, h, s)
-                if a == h or times[a] > s:
-                    a -= 1  # the step holding the window's start
-                b = _cons_lower_bound(times, 0, h, e)
-                _cons_add(scratch, a, b, cores[other])
+            _cons_take_out(times, scratch, h, horizon, pos[other], est[other], cores[other])
             if k == quick - 1 or k == last - 1:
                 i = _cons_fit(times, scratch, h, cores[row], est[row])
                 if i >= 0 and times[i] < pos[row]:
@@ -781,14 +797,7 @@ def _cons_order_kept(
     for k in range(last - 1, first - 1, -1):
         row = r_row[k]
         p = pos[row]
-        e = _cons_end(p, est[row])
-        s = p if p > times[0] else times[0]
-        if e > s and s < horizon:
-            a = _cons_lower_bound(times, 0, h, s)
-            if a == h or times[a] > s:
-                a -= 1  # the step holding the window's start
-            b = _cons_lower_bound(times, 0, h, e)
-            _cons_add(scratch, a, b, cores[row])
+        _cons_take_out(times, scratch, h, horizon, p, est[row], cores[row])
         if row >= fresh_from:
             i = _cons_fit(times, scratch, h, cores[row], est[row])
             if i >= 0 and times[i] < p:
