@@ -16,7 +16,8 @@ checks that both give the same start times, and prints the medians, the min–ma
 the medians. Rates are jobs per CPU-second of the process (``time.process_time``; the machine may
 be shared), with the wall-clock rates alongside; each tree runs once on a slice first
 (compilation or cache load). ``--conservative-counters`` adds the incremental kernel's counters
-in this tree (events at which a job waits, profile rebuilds, earliest-start scans).
+in this tree (events at which a job waits, profile rebuilds, earliest-start scans, events at
+which a new reservation sorted before held ones, reservations kept there, reservations released).
 
 Workloads: (1) synthetic rigid multi-core jobs on P = 256 cores — Poisson arrivals, exponential
 runtimes (mean 1000 s), cores 2^k with k uniform on 0…6 (mean 18.1), load ρ = 0.9; (2) Lublin-1
@@ -325,7 +326,9 @@ def conservative_counters(workloads: list[tuple[str, int, pa.Table]]) -> list[st
     """Markdown rows: the incremental kernel's counters in this tree, one run per case.
 
     Events at which a job waits, profile rebuilds (after an early end), earliest-start scans
-    (placements, new jobs included): where the kernel's time goes, independent of the load.
+    (placements, new jobs included), events at which a new reservation sorted before held ones,
+    the reservations from there on kept in place (neither released nor re-placed), reservations
+    released to be re-placed: where the kernel's time goes, independent of the load.
     """
     from gridtrace.sim._kernels_jit import conservative_kernel_inc
 
@@ -338,7 +341,7 @@ def conservative_counters(workloads: list[tuple[str, int, pa.Table]]) -> list[st
             a = kernel_arrays(table, estimator)
             stats = conservative_kernel_inc(a["submit"], a["run"], a["est"], a["cores"], procs)[2]
             cells = [f"{label}, {estimator}", f"{table.num_rows:,}"]
-            cells += [f"{int(v):,}" for v in stats[:3]]
+            cells += [f"{int(v):,}" for v in stats[:6]]
             out.append("| " + " | ".join(cells) + " |")
     return out
 
@@ -422,9 +425,10 @@ def main() -> None:
             print()
             print(
                 "| trace, estimator | jobs | events at which a job waits | profile rebuilds "
-                "| earliest-start scans |"
+                "| earliest-start scans | events with a new reservation before held ones "
+                "| reservations kept there | reservations released |"
             )
-            print("|---|---:|---:|---:|---:|")
+            print("|---|---:|---:|---:|---:|---:|---:|---:|")
             print("\n".join(conservative_counters(workloads)))
         return
     n, m = args.jobs, min(args.baseline_jobs, args.jobs)

@@ -479,20 +479,23 @@ def conservative_kernel(
 # The same schedule as ``conservative_kernel``, with the profile (running jobs and reservations)
 # kept across events in ``times[lo:lo + m]``, ``pfree[lo:lo + m]``. Invariant after an event at
 # ``t``: the profile is the running jobs' estimated intervals plus the reservations of
-# ``r_row[:valid]``, and each of these sits at its earliest fit in the running jobs plus the
-# reservations before it (over [t, inf)). At the next event ``now`` with no early end, every such
-# job whose position is after ``now`` keeps it: the running jobs' profile on [now, inf) is the same
-# except for the jobs started at ``t`` (whose reservation became their running interval), and a
-# reservation that was feasible stays the earliest one when only occupancy is added. So the
-# policy's re-placement only has to start at the first job in reservation order that sits before
-# ``now`` (stale: it has to move), or at 0 after an early end (cores freed) or after a zero-length
-# estimate started (its reservation held the instant itself); a kept job that sits at ``now``
-# stays there and starts if its cores are free (in reservation order, as the policy does). A new
-# reservation sorted before one placed before it changes the order: the jobs from there on are
-# taken out of the kept profile and re-placed at the next event. The profile keeps steps that no
-# longer change the free count (released reservations); they are merged away when it grows.
-# With no new job waiting, the re-placement stops once no held job left can start now (too few
-# cores free now, or no fit from now for its estimate: ``_cons_fits_now``). That only holds more
+# ``r_row[:valid]``, and each of these before ``stale`` sits at its earliest fit in the running
+# jobs plus the reservations before it (over [t, inf)). At the next event ``now`` with no early
+# end, every such job whose position is after ``now`` keeps it: the running jobs' profile on [now,
+# inf) is the same except for the jobs started at ``t`` (whose reservation became their running
+# interval), and a reservation that was feasible stays the earliest one when only occupancy is
+# added. So the policy's re-placement only has to start at the first job in reservation order that
+# sits before ``now`` (stale: it has to move), or at 0 after an early end (cores freed) or after a
+# zero-length estimate started (its reservation held the instant itself); a kept job that sits at
+# ``now`` stays there and starts if its cores are free (in reservation order, as the policy does).
+# A new reservation sorted before one placed before it changes the order: the jobs from there on
+# are re-placed at the next event, unless no job from there on can move (``_cons_order_kept``: a
+# held job never can, a new one only to an earlier fit once the jobs after it are taken out), or
+# only from the first new job that can; they stay in the profile until then (``stale``), so that a
+# rebuild at the next event does not pay for releasing them. The profile keeps steps that no
+# longer change the free count (released reservations); they are merged away when it grows. With
+# no new job waiting, the re-placement stops once no held job left can start now (too few cores
+# free now, or no fit from now for its estimate: ``_cons_fits_now``). That only holds more
 # strongly as the event goes on (the profile only fills), so the scan for a job that still can
 # start moves forward only; the jobs after the stop are outside the kept profile, as after the
 # policy's own stops, and are re-placed at the next event.
@@ -703,6 +706,105 @@ def _cons_fits_now(
     return True
 
 
+@_nrt_free_inline
+def _cons_take_out(
+    times: NDArray[np.float64],
+    scratch: NDArray[np.int64],
+    h: int,
+    horizon: float,
+    pos: float,
+    dur: float,
+    need: int,
+) -> None:
+    """Add ``need`` cores to every step of ``scratch[:h]`` that a window at ``pos`` touches.
+
+    From ``times[0]`` (now) on; a window starting at or after ``horizon`` is skipped.
+    """
+    end = _cons_end(pos, dur)
+    s = pos if pos > times[0] else times[0]
+    if end > s and s < horizon:
+        a = _cons_lower_bound(times, 0, h, s)
+        if a == h or times[a] > s:
+            a -= 1  # the step holding the window's start
+        b = _cons_lower_bound(times, 0, h, end)
+        _cons_add(scratch, a, b, need)
+
+
+_QUICK = 8
+
+
+@_nrt_free
+def _cons_order_kept(
+    times: NDArray[np.float64],
+    pfree: NDArray[np.int64],
+    m: int,
+    scratch: NDArray[np.int64],
+    r_row: NDArray[np.int64],
+    first: int,
+    last: int,
+    pos: NDArray[np.float64],
+    est: NDArray[np.float64],
+    cores: NDArray[np.int64],
+    fresh_from: int,
+) -> int:
+    """Find the first job of ``r_row[first:last]`` whose place may change in this order.
+
+    The profile holds every job of ``r_row[:last]``, each at its earliest fit in the jobs placed
+    before it (all held jobs, then the new ones, rows ``>= fresh_from``, in row order); the new
+    ones were then sorted in by first reservation, some before held jobs (from ``first`` on). A
+    held job keeps its place in the new order: the jobs before it are a superset of the ones it
+    was placed after, at the same places, and a feasible earliest start stays the earliest when
+    occupancy is added. A new job keeps it when no earlier start fits once the jobs from it on
+    are taken out: checked on a copy of the profile's steps up to the end of its window (the last
+    new job's, from the back), with each taken-out job's cores added to every step its window
+    touches, an upper bound of the free cores (a step split by a window's end counts as free in
+    whole, so an earlier fit there is only a possible one); no fit before its place on that
+    copy means none in the exact profile either. With one new job (the usual case, and then it is
+    the first), the jobs after it are taken out front to back and its fit is looked for after the
+    first ``_QUICK`` already: a fit found with fewer taken out is there with all of them, and most
+    new jobs that move are found there at a fraction of the work. Returns the index of the first
+    new job with a possible earlier fit (re-place from there), or ``last`` when every job keeps
+    its place.
+    """
+    horizon = times[0]
+    n_new = 0
+    for k in range(first, last):
+        row = r_row[k]
+        if row >= fresh_from:
+            n_new += 1
+            e = _cons_end(pos[row], est[row])
+            if e > horizon:
+                horizon = e
+    h = _cons_lower_bound(times, 0, m, horizon)
+    if h < m:
+        h += 1  # the step holding the horizon
+    for k in range(h):
+        scratch[k] = pfree[k]
+    if n_new == 1:
+        # one new job, the first: take the others out front to back, and look for its earlier
+        # fit after the first few already (found with fewer out, it is there with all of them)
+        quick = min(last, first + _QUICK)
+        row = r_row[first]
+        for k in range(first, last):
+            other = r_row[k]
+            _cons_take_out(times, scratch, h, horizon, pos[other], est[other], cores[other])
+            if k == quick - 1 or k == last - 1:
+                i = _cons_fit(times, scratch, h, cores[row], est[row])
+                if i >= 0 and times[i] < pos[row]:
+                    return first
+        return last
+    result = last
+    for k in range(last - 1, first - 1, -1):
+        row = r_row[k]
+        p = pos[row]
+        _cons_take_out(times, scratch, h, horizon, p, est[row], cores[row])
+        if row >= fresh_from:
+            i = _cons_fit(times, scratch, h, cores[row], est[row])
+            if i >= 0 and times[i] < p:
+                result = k
+    return result
+
+
 @numba.njit(cache=True)
 def conservative_kernel_inc(
     submit: NDArray[np.float64],
@@ -741,9 +843,13 @@ def conservative_kernel_inc(
     free = total
     nxt = 0
     rebuild = True
+    stale = n  # r_row[stale:valid] are in the profile but have to be re-placed
     # counters (third return value): events at which a job waits, profile rebuilds, placements
-    # (earliest-start scans, new jobs included)
-    stats = np.zeros(3, dtype=np.int64)
+    # (earliest-start scans, new jobs included), events at which a new reservation sorted before
+    # held ones, the jobs from there on that kept their places (neither released nor re-placed),
+    # reservations released to be re-placed
+    stats = np.zeros(6, dtype=np.int64)
+    scratch = np.empty(cap, dtype=np.int64)
     inf = np.inf
     while True:
         t_arr = submit[nxt] if nxt < n else inf
@@ -798,6 +904,13 @@ def conservative_kernel_inc(
                 else:
                     a = mid + 1
             due = a
+        if stale < valid:
+            # reservations kept in the profile but out of order: re-place from the first of them
+            if stale < first:
+                first = stale
+            if due > first:
+                due = first
+        stale = n
         if rebuild or (first == 0 and valid > 0):
             stats[1] += 1
             first = 0
@@ -847,6 +960,7 @@ def conservative_kernel_inc(
         for k in range(first, valid):
             row = r_row[k]
             m = _cons_release(tv, pv, m, pos[row], est[row], cores[row])
+        stats[5] += valid - first
         has_unreserved = unres < nxt
         suffix[r_size] = total + 1
         for j in range(r_size - 1, first - 1, -1):
@@ -899,6 +1013,7 @@ def conservative_kernel_inc(
                 n_chosen += 1
                 now_free -= need
         j_end = j
+        fresh_from = unres
         row = unres
         while row < nxt:
             if pv[0] == 0:
@@ -978,11 +1093,13 @@ def conservative_kernel_inc(
         if n_fresh > 0:
             valid = r_size  # every held job was placed (no break), and so were the fresh ones
             if dirty < r_size:
-                for k in range(dirty, r_size):
-                    row = r_row[k]
-                    m = _cons_release(tv, pv, m, pos[row], est[row], cores[row])
-                valid = dirty
-        for k in range(due, valid):
+                stats[3] += 1
+                keep = _cons_order_kept(
+                    tv, pv, m, scratch, r_row, dirty, r_size, pos, est, cores, fresh_from
+                )
+                stats[4] += keep - dirty
+                stale = keep  # released at the next event, unless the profile is rebuilt
+        for k in range(min(due, dirty), valid):
             p_k = pos[r_row[k]]
             prev = pmin[k - 1] if k > 0 else inf
             pmin[k] = p_k if p_k < prev else prev
