@@ -123,6 +123,11 @@ size = path.stat().st_size
 # ranges start after a multiple of 100,000 lines (the garbage test's window): a smaller one
 # here lets small files be split into many ranges (this clean log has no garbage to find)
 _ranges._ALIGN_LINES = 2_000
+# a reader loads its compiled kernels once a process has read enough lines: load them before
+# measuring and use them at both sizes, so that numba's one-off import is not taken for growth
+from gridtrace.logs import _sge
+_sge._KERNEL_MIN_LINES = 0
+_sge._compile_kernel()
 pool = pa.default_memory_pool()
 tracemalloc.start()
 result = spill_parse(
