@@ -265,13 +265,16 @@ class _LineGuard:
     """Receives decompressed data; keeps what a reader may see; notes cuts and stops.
 
     Data arrives as ranges ``buf[lo:hi]`` of at most ``_CHUNK`` (≤ ``MAX_LINE_BYTES``) bytes, so
-    only a line that spans ranges can be over-long; lines inside one range are handed over as
-    views of it, without a copy.
+    only a line that spans ranges can be over-long. What the reader may see is held as segments
+    ``(buf, lo, hi, lines)``: ``buf[lo:hi]`` holds ``lines`` whole lines (each ended by a
+    newline, but for the file's last line), counted once, here; :meth:`pieces` cuts them into
+    pieces of whole lines with one copy each (none when a piece is one whole buffer), without
+    counting their lines again.
     """
 
     def __init__(self, report: ReadReport) -> None:
         self.report = report
-        self.parts: list[bytes | memoryview] = []
+        self.parts: list[tuple[bytes, int, int, int]] = []
         self.held = 0  # bytes in parts
         self.held_lines = 0  # lines in parts
         self.total = 0  # decompressed bytes seen
@@ -332,7 +335,7 @@ class _LineGuard:
         size = self.pending_len
         if size > MAX_LINE_BYTES:
             self.report.cut_lines.append((self.report.lines + 1, size, self.pending_head))
-            self.parts.append(b"\n")  # an empty line in its place keeps the numbering
+            self.parts.append((b"\n", 0, 1, 1))  # an empty line in its place keeps the numbering
             self.held += 1
             self.held_lines += 1
             self.pending, self.pending_len, self.pending_head = [], 0, b""
@@ -340,8 +343,9 @@ class _LineGuard:
             garbage = True
         else:
             line = b"".join(self.pending)
-            self.parts.append(line if final else line + b"\n")
-            self.held += len(line) + (0 if final else 1)
+            whole = line if final else line + b"\n"
+            self.parts.append((whole, 0, len(whole), 1))
+            self.held += len(whole)
             self.held_lines += 1
             self.pending, self.pending_len = [], 0
             self.win_bytes += size + (0 if final else 1)
@@ -358,7 +362,7 @@ class _LineGuard:
     def _whole_lines(self, buf: bytes, lo: int, hi: int) -> None:
         """Lines that start and end in one range (each shorter than it: none over-long)."""
         while lo < hi:
-            count = buf.count(b"\n", lo, hi)
+            count = _newlines(buf, lo, hi)
             room = GARBAGE_WINDOW_LINES - self.win_lines
             if count < room:
                 self._account(buf, lo, hi, count)
@@ -372,7 +376,7 @@ class _LineGuard:
 
     def _account(self, buf: bytes, lo: int, hi: int, count: int) -> None:
         """Hand ``count`` whole lines ``buf[lo:hi]`` to the reader and to the window."""
-        self.parts.append(memoryview(buf)[lo:hi])
+        self.parts.append((buf, lo, hi, count))
         self.held += hi - lo
         self.held_lines += count
         self.cursor = hi
@@ -444,21 +448,63 @@ class _LineGuard:
             return  # the garbage test stopped it at its last line: that reason stands
         self.report.tail_reason = reason
 
-    def put_back(self, data: bytes, lines: int) -> None:
-        """Hold ``data`` (whole lines, ``lines`` of them) again, before any held since."""
-        self.parts.insert(0, data)
-        self.held += len(data)
-        self.held_lines += lines
+    # -- data out
 
-    def take(self) -> tuple[bytes, int]:
-        """Hand over the whole lines held so far (as one bytes object, and their count)."""
-        if len(self.parts) == 1 and isinstance(self.parts[0], bytes):
-            data = self.parts[0]
+    def pieces(self, piece_bytes: int, *, final: bool) -> Iterator[tuple[bytes, int]]:
+        r"""Hand over the lines held as pieces of at most ``piece_bytes`` bytes, and their counts.
+
+        The pieces are cut greedily from the start of the file: each is the longest run of whole
+        lines that fits in ``piece_bytes`` (a line longer than that is a piece of its own), so
+        that where they are cut does not depend on how the data arrived. While the file goes on
+        (``final`` False), the last ``piece_bytes`` bytes or fewer are held for more lines; at
+        its end they are the last piece, which may end without a line end (when the file does).
+        """
+        while self.held > piece_bytes:
+            piece = self._cut(piece_bytes)
+            if piece is None:  # the file's last line, unended, longer than a piece: one piece
+                break
+            yield piece
+        if final and self.held:
+            yield self._hand_over(self.parts)
+            self.parts = []
+
+    def _cut(self, limit: int) -> tuple[bytes, int] | None:
+        r"""Cut the first piece of at most ``limit`` bytes off the segments held."""
+        parts = self.parts
+        before = 0  # bytes of the segments wholly in the piece
+        for i, (buf, lo, hi, lines) in enumerate(parts):
+            size = hi - lo
+            if before + size <= limit:
+                before += size
+                continue
+            room = limit - before
+            end = buf.rfind(b"\n", lo, lo + room) if room > 0 else -1
+            if end < 0 and i:  # the last line end in the piece ends the segment before
+                taken, self.parts = parts[:i], parts[i:]
+                return self._hand_over(taken)
+            if end < 0:  # a line longer than a piece: a piece of its own
+                end = buf.find(b"\n", lo + limit, hi)
+                if end < 0:
+                    return None
+                head = 1
+            elif end + 1 - lo <= hi - end - 1:  # count the shorter side of the cut
+                head = _newlines(buf, lo, end + 1)
+            else:
+                head = lines - _lines_in(buf, end + 1, hi)
+            rest = [(buf, end + 1, hi, lines - head)] if end + 1 < hi else []
+            taken, self.parts = [*parts[:i], (buf, lo, end + 1, head)], rest + parts[i + 1 :]
+            return self._hand_over(taken)
+        return None  # pragma: no cover - only called while more than ``limit`` bytes are held
+
+    def _hand_over(self, taken: list[tuple[bytes, int, int, int]]) -> tuple[bytes, int]:
+        """Join segments into one bytes object (the buffer itself when it is the only one)."""
+        if len(taken) == 1 and taken[0][1] == 0 and taken[0][2] == len(taken[0][0]):
+            data = taken[0][0]
         else:
-            data = b"".join(self.parts)
-        lines = self.held_lines
-        self.parts = []
-        self.held = self.held_lines = 0
+            data = b"".join([memoryview(buf)[lo:hi] for buf, lo, hi, _ in taken])
+        lines = sum(part[3] for part in taken)
+        self.held -= len(data)
+        self.held_lines -= lines
         return data, lines
 
 
@@ -478,39 +524,19 @@ def _plain_blocks(raw: IO[bytes], end: int | None = None) -> Iterator[bytes]:
         yield block
 
 
-def _count_lines(piece: bytes) -> int:
-    newlines = int(np.count_nonzero(np.frombuffer(piece, dtype=np.uint8) == _NEWLINE))
-    return newlines + (1 if piece and piece[-1] != _NEWLINE else 0)
+_NUMPY_COUNT = 1 << 14  # from this many bytes, numpy counts line ends faster than bytes.count
 
 
-def _cut_pieces(taken: tuple[bytes, int], piece_bytes: int) -> Iterator[tuple[bytes, int]]:
-    r"""Cut whole lines into pieces of at most ``piece_bytes`` bytes, each ending at a ``\n``.
+def _newlines(buf: bytes, lo: int, hi: int) -> int:
+    """Count the line ends in ``buf[lo:hi]``."""
+    if hi - lo < _NUMPY_COUNT:
+        return buf.count(b"\n", lo, hi)
+    return int(np.count_nonzero(np.frombuffer(buf, dtype=np.uint8, count=hi - lo, offset=lo) == 10))
 
-    ``taken`` is the lines and their count; each piece comes with its count. A line longer than
-    ``piece_bytes`` is a piece of its own; only the last piece may end without a line end (when
-    the lines do).
-    """
-    data, lines = taken
-    size = len(data)
-    if size <= piece_bytes:
-        if size:
-            yield data, lines
-        return
-    pieces: list[bytes] = []
-    pos = 0
-    while size - pos > piece_bytes:
-        end = data.rfind(b"\n", pos, pos + piece_bytes)
-        if end < 0:
-            end = data.find(b"\n", pos + piece_bytes)
-            if end < 0:
-                break
-        pieces.append(data[pos : end + 1])
-        pos = end + 1
-    if pos < size:
-        pieces.append(data[pos:])
-    counts = [0] + [_count_lines(piece) for piece in pieces[1:]]
-    counts[0] = lines - sum(counts)  # the first, largest piece is not counted again
-    yield from zip(pieces, counts, strict=True)
+
+def _lines_in(buf: bytes, lo: int, hi: int) -> int:
+    """Count the lines in ``buf[lo:hi]``, a last one without a line end included."""
+    return _newlines(buf, lo, hi) + (1 if hi > lo and buf[hi - 1] != _NEWLINE else 0)
 
 
 def guarded_pieces(
@@ -573,10 +599,7 @@ def guarded_pieces(
         try:
             for block in blocks:
                 guard.feed(block, 0, len(block))
-                if guard.held >= piece_bytes:
-                    pieces = list(_cut_pieces(guard.take(), piece_bytes))
-                    yield from pieces[:-1]
-                    guard.put_back(*pieces[-1])  # the rest waits for more lines
+                yield from guard.pieces(piece_bytes, final=False)
             guard.finish()
         except _Stop:
             if kind is None:  # the rest of the file, as read whole: on into the next block
@@ -588,7 +611,7 @@ def guarded_pieces(
                     report.tail_raw = next(blocks, b"")[:KEPT_RAW_BYTES]
         except _StreamBroken as exc:
             guard.broken(exc, str(kind), size)  # only a decompressor breaks
-        yield from _cut_pieces(guard.take(), piece_bytes)
+        yield from guard.pieces(piece_bytes, final=True)
 
 
 def settle_report(path: StrPath, report: ReadReport) -> None:
