@@ -101,6 +101,8 @@ REASON_STOPPED = "reading stopped"
 _WHOLE = 1 << 62  # a piece size no file reaches: the whole file in one piece
 _NEWLINE = 10
 _CHUNK = 1 << 20  # decompressed bytes per read; at most MAX_LINE_BYTES (see _LineGuard.feed)
+_BLOCK_MAX = 64 << 20  # the largest block of a plain file read at once (fed in _CHUNK ranges)
+_PEEK = 1 << 16  # bytes read ahead at a plain block's end, to end it at a line end
 _ZSTD_INPUT = 1024  # compressed bytes per zstd call: bounds one call's output to ~32 MiB
 _JUNK = b" \t\r\x0b\x0c\x00"
 # a window with this many lines that are not garbage can no longer be stopped, whatever its length
@@ -282,6 +284,8 @@ class _LineGuard:
         # the line in progress (not yet ended by a newline)
         self.pending: list[bytes] = []
         self.pending_len = 0
+        # where the line in progress lies, while it is one run of one buffer: (buf, lo, hi)
+        self.pending_at: tuple[bytes, int, int] | None = None
         self.pending_head = b""  # first bytes of an over-long pending line
         # the current window of the garbage test
         self.win_lines = 0
@@ -314,6 +318,13 @@ class _LineGuard:
     def _add_pending(self, buf: bytes, lo: int, hi: int) -> None:
         if hi <= lo:
             return
+        at = self.pending_at
+        if not self.pending_len:
+            self.pending_at = (buf, lo, hi)
+        elif at is not None and at[0] is buf and at[2] == lo:
+            self.pending_at = (buf, at[1], hi)
+        else:
+            self.pending_at = None
         was_long = self.pending_len > MAX_LINE_BYTES
         if not was_long:
             self.pending.append(buf[lo:hi])
@@ -330,23 +341,34 @@ class _LineGuard:
                 # goes on, the line counts in the window it ends in
                 self._close_window(extra_garbage=1)
 
-    def _end_pending(self, final: bool) -> None:
-        """End the line in progress (at a newline, or at the end of the data if ``final``)."""
+    def _hold(self, buf: bytes, lo: int, hi: int, lines: int) -> None:
+        """Hold ``buf[lo:hi]``, ``lines`` whole lines, for the reader (one run with the last)."""
+        parts = self.parts
+        if parts and parts[-1][0] is buf and parts[-1][2] == lo:
+            parts[-1] = (buf, parts[-1][1], hi, parts[-1][3] + lines)
+        else:
+            parts.append((buf, lo, hi, lines))
+        self.held += hi - lo
+        self.held_lines += lines
+
+    def _end_pending(self, final: bool, buf: bytes = b"", at: int = -1) -> None:
+        """End the line in progress (at the newline ``buf[at]``, or at the end if ``final``)."""
         size = self.pending_len
+        where = self.pending_at
+        self.pending_at = None
         if size > MAX_LINE_BYTES:
             self.report.cut_lines.append((self.report.lines + 1, size, self.pending_head))
-            self.parts.append((b"\n", 0, 1, 1))  # an empty line in its place keeps the numbering
-            self.held += 1
-            self.held_lines += 1
+            self._hold(b"\n", 0, 1, 1)  # an empty line in its place keeps the numbering
             self.pending, self.pending_len, self.pending_head = [], 0, b""
             self.win_bytes += 0 if final else 1  # the rest of it is counted already
             garbage = True
         else:
-            line = b"".join(self.pending)
-            whole = line if final else line + b"\n"
-            self.parts.append((whole, 0, len(whole), 1))
-            self.held += len(whole)
-            self.held_lines += 1
+            line = self.pending[0] if len(self.pending) == 1 else b"".join(self.pending)
+            if at >= 0 and (not size or (where is not None and where[0] is buf and where[2] == at)):
+                self._hold(buf, at - size, at + 1, 1)  # the line lies in ``buf``: no copy
+            else:
+                whole = line if final else line + b"\n"
+                self._hold(whole, 0, len(whole), 1)
             self.pending, self.pending_len = [], 0
             self.win_bytes += size + (0 if final else 1)
             garbage = not line.strip(_JUNK)
@@ -376,9 +398,7 @@ class _LineGuard:
 
     def _account(self, buf: bytes, lo: int, hi: int, count: int) -> None:
         """Hand ``count`` whole lines ``buf[lo:hi]`` to the reader and to the window."""
-        self.parts.append((buf, lo, hi, count))
-        self.held += hi - lo
-        self.held_lines += count
+        self._hold(buf, lo, hi, count)
         self.cursor = hi
         garbage = 0
         if self.win_good < _GOOD_ENOUGH:
@@ -413,7 +433,7 @@ class _LineGuard:
                 return
             self._add_pending(buf, lo, first)
             self.cursor = first + 1
-            self._end_pending(final=False)
+            self._end_pending(final=False, buf=buf, at=first)
             last = buf.rfind(b"\n", lo, hi)
             if last > first:
                 self._whole_lines(buf, first + 1, last + 1)
@@ -524,6 +544,30 @@ def _plain_blocks(raw: IO[bytes], end: int | None = None) -> Iterator[bytes]:
         yield block
 
 
+def _plain_pieces(raw: IO[bytes], piece_bytes: int, end: int | None = None) -> Iterator[bytes]:
+    """Blocks of a plain file that are, as far as can be told, the pieces themselves.
+
+    Each block is read to the last line end within ``piece_bytes`` bytes (found by reading
+    the last :data:`_PEEK` bytes first), so that the greedy cut of the guarded lines falls at
+    its end and the block is handed over as it is, without a copy; a block with no line end
+    in its last bytes, or cut by ``end`` or the end of the file, is read whole.
+    """
+    if piece_bytes < _CHUNK:
+        yield from _plain_blocks(raw, end)
+        return
+    size = min(piece_bytes, _BLOCK_MAX)
+    fd = raw.fileno()
+    while (left := size if end is None else min(size, end - raw.tell())) > 0:
+        peek = min(left, _PEEK)
+        tail = os.pread(fd, peek, raw.tell() + left - peek)
+        if len(tail) == peek and (newline := tail.rfind(b"\n")) >= 0:
+            left -= peek - newline - 1
+        block = raw.read(left)
+        if not block:
+            return
+        yield block
+
+
 _NUMPY_COUNT = 1 << 14  # from this many bytes, numpy counts line ends faster than bytes.count
 
 
@@ -595,16 +639,20 @@ def guarded_pieces(
         report.lines = first_line - 1
         guard = _LineGuard(report)
         size = os.fstat(raw.fileno()).st_size
-        blocks = _plain_blocks(raw, end) if kind is None else _compressed_chunks(raw, kind)
+        if kind is None:
+            blocks = _plain_pieces(raw, piece_bytes, end)
+        else:
+            blocks = _compressed_chunks(raw, kind)
         try:
             for block in blocks:
-                guard.feed(block, 0, len(block))
+                for lo in range(0, len(block), _CHUNK):  # the guard takes ranges of _CHUNK
+                    guard.feed(block, lo, min(lo + _CHUNK, len(block)))
                 yield from guard.pieces(piece_bytes, final=False)
             guard.finish()
         except _Stop:
             if kind is None:  # the rest of the file, as read whole: on into the next block
                 if len(report.tail_raw) < KEPT_RAW_BYTES:
-                    more = report.tail_raw + raw.read(_CHUNK)
+                    more = report.tail_raw + raw.read(KEPT_RAW_BYTES - len(report.tail_raw))
                     report.tail_raw = more[:KEPT_RAW_BYTES]
             elif not report.tail_raw:
                 with suppress(_StreamBroken):  # the first bytes after the stop, for the row
