@@ -23,8 +23,8 @@ turn a few kilobytes into millions of rows:
   gives 100,000 quarantine rows and a stop, and a gzip of 4 GB of zeros (one NUL line) is stopped
   after 256 MiB, in bounded memory.
 
-:func:`guarded_pieces` is the same reading as an iterator of pieces of whole lines, in bounded
-memory: :func:`read_log_bytes` joins them, and the streaming reader core
+:func:`guarded_pieces` is the same reading as an iterator of pieces of whole lines, each with
+its line count, in bounded memory: :func:`read_log_bytes` joins them, and the streaming reader core
 (:mod:`gridtrace.logs._stream`) tokenises them chunk by chunk, both reporting through
 :func:`settle_report`.
 
@@ -598,7 +598,12 @@ def guarded_pieces(
     ``piece_bytes`` bytes (or one line, when a line is longer) and ends with ``\n`` except,
     perhaps, the last. What the guard left out goes to ``report`` (filled in as the pieces are
     read: complete once the iterator is exhausted). Memory is bounded by ``piece_bytes`` plus
-    one decompressed block (1 MiB) plus one line, whatever the size of the file.
+    one block (a compressed file's decompressed 1 MiB; a plain file's next piece, at most 64
+    MiB) plus one line, whatever the size of the file.
+
+    Lines are counted once, by the guard, as it reads them; a piece is cut from the blocks read
+    without joining them first, and a plain file is read in blocks that end where the pieces
+    do, so that a piece is usually the block read itself, not a copy of it.
 
     A plain file can be read from byte ``start`` to byte ``end`` only (a range of whole lines,
     :mod:`gridtrace.logs._ranges`): its lines are numbered from ``first_line``, and a stop of
