@@ -23,8 +23,8 @@ turn a few kilobytes into millions of rows:
   gives 100,000 quarantine rows and a stop, and a gzip of 4 GB of zeros (one NUL line) is stopped
   after 256 MiB, in bounded memory.
 
-:func:`guarded_pieces` is the same reading as an iterator of pieces of whole lines, in bounded
-memory: :func:`read_log_bytes` joins them, and the streaming reader core
+:func:`guarded_pieces` is the same reading as an iterator of pieces of whole lines, each with
+its line count, in bounded memory: :func:`read_log_bytes` joins them, and the streaming reader core
 (:mod:`gridtrace.logs._stream`) tokenises them chunk by chunk, both reporting through
 :func:`settle_report`.
 
@@ -101,6 +101,8 @@ REASON_STOPPED = "reading stopped"
 _WHOLE = 1 << 62  # a piece size no file reaches: the whole file in one piece
 _NEWLINE = 10
 _CHUNK = 1 << 20  # decompressed bytes per read; at most MAX_LINE_BYTES (see _LineGuard.feed)
+_BLOCK_MAX = 64 << 20  # the largest block of a plain file read at once (fed in _CHUNK ranges)
+_PEEK = 1 << 16  # bytes read ahead at a plain block's end, to end it at a line end
 _ZSTD_INPUT = 1024  # compressed bytes per zstd call: bounds one call's output to ~32 MiB
 _JUNK = b" \t\r\x0b\x0c\x00"
 # a window with this many lines that are not garbage can no longer be stopped, whatever its length
@@ -265,13 +267,16 @@ class _LineGuard:
     """Receives decompressed data; keeps what a reader may see; notes cuts and stops.
 
     Data arrives as ranges ``buf[lo:hi]`` of at most ``_CHUNK`` (≤ ``MAX_LINE_BYTES``) bytes, so
-    only a line that spans ranges can be over-long; lines inside one range are handed over as
-    views of it, without a copy.
+    only a line that spans ranges can be over-long. What the reader may see is held as segments
+    ``(buf, lo, hi, lines)``: ``buf[lo:hi]`` holds ``lines`` whole lines (each ended by a
+    newline, but for the file's last line), counted once, here; :meth:`pieces` cuts them into
+    pieces of whole lines with one copy each (none when a piece is one whole buffer), without
+    counting their lines again.
     """
 
     def __init__(self, report: ReadReport) -> None:
         self.report = report
-        self.parts: list[bytes | memoryview] = []
+        self.parts: list[tuple[bytes, int, int, int]] = []
         self.held = 0  # bytes in parts
         self.held_lines = 0  # lines in parts
         self.total = 0  # decompressed bytes seen
@@ -279,6 +284,8 @@ class _LineGuard:
         # the line in progress (not yet ended by a newline)
         self.pending: list[bytes] = []
         self.pending_len = 0
+        # where the line in progress lies, while it is one run of one buffer: (buf, lo, hi)
+        self.pending_at: tuple[bytes, int, int] | None = None
         self.pending_head = b""  # first bytes of an over-long pending line
         # the current window of the garbage test
         self.win_lines = 0
@@ -311,6 +318,13 @@ class _LineGuard:
     def _add_pending(self, buf: bytes, lo: int, hi: int) -> None:
         if hi <= lo:
             return
+        at = self.pending_at
+        if not self.pending_len:
+            self.pending_at = (buf, lo, hi)
+        elif at is not None and at[0] is buf and at[2] == lo:
+            self.pending_at = (buf, at[1], hi)
+        else:
+            self.pending_at = None
         was_long = self.pending_len > MAX_LINE_BYTES
         if not was_long:
             self.pending.append(buf[lo:hi])
@@ -327,22 +341,34 @@ class _LineGuard:
                 # goes on, the line counts in the window it ends in
                 self._close_window(extra_garbage=1)
 
-    def _end_pending(self, final: bool) -> None:
-        """End the line in progress (at a newline, or at the end of the data if ``final``)."""
+    def _hold(self, buf: bytes, lo: int, hi: int, lines: int) -> None:
+        """Hold ``buf[lo:hi]``, ``lines`` whole lines, for the reader (one run with the last)."""
+        parts = self.parts
+        if parts and parts[-1][0] is buf and parts[-1][2] == lo:
+            parts[-1] = (buf, parts[-1][1], hi, parts[-1][3] + lines)
+        else:
+            parts.append((buf, lo, hi, lines))
+        self.held += hi - lo
+        self.held_lines += lines
+
+    def _end_pending(self, final: bool, buf: bytes = b"", at: int = -1) -> None:
+        """End the line in progress (at the newline ``buf[at]``, or at the end if ``final``)."""
         size = self.pending_len
+        where = self.pending_at
+        self.pending_at = None
         if size > MAX_LINE_BYTES:
             self.report.cut_lines.append((self.report.lines + 1, size, self.pending_head))
-            self.parts.append(b"\n")  # an empty line in its place keeps the numbering
-            self.held += 1
-            self.held_lines += 1
+            self._hold(b"\n", 0, 1, 1)  # an empty line in its place keeps the numbering
             self.pending, self.pending_len, self.pending_head = [], 0, b""
             self.win_bytes += 0 if final else 1  # the rest of it is counted already
             garbage = True
         else:
-            line = b"".join(self.pending)
-            self.parts.append(line if final else line + b"\n")
-            self.held += len(line) + (0 if final else 1)
-            self.held_lines += 1
+            line = self.pending[0] if len(self.pending) == 1 else b"".join(self.pending)
+            if at >= 0 and (not size or (where is not None and where[0] is buf and where[2] == at)):
+                self._hold(buf, at - size, at + 1, 1)  # the line lies in ``buf``: no copy
+            else:
+                whole = line if final else line + b"\n"
+                self._hold(whole, 0, len(whole), 1)
             self.pending, self.pending_len = [], 0
             self.win_bytes += size + (0 if final else 1)
             garbage = not line.strip(_JUNK)
@@ -358,7 +384,7 @@ class _LineGuard:
     def _whole_lines(self, buf: bytes, lo: int, hi: int) -> None:
         """Lines that start and end in one range (each shorter than it: none over-long)."""
         while lo < hi:
-            count = buf.count(b"\n", lo, hi)
+            count = _newlines(buf, lo, hi)
             room = GARBAGE_WINDOW_LINES - self.win_lines
             if count < room:
                 self._account(buf, lo, hi, count)
@@ -372,9 +398,7 @@ class _LineGuard:
 
     def _account(self, buf: bytes, lo: int, hi: int, count: int) -> None:
         """Hand ``count`` whole lines ``buf[lo:hi]`` to the reader and to the window."""
-        self.parts.append(memoryview(buf)[lo:hi])
-        self.held += hi - lo
-        self.held_lines += count
+        self._hold(buf, lo, hi, count)
         self.cursor = hi
         garbage = 0
         if self.win_good < _GOOD_ENOUGH:
@@ -409,7 +433,7 @@ class _LineGuard:
                 return
             self._add_pending(buf, lo, first)
             self.cursor = first + 1
-            self._end_pending(final=False)
+            self._end_pending(final=False, buf=buf, at=first)
             last = buf.rfind(b"\n", lo, hi)
             if last > first:
                 self._whole_lines(buf, first + 1, last + 1)
@@ -444,21 +468,63 @@ class _LineGuard:
             return  # the garbage test stopped it at its last line: that reason stands
         self.report.tail_reason = reason
 
-    def put_back(self, data: bytes, lines: int) -> None:
-        """Hold ``data`` (whole lines, ``lines`` of them) again, before any held since."""
-        self.parts.insert(0, data)
-        self.held += len(data)
-        self.held_lines += lines
+    # -- data out
 
-    def take(self) -> tuple[bytes, int]:
-        """Hand over the whole lines held so far (as one bytes object, and their count)."""
-        if len(self.parts) == 1 and isinstance(self.parts[0], bytes):
-            data = self.parts[0]
+    def pieces(self, piece_bytes: int, *, final: bool) -> Iterator[tuple[bytes, int]]:
+        r"""Hand over the lines held as pieces of at most ``piece_bytes`` bytes, and their counts.
+
+        The pieces are cut greedily from the start of the file: each is the longest run of whole
+        lines that fits in ``piece_bytes`` (a line longer than that is a piece of its own), so
+        that where they are cut does not depend on how the data arrived. While the file goes on
+        (``final`` False), the last ``piece_bytes`` bytes or fewer are held for more lines; at
+        its end they are the last piece, which may end without a line end (when the file does).
+        """
+        while self.held > piece_bytes:
+            piece = self._cut(piece_bytes)
+            if piece is None:  # the file's last line, unended, longer than a piece: one piece
+                break
+            yield piece
+        if final and self.held:
+            yield self._hand_over(self.parts)
+            self.parts = []
+
+    def _cut(self, limit: int) -> tuple[bytes, int] | None:
+        r"""Cut the first piece of at most ``limit`` bytes off the segments held."""
+        parts = self.parts
+        before = 0  # bytes of the segments wholly in the piece
+        for i, (buf, lo, hi, lines) in enumerate(parts):
+            size = hi - lo
+            if before + size <= limit:
+                before += size
+                continue
+            room = limit - before
+            end = buf.rfind(b"\n", lo, lo + room) if room > 0 else -1
+            if end < 0 and i:  # the last line end in the piece ends the segment before
+                taken, self.parts = parts[:i], parts[i:]
+                return self._hand_over(taken)
+            if end < 0:  # a line longer than a piece: a piece of its own
+                end = buf.find(b"\n", lo + limit, hi)
+                if end < 0:
+                    return None
+                head = 1
+            elif end + 1 - lo <= hi - end - 1:  # count the shorter side of the cut
+                head = _newlines(buf, lo, end + 1)
+            else:
+                head = lines - _lines_in(buf, end + 1, hi)
+            rest = [(buf, end + 1, hi, lines - head)] if end + 1 < hi else []
+            taken, self.parts = [*parts[:i], (buf, lo, end + 1, head)], rest + parts[i + 1 :]
+            return self._hand_over(taken)
+        return None  # pragma: no cover - only called while more than ``limit`` bytes are held
+
+    def _hand_over(self, taken: list[tuple[bytes, int, int, int]]) -> tuple[bytes, int]:
+        """Join segments into one bytes object (the buffer itself when it is the only one)."""
+        if len(taken) == 1 and taken[0][1] == 0 and taken[0][2] == len(taken[0][0]):
+            data = taken[0][0]
         else:
-            data = b"".join(self.parts)
-        lines = self.held_lines
-        self.parts = []
-        self.held = self.held_lines = 0
+            data = b"".join([memoryview(buf)[lo:hi] for buf, lo, hi, _ in taken])
+        lines = sum(part[3] for part in taken)
+        self.held -= len(data)
+        self.held_lines -= lines
         return data, lines
 
 
@@ -478,39 +544,43 @@ def _plain_blocks(raw: IO[bytes], end: int | None = None) -> Iterator[bytes]:
         yield block
 
 
-def _count_lines(piece: bytes) -> int:
-    newlines = int(np.count_nonzero(np.frombuffer(piece, dtype=np.uint8) == _NEWLINE))
-    return newlines + (1 if piece and piece[-1] != _NEWLINE else 0)
+def _plain_pieces(raw: IO[bytes], piece_bytes: int, end: int | None = None) -> Iterator[bytes]:
+    """Blocks of a plain file that are, as far as can be told, the pieces themselves.
 
-
-def _cut_pieces(taken: tuple[bytes, int], piece_bytes: int) -> Iterator[tuple[bytes, int]]:
-    r"""Cut whole lines into pieces of at most ``piece_bytes`` bytes, each ending at a ``\n``.
-
-    ``taken`` is the lines and their count; each piece comes with its count. A line longer than
-    ``piece_bytes`` is a piece of its own; only the last piece may end without a line end (when
-    the lines do).
+    Each block is read to the last line end within ``piece_bytes`` bytes (found by reading
+    the last :data:`_PEEK` bytes first), so that the greedy cut of the guarded lines falls at
+    its end and the block is handed over as it is, without a copy; a block with no line end
+    in its last bytes, or cut by ``end`` or the end of the file, is read whole.
     """
-    data, lines = taken
-    size = len(data)
-    if size <= piece_bytes:
-        if size:
-            yield data, lines
+    if piece_bytes < _CHUNK:
+        yield from _plain_blocks(raw, end)
         return
-    pieces: list[bytes] = []
-    pos = 0
-    while size - pos > piece_bytes:
-        end = data.rfind(b"\n", pos, pos + piece_bytes)
-        if end < 0:
-            end = data.find(b"\n", pos + piece_bytes)
-            if end < 0:
-                break
-        pieces.append(data[pos : end + 1])
-        pos = end + 1
-    if pos < size:
-        pieces.append(data[pos:])
-    counts = [0] + [_count_lines(piece) for piece in pieces[1:]]
-    counts[0] = lines - sum(counts)  # the first, largest piece is not counted again
-    yield from zip(pieces, counts, strict=True)
+    size = min(piece_bytes, _BLOCK_MAX)
+    fd = raw.fileno()
+    while (left := size if end is None else min(size, end - raw.tell())) > 0:
+        peek = min(left, _PEEK)
+        tail = os.pread(fd, peek, raw.tell() + left - peek)
+        if len(tail) == peek and (newline := tail.rfind(b"\n")) >= 0:
+            left -= peek - newline - 1
+        block = raw.read(left)
+        if not block:
+            return
+        yield block
+
+
+_NUMPY_COUNT = 1 << 14  # from this many bytes, numpy counts line ends faster than bytes.count
+
+
+def _newlines(buf: bytes, lo: int, hi: int) -> int:
+    """Count the line ends in ``buf[lo:hi]``."""
+    if hi - lo < _NUMPY_COUNT:
+        return buf.count(b"\n", lo, hi)
+    return int(np.count_nonzero(np.frombuffer(buf, dtype=np.uint8, count=hi - lo, offset=lo) == 10))
+
+
+def _lines_in(buf: bytes, lo: int, hi: int) -> int:
+    """Count the lines in ``buf[lo:hi]``, a last one without a line end included."""
+    return _newlines(buf, lo, hi) + (1 if hi > lo and buf[hi - 1] != _NEWLINE else 0)
 
 
 def guarded_pieces(
@@ -528,7 +598,12 @@ def guarded_pieces(
     ``piece_bytes`` bytes (or one line, when a line is longer) and ends with ``\n`` except,
     perhaps, the last. What the guard left out goes to ``report`` (filled in as the pieces are
     read: complete once the iterator is exhausted). Memory is bounded by ``piece_bytes`` plus
-    one decompressed block (1 MiB) plus one line, whatever the size of the file.
+    one block (a compressed file's decompressed 1 MiB; a plain file's next piece, at most 64
+    MiB) plus one line, whatever the size of the file.
+
+    Lines are counted once, by the guard, as it reads them; a piece is cut from the blocks read
+    without joining them first, and a plain file is read in blocks that end where the pieces
+    do, so that a piece is usually the block read itself, not a copy of it.
 
     A plain file can be read from byte ``start`` to byte ``end`` only (a range of whole lines,
     :mod:`gridtrace.logs._ranges`): its lines are numbered from ``first_line``, and a stop of
@@ -569,26 +644,27 @@ def guarded_pieces(
         report.lines = first_line - 1
         guard = _LineGuard(report)
         size = os.fstat(raw.fileno()).st_size
-        blocks = _plain_blocks(raw, end) if kind is None else _compressed_chunks(raw, kind)
+        if kind is None:
+            blocks = _plain_pieces(raw, piece_bytes, end)
+        else:
+            blocks = _compressed_chunks(raw, kind)
         try:
             for block in blocks:
-                guard.feed(block, 0, len(block))
-                if guard.held >= piece_bytes:
-                    pieces = list(_cut_pieces(guard.take(), piece_bytes))
-                    yield from pieces[:-1]
-                    guard.put_back(*pieces[-1])  # the rest waits for more lines
+                for lo in range(0, len(block), _CHUNK):  # the guard takes ranges of _CHUNK
+                    guard.feed(block, lo, min(lo + _CHUNK, len(block)))
+                yield from guard.pieces(piece_bytes, final=False)
             guard.finish()
         except _Stop:
             if kind is None:  # the rest of the file, as read whole: on into the next block
                 if len(report.tail_raw) < KEPT_RAW_BYTES:
-                    more = report.tail_raw + raw.read(_CHUNK)
+                    more = report.tail_raw + raw.read(KEPT_RAW_BYTES - len(report.tail_raw))
                     report.tail_raw = more[:KEPT_RAW_BYTES]
             elif not report.tail_raw:
                 with suppress(_StreamBroken):  # the first bytes after the stop, for the row
                     report.tail_raw = next(blocks, b"")[:KEPT_RAW_BYTES]
         except _StreamBroken as exc:
             guard.broken(exc, str(kind), size)  # only a decompressor breaks
-        yield from _cut_pieces(guard.take(), piece_bytes)
+        yield from guard.pieces(piece_bytes, final=True)
 
 
 def settle_report(path: StrPath, report: ReadReport) -> None:
