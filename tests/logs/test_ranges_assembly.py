@@ -198,8 +198,9 @@ def test_tables_handed_over_in_files_are_the_same(tmp_path: Path) -> None:
     assert list(folder.iterdir()) == []  # mapped, then deleted
 
 
-def test_only_swf_is_assembled_on_workers() -> None:
-    assert WORKER_ASSEMBLED == ("swf",)
+def test_swf_and_gwf_are_assembled_on_workers() -> None:
+    # one line one job; TORQUE, Slurm and SGE spread a job over records in any range
+    assert WORKER_ASSEMBLED == ("swf", "gwf")
 
 
 # --------------------------------------------------------------------------- on dask workers
