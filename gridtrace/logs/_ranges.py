@@ -902,14 +902,37 @@ def _digests(values: _F64) -> _U64:
 
 
 def _text_hashes(values: Any) -> _U64:
-    """Return a 64-bit hash of each string of an Arrow array, the same in every process."""
-    import pandas as pd
+    """Return a 64-bit hash (FNV-1a) of each string of an Arrow array, alike in every process.
 
-    encoded: Any = pc.dictionary_encode(values)
-    words = np.asarray(encoded.dictionary.to_numpy(zero_copy_only=False), dtype=object)
-    hashed = np.asarray(pd.util.hash_array(words), dtype=np.uint64)  # fixed key: not per run
-    codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-    return hashed[codes]
+    Vectorised over the array's bytes: one pass per character position, over the strings
+    that long.
+    """
+    arr = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    n = len(arr)
+    wide = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
+    buffers: list[Any] = arr.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=np.int64 if wide else np.int32)
+    offsets = offsets[arr.offset : arr.offset + n + 1].astype(np.int64)
+    data = (
+        np.frombuffer(buffers[2], dtype=np.uint8)
+        if buffers[2] is not None
+        else np.zeros(1, np.uint8)
+    )
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    digest = np.full(n, 0xCBF29CE484222325, dtype=np.uint64)
+    live = np.flatnonzero(lengths > 0)
+    j = 0
+    while len(live):
+        digest[live] ^= data[starts[live] + j].astype(np.uint64)
+        digest[live] *= np.uint64(0x100000001B3)
+        j += 1
+        live = live[lengths[live] > j]
+    digest ^= lengths.astype(np.uint64)
+    return digest
+
+
+_GWF_HASHED = ("JobID", "UserID")
+"""GWF's name fields that go into a row's hash (the others are left to the exact comparison)."""
 
 
 def _gwf_names() -> list[int]:
@@ -920,15 +943,19 @@ def _gwf_names() -> list[int]:
 
 
 def _row_hashes(prepared: _Prepared) -> _U64:
-    """One 64-bit hash of each job row: SWF's fields' bits; GWF's also its names' text."""
-    digest = _digests(prepared.fields)
-    if prepared.name != "gwf" or not len(digest):
-        return digest
+    """One 64-bit hash of each job row: SWF's fields' bits; GWF's also its JobID and UserID.
+
+    Equal rows hash alike; rows sharing a hash are candidates, compared exactly
+    (:func:`_row_keys`), so a name left out of the hash only makes more candidates.
+    """
+    if prepared.name != "gwf" or not len(prepared.fields):
+        return _digests(prepared.fields)
     from gridtrace.logs import _gwf
 
-    n = len(digest)
-    for k in _gwf_names():
-        digest ^= _text_hashes(_gwf._column(prepared.tokens, n, _gwf.GWF_FIELDS[k]))
+    n = len(prepared.fields)
+    digest = _digests(prepared.fields[:, _gwf._NUMERIC])  # the names' columns are NaN
+    for name in _GWF_HASHED:
+        digest ^= _text_hashes(_gwf._column(prepared.tokens, n, name))
         digest *= np.uint64(0x94D049BB133111EB)
         digest ^= digest >> np.uint64(29)
     return digest
