@@ -332,3 +332,24 @@ def test_a_range_failing_on_a_worker_leaves_no_file(
         )
     assert spill_dir.is_dir()
     assert sorted(spill_dir.rglob("*")) == []
+
+
+def _fnv(text: str) -> int:
+    digest = 0xCBF29CE484222325
+    for byte in text.encode():
+        digest = ((digest ^ byte) * 0x100000001B3) % (1 << 64)
+    return digest ^ len(text.encode())
+
+
+@settings(max_examples=60, deadline=None)
+@given(words=st.lists(st.text(max_size=12), max_size=30), skip=st.integers(0, 5))
+def test_text_hashes_are_the_strings_own(words: list[str], skip: int) -> None:
+    """The same string hashes alike wherever it sits (sliced, large, chunked arrays)."""
+    import pyarrow as pa
+
+    want = [_fnv(w) for w in words[skip:]]
+    plain = pa.array(words, pa.string()).slice(skip)
+    large = pa.array(words, pa.large_string()).slice(skip)
+    chunked = pa.chunked_array([pa.array(words[skip:], pa.string())], pa.string())
+    for values in (plain, large, chunked):
+        assert ranges_module._text_hashes(values).tolist() == want
