@@ -456,7 +456,7 @@ class _RoomyMalloc:
     so that every block of 128 KiB or more (a range's numpy columns, its fields) is mapped on
     allocation and unmapped on release: the pages are faulted in and zeroed afresh every time.
     On a 2M-line SWF file on two such workers, each faulted 540-630k pages a parse against
-    130-190k with the thresholds below (and about a quarter more CPU, in runs at a load
+    130-190k with the thresholds raised (and about a quarter more CPU, in runs at a load
     average of 10-12). While a range's task runs in such a process (that variable
     set, glibc), the thresholds are raised (:data:`ROOMY_MMAP_THRESHOLD`,
     :data:`ROOMY_TRIM_THRESHOLD`); when the last such task ends, they are set back to the
