@@ -1,6 +1,6 @@
 """Benchmark one big plain log parsed by byte ranges: 1 against 2 process workers, same run.
 
-Generates one plain file (SWF by default, or TORQUE) of ``--lines`` lines and runs
+Generates one plain file (SWF by default, or GWF, TORQUE, SGE) of ``--lines`` lines and runs
 ``parse_logs(path, format=..., workers=W, processes=True, split_bytes=S)`` in a fresh child
 process for each configuration, the configurations taken in turn in every repeat (so that each
 sees the same load on a shared machine). The configurations:
@@ -49,6 +49,7 @@ Usage::
 
     .venv/bin/python benchmarks/byte_ranges.py --lines 2000000 --repeats 3 --out-dir DIR
     .venv/bin/python benchmarks/byte_ranges.py --lines 2000000 --warm --out-dir DIR
+    .venv/bin/python benchmarks/byte_ranges.py --format gwf --lines 1000000 --warm --out-dir DIR
     .venv/bin/python benchmarks/byte_ranges.py --format torque --lines 1000000 --whole
     .venv/bin/python benchmarks/byte_ranges.py --format sge --spill --whole --lines 1000000
     .venv/bin/python benchmarks/byte_ranges.py --whole --baseline ../base --out-dir DIR
@@ -80,6 +81,16 @@ def _swf_lines(start: int, count: int) -> bytes:
         f"{i} {10 * i} {i % 600} {60 + (7 * i) % 86400} {1 + i % 64} {i % 3600}.5 -1 "
         f"{1 + i % 64} {3600 * (1 + i % 24)} -1 1 {1 + i % 97} {1 + i % 11} -1 {1 + i % 4} "
         f"{1 + i % 3} -1 -1\n"
+        for i in range(start, start + count)
+    ).encode()
+
+
+def _gwf_lines(start: int, count: int) -> bytes:
+    """GWF job lines (29 fields), names as a grid log writes them."""
+    return "".join(
+        f"{i} {10 * i} {i % 600} {60 + (7 * i) % 86400} {1 + i % 64} {i % 3600}.5 -1 "
+        f"{1 + i % 64} {3600 * (1 + i % 24)} -1 1 user{i % 97} grp{i % 11} -1 q{i % 4} -1 "
+        f"site{i % 3} site{i % 5} -1 -1 -1 -1 -1 -1 -1 -1 -1 vo{i % 7} -1\n"
         for i in range(start, start + count)
     ).encode()
 
@@ -134,12 +145,14 @@ def _sge_lines(start: int, count: int) -> bytes:
 
 def generate(path: Path, fmt: str, lines: int) -> Path:
     """Write a plain ``fmt`` file of ``lines`` lines (SWF: a header first), in blocks."""
-    make = {"swf": _swf_lines, "torque": _torque_lines, "sge": _sge_lines}[fmt]
+    make = {"swf": _swf_lines, "gwf": _gwf_lines, "torque": _torque_lines, "sge": _sge_lines}[fmt]
     block = 300_000
     with path.open("wb") as out:
         if fmt == "swf":
             out.write(b"; Version: 2.2\n; Computer: a generated cluster\n; MaxProcs: 64\n")
-        for start in range(1 if fmt == "swf" else 0, lines, block):
+        if fmt == "gwf":
+            out.write(b"# Computer: a generated grid\n# JobID SubmitTime WaitTime RunTime\n")
+        for start in range(1 if fmt in ("swf", "gwf") else 0, lines, block):
             out.write(make(start, min(block, lines - start)))
     return path
 
@@ -302,7 +315,7 @@ def _run(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--format", choices=["swf", "torque", "sge"], default="swf")
+    parser.add_argument("--format", choices=["swf", "gwf", "torque", "sge"], default="swf")
     parser.add_argument("--lines", type=int, default=2_000_000)
     parser.add_argument("--split-bytes", type=int, default=16 << 20)
     parser.add_argument("--repeats", type=int, default=3)

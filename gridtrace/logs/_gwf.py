@@ -272,9 +272,14 @@ def _row_values(f: np.ndarray[Any, Any], tokens: Arr, n: int) -> np.ndarray[Any,
     return values
 
 
-def _jobs_of_file(
-    records: pa.Table, site: str, src_file: str, mode: StatusMode
-) -> tuple[pa.Table, int, list[str], np.ndarray[Any, Any], bool]:
+def _gwf_rows(
+    records: pa.Table,
+) -> tuple[pa.Table, np.ndarray[Any, Any], Arr, np.ndarray[Any, Any]]:
+    """Return a file's (or byte range's) job records, their positions, tokens and fields.
+
+    The fields are an ``(n, 29)`` float array, the numeric ones (SubmitTime to Status) read,
+    -1 as NaN, the names NaN.
+    """
     job_records, positions = _job_rows(records)
     n = job_records.num_rows
     tokens = _tokens_of(job_records)
@@ -283,7 +288,36 @@ def _jobs_of_file(
         values = _column(tokens, n, GWF_FIELDS[k]).cast(pa.float64())
         f[:, k] = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float64)
     f = np.where(f == -1, np.nan, f)
-    duplicate = _duplicate_rows(_row_values(f, tokens, n)) if n > 1 else np.zeros(n, bool)
+    return job_records, positions, tokens, f
+
+
+def _repeated_rows(f: np.ndarray[Any, Any], tokens: Arr) -> np.ndarray[Any, Any]:
+    """Return the job rows equal, field for field (names as text), to an earlier row."""
+    n = len(f)
+    return _duplicate_rows(_row_values(f, tokens, n)) if n > 1 else np.zeros(n, bool)
+
+
+def _jobs_of_file(
+    records: pa.Table,
+    site: str,
+    src_file: str,
+    mode: StatusMode,
+    *,
+    rows: tuple[pa.Table, np.ndarray[Any, Any], Arr, np.ndarray[Any, Any]] | None = None,
+    duplicate: np.ndarray[Any, Any] | None = None,
+    late_after: float = -np.inf,
+) -> tuple[pa.Table, int, list[str], np.ndarray[Any, Any], bool]:
+    """Assemble one file's jobs; or, with the keywords, one byte range's of a file.
+
+    A range (:mod:`gridtrace.logs._ranges`) is given what it needs of its whole file: its
+    job rows, their positions, tokens and fields (:func:`_gwf_rows`), the rows repeating an
+    earlier row of the file (``duplicate``: of the range, or of an earlier range), and the
+    latest submit time before it (``late_after``).
+    """
+    job_records, positions, tokens, f = _gwf_rows(records) if rows is None else rows
+    n = job_records.num_rows
+    if duplicate is None:
+        duplicate = _repeated_rows(f, tokens)
     if duplicate.any():
         logger.warning(
             "%s: %d job lines repeat an earlier line field for field; one job each, the "
@@ -304,6 +338,8 @@ def _jobs_of_file(
     running_max = np.fmax.accumulate(np.where(no_submit, -np.inf, submit)) if n else submit
     late = np.zeros(n, dtype=bool)
     late[1:] = ~no_submit[1:] & (submit[1:] < running_max[:-1])
+    if late_after > -np.inf:  # a range: the rows before it count too
+        late |= ~no_submit & (submit < late_after)
     order = np.lexsort((src_line, np.where(no_submit, np.inf, submit)))
     f, submit, no_submit, late, src_line, nul_stripped = (
         f[order],
@@ -479,6 +515,20 @@ def assemble_gwf(
         if as_exit:
             exit_files.append(part.src_file)
         sites.update(file_sites)
+    return _gwf_result(parts, tables, all_records, headers, unsorted, duplicates, exit_files, sites)
+
+
+def _gwf_result(
+    parts: Sequence[FileParse],
+    tables: list[pa.Table],
+    all_records: list[pa.Table],
+    headers: dict[str, dict[str, Any]],
+    unsorted: int,
+    duplicates: int,
+    exit_files: list[str],
+    sites: set[str],
+) -> ParseResult:
+    """Return the :class:`ParseResult` of files assembled (here, or by ranges on workers)."""
     jobs = pa.concat_tables(tables) if tables else JOBS.empty_table()
     jobs = with_log_headers(jobs, "gwf", list(headers.values()))
     records = pa.concat_tables(all_records) if parts else RECORDS.empty_table()

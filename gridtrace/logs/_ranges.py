@@ -42,17 +42,16 @@ What makes the pieces add up to the whole:
 
   LSF (a record may go on over several lines) and HTCondor (a ``-json`` ad spans lines; several
   ads may share a line) are not split, nor a format registered by a plugin.
-* **Assembly.** An SWF file's ranges are also assembled into jobs on the workers
+* **Assembly.** An SWF or GWF file's ranges are also assembled into jobs on the workers
   (:class:`RangeAssembly`, :data:`WORKER_ASSEMBLED`): one line is one job, and what its
   assembly needs of the whole file is reconciled by the driver between two passes of the
   workers, from each range's small :class:`RangeFacts`: the header (the comment lines before
-  the file's first job), the job lines repeating a line of an earlier range (hashes, then the
-  candidates compared exactly), whether the status field holds exit codes (counted over the
-  file), and the latest submit time before each range (``UNSORTED``); ranges whose jobs' submit
-  times overlap are merged by their sort keys. The driver only joins the tables the workers
-  wrote. GWF is split but still assembled in the driver (see :data:`WORKER_ASSEMBLED`);
-  TORQUE, Slurm and SGE spread a job over several records, in any range: their out-of-core path
-  is the spill, by job-id partition.
+  the file's first job), the job lines repeating a line of an earlier range (hashes of the
+  fields, GWF's names by their text, then the candidates compared exactly), whether the status
+  field holds exit codes (counted over the file), and the latest submit time before each range
+  (``UNSORTED``); ranges whose jobs' submit times overlap are merged by their sort keys. The
+  driver only joins the tables the workers wrote. TORQUE, Slurm and SGE spread a job over
+  several records, in any range: their out-of-core path is the spill, by job-id partition.
 * **Compression.** gzip, bzip2 and xz streams cannot be entered in the middle; a zstd file could
   be entered at a frame start, but frames are not indexed, so it is not split either. A
   compressed file is one range, as is a file of one range's size or less; :class:`RangeCounts`
@@ -66,11 +65,13 @@ import dataclasses
 import importlib
 import logging
 import mmap
+import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import partial, wraps
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -434,6 +435,89 @@ def plan_ranges(
 
 
 # --------------------------------------------------------------------------------------------
+# the C allocator of a dask worker, while a range's task runs in it
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_M_TRIM_THRESHOLD = -1  # glibc's mallopt parameters
+_M_MMAP_THRESHOLD = -3
+_MMAP_DEFAULT = 128 << 10  # glibc's mmap threshold when MALLOC_MMAP_THRESHOLD_ is not set
+ROOMY_MMAP_THRESHOLD = 64 << 20
+"""Blocks of C memory at least this large are mapped apart while a range's task runs."""
+ROOMY_TRIM_THRESHOLD = 256 << 20
+"""Free C memory at the heap's top kept (not given back) while a range's task runs."""
+
+
+class _RoomyMalloc:
+    """Let glibc's allocator reuse freed memory while range tasks run; give it back after.
+
+    A dask nanny starts its workers with ``MALLOC_TRIM_THRESHOLD_`` set (64 KiB by default), so
+    that they give freed memory back at once; glibc then also stops raising its mmap threshold,
+    so that every block of 128 KiB or more (a range's numpy columns, its fields) is mapped on
+    allocation and unmapped on release: the pages are faulted in and zeroed afresh every time.
+    On a 2M-line SWF file on two such workers, each faulted 540-630k pages a parse against
+    130-190k with the thresholds raised (and about a quarter more CPU, in runs at a load
+    average of 10-12). While a range's task runs in such a process (that variable
+    set, glibc), the thresholds are raised (:data:`ROOMY_MMAP_THRESHOLD`,
+    :data:`ROOMY_TRIM_THRESHOLD`); when the last such task ends, they are set back to the
+    variables' values (those of the process since it started) and the free memory is given
+    back (``malloc_trim``), as the nanny wants. Elsewhere (this process, no such variable, not
+    glibc) nothing is changed: glibc's own dynamic thresholds are kept.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running = 0
+        self._libc: Any = None
+        self._checked = False
+
+    def _c_library(self) -> Any:
+        if not self._checked:
+            self._checked = True
+            trim = os.environ.get("MALLOC_TRIM_THRESHOLD_", "")
+            if trim.isdigit() and os.uname().sysname == "Linux":
+                import ctypes
+                import platform
+
+                if platform.libc_ver()[0] == "glibc":
+                    self._libc = ctypes.CDLL(None)
+        return self._libc
+
+    def __enter__(self) -> None:
+        with self._lock:
+            libc = self._c_library()
+            if libc is not None and self._running == 0:
+                libc.mallopt(_M_MMAP_THRESHOLD, ROOMY_MMAP_THRESHOLD)
+                libc.mallopt(_M_TRIM_THRESHOLD, ROOMY_TRIM_THRESHOLD)
+            self._running += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._running -= 1
+            libc = self._libc
+            if libc is not None and self._running == 0:
+                mmap_given = os.environ.get("MALLOC_MMAP_THRESHOLD_", "")
+                mmap_at = int(mmap_given) if mmap_given.isdigit() else _MMAP_DEFAULT
+                libc.mallopt(_M_MMAP_THRESHOLD, mmap_at)
+                libc.mallopt(_M_TRIM_THRESHOLD, int(os.environ["MALLOC_TRIM_THRESHOLD_"]))
+                libc.malloc_trim(0)
+
+
+_ROOMY = _RoomyMalloc()
+
+
+def _roomy(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Run ``function`` (a range's task) with :class:`_RoomyMalloc`'s thresholds."""
+
+    @wraps(function)
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with _ROOMY:
+            return function(*args, **kwargs)
+
+    return run
+
+
+# --------------------------------------------------------------------------------------------
 # reading a range: the streaming core from the range's start, in the state its format declares
 
 
@@ -522,6 +606,7 @@ def range_seed(
     return None
 
 
+@_roomy
 def tokenize_range(
     name: str,
     rng: ByteRange,
@@ -632,16 +717,16 @@ def join_ranges(parts: Sequence[FileParse]) -> FileParse:
 
 
 # --------------------------------------------------------------------------------------------
-# assembling a file's jobs by ranges, on the workers (SWF)
+# assembling a file's jobs by ranges, on the workers (SWF, GWF)
 
-WORKER_ASSEMBLED = ("swf",)
+WORKER_ASSEMBLED = ("swf", "gwf")
 """Formats whose split files are assembled into jobs range by range, on the workers.
 
-One SWF line is one job; what assembling it needs of the rest of the file is small and is
-reconciled by the driver between two passes of the workers (:class:`RangeAssembly`). GWF could
-be too (one line, one job), but is not yet: it is split and assembled in the driver, because its
-repeat test compares the name fields by dictionary codes that are drawn per file, so the
-cross-range test would need hashes of the names' text. TORQUE, Slurm and SGE spread a job over
+One SWF or GWF line is one job; what assembling it needs of the rest of the file is small and
+is reconciled by the driver between two passes of the workers (:class:`RangeAssembly`). GWF's
+repeat test compares the name fields as text: within a range by the range's dictionary codes
+(as the whole file does by its own), across ranges by a hash of the text that every process
+computes alike, the candidates then compared exactly. TORQUE, Slurm and SGE spread a job over
 several records (any range may hold a job's other records): they are assembled in the driver,
 or out of core by job-id partition (:mod:`gridtrace.logs._spill`).
 """
@@ -661,6 +746,8 @@ class _Prepared:
     positions: _I64
     fields: _F64
     duplicate: _BOOL  # job rows repeating an earlier row of the range
+    name: str = "swf"
+    tokens: Any = None  # GWF: the job rows' tokens (29 a row, in field order)
 
     def __sizeof__(self) -> int:  # dask's size of it: the tasks using it stay on its worker
         return int(self.part.records.nbytes + self.part.quarantine.nbytes + self.fields.nbytes)
@@ -723,6 +810,7 @@ class _AssembledRange:
     duplicates: int
     first_key: float  # the smallest and largest sort key of its jobs (inf: submit unknown)
     last_key: float
+    sites: frozenset[str] = frozenset()  # GWF: the OrigSiteIDs of its jobs
 
 
 @dataclass(frozen=True)
@@ -735,8 +823,10 @@ class AssembledFile(FileParse):
     duplicates: int = 0
     as_exit: bool = False
     odd_statuses: tuple[int, int] = (0, 0)  # statuses outside SWF's set, and known
+    sites: frozenset[str] = frozenset()  # GWF: the OrigSiteIDs of its jobs
 
 
+@_roomy
 def prepare_range(
     name: str, path: str, rng: ByteRange | None, site: str, seed: Any = None
 ) -> _Prepared:
@@ -749,9 +839,26 @@ def prepare_range(
         part = _tokenize(name, path, site)
     else:
         part = tokenize_range(name, rng, site, seed)
+    if name == "gwf":
+        from gridtrace.logs import _gwf
+
+        job_records, positions, tokens, f = _gwf._gwf_rows(part.records)
+        repeated = _gwf._repeated_rows(f, tokens)
+        return _Prepared(part, job_records, positions, f, repeated, name, tokens)
     job_records, positions = _swf._job_rows(part.records)
     fields = _swf._fields_of(job_records)
     return _Prepared(part, job_records, positions, fields, _swf._duplicate_rows(fields))
+
+
+def _columns(name: str) -> tuple[int, int]:
+    """Return the columns of the submit and status fields in a format's job rows."""
+    if name == "gwf":
+        from gridtrace.logs import _gwf
+
+        return _gwf._COL["SubmitTime"], _gwf._COL["Status"]
+    from gridtrace.logs import _swf
+
+    return _swf._SUBMIT, _swf._STATUS
 
 
 def range_facts(prepared: _Prepared) -> RangeFacts:
@@ -764,14 +871,15 @@ def range_facts(prepared: _Prepared) -> RangeFacts:
         records = records.slice(0, int(prepared.positions[0]))
     comment: Any = pc.equal(records.column("record_type"), pa.scalar("H"))
     attrs = records.column("attrs").filter(comment)
-    status = f[keep, _swf._STATUS]
-    submit = f[:, _swf._SUBMIT]
+    submit_at, status_at = _columns(prepared.name)
+    status = f[keep, status_at]
+    submit = f[:, submit_at]
     return RangeFacts(
         stopped=_stopped(prepared.part),
         comments=_swf._entries_of_attrs(attrs.to_pylist()),
         jobs=len(f),
         repeats=int(prepared.duplicate.sum()),
-        digests=np.sort(_digests(f)[keep]),
+        digests=np.sort(_row_hashes(prepared)[keep]),
         max_submit=float(np.nanmax(submit)) if np.isfinite(submit).any() else float("nan"),
         known=int((~np.isnan(status)).sum()),
         standard=int(np.isin(status, [0.0, 1.0, 5.0]).sum()),
@@ -794,11 +902,91 @@ def _digests(values: _F64) -> _U64:
     return digest
 
 
+def _text_hashes(values: Any) -> _U64:
+    """Return a 64-bit hash (FNV-1a) of each string of an Arrow array, alike in every process.
+
+    Vectorised over the array's bytes: one pass per character position, over the strings
+    that long.
+    """
+    arr = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    n = len(arr)
+    wide = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
+    buffers: list[Any] = arr.buffers()
+    offsets = np.frombuffer(buffers[1], dtype=np.int64 if wide else np.int32)
+    offsets = offsets[arr.offset : arr.offset + n + 1].astype(np.int64)
+    data = (
+        np.frombuffer(buffers[2], dtype=np.uint8)
+        if buffers[2] is not None
+        else np.zeros(1, np.uint8)
+    )
+    starts, lengths = offsets[:-1], np.diff(offsets)
+    digest = np.full(n, 0xCBF29CE484222325, dtype=np.uint64)
+    live = np.flatnonzero(lengths > 0)
+    j = 0
+    while len(live):
+        digest[live] ^= data[starts[live] + j].astype(np.uint64)
+        digest[live] *= np.uint64(0x100000001B3)
+        j += 1
+        live = live[lengths[live] > j]
+    digest ^= lengths.astype(np.uint64)
+    return digest
+
+
+_GWF_HASHED = ("JobID", "UserID")
+"""GWF's name fields that go into a row's hash (the others are left to the exact comparison)."""
+
+
+def _gwf_names() -> list[int]:
+    """Return the columns of GWF's name fields (compared as text)."""
+    from gridtrace.logs import _gwf
+
+    return [int(k) for k in np.flatnonzero(~_gwf._NUMERIC)]
+
+
+def _row_hashes(prepared: _Prepared) -> _U64:
+    """One 64-bit hash of each job row: SWF's fields' bits; GWF's also its JobID and UserID.
+
+    Equal rows hash alike; rows sharing a hash are candidates, compared exactly
+    (:func:`_row_keys`), so a name left out of the hash only makes more candidates.
+    """
+    if prepared.name != "gwf" or not len(prepared.fields):
+        return _digests(prepared.fields)
+    from gridtrace.logs import _gwf
+
+    n = len(prepared.fields)
+    digest = _digests(prepared.fields[:, _gwf._NUMERIC])  # the names' columns are NaN
+    for name in _GWF_HASHED:
+        digest ^= _text_hashes(_gwf._column(prepared.tokens, n, name))
+        digest *= np.uint64(0x94D049BB133111EB)
+        digest ^= digest >> np.uint64(29)
+    return digest
+
+
+def _row_keys(prepared: _Prepared, rows: _I64) -> list[bytes]:
+    """Return each row's exact value: its fields' bits (and GWF's names' text)."""
+    keys = [prepared.fields[i].tobytes() for i in rows.tolist()]
+    if prepared.name != "gwf" or not len(rows):
+        return keys
+    from gridtrace.logs import _gwf
+
+    names = _gwf_names()
+    at = (rows[:, None] * _gwf._N + np.array(names)[None, :]).ravel()
+    texts = prepared.tokens.take(pa.array(at)).to_pylist()
+    width = len(names)
+    for j in range(len(keys)):
+        words = texts[j * width : (j + 1) * width]
+        keys[j] += b"".join(len(w).to_bytes(8, "little") + w for w in (t.encode() for t in words))
+    return keys
+
+
 def rows_with(prepared: _Prepared, digests: _U64) -> tuple[_I64, list[bytes]]:
-    """Return the job rows (repeating no earlier row of the range) hashed to one of ``digests``."""
-    hits = np.isin(_digests(prepared.fields), digests) & ~prepared.duplicate
+    """Return the job rows (repeating no earlier row of the range) hashed to one of ``digests``.
+
+    With each row's exact value (:func:`_row_keys`): its fields' bits first.
+    """
+    hits = np.isin(_row_hashes(prepared), digests) & ~prepared.duplicate
     rows = np.flatnonzero(hits)
-    return rows, [prepared.fields[i].tobytes() for i in rows]
+    return rows, _row_keys(prepared, rows)
 
 
 def _kept_keys(prepared: _Prepared, plan: _RangePlan) -> _F64:
@@ -810,24 +998,30 @@ def _kept_keys(prepared: _Prepared, plan: _RangePlan) -> _F64:
         if plan.more_duplicates is None
         else (prepared.duplicate | plan.more_duplicates)
     )
-    origin = _swf._origin(plan.header)
-    submit = prepared.fields[~gone, _swf._SUBMIT] + (0 if origin is None else origin)
+    origin = None if prepared.name == "gwf" else _swf._origin(plan.header)
+    submit_at = _columns(prepared.name)[0]
+    submit = prepared.fields[~gone, submit_at] + (0 if origin is None else origin)
     return np.sort(np.where(np.isnan(submit), np.inf, submit), kind="stable")
 
 
+@_roomy
 def assemble_range(prepared: _Prepared, plan: _RangePlan) -> _AssembledRange:
     """Assemble a prepared range's jobs as its whole file's assembly gives them."""
     from gridtrace.logs import _swf
 
-    found = _swf._jobs_of_file(
-        prepared.part.records,
-        plan.site,
-        plan.src_file,
-        plan.mode,  # type: ignore[arg-type]
-        rows=(prepared.job_records, prepared.positions, prepared.fields),
-        header=plan.header,
-        more_duplicates=plan.more_duplicates,
-        late_after=plan.late_after,
+    found = (
+        _gwf_jobs(prepared, plan)
+        if prepared.name == "gwf"
+        else _swf._jobs_of_file(
+            prepared.part.records,
+            plan.site,
+            plan.src_file,
+            plan.mode,  # type: ignore[arg-type]
+            rows=(prepared.job_records, prepared.positions, prepared.fields),
+            header=plan.header,
+            more_duplicates=plan.more_duplicates,
+            late_after=plan.late_after,
+        )
     )
     records = prepared.part.records
     if len(found.duplicates) or (plan.any_duplicates and records.num_rows):
@@ -847,7 +1041,37 @@ def assemble_range(prepared: _Prepared, plan: _RangePlan) -> _AssembledRange:
         duplicates=len(found.duplicates),
         first_key=float(keys[0]) if len(keys) else np.nan,
         last_key=float(keys[-1]) if len(keys) else np.nan,
+        sites=found.sites if isinstance(found, _GwfJobs) else frozenset(),
     )
+
+
+@dataclass(frozen=True)
+class _GwfJobs:
+    """A GWF range's jobs, as :func:`assemble_range` reads an SWF range's."""
+
+    table: pa.Table
+    late: int
+    duplicates: _I64  # positions in the range's records of the job lines repeating others
+    sites: frozenset[str]
+
+
+def _gwf_jobs(prepared: _Prepared, plan: _RangePlan) -> Any:
+    from gridtrace.logs import _gwf
+
+    duplicate = prepared.duplicate
+    if plan.more_duplicates is not None:
+        duplicate = duplicate | plan.more_duplicates
+    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN are nulled, flagged
+        table, late, sites, repeated, _ = _gwf._jobs_of_file(
+            prepared.part.records,
+            plan.site,
+            plan.src_file,
+            plan.mode,  # type: ignore[arg-type]
+            rows=(prepared.job_records, prepared.positions, prepared.tokens, prepared.fields),
+            duplicate=duplicate,
+            late_after=plan.late_after,
+        )
+    return _GwfJobs(table, late, repeated, frozenset(sites))
 
 
 def sort_keys(prepared: _Prepared, plan: _RangePlan) -> _F64:
@@ -991,6 +1215,7 @@ class RangeAssembly:
                     duplicates=sum(r.duplicates for r in mine),
                     as_exit=as_exit,
                     odd_statuses=(n_odd, n_known),
+                    sites=frozenset().union(*(r.sites for r in mine)),
                 )
             )
         return out
@@ -1001,6 +1226,8 @@ class RangeAssembly:
         """Reconcile one file's ranges: the plan of each, and its status counts and reading."""
         from gridtrace.logs import _swf
 
+        status_at = _columns(self.name)[1]
+        at_end = 8 * (status_at + 1)  # a row's exact value starts with its fields' bits
         first_jobs = next((k for k, f in enumerate(facts) if f.jobs), len(facts) - 1)
         header = _swf._fold_header([e for f in facts[: first_jobs + 1] for e in f.comments])
         more: list[_BOOL | None] = [None] * len(facts)
@@ -1021,14 +1248,15 @@ class RangeAssembly:
                         if more[k] is None:
                             more[k] = np.zeros(facts[k].jobs, dtype=bool)
                         more[k][row] = True  # type: ignore[index]
-                        status = float(np.frombuffer(value, np.float64)[_swf._STATUS])
+                        status = float(np.frombuffer(value[:at_end], np.float64)[status_at])
                         if not np.isnan(status):
                             known -= 1
                             standard -= status in (0.0, 1.0, 5.0)
                             partial_codes -= status in (2.0, 3.0, 4.0)
-        n_odd = known - standard - (partial_codes if _swf._partial_records(header) else 0)
+        partial = self.name == "swf" and _swf._partial_records(header)  # GWF has no such codes
+        n_odd = known - standard - (partial_codes if partial else 0)
         as_exit = n_odd >= max(_swf.EXIT_CODE_MIN_ROWS, _swf.EXIT_CODE_SHARE * known)
-        origin = _swf._origin(header)
+        origin = None if self.name == "gwf" else _swf._origin(header)
         maxima = np.array([f.max_submit for f in facts]) + (0 if origin is None else origin)
         before = np.concatenate(([-np.inf], np.fmax.accumulate(maxima)[:-1]))
         before = np.where(np.isnan(before), -np.inf, before)
@@ -1071,6 +1299,19 @@ def assembled_result(name: str, parts: Sequence[AssembledFile]) -> Any:
     for part in parts:
         if part.as_exit:
             _swf._warn_exit_codes(part.src_file, *part.odd_statuses, stacklevel=3)
+    if name == "gwf":
+        from gridtrace.logs import _gwf
+
+        return _gwf._gwf_result(
+            parts,
+            [p.jobs for p in parts],
+            [p.records for p in parts],
+            {p.src_file: p.header for p in parts},
+            sum(p.late for p in parts),
+            sum(p.duplicates for p in parts),
+            [p.src_file for p in parts if p.as_exit],
+            set().union(*(p.sites for p in parts)),
+        )
     return _swf._swf_result(
         parts,
         [p.jobs for p in parts],
