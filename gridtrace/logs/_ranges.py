@@ -65,13 +65,11 @@ import dataclasses
 import importlib
 import logging
 import mmap
-import os
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import partial, wraps
+from functools import partial
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -435,89 +433,6 @@ def plan_ranges(
 
 
 # --------------------------------------------------------------------------------------------
-# the C allocator of a dask worker, while a range's task runs in it
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-_M_TRIM_THRESHOLD = -1  # glibc's mallopt parameters
-_M_MMAP_THRESHOLD = -3
-_MMAP_DEFAULT = 128 << 10  # glibc's mmap threshold when MALLOC_MMAP_THRESHOLD_ is not set
-ROOMY_MMAP_THRESHOLD = 64 << 20
-"""Blocks of C memory at least this large are mapped apart while a range's task runs."""
-ROOMY_TRIM_THRESHOLD = 256 << 20
-"""Free C memory at the heap's top kept (not given back) while a range's task runs."""
-
-
-class _RoomyMalloc:
-    """Let glibc's allocator reuse freed memory while range tasks run; give it back after.
-
-    A dask nanny starts its workers with ``MALLOC_TRIM_THRESHOLD_`` set (64 KiB by default), so
-    that they give freed memory back at once; glibc then also stops raising its mmap threshold,
-    so that every block of 128 KiB or more (a range's numpy columns, its fields) is mapped on
-    allocation and unmapped on release: the pages are faulted in and zeroed afresh every time.
-    On a 2M-line SWF file on two such workers, each faulted 540-630k pages a parse against
-    130-190k with the thresholds raised (and about a quarter more CPU, in runs at a load
-    average of 10-12). While a range's task runs in such a process (that variable
-    set, glibc), the thresholds are raised (:data:`ROOMY_MMAP_THRESHOLD`,
-    :data:`ROOMY_TRIM_THRESHOLD`); when the last such task ends, they are set back to the
-    variables' values (those of the process since it started) and the free memory is given
-    back (``malloc_trim``), as the nanny wants. Elsewhere (this process, no such variable, not
-    glibc) nothing is changed: glibc's own dynamic thresholds are kept.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._running = 0
-        self._libc: Any = None
-        self._checked = False
-
-    def _c_library(self) -> Any:
-        if not self._checked:
-            self._checked = True
-            trim = os.environ.get("MALLOC_TRIM_THRESHOLD_", "")
-            if trim.isdigit() and os.uname().sysname == "Linux":
-                import ctypes
-                import platform
-
-                if platform.libc_ver()[0] == "glibc":
-                    self._libc = ctypes.CDLL(None)
-        return self._libc
-
-    def __enter__(self) -> None:
-        with self._lock:
-            libc = self._c_library()
-            if libc is not None and self._running == 0:
-                libc.mallopt(_M_MMAP_THRESHOLD, ROOMY_MMAP_THRESHOLD)
-                libc.mallopt(_M_TRIM_THRESHOLD, ROOMY_TRIM_THRESHOLD)
-            self._running += 1
-
-    def __exit__(self, *exc: object) -> None:
-        with self._lock:
-            self._running -= 1
-            libc = self._libc
-            if libc is not None and self._running == 0:
-                mmap_given = os.environ.get("MALLOC_MMAP_THRESHOLD_", "")
-                mmap_at = int(mmap_given) if mmap_given.isdigit() else _MMAP_DEFAULT
-                libc.mallopt(_M_MMAP_THRESHOLD, mmap_at)
-                libc.mallopt(_M_TRIM_THRESHOLD, int(os.environ["MALLOC_TRIM_THRESHOLD_"]))
-                libc.malloc_trim(0)
-
-
-_ROOMY = _RoomyMalloc()
-
-
-def _roomy(function: Callable[_P, _R]) -> Callable[_P, _R]:
-    """Run ``function`` (a range's task) with :class:`_RoomyMalloc`'s thresholds."""
-
-    @wraps(function)
-    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with _ROOMY:
-            return function(*args, **kwargs)
-
-    return run
-
-
-# --------------------------------------------------------------------------------------------
 # reading a range: the streaming core from the range's start, in the state its format declares
 
 
@@ -606,7 +521,6 @@ def range_seed(
     return None
 
 
-@_roomy
 def tokenize_range(
     name: str,
     rng: ByteRange,
@@ -826,7 +740,6 @@ class AssembledFile(FileParse):
     sites: frozenset[str] = frozenset()  # GWF: the OrigSiteIDs of its jobs
 
 
-@_roomy
 def prepare_range(
     name: str, path: str, rng: ByteRange | None, site: str, seed: Any = None
 ) -> _Prepared:
@@ -1004,7 +917,6 @@ def _kept_keys(prepared: _Prepared, plan: _RangePlan) -> _F64:
     return np.sort(np.where(np.isnan(submit), np.inf, submit), kind="stable")
 
 
-@_roomy
 def assemble_range(prepared: _Prepared, plan: _RangePlan) -> _AssembledRange:
     """Assemble a prepared range's jobs as its whole file's assembly gives them."""
     from gridtrace.logs import _swf

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import platform
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -343,64 +339,23 @@ def test_real_swf_logs_assemble_by_ranges_as_whole(tmp_path: Path) -> None:
         path.unlink()
 
 
-# --------------------------------------------------------------------------- a worker's allocator
+# --------------------------------------------------------------------------- own workers' allocator
 
 
-class _FakeLibc:
-    def __init__(self) -> None:
-        self.calls: list[tuple[Any, ...]] = []
-
-    def mallopt(self, what: int, value: int) -> int:
-        self.calls.append(("mallopt", what, value))
-        return 1
-
-    def malloc_trim(self, pad: int) -> int:
-        self.calls.append(("malloc_trim", pad))
-        return 1
-
-
-def test_range_tasks_raise_a_nanny_workers_malloc_thresholds_then_set_them_back(
+def test_own_workers_are_spawned_without_the_nannys_malloc_trim_threshold(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Under a dask nanny's MALLOC_TRIM_THRESHOLD_, range tasks (nested, or in two threads)
-    run with roomy thresholds, set back to the variables' values when the last one ends."""
-    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
-    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
-    roomy = ranges_module._RoomyMalloc()
-    fake = _FakeLibc()
-    roomy._libc, roomy._checked = fake, True
-    with roomy:
-        with roomy:
-            pass
-        assert fake.calls == [
-            ("mallopt", -3, ranges_module.ROOMY_MMAP_THRESHOLD),
-            ("mallopt", -1, ranges_module.ROOMY_TRIM_THRESHOLD),
-        ]
-    assert fake.calls[2:] == [
-        ("mallopt", -3, 128 << 10),
-        ("mallopt", -1, 65536),
-        ("malloc_trim", 0),
-    ]
+    """The nanny's default MALLOC_TRIM_THRESHOLD_ is dropped for the workers gridtrace starts
+    (a user's own variable is still inherited); dask's config otherwise keeps it."""
+    dask = pytest.importorskip("dask")
+    nanny = pytest.importorskip("distributed.nanny")
+    from gridtrace.logs import _registry
 
-
-def test_without_a_nanny_the_allocator_is_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
-    roomy = ranges_module._RoomyMalloc()
-    with roomy:
-        pass
-    assert roomy._libc is None  # glibc's own dynamic thresholds are kept
-
-
-def test_a_real_allocator_under_a_nanny_setting() -> None:
-    """In a process started as a nanny starts its workers, the C calls are made and work."""
-    code = (
-        "import numpy as np\n"
-        "from gridtrace.logs._ranges import _ROOMY\n"
-        "with _ROOMY:\n"
-        "    data = np.ones(1 << 20)\n"
-        "assert _ROOMY._libc is not None and data.sum() == 1 << 20\n"
-    )
-    env = {**os.environ, "MALLOC_TRIM_THRESHOLD_": "65536"}
-    if sys.platform != "linux" or platform.libc_ver()[0] != "glibc":
-        pytest.skip("glibc only")
-    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120)
+    key = "distributed.nanny.pre-spawn-environ"
+    assert "MALLOC_TRIM_THRESHOLD_" in nanny._get_env_variables(key)  # dask's default
+    with dask.config.set(_registry._OWN_WORKERS_ENVIRON):
+        assert "MALLOC_TRIM_THRESHOLD_" not in nanny._get_env_variables(key)
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "1048576")
+    with dask.config.set(_registry._OWN_WORKERS_ENVIRON):
+        assert "MALLOC_TRIM_THRESHOLD_" not in nanny._get_env_variables(key)  # inherited instead
