@@ -122,7 +122,7 @@ def _gwf_logs(draw: st.DrawFn) -> bytes:
     for i, kind in enumerate(draw(st.lists(st.sampled_from(_KINDS), max_size=60)), start=1):
         submit += 10
         line = _line(draw, kind, i, submit, jobs)
-        if line[:1].isdigit():
+        if line[:1].isdigit() and len(line.split()) == 29:  # whole job lines (not "partial")
             jobs.append(line)
         lines.append(line)
     end = draw(st.sampled_from([b"\n", b"", b"\n\n", b"\r\n"]))
