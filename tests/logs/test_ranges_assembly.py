@@ -15,6 +15,7 @@ from gridtrace.errors import DataQualityWarning
 from gridtrace.logs import _ranges as ranges_module
 from gridtrace.logs import parse_logs
 from gridtrace.logs._base import ParseResult
+from gridtrace.logs._gwf import assemble_gwf
 from gridtrace.logs._ranges import (
     WORKER_ASSEMBLED,
     ByteRange,
@@ -36,18 +37,23 @@ def _gather(futures: list[Any]) -> list[Any]:
     return list(futures)
 
 
-def _whole(path: Path) -> ParseResult:
+_ASSEMBLE = {"swf": assemble_swf, "gwf": assemble_gwf}
+
+
+def _whole(path: Path, fmt: str = "swf") -> ParseResult:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataQualityWarning)
-        return assemble_swf([_tokenize("swf", str(path), SITE)])
+        return _ASSEMBLE[fmt]([_tokenize(fmt, str(path), SITE)])
 
 
-def _by_ranges(path: Path, ranges: list[ByteRange] | None, folder: str | None = None) -> Any:
-    assembly = RangeAssembly("swf", [(str(path), ranges)], SITE, [None], _submit, _gather, folder)
+def _by_ranges(
+    path: Path, ranges: list[ByteRange] | None, folder: str | None = None, fmt: str = "swf"
+) -> Any:
+    assembly = RangeAssembly(fmt, [(str(path), ranges)], SITE, [None], _submit, _gather, folder)
     (done,) = assembly.finish()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataQualityWarning)
-        return assembled_result("swf", [done])
+        return assembled_result(fmt, [done])
 
 
 def _same(got: ParseResult, want: ParseResult) -> None:

@@ -16,7 +16,6 @@ from gridtrace.errors import DataQualityWarning
 from gridtrace.logs import _ranges as ranges_module
 from gridtrace.logs import parse_logs
 from gridtrace.logs._base import ParseResult
-from gridtrace.logs._gwf import assemble_gwf
 from gridtrace.logs._ranges import (
     WORKER_ASSEMBLED,
     ByteRange,
@@ -24,43 +23,18 @@ from gridtrace.logs._ranges import (
     assembled_result,
     split_file,
 )
-from gridtrace.logs._registry import _tokenize
 
-SITE = "s"
-
-
-def _submit(function: Any, *args: Any) -> Any:
-    return function(*args)  # in this process: a "future" is its result
-
-
-def _gather(futures: list[Any]) -> list[Any]:
-    return list(futures)
+from .test_ranges_assembly import SITE, _gather, _same, _submit
+from .test_ranges_assembly import _by_ranges as _by_ranges_of
+from .test_ranges_assembly import _whole as _whole_of
 
 
 def _whole(path: Path) -> ParseResult:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DataQualityWarning)
-        return assemble_gwf([_tokenize("gwf", str(path), SITE)])
+    return _whole_of(path, "gwf")
 
 
 def _by_ranges(path: Path, ranges: list[ByteRange] | None, folder: str | None = None) -> Any:
-    assembly = RangeAssembly("gwf", [(str(path), ranges)], SITE, [None], _submit, _gather, folder)
-    (done,) = assembly.finish()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DataQualityWarning)
-        return assembled_result("gwf", [done])
-
-
-def _same(got: ParseResult, want: ParseResult) -> None:
-    assert got.records.equals(want.records)
-    assert got.jobs.equals(want.jobs)
-    assert got.jobs.schema.metadata == want.jobs.schema.metadata  # the header
-    assert got.quarantine.equals(want.quarantine)
-    assert got.lines_read == want.lines_read
-    assert got.lines_read == got.records.num_rows + got.quarantine.num_rows
-    assert got.tz_offset_s == want.tz_offset_s
-    assert got.info == want.info
-    assert got.files == want.files
+    return _by_ranges_of(path, ranges, folder, "gwf")
 
 
 # --------------------------------------------------------------------------- generated logs
