@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -175,33 +176,44 @@ def test_a_range_without_jobs_and_an_empty_file(tmp_path: Path) -> None:
     _same(_by_ranges(empty, [ByteRange(str(empty), 0, 0, 1, 0, 1)]), _whole(empty))
 
 
-def test_the_whole_file_says_it_holds_exit_codes_once(tmp_path: Path) -> None:
+def exit_codes_said_once(tmp_path: Path, fmt: str, job: Callable[..., bytes]) -> None:
     """Each range holds too few odd statuses to say so; the file, counted whole, does."""
-    lines = [_job(i, 10 * i, 7 if i % 40 == 0 else 1) for i in range(1, 201)]
+    lines = [job(i, 10 * i, 7 if i % 40 == 0 else 1) for i in range(1, 201)]
     data = b"\n".join(lines) + b"\n"
-    path = tmp_path / "log.swf"
+    path = tmp_path / f"log.{fmt}"
     path.write_bytes(data)
     ranges = split_file(path, range(1, len(data), len(data) // 10), align_lines=1)
     assert len(ranges) >= 8
-    assembly = RangeAssembly("swf", [(str(path), ranges)], SITE, [None], _submit, _gather)
+    assembly = RangeAssembly(fmt, [(str(path), ranges)], SITE, [None], _submit, _gather)
     (done,) = assembly.finish()
     with pytest.warns(DataQualityWarning, match="5 of 200 known statuses") as seen:
-        result = assembled_result("swf", [done])
+        result = assembled_result(fmt, [done])
     assert len(seen) == 1
-    assert result.info["swf_exit_code_files"] == [str(path)]
-    _same(result, _whole(path))
+    assert result.info[f"{fmt}_exit_code_files"] == [str(path)]
+    _same(result, _whole(path, fmt))
 
 
-def test_tables_handed_over_in_files_are_the_same(tmp_path: Path) -> None:
-    lines = [_job(i, 10 * (i % 50)) for i in range(1, 300)] + [_job(7, 70)]
+def handed_over_in_files(tmp_path: Path, fmt: str, job: Callable[..., bytes]) -> ParseResult:
+    """Tables the ranges write to files, mapped and deleted: the whole read's."""
+    lines = [job(i, 10 * (i % 50)) for i in range(1, 300)] + [job(7, 70)]
     data = b"\n".join(lines) + b"\n"
-    path = tmp_path / "log.swf"
+    path = tmp_path / f"log.{fmt}"
     path.write_bytes(data)
     folder = tmp_path / "hand"
     folder.mkdir()
     ranges = split_file(path, range(1, len(data), 1000), align_lines=1)
-    _same(_by_ranges(path, ranges, str(folder)), _whole(path))
+    got: ParseResult = _by_ranges(path, ranges, str(folder), fmt)
+    _same(got, _whole(path, fmt))
     assert list(folder.iterdir()) == []  # mapped, then deleted
+    return got
+
+
+def test_the_whole_file_says_it_holds_exit_codes_once(tmp_path: Path) -> None:
+    exit_codes_said_once(tmp_path, "swf", _job)
+
+
+def test_tables_handed_over_in_files_are_the_same(tmp_path: Path) -> None:
+    handed_over_in_files(tmp_path, "swf", _job)
 
 
 def test_swf_and_gwf_are_assembled_on_workers() -> None:

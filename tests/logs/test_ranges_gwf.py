@@ -19,12 +19,15 @@ from gridtrace.logs._base import ParseResult
 from gridtrace.logs._ranges import (
     WORKER_ASSEMBLED,
     ByteRange,
-    RangeAssembly,
-    assembled_result,
     split_file,
 )
 
-from .test_ranges_assembly import SITE, _gather, _same, _submit
+from .test_ranges_assembly import (
+    SITE,
+    _same,
+    exit_codes_said_once,
+    handed_over_in_files,
+)
 from .test_ranges_assembly import _by_ranges as _by_ranges_of
 from .test_ranges_assembly import _whole as _whole_of
 
@@ -167,34 +170,12 @@ def test_empty_ranges_a_range_without_jobs_and_an_empty_file(tmp_path: Path) -> 
 
 
 def test_the_whole_file_says_it_holds_exit_codes_once(tmp_path: Path) -> None:
-    """Each range holds too few odd statuses to say so; the file, counted whole, does."""
-    lines = [_job(i, 10 * i, 7 if i % 40 == 0 else 1) for i in range(1, 201)]
-    data = b"\n".join(lines) + b"\n"
-    path = tmp_path / "log.gwf"
-    path.write_bytes(data)
-    ranges = split_file(path, range(1, len(data), len(data) // 10), align_lines=1)
-    assert len(ranges) >= 8
-    assembly = RangeAssembly("gwf", [(str(path), ranges)], SITE, [None], _submit, _gather)
-    (done,) = assembly.finish()
-    with pytest.warns(DataQualityWarning, match="5 of 200 known statuses") as seen:
-        result = assembled_result("gwf", [done])
-    assert len(seen) == 1
-    assert result.info["gwf_exit_code_files"] == [str(path)]
-    _same(result, _whole(path))
+    exit_codes_said_once(tmp_path, "gwf", _job)
 
 
 def test_tables_handed_over_in_files_are_the_same(tmp_path: Path) -> None:
-    lines = [_job(i, 10 * (i % 50)) for i in range(1, 300)] + [_job(7, 70)]
-    data = b"\n".join(lines) + b"\n"
-    path = tmp_path / "log.gwf"
-    path.write_bytes(data)
-    folder = tmp_path / "hand"
-    folder.mkdir()
-    ranges = split_file(path, range(1, len(data), 1000), align_lines=1)
-    got = _by_ranges(path, ranges, str(folder))
-    _same(got, _whole(path))
+    got = handed_over_in_files(tmp_path, "gwf", _job)
     assert got.jobs.num_rows == 299  # one repeat, no job lost
-    assert list(folder.iterdir()) == []  # mapped, then deleted
 
 
 def test_names_hashed_alike_are_still_told_apart(
