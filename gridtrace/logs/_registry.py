@@ -686,8 +686,7 @@ def _tokenize_with_dask(
             _remove_folder(folder)
 
 
-OWN_WORKERS_ENVIRON_KEY = "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"
-_OWN_WORKERS_ENVIRON = {OWN_WORKERS_ENVIRON_KEY: None}
+_OWN_WORKERS_ENVIRON = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
 """The worker processes gridtrace starts itself keep glibc's own malloc thresholds.
 
 A dask nanny starts its workers with ``MALLOC_TRIM_THRESHOLD_=65536`` by default, so that they
