@@ -21,9 +21,9 @@ CR LF), the kernel sets itself, so that a file that passed through Windows stays
 The kernel makes one pass over a chunk's bytes: the line count comes from the read, which counted
 the lines already (:func:`tokenize_torque`'s ``lines``), and the room for tokens is guessed from
 the chunk's size; only when either falls short are they counted and the pass made again. Ids,
-keys and values are copied into buffers as large as the chunk (pages never written are never
-mapped), which are then cut in place to the bytes written (a ``realloc`` that shrinks: no copy),
-so that the records table holds no scratch and the bytes are copied once.
+keys and values are copied into scratch buffers as large as the chunk, then once more into
+buffers of their exact size, so that the records table holds no scratch (and the allocator
+reuses the scratch pages instead of mapping fresh ones for every chunk).
 
 The kernel decides on the side of caution: a line it declines is always parsed right, only more
 slowly. It does handle PBS Pro's double quotes itself (``account="my proj"``), since those are on
@@ -251,33 +251,22 @@ def _has_repeated_key(
 
 
 def _tokenize_chunk(
-    buf: U8,
-    n_lines: int,
-    open_from: int,
-    free_text: Bools,
-    id_data: U8,
-    key_offsets: I32,
-    key_data: U8,
-    value_offsets: I32,
-    value_data: U8,
-) -> tuple[bool, I64, I64, Bools, U8, U8, I32, int, I32, int, int, int, Bools]:
+    buf: U8, n_lines: int, open_from: int, token_room: int, free_text: Bools
+) -> tuple[bool, I64, I64, Bools, U8, U8, I32, U8, I32, I32, U8, I32, U8, Bools]:
     """Tokenise every clean line straight into Arrow buffers, in one pass over the bytes.
 
-    ``n_lines`` is the number of lines (the chunk's count, from the read) or more;
-    ``open_from`` is where the last line starts when it has no line end (the reference flags
-    it: it is declined), else beyond the buffer. The ids, keys and values are written into the
-    caller's arrays from their start: ``id_data``, ``key_data`` and ``value_data`` of the
-    buffer's size (they are parts of it), ``key_offsets`` and ``value_offsets`` of the room for
-    tokens plus one (the room at least the ``=`` count plus :data:`_KEY_SLOTS`, to be sure).
-    No pass to count either: when the lines outnumber ``n_lines`` or the tokens fill their
-    room, the first result is False and the rest meaningless (the caller counts them and calls
-    again).
+    ``n_lines`` is the number of lines (the chunk's count, from the read) or more, and
+    ``token_room`` the room for tokens (at least the ``=`` count plus :data:`_KEY_SLOTS`, to be
+    sure); ``open_from`` is where the last line starts when it has no line end (the reference
+    flags it: it is declined), else beyond the buffer. No pass to count either: when the lines
+    outnumber ``n_lines`` or the tokens fill their room, the first result is False and the rest
+    meaningless (the caller counts them and calls again).
 
     Returns that, the start and end (line end excluded) of every line, ``fast`` (per line:
     tokenised here, else declined), and for the fast lines in order: the record type bytes, the
-    stamps (19 bytes each), offsets of the job ids and the bytes of them written, the offsets of
-    each line's entries among the keys and values, the tokens written (offsets: that plus one),
-    the bytes of keys and of values written, and whether each fast line ended in CR LF.
+    stamps (19 bytes each), offsets and bytes of the job ids, the offsets of each line's entries
+    among the keys and values, offsets and bytes of the keys and of the values, and whether each
+    fast line ended in CR LF.
     """
     starts = np.empty(n_lines, dtype=np.int64)
     ends = np.empty(n_lines, dtype=np.int64)
@@ -287,8 +276,15 @@ def _tokenize_chunk(
     stamps = np.empty(n_lines * _STAMP_LEN, dtype=np.uint8)
     id_offsets = np.zeros(n_lines + 1, dtype=np.int32)
     map_offsets = np.zeros(n_lines + 1, dtype=np.int32)
-    token_room = key_offsets.size - 1
+    # Pages of these arrays beyond the tokens found are never written, so never mapped.
+    key_offsets = np.empty(token_room + 1, dtype=np.int32)
+    value_offsets = np.empty(token_room + 1, dtype=np.int32)
     key_offsets[0] = value_offsets[0] = 0
+    # The ids, keys and values are parts of the input, so its size bounds each. Pages of these
+    # buffers that are never written are never mapped: the bound costs address space, not memory.
+    id_data = np.empty(buf.size, dtype=np.uint8)
+    key_data = np.empty(buf.size, dtype=np.uint8)
+    value_data = np.empty(buf.size, dtype=np.uint8)
     # The hash set that finds repeated keys; a line with more tokens than half of it is declined.
     slot_line = np.full(_KEY_SLOTS, -1, dtype=np.int64)
     slot_token = np.zeros(_KEY_SLOTS, dtype=np.int64)
@@ -418,11 +414,12 @@ def _tokenize_chunk(
         kinds[:n_fast],
         stamps[: n_fast * _STAMP_LEN],
         id_offsets[: n_fast + 1],
-        n_id,
+        id_data[:n_id].copy(),
         map_offsets[: n_fast + 1],
-        n_tokens,
-        n_key,
-        n_value,
+        key_offsets[: n_tokens + 1].copy(),
+        key_data[:n_key].copy(),
+        value_offsets[: n_tokens + 1].copy(),
+        value_data[:n_value].copy(),
         crlf[:n_fast],
     )
 
@@ -679,78 +676,11 @@ def _tokenize_lines(
     if last_open:
         newlines = np.flatnonzero(buf == _LF)
         open_from = int(newlines[-1]) + 1 if len(newlines) else 0
-    tokens = _run_kernel(buf, n_lines, open_from, n_equals + _KEY_SLOTS, free_text)
-    if tokens is None:  # pragma: no cover - n_lines is the count of _count_lines
+    result = _tokenize_chunk(buf, n_lines, open_from, n_equals + _KEY_SLOTS, free_text)
+    if not result[0]:  # pragma: no cover - n_lines is the count of _count_lines
         msg = f"{n_lines} lines given, more found"
         raise ValueError(msg)
-    return tuple(tokens)  # type: ignore[return-value]
-
-
-def _trimmed(array: npt.NDArray[Any], size: int) -> npt.NDArray[Any]:
-    """Cut ``array`` (which owns its memory, unshared) to its first ``size`` items, in place.
-
-    A ``realloc`` that shrinks: the kept bytes are not copied, the rest is given back.
-    """
-    array.resize(size, refcheck=False)
-    return array
-
-
-def _run_kernel(
-    buf: U8, n_lines: int, open_from: int, token_room: int, free_text: Bools
-) -> _Tokens | None:
-    """Run :func:`_tokenize_chunk` on ``buf``; None when the lines or tokens outgrew their room.
-
-    The ids, keys and values are written into arrays allocated here, as large as they could
-    be, then cut to what was written in place: the records table holds exactly those bytes and
-    no copy of them is made. Pages never written are never mapped.
-    """
-    id_data = np.empty(buf.size, dtype=np.uint8)
-    key_data = np.empty(buf.size, dtype=np.uint8)
-    value_data = np.empty(buf.size, dtype=np.uint8)
-    key_offsets = np.empty(token_room + 1, dtype=np.int32)
-    value_offsets = np.empty(token_room + 1, dtype=np.int32)
-    (
-        done,
-        starts,
-        ends,
-        fast,
-        kinds,
-        stamps,
-        id_offsets,
-        n_id,
-        map_offsets,
-        n_tokens,
-        n_key,
-        n_value,
-        crlf,
-    ) = _tokenize_chunk(
-        buf,
-        n_lines,
-        open_from,
-        free_text,
-        id_data,
-        key_offsets,
-        key_data,
-        value_offsets,
-        value_data,
-    )
-    if not done:
-        return None
-    return _Tokens(
-        starts,
-        ends,
-        fast,
-        kinds,
-        stamps,
-        id_offsets,
-        _trimmed(id_data, n_id),
-        map_offsets,
-        _trimmed(key_offsets, n_tokens + 1),
-        _trimmed(key_data, n_key),
-        _trimmed(value_offsets, n_tokens + 1),
-        _trimmed(value_data, n_value),
-        crlf,
-    )
+    return result[1:]
 
 
 def _tokens(data: bytes, start: int, end: int, lines: int | None) -> _Tokens:
@@ -762,15 +692,12 @@ def _tokens(data: bytes, start: int, end: int, lines: int | None) -> _Tokens:
         open_from = end - start + 1
     if lines is not None:  # the read counted them: no pass to count again
         room = len(buf) // _TOKEN_BYTES + _KEY_SLOTS
-        tokens = _run_kernel(buf, lines, open_from, room, _FREE_TEXT)
-        if tokens is not None:
-            return tokens
+        result = _tokenize_chunk(buf, lines, open_from, room, _FREE_TEXT)
+        if result[0]:
+            return _Tokens(*result[1:])
     n_lines, _, n_equals = _count_lines(buf)
-    tokens = _run_kernel(buf, n_lines, open_from, n_equals + _KEY_SLOTS, _FREE_TEXT)
-    if tokens is None:  # pragma: no cover - n_lines is the count of _count_lines
-        msg = f"{n_lines} lines counted, more found"
-        raise ValueError(msg)
-    return tokens
+    result = _tokenize_chunk(buf, n_lines, open_from, n_equals + _KEY_SLOTS, _FREE_TEXT)
+    return _Tokens(*result[1:])
 
 
 def _tokenize_piece(
