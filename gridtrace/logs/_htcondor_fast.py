@@ -1070,11 +1070,15 @@ def _text_sizes(voff: I32, pos: I64, kinds: I8, sel: I64, sizes: I64) -> None:
 
     ``pos`` and ``kinds`` row by row, as :func:`_job_values` wrote them.
     """
+    totals = np.zeros(sel.size, dtype=np.int64)
     for row in range(pos.shape[0]):
         for k in range(sel.size):
             j = sel[k]
+            c = pos[row, j]
             if kinds[row, j] != 0:
-                sizes[k] += voff[pos[row, j] + 1] - voff[pos[row, j]]
+                totals[k] += voff[c + 1] - voff[c]
+    for k in range(sel.size):
+        sizes[k] += totals[k]
 
 
 def _gather(
