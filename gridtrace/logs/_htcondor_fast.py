@@ -754,9 +754,7 @@ def ids_and_stamps(scan: JsonlScan) -> tuple[Any, Any, Any]:
     )
     # int64 viewed as the timestamp type: pa.array given a zoned timestamp type and a mask
     # converts value by value (0.7 µs each)
-    epoch_array = _pa.array(epochs, pa.int64(), mask=epochs < 0).view(
-        pa.timestamp("s", tz="UTC")
-    )
+    epoch_array = _pa.array(epochs, pa.int64(), mask=epochs < 0).view(pa.timestamp("s", tz="UTC"))
     return string_array(id_off, ids), stamp_array, epoch_array
 
 
