@@ -1036,7 +1036,7 @@ class _AdValues:
         if key in self._all_texts:
             return self._all_texts.pop(key)
         parts = [
-            c.items.take(_pa.array(np.ascontiguousarray(f.pos[j]), mask=f.pos[j] < 0))
+            c.items.take(_pa.array(f.pos[j], mask=f.pos[j] < 0))
             for c, f in zip(self._chunks, self._found, strict=True)
         ]
         return pa.concat_arrays(parts) if len(parts) != 1 else parts[0]

@@ -752,9 +752,7 @@ def ids_and_stamps(scan: JsonlScan) -> tuple[Any, Any, Any]:
     stamp_array = _pa.StringArray.from_buffers(
         len(stamp_valid), _pa.py_buffer(stamp_off), _pa.py_buffer(stamps), bitmap, nulls
     )
-    # int64 viewed as the timestamp type: pa.array given a zoned timestamp type and a mask
-    # converts value by value (0.7 µs each)
-    epoch_array = _pa.array(epochs, pa.int64(), mask=epochs < 0).view(pa.timestamp("s", tz="UTC"))
+    epoch_array = _pa.array(epochs, pa.timestamp("s", tz="UTC"), mask=epochs < 0)
     return string_array(id_off, ids), stamp_array, epoch_array
 
 
@@ -807,9 +805,9 @@ def _job_values(
 ) -> None:
     """Find the wanted keys in every map and read the first ``n_numeric`` of them as numbers.
 
-    ``pos[row, j]`` is the child position of the first entry of name ``j`` (-1 where absent),
-    ``kinds[row, j]`` 0 where it is absent or null, 2 where it is ``true``, 1 otherwise;
-    ``numbers[row, j]`` its value as a float (NaN where null, absent or not a number),
+    ``pos[j, row]`` is the child position of the first entry of name ``j`` (-1 where absent),
+    ``kinds[j, row]`` 0 where it is absent or null, 2 where it is ``true``, 1 otherwise;
+    ``numbers[j, row]`` its value as a float (NaN where null, absent or not a number),
     ``expression`` and ``unreadable`` the rows where a number is ``/Expr(...`` or other text.
     A value this kernel does not read for sure (an exponent, more than 15 digits, a leading
     ``+`` or ``.``, a digit followed by other text) sets ``slow[j]``: the caller reads that
@@ -829,10 +827,10 @@ def _job_values(
         count = ends[row] - start
         if not rows_valid[row] or count <= 0:
             for j in range(m):
-                pos[row, j] = -1
-                kinds[row, j] = 0
+                pos[j, row] = -1
+                kinds[j, row] = 0
             for j in range(n_numeric):
-                numbers[row, j] = np.nan
+                numbers[j, row] = np.nan
             plain[row] = n_plain == 0
             continue
         same = count == prev_count
@@ -871,7 +869,7 @@ def _job_values(
             prev_start = start
         for j in range(m):
             c = start + rel[j] if rel[j] >= 0 else -1
-            pos[row, j] = c
+            pos[j, row] = c
             kind = 0
             if c >= 0:
                 kind = 1
@@ -888,11 +886,11 @@ def _job_values(
                         and vdata[a + 3] == _TRUE[3]
                     ):
                         kind = 2
-            kinds[row, j] = kind
+            kinds[j, row] = kind
         is_plain = True
         for j in range(n_plain):
-            c = pos[row, j]
-            if kinds[row, j] == 0:
+            c = pos[j, row]
+            if kinds[j, row] == 0:
                 is_plain = False
                 break
             a = voff[c]
@@ -910,10 +908,10 @@ def _job_values(
                 break
         plain[row] = is_plain
         for j in range(n_numeric):
-            numbers[row, j] = np.nan
-            if kinds[row, j] == 0:
+            numbers[j, row] = np.nan
+            if kinds[j, row] == 0:
                 continue
-            c = pos[row, j]
+            c = pos[j, row]
             a = voff[c]
             b = voff[c + 1]
             if a == b:
@@ -945,7 +943,7 @@ def _job_values(
                     slow[j] = True
                     continue
                 value = np.float64(mantissa) / powers[scale]
-                numbers[row, j] = -value if first == _MINUS else value
+                numbers[j, row] = -value if first == _MINUS else value
             elif first == _PLUS or first == _DOT:  # noqa: SIM109 - numba
                 slow[j] = True
             elif _is_expression(vdata, a, b):
@@ -996,10 +994,9 @@ def job_values(attrs: Any, names: list[str], n_numeric: int, n_plain: int = 0) -
     noff = np.zeros(len(names) + 1, dtype=np.int64)
     np.cumsum([len(e) for e in encoded], out=noff[1:])
     ndata = np.frombuffer(b"".join(encoded) or b"\0", dtype=np.uint8)
-    # row by row: a row's entries side by side (JobValues gives them name by name, as views)
-    pos = np.empty((n, len(names)), dtype=np.int64)
-    kinds = np.empty((n, len(names)), dtype=np.int8)
-    numbers = np.empty((n, n_numeric), dtype=np.float64)
+    pos = np.empty((len(names), n), dtype=np.int64)
+    kinds = np.empty((len(names), n), dtype=np.int8)
+    numbers = np.empty((n_numeric, n), dtype=np.float64)
     expression = np.zeros(n, dtype=np.bool_)
     unreadable = np.zeros(n, dtype=np.bool_)
     slow = np.zeros(n_numeric, dtype=np.bool_)
@@ -1027,7 +1024,7 @@ def job_values(attrs: Any, names: list[str], n_numeric: int, n_plain: int = 0) -
         n_plain,
         plain,
     )
-    return JobValues(pos.T, kinds.T, numbers.T, expression, unreadable, slow, plain)
+    return JobValues(pos, kinds, numbers, expression, unreadable, slow, plain)
 
 
 class JobValues(NamedTuple):
@@ -1036,13 +1033,11 @@ class JobValues(NamedTuple):
     Attributes
     ----------
     pos : numpy.ndarray of int64, shape (names, rows)
-        Child position of each name's entry, -1 where absent (a view of the row-major array
-        the kernel wrote: ``pos[j]`` is strided).
+        Child position of each name's entry, -1 where absent.
     kinds : numpy.ndarray of int8, shape (names, rows)
-        0 where the value is absent or null, 2 where it is ``true``, 1 otherwise (a view, as
-        ``pos``).
+        0 where the value is absent or null, 2 where it is ``true``, 1 otherwise.
     numbers : numpy.ndarray of float64, shape (numeric names, rows)
-        The numbers (NaN where null, absent or not a number; a view, as ``pos``).
+        The numbers (NaN where null, absent or not a number).
     expression, unreadable : numpy.ndarray of bool
         Per row: a numeric name's value is ``/Expr(...``, or other text.
     slow : numpy.ndarray of bool
@@ -1064,19 +1059,14 @@ class JobValues(NamedTuple):
 
 
 def _text_sizes(voff: I32, pos: I64, kinds: I8, sel: I64, sizes: I64) -> None:
-    """Add to ``sizes[k]`` the bytes of the values of name ``sel[k]`` (where not absent/null).
-
-    ``pos`` and ``kinds`` row by row, as :func:`_job_values` wrote them.
-    """
-    totals = np.zeros(sel.size, dtype=np.int64)
-    for row in range(pos.shape[0]):
-        for k in range(sel.size):
-            j = sel[k]
-            c = pos[row, j]
-            if kinds[row, j] != 0:
-                totals[k] += voff[c + 1] - voff[c]
+    """Add to ``sizes[k]`` the bytes of the values of name ``sel[k]`` (where not absent/null)."""
     for k in range(sel.size):
-        sizes[k] += totals[k]
+        j = sel[k]
+        total = 0
+        for row in range(pos.shape[1]):
+            if kinds[j, row] != 0:
+                total += voff[pos[j, row] + 1] - voff[pos[j, row]]
+        sizes[k] += total
 
 
 def _gather(
@@ -1085,16 +1075,15 @@ def _gather(
     """Copy the values of the names ``sel`` to ``out``, row by row (a row's values lie close).
 
     Name ``sel[k]`` of row ``row0 + i`` goes to ``out`` from ``out_off[k, row0 + i]``; its end
-    is written to ``out_off[k, row0 + i + 1]`` (no bytes where absent or null). ``pos`` and
-    ``kinds`` row by row, as :func:`_job_values` wrote them.
+    is written to ``out_off[k, row0 + i + 1]`` (no bytes where absent or null).
     """
-    for i in range(pos.shape[0]):
+    for i in range(pos.shape[1]):
         for k in range(sel.size):
             j = sel[k]
             o = out_off[k, row0 + i]
-            if kinds[i, j] != 0:
-                a = voff[pos[i, j]]
-                length = voff[pos[i, j] + 1] - a
+            if kinds[j, i] != 0:
+                a = voff[pos[j, i]]
+                length = voff[pos[j, i] + 1] - a
                 au = np.uint64(a)
                 ou = np.uint64(o)
                 for b in range(np.uint64(length)):
@@ -1121,7 +1110,7 @@ def gather_texts(chunks: list[Any], found: list[JobValues], names: list[int]) ->
         _, voffsets, vbytes = items.buffers()[:3]
         voff = np.frombuffer(voffsets, dtype=np.int32)[items.offset : items.offset + len(items) + 1]
         vdata = np.frombuffer(vbytes, dtype=np.uint8) if vbytes is not None else _EMPTY
-        _text_sizes(voff, f.pos.T, f.kinds.T, sel, sizes)
+        _text_sizes(voff, f.pos, f.kinds, sel, sizes)
         views.append((voff, vdata))
     if len(sel) and int(sizes.max()) >= 1 << 31:
         return None
@@ -1132,7 +1121,7 @@ def gather_texts(chunks: list[Any], found: list[JobValues], names: list[int]) ->
     out = np.empty(max(int(base[-1]), 1), dtype=np.uint8)
     row0 = 0
     for (voff, vdata), f in zip(views, found, strict=True):
-        _gather(voff, vdata, f.pos.T, f.kinds.T, sel, out_off, out, row0)
+        _gather(voff, vdata, f.pos, f.kinds, sel, out_off, out, row0)
         row0 += f.pos.shape[1]
     arrays = []
     for k, j in enumerate(names):
