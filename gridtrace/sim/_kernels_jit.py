@@ -680,6 +680,8 @@ def _cons_place(
     if i < 0:
         return -1, m
     end = _cons_end(times[i], dur)
+    if not end > times[i]:
+        return i, m  # an estimate too small to move the time holds nothing (as ``_reserve``)
     k = _cons_find_end(times, i + 1, m, end)
     if k == m or times[k] > end:
         _cons_insert(times, pfree, m, k, end)
