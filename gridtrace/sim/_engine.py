@@ -827,7 +827,7 @@ def _conservative_estimates(
     The requested-walltime estimator is bound to the two columns it reads (its ``reset`` checks
     them and counts its fallbacks, as in the event loop), and its estimates are taken in one array
     operation: the walltime where it is positive and finite, else the runtime, as ``reset`` does.
-    Building every column as Python lists took as long as the rest of ``simulate`` outside the
+    Building every column as Python lists first was most of ``simulate``'s time outside the
     kernel.
     """
     if type(est) is not WalltimeEstimator:
