@@ -680,6 +680,8 @@ def _cons_place(
     if i < 0:
         return -1, m
     end = _cons_end(times[i], dur)
+    if not end > times[i]:
+        return i, m  # an estimate too small to move the time holds nothing (as ``_reserve``)
     k = _cons_find_end(times, i + 1, m, end)
     if k == m or times[k] > end:
         _cons_insert(times, pfree, m, k, end)
@@ -962,10 +964,11 @@ def conservative_kernel_inc(
             m = _cons_release(tv, pv, m, pos[row], est[row], cores[row])
         stats[5] += valid - first
         has_unreserved = unres < nxt
-        suffix[r_size] = total + 1
-        for j in range(r_size - 1, first - 1, -1):
-            c = cores[r_row[j]]
-            suffix[j] = c if c < suffix[j + 1] else suffix[j + 1]
+        if not has_unreserved:  # the fewest cores from each held job on: read only then
+            suffix[r_size] = total + 1
+            for j in range(r_size - 1, first - 1, -1):
+                c = cores[r_row[j]]
+                suffix[j] = c if c < suffix[j + 1] else suffix[j + 1]
         now_free = free
         n_chosen = 0
         n_fresh = 0
@@ -1059,17 +1062,20 @@ def conservative_kernel_inc(
             e_row[p] = row
             e_size += 1
         # the held jobs placed at this event are r_row[first:j_end]; drop those that started
-        w = due
-        for k in range(due, j_end):
-            row = r_row[k]
-            if np.isnan(start[row]):
-                r_row[w] = row
+        if n_chosen == 0:
+            valid = j_end  # none started
+        else:
+            w = due
+            for k in range(due, j_end):
+                row = r_row[k]
+                if np.isnan(start[row]):
+                    r_row[w] = row
+                    w += 1
+            valid = w
+            for k in range(j_end, r_size):
+                r_row[w] = r_row[k]
                 w += 1
-        valid = w
-        for k in range(j_end, r_size):
-            r_row[w] = r_row[k]
-            w += 1
-        r_size = w
+            r_size = w
         # fresh reservations: placed after every held job; one sorted before a job placed before
         # it changes the order, so re-place from there at the next event
         dirty = r_size + n_fresh
