@@ -82,24 +82,17 @@ def _index_keys(
     table: npt.NDArray[np.integer[Any]],
     row0: int,
     position0: int,
-    value_data: npt.NDArray[np.uint8],
-    out_offsets: npt.NDArray[np.int32],
-    out_data: npt.NDArray[np.uint8],
-) -> int:
-    """Fill ``table[row0 + row, key]``, copy the kept values out; return how many were kept.
-
-    Kept value ``position0 + i`` is copied to ``out_data`` from ``out_offsets[position0 + i]``
-    (set by the previous chunk, 0 for the first), its end written to the next offset: the
-    values of every chunk end up in one string array, copied once.
+) -> None:
+    """Fill ``table[row0 + row, key]`` with ``position0 +`` the number of the entry kept.
 
     An entry is kept when its key is one of the wanted ones, its value is not empty and it is
-    not the last entry of a row marked in ``drop_last``. Kept values are numbered from
-    ``position0`` in entry order. The wanted keys are listed by length (those of length ``L``
-    are ``by_length[L]:by_length[L + 1]``) and compared from their last byte (they share long
+    not the last entry of a row marked in ``drop_last``. Nothing is copied: the caller puts
+    the chunks' values one after the other, so that ``position0 + entry`` is the value's place
+    among them. The wanted keys are listed by length (those of length ``L`` are
+    ``by_length[L]:by_length[L + 1]``) and compared from their last byte (they share long
     prefixes such as ``Resource_List.``).
     """
     longest = len(by_length) - 2
-    kept = 0
     for row in range(len(map_offsets) - 1):
         first, stop = map_offsets[row], map_offsets[row + 1]
         for entry in range(first, stop):
@@ -122,17 +115,8 @@ def _index_keys(
                 if same:
                     found = key
                     break
-            if found < 0:
-                continue
-            at = position0 + kept
-            table[row0 + row, key_ids[found]] = at
-            cursor = out_offsets[at]
-            for byte in range(value_offsets[entry], value_offsets[entry + 1]):
-                out_data[cursor] = value_data[byte]
-                cursor += 1
-            out_offsets[at + 1] = cursor
-            kept += 1
-    return kept
+            if found >= 0:
+                table[row0 + row, key_ids[found]] = position0 + entry
 
 
 def _offsets(array: pa.Array[Any]) -> npt.NDArray[np.int32]:
@@ -164,15 +148,12 @@ def index_keys(
     table: npt.NDArray[np.integer[Any]],
     row0: int,
     position0: int,
-    out_offsets: npt.NDArray[np.int32],
-    out_data: npt.NDArray[np.uint8],
-) -> int:
-    """Index one chunk's entries with the kernel; return how many values were kept.
+) -> None:
+    """Index one chunk's entries with the kernel (see :func:`_index_keys`).
 
     ``map_offsets`` start at 0 and ``names`` and ``values`` are the chunk's keys and items
-    sliced to them, plain ``string`` arrays without nulls (see :func:`applies`). The kept
-    values are copied to ``out_data`` from ``out_offsets[position0]``, their ends written to
-    the following offsets (see :func:`_index_keys`).
+    sliced to them, plain ``string`` arrays without nulls (see :func:`applies`); a kept entry
+    ``e`` of the chunk gets position ``position0 + e``.
     """
     # the wanted keys by length, each with its index in ``keys``
     encoded = sorted((key.encode(), i) for i, key in enumerate(keys))
@@ -184,7 +165,7 @@ def index_keys(
     by_length = np.searchsorted(lengths, np.arange(int(lengths.max(initial=0)) + 2))
     key_ids = np.array([i for _, i in encoded], dtype=np.int64)
     _compile_kernel()
-    return _index_keys(
+    _index_keys(
         map_offsets,
         _offsets(names),
         _data(names),
@@ -197,9 +178,6 @@ def index_keys(
         table,
         row0,
         position0,
-        _data(values),
-        out_offsets,
-        out_data,
     )
 
 
