@@ -640,6 +640,10 @@ def _memory(array: Arr, unit: str) -> tuple[I64, dict[str, I64]]:
 # records: attributes, identities, duplicates
 
 
+_STRING_BYTES = int(np.iinfo(np.int32).max)
+"""Bytes a ``string`` array holds: beyond, the attribute index keeps only the values it reads."""
+
+
 @dataclass(frozen=True)
 class _Attrs:
     """The attributes of every record, indexed: ``index[key][row]`` is a position in ``values``.
@@ -683,7 +687,7 @@ class _Attrs:
         table = np.full((n, len(wanted)), -1, dtype=np.int32 if small else np.int64)
         parts = [_map_parts(chunk) for chunk in chunks if len(chunk)]
         # every value in one string array (else only the kept ones)
-        whole = sum(_values_bytes(values) for _, _, values in parts) < np.iinfo(np.int32).max
+        whole = sum(_values_bytes(values) for _, _, values in parts) < _STRING_BYTES
         kernel = use_kernel(n)
         if kernel and whole and all(_fast.applies(names, values) for _, names, values in parts):
             row0 = position0 = 0
@@ -826,6 +830,18 @@ class _Attrs:
         out[rows] = _ints(values, STAMP_RANGE_S)[0]
         return out
 
+    def hashes(self, key: str) -> I64:
+        """Return a value equal where ``key``'s values are equal, per record (as :meth:`codes`).
+
+        With the kernel, a 64-bit hash of each value read in place (0 when absent; distinct
+        values may rarely share one); else :meth:`codes`.
+        """
+        if self.kernel:
+            hashed = _fast.value_hashes(self.values, self.index[key])
+            if hashed is not None:
+                return hashed.view(np.int64)
+        return self.codes(key)
+
     def codes(self, key: str) -> I64:
         """Return a code per distinct value of ``key`` for every record (−1 when absent)."""
         out = np.full(len(self.index[key]), -1, dtype=np.int64)
@@ -870,12 +886,13 @@ def _duplicate_lines(records: pa.Table, attrs: _Attrs, key_columns: Sequence[I64
     """Later copies of byte-identical lines (same site, type, stamp, id and attributes).
 
     A hash of ``key_columns`` (integer codes of the site, type, stamp, id, ...) and of the queue
-    picks the candidates; their attributes are then compared in full.
+    picks the candidates; their attributes are then compared in full (so a value shared by two
+    different queues, see :meth:`_Attrs.hashes`, costs a comparison, never a wrong answer).
     """
     n = records.num_rows
     key = np.zeros(n, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for column in [*key_columns, attrs.codes("queue")]:
+        for column in [*key_columns, attrs.hashes("queue")]:
             key = key * np.uint64(1_000_003) ^ column.astype(np.int64).view(np.uint64)
     candidates = _rows(duplicated(key.view(np.int64), keep="none"))
     duplicate = np.zeros(n, dtype=bool)

@@ -30,6 +30,7 @@ __all__ = [
     "read_values",
     "string_offsets",
     "use_kernel",
+    "value_hashes",
 ]
 
 
@@ -49,6 +50,7 @@ _KERNEL = (
     "_first_positions",
     "_string_sizes",
     "_copy_strings",
+    "_hash_values",
 )
 _ENTRY_POINTS = frozenset(
     {
@@ -58,6 +60,7 @@ _ENTRY_POINTS = frozenset(
         "_first_positions",
         "_string_sizes",
         "_copy_strings",
+        "_hash_values",
     }
 )
 _LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
@@ -657,3 +660,44 @@ def gather_strings(
         ]
         arrays.append(pa.Array.from_buffers(pa.string(), rows, buffers, null_count=nulls))
     return arrays
+
+
+# --------------------------------------------------------------------------------------------
+# a hash of the value at each position (what two equal values share)
+
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
+
+
+def _hash_values(
+    offsets: npt.NDArray[np.int32],
+    data: npt.NDArray[np.uint8],
+    positions: npt.NDArray[np.integer[Any]],
+    out: npt.NDArray[np.uint64],
+) -> None:
+    """``out[i]``: the FNV-1a hash of the value at ``positions[i]``, 0 where −1 (no value)."""
+    for i in range(len(positions)):
+        position = positions[i]
+        if position < 0:
+            out[i] = 0
+            continue
+        h = _FNV_OFFSET
+        for byte in range(offsets[position], offsets[position + 1]):
+            h = (h ^ np.uint64(data[byte])) * _FNV_PRIME
+        out[i] = h
+
+
+def value_hashes(
+    values: pa.Array[Any], positions: npt.NDArray[np.integer[Any]]
+) -> npt.NDArray[np.uint64] | None:
+    """Hash ``values[positions]`` (0 where −1) in 64 bits; None if not a plain string array.
+
+    Equal values get equal hashes (different ones almost always different ones): enough to
+    pick candidate duplicates, which are then compared in full.
+    """
+    if not pa.types.is_string(values.type) or values.null_count:
+        return None
+    out = np.empty(len(positions), dtype=np.uint64)
+    _compile_kernel()
+    _hash_values(_offsets(values), _data(values), np.ascontiguousarray(positions), out)
+    return out
