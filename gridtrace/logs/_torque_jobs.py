@@ -1529,7 +1529,7 @@ def _assemble(
     group_bits = np.zeros(int(group_all.max()) + 2, dtype=np.int64)
     np.bitwise_or.at(group_bits, group_all[is_job & duplicate], _B_DUPLICATE)
     used_rows = _rows(usable)
-    order = used_rows[np.argsort(group_all[used_rows], kind="stable")]
+    order = used_rows[_stable_order(group_all[used_rows], len(group_bits))]
     attempts, counts = _attempts(
         order, group_all[order], rtype, rec_ctime, rec_start, rec_end, group_bits, truncated
     )
@@ -1561,10 +1561,34 @@ def _assemble(
             out_records.schema.get_field_index("flags"), RECORDS.field("flags"), flags
         )
     job_rows = _rows(is_job)
-    first_rows = job_rows[np.unique(group, return_index=True)[1]]
+    first_rows = job_rows[_first_appearances(group)]
     return TorqueAssembly(
         out_records, jobs, placement.dominant, info, first_rows[attempts["group"]]
     )
+
+
+def _stable_order(codes: I64, size: int) -> I64:
+    """``np.argsort(codes, kind="stable")`` for codes in ``0 .. size - 1``.
+
+    With the kernel (large inputs), a counting sort: one pass, no comparison sort.
+    """
+    if use_kernel(len(codes)):
+        return _fast.stable_order(codes, size)
+    return np.argsort(codes, kind="stable").astype(np.int64)
+
+
+def _first_appearances(codes: I64) -> I64:
+    """Where each code first appears, for codes numbered in order of first appearance.
+
+    What ``np.unique(codes, return_index=True)[1]`` gives, in one pass instead of a sort: a
+    code is new where it exceeds every code before it.
+    """
+    if not len(codes):
+        return np.empty(0, dtype=np.int64)
+    before = np.empty(len(codes), dtype=codes.dtype)
+    before[0] = -1
+    np.maximum.accumulate(codes[:-1], out=before[1:])
+    return _rows(codes > before)
 
 
 def _ends_in_blank(raw: Chunked | Arr, rows: Bool) -> Bool:

@@ -28,6 +28,7 @@ __all__ = [
     "gather_strings",
     "index_keys",
     "read_values",
+    "stable_order",
     "string_offsets",
     "use_kernel",
     "value_hashes",
@@ -51,6 +52,7 @@ _KERNEL = (
     "_string_sizes",
     "_copy_strings",
     "_hash_values",
+    "_counting_order",
 )
 _ENTRY_POINTS = frozenset(
     {
@@ -61,6 +63,7 @@ _ENTRY_POINTS = frozenset(
         "_string_sizes",
         "_copy_strings",
         "_hash_values",
+        "_counting_order",
     }
 )
 _LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
@@ -700,4 +703,30 @@ def value_hashes(
     out = np.empty(len(positions), dtype=np.uint64)
     _compile_kernel()
     _hash_values(_offsets(values), _data(values), np.ascontiguousarray(positions), out)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# a stable order of small integer codes
+
+
+def _counting_order(codes: I64, starts: I64, out: I64) -> None:
+    """Place each row after the rows of smaller codes and the earlier rows of its own code.
+
+    ``starts[c]`` is where code ``c``'s rows begin in ``out`` (advanced as rows are placed).
+    """
+    for row in range(len(codes)):
+        code = codes[row]
+        out[starts[code]] = row
+        starts[code] += 1
+
+
+def stable_order(codes: I64, size: int) -> I64:
+    """``np.argsort(codes, kind="stable")`` for ``codes`` in ``0 .. size - 1``, by counting."""
+    codes = np.ascontiguousarray(codes, dtype=np.int64)
+    starts = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(codes, minlength=size), out=starts[1:])
+    out = np.empty(len(codes), dtype=np.int64)
+    _compile_kernel()
+    _counting_order(codes, starts, out)
     return out

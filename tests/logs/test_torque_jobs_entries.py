@@ -7,7 +7,9 @@
   values at the positions, and the same tables;
 * the 64-bit hashes that pick duplicate-line candidates are equal for equal values;
 * whole assemblies of fuzzed logs with repeated lines and queues that differ within a job:
-  the same tables with the kernels as without, and with the kept-values copy.
+  the same tables with the kernels as without, and with the kept-values copy;
+* the counting sort of the job groups is the stable argsort, and the first appearances of the
+  groups are what ``np.unique`` gives.
 """
 
 from __future__ import annotations
@@ -196,3 +198,27 @@ def test_fuzzed_logs_assemble_the_same_with_entries_numbered(files: list[bytes])
         copied = assemble_torque_jobs(records)
     _assert_same(fast, slow)
     _assert_same(fast, copied)
+
+
+# --------------------------------------------------------------------------------------------
+# the sorts the attempts no longer need
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 6), max_size=60))
+def test_counting_order_is_the_stable_argsort(codes: list[int]) -> None:
+    array = np.array(codes, dtype=np.int64)
+    expected = np.argsort(array, kind="stable")
+    np.testing.assert_array_equal(_torque_jobs_fast.stable_order(array, 7), expected)
+    with kernel_from(0):
+        np.testing.assert_array_equal(_torque_jobs._stable_order(array, 7), expected)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 9), max_size=60))
+def test_first_appearances_are_the_unique_first_indices(values: list[int]) -> None:
+    # codes numbered in order of first appearance, as the job groups are
+    numbering: dict[int, int] = {}
+    codes = np.array([numbering.setdefault(v, len(numbering)) for v in values], dtype=np.int64)
+    expected = np.unique(codes, return_index=True)[1]
+    np.testing.assert_array_equal(_torque_jobs._first_appearances(codes), expected)
