@@ -25,21 +25,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gridtrace.logs import _torque_jobs, _torque_jobs_fast
-from gridtrace.logs._torque_jobs import TorqueAssembly, assemble_torque_jobs
-from gridtrace.logs._torque_lines import tokenize_torque_reference
+from gridtrace.logs._torque_jobs import assemble_torque_jobs
+
+from .test_torque_jobs_kernel import _records, _stamp, assert_same, kernel_from
 
 pytestmark = pytest.mark.skipif(not _torque_jobs_fast.HAVE_NUMBA, reason="numba is not installed")
-
-
-@contextmanager
-def kernel_from(rows: int) -> Iterator[None]:
-    """Use the kernels from ``rows`` records (and exec_host values)."""
-    saved = _torque_jobs_fast.KERNEL_ROWS, _torque_jobs_fast.EXEC_HOST_KERNEL_ROWS
-    _torque_jobs_fast.KERNEL_ROWS = _torque_jobs_fast.EXEC_HOST_KERNEL_ROWS = rows
-    try:
-        yield
-    finally:
-        _torque_jobs_fast.KERNEL_ROWS, _torque_jobs_fast.EXEC_HOST_KERNEL_ROWS = saved
 
 
 @contextmanager
@@ -130,13 +120,6 @@ _EXTRA = st.sampled_from(
 )
 
 
-def _stamp(epoch: int) -> str:
-    import datetime as dt
-
-    local = dt.datetime.fromtimestamp(epoch + 7200, dt.UTC)  # the site logs CEST
-    return local.strftime("%m/%d/%Y %H:%M:%S")
-
-
 @st.composite
 def _log(draw: st.DrawFn) -> list[bytes]:
     lines = []
@@ -169,23 +152,6 @@ def _log(draw: st.DrawFn) -> list[bytes]:
     return [b"".join(text[:split]), b"".join(text[split:])]
 
 
-def _records(files: list[bytes]) -> pa.Table:
-    parts = [
-        tokenize_torque_reference(data, src_file=name, site="s").records
-        for data, name in zip(files, ("20240503", "20240504"), strict=True)
-    ]
-    return pa.concat_tables(parts)
-
-
-def _assert_same(fast: TorqueAssembly, slow: TorqueAssembly) -> None:
-    for name in fast.jobs.column_names:
-        assert fast.jobs.column(name).equals(slow.jobs.column(name)), name
-    assert fast.records.equals(slow.records)
-    assert fast.info == slow.info
-    assert fast.tz_offset_s == slow.tz_offset_s
-    np.testing.assert_array_equal(fast.job_first_rows, slow.job_first_rows)
-
-
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_log())
 def test_fuzzed_logs_assemble_the_same_with_entries_numbered(files: list[bytes]) -> None:
@@ -196,8 +162,8 @@ def test_fuzzed_logs_assemble_the_same_with_entries_numbered(files: list[bytes])
         slow = assemble_torque_jobs(records)
     with kept_values_only():
         copied = assemble_torque_jobs(records)
-    _assert_same(fast, slow)
-    _assert_same(fast, copied)
+    assert_same(fast, slow)
+    assert_same(fast, copied)
 
 
 # --------------------------------------------------------------------------------------------
