@@ -380,6 +380,15 @@ def _take(array: Arr, index: I64) -> Arr:
     return array.take(_index(index, index < 0))
 
 
+def _take_rows(column: Chunked | Arr, rows: I64) -> Arr:
+    """Return ``column[rows]`` (``rows`` not negative), taken from the chunks as they are.
+
+    The chunks are not combined first: that would copy every value to read a few.
+    """
+    taken = column.take(_index(rows))
+    return _array(taken) if isinstance(taken, pa.ChunkedArray) else taken
+
+
 def _np_int(array: Arr) -> I64:
     if not pa.types.is_int64(array.type):
         array = array.cast(pa.int64())
@@ -441,6 +450,15 @@ def _values_bytes(values: Arr) -> int:
         return 0
     offsets = _fast.string_offsets(values)
     return int(offsets[-1]) - int(offsets[0])
+
+
+def _concat_values(parts: Sequence[Arr]) -> Arr:
+    """Put the string arrays ``parts`` one after the other (one part as it is, not copied)."""
+    if not parts:
+        return pa.array([], pa.string())
+    if len(parts) == 1:
+        return parts[0]
+    return pa.concat_arrays(list(parts))
 
 
 def _array(column: Chunked | Arr) -> Arr:
@@ -622,6 +640,10 @@ def _memory(array: Arr, unit: str) -> tuple[I64, dict[str, I64]]:
 # records: attributes, identities, duplicates
 
 
+_STRING_BYTES = int(np.iinfo(np.int32).max)
+"""Bytes a ``string`` array holds: beyond, the attribute index keeps only the values it reads."""
+
+
 @dataclass(frozen=True)
 class _Attrs:
     """The attributes of every record, indexed: ``index[key][row]`` is a position in ``values``.
@@ -649,27 +671,40 @@ class _Attrs:
     ) -> _Attrs:
         """Index ``keys``; rows where ``drop_last`` is true lose their last entry (a cut value).
 
-        Chunk by chunk: only the values of ``keys`` are copied into ``values`` (the maps are
-        not combined).
+        Chunk by chunk; ``values`` is every chunk's values, one after the other (the maps are
+        not combined), and a position is an entry's number among them: nothing is filtered or
+        copied value by value. When those values would not fit one string array, only the
+        values of ``keys`` are kept (filtered chunk by chunk) and numbered in turn.
         """
         chunks = attrs.chunks if isinstance(attrs, pa.ChunkedArray) else [attrs]
         n = len(attrs)
         wanted = {key: i for i, key in enumerate(keys)}
-        value_set = pa.array(list(wanted), pa.string())
         # a row's keys side by side; 32-bit positions when the entries are fewer than 2**31 (the
         # table is the assembly's largest array: half the memory, half the pages to fault in)
         # (a map chunk's keys are all of its child's, a slice's too: a bound)
         entries = sum(len(cast("pa.MapArray[Any, Any]", chunk).keys) for chunk in chunks)
         small = entries < np.iinfo(np.int32).max
         table = np.full((n, len(wanted)), -1, dtype=np.int32 if small else np.int64)
-        kernel = use_kernel(n)
         parts = [_map_parts(chunk) for chunk in chunks if len(chunk)]
-        if kernel and all(_fast.applies(names, values) for _, names, values in parts):
-            size = sum(_values_bytes(values) for _, _, values in parts)
-            if size < np.iinfo(np.int32).max:  # the values of a string array
-                values_all = cls._copied(parts, list(wanted), drop_last, table, entries, size)
-                index = {key: table[:, i] for key, i in wanted.items()}
-                return cls(values_all, index, kernel, table, dict(wanted))
+        # every value in one string array (else only the kept ones)
+        whole = sum(_values_bytes(values) for _, _, values in parts) < _STRING_BYTES
+        kernel = use_kernel(n)
+        if kernel and whole and all(_fast.applies(names, values) for _, names, values in parts):
+            row0 = position0 = 0
+            for offsets, names, values in parts:
+                rows = len(offsets) - 1
+                cut_rows = (
+                    np.zeros(rows, dtype=bool)
+                    if drop_last is None
+                    else np.ascontiguousarray(drop_last[row0 : row0 + rows])
+                )
+                index_keys(offsets, names, values, list(wanted), cut_rows, table, row0, position0)
+                row0 += rows
+                position0 += len(values)
+            values_all = _concat_values([values for _, _, values in parts])
+            index = {key: table[:, i] for key, i in wanted.items()}
+            return cls(values_all, index, kernel, table, dict(wanted))
+        value_set = pa.array(list(wanted), pa.string())
         value_parts: list[Arr] = []
         row0 = position0 = 0
         for offsets, names, values in parts:
@@ -681,59 +716,21 @@ class _Attrs:
             if drop_last is not None:
                 cut = _rows(drop_last[row0 : row0 + rows] & (offsets[1:] > offsets[:-1]))
                 key_id[offsets[cut + 1] - 1] = -1
-            keep = key_id >= 0
-            selected = np.flatnonzero(keep)
-            table[parent[selected], key_id[selected]] = position0 + np.arange(
-                len(selected), dtype=np.int64
-            )
-            value_parts.append(values.filter(_bools(keep)))
+            selected = np.flatnonzero(key_id >= 0)
+            if whole:
+                table[parent[selected], key_id[selected]] = position0 + selected
+                value_parts.append(values)
+                position0 += len(values)
+            else:
+                table[parent[selected], key_id[selected]] = position0 + np.arange(
+                    len(selected), dtype=np.int64
+                )
+                value_parts.append(values.filter(_bools(key_id >= 0)))
+                position0 += len(selected)
             row0 += rows
-            position0 += len(selected)
-        values_all = pa.concat_arrays(value_parts) if value_parts else pa.array([], pa.string())
+        values_all = _concat_values(value_parts)
         index = {key: table[:, i] for key, i in wanted.items()}
         return cls(values_all, index, kernel, table, dict(wanted))
-
-    @staticmethod
-    def _copied(
-        parts: list[tuple[I64, Arr, Arr]],
-        keys: list[str],
-        drop_last: Bool | None,
-        table: npt.NDArray[np.integer[Any]],
-        entries: int,
-        size: int,
-    ) -> Arr:
-        """Index every chunk with the kernel, which copies the kept values into one array."""
-        out_offsets = np.empty(entries + 1, dtype=np.int32)
-        out_offsets[0] = 0
-        out_data = np.empty(max(size, 1), dtype=np.uint8)
-        row0 = position0 = 0
-        for offsets, names, values in parts:
-            rows = len(offsets) - 1
-            cut_rows = (
-                np.zeros(rows, dtype=bool)
-                if drop_last is None
-                else np.ascontiguousarray(drop_last[row0 : row0 + rows])
-            )
-            position0 += index_keys(
-                offsets,
-                names,
-                values,
-                keys,
-                cut_rows,
-                table,
-                row0,
-                position0,
-                out_offsets,
-                out_data,
-            )
-            row0 += rows
-        used = int(out_offsets[position0])
-        buffers = [
-            None,
-            pa.py_buffer(out_offsets[: position0 + 1].data),
-            pa.py_buffer(out_data[:used].data),
-        ]
-        return pa.Array.from_buffers(pa.string(), position0, buffers, null_count=0)
 
     def gather_rows(self, *sources: I64) -> None:
         """Gather, for :meth:`positions` with these ``sources``, every key's combined positions.
@@ -833,6 +830,18 @@ class _Attrs:
         out[rows] = _ints(values, STAMP_RANGE_S)[0]
         return out
 
+    def hashes(self, key: str) -> I64:
+        """Return a value equal where ``key``'s values are equal, per record (as :meth:`codes`).
+
+        With the kernel, a 64-bit hash of each value read in place (0 when absent; distinct
+        values may rarely share one); else :meth:`codes`.
+        """
+        if self.kernel:
+            hashed = _fast.value_hashes(self.values, self.index[key])
+            if hashed is not None:
+                return hashed.view(np.int64)
+        return self.codes(key)
+
     def codes(self, key: str) -> I64:
         """Return a code per distinct value of ``key`` for every record (−1 when absent)."""
         out = np.full(len(self.index[key]), -1, dtype=np.int64)
@@ -877,12 +886,13 @@ def _duplicate_lines(records: pa.Table, attrs: _Attrs, key_columns: Sequence[I64
     """Later copies of byte-identical lines (same site, type, stamp, id and attributes).
 
     A hash of ``key_columns`` (integer codes of the site, type, stamp, id, ...) and of the queue
-    picks the candidates; their attributes are then compared in full.
+    picks the candidates; their attributes are then compared in full (so a value shared by two
+    different queues, see :meth:`_Attrs.hashes`, costs a comparison, never a wrong answer).
     """
     n = records.num_rows
     key = np.zeros(n, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for column in [*key_columns, attrs.codes("queue")]:
+        for column in [*key_columns, attrs.hashes("queue")]:
             key = key * np.uint64(1_000_003) ^ column.astype(np.int64).view(np.uint64)
     candidates = _rows(duplicated(key.view(np.int64), keep="none"))
     duplicate = np.zeros(n, dtype=bool)
@@ -1519,7 +1529,7 @@ def _assemble(
     group_bits = np.zeros(int(group_all.max()) + 2, dtype=np.int64)
     np.bitwise_or.at(group_bits, group_all[is_job & duplicate], _B_DUPLICATE)
     used_rows = _rows(usable)
-    order = used_rows[np.argsort(group_all[used_rows], kind="stable")]
+    order = used_rows[_stable_order(group_all[used_rows], len(group_bits))]
     attempts, counts = _attempts(
         order, group_all[order], rtype, rec_ctime, rec_start, rec_end, group_bits, truncated
     )
@@ -1551,10 +1561,34 @@ def _assemble(
             out_records.schema.get_field_index("flags"), RECORDS.field("flags"), flags
         )
     job_rows = _rows(is_job)
-    first_rows = job_rows[np.unique(group, return_index=True)[1]]
+    first_rows = job_rows[_first_appearances(group)]
     return TorqueAssembly(
         out_records, jobs, placement.dominant, info, first_rows[attempts["group"]]
     )
+
+
+def _stable_order(codes: I64, size: int) -> I64:
+    """``np.argsort(codes, kind="stable")`` for codes in ``0 .. size - 1``.
+
+    With the kernel (large inputs), a counting sort: one pass, no comparison sort.
+    """
+    if use_kernel(len(codes)):
+        return _fast.stable_order(codes, size)
+    return np.argsort(codes, kind="stable").astype(np.int64)
+
+
+def _first_appearances(codes: I64) -> I64:
+    """Where each code first appears, for codes numbered in order of first appearance.
+
+    What ``np.unique(codes, return_index=True)[1]`` gives, in one pass instead of a sort: a
+    code is new where it exceeds every code before it.
+    """
+    if not len(codes):
+        return np.empty(0, dtype=np.int64)
+    before = np.empty(len(codes), dtype=codes.dtype)
+    before[0] = -1
+    np.maximum.accumulate(codes[:-1], out=before[1:])
+    return _rows(codes > before)
 
 
 def _ends_in_blank(raw: Chunked | Arr, rows: Bool) -> Bool:
@@ -1810,7 +1844,7 @@ def _jobs_table(
     from_project = _mask(pc.and_(pc.is_null(account), not_default))
     pieces.append(("ACCOUNT_FROM_PROJECT", _rows(from_project)))
     account = pc.coalesce(account, pc.if_else(not_default, project, None))
-    site = _take(_array(records.column("site")), primary)
+    site = _take_rows(records.column("site"), primary)
     job_seq, array_index = seq[primary], index[primary]
     key_submit = _first(att["ctime"], submit)
     index_text = _to_arrow_int(array_index, pa.int64()).cast(pa.string())
@@ -1828,9 +1862,9 @@ def _jobs_table(
     flags = _flags_array(n_att, _order_flags(pieces))
     columns: dict[str, Arr] = {
         "site": site,
-        "source_format": _take(_array(records.column("source_format")), primary),
+        "source_format": _take_rows(records.column("source_format"), primary),
         "job_key": job_key,
-        "job_id_raw": _take(_array(records.column("job_id_raw")), primary),
+        "job_id_raw": _take_rows(records.column("job_id_raw"), primary),
         "job_seq": _to_arrow_int(job_seq, pa.int64()),
         "array_index": _to_arrow_int(array_index, pa.int32()),
         "attempt": _from_numpy(att["number"], pa.int64()).cast(pa.int16()),  # checked
@@ -1867,8 +1901,8 @@ def _jobs_table(
         "state": _strings(names.tolist()).take(_index(state_codes.reshape(-1))),
         "end_record_type": pc.if_else(pc.equal(end_type, _EMPTY_TEXT), _NULL_TEXT, end_type),
         "tz_offset_s": _to_arrow_int(offset[primary], pa.int32()),
-        "src_file": _take(_array(records.column("src_file")), primary),
-        "src_line": _take(_array(records.column("src_line")), primary),
+        "src_file": _take_rows(records.column("src_file"), primary),
+        "src_line": _take_rows(records.column("src_line"), primary),
         "flags": flags,
     }
     table = pa.Table.from_arrays([columns[f.name] for f in JOBS], schema=JOBS)

@@ -28,8 +28,10 @@ __all__ = [
     "gather_strings",
     "index_keys",
     "read_values",
+    "stable_order",
     "string_offsets",
     "use_kernel",
+    "value_hashes",
 ]
 
 
@@ -49,6 +51,8 @@ _KERNEL = (
     "_first_positions",
     "_string_sizes",
     "_copy_strings",
+    "_hash_values",
+    "_counting_order",
 )
 _ENTRY_POINTS = frozenset(
     {
@@ -58,6 +62,8 @@ _ENTRY_POINTS = frozenset(
         "_first_positions",
         "_string_sizes",
         "_copy_strings",
+        "_hash_values",
+        "_counting_order",
     }
 )
 _LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
@@ -82,24 +88,17 @@ def _index_keys(
     table: npt.NDArray[np.integer[Any]],
     row0: int,
     position0: int,
-    value_data: npt.NDArray[np.uint8],
-    out_offsets: npt.NDArray[np.int32],
-    out_data: npt.NDArray[np.uint8],
-) -> int:
-    """Fill ``table[row0 + row, key]``, copy the kept values out; return how many were kept.
-
-    Kept value ``position0 + i`` is copied to ``out_data`` from ``out_offsets[position0 + i]``
-    (set by the previous chunk, 0 for the first), its end written to the next offset: the
-    values of every chunk end up in one string array, copied once.
+) -> None:
+    """Fill ``table[row0 + row, key]`` with ``position0 +`` the number of the entry kept.
 
     An entry is kept when its key is one of the wanted ones, its value is not empty and it is
-    not the last entry of a row marked in ``drop_last``. Kept values are numbered from
-    ``position0`` in entry order. The wanted keys are listed by length (those of length ``L``
-    are ``by_length[L]:by_length[L + 1]``) and compared from their last byte (they share long
+    not the last entry of a row marked in ``drop_last``. Nothing is copied: the caller puts
+    the chunks' values one after the other, so that ``position0 + entry`` is the value's place
+    among them. The wanted keys are listed by length (those of length ``L`` are
+    ``by_length[L]:by_length[L + 1]``) and compared from their last byte (they share long
     prefixes such as ``Resource_List.``).
     """
     longest = len(by_length) - 2
-    kept = 0
     for row in range(len(map_offsets) - 1):
         first, stop = map_offsets[row], map_offsets[row + 1]
         for entry in range(first, stop):
@@ -122,17 +121,8 @@ def _index_keys(
                 if same:
                     found = key
                     break
-            if found < 0:
-                continue
-            at = position0 + kept
-            table[row0 + row, key_ids[found]] = at
-            cursor = out_offsets[at]
-            for byte in range(value_offsets[entry], value_offsets[entry + 1]):
-                out_data[cursor] = value_data[byte]
-                cursor += 1
-            out_offsets[at + 1] = cursor
-            kept += 1
-    return kept
+            if found >= 0:
+                table[row0 + row, key_ids[found]] = position0 + entry
 
 
 def _offsets(array: pa.Array[Any]) -> npt.NDArray[np.int32]:
@@ -164,15 +154,12 @@ def index_keys(
     table: npt.NDArray[np.integer[Any]],
     row0: int,
     position0: int,
-    out_offsets: npt.NDArray[np.int32],
-    out_data: npt.NDArray[np.uint8],
-) -> int:
-    """Index one chunk's entries with the kernel; return how many values were kept.
+) -> None:
+    """Index one chunk's entries with the kernel (see :func:`_index_keys`).
 
     ``map_offsets`` start at 0 and ``names`` and ``values`` are the chunk's keys and items
-    sliced to them, plain ``string`` arrays without nulls (see :func:`applies`). The kept
-    values are copied to ``out_data`` from ``out_offsets[position0]``, their ends written to
-    the following offsets (see :func:`_index_keys`).
+    sliced to them, plain ``string`` arrays without nulls (see :func:`applies`); a kept entry
+    ``e`` of the chunk gets position ``position0 + e``.
     """
     # the wanted keys by length, each with its index in ``keys``
     encoded = sorted((key.encode(), i) for i, key in enumerate(keys))
@@ -184,7 +171,7 @@ def index_keys(
     by_length = np.searchsorted(lengths, np.arange(int(lengths.max(initial=0)) + 2))
     key_ids = np.array([i for _, i in encoded], dtype=np.int64)
     _compile_kernel()
-    return _index_keys(
+    _index_keys(
         map_offsets,
         _offsets(names),
         _data(names),
@@ -197,9 +184,6 @@ def index_keys(
         table,
         row0,
         position0,
-        _data(values),
-        out_offsets,
-        out_data,
     )
 
 
@@ -679,3 +663,70 @@ def gather_strings(
         ]
         arrays.append(pa.Array.from_buffers(pa.string(), rows, buffers, null_count=nulls))
     return arrays
+
+
+# --------------------------------------------------------------------------------------------
+# a hash of the value at each position (what two equal values share)
+
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
+
+
+def _hash_values(
+    offsets: npt.NDArray[np.int32],
+    data: npt.NDArray[np.uint8],
+    positions: npt.NDArray[np.integer[Any]],
+    out: npt.NDArray[np.uint64],
+) -> None:
+    """``out[i]``: the FNV-1a hash of the value at ``positions[i]``, 0 where −1 (no value)."""
+    for i in range(len(positions)):
+        position = positions[i]
+        if position < 0:
+            out[i] = 0
+            continue
+        h = _FNV_OFFSET
+        for byte in range(offsets[position], offsets[position + 1]):
+            h = (h ^ np.uint64(data[byte])) * _FNV_PRIME
+        out[i] = h
+
+
+def value_hashes(
+    values: pa.Array[Any], positions: npt.NDArray[np.integer[Any]]
+) -> npt.NDArray[np.uint64] | None:
+    """Hash ``values[positions]`` (0 where −1) in 64 bits; None if not a plain string array.
+
+    Equal values get equal hashes (different ones almost always different ones): enough to
+    pick candidate duplicates, which are then compared in full.
+    """
+    if not pa.types.is_string(values.type) or values.null_count:
+        return None
+    out = np.empty(len(positions), dtype=np.uint64)
+    _compile_kernel()
+    _hash_values(_offsets(values), _data(values), np.ascontiguousarray(positions), out)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# a stable order of small integer codes
+
+
+def _counting_order(codes: I64, starts: I64, out: I64) -> None:
+    """Place each row after the rows of smaller codes and the earlier rows of its own code.
+
+    ``starts[c]`` is where code ``c``'s rows begin in ``out`` (advanced as rows are placed).
+    """
+    for row in range(len(codes)):
+        code = codes[row]
+        out[starts[code]] = row
+        starts[code] += 1
+
+
+def stable_order(codes: I64, size: int) -> I64:
+    """``np.argsort(codes, kind="stable")`` for ``codes`` in ``0 .. size - 1``, by counting."""
+    codes = np.ascontiguousarray(codes, dtype=np.int64)
+    starts = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(np.bincount(codes, minlength=size), out=starts[1:])
+    out = np.empty(len(codes), dtype=np.int64)
+    _compile_kernel()
+    _counting_order(codes, starts, out)
+    return out
