@@ -1107,7 +1107,8 @@ class RangeAssembly:
     status field holds exit codes (counted over the whole file), the latest submit before each
     range (the ``UNSORTED`` flag), and the ranges the read reaches (up to one the garbage test
     stopped). Each range is then assembled on its worker with them (:func:`assemble_range`),
-    its tables handed over in files of ``folder``; joined here in order, they are the whole
+    its tables handed over in files of ``folder`` (a column of one value in every row left
+    out, put back here from one array per value); joined here in order, they are the whole
     file's assembly: the jobs of ranges whose submit times overlap are merged by their sort
     keys, as the whole assembly sorts them.
 
