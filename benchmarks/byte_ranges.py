@@ -20,7 +20,9 @@ With ``--warm``, each child first starts its dask cluster (for two workers) and 
 file's first 3,000 lines once on it, and on each worker in the worker's own process (or
 in-process, for one worker), so that ``parse_s`` leaves out the cluster's start and the loading
 of the readers' modules and compiled kernels, tokenising and assembling: what a long-lived
-cluster (``--scheduler``) pays per file.
+cluster (``--scheduler``) pays per file. The cluster is started with dask's defaults, as a
+user's would be; with ``--own-workers``, as ``parse_logs`` starts its own local workers
+(without the nanny's ``MALLOC_TRIM_THRESHOLD_``, see ``gridtrace.logs._registry``).
 
 For each run: ``parse_s``, the wall time of the ``parse_logs`` call (tokenise, ship the records
 back, join and assemble); ``parse_cpu_driver_s``, the CPU seconds of the call in the child (with
@@ -170,11 +172,17 @@ def _child(args: argparse.Namespace) -> None:
     cluster = client = None
     if args.warm:
         if workers > 1:
+            import dask
             from distributed import Client, LocalCluster
 
-            cluster = LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
-            )
+            from gridtrace.logs import _registry
+
+            # --own-workers: the settings parse_logs starts its own local workers with
+            own = getattr(_registry, "_OWN_WORKERS_ENVIRON", {}) if args.own_workers else {}
+            with dask.config.set(own):
+                cluster = LocalCluster(
+                    n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+                )
             client = Client(cluster)
             options = {"scheduler": cluster.scheduler_address}
         head = Path(args.path).with_name(f"warm-{Path(args.path).name}")
@@ -291,11 +299,13 @@ def _run(
     spill: bool,
     tree: Path,
     idle_s: float,
+    own_workers: bool = False,
 ) -> dict[str, Any]:
     command = [
         sys.executable, __file__, "--child", "--path", str(path), "--format", fmt,
         "--config", config, "--split-bytes", str(split_bytes), *(["--warm"] if warm else []),
         *(["--spill"] if spill else []), "--idle-s", str(idle_s),
+        *(["--own-workers"] if own_workers else []),
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(tree)}
     start = time.perf_counter()
@@ -324,6 +334,12 @@ def main() -> None:
     parser.add_argument("--warm", action="store_true", help="time a started, warmed cluster")
     parser.add_argument(
         "--idle-s", type=float, default=5.0, help="with --warm: seconds idle CPU is measured over"
+    )
+    parser.add_argument(
+        "--own-workers",
+        action="store_true",
+        help="with --warm: start the cluster as parse_logs starts its own local workers "
+        "(without dask's MALLOC_TRIM_THRESHOLD_), not with dask's defaults",
     )
     parser.add_argument("--spill", action="store_true", help="parse_logs_to (out of core)")
     parser.add_argument("--out-dir", type=Path, default=Path("benchmark-byte-ranges"))
@@ -357,7 +373,7 @@ def main() -> None:
         for name, config, tree in order:
             got = _run(
                 path, args.format, config, args.split_bytes, args.warm, args.spill, tree,
-                args.idle_s,
+                args.idle_s, args.own_workers,
             )  # fmt: skip
             runs[name].append(got)
             print(name, json.dumps({k: v for k, v in got.items() if k != "byte_ranges"}))
@@ -367,6 +383,7 @@ def main() -> None:
         "file": {"format": args.format, "lines": args.lines, "bytes": path.stat().st_size},
         "split_bytes": args.split_bytes,
         "warm": args.warm,
+        "own_workers": args.own_workers,
         "spill": args.spill,
         "repeats": args.repeats,
         "baseline": str(args.baseline) if args.baseline is not None else None,

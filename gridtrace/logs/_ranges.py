@@ -719,7 +719,7 @@ class _RangePlan:
 class _AssembledRange:
     """One range's tables (or the files holding them), and what its assembly found."""
 
-    tables: tuple[Any, Any, Any]  # records, quarantine, jobs: tables, or (path, rows)
+    tables: tuple[Any, Any, Any]  # records, quarantine, jobs; or (path, rows, uniform) each
     late: int
     duplicates: int
     first_key: float  # the smallest and largest sort key of its jobs (inf: submit unknown)
@@ -991,24 +991,109 @@ def sort_keys(prepared: _Prepared, plan: _RangePlan) -> _F64:
     return _kept_keys(prepared, plan)
 
 
+_Uniform = tuple[tuple[int, Any, Any], ...]
+"""Columns of a handed-over table left out of its file: (position, field, the one value)."""
+
+_SAMPLES = 8  # values a column is checked at before it is compared whole
+
+
+def _uniform_columns(table: pa.Table) -> _Uniform:
+    """Return the columns of a table that hold one value in every row (null included).
+
+    A range's ``site``, ``source_format`` and ``src_file`` are one value, and many columns are
+    all null (a format's fields it has not): about half of an SWF range's job table. Only
+    all-null columns and string or binary columns without nulls are looked at; a string column
+    is compared whole only when a few values spread over it agree.
+    """
+    n = table.num_rows
+    found: list[tuple[int, Any, Any]] = []
+    if n == 0:
+        return ()
+    probes = sorted({n * k // _SAMPLES for k in range(_SAMPLES)} | {n - 1})
+    for i, field in enumerate(table.schema):
+        column = table.column(i)
+        if column.null_count == n:
+            found.append((i, field, pa.scalar(None, field.type)))
+            continue
+        kind = field.type
+        if column.null_count or not (
+            pa.types.is_string(kind)
+            or pa.types.is_large_string(kind)
+            or pa.types.is_binary(kind)
+            or pa.types.is_large_binary(kind)
+        ):
+            continue
+        value = column[0]
+        if any(column[k] != value for k in probes):
+            continue
+        if pc.all(pc.equal(column, value)).as_py():
+            found.append((i, field, value))
+    return tuple(found)
+
+
+def _slimmed(table: pa.Table) -> tuple[pa.Table, _Uniform]:
+    """Return the table with its one-value columns emptied (null type: no buffer), and them."""
+    uniform = _uniform_columns(table)
+    empty = pa.nulls(table.num_rows)
+    for i, field, _ in uniform:
+        table = table.set_column(i, pa.field(field.name, pa.null()), empty)
+    return table, uniform
+
+
+class _Repeats:
+    """One-value columns made once for a parse, at the largest size asked: sliced to each table.
+
+    The columns :func:`_slimmed` left out of the files are put back from here (their buffers
+    shared by every range), so the driver builds each value's column once per file, not once
+    per range.
+    """
+
+    def __init__(self, rows: int = 0) -> None:
+        self.rows = rows
+        self._made: dict[tuple[str, Any], Any] = {}
+
+    def column(self, value: Any, rows: int) -> Any:
+        """Return ``rows`` rows of ``value``."""
+        key = (str(value.type), value.as_py())
+        made = self._made.get(key)
+        if made is None or len(made) < rows:
+            made = pa.repeat(value, max(rows, self.rows))
+            self._made[key] = made
+        return made.slice(0, rows)
+
+    def restored(self, table: pa.Table, uniform: _Uniform) -> pa.Table:
+        """Put a table's one-value columns back (see :func:`_slimmed`)."""
+        for i, field, value in uniform:
+            table = table.set_column(i, field, self.column(value, table.num_rows))
+        return table
+
+
 def _write_tables(folder: str, task: int, tables: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
+    """Write a range's tables to ``folder`` (one-value columns left out): (path, rows, them)."""
     from gridtrace.logs._registry import _write_table
 
     where = Path(folder)
     out = []
     for kind, table in zip(("records", "quarantine", "jobs"), tables, strict=True):
         path = where / f"task-{task:06d}.{kind}.arrow"
-        _write_table(path, table)
-        out.append((str(path), table.num_rows))
+        slim, uniform = _slimmed(table)
+        _write_table(path, slim)
+        out.append((str(path), table.num_rows, uniform))
     return out[0], out[1], out[2]
 
 
-def _read_tables(tables: tuple[Any, Any, Any]) -> tuple[pa.Table, pa.Table, pa.Table]:
+def _read_tables(
+    tables: tuple[Any, Any, Any], repeats: _Repeats | None = None
+) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """Return a range's tables, sent back or mapped from the files :func:`_write_tables` wrote."""
     from gridtrace.logs._registry import _map_table
 
     if isinstance(tables[0], pa.Table):
         return tables[0], tables[1], tables[2]
-    records, quarantine, jobs = (_map_table(path, rows) for path, rows in tables)
+    repeats = _Repeats() if repeats is None else repeats
+    records, quarantine, jobs = (
+        repeats.restored(_map_table(path, rows), uniform) for path, rows, uniform in tables
+    )
     return records, quarantine, jobs
 
 
@@ -1022,7 +1107,8 @@ class RangeAssembly:
     status field holds exit codes (counted over the whole file), the latest submit before each
     range (the ``UNSORTED`` flag), and the ranges the read reaches (up to one the garbage test
     stopped). Each range is then assembled on its worker with them (:func:`assemble_range`),
-    its tables handed over in files of ``folder``; joined here in order, they are the whole
+    its tables handed over in files of ``folder`` (a column of one value in every row left
+    out, put back here from one array per value); joined here in order, they are the whole
     file's assembly: the jobs of ranges whose submit times overlap are merged by their sort
     keys, as the whole assembly sorts them.
 
@@ -1105,7 +1191,8 @@ class RangeAssembly:
         ):
             mine = results[at : at + len(prepared)]
             at += len(prepared)
-            tables = [_read_tables(r.tables) for r in mine]
+            repeats = _Repeats(max((_rows(r.tables) for r in mine), default=0))
+            tables = [_read_tables(r.tables, repeats) for r in mine]
             jobs = pa.concat_tables([t[2] for t in tables])
             if not _in_order(mine):
                 keys = self._gather(
@@ -1190,6 +1277,13 @@ class RangeAssembly:
             )
             self._task += 1
         return plans, (n_odd, known, as_exit)
+
+
+def _rows(tables: tuple[Any, Any, Any]) -> int:
+    """Return the most rows of a range's tables (0 when they were sent back, not written)."""
+    if isinstance(tables[0], pa.Table):
+        return 0
+    return max(int(rows) for _, rows, _ in tables)
 
 
 def _in_order(ranges: Sequence[_AssembledRange]) -> bool:
