@@ -2,7 +2,7 @@
 
 * numbers read in place (integers, durations, memory sizes) are what the string readers give,
   and a value in another form sends its whole column back to those readers;
-* the key index copies the kept values into one array equal to the filtered chunks;
+* the key index gives the reference path's values and positions (each key's last kept value);
 * whole assemblies of fuzzed logs (requeued jobs with several S records, E without S, D, A and
   R records, array jobs, jobs spanning files, repeated attributes, damaged values, a cut-off
   last line) and of a generated log: the same records, jobs, facts and offsets with the
@@ -192,7 +192,7 @@ _MAPS = st.lists(
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_MAPS, st.data())
-def test_copied_values_are_the_filtered_chunks(
+def test_kernel_index_is_the_reference_index(
     maps: list[list[tuple[str, str]]], data: st.DataObject
 ) -> None:
     map_type = pa.map_(pa.string(), pa.string())
