@@ -171,11 +171,16 @@ FLAGS: Mapping[str, str] = {
     "SUSPENDED": "JobStatus 7 (suspended): state RUNNING",
     "STATUS_NONSTANDARD": "JobStatus missing or not 1-7: state UNKNOWN",
     "EXPRESSION": "an attribute read into a job column is an unevaluated expression: null",
-    "VALUE_UNREADABLE": "an attribute read into a job column is not a number: null",
+    "VALUE_UNREADABLE": (
+        "an attribute read into a job column is not a number (or does not fit the column): null; "
+        "a NumJobStarts that is no count or above 32767: attempt 0 of 1"
+    ),
 }
 """Every flag this reader sets on a row, with what it means (see ``flag_meanings``)."""
 
 logger = logging.getLogger(__name__)
+
+_MAX_STARTS = float(np.iinfo(np.int16).max)  # n_attempts is an int16 column
 
 _pc: Any = pc
 _pa: Any = pa
@@ -1145,7 +1150,13 @@ def _jobs(rec: pa.Table, repeated: Bool, ad_values: _AdValues | None = None) -> 
     negative = run < 0
     run = np.where(negative, np.nan, run)
     wait = start - qdate
-    n_starts = np.where(np.isnan(starts), 0, starts)
+    # a NumJobStarts that is no count (negative, fractional) or too large for the int16 attempt
+    # columns is damaged: flagged unreadable, and the job is then its attempt 0 of 1, as when the
+    # count is missing (cast as it was, 40000 would have wrapped to a negative attempt)
+    starts_bad = ~np.isnan(starts) & (
+        (starts < 0) | (starts > _MAX_STARTS) | (starts != np.floor(starts))
+    )
+    n_starts = np.where(np.isnan(starts) | starts_bad, 0, starts)
     restarted = n_starts > 1
     mismatch = ~restarted & ~np.isnan(run) & ~np.isnan(wallclock) & (np.abs(wallclock - run) > 60)
     cpu = user_cpu + sys_cpu
@@ -1255,7 +1266,7 @@ def _jobs(rec: pa.Table, repeated: Bool, ad_values: _AdValues | None = None) -> 
         ("SUSPENDED", code == 7),
         ("STATUS_NONSTANDARD", nonstandard),
         ("EXPRESSION", expression),
-        ("VALUE_UNREADABLE", unreadable | too_big),
+        ("VALUE_UNREADABLE", unreadable | too_big | starts_bad),
     ]
     flags = flag_array(n, masks)
 

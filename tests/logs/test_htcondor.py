@@ -231,6 +231,20 @@ def test_restarted_job_is_its_last_attempt(tmp_path: Path) -> None:
     assert row["flags"] == ["ATTEMPT_UNLOGGED"]
 
 
+@pytest.mark.parametrize("starts", [40000, 2**31, -2, 2.5, 1e300])
+def test_damaged_num_job_starts_is_flagged_not_wrapped(tmp_path: Path, starts: float) -> None:
+    # n_attempts is int16: 40000 starts cast as they are would give a negative attempt
+    row = _row(_read(tmp_path, _jsonl(_ad(NumJobStarts=starts))))
+    assert (row["attempt"], row["n_attempts"]) == (0, 1)
+    assert row["flags"] == ["VALUE_UNREADABLE"]
+
+
+def test_the_largest_num_job_starts_that_fits_is_kept(tmp_path: Path) -> None:
+    row = _row(_read(tmp_path, _jsonl(_ad(NumJobStarts=32767))))
+    assert (row["attempt"], row["n_attempts"]) == (32766, 32767)
+    assert "VALUE_UNREADABLE" not in row["flags"]
+
+
 def test_start_from_first_run_when_current_missing(tmp_path: Path) -> None:
     row = _row(_read(tmp_path, _jsonl(_ad(JobCurrentStartDate=...))))
     assert row["start_time"] == _at(1700000100)
