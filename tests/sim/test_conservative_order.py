@@ -165,7 +165,10 @@ def test_jobs_wider_than_the_pool_do_not_disturb_reordered_reservations(
     jobs: list[tuple[int, int, int, int]], total: int, wide: list[int], seed: int
 ) -> None:
     # a job wider than the pool never gets a reservation: the others start as on the trace
-    # without it (the event loop), and both kernels agree on the whole trace
+    # without it (the event loop), and both kernels agree on the whole trace. It arrives with a
+    # kept job: an arrival at a time of its own would be one more scheduling event, at which the
+    # compression may start a held job earlier, as the event loop does for any job arriving
+    # then (test_an_arrival_alone_is_a_scheduling_event)
     rows = _rows(
         [j[0] for j in jobs],
         [j[1] for j in jobs],
@@ -175,9 +178,21 @@ def test_jobs_wider_than_the_pool_do_not_disturb_reordered_reservations(
     )
     n = len(rows)
     width = [total + wide[k] if wide[k] > 0 else rows.cores[k] for k in range(n)]
+    kept = [k for k in range(n) if width[k] <= total]
+    if kept:  # each wide job takes the time of the last kept job before it (else the first)
+        before = [max((j for j in kept if j <= k), default=kept[0]) for k in range(n)]
+        with_kept = [rows.submit_s[j] for j in before]
+        rows = JobRows(
+            job_id=rows.job_id,
+            submit_s=with_kept,
+            run_s=rows.run_s,
+            cores=rows.cores,
+            vo=rows.vo,
+            walltime_req_s=rows.walltime_req_s,
+        )
     _, guess = _guess(rows)
     start, elected = _kernels(rows, total, guess, width)
-    keep = [k for k in range(n) if width[k] <= total]
+    keep = kept
     assert all(np.isnan(start[k]) for k in range(n) if width[k] > total)
     if not keep:
         assert elected == []
@@ -195,6 +210,35 @@ def test_jobs_wider_than_the_pool_do_not_disturb_reordered_reservations(
     ref = run_events(narrow, total_cores=total, policy=ConservativeBackfilling(), estimator=est)
     assert [start[k] for k in keep] == ref.start_s
     assert [keep.index(r) for r in elected] == ref.elected
+
+
+def test_an_arrival_alone_is_a_scheduling_event() -> None:
+    # found by the test above when a wide job arrived at a time of its own: a whole-pool job
+    # arriving at 55 makes an event there, and the compression at it starts the 1-core job of
+    # 46 at 55; without that arrival the next event is at 56. The event loop and both kernels
+    # agree on both traces
+    def trace(with_arrival: bool) -> list[tuple[int, int, int, int]]:
+        middle = [(14, 8, 2, 0), (14, 21, 4, 0), (14, 3, 4, 2), (15, 8, 5, 0), (16, 2, 4, 1)]
+        late = [(19, 0, 5, 0), *[(0, 0, 1, 0)] * 6, (46, 0, 1, 5)]
+        arrival = [(55, 0, 5, 0)] if with_arrival else []
+        return [(0, 0, 1, 0)] * 23 + middle + late + arrival + [(56, 0, 1, 0)] * 23
+
+    starts = {}
+    for with_arrival in (False, True):
+        jobs = trace(with_arrival)
+        rows = _rows(
+            [j[0] for j in jobs],
+            [j[1] for j in jobs],
+            [j[2] for j in jobs],
+            [max(j[1] + j[3], 1) for j in jobs],
+            0,
+        )
+        _compare(rows, 5)
+        est, _ = _guess(rows)
+        ref = run_events(rows, total_cores=5, policy=ConservativeBackfilling(), estimator=est)
+        (row,) = [k for k in range(len(rows)) if rows.submit_s[k] == 46.0]
+        starts[with_arrival] = ref.start_s[row]
+    assert starts == {False: 56.0, True: 55.0}
 
 
 def test_seeded_traces_take_both_ways_and_match_the_rebuilding_kernel() -> None:
