@@ -166,9 +166,8 @@ def test_jobs_wider_than_the_pool_do_not_disturb_reordered_reservations(
 ) -> None:
     # a job wider than the pool never gets a reservation: the others start as on the trace
     # without it (the event loop), and both kernels agree on the whole trace. It arrives with a
-    # kept job: an arrival at a time of its own would be one more scheduling event, at which the
-    # compression may start a held job earlier, as the event loop does for any job arriving
-    # then (test_an_arrival_alone_is_a_scheduling_event)
+    # kept job: an arrival at a time of its own is one more scheduling event, which can change
+    # the others' schedule (test_an_arrival_alone_is_a_scheduling_event)
     rows = _rows(
         [j[0] for j in jobs],
         [j[1] for j in jobs],
@@ -213,10 +212,13 @@ def test_jobs_wider_than_the_pool_do_not_disturb_reordered_reservations(
 
 
 def test_an_arrival_alone_is_a_scheduling_event() -> None:
-    # found by the test above when a wide job arrived at a time of its own: a whole-pool job
-    # arriving at 55 makes an event there, and the compression at it starts the 1-core job of
-    # 46 at 55; without that arrival the next event is at 56. The event loop and both kernels
-    # agree on both traces
+    # found by the test above when a wide job arrived at a time of its own. The 1-core job of 46
+    # arrives with no core free: it gets its first reservation only at the next event with a
+    # free core (54), as a new job behind the held ones, at 58: a hole before the 5-core job of
+    # 19, first reserved at 59. From then on the compression places it before that job (the
+    # order is the first reservations' times), so at any event from 55 on it starts at once. A
+    # whole-pool job arriving at 55 makes that event; without it the next event is at 56. The
+    # event loop and both kernels agree on both traces
     def trace(with_arrival: bool) -> list[tuple[int, int, int, int]]:
         middle = [(14, 8, 2, 0), (14, 21, 4, 0), (14, 3, 4, 2), (15, 8, 5, 0), (16, 2, 4, 1)]
         late = [(19, 0, 5, 0), *[(0, 0, 1, 0)] * 6, (46, 0, 1, 5)]
