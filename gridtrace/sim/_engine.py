@@ -822,33 +822,17 @@ def _static_estimates(
 def _conservative_estimates(
     table: pa.Table, run: NDArray[np.float64], est: RuntimeEstimator
 ) -> NDArray[np.float64]:
-    """:func:`_static_estimates` for the conservative kernel, without the Python rows where it can.
+    """:func:`_static_estimates` for the conservative kernel, without Python rows where it can.
 
-    The requested-walltime estimator is bound to the two columns it reads (its ``reset`` checks
-    them and counts its fallbacks, as in the event loop), and its estimates are taken in one array
-    operation: the walltime where it is positive and finite, else the runtime, as ``reset`` does.
-    Building every column as Python lists first was most of ``simulate``'s time outside the
-    kernel.
+    The requested-walltime estimator is bound to the two columns it reads in one array
+    operation (:meth:`WalltimeEstimator.reset_arrays`: the same check and fallback count as
+    ``reset``); building every column as Python rows first was most of ``simulate``'s time
+    outside the kernel.
     """
     if type(est) is not WalltimeEstimator:
         return _static_estimates(table, run, est)
     wall = table.column("walltime_req_s").to_numpy(zero_copy_only=False).astype(np.float64)
-    empty: tuple[()] = ()
-    runs = run.tolist()
-    est.reset(
-        JobRows(
-            job_id=empty,
-            submit_s=runs,  # sets the length only
-            run_s=runs,
-            cores=empty,
-            vo=empty,
-            walltime_req_s=wall.tolist(),
-        )
-    )
-    with np.errstate(invalid="ignore"):
-        known = np.isfinite(wall) & (wall > 0)
-    guess: NDArray[np.float64] = np.where(known, wall, run)
-    return guess
+    return est.reset_arrays(wall, run)
 
 
 def simulate(

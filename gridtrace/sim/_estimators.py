@@ -28,6 +28,9 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+import numpy as np
+from numpy.typing import NDArray
+
 from gridtrace.errors import ConfigError, SimulationError
 
 if TYPE_CHECKING:
@@ -125,23 +128,47 @@ class WalltimeEstimator:
     def reset(self, jobs: JobRows) -> None:
         """Bind to ``jobs``; check that every job has a walltime (see ``missing``)."""
         wall = jobs.walltime_req_s
-        if wall is None:
-            wall = [math.nan] * len(jobs)
-        est: list[float] = []
-        bad = 0
-        for w, r in zip(wall, jobs.run_s, strict=True):
-            if math.isfinite(w) and w > 0:
-                est.append(float(w))
-            else:
-                bad += 1
-                est.append(r)
+        self.reset_arrays(
+            np.full(len(jobs), np.nan) if wall is None else np.asarray(wall, dtype=np.float64),
+            np.asarray(jobs.run_s, dtype=np.float64),
+        )
+
+    def reset_arrays(
+        self, walltime_s: NDArray[np.float64], run_s: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
+        """Bind to the jobs of these two columns, as :meth:`reset`; return every estimate.
+
+        Parameters
+        ----------
+        walltime_s, run_s : ndarray of float64
+            The jobs' requested walltimes (NaN where unknown) and runtimes, in row order.
+
+        Returns
+        -------
+        ndarray of float64
+            The walltime where it is positive and finite, else the runtime (counted).
+
+        Raises
+        ------
+        SimulationError
+            If a job has no positive walltime and ``missing`` is ``"error"``.
+        ValueError
+            If the two columns differ in length.
+        """
+        if walltime_s.shape != run_s.shape:
+            raise ValueError(f"{walltime_s.shape[0]} walltimes for {run_s.shape[0]} runtimes")
+        with np.errstate(invalid="ignore"):
+            known = np.isfinite(walltime_s) & (walltime_s > 0)
+        bad = int(walltime_s.size - np.count_nonzero(known))
         if bad and self.missing == "error":
             raise SimulationError(
-                f"{bad} of {len(jobs)} jobs have no positive walltime_req_s; use another "
+                f"{bad} of {walltime_s.size} jobs have no positive walltime_req_s; use another "
                 "estimator or WalltimeEstimator(missing='oracle')"
             )
-        self._est = est
+        estimates: NDArray[np.float64] = np.where(known, walltime_s, run_s)
+        self._est = estimates.tolist()
         self._fallback = bad
+        return estimates
 
     def observe(self, row: int, end_s: float) -> None:
         """Nothing to learn."""

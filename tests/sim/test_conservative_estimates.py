@@ -61,6 +61,12 @@ def test_estimates_and_fallback_count_equal_the_estimators(
     fast = _conservative_estimates(table, run, fast_est)
     assert fast.tolist() == ref.tolist()
     assert fast_est.describe() == ref_est.describe()
+    # both paths now share WalltimeEstimator.reset_arrays: the rule written out once more here
+    walls = table.column("walltime_req_s").to_pylist()
+    known = [w is not None and math.isfinite(w) and w > 0 for w in walls]
+    rule = [w if k else r for w, k, r in zip(walls, known, run.tolist(), strict=True)]
+    assert fast.tolist() == rule
+    assert fast_est.describe()["oracle_fallback_jobs"] == known.count(False)
 
 
 @settings(max_examples=100, deadline=None)
