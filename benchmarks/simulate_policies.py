@@ -328,9 +328,7 @@ def conservative_counters(workloads: list[tuple[str, int, pa.Table]]) -> list[st
     Events at which a job waits, profile rebuilds (after an early end), earliest-start scans
     (placements, new jobs included), events at which a new reservation sorted before held ones,
     the reservations from there on kept in place (neither released nor re-placed), reservations
-    released to be re-placed, events at which a new job started ahead of held jobs left unplaced
-    and the placements of those held jobs skipped there: where the kernel's time goes,
-    independent of the load.
+    released to be re-placed: where the kernel's time goes, independent of the load.
     """
     from gridtrace.sim._kernels_jit import conservative_kernel_inc
 
@@ -343,7 +341,7 @@ def conservative_counters(workloads: list[tuple[str, int, pa.Table]]) -> list[st
             a = kernel_arrays(table, estimator)
             stats = conservative_kernel_inc(a["submit"], a["run"], a["est"], a["cores"], procs)[2]
             cells = [f"{label}, {estimator}", f"{table.num_rows:,}"]
-            cells += [f"{int(v):,}" for v in stats[:8]]
+            cells += [f"{int(v):,}" for v in stats[:6]]
             out.append("| " + " | ".join(cells) + " |")
     return out
 
@@ -428,11 +426,9 @@ def main() -> None:
             print(
                 "| trace, estimator | jobs | events at which a job waits | profile rebuilds "
                 "| earliest-start scans | events with a new reservation before held ones "
-                "| reservations kept there | reservations released "
-                "| events with a new job started ahead of an unplaced backlog "
-                "| backlog placements skipped there |"
+                "| reservations kept there | reservations released |"
             )
-            print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+            print("|---|---:|---:|---:|---:|---:|---:|---:|")
             print("\n".join(conservative_counters(workloads)))
         return
     n, m = args.jobs, min(args.baseline_jobs, args.jobs)

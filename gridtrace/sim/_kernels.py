@@ -26,11 +26,6 @@ re-placing once none of the held jobs left can start now (each needs more cores 
 now, or finds a step short of its cores before its estimate runs out): their re-placement
 decides nothing at this event, since held jobs keep their first reservations whatever their
 current one is, and the jobs not re-placed are re-placed at the next event that needs them.
-Such a backlog of held jobs left unplaced also stays unplaced when one new job arrives that starts
-at once ahead of it: its window fits from now in the profile without the backlog, and no backlog
-job has a fit in that profile starting now or before the window ends (a backlog job's fit among
-the jobs before it is no earlier), so the backlog changes neither the new job's place nor what
-starts now.
 Its earliest-fit query reads the profile 64 breakpoints at a time as bit masks of the steps short
 of the job's cores and goes from one run of free steps to the next (trailing-zero counts), and its
 profile helpers run without numba's reference counting; the answers are those of the linear scan.

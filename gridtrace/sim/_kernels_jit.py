@@ -498,8 +498,7 @@ def conservative_kernel(
 # free now, or no fit from now for its estimate: ``_cons_fits_now``). That only holds more
 # strongly as the event goes on (the profile only fills), so the scan for a job that still can
 # start moves forward only; the jobs after the stop are outside the kept profile, as after the
-# policy's own stops, and are re-placed at the next event. When one new job waits and starts now
-# ahead of that backlog whatever its places (``_cons_backlog_clear``), the backlog stays outside.
+# policy's own stops, and are re-placed at the next event.
 
 
 @_nrt_free_inline
@@ -733,54 +732,6 @@ def _cons_take_out(
         _cons_add(scratch, a, b, need)
 
 
-@_nrt_free
-def _cons_backlog_clear(
-    times: NDArray[np.float64],
-    pfree: NDArray[np.int64],
-    m: int,
-    r_row: NDArray[np.int64],
-    first: int,
-    last: int,
-    est: NDArray[np.float64],
-    cores: NDArray[np.int64],
-    need: int,
-    dur: float,
-    now_free: int,
-) -> bool:
-    """Whether a new job starts now ahead of the held jobs ``r_row[first:last]``, not yet placed.
-
-    The profile holds the running jobs and the held jobs before ``first``; the policy would place
-    the backlog ``r_row[first:last]`` next, then the new job (``need`` cores for ``dur``). True when
-    the new job's window fits from now in this profile with ``need`` cores free now, and no job
-    of the backlog has a fit in it that starts now or before the new job's window ends: each
-    backlog job's fit in the policy's profile (this one plus the backlog jobs before it) is no
-    earlier than in this one, so the backlog leaves the new job's window as it is, the new job
-    starts now as it would after the backlog, and no backlog job starts now. Jobs with more cores
-    than are free at any breakpoint inside the window (besides now) need no fit to rule them out.
-    """
-    end = _cons_end(times[0], dur)
-    if not (dur > 0 and end > times[0]) or need > now_free:
-        return False
-    if not _cons_fits_now(times, pfree, m, need, dur):
-        return False
-    most = -1  # the most cores free at a breakpoint after now, inside the window
-    k = 1
-    while k < m and times[k] < end:
-        if pfree[k] > most:
-            most = pfree[k]
-        k += 1
-    for q in range(first, last):
-        other = r_row[q]
-        c = cores[other]
-        if c <= pfree[0] and _cons_fits_now(times, pfree, m, c, est[other]):
-            return False  # it could be placed (and start) now
-        if c <= most:
-            i = _cons_fit(times, pfree, m, c, est[other])
-            if i >= 0 and times[i] < end:
-                return False
-    return True
-
-
 _QUICK = 8
 
 
@@ -898,9 +849,8 @@ def conservative_kernel_inc(
     # counters (third return value): events at which a job waits, profile rebuilds, placements
     # (earliest-start scans, new jobs included), events at which a new reservation sorted before
     # held ones, the jobs from there on that kept their places (neither released nor re-placed),
-    # reservations released to be re-placed, events at which a new job started ahead of a backlog
-    # left unplaced, the backlog placements so skipped
-    stats = np.zeros(8, dtype=np.int64)
+    # reservations released to be re-placed
+    stats = np.zeros(6, dtype=np.int64)
     scratch = np.empty(cap, dtype=np.int64)
     inf = np.inf
     while True:
@@ -1030,20 +980,8 @@ def conservative_kernel_inc(
                 now_free -= cores[row]
         j = first
         live = first  # the held jobs r_row[j:live] cannot start now (no new job waits)
-        backlog = valid  # r_row[valid:] are not in the profile: placed only when needed
         while j < r_size:
             if pv[0] == 0:
-                break
-            if (
-                j == backlog
-                and nxt - unres == 1
-                and _cons_backlog_clear(
-                    tv, pv, m, r_row, j, r_size, est, cores, cores[unres], est[unres], now_free
-                )
-            ):
-                # one new job starts now whatever the backlog's places: leave them unplaced
-                stats[6] += 1
-                stats[7] += r_size - j
                 break
             if not has_unreserved:
                 if suffix[j] > pv[0] or suffix[j] > now_free:
