@@ -15,9 +15,11 @@ re-placement stops once every job left holds a reservation and needs more cores 
 now (none of them could start, and their first reservations are already kept). The incremental
 one (the default) keeps the profile, reservations included, from one event to the next and
 re-places only the jobs whose reservation can change: from the first one (in reservation order)
-placed before the current time, from the first new job sorted before a job that was placed before
-it (a new reservation earlier than older ones) that could move once the jobs after it are taken
-out (held jobs cannot: they only gain jobs before them), and all of them after a job ended before
+placed before the current time or holding an estimate too small to move its start (its window
+holds nothing, so the jobs placed after it may take its cores there), from the first new job
+sorted before a job that was placed before it (a new reservation earlier than older ones) that
+could move once the jobs after it are taken out (held jobs cannot: they only gain jobs before
+them, and hold their windows), and all of them after a job ended before
 its estimated end or a zero-length estimate started (the profile is then rebuilt). The jobs before
 that point keep their reservations (those at the current time start if their cores are free):
 the profile they were placed in only gained occupancy (the jobs started since), and a feasible

@@ -485,7 +485,9 @@ def conservative_kernel(
 # inf) is the same except for the jobs started at ``t`` (whose reservation became their running
 # interval), and a reservation that was feasible stays the earliest one when only occupancy is
 # added. So the policy's re-placement only has to start at the first job in reservation order that
-# sits before ``now`` (stale: it has to move), or at 0 after an early end (cores freed) or after a
+# sits before ``now`` (stale: it has to move) or whose estimate is too small to move its start (its
+# window holds nothing, so jobs placed after it may have taken its cores: the argument does not
+# hold for it), or at 0 after an early end (cores freed) or after a
 # zero-length estimate started (its reservation held the instant itself); a kept job that sits at
 # ``now`` stays there and starts if its cores are free (in reservation order, as the policy does).
 # A new reservation sorted before one placed before it changes the order: the jobs from there on
@@ -1106,7 +1108,13 @@ def conservative_kernel_inc(
                 stats[4] += keep - dirty
                 stale = keep  # released at the next event, unless the profile is rebuilt
         for k in range(min(due, dirty), valid):
-            p_k = pos[r_row[k]]
+            row = r_row[k]
+            p_k = pos[row]
+            if not _cons_end(p_k, est[row]) > p_k:
+                # an estimate too small to move its start holds nothing, so the jobs placed
+                # after it may take its cores there: its place is not kept, it is re-placed
+                # (with the jobs after it) at every event, as a place before now is
+                p_k = -inf
             prev = pmin[k - 1] if k > 0 else inf
             pmin[k] = p_k if p_k < prev else prev
     return start, order[:n_elected], stats
