@@ -905,7 +905,12 @@ _AT = {name: k for k, name in enumerate(_FINISH_KEYS)}
 
 
 def _repeat(value: str, n: int) -> Arr:
-    return _pa.array([value], pa.string()).take(_pa.array(np.zeros(n, dtype=np.int32)))
+    """A string array of ``value`` ``n`` times, written whole (a ``take`` cost ~0.1 ms a call)."""
+    encoded = value.encode()
+    if n * len(encoded) >= 1 << 31:  # pragma: no cover - past 32-bit offsets
+        return _pa.array([value], pa.string()).take(_pa.array(np.zeros(n, dtype=np.int64)))
+    offsets = np.arange(n + 1, dtype=np.int32) * np.int32(len(encoded))
+    return _pa.StringArray.from_buffers(n, _pa.py_buffer(offsets), _pa.py_buffer(encoded * n))
 
 
 def _decode(lines: list[bytes]) -> tuple[list[str], list[bool]]:
