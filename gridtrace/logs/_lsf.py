@@ -905,7 +905,12 @@ _AT = {name: k for k, name in enumerate(_FINISH_KEYS)}
 
 
 def _repeat(value: str, n: int) -> Arr:
-    return _pa.array([value], pa.string()).take(_pa.array(np.zeros(n, dtype=np.int32)))
+    """Return ``value`` ``n`` times as a string array, written whole (a ``take``: ~0.1 ms)."""
+    encoded = value.encode()
+    if n * len(encoded) >= 1 << 31:  # pragma: no cover - past 32-bit offsets
+        return _pa.array([value], pa.string()).take(_pa.array(np.zeros(n, dtype=np.int64)))
+    offsets = np.arange(n + 1, dtype=np.int32) * np.int32(len(encoded))
+    return _pa.StringArray.from_buffers(n, _pa.py_buffer(offsets), _pa.py_buffer(encoded * n))
 
 
 def _decode(lines: list[bytes]) -> tuple[list[str], list[bool]]:
@@ -1393,6 +1398,9 @@ _JOB_ATTRS = (
 _NUMBER_ATTRS = _JOB_ATTRS[:17]  # read as numbers; the others as text
 _TEXT_ATTRS = (*_JOB_ATTRS[17:], "version")
 
+_FINISH_AT = [_AT[name] for name in (*_TEXT_ATTRS, *_NUMBER_ATTRS)]
+"""Where the fields the jobs need sit in a ``JOB_FINISH`` row's ``attrs`` (its keys in order)."""
+
 Numbers: TypeAlias = tuple[F64, Bool, Bool]
 """A field read as numbers: the values (NaN where absent or unreadable), unreadable, absent."""
 
@@ -1409,7 +1417,10 @@ def _finish_values(attrs: Any) -> tuple[dict[str, Arr], dict[str, Numbers]]:
     :func:`~gridtrace.logs._attrs.attr_columns` on the whole column read by :func:`_floats`,
     without combining the chunks (a copy of every key and value of every record). From
     ``MIN_ROWS`` maps, the numbers are read in the LSF kernel straight from the maps' values
-    (those it cannot read exactly by :func:`_floats`), without a string column each.
+    (those it cannot read exactly by :func:`_floats`), without a string column each. A chunk
+    whose maps begin with the ``JOB_FINISH`` keys in order (as the reader writes them) has its
+    fields found by position (:func:`~gridtrace.logs._lsf_fast.template_keys`), any other by
+    name.
     """
     chunks: list[Any] = (
         [c for c in attrs.chunks if len(c)] if isinstance(attrs, pa.ChunkedArray) else [attrs]
@@ -1437,7 +1448,9 @@ def _finish_values(attrs: Any) -> tuple[dict[str, Arr], dict[str, Numbers]]:
     picks: list[tuple[Arr, npt.NDArray[np.int64]]] = []
     row = 0
     for chunk in chunks:
-        index = _attrs_fast.find_keys(chunk, [*_TEXT_ATTRS, *_NUMBER_ATTRS])
+        index = _lsf_fast.template_keys(chunk, list(_FINISH_KEYS), _FINISH_AT)
+        if index is None:  # keys not as the reader writes them: found by name
+            index = _attrs_fast.find_keys(chunk, [*_TEXT_ATTRS, *_NUMBER_ATTRS])
         items = chunk.items
         picks.append((items, index[: len(_TEXT_ATTRS)]))
         at_all = index[len(_TEXT_ATTRS) :]

@@ -68,6 +68,7 @@ __all__ = [
     "read_numbers",
     "scan_lsf",
     "string_buffers",
+    "template_keys",
 ]
 
 
@@ -163,6 +164,7 @@ _KERNEL = (
     "_layout",
     "_write",
     "_put_names",
+    "_template_keys",
     "_read_numbers",
     "_gather_sizes",
     "_gather",
@@ -174,6 +176,7 @@ _ENTRY_POINTS = frozenset(
         "_layout",
         "_write",
         "_put_names",
+        "_template_keys",
         "_read_numbers",
         "_gather_sizes",
         "_gather",
@@ -776,6 +779,52 @@ def _put_names(names: U8, names_off: I64, starts: I64, lengths: I64, out_off: I3
         v = np.int64(w)
 
 
+def _template_keys(
+    koff: I32,
+    kdata: U8,
+    starts: I64,
+    ends: I64,
+    valid: Bools,
+    toff: I64,
+    tdata: U8,
+    at: I64,
+    out: I64,
+) -> bool:
+    """Positions of the template's keys ``at`` in maps whose keys begin as the template's.
+
+    Map ``row`` holds its keys ``starts[row]`` to ``ends[row]``; the template's key ``j`` is
+    ``tdata[toff[j]:toff[j + 1]]``. Each valid map's first keys (as many as the template's, or
+    all of a shorter map's) must be the template's, offsets and bytes compared whole (a loop
+    without an early exit, as one compare of the row); then key ``at[j]`` is entry
+    ``starts[row] + at[j]`` if the map holds that many, else absent (-1), as is every key of a
+    null map. Returns False, as soon as a map differs, for the caller to search by name.
+    """
+    k = toff.size - 1
+    for row in range(starts.shape[0]):
+        start = starts[row]
+        if valid.size and not valid[row]:
+            for j in range(at.size):
+                out[j, row] = -1
+            continue
+        m = min(ends[row] - start, k)
+        base = koff[start]
+        diff = 0
+        first = np.uint64(start)  # unsigned indices: no check for negative ones (vectorised)
+        for j in range(np.uint64(m + 1)):
+            diff |= (koff[first + j] - base) ^ toff[j]
+        if diff:
+            return False
+        same = np.uint8(0)  # kept in 8 bits: the loop is vectorised (4x faster than in 64)
+        byte = np.uint64(base)
+        for b in range(np.uint64(toff[m])):
+            same = np.uint8(same | (kdata[byte + b] ^ tdata[b]))
+        if same:
+            return False
+        for j in range(at.size):
+            out[j, row] = start + at[j] if at[j] < m else -1
+    return True
+
+
 def _read_numbers(offsets: I32, data: U8, index: I64, out: F64, slow: Bools) -> None:
     r"""Read the strings at ``index`` (field, row; -1: none, NaN) as numbers, where that is exact.
 
@@ -845,6 +894,48 @@ def read_numbers(strings: Any, index: I64) -> tuple[F64, Bools] | None:
     slow = np.empty(index.shape, dtype=np.bool_)
     _read_numbers(offsets, data, index, out, slow)
     return out.reshape(shape), slow.reshape(shape)
+
+
+def template_keys(attrs: Any, template: list[str], at: list[int]) -> I64 | None:
+    """Child positions of the keys ``template[at[j]]`` in each map of ``attrs``, by position.
+
+    For maps whose keys begin as ``template`` (a shorter map: its keys are the template's
+    first), as the keys of an LSF record row do (:func:`name_runs`): the positions are then
+    those of :func:`gridtrace.logs._attrs_fast.find_keys` (-1 where absent or null) without a
+    search, after one compare of each map's first keys with the template.
+
+    Parameters
+    ----------
+    attrs : pyarrow.MapArray
+        A map<string, string> column in one chunk (a slice is fine).
+    template : list of str
+        The keys every map begins with (only the first ``max(at) + 1`` are compared).
+    at : list of int
+        The positions in ``template`` of the keys wanted.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (len(at), len(attrs)), or None
+        None when a map's keys do not begin as the template's (or the kernel is not loaded).
+    """
+    if not kernel_ready() or not at:
+        return None
+    wanted = np.asarray(at, dtype=np.int64)
+    encoded = [name.encode() for name in template[: int(wanted.max()) + 1]]
+    toff = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(name) for name in encoded], out=toff[1:])
+    tdata = np.frombuffer(b"".join(encoded) or b"\0", dtype=np.uint8)
+    keys = attrs.keys
+    koff, kdata, _ = string_buffers(keys)
+    offsets = np.asarray(attrs.offsets, dtype=np.int64)
+    valid = np.asarray(attrs.is_valid(), dtype=np.bool_) if attrs.null_count else _NO_NULLS
+    out = np.empty((len(at), len(attrs)), dtype=np.int64)
+    if not _template_keys(koff, kdata, offsets[:-1], offsets[1:], valid, toff, tdata, wanted, out):
+        return None
+    return out
+
+
+_NO_NULLS = np.ones(0, dtype=np.bool_)
 
 
 def _gather_sizes(offsets: I32, valid: Bools, index: I64, row: int, out_off: I32) -> None:
