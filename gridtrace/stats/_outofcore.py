@@ -103,7 +103,7 @@ _CLASSES = ("interactive", "batch", "all")
 
 
 def _origin_ticks(source: pq.ParquetFile, unit: str, batch_rows: int, exclude: bool) -> int:
-    """Find the smallest submit (ticks) of the jobs that ran: a first read, for sub-second units."""
+    """Find the smallest submit (ticks) of the jobs that ran: a read of the arrival columns."""
     origin: int | None = None
     for batch in _batches(source, batch_rows, _ARRIVAL_COLUMNS):
         used = batch.filter(_ran(batch, exclude)[0])
@@ -150,7 +150,9 @@ def _spill_runs(
 ) -> _Spilled:
     """Read the file once; write its jobs that ran as sorted runs of ``run_rows`` jobs."""
     per_s = _PER_SECOND[unit]
-    origin = 0 if per_s == 1 else _origin_ticks(source, unit, batch_rows, exclude_monitoring)
+    # the float seconds from the origin order and tie the jobs as the trace does: the origin
+    # (the smallest submit) comes first, from a read of the arrival columns alone
+    origin = _origin_ticks(source, unit, batch_rows, exclude_monitoring)
     out = _Spilled()
     parts: list[pa.Table] = []
     held = 0
@@ -186,9 +188,7 @@ def _spill_runs(
         job = pc.coalesce(used.column("cores_alloc"), used.column("cores_req"))
         out.cores_defaulted += job.null_count
         cores = pc.coalesce(job, pa.scalar(1, job.type)).cast(pa.int32())
-        # the order key: the ticks when they are whole seconds (the float seconds order and tie
-        # alike), else the float seconds from the origin themselves
-        order = pa.array(ticks) if per_s == 1 else pa.array(_seconds(ticks - origin, per_s))
+        order = pa.array(_seconds(ticks - origin, per_s))
         part = {
             "order": order,
             **{name: used.column(name) for name in _SORT_KEYS},
