@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from gridtrace.stats._columns import F64, I64
 
@@ -233,8 +234,11 @@ class Selection:
                 (keys >> np.uint64(_TOP)).astype(np.int64), minlength=_BINS
             )
             return
+        shifted: dict[int, U64] = {}
         for (prefix, shift), state in self._bins.items():
-            inside = keys[(keys >> np.uint64(shift)) == np.uint64(prefix)]
+            if shift not in shifted:
+                shifted[shift] = keys >> np.uint64(shift)
+            inside = keys[shifted[shift] == np.uint64(prefix)]
             if not inside.size:
                 continue
             if shift >= 16:
@@ -242,7 +246,10 @@ class Selection:
                 state[4] += np.bincount(part, minlength=_BINS)
             if state[5]:
                 continue
-            new_keys, new_counts = np.unique(inside, return_counts=True)
+            # distinct keys by hashing (few distinct values in a bin, typically): no sort
+            found = pd.Series(inside, copy=False).value_counts(sort=False)
+            new_keys = np.asarray(found.index, dtype=np.uint64)
+            new_counts = np.asarray(found.to_numpy(), dtype=np.int64)
             keys_all, where = np.unique(np.concatenate((state[2], new_keys)), return_inverse=True)
             counts = np.zeros(keys_all.size, dtype=np.int64)
             np.add.at(counts, where, np.concatenate((state[3], new_counts)))

@@ -323,6 +323,26 @@ def _first_rows(codes: np.ndarray[Any, Any], offset: int, first: dict[int, int])
         first.setdefault(int(code), row + offset)
 
 
+def _write_chunks(
+    writer: pa.ipc.RecordBatchFileWriter,
+    held: list[pa.Table],
+    chunk_rows: int,
+    counts: dict[str, int],
+    *,
+    end: bool,
+) -> tuple[list[pa.Table], int]:
+    """Write the held rows in batches of ``chunk_rows`` (and the remainder at the ``end``)."""
+    if not held:
+        return [], 0
+    table = pa.concat_tables(held).combine_chunks()
+    whole = table.num_rows if end else table.num_rows // chunk_rows * chunk_rows
+    for batch in table.slice(0, whole).to_batches(max_chunksize=chunk_rows):
+        writer.write_batch(batch)
+        counts["chunks"] = counts.get("chunks", 0) + 1
+    rest = table.slice(whole)
+    return ([rest], rest.num_rows) if rest.num_rows else ([], 0)
+
+
 def _store(
     spilled: _Spilled,
     folder: Path,
@@ -353,6 +373,8 @@ def _store(
     user_first: dict[int, int] = {}
     vo_counts: dict[int, int] = {}
     known = dict.fromkeys(_CLASSES, 0)
+    held: list[pa.Table] = []
+    held_rows = 0
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
         for merged in _merge(spilled.runs, counts):
             ticks = np.asarray(merged.column("ticks").to_numpy(), dtype=np.int64)
@@ -398,9 +420,11 @@ def _store(
                 },
                 schema=schema,
             )
-            for batch in table.to_batches(max_chunksize=chunk_rows):
-                writer.write_batch(batch)
-                counts["chunks"] = counts.get("chunks", 0) + 1
+            held.append(table)
+            held_rows += table.num_rows
+            if held_rows >= chunk_rows:  # whole chunks written, the rest kept for the next
+                held, held_rows = _write_chunks(writer, held, chunk_rows, counts, end=False)
+        _write_chunks(writer, held, chunk_rows, counts, end=True)
     for run_path in spilled.runs:  # merged: their space is given back now
         run_path.unlink()
     if done != spilled.jobs:
@@ -765,7 +789,7 @@ def characterise_out_of_core(
     source, unit, zone_of_file = _open(path, cores=cores, tau_s=tau_s, batch_rows=batch_rows)
     rows_in_file = int(source.metadata.num_rows)
     runs_expected = max(1, -(-rows_in_file // run_rows))
-    merge_rows = max(run_rows // runs_expected, min(chunk_rows, run_rows), 1)
+    merge_rows = max(run_rows // runs_expected, 256)  # the runs loaded at once: ~run_rows
     folder = Path(tempfile.mkdtemp(prefix="gridtrace-characterise-", dir=spill_dir))
     try:
         spilled = _spill_runs(

@@ -123,7 +123,9 @@ def _out_of_core(
     st.integers(1, 50),
     st.sampled_from([128, 256, 1 << 14]),
 )
-def test_a_pairwise_sum_in_chunks_is_numpys_sum(values: list[float], chunk: int, block: int) -> None:
+def test_a_pairwise_sum_in_chunks_is_numpys_sum(
+    values: list[float], chunk: int, block: int
+) -> None:
     array = np.array(values, dtype=np.float64)
     summed = PairwiseSum(array.size, block=block)
     for first in range(0, array.size, chunk):
@@ -270,9 +272,9 @@ def test_chunks_and_runs_are_bounded_and_the_spill_folder_goes(tmp_path: Path) -
         original = _outofcore._Store.chunks
         largest = [0]
 
-        def chunks(self: Any, _original: Any = original) -> Any:
+        def chunks(self: Any, _original: Any = original, _largest: list[int] = largest) -> Any:
             for chunk in _original(self):
-                largest[0] = max(largest[0], chunk["submit"].size)
+                _largest[0] = max(_largest[0], chunk["submit"].size)
                 yield chunk
 
         try:
