@@ -23,6 +23,14 @@ paths sum lag by lag instead of by FFT (equal to rounding; see ``ACF_FFT_MAX``).
 million jobs (``benchmarks/characterise_memory.py``): a peak RSS of 952 to 958 MiB, the
 interpreter's 112 included, against 5,285 MiB when the trace table was built; the largest
 temporary arrays are the IDC curve's (about 38 bytes a job), then the sort's.
+
+That memory still grows with the jobs. Above ``memory_budget`` (rows × 50 bytes; 256 MiB by
+default, so above about 5.4 million rows) :func:`characterise_parquet` takes the out-of-core
+path of :mod:`gridtrace.stats._outofcore` instead: the jobs are sorted on disk (sorted runs,
+then a merge by chunks) and every figure is computed in passes over them a chunk at a time,
+equal to this path's to the bit (numpy's pairwise sums and quantiles rebuilt exactly, see
+:mod:`gridtrace.stats._exact`), in memory set by the budget and the file's row groups, not by
+the jobs.
 """
 
 from __future__ import annotations
