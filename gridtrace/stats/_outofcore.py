@@ -102,23 +102,14 @@ _CLASSES = ("interactive", "batch", "all")
 # ---------------------------------------------------------------- runs and merge
 
 
-def _origin_ticks(source: pq.ParquetFile, unit: str, batch_rows: int, exclude: bool) -> int:
-    """Find the smallest submit (ticks) of the jobs that ran: a read of the arrival columns."""
-    origin: int | None = None
-    for batch in _batches(source, batch_rows, _ARRIVAL_COLUMNS):
-        used = batch.filter(_ran(batch, exclude)[0])
-        if used.num_rows:
-            low = pc.min(_submit_and_start(used, unit)[0]).as_py()
-            origin = low if origin is None else min(origin, low)
-    return 0 if origin is None else int(origin)
-
-
 @dataclass
 class _Spilled:
     """What the runs' read learnt of the file."""
 
     runs: list[Path] = field(default_factory=list)
     jobs: int = 0
+    low: int = 0
+    high: int = 0
     monitoring: int = 0
     cores_defaulted: int = 0
     site: str | None = None
@@ -147,12 +138,14 @@ def _spill_runs(
     exclude_monitoring: bool,
     run_rows: int,
     merge_rows: int,
+    origin: int | None,
 ) -> _Spilled:
-    """Read the file once; write its jobs that ran as sorted runs of ``run_rows`` jobs."""
+    """Read the file once; write its jobs that ran as sorted runs of ``run_rows`` jobs.
+
+    The jobs are ordered by their submit ticks when ``origin`` is None (see
+    :func:`_ticks_order_as_seconds`), else by their float seconds from ``origin``.
+    """
     per_s = _PER_SECOND[unit]
-    # the float seconds from the origin order and tie the jobs as the trace does: the origin
-    # (the smallest submit) comes first, from a read of the arrival columns alone
-    origin = _origin_ticks(source, unit, batch_rows, exclude_monitoring)
     out = _Spilled()
     parts: list[pa.Table] = []
     held = 0
@@ -188,7 +181,10 @@ def _spill_runs(
         job = pc.coalesce(used.column("cores_alloc"), used.column("cores_req"))
         out.cores_defaulted += job.null_count
         cores = pc.coalesce(job, pa.scalar(1, job.type)).cast(pa.int32())
-        order = pa.array(_seconds(ticks - origin, per_s))
+        order = pa.array(ticks if origin is None else _seconds(ticks - origin, per_s))
+        low, high = int(ticks.min()), int(ticks.max())
+        out.low = low if out.jobs == 0 else min(out.low, low)
+        out.high = high if out.jobs == 0 else max(out.high, high)
         part = {
             "order": order,
             **{name: used.column(name) for name in _SORT_KEYS},
@@ -207,6 +203,16 @@ def _spill_runs(
             flush()
     flush()
     return out
+
+
+def _ticks_order_as_seconds(spilled: _Spilled, per_s: int) -> bool:
+    """Whether ordering by the ticks orders and ties the jobs as their float seconds do.
+
+    The trace orders by ``_seconds(ticks - origin)``, a float. Two distinct ticks give
+    distinct floats when a tick is at least twice the float's spacing at the span: true for
+    milliseconds or microseconds over less than 2^30 s (34 years); equal ticks, equal floats.
+    """
+    return per_s <= 10**6 and (spilled.high - spilled.low) < per_s * 2**30
 
 
 class _Keys(Sequence[tuple[Any, ...]]):
@@ -596,7 +602,9 @@ class _Windows:
         index = index[index < self.windows]
         if not index.size:
             return
-        at, counts = np.unique(index, return_counts=True)
+        starts = np.flatnonzero(np.concatenate(([True], index[1:] != index[:-1])))
+        at = index[starts]  # sorted arrivals: the windows' counts are run lengths
+        counts = np.diff(np.append(starts, index.size))
         if int(at[0]) == self.emitted:
             counts[0] += self.partial
         else:
@@ -792,15 +800,25 @@ def characterise_out_of_core(
     merge_rows = max(run_rows // runs_expected, 256)  # the runs loaded at once: ~run_rows
     folder = Path(tempfile.mkdtemp(prefix="gridtrace-characterise-", dir=spill_dir))
     try:
-        spilled = _spill_runs(
-            source,
-            folder,
-            unit=unit,
-            batch_rows=batch_rows,
-            exclude_monitoring=exclude_monitoring,
-            run_rows=run_rows,
-            merge_rows=merge_rows,
-        )
+
+        def spill(origin: int | None) -> _Spilled:
+            return _spill_runs(
+                source,
+                folder,
+                unit=unit,
+                batch_rows=batch_rows,
+                exclude_monitoring=exclude_monitoring,
+                run_rows=run_rows,
+                merge_rows=merge_rows,
+                origin=origin,
+            )
+
+        spilled = spill(None)
+        if spilled.jobs and not _ticks_order_as_seconds(spilled, _PER_SECOND[unit]):
+            for run_path in spilled.runs:  # again, ordered by the float seconds themselves
+                run_path.unlink()
+            spilled = spill(spilled.low)
+            counts["respilled"] = 1
         counts["runs"] = len(spilled.runs)
         if spilled.jobs == 0:
             msg = "no job in the table ran (no attempt with a start, an end and a runtime)"
@@ -809,7 +827,7 @@ def characterise_out_of_core(
         empty = pa.table(
             {"submit_s": pa.array([], pa.float64()), "run_s": pa.array([], pa.float64())}
         )
-        origin_ticks = _peek_origin(spilled)
+        origin_ticks = spilled.low
         labelled = trace_arrays(
             _with_metadata(
                 empty,
@@ -854,17 +872,6 @@ def characterise_out_of_core(
         )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def _peek_origin(spilled: _Spilled) -> int:
-    """Find the smallest submit in ticks: the first row of one of the sorted runs."""
-    low: int | None = None
-    for path in spilled.runs:
-        with pa.OSFile(str(path), "rb") as f:
-            batch = pa.ipc.open_file(f).get_batch(0)
-            value = int(batch.column("ticks")[0].as_py())
-        low = value if low is None else min(low, value)
-    return int(low or 0)
 
 
 def _figures(
@@ -932,8 +939,14 @@ def _figures(
         notes.append(clock)
     first_submit = np.float64(store.first)
 
-    def values(chunk: dict[str, np.ndarray[Any, Any]], previous: float | None) -> dict[Any, F64]:
-        """Each figure's values in this chunk (in trace order)."""
+    def values(
+        chunk: dict[str, np.ndarray[Any, Any]], previous: float | None, need: set[Any] | None = None
+    ) -> dict[Any, F64]:
+        """Each figure's values in this chunk (in trace order); only ``need``'s if given."""
+
+        def wanted(name: tuple[Any, ...]) -> bool:
+            return need is None or name in need
+
         run = chunk["run"]
         wait = chunk["wait"]
         quick = run <= tau
@@ -941,8 +954,11 @@ def _figures(
         out: dict[Any, F64] = {}
         has = ~np.isnan(wait)
         for c in _CLASSES:
-            out[("run", c)] = run if rows[c] is None else run[rows[c]]
             selected = rows[c]
+            if wanted(("run", c)):
+                out[("run", c)] = run if selected is None else run[selected]
+            if not (wanted(("wait", c)) or wanted(("resp", c))):
+                continue
             if selected is None:
                 mask = None if everything else has
             else:
@@ -955,12 +971,14 @@ def _figures(
             with np.errstate(invalid="ignore", divide="ignore"):
                 out[("resp", c)] = np.where(total > 0, r / total, 1.0)
         for code in present:
-            out[("vo", code)] = run[chunk["vo"] == code]
-        submit = chunk["submit"]
-        if previous is None:
-            out[("gap",)] = np.diff(submit)
-        else:
-            out[("gap",)] = np.diff(np.concatenate(([previous], submit)))
+            if wanted(("vo", code)):
+                out[("vo", code)] = run[chunk["vo"] == code]
+        if wanted(("gap",)):
+            submit = chunk["submit"]
+            if previous is None:
+                out[("gap",)] = np.diff(submit)
+            else:
+                out[("gap",)] = np.diff(np.concatenate(([previous], submit)))
         return out
 
     def dists() -> dict[Any, _Dist]:
@@ -1021,8 +1039,9 @@ def _figures(
         local_low = low if local_low is None else min(local_low, low)
         local_high = high if local_high is None else max(local_high, high)
         flurry.add(local_s, chunk["user"], submit)
+        offset = submit - first_submit
         for windows in idc:
-            windows.count(((submit - first_submit) // windows.t).astype(np.int64))
+            windows.count((offset // windows.t).astype(np.int64))
         if acf_held is not None:
             acf_held.append(submit.copy())
         previous = float(submit[-1])
@@ -1048,8 +1067,9 @@ def _figures(
         gaps = got[("gap",)]
         gap_hist += _histogram(gaps, gap_edges)
         submit = chunk["submit"]
+        offset = submit - first_submit
         for windows in idc:
-            windows.second(((submit - first_submit) // windows.t).astype(np.int64))
+            windows.second((offset // windows.t).astype(np.int64))
         if acf_held is None and gaps.size:
             centred = gaps - np.float64(gap_d.mean)
             joined = np.concatenate((carry, centred))
@@ -1065,11 +1085,11 @@ def _figures(
     # ---- further passes: only while a quantile's bin is still being searched
     while not all(dist.select.done for dist in everyone.values()):
         previous = None
+        searched = {name for name, dist in everyone.items() if not dist.select.done}
         for chunk in store.chunks():
-            got = values(chunk, previous)
-            for name, dist in everyone.items():
-                if not dist.select.done:
-                    dist.select.add(got[name])
+            got = values(chunk, previous, searched)
+            for name in searched:
+                everyone[name].select.add(got[name])
             previous = float(chunk["submit"][-1])
         for dist in everyone.values():
             if not dist.select.done:

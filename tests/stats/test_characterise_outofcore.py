@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -228,6 +229,18 @@ def test_one_job_equal_runtimes_and_monitoring_left_out(tmp_path: Path) -> None:
     assert _out_of_core(path, 3, 7) == _in_memory(path)
     stats = characterise_parquet(path, cores=16, memory_budget=1)  # the budget forces it
     assert stats.to_dict() == _in_memory(path)
+
+
+def test_a_span_too_long_for_the_ticks_is_ordered_by_the_seconds(tmp_path: Path) -> None:
+    table = _jobs(300, 4)
+    submit = table.column("submit_time").combine_chunks()
+    late = pa.array([i % 40 == 0 for i in range(300)])  # some jobs 40 years later
+    shifted = pc.if_else(late, pc.add(submit, pa.scalar(dt.timedelta(days=40 * 365))), submit)
+    table = table.set_column(table.schema.get_field_index("submit_time"), "submit_time", shifted)
+    path = _write(conform(table, "jobs"), tmp_path / "long.parquet")
+    counts: dict[str, int] = {}
+    assert _out_of_core(path, 17, 60, counts) == _in_memory(path)
+    assert counts["respilled"] == 1
 
 
 def test_empty_file_and_no_job_that_ran(tmp_path: Path) -> None:
