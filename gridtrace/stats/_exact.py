@@ -191,6 +191,18 @@ _TOP = 48
 _BINS = 1 << 16
 
 
+def _merge_counts(keys: U64, counts: I64, more: U64) -> tuple[U64, I64]:
+    """Add the keys ``more`` to the sorted distinct ``keys`` and their ``counts``."""
+    # distinct keys by hashing (few distinct values in a bin, typically): no sort of them all
+    found = pd.Series(more, copy=False).value_counts(sort=False)
+    new_keys = np.asarray(found.index, dtype=np.uint64)
+    new_counts = np.asarray(found.to_numpy(), dtype=np.int64)
+    merged, where = np.unique(np.concatenate((keys, new_keys)), return_inverse=True)
+    total = np.zeros(merged.size, dtype=np.int64)
+    np.add.at(total, where, np.concatenate((counts, new_counts)))
+    return merged, total
+
+
 class Selection:
     """Exact order statistics of ``n`` values given in chunks, in a few passes.
 
@@ -217,6 +229,9 @@ class Selection:
         self._histogram: I64 | None = np.zeros(_BINS, dtype=np.int64) if self._wanted else None
         # bins searched: (prefix, shift) -> [ranks, below, keys, counts, sub-histogram, overflow]
         self._bins: dict[tuple[int, int], list[Any]] = {}
+        # the second pass: the bins' distinct keys all at once, through a table of the top 16
+        # bits searched ([table, keys, counts, overflow]); None when bins are split further
+        self._first_bins: list[Any] | None = None
         self.passes = 0
 
     @property
@@ -234,6 +249,18 @@ class Selection:
                 (keys >> np.uint64(_TOP)).astype(np.int64), minlength=_BINS
             )
             return
+        if self._first_bins is not None:
+            table, held, held_counts, overflow = self._first_bins
+            if overflow:
+                return
+            inside = keys[table[(keys >> np.uint64(_TOP)).astype(np.intp)]]
+            if inside.size:
+                held, held_counts = _merge_counts(held, held_counts, inside)
+                overflow = held.size > self.limit * max(len(self._bins), 1)
+                if overflow:
+                    held, held_counts = held[:0], held_counts[:0]
+                self._first_bins = [table, held, held_counts, overflow]
+            return
         shifted: dict[int, U64] = {}
         for (prefix, shift), state in self._bins.items():
             if shift not in shifted:
@@ -246,13 +273,7 @@ class Selection:
                 state[4] += np.bincount(part, minlength=_BINS)
             if state[5]:
                 continue
-            # distinct keys by hashing (few distinct values in a bin, typically): no sort
-            found = pd.Series(inside, copy=False).value_counts(sort=False)
-            new_keys = np.asarray(found.index, dtype=np.uint64)
-            new_counts = np.asarray(found.to_numpy(), dtype=np.int64)
-            keys_all, where = np.unique(np.concatenate((state[2], new_keys)), return_inverse=True)
-            counts = np.zeros(keys_all.size, dtype=np.int64)
-            np.add.at(counts, where, np.concatenate((state[3], new_counts)))
+            keys_all, counts = _merge_counts(state[2], state[3], inside)
             if keys_all.size > self.limit:
                 state[2], state[3], state[5] = state[2][:0], state[3][:0], True
             else:
@@ -283,6 +304,25 @@ class Selection:
         if self._histogram is not None:
             histogram, self._histogram = self._histogram, None
             self._search(self._wanted, histogram, 0, 64, 0)
+            table = np.zeros(_BINS, dtype=bool)
+            for prefix, _ in self._bins:
+                table[prefix] = True
+            self._first_bins = [table, np.zeros(0, np.uint64), np.zeros(0, np.int64), False]
+            return
+        if self._first_bins is not None:
+            _, held, held_counts, overflow = self._first_bins
+            self._first_bins = None
+            if overflow:  # too many distinct keys: the next pass splits the bins instead
+                return
+            searched, self._bins = self._bins, {}
+            top = held >> np.uint64(_TOP)
+            for (prefix, _), (ranks, below, *_) in searched.items():
+                inside = top == np.uint64(prefix)
+                keys, counts = held[inside], held_counts[inside]
+                ends = np.cumsum(counts) + below
+                for rank in ranks:
+                    at = int(np.searchsorted(ends, rank, side="right"))
+                    self.values[rank] = float(keys_to_floats(keys[at]))
             return
         searched, self._bins = self._bins, {}
         for (prefix, shift), (ranks, below, keys, counts, sub, overflow) in searched.items():
