@@ -4,23 +4,31 @@ The in-memory path of :func:`gridtrace.stats.characterise_parquet` holds 30 to 3
 (and about 50 at its peak). This path holds a few chunks of rows instead:
 
 1. **Runs.** The jobs file is read in batches; of each job that ran it keeps the trace's sort keys
-   (submit, ``job_seq``, ``array_index``, ``attempt``, ``job_key``, its row) and the values the
-   figures need (wait, runtime, cores, VO and user codes). Every ``run_rows`` jobs are sorted by
-   the trace's keys and written to an Arrow IPC file in a temporary folder (removed at the end).
+   (submit ticks, ``job_seq``, ``array_index``, ``attempt``, ``job_key``, its row) and the values
+   the figures need (wait, runtime, cores, VO and user codes). Every ``run_rows`` jobs are sorted
+   by those keys and written to an Arrow IPC file in a temporary folder (removed at the end).
+   Ticks of a millisecond or a microsecond over less than 2^30 s order and tie the jobs as the
+   trace's float seconds do; otherwise the file is read again and sorted by those seconds.
 2. **Merge.** The runs are merged by chunks into one file in trace order: each round takes, of
    every run, the rows up to the smallest last key of the runs' loaded chunks (found by bisection),
-   sorts them together and writes them. Only the jobs submitted in ``window`` are kept.
+   sorts them together and writes them; about ``run_rows`` rows of all the runs are loaded at
+   once. Only the jobs submitted in ``window`` are kept. (One merge level: with thousands of runs
+   the rounds get small and slow; a second level is not written.)
 3. **Figures.** Every figure of :func:`gridtrace.stats.characterise` is computed in passes over that
    file, a chunk at a time, exactly as the in-memory code computes it: the means and standard
    deviations by :class:`gridtrace.stats._exact.PairwiseSum` (numpy's summation tree, so equal to
    the bit), sums numpy takes element by element (``bincount`` weights) in order, counts and
-   histograms added up, the quantiles by :class:`gridtrace.stats._exact.Selection`, the
-   inter-arrival gaps, IDC window counts and ACF lag products with the carry of the previous chunk.
-   The ACF of more than ``ACF_FFT_MAX`` points is summed lag by lag as in memory (equal to
-   rounding); at or below it the submit times are held (at most 32 MiB) and the same FFT is run.
+   histograms added up, the quantiles by :class:`gridtrace.stats._exact.Selection` (2 to 4
+   passes), the inter-arrival gaps, IDC window counts and ACF lag products with the carry of the
+   previous chunk. The ACF of more than ``ACF_FFT_MAX`` points (about 4.2 million jobs) is summed
+   lag by lag as in memory (equal to rounding); at or below it the submit times are held (at most
+   32 MiB) and the same FFT is run, which takes up to about 300 MB at 4.2 million jobs (about
+   160 MB at 2 million): a bound, but not the budget's.
 
-Memory is the chunks (``chunk_rows``), one run being sorted (``run_rows``) and a few fixed
-tables (65,536 counts per quantile searched, per-day and per-bin sums), whatever the jobs.
+Memory is the chunks (``chunk_rows``), one run being sorted (``run_rows``), the file's batches
+and a few fixed tables (65,536 counts per figure with quantiles, per-day and per-bin sums),
+whatever the jobs. Measured (``benchmarks/characterise_memory.py``, one core): with a 32 MiB
+budget, 8 million jobs peak at 274 MB and 2 million at 267-279 MB with the ACF summed by lags.
 """
 
 from __future__ import annotations
@@ -796,6 +804,9 @@ def characterise_out_of_core(
         raise ConfigError(msg)
     source, unit, zone_of_file = _open(path, cores=cores, tau_s=tau_s, batch_rows=batch_rows)
     rows_in_file = int(source.metadata.num_rows)
+    # the file's batches are sized by the budget too: Arrow's reading of a batch keeps
+    # memory in proportion (about 50 MB more at 65,536 rows than at 16,384, measured)
+    batch_rows = min(batch_rows, max(chunk_rows // 2, 1024))
     runs_expected = max(1, -(-rows_in_file // run_rows))
     merge_rows = max(run_rows // runs_expected, 256)  # the runs loaded at once: ~run_rows
     folder = Path(tempfile.mkdtemp(prefix="gridtrace-characterise-", dir=spill_dir))
