@@ -232,6 +232,7 @@ class _Keys(Sequence[tuple[Any, ...]]):
     def __init__(self, table: pa.Table) -> None:
         self._size = table.num_rows
         self._columns = [table.column(name) for name in _ORDER]
+        self.order = np.asarray(table.column("order").to_numpy())  # the first key, no nulls
 
     def __len__(self) -> int:
         return self._size
@@ -263,8 +264,14 @@ def _merge(runs: list[Path], counts: dict[str, int]) -> Iterator[pa.Table]:
             more = [r for r in live if taken[r] < readers[r].num_record_batches]
             if more:
                 views = {r: _Keys(cast("pa.Table", pending[r])) for r in live}
-                bound = min(views[r][len(views[r]) - 1] for r in more)
-                cut = {r: bisect.bisect_right(views[r], bound) for r in live}
+                # the smallest last key: by the first key, then whole keys among those tied
+                low = min(views[r].order[-1] for r in more)
+                bound = min(views[r][len(views[r]) - 1] for r in more if views[r].order[-1] == low)
+                cut = {}
+                for r in live:  # rows of a smaller first key are before, of a larger after
+                    start = int(np.searchsorted(views[r].order, low, side="left"))
+                    stop = int(np.searchsorted(views[r].order, low, side="right"))
+                    cut[r] = bisect.bisect_right(views[r], bound, start, stop)
             else:
                 cut = {r: cast("pa.Table", pending[r]).num_rows for r in live}
             parts = []
