@@ -27,8 +27,12 @@ The in-memory path of :func:`gridtrace.stats.characterise_parquet` holds 30 to 3
 
 Memory is the chunks (``chunk_rows``), one run being sorted (``run_rows``), the file's batches
 and a few fixed tables (65,536 counts per figure with quantiles, per-day and per-bin sums),
-whatever the jobs. Measured (``benchmarks/characterise_memory.py``, one core): with a 32 MiB
-budget, 8 million jobs peak at 274 MB and 2 million at 267-279 MB with the ACF summed by lags.
+whatever the jobs. Measured (``benchmarks/characterise_memory.py``, generated EGEE-like files,
+one core, the interpreter's ~115 MB included): with a 32 MiB budget, 2, 8 and 17 million jobs
+peak at 217 (ACF summed by lags), 218 and 220 MB (2 million with its FFT ACF: 414 MB); with the
+default 256 MiB, 8 and 17 million peak at 449 and 453 MB against 510 and 859 MB in memory. The
+CPU is 1.4 to 1.6 times the in-memory path's at the default budget and 2 to 3 times at 32 MiB
+(more runs: one merge level).
 """
 
 from __future__ import annotations
