@@ -31,7 +31,7 @@ whatever the jobs. Measured (``benchmarks/characterise_memory.py``, generated EG
 one core, the interpreter's ~115 MB included): with a 32 MiB budget, 2, 8 and 17 million jobs
 peak at 217 (ACF summed by lags), 218 and 220 MB (2 million with its FFT ACF: 414 MB); with the
 default 256 MiB, 8 and 17 million peak at 449 and 453 MB against 510 and 859 MB in memory. The
-CPU is 1.4 to 1.6 times the in-memory path's at the default budget and 2 to 3 times at 32 MiB
+CPU is 1.4 to 1.6 times the in-memory path's at the default budget and 2.1 to 3.2 times at 32 MiB
 (more runs: one merge level).
 """
 
