@@ -9,10 +9,18 @@ the range. The child writes ``stats.to_dict()`` as JSON; the last round's output
 trees are compared with a relative tolerance (``--rtol``, default 1e-9) and the paths whose
 values differ at all, or beyond the tolerance, are listed.
 
+``--memory-budget BYTES`` is passed to this tree's ``characterise_parquet`` only (the base may
+not know it): a small budget forces the out-of-core path. ``--generate N`` first writes an
+EGEE-like jobs file of N jobs to JOBS.parquet (vectorised, seeded; 4 VOs, 48 users, submit
+times a Poisson process of about 5.6 s gaps with ties, rows in time order by row groups of
+~370k, 2 % of probes flagged MONITORING, 1 % never started) when it does not exist.
+
 Usage::
 
     .venv/bin/python benchmarks/characterise_memory.py JOBS.parquet --base ../wt-base \\
         --cores 16000 --tz Europe/Paris --rounds 3 --cpu 0 --out OUTDIR
+    .venv/bin/python benchmarks/characterise_memory.py DIR/jobs-2M.parquet --generate 2000000 \\
+        --base ../wt-base --memory-budget 33554432 --rounds 2 --cpu 0 --out OUTDIR
 """
 
 from __future__ import annotations
@@ -35,9 +43,78 @@ import gridtrace
 from gridtrace._atomic import write_text
 from gridtrace.stats import characterise_parquet
 print("gridtrace from", gridtrace.__file__, file=sys.stderr)
-stats = characterise_parquet(sys.argv[1], cores=int(sys.argv[2]), tz=sys.argv[3])
+budget = {"memory_budget": int(sys.argv[5])} if len(sys.argv) > 5 else {}
+stats = characterise_parquet(sys.argv[1], cores=int(sys.argv[2]), tz=sys.argv[3], **budget)
 write_text(sys.argv[4], json.dumps(stats.to_dict(), sort_keys=True))
 """
+
+
+def generate(path: Path, n: int, seed: int = 17) -> None:
+    """Write an EGEE-like ``jobs.parquet`` of ``n`` jobs (see the module docstring)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from gridtrace._atomic import atomic_path
+    from gridtrace.schema import conform
+
+    rng = np.random.default_rng(seed)
+    vos = np.array(["prdatl", "cmsprd", "lhcbprd", "biomed"], dtype=object)
+    users = np.array([f"p{v[:3]}{i:03d}" for v in vos for i in range(12)], dtype=object)
+    t0 = np.datetime64("2024-03-25T00:00:00", "s")
+    group = 370_000
+    now = 0
+    with atomic_path(path) as temporary:
+        writer: pq.ParquetWriter | None = None
+        for first in range(0, n, group):
+            k = min(group, n - first)
+            seq = np.arange(first, first + k)
+            gaps = rng.exponential(5.6, k).round().astype(np.int64)
+            submit = now + np.cumsum(gaps)
+            now = int(submit[-1])
+            vo = rng.choice(4, k, p=[0.4, 0.3, 0.2, 0.1])
+            user = vo * 12 + rng.integers(0, 12, k)
+            run = np.where(rng.random(k) < 0.33, rng.integers(1, 900, k), rng.lognormal(8.8, 1, k))
+            run = np.minimum(run.round(), 172_800).astype(np.int64)
+            wait = rng.exponential(600, k).round().astype(np.int64)
+            started = rng.random(k) >= 0.01
+            cores = rng.choice([1, 1, 1, 8], k)
+
+            def stamp(offsets: Any, valid: Any) -> Any:
+                stamps = t0 + offsets.astype("timedelta64[s]")
+                return pa.array(stamps, mask=~valid).cast(pa.timestamp("s", tz="UTC"))
+
+            every = np.ones(k, dtype=bool)
+            table = pa.table(
+                {
+                    "site": pa.array(["egee"] * k),
+                    "source_format": pa.array(["torque"] * k),
+                    "job_key": pa.array(np.char.add("egee:", seq.astype(str)).astype(object)),
+                    "job_id_raw": pa.array(np.char.add(seq.astype(str), ".ce").astype(object)),
+                    "job_seq": pa.array(seq),
+                    "attempt": pa.array(np.zeros(k, dtype=np.int16)),
+                    "n_attempts": pa.array(np.ones(k, dtype=np.int16)),
+                    "user": pa.array(users[user]),
+                    "vo": pa.array(vos[vo]),
+                    "queue": pa.array(["grid"] * k),
+                    "submit_time": stamp(submit, every),
+                    "start_time": stamp(submit + wait, started),
+                    "end_time": stamp(submit + wait + run, started),
+                    "run_s": pa.array(run),
+                    "cores_alloc": pa.array(cores),
+                    "walltime_req_s": pa.array(np.full(k, 172_800)),
+                    "state": pa.array(np.where(started, "COMPLETED", "FAILED").astype(object)),
+                    "src_file": pa.array(["log"] * k),
+                    "src_line": pa.array(seq),
+                    "flags": pa.array([["MONITORING"] if s % 50 == 0 else [] for s in seq]),
+                }
+            )
+            table = conform(table, "jobs")
+            if writer is None:
+                writer = pq.ParquetWriter(str(temporary), table.schema)
+            writer.write_table(table, row_group_size=group)
+        if writer is not None:
+            writer.close()
 
 
 def measure(tree: Path, args: argparse.Namespace, out: Path) -> dict[str, float]:
@@ -46,6 +123,8 @@ def measure(tree: Path, args: argparse.Namespace, out: Path) -> dict[str, float]
     command = [sys.executable, "-P", "-c", CHILD, str(args.jobs.resolve()), str(args.cores)]
     command.append(args.tz)
     command.append(str(out.resolve()))
+    if args.memory_budget is not None and tree == args.tree.resolve():
+        command.append(str(args.memory_budget))
     if args.cpu is not None:
         command = ["taskset", "-c", str(args.cpu), *command]
     env = {**os.environ, "PYTHONPATH": str(tree)}
@@ -119,7 +198,11 @@ def main() -> int:
     parser.add_argument("--rtol", type=float, default=1e-9)
     parser.add_argument("--only", choices=("base", "tree"), default=None)
     parser.add_argument("--out", type=Path, required=True, help="folder of the JSON outputs")
+    parser.add_argument("--memory-budget", type=int, default=None, help="this tree only, bytes")
+    parser.add_argument("--generate", type=int, default=None, help="write N jobs to JOBS first")
     args = parser.parse_args()
+    if args.generate is not None and not args.jobs.exists():
+        generate(args.jobs, args.generate)
     args.out.mkdir(parents=True, exist_ok=True)
     trees = {"base": args.base.resolve(), "tree": args.tree.resolve()}
     if args.only:

@@ -39,7 +39,7 @@ from gridtrace.stats._profiles import (
     local_seconds,
 )
 
-__all__ = ["WorkloadStats", "characterise", "characterise_arrays", "shares"]
+__all__ = ["WorkloadStats", "characterise", "characterise_arrays", "shares", "shares_of_totals"]
 
 logger = logging.getLogger(__name__)
 
@@ -170,7 +170,11 @@ def shares(codes: I64, labels: tuple[str, ...], weights: F64 | None = None) -> d
     """Share of each label (by count, or by ``weights``), largest first, ties by label."""
     if codes.size == 0:
         return {}
-    totals = np.bincount(codes, weights=weights, minlength=len(labels))
+    return shares_of_totals(np.bincount(codes, weights=weights, minlength=len(labels)), labels)
+
+
+def shares_of_totals(totals: np.ndarray[Any, Any], labels: tuple[str, ...]) -> dict[str, float]:
+    """:func:`shares` from each label's total (jobs, or summed weights), indexed by code."""
     whole = float(totals.sum())
     if not whole > 0:
         return {}

@@ -23,6 +23,14 @@ paths sum lag by lag instead of by FFT (equal to rounding; see ``ACF_FFT_MAX``).
 million jobs (``benchmarks/characterise_memory.py``): a peak RSS of 952 to 958 MiB, the
 interpreter's 112 included, against 5,285 MiB when the trace table was built; the largest
 temporary arrays are the IDC curve's (about 38 bytes a job), then the sort's.
+
+That memory still grows with the jobs. Above ``memory_budget`` (rows × 50 bytes; 256 MiB by
+default, so above about 5.4 million rows) :func:`characterise_parquet` takes the out-of-core
+path of :mod:`gridtrace.stats._outofcore` instead: the jobs are sorted on disk (sorted runs,
+then a merge by chunks) and every figure is computed in passes over them a chunk at a time,
+equal to this path's to the bit (numpy's pairwise sums and quantiles rebuilt exactly, see
+:mod:`gridtrace.stats._exact`), in memory set by the budget and the file's row groups, not by
+the jobs.
 """
 
 from __future__ import annotations
@@ -603,6 +611,20 @@ def _trace_arrays_of_file(
     )
 
 
+DEFAULT_MEMORY_BUDGET = 256 * 2**20
+"""Bytes the arrays of the in-memory path may take before the out-of-core path is used."""
+_BYTES_PER_JOB = 50
+"""The in-memory path's peak, bytes a row of the jobs file (measured at 17 million jobs)."""
+_OPTIONS = ("window", "cores", "tau_s", "tz", "bin_s", "idc_points", "acf_lags", "flurries")
+
+
+def _out_of_core_sizes(memory_budget: int) -> tuple[int, int]:
+    """Rows of a figure chunk and of a sorted run for a memory budget (bytes)."""
+    chunk_rows = min(max(memory_budget // 1024, 4096), 1 << 20)
+    run_rows = max(memory_budget // 256, chunk_rows)
+    return chunk_rows, run_rows
+
+
 def characterise_parquet(
     path: str | os.PathLike[str],
     *,
@@ -611,18 +633,25 @@ def characterise_parquet(
     tz: str | None = None,
     exclude_monitoring: bool = True,
     batch_rows: int = 65_536,
+    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    spill_dir: str | os.PathLike[str] | None = None,
     **options: Any,
 ) -> WorkloadStats:
     """Characterise the trace of a ``jobs.parquet`` file without reading the jobs whole.
 
     Every figure equals the in-memory path's (``build_trace`` on the whole table, then
-    :func:`gridtrace.stats.characterise`; ``options`` are passed on to it): the file is read
-    ``batch_rows`` rows at a time and only what the figures need is kept of each job that ran,
-    as numpy arrays: its submit time, wait and runtime (float64), cores and VO and user codes
-    (int16 when they fit, else int32; the labels in running dictionaries), 30 to 36 bytes a
-    job. The file is read twice: the submit times and waits first, sorted into the trace's
-    order (jobs with equal submit times by their keys, read again from the file for them
-    only), then the other values, each put at its job's place. They are characterised by
+    :func:`gridtrace.stats.characterise`; ``options`` are passed on to it). A file whose rows
+    would take more than ``memory_budget`` bytes in arrays (about 50 bytes a row at the peak)
+    is characterised out of core (:mod:`gridtrace.stats._outofcore`): its jobs are sorted on
+    disk in ``spill_dir`` and every figure is computed in passes over them, a chunk at a time,
+    in memory bounded by the budget whatever the jobs. A smaller file is read as below.
+
+    The file is read ``batch_rows`` rows at a time and only what the figures need is kept of
+    each job that ran, as numpy arrays: its submit time, wait and runtime (float64), cores and
+    VO and user codes (int16 when they fit, else int32; the labels in running dictionaries),
+    30 to 36 bytes a job. The file is read twice: the submit times and waits first, sorted into
+    the trace's order (jobs with equal submit times by their keys, read again from the file for
+    them only), then the other values, each put at its job's place. They are characterised by
     :func:`gridtrace.stats._characterise.characterise_arrays`, the code ``characterise`` runs,
     which releases each array once its figures are done. See the module docstring for the
     memory measured.
@@ -641,6 +670,13 @@ def characterise_parquet(
         Leave out the grid's monitoring probes.
     batch_rows : int, default 65,536
         Rows of the jobs file read at a time.
+    memory_budget : int, default 256 MiB
+        Above this many bytes of arrays (rows × 50), the out-of-core path is taken; it also
+        sizes that path's chunks (budget / 1024 rows, at least 4,096) and sorted runs
+        (budget / 256 rows).
+    spill_dir : path-like, optional
+        Where the out-of-core path makes its temporary folder (removed at the end); default
+        the system's temporary folder.
     **options
         Keyword arguments of :func:`gridtrace.stats.characterise` (``window``, ``bin_s``, ...).
 
@@ -653,6 +689,36 @@ def characterise_parquet(
     ConfigError
         If ``tau_s``, ``cores`` or ``batch_rows`` is not positive, or no job ran.
     """
+    unknown = sorted(set(options) - set(_OPTIONS))
+    if unknown:
+        msg = f"characterise_parquet() got unexpected keyword arguments {unknown}"
+        raise TypeError(msg)
+    source, _, _ = _open(path, cores=cores, tau_s=tau_s, batch_rows=batch_rows)
+    rows = int(source.metadata.num_rows)
+    del source
+    if rows * _BYTES_PER_JOB > memory_budget:
+        from gridtrace.stats._outofcore import characterise_out_of_core
+
+        chunk_rows, run_rows = _out_of_core_sizes(memory_budget)
+        return characterise_out_of_core(
+            path,
+            cores=cores,
+            tau_s=tau_s,
+            tz=tz,
+            exclude_monitoring=exclude_monitoring,
+            batch_rows=batch_rows,
+            chunk_rows=chunk_rows,
+            run_rows=run_rows,
+            spill_dir=spill_dir,
+            window=options.get("window"),
+            cores_option=options.get("cores"),
+            tau_option=options.get("tau_s"),
+            tz_option=options.get("tz"),
+            bin_s=options.get("bin_s", 10_000.0),
+            idc_points=options.get("idc_points", 30),
+            acf_lags=options.get("acf_lags", 50),
+            flurries=options.get("flurries"),
+        )
     owned = [  # handed over: characterise_arrays releases each array once it is done with it
         _trace_arrays_of_file(
             path,
