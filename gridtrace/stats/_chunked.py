@@ -35,6 +35,7 @@ the jobs.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 from collections.abc import Iterator, Mapping
@@ -49,7 +50,7 @@ import pyarrow.parquet as pq
 from gridtrace.errors import ConfigError
 from gridtrace.logs._trace import DEFAULT_TAU_S, has_flag
 from gridtrace.schema import conform, with_trace_metadata
-from gridtrace.stats._characterise import WorkloadStats, characterise_arrays
+from gridtrace.stats._characterise import WorkloadStats, characterise, characterise_arrays
 from gridtrace.stats._columns import _NO_LABEL, F64, I64, TraceArrays, trace_arrays
 
 __all__ = ["JOBS_COLUMNS_OF_TRACE", "characterise_parquet", "trace_from_parquet"]
@@ -616,6 +617,12 @@ DEFAULT_MEMORY_BUDGET = 256 * 2**20
 _BYTES_PER_JOB = 50
 """The in-memory path's peak, bytes a row of the jobs file (measured at 17 million jobs)."""
 _OPTIONS = ("window", "cores", "tau_s", "tz", "bin_s", "idc_points", "acf_lags", "flurries")
+# the out-of-core path must use characterise's own defaults, not copies that could drift
+_CHARACTERISE_DEFAULTS: dict[str, Any] = {
+    name: parameter.default
+    for name, parameter in inspect.signature(characterise).parameters.items()
+    if name in _OPTIONS
+}
 
 
 def _out_of_core_sizes(memory_budget: int) -> tuple[int, int]:
@@ -700,6 +707,17 @@ def characterise_parquet(
         from gridtrace.stats._outofcore import characterise_out_of_core
 
         chunk_rows, run_rows = _out_of_core_sizes(memory_budget)
+        logger.info(
+            "%s: %d rows take about %d MB in arrays, above the memory budget of %d MB: "
+            "characterised out of core (chunks of %d rows, sorted runs of %d)",
+            path,
+            rows,
+            rows * _BYTES_PER_JOB // 2**20,
+            memory_budget // 2**20,
+            chunk_rows,
+            run_rows,
+        )
+        defaults = _CHARACTERISE_DEFAULTS
         return characterise_out_of_core(
             path,
             cores=cores,
@@ -714,9 +732,9 @@ def characterise_parquet(
             cores_option=options.get("cores"),
             tau_option=options.get("tau_s"),
             tz_option=options.get("tz"),
-            bin_s=options.get("bin_s", 10_000.0),
-            idc_points=options.get("idc_points", 30),
-            acf_lags=options.get("acf_lags", 50),
+            bin_s=options.get("bin_s", defaults["bin_s"]),
+            idc_points=options.get("idc_points", defaults["idc_points"]),
+            acf_lags=options.get("acf_lags", defaults["acf_lags"]),
             flurries=options.get("flurries"),
         )
     owned = [  # handed over: characterise_arrays releases each array once it is done with it
