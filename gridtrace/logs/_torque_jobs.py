@@ -732,19 +732,20 @@ class _Attrs:
         index = {key: table[:, i] for key, i in wanted.items()}
         return cls(values_all, index, kernel, table, dict(wanted))
 
-    def gather_rows(self, *sources: I64) -> None:
+    def gather_rows(self, *sources: I64, order: I64 | None = None) -> None:
         """Gather, for :meth:`positions` with these ``sources``, every key's combined positions.
 
         Whole table rows are read at once (one or two cache lines each) instead of one key's
         column at a time (a cache miss per value): worth it for sources asked for many keys.
         The result, a line per key, is kept until :meth:`forget_rows` (the ``sources`` with it,
-        so that their ``id`` stays theirs); other sources are looked up key by key.
+        so that their ``id`` stays theirs); other sources are looked up key by key. With the
+        kernel, the rows are read in ``order`` (see :func:`_fast.visits`).
         """
         if self.table is None:
             return
         if self.kernel and sources:
             key = tuple(id(rows) for rows in sources)
-            self.gathered[key] = (sources, _fast.first_positions(self.table, sources))
+            self.gathered[key] = (sources, _fast.first_positions(self.table, sources, order))
             return
         combined: npt.NDArray[np.integer[Any]] | None = None
         for rows in sources:
@@ -792,17 +793,23 @@ class _Attrs:
         return rows, self.values.take(_index(table[rows]))
 
     def numbers(
-        self, positions: npt.NDArray[np.integer[Any]], modes: dict[str, int]
+        self,
+        positions: npt.NDArray[np.integer[Any]],
+        modes: dict[str, int],
+        order: I64 | None = None,
     ) -> dict[str, I64]:
         """Numbers read in place by the kernel: ``modes`` maps a key to its column and how.
 
         ``positions`` has a column per key of ``modes`` (in its order), a row per record or
         attempt. Returns the keys read (see :func:`_fast.read_values`); a key left out (no
-        kernel, or a value in another form) is read from its strings as it always was.
+        kernel, or a value in another form) is read from its strings as it always was. The
+        rows are read in ``order`` (see :func:`_fast.visits`).
         """
         if not self.kernel or not modes:
             return {}
-        read = _fast.read_values(self.values, positions, range(len(modes)), list(modes.values()))
+        read = _fast.read_values(
+            self.values, positions, range(len(modes)), list(modes.values()), order
+        )
         return {key: got for key, got in zip(modes, read, strict=True) if got is not None}
 
     def read_epochs(self, *keys: str) -> None:
@@ -857,19 +864,12 @@ def _job_ids(ids: Arr) -> tuple[I64, I64, Bool, Bool, I64, I64]:
     (``6`` and ``6.edge.ccr.buffalo.edu``) get the same group code.
     """
     distinct, codes = _codes(ids)
-    parts = pc.extract_regex(
-        distinct, r"^(?P<seq>\d{1,18})(?:\[(?P<bracket>\d{0,9})\]|-(?P<dash>\d{1,9}))?(?:\..*)?$"
-    )
-    valid = np.append(_mask(pc.is_valid(parts)), False)
-    parent = np.append(_mask(pc.match_substring_regex(distinct, r"^\d+\[\]")), False)
-    matched = _bools(valid[:-1])
-    seq_text = pc.if_else(matched, pc.struct_field(parts, "seq"), _NULL_TEXT)
-    seq = np.append(_np_int(seq_text.cast(pa.int64())), NA)
-    bracket = pc.struct_field(parts, "bracket")
-    dash = pc.struct_field(parts, "dash")
-    index_text = pc.if_else(pc.not_equal(bracket, _EMPTY_TEXT), bracket, dash)
-    has_index = pc.and_(matched, pc.not_equal(index_text, _EMPTY_TEXT))
-    index = np.append(_np_int(pc.if_else(has_index, index_text, _NULL_TEXT).cast(pa.int64())), NA)
+    parsed = _fast.job_id_parts(distinct) if use_kernel(len(ids)) else None
+    seq_d, index_d, valid_d, parent_d = parsed if parsed is not None else _id_parts(distinct)
+    valid = np.append(valid_d, False)
+    parent = np.append(parent_d, False)
+    seq = np.append(seq_d, NA)
+    index = np.append(index_d, NA)
     group_of_distinct = first_seen_codes(seq[:-1], index[:-1])
     group = np.append(np.asarray(group_of_distinct, dtype=np.int64), -1)
     return (
@@ -880,6 +880,24 @@ def _job_ids(ids: Arr) -> tuple[I64, I64, Bool, Bool, I64, I64]:
         group[codes],
         codes.astype(np.int64),
     )
+
+
+def _id_parts(distinct: Arr) -> tuple[I64, I64, Bool, Bool]:
+    """Sequence number, array index, whether matched and whether a parent, of distinct ids."""
+    parts = pc.extract_regex(
+        distinct, r"^(?P<seq>\d{1,18})(?:\[(?P<bracket>\d{0,9})\]|-(?P<dash>\d{1,9}))?(?:\..*)?$"
+    )
+    valid = _mask(pc.is_valid(parts))
+    parent = _mask(pc.match_substring_regex(distinct, r"^\d+\[\]"))
+    matched = _bools(valid)
+    seq_text = pc.if_else(matched, pc.struct_field(parts, "seq"), _NULL_TEXT)
+    seq = _np_int(seq_text.cast(pa.int64()))
+    bracket = pc.struct_field(parts, "bracket")
+    dash = pc.struct_field(parts, "dash")
+    index_text = pc.if_else(pc.not_equal(bracket, _EMPTY_TEXT), bracket, dash)
+    has_index = pc.and_(matched, pc.not_equal(index_text, _EMPTY_TEXT))
+    index = _np_int(pc.if_else(has_index, index_text, _NULL_TEXT).cast(pa.int64()))
+    return seq, index, valid, parent
 
 
 def _duplicate_lines(records: pa.Table, attrs: _Attrs, key_columns: Sequence[I64]) -> Bool:
@@ -1467,14 +1485,32 @@ def _stamps(records: pa.Table, keys: Sequence[str] = _KEYS) -> tuple[I64, Bool, 
     lookup = [_TYPE_CODES.get(str(t), 0) for t in type_names.to_pylist()]
     rtype = np.array([*lookup, 0], dtype=np.int64)[type_codes]
     attrs.read_epochs("start", "end", "ctime")
-    stamp = pc.strptime(
-        _array(records.column("stamp")), format=_STAMP_FORMAT, unit="s", error_is_null=True
-    )
-    naive = _np_int(cast(Arr, stamp).cast(pa.int64()))
+    naive = _naive_stamps(_array(records.column("stamp")))
     epoch = np.where(
         rtype == _E, attrs.epochs("end"), np.where(rtype == _S, attrs.epochs("start"), NA)
     )
     return rtype, truncated, attrs, naive, epoch
+
+
+def _naive_stamps(stamps: Arr) -> I64:
+    """Each record's local stamp as naive seconds since the epoch (``NA`` where unreadable).
+
+    With the kernel (large inputs) the stamps of the usual form are read in one pass and only
+    the others by ``strptime``.
+    """
+    read = _fast.local_stamps(stamps) if use_kernel(len(stamps)) else None
+    if read is None:
+        return _strptime(stamps)
+    naive, done = read
+    rest = _rows(~done)
+    if len(rest):
+        naive[rest] = _strptime(stamps.take(_index(rest)))
+    return naive
+
+
+def _strptime(stamps: Arr) -> I64:
+    stamp = pc.strptime(stamps, format=_STAMP_FORMAT, unit="s", error_is_null=True)
+    return _np_int(cast(Arr, stamp).cast(pa.int64()))
 
 
 def _assemble(
@@ -1647,9 +1683,11 @@ def _jobs_table(
         from_s |= cut_e & (attrs.positions(key, primary) < 0) & (attrs.positions(key, s_row) >= 0)
     pieces.append(("FROM_S_RECORD", _rows(from_s)))
 
+    # the kernels visit the attempts in their records' order (their values' order in memory)
+    visit = _fast.visits(primary) if attrs.kernel else None
     # the two source lists most keys are read from: their positions gathered row by row
-    attrs.gather_rows(primary, own_second)
-    attrs.gather_rows(primary, dup, s_row)
+    attrs.gather_rows(primary, own_second, order=visit)
+    attrs.gather_rows(primary, dup, s_row, order=visit)
 
     def sources(key: str) -> tuple[I64, ...]:
         if key in _OWN_KEYS:
@@ -1667,7 +1705,7 @@ def _jobs_table(
         )
         for k, key in enumerate(_STRING_KEYS):
             text_positions[k] = attrs.positions(key, *sources(key))
-        gathered = _fast.gather_strings(attrs.values, text_positions)
+        gathered = _fast.gather_strings(attrs.values, text_positions, visit)
         if gathered is not None:
             strings = dict(zip(_STRING_KEYS, gathered, strict=True))
         del text_positions
@@ -1684,7 +1722,7 @@ def _jobs_table(
         positions = np.empty((n_att, len(_NUMBER_MODES)), dtype=width)
         for k, key in enumerate(_NUMBER_MODES):
             positions[:, k] = attrs.positions(key, *sources(key))
-        in_place = attrs.numbers(positions, _NUMBER_MODES)
+        in_place = attrs.numbers(positions, _NUMBER_MODES, visit)
         del positions
 
     def numbers(key: str, mode: int) -> I64 | None:

@@ -27,11 +27,14 @@ __all__ = [
     "first_positions",
     "gather_strings",
     "index_keys",
+    "job_id_parts",
+    "local_stamps",
     "read_values",
     "stable_order",
     "string_offsets",
     "use_kernel",
     "value_hashes",
+    "visits",
 ]
 
 
@@ -53,6 +56,9 @@ _KERNEL = (
     "_copy_strings",
     "_hash_values",
     "_counting_order",
+    "_parse_job_ids",
+    "_days_from_civil",
+    "_parse_stamps",
 )
 _ENTRY_POINTS = frozenset(
     {
@@ -64,6 +70,8 @@ _ENTRY_POINTS = frozenset(
         "_copy_strings",
         "_hash_values",
         "_counting_order",
+        "_parse_job_ids",
+        "_parse_stamps",
     }
 )
 _LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
@@ -395,6 +403,27 @@ def exec_hosts(text: pa.Array[Any]) -> tuple[I64, pa.Array[Any], I64, Bools] | N
 
 
 # --------------------------------------------------------------------------------------------
+# the order rows are visited in
+
+
+def _visits(order: I64 | None, rows: int) -> I64:
+    if order is None:
+        return np.arange(rows, dtype=np.int64)
+    return np.ascontiguousarray(order, dtype=np.int64)
+
+
+def visits(records: I64) -> I64:
+    """Order attempts by ``records`` (a record row each): their values' order in memory.
+
+    The kernels that read several values of every attempt (:func:`first_positions`,
+    :func:`read_values`, :func:`gather_strings`) visit the attempts in this order: the
+    records' table rows and values are then read forwards through memory, where the
+    processor's prefetching finds them, instead of at random (a cache miss each).
+    """
+    return np.argsort(records, kind="stable").astype(np.int64)
+
+
+# --------------------------------------------------------------------------------------------
 # numbers read in place: integers, durations and memory sizes at given value positions
 
 INTEGER, DURATION, MEMORY = 0, 1, 2
@@ -496,6 +525,7 @@ def _read_values(
     modes: I64,
     out: I64,
     others: I64,
+    order: I64,
 ) -> None:
     """Read, for each row of ``positions``, the values at its ``columns`` (−1: none, NA).
 
@@ -503,9 +533,11 @@ def _read_values(
     says; ``others[k]`` counts the values of column ``k`` in another form (their ``out`` is
     NA): the caller then reads that column by the reference path. A row's values lie side by
     side in ``data`` (one record's entries are numbered in turn): row by row, they are read
-    from one or two cache lines instead of one miss per value.
+    from one or two cache lines instead of one miss per value. Rows are visited in ``order``
+    (their records' order, so that the values are read in the order they lie in memory).
     """
-    for row in range(positions.shape[0]):
+    for visit in range(len(order)):
+        row = order[visit]
         for k in range(len(columns)):
             position = positions[row, columns[k]]
             out[k, row] = _NA
@@ -523,8 +555,11 @@ def read_values(
     positions: npt.NDArray[np.integer[Any]],
     columns: Sequence[int],
     modes: Sequence[int],
+    order: I64 | None = None,
 ) -> list[I64 | None]:
     """Read the numbers at ``positions[:, columns]`` of ``values`` with the kernel (NA where −1).
+
+    ``order``, a permutation of the rows, is the order they are read in (see :func:`visits`).
 
     Returns one array per column, None for a column with a value in another form (or all None
     when ``values`` is not a plain ``string`` array without nulls): the caller then reads that
@@ -545,6 +580,7 @@ def read_values(
             np.asarray(modes, dtype=np.int64),
             out,
             others,
+            _visits(order, rows),
         )
     return [None if others[k] else out[k] for k in range(len(columns))]
 
@@ -557,13 +593,15 @@ def _first_positions(
     table: npt.NDArray[np.integer[Any]],
     sources: I64,
     out: npt.NDArray[np.integer[Any]],
+    order: I64,
 ) -> None:
     """``out[key, i]``: ``table[r, key]`` of the first ``r`` of ``sources[:, i]`` that has it.
 
-    −1 when none has it (a source of −1 is no record). Row by row: each source's table row is
-    read whole, one or two cache lines, instead of a miss per key.
+    −1 when none has it (a source of −1 is no record). Row by row, in ``order``: each source's
+    table row is read whole, one or two cache lines, instead of a miss per key.
     """
-    for i in range(sources.shape[1]):
+    for visit in range(len(order)):
+        i = order[visit]
         for key in range(table.shape[1]):
             out[key, i] = -1
         for s in range(sources.shape[0]):
@@ -576,19 +614,19 @@ def _first_positions(
 
 
 def first_positions(
-    table: npt.NDArray[np.integer[Any]], sources: Sequence[I64]
+    table: npt.NDArray[np.integer[Any]], sources: Sequence[I64], order: I64 | None = None
 ) -> npt.NDArray[np.integer[Any]]:
     """For each key (column of ``table``) and row, its position in the first source that has it.
 
     What ``table[sources[0]]``, then ``table[sources[1]]`` where still −1, ... give (a source
-    row of −1 is none), transposed: a line per key.
+    row of −1 is none), transposed: a line per key. ``order``: as in :func:`read_values`.
     """
     stacked = np.ascontiguousarray(
         np.vstack([np.asarray(rows, dtype=np.int64) for rows in sources])
     )
     out = np.empty((table.shape[1], stacked.shape[1]), dtype=table.dtype)
     _compile_kernel()
-    _first_positions(np.ascontiguousarray(table), stacked, out)
+    _first_positions(np.ascontiguousarray(table), stacked, out, _visits(order, stacked.shape[1]))
     return out
 
 
@@ -597,10 +635,14 @@ def first_positions(
 
 
 def _string_sizes(
-    offsets: npt.NDArray[np.int32], positions: npt.NDArray[np.integer[Any]], sizes: I64
+    offsets: npt.NDArray[np.int32],
+    positions: npt.NDArray[np.integer[Any]],
+    sizes: I64,
+    order: I64,
 ) -> None:
-    """``sizes[k, i]``: the length of the value at ``positions[k, i]`` (0 for −1)."""
-    for i in range(positions.shape[1]):
+    """``sizes[k, i]``: the length of the value at ``positions[k, i]`` (0 for −1), in ``order``."""
+    for visit in range(len(order)):
+        i = order[visit]
         for k in range(positions.shape[0]):
             position = positions[k, i]
             sizes[k, i] = 0 if position < 0 else offsets[position + 1] - offsets[position]
@@ -613,9 +655,11 @@ def _copy_strings(
     out_offsets: npt.NDArray[np.int32],
     out_data: npt.NDArray[np.uint8],
     bases: I64,
+    order: I64,
 ) -> None:
     """Copy the value at ``positions[k, i]`` to ``out_data[bases[k] + out_offsets[k, i]:]``."""
-    for i in range(positions.shape[1]):
+    for visit in range(len(order)):
+        i = order[visit]
         for k in range(positions.shape[0]):
             position = positions[k, i]
             if position < 0:
@@ -627,9 +671,11 @@ def _copy_strings(
 
 
 def gather_strings(
-    values: pa.Array[Any], positions: npt.NDArray[np.integer[Any]]
+    values: pa.Array[Any], positions: npt.NDArray[np.integer[Any]], order: I64 | None = None
 ) -> list[pa.Array[Any]] | None:
     """``values.take(positions[k])`` for every line ``k`` (null where −1), row by row.
+
+    ``order``: as in :func:`read_values`.
 
     The values of one record lie side by side: gathering every key of a row at once reads
     them from a cache line or two instead of a miss per key and value. None when ``values`` is
@@ -641,7 +687,8 @@ def gather_strings(
     source_offsets = _offsets(values)
     sizes = np.empty((keys, rows), dtype=np.int64)
     _compile_kernel()
-    _string_sizes(source_offsets, positions, sizes)
+    visits = _visits(order, rows)
+    _string_sizes(source_offsets, positions, sizes, visits)
     totals = sizes.sum(axis=1)
     if rows and int(totals.max()) >= np.iinfo(np.int32).max:
         return None
@@ -650,7 +697,7 @@ def gather_strings(
     bases = np.zeros(keys + 1, dtype=np.int64)
     np.cumsum(totals, out=bases[1:])
     out_data = np.empty(max(int(bases[-1]), 1), dtype=np.uint8)
-    _copy_strings(source_offsets, _data(values), positions, out_offsets, out_data, bases)
+    _copy_strings(source_offsets, _data(values), positions, out_offsets, out_data, bases, visits)
     arrays: list[pa.Array[Any]] = []
     for k in range(keys):
         missing = positions[k] < 0
@@ -730,3 +777,201 @@ def stable_order(codes: I64, size: int) -> I64:
     _compile_kernel()
     _counting_order(codes, starts, out)
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# job ids: sequence number, array index, whether an array's parent
+
+_OPEN, _CLOSE, _DOT, _NEWLINE, _ASCII = 91, 93, 46, 10, 128
+
+
+def _parse_job_ids(
+    offsets: npt.NDArray[np.int32],
+    data: npt.NDArray[np.uint8],
+    seq: I64,
+    index: I64,
+    matched: Bools,
+    parent: Bools,
+) -> int:
+    r"""Read ids as ``^(\d{1,18})(?:\[(\d{0,9})\]|-(\d{1,9}))?(?:\..*)?$`` does.
+
+    ``seq`` and ``index`` get the numbers (``NA`` when not matched, or no index: ``[]`` has
+    none), ``matched`` whether the id has that form, ``parent`` whether it starts with
+    ``\d+\[\]``. Returns the number of ids with a byte this does not read as the
+    regular expression would (a newline or a byte beyond ASCII): the caller then uses it.
+    """
+    unsure = 0
+    for row in range(len(seq)):
+        start, stop = offsets[row], offsets[row + 1]
+        seq[row] = _NA
+        index[row] = _NA
+        matched[row] = False
+        parent[row] = False
+        for byte in range(start, stop):
+            if data[byte] == _NEWLINE or data[byte] >= _ASCII:
+                unsure += 1
+                break
+        position = start
+        value = 0
+        while position < stop and _ZERO <= data[position] <= _NINE:
+            if position - start < 19:
+                value = value * 10 + (data[position] - _ZERO)
+            position += 1
+        digits = position - start
+        if digits and position + 1 < stop:
+            parent[row] = data[position] == _OPEN and data[position + 1] == _CLOSE
+        if digits == 0 or digits > 18:
+            continue
+        number = _NA
+        good = True
+        if position < stop and (data[position] == _OPEN or data[position] == _MINUS):
+            bracket = data[position] == _OPEN
+            cursor = position + 1
+            part = 0
+            while cursor < stop and _ZERO <= data[cursor] <= _NINE and cursor - position <= 10:
+                part = part * 10 + (data[cursor] - _ZERO)
+                cursor += 1
+            size = cursor - position - 1
+            if bracket:
+                if size > 9 or cursor >= stop or data[cursor] != _CLOSE:
+                    good = False
+                else:
+                    if size:
+                        number = part
+                    cursor += 1
+            elif size == 0 or size > 9:
+                good = False
+            else:
+                number = part
+            position = cursor
+        if good and position < stop and data[position] != _DOT:
+            good = False
+        if good:
+            matched[row] = True
+            seq[row] = value
+            index[row] = number
+    return unsure
+
+
+def job_id_parts(ids: pa.Array[Any]) -> tuple[I64, I64, Bools, Bools] | None:
+    """Sequence number, array index, matched and parent of each id (see :func:`_parse_job_ids`).
+
+    None when ``ids`` is not a plain ``string`` array without nulls, or an id holds a byte the
+    kernel does not read as the regular expression would.
+    """
+    if not pa.types.is_string(ids.type) or ids.null_count:
+        return None
+    n = len(ids)
+    seq = np.empty(n, dtype=np.int64)
+    index = np.empty(n, dtype=np.int64)
+    matched = np.empty(n, dtype=bool)
+    parent = np.empty(n, dtype=bool)
+    _compile_kernel()
+    if _parse_job_ids(_offsets(ids), _data(ids), seq, index, matched, parent):
+        return None
+    return seq, index, matched, parent
+
+
+# --------------------------------------------------------------------------------------------
+# local stamps ``MM/DD/YYYY HH:MM:SS``
+
+_STAMP_SIZE = 19
+_STAMP_DIGITS = (0, 1, 3, 4, 6, 7, 8, 9, 11, 12, 14, 15, 17, 18)
+_STAMP_MARKS = ((2, 47), (5, 47), (10, 32), (13, 58), (16, 58))  # / / space : :
+_MIN_YEAR = 1000
+
+
+def _days_from_civil(year: int, month: int, day: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm)."""
+    y = year - 1 if month <= 2 else year
+    era = (y if y >= 0 else y - 399) // 400
+    yoe = y - era * 400
+    doy = (153 * (month - 3 if month > 2 else month + 9) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def _parse_stamps(
+    offsets: npt.NDArray[np.int32],
+    data: npt.NDArray[np.uint8],
+    valid: Bools,
+    out: I64,
+    done: Bools,
+) -> None:
+    """Read each valid stamp of exactly the form ``MM/DD/YYYY HH:MM:SS`` as seconds (naive).
+
+    Only a real date and time of day (a year from 1000, a day its month has, seconds up to
+    59) is read (``done``); any other stamp is left to ``strptime``.
+    """
+    for row in range(len(out)):
+        done[row] = False
+        if not valid[row]:
+            continue
+        start = offsets[row]
+        if offsets[row + 1] - start != _STAMP_SIZE:
+            continue
+        good = True
+        for at in _STAMP_DIGITS:
+            byte = data[start + at]
+            if byte < _ZERO or byte > _NINE:
+                good = False
+                break
+        if not good:
+            continue
+        for at, mark in _STAMP_MARKS:
+            if data[start + at] != mark:
+                good = False
+                break
+        if not good:
+            continue
+        month = (data[start] - _ZERO) * 10 + data[start + 1] - _ZERO
+        day = (data[start + 3] - _ZERO) * 10 + data[start + 4] - _ZERO
+        year = (
+            (data[start + 6] - _ZERO) * 1000
+            + (data[start + 7] - _ZERO) * 100
+            + (data[start + 8] - _ZERO) * 10
+            + data[start + 9]
+            - _ZERO
+        )
+        hour = (data[start + 11] - _ZERO) * 10 + data[start + 12] - _ZERO
+        minute = (data[start + 14] - _ZERO) * 10 + data[start + 15] - _ZERO
+        second = (data[start + 17] - _ZERO) * 10 + data[start + 18] - _ZERO
+        if month < 1 or month > 12 or day < 1 or year < _MIN_YEAR:
+            continue
+        if hour > 23 or minute > 59 or second > 59:
+            continue
+        days_in_month = 31
+        if month == 2:
+            leap = (year % 4 == 0 and year % 100 != 0) or year % 400 == 0
+            days_in_month = 29 if leap else 28
+        elif month == 4 or month == 6 or month == 9 or month == 11:
+            days_in_month = 30
+        if day > days_in_month:
+            continue
+        out[row] = (
+            _days_from_civil(int(year), int(month), int(day)) * 86400
+            + hour * 3600
+            + minute * 60
+            + second
+        )
+        done[row] = True
+
+
+def local_stamps(stamps: pa.Array[Any]) -> tuple[I64, Bools] | None:
+    """Naive seconds of the stamps the kernel reads, and which (see :func:`_parse_stamps`).
+
+    None when ``stamps`` is not a plain ``string`` array.
+    """
+    if not pa.types.is_string(stamps.type):
+        return None
+    n = len(stamps)
+    valid = (
+        np.ones(n, dtype=bool)
+        if not stamps.null_count
+        else np.asarray(stamps.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    )
+    out = np.full(n, _NA, dtype=np.int64)
+    done = np.empty(n, dtype=bool)
+    _compile_kernel()
+    _parse_stamps(_offsets(stamps), _data(stamps), valid, out, done)
+    return out, done

@@ -1,0 +1,142 @@
+"""TORQUE job assembly: job ids and local stamps read by the kernels are what the arrays give.
+
+* job ids (sequence number, array index, whether the id has the form, whether it names an
+  array's parent): the kernel gives what the regular expressions give, for ids of every shape
+  (damaged, overlong, with a newline or bytes beyond ASCII, which it leaves to them);
+* local stamps: what ``strptime`` gives, for well-formed and damaged stamps alike (days a
+  month lacks, leap days, seconds of 60, years before 1000, stray characters).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gridtrace.logs import _torque_jobs, _torque_jobs_fast
+from gridtrace.logs._torque_jobs import NA
+
+pytestmark = pytest.mark.skipif(not _torque_jobs_fast.HAVE_NUMBA, reason="numba is not installed")
+
+_ID_PIECES = st.sampled_from(
+    ["0", "7", "42", "123456789", "1234567890", "[", "]", "[]", "-", ".", "srv", "\n", "é", "x"]
+)
+_IDS = st.one_of(
+    st.lists(_ID_PIECES, max_size=6).map("".join),
+    st.tuples(
+        st.text(alphabet="0123456789", min_size=1, max_size=20),
+        st.sampled_from(["", "[]", "[3]", "[0123456789]", "-5", "-", "-1234567890", "[12"]),
+        st.sampled_from(["", ".srv", ".a.b.c", ".", "x", ".\n", ".é", "\r"]),
+    ).map("".join),
+    st.text(max_size=8),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_IDS, min_size=1, max_size=12))
+def test_job_id_kernel_reads_what_the_regular_expressions_read(ids: list[str]) -> None:
+    distinct = pa.array(ids, pa.string())
+    seq, index, valid, parent = _torque_jobs._id_parts(distinct)
+    read = _torque_jobs_fast.job_id_parts(distinct)
+    if any("\n" in i or not i.isascii() for i in ids):
+        assert read is None  # left to the regular expressions
+        return
+    assert read is not None
+    np.testing.assert_array_equal(read[0], seq)
+    np.testing.assert_array_equal(read[1], index)
+    np.testing.assert_array_equal(read[2], valid)
+    np.testing.assert_array_equal(read[3], parent)
+
+
+def test_job_id_kernel_examples() -> None:
+    ids = ["6", "6.srv", "6[]", "6[]-1", "6[2].srv", "6-3", "6[]x", "x6", "", "1" * 19, "6[.]"]
+    read = _torque_jobs_fast.job_id_parts(pa.array(ids, pa.string()))
+    assert read is not None
+    seq, index, valid, parent = read
+    assert valid.tolist() == [
+        True,
+        True,
+        True,
+        False,
+        True,
+        True,
+        False,
+        False,
+        False,
+        False,
+        False,
+    ]
+    assert parent.tolist() == [
+        False,
+        False,
+        True,
+        True,
+        False,
+        False,
+        True,
+        False,
+        False,
+        False,
+        False,
+    ]
+    assert seq[:6].tolist() == [6, 6, 6, NA, 6, 6]
+    assert index[:6].tolist() == [NA, NA, NA, NA, 2, 3]
+
+
+_STAMP = st.one_of(
+    st.tuples(
+        st.integers(0, 19),
+        st.integers(0, 32),
+        st.integers(0, 10_000),
+        st.integers(0, 25),
+        st.integers(0, 61),
+        st.integers(0, 61),
+    ).map(lambda t: f"{t[0]:02d}/{t[1]:02d}/{t[2]:04d} {t[3]:02d}:{t[4]:02d}:{t[5]:02d}"),
+    st.sampled_from(
+        [
+            "02/29/2024 12:00:00",
+            "02/29/2023 12:00:00",
+            "02/29/1900 00:00:00",
+            "02/29/2000 23:59:59",
+            "12/31/9999 23:59:59",
+            "01/01/1000 00:00:00",
+            "01/01/0999 00:00:00",
+            "6/1/2016 00:09:15",
+            "06/01/2016 0:09:15",
+            "06/01/2016T00:09:15",
+            "06/01/2016 00:09:15 ",
+            " 06/01/2016 00:09:15",
+            "06-01-2016 00:09:15",
+            "06/01/2016 00:09:60",
+            "",
+        ]
+    ),
+    st.text(alphabet="0123456789/: ", min_size=17, max_size=21),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(st.none(), _STAMP), min_size=1, max_size=10))
+def test_stamp_kernel_reads_what_strptime_reads(stamps: list[str | None]) -> None:
+    array = pa.array(stamps, pa.string())
+    expected = _torque_jobs._strptime(array)
+    read = _torque_jobs_fast.local_stamps(array)
+    assert read is not None
+    naive, done = read
+    np.testing.assert_array_equal(naive[done], expected[done])
+    assert not done[[s is None for s in stamps]].any()
+    saved = _torque_jobs_fast.KERNEL_ROWS
+    _torque_jobs_fast.KERNEL_ROWS = 0
+    try:
+        np.testing.assert_array_equal(_torque_jobs._naive_stamps(array), expected)
+    finally:
+        _torque_jobs_fast.KERNEL_ROWS = saved
+
+
+def test_stamp_kernel_reads_the_usual_form() -> None:
+    read = _torque_jobs_fast.local_stamps(pa.array(["06/01/2016 00:09:15", "02/30/2016 00:00:00"]))
+    assert read is not None
+    assert read[1].tolist() == [True, False]  # a day February lacks: left to strptime
+    assert read[0][0] == 1464739755
