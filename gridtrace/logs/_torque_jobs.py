@@ -689,7 +689,8 @@ class _Attrs:
         # every value in one string array (else only the kept ones)
         whole = sum(_values_bytes(values) for _, _, values in parts) < _STRING_BYTES
         kernel = use_kernel(n)
-        if kernel and whole and all(_fast.applies(names, values) for _, names, values in parts):
+        simple = all(wanted) and all(_fast.applies(names, values) for _, names, values in parts)
+        if kernel and whole and simple:
             row0 = position0 = 0
             for offsets, names, values in parts:
                 rows = len(offsets) - 1

@@ -87,10 +87,12 @@ def _index_keys(
     map_offsets: I64,
     key_offsets: npt.NDArray[np.int32],
     key_data: npt.NDArray[np.uint8],
+    key_words: npt.NDArray[np.uint64],
     value_offsets: npt.NDArray[np.int32],
     wanted_data: npt.NDArray[np.uint8],
+    wanted_words: npt.NDArray[np.uint64],
     wanted_offsets: I64,
-    by_length: I64,
+    slots: I64,
     key_ids: I64,
     drop_last: Bools,
     table: npt.NDArray[np.integer[Any]],
@@ -102,11 +104,14 @@ def _index_keys(
     An entry is kept when its key is one of the wanted ones, its value is not empty and it is
     not the last entry of a row marked in ``drop_last``. Nothing is copied: the caller puts
     the chunks' values one after the other, so that ``position0 + entry`` is the value's place
-    among them. The wanted keys are listed by length (those of length ``L`` are
-    ``by_length[L]:by_length[L + 1]``) and compared from their last byte (they share long
-    prefixes such as ``Resource_List.``).
+    among them. The wanted keys (not empty) are listed by length and last byte: those of
+    length ``L`` ending in byte ``b`` are ``slots[256 * L + b]:slots[256 * L + b + 1]``, most
+    often one. A key of 8 bytes or more is then compared 8 bytes at a time (``key_words[i]``
+    and ``wanted_words[i]`` are the 8 bytes from byte ``i``): its last and first 8 bytes, then
+    those between. Few, predictable branches per entry: the keys' lengths vary from entry to
+    entry, and a loop over a key's bytes mispredicts at its end.
     """
-    longest = len(by_length) - 2
+    longest = len(slots) // 256 - 2
     for row in range(len(map_offsets) - 1):
         first, stop = map_offsets[row], map_offsets[row + 1]
         for entry in range(first, stop):
@@ -116,21 +121,36 @@ def _index_keys(
                 continue
             k0, k1 = key_offsets[entry], key_offsets[entry + 1]
             size = k1 - k0
-            if size > longest:
+            if size > longest or size == 0:
                 continue
-            found = -1
-            for key in range(by_length[size], by_length[size + 1]):
+            slot = size * 256 + key_data[k1 - 1]
+            for key in range(slots[slot], slots[slot + 1]):
                 w0 = wanted_offsets[key]
                 same = True
-                for i in range(size - 1, -1, -1):
-                    if key_data[k0 + i] != wanted_data[w0 + i]:
-                        same = False
-                        break
+                if size >= 8:
+                    same = (key_words[k1 - 8] == wanted_words[w0 + size - 8]) & (
+                        key_words[k0] == wanted_words[w0]
+                    )
+                    if same and size > 16:
+                        for i in range(8, size - 8, 8):
+                            if key_words[k0 + i] != wanted_words[w0 + i]:
+                                same = False
+                                break
+                else:
+                    for i in range(size - 2, -1, -1):
+                        if key_data[k0 + i] != wanted_data[w0 + i]:
+                            same = False
+                            break
                 if same:
-                    found = key
+                    table[row0 + row, key_ids[key]] = position0 + entry
                     break
-            if found >= 0:
-                table[row0 + row, key_ids[found]] = position0 + entry
+
+
+def _words(data: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
+    """``out[i]``: the 8 bytes of ``data`` from byte ``i`` (a view, unaligned; padded if short)."""
+    if len(data) < 8:
+        data = np.concatenate([data, np.zeros(8, dtype=np.uint8)])
+    return np.ndarray(shape=(len(data) - 7,), dtype=np.uint64, buffer=data, strides=(1,))
 
 
 def _offsets(array: pa.Array[Any]) -> npt.NDArray[np.int32]:
@@ -167,26 +187,35 @@ def index_keys(
 
     ``map_offsets`` start at 0 and ``names`` and ``values`` are the chunk's keys and items
     sliced to them, plain ``string`` arrays without nulls (see :func:`applies`); a kept entry
-    ``e`` of the chunk gets position ``position0 + e``.
+    ``e`` of the chunk gets position ``position0 + e``. An empty key is never wanted (no
+    attribute has an empty name).
     """
-    # the wanted keys by length, each with its index in ``keys``
-    encoded = sorted((key.encode(), i) for i, key in enumerate(keys))
-    encoded.sort(key=lambda pair: len(pair[0]))
-    lengths = np.array([len(key) for key, _ in encoded], dtype=np.int64)
+    # the wanted keys by length and last byte, each with its index in ``keys``
+    encoded = sorted(
+        (len(key.encode()) * 256 + key.encode()[-1], key.encode(), i)
+        for i, key in enumerate(keys)
+        if key
+    )
+    slot_of = np.array([slot for slot, _, _ in encoded], dtype=np.int64)
+    lengths = np.array([len(key) for _, key, _ in encoded], dtype=np.int64)
     wanted_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum(lengths, out=wanted_offsets[1:])
-    wanted_data = np.frombuffer(b"".join(key for key, _ in encoded) or b"\0", dtype=np.uint8)
-    by_length = np.searchsorted(lengths, np.arange(int(lengths.max(initial=0)) + 2))
-    key_ids = np.array([i for _, i in encoded], dtype=np.int64)
+    wanted_data = np.frombuffer(b"".join(key for _, key, _ in encoded) + bytes(8), dtype=np.uint8)
+    longest = int(lengths.max(initial=0))
+    slots = np.searchsorted(slot_of, np.arange((longest + 2) * 256 + 1)).astype(np.int64)
+    key_ids = np.array([i for _, _, i in encoded], dtype=np.int64)
+    key_data = _data(names)
     _compile_kernel()
     _index_keys(
         map_offsets,
         _offsets(names),
-        _data(names),
+        key_data,
+        _words(key_data),
         _offsets(values),
         wanted_data,
+        _words(wanted_data),
         wanted_offsets,
-        by_length.astype(np.int64),
+        slots,
         key_ids,
         drop_last,
         table,

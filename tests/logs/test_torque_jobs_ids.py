@@ -140,3 +140,48 @@ def test_stamp_kernel_reads_the_usual_form() -> None:
     assert read is not None
     assert read[1].tolist() == [True, False]  # a day February lacks: left to strptime
     assert read[0][0] == 1464739755
+
+
+# --------------------------------------------------------------------------------------------
+# the key index: keys that nearly match a wanted one
+
+_WANTED = _torque_jobs._KEYS
+
+
+@st.composite
+def _near_key(draw: st.DrawFn) -> str:
+    key = draw(st.sampled_from(_WANTED))
+    how = draw(st.sampled_from(["same", "byte", "cut", "longer", "other"]))
+    if how == "same":
+        return key
+    if how == "byte":  # one byte changed anywhere (first, middle, within the last 8, last)
+        at = draw(st.integers(0, len(key) - 1))
+        return key[:at] + draw(st.sampled_from("aZ._0")) + key[at + 1 :]
+    if how == "cut":
+        return key[: draw(st.integers(0, len(key) - 1))]
+    if how == "longer":
+        return key + draw(st.sampled_from(["s", ".x", "_used"]))
+    return draw(st.text(alphabet="abcdefgR_.", max_size=26))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.tuples(_near_key(), st.sampled_from(["", "1", "v"])), max_size=8),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_key_index_kernel_tells_near_keys_apart(maps: list[list[tuple[str, str]]]) -> None:
+    column = pa.array(maps, pa.map_(pa.string(), pa.string()))
+    saved = _torque_jobs_fast.KERNEL_ROWS
+    try:
+        _torque_jobs_fast.KERNEL_ROWS = 0
+        fast = _torque_jobs._Attrs.extract(column, _WANTED)
+        _torque_jobs_fast.KERNEL_ROWS = 10**12
+        slow = _torque_jobs._Attrs.extract(column, _WANTED)
+    finally:
+        _torque_jobs_fast.KERNEL_ROWS = saved
+    assert fast.kernel and not slow.kernel
+    for key, positions in slow.index.items():
+        np.testing.assert_array_equal(fast.index[key], positions, err_msg=key)
