@@ -265,19 +265,22 @@ def _parse_exec_hosts(
     host_counts: I64,
     host_starts: I64,
     host_stops: I64,
+    interval_host: I64,
+    interval_low: I64,
+    interval_high: I64,
+    order: I64,
 ) -> int:
     """Read ``host/slots+...`` values; return the number of (row, host) pairs written.
 
     The syntax and result of :func:`_fast_exec_hosts <gridtrace.logs._torque_jobs>`: hosts of
     printable ASCII without ``/`` or ``+``, slots of comma-separated ``i``, ``i-j`` (``j >= i``)
     or ``i*n``, numbers of 1 to 9 ASCII digits. A row in another form gets ``ok`` false.
+    ``interval_*`` and ``order`` are room for one row's intervals (at least half its bytes,
+    plus one): given, not grown here (an array reassigned in the loop costs several times the
+    parse itself).
     """
     n_hosts = 0
-    interval_host = np.empty(64, dtype=np.int64)
-    interval_low = np.empty(64, dtype=np.int64)
-    interval_high = np.empty(64, dtype=np.int64)
     small_keys = np.empty(_SORT_IN_PLACE, dtype=np.int64)
-    small_order = np.empty(_SORT_IN_PLACE, dtype=np.int64)
     for row in range(len(valid)):
         if not valid[row]:
             continue
@@ -336,10 +339,6 @@ def _parse_exec_hosts(
                         counted += high
                         high = -1  # no interval
                 if high >= 0:
-                    if n_intervals == len(interval_low):
-                        interval_host = np.concatenate((interval_host, interval_host))
-                        interval_low = np.concatenate((interval_low, interval_low))
-                        interval_high = np.concatenate((interval_high, interval_high))
                     interval_host[n_intervals] = host
                     interval_low[n_intervals] = low
                     interval_high[n_intervals] = high
@@ -362,9 +361,10 @@ def _parse_exec_hosts(
         # the distinct (host, index) pairs: the union of each host's intervals
         if n_intervals > _SORT_IN_PLACE:
             keys = interval_host[:n_intervals] * (1 << 31) + interval_low[:n_intervals]
-            order = np.argsort(keys)
+            by_key = np.argsort(keys)
+            for k in range(n_intervals):
+                order[k] = by_key[k]
         else:  # few intervals (the usual case): sorted in place, no allocation per row
-            order = small_order[:n_intervals]
             for k in range(n_intervals):
                 key = interval_host[k] * (1 << 31) + interval_low[k]
                 at = k
@@ -377,7 +377,8 @@ def _parse_exec_hosts(
         total = counted
         reach = -1
         previous_host = -1
-        for k in order:
+        for visit in range(n_intervals):
+            k = order[visit]
             if interval_host[k] != previous_host:
                 previous_host = interval_host[k]
                 reach = -1
@@ -414,8 +415,11 @@ def exec_hosts(text: pa.Array[Any]) -> tuple[I64, pa.Array[Any], I64, Bools] | N
     counts = np.zeros(n, dtype=np.int64)
     starts = np.empty(room, dtype=np.int64)
     stops = np.empty(room, dtype=np.int64)
+    # a row's intervals: each takes a digit and a separator, but the last one
+    longest = int(np.diff(offsets).max(initial=0)) // 2 + 1
+    intervals = [np.empty(longest, dtype=np.int64) for _ in range(4)]
     _compile_kernel()
-    total = _parse_exec_hosts(offsets, data, valid, ok, cores, counts, starts, stops)
+    total = _parse_exec_hosts(offsets, data, valid, ok, cores, counts, starts, stops, *intervals)
     starts, stops = starts[:total], stops[:total]
     sizes = stops - starts
     name_offsets = np.zeros(total + 1, dtype=np.int32)
