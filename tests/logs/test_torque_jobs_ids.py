@@ -182,6 +182,48 @@ def test_key_index_kernel_tells_near_keys_apart(maps: list[list[tuple[str, str]]
         slow = _torque_jobs._Attrs.extract(column, _WANTED)
     finally:
         _torque_jobs_fast.KERNEL_ROWS = saved
-    assert fast.kernel and not slow.kernel
+    assert fast.kernel
+    assert not slow.kernel
     for key, positions in slow.index.items():
         np.testing.assert_array_equal(fast.index[key], positions, err_msg=key)
+
+
+# --------------------------------------------------------------------------------------------
+# job ids of every record, and the offsets counted
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(_IDS, st.sampled_from(["7.s", "7[1].s", "7-1", "8[]", "9"])),
+        min_size=1,
+        max_size=16,
+    )
+)
+def test_job_ids_read_whole_give_the_groups_of_the_dictionary_path(ids: list[str]) -> None:
+    array = pa.array(ids, pa.string())
+    saved = _torque_jobs_fast.KERNEL_ROWS
+    try:
+        _torque_jobs_fast.KERNEL_ROWS = 0
+        fast = _torque_jobs._job_ids(array)
+        _torque_jobs_fast.KERNEL_ROWS = 10**12
+        slow = _torque_jobs._job_ids(array)
+    finally:
+        _torque_jobs_fast.KERNEL_ROWS = saved
+    for got, expected in zip(fast[:5], slow[:5], strict=True):  # seq, index, parent, job, group
+        np.testing.assert_array_equal(got, expected)
+    # the id code: equal exactly where the ids are equal
+    same_code = fast[5][:, None] == fast[5][None, :]
+    np.testing.assert_array_equal(same_code, slow[5][:, None] == slow[5][None, :])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.just(NA), st.integers(-56, 56).map(lambda q: q * 900)), max_size=40))
+def test_offsets_counted_are_what_unique_gives(own: list[int]) -> None:
+    values = np.array(own, dtype=np.int64)
+    expected = np.unique(values[values != NA], return_counts=True)
+    got = _torque_jobs._offset_counts(values)
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_array_equal(got[1], expected[1])
+    assert got[0].dtype == np.int64
+    assert got[1].dtype == np.int64
