@@ -9,6 +9,7 @@ times faster. Small inputs keep the array path, so that reading one day's file l
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -173,6 +174,30 @@ def _data(array: pa.Array[Any]) -> npt.NDArray[np.uint8]:
     return np.frombuffer(memoryview(buffer), dtype=np.uint8)
 
 
+@functools.lru_cache(maxsize=8)
+def _wanted_keys(keys: tuple[str, ...]) -> tuple[npt.NDArray[np.uint8], I64, I64, I64]:
+    """Lay out the wanted keys: bytes, offsets, slots by length and last byte, indices.
+
+    Made once per list of keys (not once per chunk: a log has hundreds of chunks).
+    """
+    encoded = sorted(
+        (len(key.encode()) * 256 + key.encode()[-1], key.encode(), i)
+        for i, key in enumerate(keys)
+        if key
+    )
+    slot_of = np.array([slot for slot, _, _ in encoded], dtype=np.int64)
+    lengths = np.array([len(key) for _, key, _ in encoded], dtype=np.int64)
+    wanted_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=wanted_offsets[1:])
+    wanted_data = np.frombuffer(b"".join(key for _, key, _ in encoded) + bytes(8), dtype=np.uint8)
+    longest = int(lengths.max(initial=0))
+    slots = np.searchsorted(slot_of, np.arange((longest + 2) * 256 + 1)).astype(np.int64)
+    key_ids = np.array([i for _, _, i in encoded], dtype=np.int64)
+    for array in (wanted_data, wanted_offsets, slots, key_ids):
+        array.flags.writeable = False
+    return wanted_data, wanted_offsets, slots, key_ids
+
+
 def index_keys(
     map_offsets: I64,
     names: pa.Array[Any],
@@ -190,20 +215,7 @@ def index_keys(
     ``e`` of the chunk gets position ``position0 + e``. An empty key is never wanted (no
     attribute has an empty name).
     """
-    # the wanted keys by length and last byte, each with its index in ``keys``
-    encoded = sorted(
-        (len(key.encode()) * 256 + key.encode()[-1], key.encode(), i)
-        for i, key in enumerate(keys)
-        if key
-    )
-    slot_of = np.array([slot for slot, _, _ in encoded], dtype=np.int64)
-    lengths = np.array([len(key) for _, key, _ in encoded], dtype=np.int64)
-    wanted_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=wanted_offsets[1:])
-    wanted_data = np.frombuffer(b"".join(key for _, key, _ in encoded) + bytes(8), dtype=np.uint8)
-    longest = int(lengths.max(initial=0))
-    slots = np.searchsorted(slot_of, np.arange((longest + 2) * 256 + 1)).astype(np.int64)
-    key_ids = np.array([i for _, _, i in encoded], dtype=np.int64)
+    wanted_data, wanted_offsets, slots, key_ids = _wanted_keys(tuple(keys))
     key_data = _data(names)
     _compile_kernel()
     _index_keys(
