@@ -1381,27 +1381,34 @@ def _attempts(
     if not len(order):
         empty = {name: np.empty(0, dtype=np.int64) for name in _FIELDS}
         return empty, {"rerun_records": 0, "records_after_end": 0}
+    big = np.iinfo(np.int64).max
     heads = np.flatnonzero(np.r_[True, group_sorted[1:] != group_sorted[:-1]])
     tails = np.r_[heads[1:], len(order)] - 1
-    kinds = rtype[order]
+    if use_kernel(len(order)):  # one pass over the groups
+        by_type, ct_low, ct_high, last_kind, last_s, last_q, first_q = _fast.group_summary(
+            order, heads, rtype, ctime, (_Q, _S, _E, _D, _R, _A)
+        )
+        n_s, n_e, n_d = by_type[1], by_type[2], by_type[3]
+        n_other = by_type[4] + by_type[5]
+    else:
+        kinds = rtype[order]
 
-    def count(kind: int) -> I64:
-        return np.add.reduceat((kinds == kind).astype(np.int64), heads)
+        def count(kind: int) -> I64:
+            return np.add.reduceat((kinds == kind).astype(np.int64), heads)
 
-    n_e, n_s, n_d = count(_E), count(_S), count(_D)
-    n_other = count(_R) + count(_A)
-    ct = ctime[order]
-    big = np.iinfo(np.int64).max
-    ct_low = np.minimum.reduceat(np.where(ct != NA, ct, big), heads)
-    ct_high = np.maximum.reduceat(ct, heads)  # NA is the smallest int64
+        n_e, n_s, n_d = count(_E), count(_S), count(_D)
+        n_other = count(_R) + count(_A)
+        ct = ctime[order]
+        ct_low = np.minimum.reduceat(np.where(ct != NA, ct, big), heads)
+        ct_high = np.maximum.reduceat(ct, heads)  # NA is the smallest int64
+        last_kind = kinds[tails]
+        last_s = np.maximum.reduceat(np.where(kinds == _S, order, -1), heads)
+        last_q = np.maximum.reduceat(np.where(kinds == _Q, order, -1), heads)
+        first_q = np.minimum.reduceat(np.where(kinds == _Q, order, big), heads)
+        first_q = np.where(first_q == big, -1, first_q)
     one_ctime = (ct_high == NA) | (ct_low == ct_high)
-    last_kind = kinds[tails]
     fast = one_ctime & (n_other == 0) & _FAST_PATH
     fast &= ((n_e == 1) & (last_kind == _E)) | ((n_e == 0) & (n_d == 0))
-    last_s = np.maximum.reduceat(np.where(kinds == _S, order, -1), heads)
-    last_q = np.maximum.reduceat(np.where(kinds == _Q, order, -1), heads)
-    first_q = np.minimum.reduceat(np.where(kinds == _Q, order, big), heads)
-    first_q = np.where(first_q == big, -1, first_q)
     groups = group_sorted[heads]
     kind = np.where(n_e == 1, _K_E, np.where(n_s > 0, _K_S, _K_Q))
     primary = np.where(kind == _K_E, order[tails], np.where(kind == _K_S, last_s, last_q))

@@ -227,3 +227,46 @@ def test_offsets_counted_are_what_unique_gives(own: list[int]) -> None:
     np.testing.assert_array_equal(got[1], expected[1])
     assert got[0].dtype == np.int64
     assert got[1].dtype == np.int64
+
+
+# --------------------------------------------------------------------------------------------
+# attempts cut from the groups summarised in one pass
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 5),  # group
+            st.integers(0, 6),  # record type (0: none)
+            st.one_of(st.just(NA), st.integers(100, 103)),  # ctime
+            st.one_of(st.just(NA), st.integers(200, 900)),  # start
+            st.one_of(st.just(NA), st.integers(200, 900)),  # end
+            st.booleans(),  # truncated
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_attempts_with_the_group_kernel_are_the_reduceat_attempts(
+    rows: list[tuple[int, int, int, int, int, bool]],
+) -> None:
+    group = np.array([r[0] for r in rows], dtype=np.int64)
+    rtype = np.array([r[1] for r in rows], dtype=np.int64)
+    ctime, start, end = (np.array([r[k] for r in rows], dtype=np.int64) for k in (2, 3, 4))
+    truncated = np.array([r[5] for r in rows], dtype=bool)
+    order = np.argsort(group, kind="stable").astype(np.int64)
+    bits = np.zeros(int(group.max()) + 2, dtype=np.int64)
+    args = (order, group[order], rtype, ctime, start, end, bits, truncated)
+    saved = _torque_jobs_fast.KERNEL_ROWS
+    try:
+        _torque_jobs_fast.KERNEL_ROWS = 0
+        fast, fast_counts = _torque_jobs._attempts(*args)
+        _torque_jobs_fast.KERNEL_ROWS = 10**12
+        slow, slow_counts = _torque_jobs._attempts(*args)
+    finally:
+        _torque_jobs_fast.KERNEL_ROWS = saved
+    assert fast_counts == slow_counts
+    assert fast.keys() == slow.keys()
+    for name, values in slow.items():
+        np.testing.assert_array_equal(fast[name], values, err_msg=name)
