@@ -667,9 +667,16 @@ class _Attrs:
 
     @classmethod
     def extract(
-        cls, attrs: Chunked | Arr, keys: Sequence[str], drop_last: Bool | None = None
+        cls,
+        attrs: Chunked | Arr,
+        keys: Sequence[str],
+        drop_last: Bool | None = None,
+        epochs: Sequence[str] = (),
     ) -> _Attrs:
         """Index ``keys``; rows where ``drop_last`` is true lose their last entry (a cut value).
+
+        With the kernel, the ``epochs`` (some of ``keys``) are also read as the values are
+        indexed, for :meth:`epochs` (what :meth:`read_epochs` would read after).
 
         Chunk by chunk; ``values`` is every chunk's values, one after the other (the maps are
         not combined), and a position is an entry's number among them: nothing is filtered or
@@ -691,6 +698,11 @@ class _Attrs:
         kernel = use_kernel(n)
         simple = all(wanted) and all(_fast.applies(names, values) for _, names, values in parts)
         if kernel and whole and simple:
+            integer_of = np.full(len(wanted), -1, dtype=np.int64)
+            for k, key in enumerate(epochs):
+                integer_of[wanted[key]] = k
+            integers = np.full((len(epochs), n), NA, dtype=np.int64)
+            others = np.zeros(len(epochs), dtype=np.int64)
             row0 = position0 = 0
             for offsets, names, values in parts:
                 rows = len(offsets) - 1
@@ -699,12 +711,29 @@ class _Attrs:
                     if drop_last is None
                     else np.ascontiguousarray(drop_last[row0 : row0 + rows])
                 )
-                index_keys(offsets, names, values, list(wanted), cut_rows, table, row0, position0)
+                index_keys(
+                    offsets,
+                    names,
+                    values,
+                    list(wanted),
+                    cut_rows,
+                    table,
+                    row0,
+                    position0,
+                    integer_of,
+                    integers,
+                    others,
+                )
                 row0 += rows
                 position0 += len(values)
             values_all = _concat_values([values for _, _, values in parts])
             index = {key: table[:, i] for key, i in wanted.items()}
-            return cls(values_all, index, kernel, table, dict(wanted))
+            indexed = cls(values_all, index, kernel, table, dict(wanted))
+            no_errors = np.zeros(n, dtype=bool)
+            for k, key in enumerate(epochs):
+                if not others[k]:  # else read by read_epochs or epochs
+                    indexed.epoch_cache[key] = _bounded(integers[k], no_errors, STAMP_RANGE_S)[0]
+            return indexed
         value_set = pa.array(list(wanted), pa.string())
         value_parts: list[Arr] = []
         row0 = position0 = 0
@@ -817,7 +846,7 @@ class _Attrs:
         """Read ``keys`` (epochs) for every record in one pass of the kernel, for :meth:`epochs`."""
         if not self.kernel or self.table is None:
             return
-        wanted = [key for key in keys if key not in self.epoch_cache]
+        wanted = [key for key in keys if key not in self.epoch_cache and key in self.columns]
         columns = [self.columns[key] for key in wanted]
         read = _fast.read_values(self.values, self.table, columns, [_fast.INTEGER] * len(wanted))
         for key, got in zip(wanted, read, strict=True):
@@ -1527,7 +1556,8 @@ def _stamps(records: pa.Table, keys: Sequence[str] = _KEYS) -> tuple[I64, Bool, 
     truncated = _has_flag(record_flags, "TRUNCATED")
     # the last value of a cut-off line may itself be cut: it is not used
     cut_value = truncated & ~_ends_in_blank(records.column("raw"), truncated)
-    attrs = _Attrs.extract(records.column("attrs"), keys, drop_last=cut_value)
+    epochs = [key for key in ("start", "end", "ctime") if key in keys]
+    attrs = _Attrs.extract(records.column("attrs"), keys, drop_last=cut_value, epochs=epochs)
     type_names, type_codes = _codes(_array(records.column("record_type")))
     lookup = [_TYPE_CODES.get(str(t), 0) for t in type_names.to_pylist()]
     rtype = np.array([*lookup, 0], dtype=np.int64)[type_codes]

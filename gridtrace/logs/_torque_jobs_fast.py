@@ -48,10 +48,10 @@ Bools = npt.NDArray[np.bool_]
 
 # The kernels' functions, callees first: plain Python until first use (see _compile_kernel).
 _KERNEL = (
+    "_read_one",
     "_index_keys",
     "_read_number",
     "_parse_exec_hosts",
-    "_read_one",
     "_read_values",
     "_first_positions",
     "_string_sizes",
@@ -102,6 +102,10 @@ def _index_keys(
     table: npt.NDArray[np.integer[Any]],
     row0: int,
     position0: int,
+    value_data: npt.NDArray[np.uint8],
+    integer_of: I64,
+    integers: I64,
+    others: I64,
 ) -> None:
     """Fill ``table[row0 + row, key]`` with ``position0 +`` the number of the entry kept.
 
@@ -114,6 +118,11 @@ def _index_keys(
     and ``wanted_words[i]`` are the 8 bytes from byte ``i``): its last and first 8 bytes, then
     those between. Few, predictable branches per entry: the keys' lengths vary from entry to
     entry, and a loop over a key's bytes mispredicts at its end.
+
+    A key with ``integer_of[key] = k >= 0`` is also read as an integer (:data:`INTEGER`) into
+    ``integers[k, row0 + row]`` as its value is indexed (the bytes are at hand): a later entry
+    of the key overwrites it, as in ``table``; ``others[k]`` counts the values in another form
+    (even those a later entry replaces: the caller then reads that key by another path).
     """
     longest = len(slots) // 256 - 2
     for row in range(len(map_offsets) - 1):
@@ -146,7 +155,18 @@ def _index_keys(
                             same = False
                             break
                 if same:
-                    table[row0 + row, key_ids[key]] = position0 + entry
+                    column = key_ids[key]
+                    table[row0 + row, column] = position0 + entry
+                    k = integer_of[column]
+                    if k >= 0:
+                        number = _read_one(
+                            value_data, value_offsets[entry], value_offsets[entry + 1], 0
+                        )
+                        if number == _OTHER:
+                            others[k] += 1
+                            integers[k, row0 + row] = _NA
+                        else:
+                            integers[k, row0 + row] = number
                     break
 
 
@@ -210,13 +230,17 @@ def index_keys(
     table: npt.NDArray[np.integer[Any]],
     row0: int,
     position0: int,
+    integer_of: I64 | None = None,
+    integers: I64 | None = None,
+    others: I64 | None = None,
 ) -> None:
     """Index one chunk's entries with the kernel (see :func:`_index_keys`).
 
     ``map_offsets`` start at 0 and ``names`` and ``values`` are the chunk's keys and items
     sliced to them, plain ``string`` arrays without nulls (see :func:`applies`); a kept entry
     ``e`` of the chunk gets position ``position0 + e``. An empty key is never wanted (no
-    attribute has an empty name).
+    attribute has an empty name). ``integer_of``, ``integers`` and ``others``: the keys
+    also read as integers, where, and their values in another form (see :func:`_index_keys`).
     """
     wanted_data, wanted_offsets, slots, key_ids = _wanted_keys(tuple(keys))
     key_data = _data(names)
@@ -236,6 +260,10 @@ def index_keys(
         table,
         row0,
         position0,
+        _data(values),
+        np.full(len(keys), -1, dtype=np.int64) if integer_of is None else integer_of,
+        np.empty((1, 1), dtype=np.int64) if integers is None else integers,
+        np.zeros(1, dtype=np.int64) if others is None else others,
     )
 
 

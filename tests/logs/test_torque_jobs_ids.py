@@ -270,3 +270,45 @@ def test_attempts_with_the_group_kernel_are_the_reduceat_attempts(
     assert fast.keys() == slow.keys()
     for name, values in slow.items():
         np.testing.assert_array_equal(fast[name], values, err_msg=name)
+
+
+# --------------------------------------------------------------------------------------------
+# epochs read as the key index is made
+
+_EPOCH_VALUE = st.sampled_from(
+    ["", "0", "5", "-5", "1714723200", "abc", "99999999999999999999", "253402300800", "1 2", "+3"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(st.sampled_from(["start", "end", "ctime", "queue", "Start"]), _EPOCH_VALUE),
+            max_size=6,
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.data(),
+)
+def test_epochs_read_with_the_index_are_the_reference_epochs(
+    maps: list[list[tuple[str, str]]], data: st.DataObject
+) -> None:
+    column = pa.array(maps, pa.map_(pa.string(), pa.string()))
+    drop = np.array(data.draw(st.lists(st.booleans(), min_size=len(maps), max_size=len(maps))))
+    epochs = ("start", "end", "ctime")
+    saved = _torque_jobs_fast.KERNEL_ROWS
+    try:
+        _torque_jobs_fast.KERNEL_ROWS = 0
+        fast = _torque_jobs._Attrs.extract(column, _WANTED, drop_last=drop, epochs=epochs)
+        after = _torque_jobs._Attrs.extract(column, _WANTED, drop_last=drop)
+        after.read_epochs(*epochs)
+        _torque_jobs_fast.KERNEL_ROWS = 10**12
+        slow = _torque_jobs._Attrs.extract(column, _WANTED, drop_last=drop, epochs=epochs)
+    finally:
+        _torque_jobs_fast.KERNEL_ROWS = saved
+    assert not slow.epoch_cache
+    for key in epochs:
+        np.testing.assert_array_equal(fast.epochs(key), slow.epochs(key), err_msg=key)
+        np.testing.assert_array_equal(fast.epochs(key), after.epochs(key), err_msg=key)
