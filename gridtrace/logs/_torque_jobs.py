@@ -1014,11 +1014,12 @@ _NUMBER_MODES: dict[str, int] = {
 
 
 def _has_flag(flags: Arr, name: str) -> Bool:
-    n = len(flags)
+    """Which rows of ``flags`` (a list per row) hold ``name``."""
     offsets, values = _list_parts(flags)
-    parent = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
-    out = np.zeros(n, dtype=bool)
-    out[parent[_mask(pc.equal(values, pa.scalar(name)))]] = True
+    out = np.zeros(len(flags), dtype=bool)
+    hits = _rows(_mask(pc.equal(values, pa.scalar(name)))) if len(values) else _NONE
+    # each hit's row: the last whose list starts at or before it (no row number per value)
+    out[np.searchsorted(offsets, hits, side="right") - 1] = True
     return out
 
 
@@ -1756,8 +1757,10 @@ def _jobs_table(
     for name, marked in line_flags.items():
         pieces.append((name, _rows(_used_records_have(marked, primary, dup, s_row, att["last_q"]))))
     from_s = np.zeros(n_att, dtype=bool)
+    cut_rows = _rows(cut_e)  # few: only their keys are looked up
     for key in _FROM_S_KEYS:
-        from_s |= cut_e & (attrs.positions(key, primary) < 0) & (attrs.positions(key, s_row) >= 0)
+        missing = attrs.positions(key, primary[cut_rows]) < 0
+        from_s[cut_rows[missing & (attrs.positions(key, s_row[cut_rows]) >= 0)]] = True
     pieces.append(("FROM_S_RECORD", _rows(from_s)))
 
     # the kernels visit the attempts in their records' order (their values' order in memory)
@@ -2037,6 +2040,8 @@ _UNKNOWN = pa.scalar("unknown", pa.string())
 def _used_records_have(marked: Bool, *sources: I64) -> Bool:
     """Whether one of the ``sources`` rows (−1: none) of each attempt is ``marked``."""
     out = np.zeros(len(sources[0]), dtype=bool)
+    if not marked.any():
+        return out
     for rows in sources:
         out |= (rows >= 0) & marked[np.maximum(rows, 0)]
     return out

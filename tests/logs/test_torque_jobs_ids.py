@@ -312,3 +312,20 @@ def test_epochs_read_with_the_index_are_the_reference_epochs(
     for key in epochs:
         np.testing.assert_array_equal(fast.epochs(key), slow.epochs(key), err_msg=key)
         np.testing.assert_array_equal(fast.epochs(key), after.epochs(key), err_msg=key)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.none(), st.lists(st.sampled_from(["TRUNCATED", "NUL", "X"]), max_size=3)),
+        min_size=1,
+        max_size=12,
+    ),
+    st.integers(0, 3),
+)
+def test_rows_with_a_flag_are_the_rows_listing_it(
+    flags: list[list[str] | None], start: int
+) -> None:
+    array = pa.array([[], *flags], pa.list_(pa.string())).slice(min(start, len(flags)))
+    expected = [bool(f) and "TRUNCATED" in f for f in array.to_pylist()]
+    assert _torque_jobs._has_flag(array, "TRUNCATED").tolist() == expected
