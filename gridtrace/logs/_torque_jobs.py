@@ -964,10 +964,14 @@ def _duplicate_lines(records: pa.Table, attrs: _Attrs, key_columns: Sequence[I64
     different queues, see :meth:`_Attrs.hashes`, costs a comparison, never a wrong answer).
     """
     n = records.num_rows
-    key = np.zeros(n, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for column in [*key_columns, attrs.hashes("queue")]:
-            key = key * np.uint64(1_000_003) ^ column.astype(np.int64).view(np.uint64)
+    key_parts = [*key_columns, attrs.hashes("queue")]
+    if use_kernel(n):
+        key = _fast.combined_keys(key_parts)
+    else:
+        key = np.zeros(n, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            for column in key_parts:
+                key = key * np.uint64(1_000_003) ^ column.astype(np.int64).view(np.uint64)
     candidates = _rows(duplicated(key.view(np.int64), keep="none"))
     duplicate = np.zeros(n, dtype=bool)
     if not len(candidates):

@@ -329,3 +329,19 @@ def test_rows_with_a_flag_are_the_rows_listing_it(
     array = pa.array([[], *flags], pa.list_(pa.string())).slice(min(start, len(flags)))
     expected = [bool(f) and "TRUNCATED" in f for f in array.to_pylist()]
     assert _torque_jobs._has_flag(array, "TRUNCATED").tolist() == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.integers(-(2**63), 2**63 - 1), min_size=3, max_size=3), min_size=1, max_size=9
+    ),
+    st.integers(1, 9),
+)
+def test_keys_combined_by_the_kernel_are_the_array_keys(rows: list[list[int]], width: int) -> None:
+    columns = [np.array([r[k % 3] for r in rows], dtype=np.int64) for k in range(width)]
+    key = np.zeros(len(rows), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for column in columns:
+            key = key * np.uint64(1_000_003) ^ column.view(np.uint64)
+    np.testing.assert_array_equal(_torque_jobs_fast.combined_keys(columns), key)
