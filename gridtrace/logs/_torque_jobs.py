@@ -1040,10 +1040,18 @@ class _Placement:
 
 
 def _segments(src_file: Arr) -> I64:
-    """Give each run of consecutive rows from one file its own number."""
-    codes = _codes(src_file)[1]
-    change = np.ones(len(codes), dtype=bool)
-    change[1:] = codes[1:] != codes[:-1]
+    """Give each run of consecutive rows from one file its own number.
+
+    A run ends where a row's file differs from the one before (null equal to null): compared
+    row against row, no dictionary of the names.
+    """
+    n = len(src_file)
+    change = np.ones(n, dtype=bool)
+    if n > 1:
+        later, earlier = src_file.slice(1), src_file.slice(0, n - 1)
+        change[1:] = _mask(pc.not_equal(later, earlier)) | (
+            _mask(pc.is_null(later)) != _mask(pc.is_null(earlier))
+        )
     return np.cumsum(change).astype(np.int64) - 1
 
 

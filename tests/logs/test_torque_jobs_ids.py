@@ -345,3 +345,16 @@ def test_keys_combined_by_the_kernel_are_the_array_keys(rows: list[list[int]], w
         for column in columns:
             key = key * np.uint64(1_000_003) ^ column.view(np.uint64)
     np.testing.assert_array_equal(_torque_jobs_fast.combined_keys(columns), key)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.sampled_from(["20240503", "20240504", "x"])), max_size=12))
+def test_file_runs_are_numbered_as_the_dictionary_codes_number_them(
+    files: list[str | None],
+) -> None:
+    array = pa.array(files, pa.string())
+    codes = _torque_jobs._codes(array)[1]
+    change = np.ones(len(codes), dtype=bool)
+    change[1:] = codes[1:] != codes[:-1]
+    expected = np.cumsum(change).astype(np.int64) - 1
+    np.testing.assert_array_equal(_torque_jobs._segments(array), expected)
