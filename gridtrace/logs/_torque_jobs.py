@@ -1919,8 +1919,8 @@ def _jobs_table(
             ~exit_known,
             status == 0,
         ],
-        ["DELETED", "FAILED", "TIMEOUT", "CANCELLED", "UNKNOWN", "COMPLETED"],
-        default="FAILED",
+        _state_codes("DELETED", "FAILED", "TIMEOUT", "CANCELLED", "UNKNOWN", "COMPLETED"),
+        default=_STATE_CODE["FAILED"],
     )
     other_state = np.select(
         [
@@ -1930,16 +1930,16 @@ def _jobs_table(
             kind == _K_A,
             kind == _K_S,
         ],
-        ["REQUEUED", "DELETED", "CANCELLED", "FAILED", "RUNNING"],
-        default="PENDING",
+        _state_codes("REQUEUED", "DELETED", "CANCELLED", "FAILED", "RUNNING"),
+        default=_STATE_CODE["PENDING"],
     )
     # a cut-off E without a start: whether the job ran is not known
     no_start_logged = attrs.positions("start", primary, own_second) < 0
-    e_state = np.where(cut_e & no_start_logged, "UNKNOWN", e_state)
+    e_state = np.where(cut_e & no_start_logged, _STATE_CODE["UNKNOWN"], e_state)
     state = np.where(closed_by_e, e_state, other_state)
-    timeout_inferred = closed_by_e & (e_state == "TIMEOUT") & (status != -11)
+    timeout_inferred = closed_by_e & (e_state == _STATE_CODE["TIMEOUT"]) & (status != -11)
     pieces.append(("TIMEOUT_INFERRED", _rows(timeout_inferred)))
-    state = np.where((bits & _B_LATER) != 0, "REQUEUED", state)
+    state = np.where((bits & _B_LATER) != 0, _STATE_CODE["REQUEUED"], state)
     pieces.append(("NEVER_STARTED", _rows(never_started)))
     pieces.append(("EXEC_FAILED", _rows(exec_failed)))
     no_exit = closed_by_e & started & ~exit_known
@@ -1987,7 +1987,7 @@ def _jobs_table(
         cast(Arr, pc.fill_null(_to_arrow_int(key_submit, pa.int64()).cast(pa.string()), _UNKNOWN)),
     )
     end_type = pa.array(_END_TYPES[kind].tolist(), pa.string())
-    names, state_codes, totals = np.unique(state, return_inverse=True, return_counts=True)
+    state_totals = np.bincount(state, minlength=len(_STATES))
     pieces = [(name, _rows((bits & bit) != 0)) for bit, name in _BIT_FLAGS] + pieces
     flags = _flags_array(n_att, _order_flags(pieces))
     columns: dict[str, Arr] = {
@@ -2028,7 +2028,7 @@ def _jobs_table(
         "vmem_used_bytes": _to_arrow_int(vmem_used, pa.int64()),
         "exit_code": _to_arrow_int(exit_status, pa.int32()),
         "exit_signal": _to_arrow_int(signal, pa.int32()),
-        "state": _strings(names.tolist()).take(_index(state_codes.reshape(-1))),
+        "state": _strings(_STATES).take(_index(state)),
         "end_record_type": pc.if_else(pc.equal(end_type, _EMPTY_TEXT), _NULL_TEXT, end_type),
         "tz_offset_s": _to_arrow_int(offset[primary], pa.int32()),
         "src_file": _take_rows(records.column("src_file"), primary),
@@ -2039,11 +2039,33 @@ def _jobs_table(
     attrs.forget_rows()
     return table, {
         "jobs": pc.count_distinct(job_key).as_py(),
-        "jobs_by_state": {str(k): int(v) for k, v in zip(names, totals, strict=True)},
+        # by name, as the codes are numbered
+        "jobs_by_state": {
+            _STATES[code]: int(state_totals[code]) for code in np.flatnonzero(state_totals)
+        },
     }
 
 
 _NONE = np.empty(0, dtype=np.int64)
+_STATES = (
+    "CANCELLED",
+    "COMPLETED",
+    "DELETED",
+    "FAILED",
+    "PENDING",
+    "REQUEUED",
+    "RUNNING",
+    "TIMEOUT",
+    "UNKNOWN",
+)
+"""The states of an attempt, by name: a state's code is its place here."""
+_STATE_CODE = {name: code for code, name in enumerate(_STATES)}
+
+
+def _state_codes(*names: str) -> list[int]:
+    return [_STATE_CODE[name] for name in names]
+
+
 _NULL_TEXT = pa.scalar(None, pa.string())
 _EMPTY_TEXT = pa.scalar("", pa.string())
 _UNKNOWN = pa.scalar("unknown", pa.string())
