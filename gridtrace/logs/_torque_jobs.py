@@ -1076,6 +1076,12 @@ def _measure(naive: I64, epoch: I64, segment: I64, zone: ZoneInfo | None) -> _Me
 
     Everything here is local to a file: the spill path runs it on one file at a time.
     """
+    if zone is None and use_kernel(len(naive)) and bool(np.all(segment[1:] >= segment[:-1])):
+        own, offset, outliers = _fast.measured_offsets(
+            naive, epoch, segment, _QUARTER_HOUR, _MAX_OFFSET_S, _MAX_RESIDUAL_S, _UNPLACED
+        )
+        values, counts = _offset_counts(own)
+        return _Measured(offset, values, counts, outliers, {}, None)
     have = (naive != NA) & (epoch != NA) & (epoch > 0)
     raw = np.where(have, naive - epoch, 0)
     rounded = (raw + _QUARTER_HOUR // 2) // _QUARTER_HOUR * _QUARTER_HOUR

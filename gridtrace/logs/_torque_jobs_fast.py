@@ -32,6 +32,7 @@ __all__ = [
     "index_keys",
     "job_id_parts",
     "local_stamps",
+    "measured_offsets",
     "read_values",
     "stable_order",
     "string_offsets",
@@ -64,6 +65,7 @@ _KERNEL = (
     "_parse_stamps",
     "_group_summary",
     "_combine",
+    "_measure_offsets",
 )
 _ENTRY_POINTS = frozenset(
     {
@@ -79,6 +81,7 @@ _ENTRY_POINTS = frozenset(
         "_parse_stamps",
         "_group_summary",
         "_combine",
+        "_measure_offsets",
     }
 )
 _LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
@@ -1176,3 +1179,100 @@ def combined_keys(columns: Sequence[I64]) -> npt.NDArray[np.uint64]:
     _compile_kernel()
     _combine(arrays, out)
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# each record's offset from UTC, measured on its own epoch and carried along its file
+
+
+def _measure_offsets(
+    naive: I64,
+    epoch: I64,
+    segment: I64,
+    quarter: int,
+    max_offset: int,
+    max_residual: int,
+    unplaced: int,
+    own: I64,
+    before: I64,
+    offset: I64,
+) -> int:
+    """Measure and carry offsets as ``_measure <gridtrace.logs._torque_jobs>`` does (no zone).
+
+    ``own``: the offset a record measures on its own epoch (rounded to ``quarter``, plausible
+    within ``max_offset`` and ``max_residual``; else ``NA``); ``offset``: its own, else the
+    nearest measured before it in its file (``segment``, runs in order), else after it, else
+    ``unplaced``; ``NA`` where the stamp is unreadable. Returns the implausible measurements.
+    """
+    n = len(naive)
+    outliers = 0
+    last = _NA
+    current = -1
+    for i in range(n):
+        value = _NA
+        if naive[i] != _NA and epoch[i] != _NA and epoch[i] > 0:
+            raw = naive[i] - epoch[i]
+            rounded = (raw + quarter // 2) // quarter * quarter
+            if abs(rounded) <= max_offset and abs(raw - rounded) <= max_residual:
+                value = rounded
+            else:
+                outliers += 1
+        own[i] = value
+        if segment[i] != current:
+            current = segment[i]
+            last = _NA
+        if value != _NA:
+            last = value
+        before[i] = last
+    following = _NA
+    current = -1
+    for i in range(n - 1, -1, -1):
+        if segment[i] != current:
+            current = segment[i]
+            following = _NA
+        if own[i] != _NA:
+            following = own[i]
+        if naive[i] == _NA:
+            offset[i] = _NA
+        elif own[i] != _NA:
+            offset[i] = own[i]
+        elif before[i] != _NA:
+            offset[i] = before[i]
+        elif following != _NA:
+            offset[i] = following
+        else:
+            offset[i] = unplaced
+    return outliers
+
+
+def measured_offsets(
+    naive: I64,
+    epoch: I64,
+    segment: I64,
+    quarter: int,
+    max_offset: int,
+    max_residual: int,
+    unplaced: int,
+) -> tuple[I64, I64, int]:
+    """Own offsets, carried offsets and outliers of every record (see :func:`_measure_offsets`).
+
+    ``segment`` must number runs of rows in order (non-decreasing).
+    """
+    n = len(naive)
+    own = np.empty(n, dtype=np.int64)
+    before = np.empty(n, dtype=np.int64)
+    offset = np.empty(n, dtype=np.int64)
+    _compile_kernel()
+    outliers = _measure_offsets(
+        np.ascontiguousarray(naive, dtype=np.int64),
+        np.ascontiguousarray(epoch, dtype=np.int64),
+        np.ascontiguousarray(segment, dtype=np.int64),
+        quarter,
+        max_offset,
+        max_residual,
+        unplaced,
+        own,
+        before,
+        offset,
+    )
+    return own, offset, int(outliers)

@@ -358,3 +358,51 @@ def test_file_runs_are_numbered_as_the_dictionary_codes_number_them(
     change[1:] = codes[1:] != codes[:-1]
     expected = np.cumsum(change).astype(np.int64) - 1
     np.testing.assert_array_equal(_torque_jobs._segments(array), expected)
+
+
+# --------------------------------------------------------------------------------------------
+# offsets measured and carried along each file by the kernel
+
+_NAIVE = 1_714_730_400  # a local stamp
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.booleans(),  # a new file starts here
+            st.one_of(st.just(NA), st.integers(-60_000, 60_000)),  # naive - epoch
+            st.sampled_from(["epoch", "none", "zero", "no stamp"]),
+        ),
+        min_size=1,
+        max_size=25,
+    )
+)
+def test_offsets_measured_by_the_kernel_are_the_array_offsets(
+    rows: list[tuple[bool, int, str]],
+) -> None:
+    segment = np.cumsum([new for new, _, _ in rows]).astype(np.int64)
+    naive = np.array([NA if how == "no stamp" else _NAIVE for _, _, how in rows], dtype=np.int64)
+    epoch = np.array(
+        [
+            NA if how == "none" or gap == NA else 0 if how == "zero" else _NAIVE - gap
+            for _, gap, how in rows
+        ],
+        dtype=np.int64,
+    )
+    saved = _torque_jobs_fast.KERNEL_ROWS
+    try:
+        _torque_jobs_fast.KERNEL_ROWS = 0
+        fast = _torque_jobs._measure(naive, epoch, segment, None)
+        _torque_jobs_fast.KERNEL_ROWS = 10**12
+        slow = _torque_jobs._measure(naive, epoch, segment, None)
+    finally:
+        _torque_jobs_fast.KERNEL_ROWS = saved
+    np.testing.assert_array_equal(fast.offset, slow.offset)
+    np.testing.assert_array_equal(fast.values, slow.values)
+    np.testing.assert_array_equal(fast.counts, slow.counts)
+    assert (fast.outliers, fast.flags, fast.mismatches) == (
+        slow.outliers,
+        slow.flags,
+        slow.mismatches,
+    )
