@@ -2044,7 +2044,8 @@ def _jobs_table(
     table = pa.Table.from_arrays([columns[f.name] for f in JOBS], schema=JOBS)
     attrs.forget_rows()
     return table, {
-        "jobs": pc.count_distinct(job_key).as_py(),
+        # the distinct keys (what count_distinct counts, without nulls; a third of its time)
+        "jobs": len(pc.unique(job_key)) - (1 if job_key.null_count else 0),
         # by name, as the codes are numbered
         "jobs_by_state": {
             _STATES[code]: int(state_totals[code]) for code in np.flatnonzero(state_totals)
