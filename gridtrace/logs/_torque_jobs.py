@@ -925,16 +925,12 @@ def _kernel_job_ids(ids: Arr) -> tuple[I64, I64, Bool, Bool, I64, I64] | None:
     kernel does not read the ids (nulls, or bytes it leaves to the regular expressions).
     """
     parsed = _fast.job_id_parts(ids)
-    hashed = _fast.value_hashes(ids, np.arange(len(ids), dtype=np.int64))
-    if parsed is None or hashed is None:
+    if parsed is None:
         return None
     seq, index, valid, parent = parsed
-    low_seq = int(seq.max(initial=0)) < (1 << 32)
-    if low_seq:  # (sequence, index) packed in one integer: one column to number
-        packed = np.where(seq == NA, -1, (seq << 31) + np.where(index == NA, 0, index + 1))
-        group = first_seen_codes(packed)
-    else:
-        group = first_seen_codes(seq, index)
+    packed, hashed = _fast.job_id_keys(ids, seq, index)
+    # (sequence, index) packed in one integer: one column to number
+    group = first_seen_codes(packed) if packed is not None else first_seen_codes(seq, index)
     return seq, index, parent, valid & ~parent, group, hashed.view(np.int64)
 
 
@@ -1077,10 +1073,12 @@ def _measure(naive: I64, epoch: I64, segment: I64, zone: ZoneInfo | None) -> _Me
     Everything here is local to a file: the spill path runs it on one file at a time.
     """
     if zone is None and use_kernel(len(naive)) and bool(np.all(segment[1:] >= segment[:-1])):
-        own, offset, outliers = _fast.measured_offsets(
+        own, offset, outliers, bins = _fast.measured_offsets(
             naive, epoch, segment, _QUARTER_HOUR, _MAX_OFFSET_S, _MAX_RESIDUAL_S, _UNPLACED
         )
-        values, counts = _offset_counts(own)
+        seen = np.flatnonzero(bins)
+        steps = _MAX_OFFSET_S // _QUARTER_HOUR
+        values, counts = (seen - steps) * _QUARTER_HOUR, bins[seen]
         return _Measured(offset, values, counts, outliers, {}, None)
     have = (naive != NA) & (epoch != NA) & (epoch > 0)
     raw = np.where(have, naive - epoch, 0)

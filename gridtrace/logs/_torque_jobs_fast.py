@@ -30,6 +30,7 @@ __all__ = [
     "gather_strings",
     "group_summary",
     "index_keys",
+    "job_id_keys",
     "job_id_parts",
     "local_stamps",
     "measured_offsets",
@@ -61,6 +62,7 @@ _KERNEL = (
     "_hash_values",
     "_counting_order",
     "_parse_job_ids",
+    "_pack_and_hash",
     "_days_from_civil",
     "_parse_stamps",
     "_group_summary",
@@ -78,6 +80,7 @@ _ENTRY_POINTS = frozenset(
         "_hash_values",
         "_counting_order",
         "_parse_job_ids",
+        "_pack_and_hash",
         "_parse_stamps",
         "_group_summary",
         "_combine",
@@ -954,6 +957,50 @@ def job_id_parts(ids: pa.Array[Any]) -> tuple[I64, I64, Bools, Bools] | None:
     return seq, index, matched, parent
 
 
+def _pack_and_hash(
+    offsets: npt.NDArray[np.int32],
+    data: npt.NDArray[np.uint8],
+    seq: I64,
+    index: I64,
+    packed: I64,
+    hashed: npt.NDArray[np.uint64],
+) -> bool:
+    """``packed``: (sequence, index) in one integer; ``hashed``: FNV-1a of each id's bytes.
+
+    ``packed`` is ``seq << 31`` plus ``index + 1`` (0 without an index), −1 without a
+    sequence; returns False (``packed`` unusable) when a sequence reaches ``2**32``.
+    """
+    fits = True
+    for row in range(len(seq)):
+        h = _FNV_OFFSET
+        for byte in range(offsets[row], offsets[row + 1]):
+            h = (h ^ np.uint64(data[byte])) * _FNV_PRIME
+        hashed[row] = h
+        number = seq[row]
+        if number == _NA:
+            packed[row] = -1
+            continue
+        if number >= 1 << 32:
+            fits = False
+        packed[row] = (number << 31) + (0 if index[row] == _NA else index[row] + 1)
+    return fits
+
+
+def job_id_keys(
+    ids: pa.Array[Any], seq: I64, index: I64
+) -> tuple[I64 | None, npt.NDArray[np.uint64]]:
+    """Each id's (sequence, index) packed in one integer (None if they do not fit), and hash.
+
+    ``seq`` and ``index`` are :func:`job_id_parts`'s; the hash is :func:`value_hashes`'s.
+    """
+    n = len(ids)
+    packed = np.empty(n, dtype=np.int64)
+    hashed = np.empty(n, dtype=np.uint64)
+    _compile_kernel()
+    fits = _pack_and_hash(_offsets(ids), _data(ids), seq, index, packed, hashed)
+    return (packed if fits else None), hashed
+
+
 # --------------------------------------------------------------------------------------------
 # local stamps ``MM/DD/YYYY HH:MM:SS``
 
@@ -1194,16 +1241,20 @@ def _measure_offsets(
     max_residual: int,
     unplaced: int,
     own: I64,
-    before: I64,
     offset: I64,
+    bins: I64,
 ) -> int:
     """Measure and carry offsets as ``_measure <gridtrace.logs._torque_jobs>`` does (no zone).
 
     ``own``: the offset a record measures on its own epoch (rounded to ``quarter``, plausible
     within ``max_offset`` and ``max_residual``; else ``NA``); ``offset``: its own, else the
     nearest measured before it in its file (``segment``, runs in order), else after it, else
-    ``unplaced``; ``NA`` where the stamp is unreadable. Returns the implausible measurements.
+    ``unplaced``; ``NA`` where the stamp is unreadable. ``bins[q]`` counts the records that
+    measured ``(q - max_offset // quarter) * quarter``. Returns the implausible measurements.
+    (The forward pass keeps the offset measured before each record in ``offset``, which the
+    backward pass reads at each record before writing it.)
     """
+    steps = max_offset // quarter
     n = len(naive)
     outliers = 0
     last = _NA
@@ -1215,6 +1266,7 @@ def _measure_offsets(
             rounded = (raw + quarter // 2) // quarter * quarter
             if abs(rounded) <= max_offset and abs(raw - rounded) <= max_residual:
                 value = rounded
+                bins[rounded // quarter + steps] += 1
             else:
                 outliers += 1
         own[i] = value
@@ -1223,7 +1275,7 @@ def _measure_offsets(
             last = _NA
         if value != _NA:
             last = value
-        before[i] = last
+        offset[i] = last
     following = _NA
     current = -1
     for i in range(n - 1, -1, -1):
@@ -1232,12 +1284,13 @@ def _measure_offsets(
             following = _NA
         if own[i] != _NA:
             following = own[i]
+        before = offset[i]
         if naive[i] == _NA:
             offset[i] = _NA
         elif own[i] != _NA:
             offset[i] = own[i]
-        elif before[i] != _NA:
-            offset[i] = before[i]
+        elif before != _NA:
+            offset[i] = before
         elif following != _NA:
             offset[i] = following
         else:
@@ -1253,15 +1306,15 @@ def measured_offsets(
     max_offset: int,
     max_residual: int,
     unplaced: int,
-) -> tuple[I64, I64, int]:
-    """Own offsets, carried offsets and outliers of every record (see :func:`_measure_offsets`).
+) -> tuple[I64, I64, int, I64]:
+    """Own offsets, carried offsets, outliers and counts by offset (see :func:`_measure_offsets`).
 
     ``segment`` must number runs of rows in order (non-decreasing).
     """
     n = len(naive)
     own = np.empty(n, dtype=np.int64)
-    before = np.empty(n, dtype=np.int64)
     offset = np.empty(n, dtype=np.int64)
+    bins = np.zeros(2 * (max_offset // quarter) + 1, dtype=np.int64)
     _compile_kernel()
     outliers = _measure_offsets(
         np.ascontiguousarray(naive, dtype=np.int64),
@@ -1272,7 +1325,7 @@ def measured_offsets(
         max_residual,
         unplaced,
         own,
-        before,
         offset,
+        bins,
     )
-    return own, offset, int(outliers)
+    return own, offset, int(outliers), bins
