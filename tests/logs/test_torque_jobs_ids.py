@@ -1,10 +1,16 @@
-"""TORQUE job assembly: job ids and local stamps read by the kernels are what the arrays give.
+"""TORQUE job assembly: what the kernels read is what the array paths read.
 
 * job ids (sequence number, array index, whether the id has the form, whether it names an
   array's parent): the kernel gives what the regular expressions give, for ids of every shape
-  (damaged, overlong, with a newline or bytes beyond ASCII, which it leaves to them);
+  (damaged, overlong, with a newline or bytes beyond ASCII, which it leaves to them); read for
+  every record at once, the same groups and equal codes exactly for equal ids;
 * local stamps: what ``strptime`` gives, for well-formed and damaged stamps alike (days a
-  month lacks, leap days, seconds of 60, years before 1000, stray characters).
+  month lacks, leap days, seconds of 60, years before 1000, stray characters);
+* the key index tells keys one byte off, cut or lengthened apart from the wanted ones, and the
+  epochs it reads as it indexes are the reference path's (repeated, damaged and cut values);
+* job groups summarised in one pass cut the same attempts as the reduceat path;
+* duplicate-line keys, file runs, offsets measured and counted, rows with a flag: the same as
+  the array operations they replace.
 """
 
 from __future__ import annotations
