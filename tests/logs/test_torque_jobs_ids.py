@@ -412,3 +412,25 @@ def test_offsets_measured_by_the_kernel_are_the_array_offsets(
         slow.flags,
         slow.mismatches,
     )
+
+
+def test_file_offsets_are_measured_with_the_kernel() -> None:
+    # the spill path indexes only start and end: the epochs it reads must not ask for ctime
+    from gridtrace.logs._torque_lines import tokenize_torque_reference
+
+    lines = (
+        b"05/03/2024 10:00:05;S;7.srv;user=u start=1714723205 exec_host=n1/0\n"
+        b"05/03/2024 10:01:00;E;7.srv;user=u start=1714723205 end=1714723260 Exit_status=0\n"
+    )
+    records = tokenize_torque_reference(lines, src_file="20240503", site="s").records
+    saved = _torque_jobs_fast.KERNEL_ROWS
+    try:
+        _torque_jobs_fast.KERNEL_ROWS = 0
+        fast = _torque_jobs.measure_file_offsets(records, None)
+        _torque_jobs_fast.KERNEL_ROWS = 10**12
+        slow = _torque_jobs.measure_file_offsets(records, None)
+    finally:
+        _torque_jobs_fast.KERNEL_ROWS = saved
+    np.testing.assert_array_equal(fast.offset, slow.offset)
+    np.testing.assert_array_equal(fast.dst, slow.dst)
+    assert fast.facts == slow.facts
