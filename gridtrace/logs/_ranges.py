@@ -1314,19 +1314,28 @@ class RangeAssembly:
         self._task = first_task
         self.ranges_assembled = 0  # ranges assembled on the workers, once finished
         self._files = [path for path, _ in files]
-        self._prepared: list[list[Any]] = []
         self._facts: list[list[Any]] = []
-        for (path, ranges), seed in zip(files, seeds, strict=True):
+        calls: list[tuple[int, int, int, tuple[Any, ...]]] = []  # bytes, file, range, call
+        for f, ((path, ranges), seed) in enumerate(zip(files, seeds, strict=True)):
             if ranges is None:
-                prepared = [submit(prepare_range, name, path, None, site)]
+                calls.append((Path(path).stat().st_size, f, 0, (path, None, site)))
             else:
-                prepared = [submit(prepare_range, name, path, r, site, seed) for r in ranges]
-            self._prepared.append(prepared)
+                calls.extend(
+                    (r.end - r.start, f, k, (path, r, site, seed)) for k, r in enumerate(ranges)
+                )
+        self._prepared: list[list[Any]] = [[None] * (1 if r is None else len(r)) for _, r in files]
+        # the largest ranges first: the workers take the next one as they finish, the small
+        # ones last even out their ends (each range's assembly then stays on its worker)
+        calls.sort(key=lambda c: -c[0])
+        self._order = [(f, k) for _, f, k, _ in calls]
+        for _, f, k, args in calls:
+            self._prepared[f][k] = submit(prepare_range, name, *args)
 
     def finish(self) -> list[AssembledFile]:
         """Reconcile, assemble on the workers, and join: each file's :class:`AssembledFile`."""
-        for prepared in self._prepared:
-            self._facts.append([self._submit(range_facts, p) for p in prepared])
+        self._facts = [[None] * len(prepared) for prepared in self._prepared]
+        for f, k in self._order:  # as submitted: the order they are likely to finish in
+            self._facts[f][k] = self._submit(range_facts, self._prepared[f][k])
         return self._finish()
 
     def _finish(self) -> list[AssembledFile]:

@@ -845,14 +845,20 @@ def _tokenize_on(
         return _on_client(client, function, calls, False)
 
     submitted: list[Any] = []  # the assemblies' futures: cancelled at the first error
+    located: dict[Any, list[str]] = {}  # where finished futures' results are held
 
     def submit(function: Callable[..., Any], *args: Any) -> Any:
         # a task using a range's tables runs on the worker holding them, never moves them
         held = next((a for a in args if isinstance(a, Future)), None)
         near: dict[str, Any] = {}
         if held is not None:
-            wait([held])
-            where = list(client.who_has([held]).get(held.key, ()))
+            if held.key not in located:
+                wait([held])
+                # one call for every future finished by now: the next ones are known here
+                done = [f for f in submitted if f.done() and f.key not in located]
+                for key, where in client.who_has([held, *done]).items():
+                    located[key] = list(where)
+            where = located.get(held.key, [])
             if where:
                 near = {"workers": where, "allow_other_workers": True}  # if it is lost
         future = client.submit(function, *args, pure=False, **near)
