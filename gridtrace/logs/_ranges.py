@@ -1408,7 +1408,7 @@ class RangeAssembly:
         standard = sum(f.standard for f in facts)
         partial_codes = sum(f.partial for f in facts)
         if len(facts) > 1:
-            every = np.sort(np.concatenate([f.digests for f in facts]), kind="stable")  # runs
+            every = np.sort(np.concatenate([f.digests for f in facts]))  # equal ones side by side
             shared = np.unique(every[1:][every[1:] == every[:-1]])
             if len(shared):  # candidates: compared exactly, in reading order
                 found = self._gather([self._submit(rows_with, p, shared) for p in prepared])
