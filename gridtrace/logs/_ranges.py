@@ -1129,31 +1129,51 @@ def _slimmed(
     return table, tuple(uniform)
 
 
+_KEYED_ROWS = 8192
+"""Rows a run of chunks of the same keys needs to be written without them, in a file of its own
+(shorter runs, between comment lines, go with their neighbours, whole: a file costs too)."""
+
+
+def _runs(column: Any) -> list[tuple[int, _KeyRow | None]]:
+    """Return where each run of a map column's chunks of one :class:`_KeyRow` starts, and it.
+
+    A run shorter than :data:`_KEYED_ROWS` rows counts as None (kept whole), merged with its
+    neighbours kept whole.
+    """
+    raw: list[list[Any]] = []  # [start, rows, key row]
+    at = 0
+    for chunk in column.chunks:
+        if not len(chunk):
+            continue
+        row = _key_row(chunk)
+        if raw and raw[-1][2] == row:
+            raw[-1][1] += len(chunk)
+        else:
+            raw.append([at, len(chunk), row])
+        at += len(chunk)
+    runs: list[tuple[int, _KeyRow | None]] = []
+    for start, rows, row in raw:
+        kept = row if rows >= _KEYED_ROWS else None
+        if not runs or runs[-1][1] != kept:
+            runs.append((start, kept))
+    return runs
+
+
 def _pieces(table: pa.Table) -> list[tuple[pa.Table, dict[int, _KeyRow | None]]]:
     """Cut a table where the :class:`_KeyRow` of a map column's chunks changes.
 
-    A range's records are job lines, but for a few header or odd lines in a chunk: that chunk
-    is written whole, the others without their keys. Each piece comes with the key row of each
-    of its map columns (None: written whole).
+    A range's records are job lines, but for a few header or odd lines: the chunks holding them
+    are written whole, the others without their keys (see :func:`_runs`). Each piece comes with
+    the key row of each of its map columns (None: written whole).
     """
     cuts = {0, table.num_rows}
     found: dict[int, list[tuple[int, _KeyRow | None]]] = {}
     for i, field in enumerate(table.schema):
-        if not pa.types.is_map(field.type):
-            continue
-        at, last, runs = 0, None, []
-        for chunk in table.column(i).chunks:
-            if not len(chunk):
-                continue
-            row = _key_row(chunk)
-            if not at or row != last:
-                cuts.add(at)
-                runs.append((at, row))
-            at, last = at + len(chunk), row
-        found[i] = runs
-    bounds = sorted(cuts)
+        if pa.types.is_map(field.type):
+            found[i] = _runs(table.column(i))
+            cuts.update(at for at, _ in found[i])
     pieces = []
-    for a, b in itertools.pairwise(bounds):
+    for a, b in itertools.pairwise(sorted(cuts)):
         rows = {i: next(row for at, row in reversed(runs) if at <= a) for i, runs in found.items()}
         pieces.append((table.slice(a, b - a), rows))
     return pieces or [(table, {})]
