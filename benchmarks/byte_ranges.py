@@ -277,26 +277,29 @@ def _read_here(path: str, fmt: str) -> int:
         return parse_logs(path, format=fmt, site="bench", split_bytes=None).jobs.num_rows
 
 
-_HANDED = [0]
-
-
 def _count_hand_over() -> None:
-    """On a worker: count the bytes of the files its tasks hand their tables over in."""
+    """On a worker: count the bytes of the files its tasks hand their tables over in.
+
+    The count is kept on the reader's module: this script's own globals are copied with the
+    function sent to the worker.
+    """
     from gridtrace.logs import _registry
 
     write = getattr(_registry._write_table, "__wrapped__", _registry._write_table)
 
     def counted(path: Any, table: Any) -> None:
         write(path, table)
-        _HANDED[0] += Path(path).stat().st_size
+        _registry.__dict__["_bench_handed"] += Path(path).stat().st_size
 
     counted.__wrapped__ = write  # type: ignore[attr-defined]
     _registry._write_table = counted
-    _HANDED[0] = 0
+    _registry.__dict__["_bench_handed"] = 0
 
 
 def _handed_bytes() -> int:
-    return _HANDED[0]
+    from gridtrace.logs import _registry
+
+    return int(_registry.__dict__.get("_bench_handed", 0))
 
 
 def _idle_rates(client: Any, seconds: float) -> tuple[float, float]:
