@@ -1035,7 +1035,7 @@ def _key_row(chunk: Any) -> _KeyRow | None:
     start = int(ends[0])
     row_ends = ends[: width + 1] - start
     span = int(row_ends[-1])
-    if int(ends[-1]) - start != n * span:
+    if not span or int(ends[-1]) - start != n * span:  # (keys all empty: kept whole)
         return None
     data = np.frombuffer(buffers[2], np.uint8, n * span, start)
     first = data[:span]
@@ -1293,7 +1293,9 @@ class RangeAssembly:
     range (the ``UNSORTED`` flag), and the ranges the read reaches (up to one the garbage test
     stopped). Each range is then assembled on its worker with them (:func:`assemble_range`),
     its tables handed over in files of ``folder`` (a column of one value in every row left
-    out, put back here from one array per value); joined here in order, they are the whole
+    out, put back here from one array per value; a map column whose rows hold the same keys,
+    a job line's field names, handed over as its values, the keys put back here from one array
+    of them repeated); joined here in order, they are the whole
     file's assembly: the jobs of ranges whose submit times overlap are merged by their sort
     keys, as the whole assembly sorts them.
 

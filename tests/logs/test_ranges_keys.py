@@ -105,6 +105,13 @@ def test_a_row_of_other_keys_keeps_the_map_whole(n: int, odd: str, at: int, slic
     assert _Repeats().restored(slim, uniform).equals(table)
 
 
+def test_empty_keys_keep_the_map_whole() -> None:
+    table = _table([[[("", str(i)), ("", "x")] for i in range(10)]])
+    slim, uniform = _slimmed(table)
+    assert all(not isinstance(value, _KeyRow) for _, _, value in uniform)
+    assert _Repeats().restored(slim, uniform).equals(table)
+
+
 @given(n=st.integers(1, 30), start=st.integers(0, 5))
 def test_a_slice_of_the_same_keys_comes_back(n: int, start: int) -> None:
     table = _table([[_job_row(i) for i in range(40)]]).slice(start, n)
