@@ -6,6 +6,7 @@ are submitted in, and a range failing half-way through writing its files.
 
 from __future__ import annotations
 
+import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
@@ -204,12 +205,11 @@ def test_any_split_of_a_real_sized_log_handed_over_is_the_whole_file(
     path = tmp_path / f"log-{crlf}.swf"
     if not path.exists():
         path.write_bytes(_swf(1500, crlf=crlf))
-    folder = tmp_path / f"hand-{len(cuts)}-{sum(cuts)}-{crlf}"
-    folder.mkdir()
     may_start = ranges_module._may_start("swf")
     ranges = split_file(path, cuts, align_lines=1, may_start=may_start)
-    _same(_by_ranges(path, ranges, str(folder)), _whole(path))
-    assert list(folder.iterdir()) == []
+    with tempfile.TemporaryDirectory(dir=tmp_path) as folder:  # one a hypothesis example
+        _same(_by_ranges(path, ranges, folder), _whole(path))
+        assert list(Path(folder).iterdir()) == []
 
 
 def test_ranges_are_submitted_largest_first(tmp_path: Path) -> None:
