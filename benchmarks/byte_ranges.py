@@ -27,20 +27,20 @@ user's would be; with ``--own-workers``, as ``parse_logs`` starts its own local 
 For each run: ``parse_s``, the wall time of the ``parse_logs`` call (tokenise, ship the records
 back, join and assemble); ``parse_cpu_driver_s``, the CPU seconds of the call in the child (with
 ``--warm``, its local cluster's scheduler included), ``parse_cpu_sum_s`` with every worker's
-(``--warm`` only: measured on each worker before and after the call) and
-``parse_cpu_critical_s``, the child's and the busiest worker's: the call's length on an idle
-machine, at best; with ``--warm``, ``parse_cpu_busy_sum_s`` and ``parse_cpu_busy_critical_s``,
-the same less the CPU the processes spend idle over the call's wall time (the rates measured
-over ``--idle-s`` seconds before it: a dask scheduler's and workers' timers, which a loaded
-machine's longer wall times swell); ``process_s``, the wall time of the child process (imports
-and the dask cluster's start and stop included); ``cpu_s``, user + system CPU of the child and
-of every process it reaped (the dask workers included), from ``wait4``; ``peak_rss_mb``, the
-child's own peak resident memory. Reported: the median and range over ``--repeats`` of each,
-the ratio of ``w1``'s median ``parse_s`` to each configuration's (above 1: faster than one
-worker), and of ``w1``'s CPU to each configuration's summed CPU (``cpu_sum_vs_w1``: the work
-added) and critical path (``speedup_critical_path_vs_w1``: the speed-up the load of a shared
-machine hides), and the same of the busy CPU (``busy_cpu_sum_vs_w1``,
-``speedup_busy_critical_path_vs_w1``).
+(``--warm`` only: measured on each worker before and after the call) and ``parse_cpu_critical_s``,
+the child's and the busiest worker's: the call's length on an idle machine, at best; with
+``--warm``, ``parse_cpu_busy_sum_s`` and ``parse_cpu_busy_critical_s``, the same less the CPU the
+processes spend idle over the call's wall time (the rates measured over ``--idle-s`` seconds before
+it: a dask scheduler's and workers' timers, which a loaded machine's longer wall times swell);
+``hand_over_mb`` (``--warm``, two workers), the bytes of the files the workers wrote to hand their
+tables over; ``process_s``, the wall time of the child process (imports and the dask cluster's
+start and stop included); ``cpu_s``, user + system CPU of the child and of every process it reaped
+(the dask workers included), from ``wait4``; ``peak_rss_mb``, the child's own peak resident memory.
+Reported: the median and range over ``--repeats`` of each, the ratio of ``w1``'s median ``parse_s``
+to each configuration's (above 1: faster than one worker), and of ``w1``'s CPU to each
+configuration's summed CPU (``cpu_sum_vs_w1``: the work added) and critical path
+(``speedup_critical_path_vs_w1``: the speed-up the load of a shared machine hides), and the same of
+the busy CPU (``busy_cpu_sum_vs_w1``, ``speedup_busy_critical_path_vs_w1``).
 
 With ``--baseline TREE`` (another checkout, e.g. ``git worktree add --detach ../base main``),
 every configuration also runs with ``PYTHONPATH=TREE`` (its gridtrace, this script), in turn
@@ -192,6 +192,8 @@ def _child(args: argparse.Namespace) -> None:
         if client is not None:  # each worker also reads and assembles it whole, in itself
             client.run(_read_here, str(head), args.format)
     idle = _idle_rates(client, args.idle_s) if args.warm else (0.0, 0.0)
+    if client is not None:
+        client.run(_count_hand_over)
     workers_before = client.run(_cpu_s) if client is not None else {}
     cpu_before = _cpu_s()
     start = time.perf_counter()
@@ -220,9 +222,11 @@ def _child(args: argparse.Namespace) -> None:
     driver_cpu = _cpu_s() - cpu_before
     worker_cpu = []
     known = workers == 1 or client is not None  # cold: the workers' CPU is not measured
+    handed = None
     if client is not None:
         after = client.run(_cpu_s)
         worker_cpu = [after[w] - workers_before[w] for w in sorted(after)]
+        handed = sum(client.run(_handed_bytes).values()) / 1e6
     out = {
         "parse_s": parse_s,
         # CPU seconds of the parse (--warm only for the workers): this process (the driver,
@@ -252,6 +256,8 @@ def _child(args: argparse.Namespace) -> None:
         "jobs": seen[2],
         "byte_ranges": byte_ranges,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        # bytes the workers wrote to hand their tables over (--warm, two workers)
+        "hand_over_mb": handed,
     }
     print("RESULT " + json.dumps(out), flush=True)
     if client is not None:
@@ -269,6 +275,31 @@ def _read_here(path: str, fmt: str) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return parse_logs(path, format=fmt, site="bench", split_bytes=None).jobs.num_rows
+
+
+def _count_hand_over() -> None:
+    """On a worker: count the bytes of the files its tasks hand their tables over in.
+
+    The count is kept on the reader's module: this script's own globals are copied with the
+    function sent to the worker.
+    """
+    from gridtrace.logs import _registry
+
+    write = getattr(_registry._write_table, "__wrapped__", _registry._write_table)
+
+    def counted(path: Any, table: Any) -> None:
+        write(path, table)
+        _registry.__dict__["_bench_handed"] += Path(path).stat().st_size
+
+    counted.__wrapped__ = write  # type: ignore[attr-defined]
+    _registry._write_table = counted
+    _registry.__dict__["_bench_handed"] = 0
+
+
+def _handed_bytes() -> int:
+    from gridtrace.logs import _registry
+
+    return int(_registry.__dict__.get("_bench_handed", 0))
 
 
 def _idle_rates(client: Any, seconds: float) -> tuple[float, float]:
@@ -397,9 +428,9 @@ def main() -> None:
         for key in (
             "parse_s", "process_s", "cpu_s", "peak_rss_mb", "parse_cpu_driver_s",
             "parse_cpu_sum_s", "parse_cpu_critical_s", "parse_cpu_busy_sum_s",
-            "parse_cpu_busy_critical_s",
+            "parse_cpu_busy_critical_s", "hand_over_mb",
         ):  # fmt: skip
-            values = [r[key] for r in got]
+            values = [r.get(key) for r in got]
             if None in values:
                 continue
             entry[key] = {

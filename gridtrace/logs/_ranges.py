@@ -63,6 +63,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import importlib
+import itertools
 import logging
 import mmap
 from collections.abc import Callable, Iterator, Sequence
@@ -77,6 +78,7 @@ import pyarrow.compute as pc
 
 from gridtrace.errors import ConfigError
 from gridtrace.logs._base import FileParse, tokenize_guarded
+from gridtrace.logs._columnar import string_array
 from gridtrace.logs._io import (
     GARBAGE_WINDOW_BYTES,
     GARBAGE_WINDOW_LINES,
@@ -992,9 +994,79 @@ def sort_keys(prepared: _Prepared, plan: _RangePlan) -> _F64:
 
 
 _Uniform = tuple[tuple[int, Any, Any], ...]
-"""Columns of a handed-over table left out of its file: (position, field, the one value)."""
+"""Columns of a handed-over table left out of its file: (position, field, what puts it back).
+
+What puts it back is the one value (an Arrow scalar) of a one-value column, or the
+:class:`_KeyRow` of a map column whose file holds its values only."""
 
 _SAMPLES = 8  # values a column is checked at before it is compared whole
+_BLOCK_ROWS = 4096  # rows of a map column's keys compared at once
+
+
+@dataclass(frozen=True)
+class _KeyRow:
+    """A map column handed over as its values only: every row holds these keys, in this order.
+
+    An SWF or GWF job line's ``attrs`` map its fields' names to their tokens, the names the same
+    in every row: about two thirds of a range's records. The file holds the values as a
+    fixed-size list a row; the keys are put back from one array of the names repeated, shared
+    by every range (:class:`_Repeats`).
+    """
+
+    keys: tuple[str, ...]
+
+
+def _key_row(chunk: Any) -> _KeyRow | None:
+    """Return the keys every row of a map array holds, when they are one row's keys repeated.
+
+    None when a row is null, or holds other keys, or as many in another order; the keys are
+    compared whole (every offset and byte), block by block of rows.
+    """
+    n = len(chunk)
+    if not n or chunk.null_count or not pa.types.is_string(chunk.type.key_type):
+        return None
+    offsets = np.asarray(chunk.offsets)  # the rows' entries, into the unsliced children
+    width = int(offsets[1] - offsets[0])
+    if width < 1 or bool((np.diff(offsets) != width).any()):
+        return None
+    keys = chunk.keys.slice(int(offsets[0]), n * width)
+    buffers = keys.buffers()
+    ends = np.frombuffer(buffers[1], np.int32, n * width + 1, keys.offset * 4)
+    start = int(ends[0])
+    row_ends = ends[: width + 1] - start
+    span = int(row_ends[-1])
+    if not span or int(ends[-1]) - start != n * span:  # (keys all empty: kept whole)
+        return None
+    data = np.frombuffer(buffers[2], np.uint8, n * span, start)
+    first = data[:span]
+    rows = min(n, _BLOCK_ROWS)
+    expected = (np.arange(rows, dtype=np.int32)[:, None] * span + row_ends[:-1]).ravel() + start
+    for at in range(0, n, rows):  # blocks small enough to stay in the cache
+        m = min(rows, n - at)
+        if not np.array_equal(
+            ends[at * width : (at + m) * width] - at * span, expected[: m * width]
+        ):
+            return None
+        if not bool((data[at * span : (at + m) * span].reshape(m, span) == first).all()):
+            return None
+    return _KeyRow(tuple(keys.slice(0, width).to_pylist()))
+
+
+def _key_rows(column: Any) -> _KeyRow | None:
+    """Return the :class:`_KeyRow` of every chunk of a map column, when they all have one."""
+    rows = {_key_row(chunk) for chunk in column.chunks if len(chunk)}
+    return rows.pop() if len(rows) == 1 and None not in rows else None
+
+
+def _values_of(column: Any, width: int) -> Any:
+    """Return a map column's values, a fixed-size list of ``width`` a row (no copy)."""
+    chunks: list[Any] = []
+    for chunk in column.chunks:
+        first = int(np.asarray(chunk.offsets[:1])[0]) if len(chunk) else 0
+        values = chunk.items.slice(first, len(chunk) * width)
+        chunks.append(pa.FixedSizeListArray.from_arrays(values, width))
+    kind: Any = pa.list_(column.type.item_type, width)
+    return pa.chunked_array(chunks, kind)
 
 
 def _uniform_columns(table: pa.Table) -> _Uniform:
@@ -1031,13 +1103,80 @@ def _uniform_columns(table: pa.Table) -> _Uniform:
     return tuple(found)
 
 
-def _slimmed(table: pa.Table) -> tuple[pa.Table, _Uniform]:
-    """Return the table with its one-value columns emptied (null type: no buffer), and them."""
-    uniform = _uniform_columns(table)
+def _slimmed(
+    table: pa.Table, key_rows: dict[int, _KeyRow | None] | None = None
+) -> tuple[pa.Table, _Uniform]:
+    """Return the table as a file holds it, and what :meth:`_Repeats.restored` puts back.
+
+    Its one-value columns are emptied (null type: no buffer), its map columns whose rows all
+    hold the same keys are reduced to their values (see :class:`_KeyRow`; ``key_rows``: those
+    of its map columns, when known).
+    """
+    uniform = list(_uniform_columns(table))
     empty = pa.nulls(table.num_rows)
     for i, field, _ in uniform:
         table = table.set_column(i, pa.field(field.name, pa.null()), empty)
-    return table, uniform
+    left = {i for i, _, _ in uniform}
+    for i, field in enumerate(table.schema):
+        if i in left or not pa.types.is_map(field.type) or not table.num_rows:
+            continue
+        row = _key_rows(table.column(i)) if key_rows is None else key_rows.get(i)
+        if row is None:
+            continue
+        values = _values_of(table.column(i), len(row.keys))
+        table = table.set_column(i, pa.field(field.name, values.type), values)
+        uniform.append((i, field, row))
+    return table, tuple(uniform)
+
+
+_KEYED_ROWS = 8192
+"""Rows a run of chunks of the same keys needs to be written without them, in a file of its own
+(shorter runs, between comment lines, go with their neighbours, whole: a file costs too)."""
+
+
+def _runs(column: Any) -> list[tuple[int, _KeyRow | None]]:
+    """Return where each run of a map column's chunks of one :class:`_KeyRow` starts, and it.
+
+    A run shorter than :data:`_KEYED_ROWS` rows counts as None (kept whole), merged with its
+    neighbours kept whole.
+    """
+    raw: list[list[Any]] = []  # [start, rows, key row]
+    at = 0
+    for chunk in column.chunks:
+        if not len(chunk):
+            continue
+        row = _key_row(chunk)
+        if raw and raw[-1][2] == row:
+            raw[-1][1] += len(chunk)
+        else:
+            raw.append([at, len(chunk), row])
+        at += len(chunk)
+    runs: list[tuple[int, _KeyRow | None]] = []
+    for start, rows, row in raw:
+        kept = row if rows >= _KEYED_ROWS else None
+        if not runs or runs[-1][1] != kept:
+            runs.append((start, kept))
+    return runs
+
+
+def _pieces(table: pa.Table) -> list[tuple[pa.Table, dict[int, _KeyRow | None]]]:
+    """Cut a table where the :class:`_KeyRow` of a map column's chunks changes.
+
+    A range's records are job lines, but for a few header or odd lines: the chunks holding them
+    are written whole, the others without their keys (see :func:`_runs`). Each piece comes with
+    the key row of each of its map columns (None: written whole).
+    """
+    cuts = {0, table.num_rows}
+    found: dict[int, list[tuple[int, _KeyRow | None]]] = {}
+    for i, field in enumerate(table.schema):
+        if pa.types.is_map(field.type):
+            found[i] = _runs(table.column(i))
+            cuts.update(at for at, _ in found[i])
+    pieces = []
+    for a, b in itertools.pairwise(sorted(cuts)):
+        rows = {i: next(row for at, row in reversed(runs) if at <= a) for i, runs in found.items()}
+        pieces.append((table.slice(a, b - a), rows))
+    return pieces or [(table, {})]
 
 
 class _Repeats:
@@ -1045,7 +1184,7 @@ class _Repeats:
 
     The columns :func:`_slimmed` left out of the files are put back from here (their buffers
     shared by every range), so the driver builds each value's column once per file, not once
-    per range.
+    per range; so too the keys of a map column handed over as its values (:class:`_KeyRow`).
     """
 
     def __init__(self, rows: int = 0) -> None:
@@ -1061,24 +1200,65 @@ class _Repeats:
             self._made[key] = made
         return made.slice(0, rows)
 
+    def _keys(self, row: _KeyRow, rows: int) -> tuple[Any, Any]:
+        """Return ``rows`` rows of the keys (one string array) and their maps' offsets."""
+        key = ("keys", row.keys)
+        made = self._made.get(key)
+        if made is None or len(made[1]) <= rows:
+            size = max(rows, 2 * len(made[1]) if made is not None else 0)
+            names = [name.encode() for name in row.keys]
+            width = len(names)
+            ends = np.cumsum([0] + [len(name) for name in names], dtype=np.int64)
+            starts = np.arange(size, dtype=np.int64)[:, None] * int(ends[-1]) + ends[:-1]
+            string_ends = np.append(starts.ravel(), size * int(ends[-1])).astype(np.int32)
+            data = np.tile(np.frombuffer(b"".join(names), np.uint8), size)
+            keys = string_array(string_ends, data)
+            steps = pa.array(np.arange(0, (size + 1) * width, width, dtype=np.int32))
+            made = (keys, steps)
+            self._made[key] = made
+        width = len(row.keys)
+        return made[0].slice(0, rows * width), made[1].slice(0, rows + 1)
+
+    def _map(self, values: Any, field: Any, row: _KeyRow) -> Any:
+        """Put a map column's keys back beside its values (see :class:`_KeyRow`)."""
+        chunks = []
+        for chunk in values.chunks:
+            keys, steps = self._keys(row, len(chunk))
+            chunks.append(pa.MapArray.from_arrays(steps, keys, chunk.flatten(), type=field.type))
+        return pa.chunked_array(chunks, field.type)
+
     def restored(self, table: pa.Table, uniform: _Uniform) -> pa.Table:
-        """Put a table's one-value columns back (see :func:`_slimmed`)."""
+        """Put a table's left-out columns back (see :func:`_slimmed`)."""
         for i, field, value in uniform:
-            table = table.set_column(i, field, self.column(value, table.num_rows))
+            if isinstance(value, _KeyRow):
+                column = self._map(table.column(i), field, value)
+            else:
+                column = self.column(value, table.num_rows)
+            table = table.set_column(i, field, column)
         return table
 
 
-def _write_tables(folder: str, task: int, tables: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
-    """Write a range's tables to ``folder`` (one-value columns left out): (path, rows, them)."""
+_Written = tuple[tuple[str, int, _Uniform], ...]
+"""A table handed over in files: each piece's file, rows, and left-out columns."""
+
+
+def _write_tables(
+    folder: str, task: int, tables: tuple[Any, Any, Any]
+) -> tuple[_Written, _Written, _Written]:
+    """Write a range's tables to ``folder``, slimmed (see :func:`_slimmed`), a file a piece."""
     from gridtrace.logs._registry import _write_table
 
     where = Path(folder)
     out = []
     for kind, table in zip(("records", "quarantine", "jobs"), tables, strict=True):
-        path = where / f"task-{task:06d}.{kind}.arrow"
-        slim, uniform = _slimmed(table)
-        _write_table(path, slim)
-        out.append((str(path), table.num_rows, uniform))
+        written = []
+        for k, (piece, key_rows) in enumerate(_pieces(table)):
+            name = f"task-{task:06d}.{kind}" + (f".{k}" if k else "")
+            path = where / f"{name}.arrow"
+            slim, uniform = _slimmed(piece, key_rows)
+            _write_table(path, slim)
+            written.append((str(path), piece.num_rows, uniform))
+        out.append(tuple(written))
     return out[0], out[1], out[2]
 
 
@@ -1092,9 +1272,14 @@ def _read_tables(
         return tables[0], tables[1], tables[2]
     repeats = _Repeats() if repeats is None else repeats
     records, quarantine, jobs = (
-        repeats.restored(_map_table(path, rows), uniform) for path, rows, uniform in tables
+        _joined([repeats.restored(_map_table(path, rows), uniform) for path, rows, uniform in kind])
+        for kind in tables
     )
     return records, quarantine, jobs
+
+
+def _joined(pieces: list[pa.Table]) -> pa.Table:
+    return pieces[0] if len(pieces) == 1 else pa.concat_tables(pieces)
 
 
 class RangeAssembly:
@@ -1108,7 +1293,9 @@ class RangeAssembly:
     range (the ``UNSORTED`` flag), and the ranges the read reaches (up to one the garbage test
     stopped). Each range is then assembled on its worker with them (:func:`assemble_range`),
     its tables handed over in files of ``folder`` (a column of one value in every row left
-    out, put back here from one array per value); joined here in order, they are the whole
+    out, put back here from one array per value; a map column whose rows hold the same keys,
+    a job line's field names, handed over as its values, the keys put back here from one array
+    of them repeated); joined here in order, they are the whole
     file's assembly: the jobs of ranges whose submit times overlap are merged by their sort
     keys, as the whole assembly sorts them.
 
@@ -1149,19 +1336,28 @@ class RangeAssembly:
         self._task = first_task
         self.ranges_assembled = 0  # ranges assembled on the workers, once finished
         self._files = [path for path, _ in files]
-        self._prepared: list[list[Any]] = []
         self._facts: list[list[Any]] = []
-        for (path, ranges), seed in zip(files, seeds, strict=True):
+        calls: list[tuple[int, int, int, tuple[Any, ...]]] = []  # bytes, file, range, call
+        for f, ((path, ranges), seed) in enumerate(zip(files, seeds, strict=True)):
             if ranges is None:
-                prepared = [submit(prepare_range, name, path, None, site)]
+                calls.append((Path(path).stat().st_size, f, 0, (path, None, site)))
             else:
-                prepared = [submit(prepare_range, name, path, r, site, seed) for r in ranges]
-            self._prepared.append(prepared)
+                calls.extend(
+                    (r.end - r.start, f, k, (path, r, site, seed)) for k, r in enumerate(ranges)
+                )
+        self._prepared: list[list[Any]] = [[None] * (1 if r is None else len(r)) for _, r in files]
+        # the largest ranges first: the workers take the next one as they finish, the small
+        # ones last even out their ends (each range's assembly then stays on its worker)
+        calls.sort(key=lambda c: -c[0])
+        self._order = [(f, k) for _, f, k, _ in calls]
+        for _, f, k, args in calls:
+            self._prepared[f][k] = submit(prepare_range, name, *args)
 
     def finish(self) -> list[AssembledFile]:
         """Reconcile, assemble on the workers, and join: each file's :class:`AssembledFile`."""
-        for prepared in self._prepared:
-            self._facts.append([self._submit(range_facts, p) for p in prepared])
+        self._facts = [[None] * len(prepared) for prepared in self._prepared]
+        for f, k in self._order:  # as submitted: the order they are likely to finish in
+            self._facts[f][k] = self._submit(range_facts, self._prepared[f][k])
         return self._finish()
 
     def _finish(self) -> list[AssembledFile]:
@@ -1234,7 +1430,7 @@ class RangeAssembly:
         standard = sum(f.standard for f in facts)
         partial_codes = sum(f.partial for f in facts)
         if len(facts) > 1:
-            every = np.sort(np.concatenate([f.digests for f in facts]), kind="stable")  # runs
+            every = np.sort(np.concatenate([f.digests for f in facts]))  # equal ones side by side
             shared = np.unique(every[1:][every[1:] == every[:-1]])
             if len(shared):  # candidates: compared exactly, in reading order
                 found = self._gather([self._submit(rows_with, p, shared) for p in prepared])
@@ -1283,7 +1479,7 @@ def _rows(tables: tuple[Any, Any, Any]) -> int:
     """Return the most rows of a range's tables (0 when they were sent back, not written)."""
     if isinstance(tables[0], pa.Table):
         return 0
-    return max(int(rows) for _, rows, _ in tables)
+    return max(int(rows) for pieces in tables for _, rows, _ in pieces)
 
 
 def _in_order(ranges: Sequence[_AssembledRange]) -> bool:
