@@ -98,8 +98,8 @@ from gridtrace.stats._measures import QUANTILES, interarrival_acf, log_bin_edges
 from gridtrace.stats._profiles import (
     _DAY,
     FlurryCriteria,
-    _hour_occurrences,
     local_seconds,
+    profiles_of_counts,
 )
 
 __all__ = ["characterise_out_of_core"]
@@ -749,21 +749,7 @@ class _Flurries:
 
 def _profiles(daily: I64, weekly: I64, jobs: int, span: I64, zone: str | None) -> pa.Table:
     """:func:`arrival_profiles` from its counts (``span``: the first and last local second)."""
-    total = max(jobs, 1)
-    seen_daily, seen_weekly = _hour_occurrences(span, zone)
-    counts = np.concatenate((daily, weekly)).astype(np.int64)
-    seen = np.concatenate((seen_daily, seen_weekly)).astype(np.int64)
-    per_hour = np.divide(counts, seen, out=np.zeros(counts.size), where=seen > 0)
-    return pa.table(
-        {
-            "profile": ["daily"] * 24 + ["weekly"] * 168,
-            "bin": pa.array(np.concatenate((np.arange(24), np.arange(168))).astype(np.int32)),
-            "jobs": pa.array(counts),
-            "fraction": pa.array(counts / total),
-            "occurrences": pa.array(seen),
-            "per_hour": pa.array(per_hour, mask=seen == 0),
-        }
-    )
+    return profiles_of_counts(daily, weekly, jobs, span, zone)
 
 
 def _hist_rows(rows: dict[str, list[Any]], kind: str, group: str, counts: I64, edges: F64) -> None:

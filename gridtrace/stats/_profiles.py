@@ -128,7 +128,18 @@ def arrival_profiles(local_s: I64, zone: str | None = None) -> pa.Table:
     weekday = ((local_s // _DAY) + 3) % 7  # 1970-01-01 was a Thursday (Monday = 0)
     daily = np.bincount(hour, minlength=24)
     weekly = np.bincount(weekday * 24 + hour, minlength=168)
-    total = max(int(local_s.size), 1)
+    return profiles_of_counts(daily, weekly, int(local_s.size), local_s, zone)
+
+
+def profiles_of_counts(
+    daily: I64, weekly: I64, arrivals: int, local_s: I64, zone: str | None
+) -> pa.Table:
+    """Return the table of :func:`arrival_profiles` from its bins' counts.
+
+    ``local_s`` needs only the first and the last arrival (the span whose hours are counted);
+    the out-of-core characterisation counts the bins chunk by chunk and passes the span.
+    """
+    total = max(arrivals, 1)
     seen_daily, seen_weekly = _hour_occurrences(local_s, zone)
     jobs = np.concatenate((daily, weekly)).astype(np.int64)
     seen = np.concatenate((seen_daily, seen_weekly)).astype(np.int64)
