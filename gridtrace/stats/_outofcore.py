@@ -97,6 +97,7 @@ from gridtrace.stats._exact import (
 from gridtrace.stats._measures import QUANTILES, interarrival_acf, log_bin_edges
 from gridtrace.stats._profiles import (
     _DAY,
+    FLURRY_SCHEMA,
     FlurryCriteria,
     local_seconds,
     profiles_of_counts,
@@ -658,15 +659,6 @@ _REQUESTS_SCHEMA = schema_of(
     pa.field("work_core_s", pa.float64()),
     pa.field("offered_load", pa.float64()),
 )
-_FLURRY_SCHEMA = schema_of(
-    pa.field("user", pa.string()),
-    pa.field("day", pa.string()),
-    pa.field("jobs", pa.int64()),
-    pa.field("day_jobs", pa.int64()),
-    pa.field("day_share", pa.float64()),
-    pa.field("ratio_to_median_day", pa.float64()),
-    pa.field("first_submit_s", pa.float64()),
-)
 
 
 def _idc_grid(store: _Store, points: int, piece: int) -> list[_Windows]:
@@ -717,7 +709,7 @@ class _Flurries:
 
     def table(self, labels: tuple[str, ...], rules: FlurryCriteria) -> pa.Table:
         if not self.days:
-            return _FLURRY_SCHEMA.empty_table()
+            return FLURRY_SCHEMA.empty_table()
         first_day = min(self.days)
         day_totals = np.zeros(max(self.days) - first_day + 1, dtype=np.int64)
         for d, k in self.days.items():
@@ -743,7 +735,7 @@ class _Flurries:
                 "ratio_to_median_day": pa.array(ratio[rows]),
                 "first_submit_s": pa.array(self.first[rows]),
             },
-            schema=_FLURRY_SCHEMA,
+            schema=FLURRY_SCHEMA,
         )
 
 

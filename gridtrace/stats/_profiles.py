@@ -65,6 +65,18 @@ def local_seconds(arrays: TraceArrays, zone: str) -> tuple[I64, str]:
     return seconds, f"local time in {zone}"
 
 
+FLURRY_SCHEMA = schema_of(
+    pa.field("user", pa.string()),
+    pa.field("day", pa.string()),
+    pa.field("jobs", pa.int64()),
+    pa.field("day_jobs", pa.int64()),
+    pa.field("day_share", pa.float64()),
+    pa.field("ratio_to_median_day", pa.float64()),
+    pa.field("first_submit_s", pa.float64()),
+)
+"""The columns of :func:`find_flurries`' table."""
+
+
 def _hour_occurrences(local_s: I64, zone: str | None) -> tuple[I64, I64]:
     """Return how often each local hour of day and of week occurred between the arrivals.
 
@@ -168,15 +180,7 @@ def find_flurries(
         ``ratio_to_median_day`` and ``first_submit_s``; sorted by day, then user.
     """
     rules = criteria or FlurryCriteria()
-    schema = schema_of(
-        pa.field("user", pa.string()),
-        pa.field("day", pa.string()),
-        pa.field("jobs", pa.int64()),
-        pa.field("day_jobs", pa.int64()),
-        pa.field("day_share", pa.float64()),
-        pa.field("ratio_to_median_day", pa.float64()),
-        pa.field("first_submit_s", pa.float64()),
-    )
+    schema = FLURRY_SCHEMA
     if local_s.size == 0:
         return schema.empty_table()
     # (user, day) pairs counted _FLURRY_CHUNK jobs at a time and merged into the pairs seen so
