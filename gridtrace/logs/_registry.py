@@ -47,7 +47,6 @@ from gridtrace.logs._io import (
     LogFiles,
     StrPath,
     default_site_name,
-    detect_compression,
     read_log_head,
     scan_log_paths,
 )
@@ -351,12 +350,10 @@ def parse_logs(
     spill_dir : path, optional
         Where process workers and the workers of ``scheduler`` write each task's tables: a
         temporary folder is made in it, and removed before this call returns, whether it
-        succeeds or fails. Default: a memory file system (``/dev/shm``) when it has room for
-        the tables (8 times the plain files' size) and the system has twice that memory
-        available, else the system's temporary folder (``info["byte_ranges"]`` says which,
-        ``hand_over_in_memory``); both on this machine, which a ``scheduler``'s workers on other
-        machines do not see: give a folder of a shared file system there. The tables returned
-        may map the files, deleted: their space is freed when the tables are.
+        succeeds or fails. Default: the system's temporary folder (on one machine), which a
+        ``scheduler``'s workers on other machines do not see: give a folder of a shared file
+        system there. The tables returned may map the files, deleted: their disk space is freed
+        when the tables are.
 
     Returns
     -------
@@ -664,9 +661,7 @@ def _tokenize_with_dask(
         raise ConfigError(msg) from None
     # threads share this process: their tables come back as they are; processes, and the
     # workers of a scheduler (other processes, maybe other machines), hand them over in files
-    folder, in_memory = None, False
-    if processes or scheduler is not None:
-        folder, in_memory = _task_folder(spill_dir, [path for _, path in tasks])
+    folder = _task_folder(spill_dir) if processes or scheduler is not None else None
     cluster = None
     try:
         if scheduler is not None:
@@ -681,12 +676,9 @@ def _tokenize_with_dask(
                 )
             client = Client(cluster)
         try:
-            parts, split = _tokenize_on(client, tasks, site, progress, split_bytes, folder)
+            return _tokenize_on(client, tasks, site, progress, split_bytes, folder)
         finally:
             client.close()
-        if split is not None and folder is not None:
-            split["hand_over_in_memory"] = int(in_memory)  # said: it holds memory, not disk
-        return parts, split
     finally:
         if cluster is not None:
             cluster.close()  # its workers are gone: none can write in the folder any more
@@ -711,70 +703,12 @@ TASK_FOLDER_PREFIX = ".gridtrace-tasks-"
 """Name start of the temporary folder where workers write their tasks' tables."""
 
 
-MEMORY_FOLDER = Path("/dev/shm")
-"""Where the tasks' tables go by default, when it has room (see :func:`_hand_over_base`)."""
-
-_HANDED_PER_BYTE = 8
-"""Bytes of tables handed over per byte of a plain input file, at most (SWF: about 4.3)."""
-
-_HANDED_PER_COMPRESSED_BYTE = 80
-"""The same per byte of a compressed file (logs compress about tenfold)."""
-
-
-def _available_memory() -> int:
-    """Return the memory the system says is available (``MemAvailable``), 0 when unknown."""
-    try:
-        with Path("/proc/meminfo").open() as info:
-            for line in info:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return 0
-    return 0
-
-
-def _hand_over_base(spill_dir: StrPath | None, paths: Sequence[str]) -> tuple[Path, bool]:
-    """Return the folder the tasks' folder is made in, and whether it is held in memory.
-
-    ``spill_dir`` when given. Else a memory file system (:data:`MEMORY_FOLDER`) when there is
-    one, writable, with room for the tables the files may give (8 times a plain file's size,
-    80 times a compressed one's) and that much memory available twice over: a process worker
-    writes there 3 to 6 times faster than on a disk's file system (whose pages the kernel
-    also writes out). Else the system's temporary folder.
-    """
-    if spill_dir is not None:
-        return Path(spill_dir), False
-    system = Path(tempfile.gettempdir())
-    try:
-        need = 0
-        for path in paths:
-            size = Path(path).stat().st_size
-            with Path(path).open("rb") as raw:
-                plain = detect_compression(raw.read(8)) is None
-            need += size * (_HANDED_PER_BYTE if plain else _HANDED_PER_COMPRESSED_BYTE)
-        if not (MEMORY_FOLDER.is_dir() and os.access(MEMORY_FOLDER, os.W_OK | os.X_OK)):
-            return system, False
-        room = os.statvfs(MEMORY_FOLDER)
-        free = room.f_bavail * room.f_frsize
-    except OSError:
-        return system, False
-    if need <= free and 2 * need <= _available_memory():
-        return MEMORY_FOLDER, True
-    return system, False
-
-
-def _task_folder(spill_dir: StrPath | None, paths: Sequence[str] = ()) -> tuple[str, bool]:
-    """Make the temporary folder for the tasks' tables (see :func:`_hand_over_base`).
-
-    Returns the folder, and whether it is in memory.
-    """
-    base, in_memory = _hand_over_base(spill_dir, paths)
+def _task_folder(spill_dir: StrPath | None) -> str:
+    """Make the temporary folder for the tasks' tables, in ``spill_dir`` or the system's."""
+    base = Path(spill_dir) if spill_dir is not None else Path(tempfile.gettempdir())
     base.mkdir(parents=True, exist_ok=True)
     # absolute: a worker's working folder need not be this process's
-    folder = tempfile.mkdtemp(prefix=TASK_FOLDER_PREFIX, dir=base.absolute())
-    if in_memory:
-        logger.info("tasks' tables handed over in memory, in %s", folder)
-    return folder, in_memory
+    return tempfile.mkdtemp(prefix=TASK_FOLDER_PREFIX, dir=base.absolute())
 
 
 def _remove_folder(folder: str) -> None:

@@ -236,47 +236,29 @@ def test_ranges_are_submitted_largest_first(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- the folder
 
 
-def test_the_hand_over_goes_in_memory_only_with_room(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    log = tmp_path / "a.swf"
-    log.write_bytes(_swf(50))
-    memory = tmp_path / "shm"
-    memory.mkdir()
-    monkeypatch.setattr(registry, "MEMORY_FOLDER", memory)
-    monkeypatch.setattr(registry, "_available_memory", lambda: 1 << 40)
-    assert registry._hand_over_base(None, [str(log)]) == (memory, True)
-    given_dir = tmp_path / "mine"
-    assert registry._hand_over_base(given_dir, [str(log)]) == (given_dir, False)
-    need = 8 * log.stat().st_size
-    monkeypatch.setattr(registry, "_available_memory", lambda: 2 * need - 1)
-    base, in_memory = registry._hand_over_base(None, [str(log)])
-    assert not in_memory
-    assert base != memory
-    monkeypatch.setattr(registry, "MEMORY_FOLDER", tmp_path / "none")
-    monkeypatch.setattr(registry, "_available_memory", lambda: 1 << 40)
-    assert registry._hand_over_base(None, [str(log)])[1] is False
-
-
-def test_process_workers_hand_over_in_memory_say_so_and_leave_nothing(
+def test_process_workers_hand_over_in_the_spill_dir_and_leave_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("distributed")
     monkeypatch.setattr(ranges_module, "_ALIGN_LINES", 1)
-    memory = tmp_path / "shm"
-    memory.mkdir()
-    monkeypatch.setattr(registry, "MEMORY_FOLDER", memory)
-    monkeypatch.setattr(registry, "_available_memory", lambda: 1 << 40)
+    spill = tmp_path / "spill"
     log = tmp_path / "site" / "a.swf"
     log.parent.mkdir()
     log.write_bytes(_swf(600))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataQualityWarning)
         here = parse_logs(log, format="swf", site="s")
-        there = parse_logs(log, format="swf", site="s", workers=2, processes=True, split_bytes=4096)
-    assert there.info["byte_ranges"]["hand_over_in_memory"] == 1
+        there = parse_logs(
+            log,
+            format="swf",
+            site="s",
+            workers=2,
+            processes=True,
+            split_bytes=4096,
+            spill_dir=spill,
+        )
     assert there.info["byte_ranges"]["files_split"] == 1
-    assert sorted(memory.rglob("*")) == []
+    assert sorted(spill.rglob("*")) == []
     assert there.records.equals(here.records)
     assert there.jobs.equals(here.jobs)
     assert there.quarantine.equals(here.quarantine)
