@@ -139,6 +139,18 @@ def _submit_and_start(used: pa.Table, unit: str) -> tuple[pa.Array[Any], pa.Arra
     return submit, start_time
 
 
+def _ticks_and_wait(used: pa.Table, unit: str) -> tuple[I64, F64]:
+    """Return the trace's submit ticks and waits in seconds (NaN: never started) of ``used``."""
+    submit, start = _submit_and_start(used, unit)
+    ticks = np.asarray(submit.to_numpy(zero_copy_only=False), dtype=np.int64)
+    started = np.asarray(start.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    start_or_0 = cast("pa.Array[Any]", pc.fill_null(start, pa.scalar(0, pa.int64())))
+    start_ticks = np.asarray(start_or_0.to_numpy(), dtype=np.int64)
+    wait = np.asarray(_seconds(start_ticks - ticks, _PER_SECOND[unit]), dtype=np.float64)
+    wait[~started] = np.nan
+    return ticks, wait
+
+
 def _batch_part(batch: pa.Table, unit: str, exclude_monitoring: bool) -> tuple[pa.Table, int]:
     """Keep the trace values of a batch's attempts that ran; count the probes left out."""
     ran, n_monitoring = _ran(batch, exclude_monitoring)
@@ -526,14 +538,7 @@ def _trace_arrays_of_file(
         k = used.num_rows
         if not k:
             continue
-        submit, start = _submit_and_start(used, unit)
-        ticks = np.asarray(submit.to_numpy(zero_copy_only=False), dtype=np.int64)
-        submit_ticks[n : n + k] = ticks
-        started = np.asarray(start.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-        start_or_0 = cast("pa.Array[Any]", pc.fill_null(start, pa.scalar(0, pa.int64())))
-        start_ticks = np.asarray(start_or_0.to_numpy(), dtype=np.int64)
-        wait[n : n + k] = _seconds(start_ticks - ticks, per_s)
-        wait[n : n + k][~started] = np.nan
+        submit_ticks[n : n + k], wait[n : n + k] = _ticks_and_wait(used, unit)
         n += k
     if n == 0:
         msg = "no job in the table ran (no attempt with a start, an end and a runtime)"

@@ -74,7 +74,7 @@ from gridtrace.stats._chunked import (
     _open,
     _ran,
     _seconds,
-    _submit_and_start,
+    _ticks_and_wait,
     _with_metadata,
 )
 from gridtrace.stats._columns import (
@@ -185,12 +185,7 @@ def _spill_runs(
         k = used.num_rows
         if not k:
             continue
-        submit, start = _submit_and_start(used, unit)
-        ticks = np.asarray(submit.to_numpy(zero_copy_only=False), dtype=np.int64)
-        started = np.asarray(start.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-        start_or_0 = cast("pa.Array[Any]", pc.fill_null(start, pa.scalar(0, pa.int64())))
-        wait = _seconds(np.asarray(start_or_0.to_numpy(), dtype=np.int64) - ticks, per_s)
-        wait[~started] = np.nan
+        ticks, wait = _ticks_and_wait(used, unit)
         job = pc.coalesce(used.column("cores_alloc"), used.column("cores_req"))
         out.cores_defaulted += job.null_count
         cores = pc.coalesce(job, pa.scalar(1, job.type)).cast(pa.int32())
