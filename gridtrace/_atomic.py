@@ -13,9 +13,10 @@ import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
+if TYPE_CHECKING:  # pyarrow costs 0.2 s to import: the small parse path writes without it
+    import pyarrow as pa
 
 __all__ = ["atomic_path", "write_bytes", "write_parquet", "write_text"]
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from gridtrace.errors import ConfigError
-from gridtrace.schema import conform
+
+if TYPE_CHECKING:  # imported where a table is built: the small parse path has no pyarrow
+    import pyarrow as pa
 
 __all__ = ["DEFAULT_MONITORING_VOS", "VOMapping", "VORule"]
 
@@ -151,13 +151,47 @@ class VOMapping:
         Each distinct combination of the columns the rules read is resolved once, so large
         tables cost little.
         """
-        fields = sorted({r.field for r in self.rules} | _fallback(self.fallback_field))
+        import pyarrow as pa
+
+        from gridtrace.schema import conform
+
+        fields = self.fields_read()
         columns = {f: jobs.column(f).to_pylist() for f in fields}
+        vos, flags = self.vo_columns(columns, jobs.column("flags").to_pylist())
+        index = jobs.schema.get_field_index
+        table = jobs.set_column(index("vo"), "vo", pa.array(vos, pa.string()))
+        table = table.set_column(index("flags"), "flags", pa.array(flags, pa.list_(pa.string())))
+        return conform(table, "jobs")
+
+    def fields_read(self) -> list[str]:
+        """Return the jobs columns the rules and the fallback read, sorted."""
+        return sorted({r.field for r in self.rules} | _fallback(self.fallback_field))
+
+    def vo_columns(
+        self,
+        columns: Mapping[str, Sequence[str | None]],
+        flags: Sequence[Sequence[str] | None],
+    ) -> tuple[list[str | None], list[list[str]]]:
+        """Return the ``vo`` and ``flags`` columns of jobs given as Python lists.
+
+        Parameters
+        ----------
+        columns : mapping of str to sequence
+            The columns named by :meth:`fields_read`, one value per job.
+        flags : sequence
+            Each job's flags (None for none); VO flags already there are replaced.
+
+        Returns
+        -------
+        tuple of list
+            The VO of each job and its new flags (VO flags, then ``MONITORING``, last).
+        """
+        fields = self.fields_read()
         cache: dict[tuple[str | None, ...], tuple[str | None, str | None]] = {}
         vos: list[str | None] = []
-        flags: list[list[str]] = []
+        new_flags_column: list[list[str]] = []
         monitoring = set(self.monitoring)
-        for row, old_flags in enumerate(jobs.column("flags").to_pylist()):
+        for row, old_flags in enumerate(flags):
             key = tuple(columns[f][row] for f in fields)
             if key not in cache:
                 cache[key] = self.vo_of(dict(zip(fields, key, strict=True)))
@@ -168,11 +202,8 @@ class VOMapping:
             if vo in monitoring:
                 new_flags.append("MONITORING")
             vos.append(vo)
-            flags.append(new_flags)
-        index = jobs.schema.get_field_index
-        table = jobs.set_column(index("vo"), "vo", pa.array(vos, pa.string()))
-        table = table.set_column(index("flags"), "flags", pa.array(flags, pa.list_(pa.string())))
-        return conform(table, "jobs")
+            new_flags_column.append(new_flags)
+        return vos, new_flags_column
 
 
 def _fallback(fallback_field: str | None) -> set[str]:
