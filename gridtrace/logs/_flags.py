@@ -11,7 +11,7 @@ that prefix (``VO_FROM_*``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from gridtrace.logs._text import NON_UTF8
@@ -19,7 +19,13 @@ from gridtrace.logs._text import NON_UTF8
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["COMMON_FLAGS", "describe_flag", "flag_counts", "flag_meanings"]
+__all__ = [
+    "COMMON_FLAGS",
+    "describe_flag",
+    "flag_counts",
+    "flag_meanings",
+    "merged_meanings",
+]
 
 COMMON_FLAGS: Mapping[str, str] = {
     NON_UTF8: (
@@ -55,9 +61,20 @@ def flag_meanings(log_format: str | None = None) -> dict[str, str]:
     from gridtrace.logs._registry import get_format, registered_formats
 
     formats = registered_formats() if log_format is None else [get_format(log_format)]
+    return merged_meanings(entry.flags for entry in formats)
+
+
+def merged_meanings(catalogs: Iterable[Mapping[str, str]]) -> dict[str, str]:
+    """Merge readers' flag catalogs after :data:`COMMON_FLAGS`; the first words of a name win.
+
+    Returns
+    -------
+    dict
+        Flag (or ``PREFIX_*``) → meaning, sorted by flag.
+    """
     meanings = dict(COMMON_FLAGS)
-    for entry in formats:
-        for flag, meaning in entry.flags.items():
+    for catalog in catalogs:
+        for flag, meaning in catalog.items():
             meanings.setdefault(flag, meaning)
     return dict(sorted(meanings.items()))
 
