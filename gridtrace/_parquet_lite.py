@@ -658,7 +658,7 @@ _RANGES: Final[dict[str, tuple[int, int]]] = {
     "int32": (-(2**31), 2**31 - 1),
     "int16": (-(2**15), 2**15 - 1),
     # stored in milliseconds, as pyarrow stores timestamp[s] (Parquet has no seconds unit)
-    "timestamp_s_utc": (-(2**63) // 1000, (2**63 - 1) // 1000),
+    "timestamp_s_utc": (-(2**63 // 1000), (2**63 - 1) // 1000),
 }
 _STR: Final = frozenset({str})
 _BYTES: Final = frozenset({bytes, bytearray})
@@ -797,7 +797,8 @@ def _flat_page(column: Column, values: Sequence[object]) -> tuple[bytes, int]:
     n_rows = len(values)
     if not column.nullable:
         if None in values:  # `in` compares by identity first: a C-speed scan
-            raise _first_bad(column, values, frozenset())
+            row = next(row for row, value in enumerate(values) if value is None)
+            raise _bad(column, row, "null in a column that is not nullable")
         present = values if isinstance(values, list) else list(values)
         return _encode_plain(column, values, present), n_rows
     present = [value for value in values if value is not None]
