@@ -23,7 +23,7 @@ import os
 import struct
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, compress
 from operator import itemgetter
 from typing import Final, Literal, NamedTuple, cast, get_args
 
@@ -698,10 +698,15 @@ def _byte_arrays(items: list[bytes]) -> bytes:
 
 def _texts(texts: list[str]) -> bytes:
     """PLAIN BYTE_ARRAY values of strings, as UTF-8; raises UnicodeEncodeError (surrogates)."""
-    if "".join(texts).isascii() and (not texts or max(map(len, texts)) < 256):
+    if "".join(texts).isascii():
         # the usual case, and twice as fast: ASCII text is its own UTF-8 and latin-1, so the
         # lengths and the texts can be joined as one string and encoded once
-        return "".join([_SHORT_PREFIXES[len(text)] + text for text in texts]).encode("latin-1")
+        try:
+            joined = "".join([_SHORT_PREFIXES[len(text)] + text for text in texts])
+        except IndexError:  # a text of 256 characters or more
+            pass
+        else:
+            return joined.encode("latin-1")
     return _byte_arrays([text.encode() for text in texts])
 
 
@@ -757,13 +762,15 @@ def _encode_plain(column: Column, values: Sequence[object], present: list[object
     if not types <= _INT:
         raise _first_bad(column, values, _INT)
     ints = cast("list[int]", present)
-    if count:
-        low, high = _RANGES[kind]
-        if min(ints) < low or max(ints) > high:
-            raise _out_of_range(column, values, low, high)
+    low, high = _RANGES[kind]
+    if count and kind in ("int16", "timestamp_s_utc") and (min(ints) < low or max(ints) > high):
+        raise _out_of_range(column, values, low, high)
     if kind == "timestamp_s_utc":
-        return struct.pack(f"<{count}q", *[value * 1000 for value in ints])
-    return struct.pack(f"<{count}{'q' if kind == 'int64' else 'i'}", *ints)
+        ints = [value * 1000 for value in ints]
+    try:  # struct checks the range of int32 and int64 itself
+        return struct.pack(f"<{count}{'i' if kind in ('int32', 'int16') else 'q'}", *ints)
+    except struct.error:
+        raise _out_of_range(column, values, low, high) from None
 
 
 # byte value v -> the ASCII digit of v, so that levels (bytes) read as a number in base 2**width
@@ -801,13 +808,13 @@ def _flat_page(column: Column, values: Sequence[object]) -> tuple[bytes, int]:
             raise _bad(column, row, "null in a column that is not nullable")
         present = values if isinstance(values, list) else list(values)
         return _encode_plain(column, values, present), n_rows
-    present = [value for value in values if value is not None]
-    if len(present) == n_rows:  # no nulls: one run of n_rows ones, without building them
+    if None not in values:  # no nulls: one run of n_rows ones, without building them
         run = _varint(n_rows << 1) + b"\x01"
-        levels = _U32(len(run)) + run
-    else:
-        levels = _levels(bytes([value is not None for value in values]), 1)
-    return levels + _encode_plain(column, values, present), n_rows
+        present = values if isinstance(values, list) else list(values)
+        return _U32(len(run)) + run + _encode_plain(column, values, present), n_rows
+    flags = bytes([value is not None for value in values])
+    present = list(compress(values, flags))
+    return _levels(flags, 1) + _encode_plain(column, values, present), n_rows
 
 
 class _Runs(dict[int, bytes]):
