@@ -18,7 +18,7 @@ see :func:`write_table`).
 
 from __future__ import annotations
 
-import base64
+import binascii
 import os
 import struct
 from collections.abc import Callable, Mapping, Sequence
@@ -579,6 +579,11 @@ def _check_spec(columns: Sequence[object]) -> None:
         name, kind, nullable = cast("tuple[object, object, object]", column)
         if not isinstance(name, str) or not name:
             raise SchemaError(f"column {position} has no name: {name!r}")
+        if not name.isascii():
+            try:
+                name.encode()
+            except UnicodeEncodeError:
+                raise SchemaError(f"column {position}: name {name!r} is not valid UTF-8") from None
         if kind not in _KINDS:
             known = ", ".join(sorted(_KINDS))
             raise SchemaError(f"column {name!r} has unknown kind {kind!r}; known: {known}")
@@ -610,7 +615,7 @@ def _layout(columns: tuple[Column, ...]) -> _Layout:
     thrift.begin_list(5, _CT_STRUCT, 1)  # key_value_metadata
     thrift.begin_element()
     thrift.binary(1, b"ARROW:schema")
-    thrift.binary(2, base64.b64encode(_arrow_schema_message(columns)))
+    thrift.binary(2, binascii.b2a_base64(_arrow_schema_message(columns), newline=False))
     thrift.end_struct()
     thrift.binary(6, _CREATED_BY)
     thrift.begin_list(7, _CT_STRUCT, len(leaves))  # column orders: the types' own orders
@@ -688,7 +693,7 @@ def _out_of_range(column: Column, values: Sequence[object], low: int, high: int)
 
 _U32: Final = struct.Struct("<I").pack
 # a length below 256 as four latin-1 characters, which encode to its four little-endian bytes
-_SHORT_PREFIXES: Final = [_U32(length).decode("latin-1") for length in range(256)]
+_SHORT_PREFIXES: Final = [chr(length) + "\0\0\0" for length in range(256)]
 
 
 def _byte_arrays(items: list[bytes]) -> bytes:
@@ -963,6 +968,10 @@ _ONE_PAGE_STATS: Final = b"\x49\x1c\x15\x00\x15\x00\x15\x02\x00\x00\x00"  # 1 da
 _NO_PAGE_STATS: Final = b"\x49\x0c\x00\x00"
 
 
+# a page's size is a Thrift i32; the tables written here are far smaller
+_MAX_PAGE: Final = 2**31 - 1
+
+
 def _page_header(body_size: int, num_values: int) -> bytes:
     """Return a PageHeader: a version-1 data page, PLAIN values, RLE levels, no compression."""
     size = _int(body_size)
@@ -982,7 +991,11 @@ def _encode(columns: tuple[Column, ...], data: Mapping[str, Sequence[object]]) -
     for column in columns:
         if column.name not in data:
             raise SchemaError(f"column {column.name!r} is missing")
-        length = len(data[column.name])
+        values = data[column.name]
+        if isinstance(values, str | bytes | bytearray) or not isinstance(values, Sequence):
+            got = type(values).__name__
+            raise SchemaError(f"column {column.name!r}: expected a sequence of values, got {got}")
+        length = len(values)
         if n_rows < 0:
             n_rows, first = length, column.name
         elif length != n_rows:
@@ -1007,6 +1020,8 @@ def _encode(columns: tuple[Column, ...], data: Mapping[str, Sequence[object]]) -
     chunks: list[bytes] = []
     if n_rows:
         for start, (body, num_values) in zip(layout.chunk_starts, pages, strict=True):
+            if len(body) > _MAX_PAGE:
+                raise SchemaError(f"a column holds more than {_MAX_PAGE} bytes, more than a page")
             header = _page_header(len(body), num_values)
             parts += (header, body)
             size = _int(len(header) + len(body))

@@ -353,6 +353,8 @@ def good() -> dict[str, list[object]]:
         ({"size": [1, 2]}, "column 'size' has 2 rows, column 'name' has 3"),
         ({"extra": [1, 2, 3]}, "unexpected column(s) 'extra'"),
         ({"size": None}, "column 'size' is missing"),
+        ({"name": "abc"}, "column 'name': expected a sequence of values, got str"),
+        ({"size": {1, 2, 3}}, "column 'size': expected a sequence of values, got set"),
     ],
 )
 def test_bad_values_are_named_by_column_and_row(
@@ -392,6 +394,7 @@ def test_values_out_of_their_kind(tmp_path: Path, kind: str, value: object, mess
         ([Column("a", "string"), Column("a", "int64")], "'a' appears twice"),
         ([("a", "string", True)], "expected a Column"),
         ([Column("", "string")], "has no name"),
+        ([Column("a\udc80", "string")], "is not valid UTF-8"),
         ([Column("a", "string", 1)], "nullable must be a bool"),  # type: ignore[arg-type]
     ],
 )
