@@ -271,6 +271,24 @@ _UNCOMPRESSED = 0
 # SchemaElement.logicalType is a union: the field id says which logical type it is
 _LT_STRING, _LT_MAP, _LT_LIST, _LT_TIMESTAMP, _LT_INTEGER = 1, 2, 3, 8, 10
 
+# the physical type of each flat kind, and the annotations (converted, logical) pyarrow adds
+_PHYSICAL: Final = {
+    "string": _BYTE_ARRAY,
+    "binary": _BYTE_ARRAY,
+    "int64": _INT64,
+    "int32": _INT32,
+    "int16": _INT32,
+    "float64": _DOUBLE,
+    "bool": _BOOLEAN,
+    "timestamp_s_utc": _INT64,
+}
+_ANNOTATIONS: Final = {
+    "string": (_UTF8, _LT_STRING),
+    "int16": (_INT_16, _LT_INTEGER),
+    "timestamp_s_utc": (_TIMESTAMP_MILLIS, _LT_TIMESTAMP),
+}
+_STRING_ELEMENT: Final = {"physical": _BYTE_ARRAY, "converted": _UTF8, "logical": _LT_STRING}
+
 _CREATED_BY: Final = b"gridtrace parquet-lite version 1"
 
 
@@ -514,45 +532,24 @@ def _schema_elements(thrift: _Thrift, columns: Sequence[Column]) -> list[_Leaf]:
         repetition = _OPTIONAL if column.nullable else _REQUIRED
         top_def = int(column.nullable)
         kind = column.kind
-        if kind == "string":
-            element(name, repetition, physical=_BYTE_ARRAY, converted=_UTF8, logical=_LT_STRING)
-        elif kind == "binary":
-            element(name, repetition, physical=_BYTE_ARRAY)
-        elif kind in ("int64", "int32"):
-            element(name, repetition, physical=_INT64 if kind == "int64" else _INT32)
-        elif kind == "int16":
-            element(name, repetition, physical=_INT32, converted=_INT_16, logical=_LT_INTEGER)
-        elif kind == "float64":
-            element(name, repetition, physical=_DOUBLE)
-        elif kind == "bool":
-            element(name, repetition, physical=_BOOLEAN)
-        elif kind == "timestamp_s_utc":
-            element(
-                name,
-                repetition,
-                physical=_INT64,
-                converted=_TIMESTAMP_MILLIS,
-                logical=_LT_TIMESTAMP,
-            )
-        elif kind == "list_string":
+        if kind == "list_string":
             element(name, repetition, children=1, converted=_LIST, logical=_LT_LIST)
             element(b"list", _REPEATED, children=1)
-            element(b"element", _OPTIONAL, physical=_BYTE_ARRAY, converted=_UTF8, logical=1)
+            element(b"element", _OPTIONAL, **_STRING_ELEMENT)
             path = (name, b"list", b"element")
             leaves.append(_Leaf(path, _BYTE_ARRAY, top_def + 2, 1))
-            continue
-        else:  # map_string_string
+        elif kind == "map_string_string":
             element(name, repetition, children=1, converted=_MAP, logical=_LT_MAP)
             element(b"key_value", _REPEATED, children=2)
-            element(b"key", _REQUIRED, physical=_BYTE_ARRAY, converted=_UTF8, logical=1)
-            element(b"value", _OPTIONAL, physical=_BYTE_ARRAY, converted=_UTF8, logical=1)
+            element(b"key", _REQUIRED, **_STRING_ELEMENT)
+            element(b"value", _OPTIONAL, **_STRING_ELEMENT)
             leaves.append(_Leaf((name, b"key_value", b"key"), _BYTE_ARRAY, top_def + 1, 1))
             leaves.append(_Leaf((name, b"key_value", b"value"), _BYTE_ARRAY, top_def + 2, 1))
-            continue
-        physical = {"string": _BYTE_ARRAY, "binary": _BYTE_ARRAY, "int64": _INT64}.get(kind)
-        if physical is None:
-            physical = {"float64": _DOUBLE, "bool": _BOOLEAN, _TS: _INT64}.get(kind, _INT32)
-        leaves.append(_Leaf((name,), physical, top_def, 0))
+        else:
+            converted, logical = _ANNOTATIONS.get(kind, (None, None))
+            physical = _PHYSICAL[kind]
+            element(name, repetition, physical=physical, converted=converted, logical=logical)
+            leaves.append(_Leaf((name,), physical, top_def, 0))
     return leaves
 
 
