@@ -87,6 +87,12 @@ def assert_reads_as_pyarrow_writes(tmp: Path, spec: Sequence[Column], data: Data
     assert pq.ParquetFile(mine).metadata.num_rows == len(expected)
     stored = pq.ParquetFile(mine).metadata.metadata[b"ARROW:schema"]
     assert base64.b64decode(stored) == expected.schema.serialize().to_pybytes()
+    # a reader that seeks to one column chunk, or reads in batches, finds the same values
+    last = expected.column_names[-1]
+    source = pq.ParquetFile(mine, pre_buffer=False)
+    assert tables_equal(source.read_row_group(0, columns=[last]), want.select([last]))
+    batches = list(source.iter_batches(batch_size=7, use_threads=False))
+    assert tables_equal(pa.Table.from_batches(batches, schema=want.schema), want)
 
 
 # ---------------------------------------------------------------------------------------------
