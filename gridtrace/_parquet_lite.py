@@ -12,8 +12,7 @@ per column chunk, PLAIN values, levels in the RLE / bit-packed hybrid, the foote
 compact protocol. There are no statistics, dictionaries or page indexes: for tables of a few
 hundred rows they would cost more time than they save a reader.
 
-Only the standard library is imported (``gridtrace._atomic`` is imported when a file is written,
-see :func:`write_table`).
+Only the standard library is imported, and gridtrace modules that import nothing else.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from itertools import chain, compress
 from operator import itemgetter
 from typing import Final, Literal, NamedTuple, cast, get_args
 
+from gridtrace._atomic import atomic_path  # imports pyarrow only for its own Parquet writer
 from gridtrace.errors import SchemaError
 
 __all__ = [
@@ -1080,9 +1080,5 @@ def write_table(
     >>> write_table(tmp / "t.parquet", spec, values)  # doctest: +SKIP
     """
     data = _encode(tuple(columns_spec), columns)
-    # imported here, not at the top: gridtrace._atomic imports pyarrow for its own writer, and
-    # this module must stay importable without it
-    from gridtrace._atomic import atomic_path
-
     with atomic_path(path) as temporary:
         temporary.write_bytes(data)
