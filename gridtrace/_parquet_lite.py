@@ -10,7 +10,7 @@ itself would have written from the same values: same Parquet schema, same Arrow 
 The file is the simplest layout pyarrow reads: one row group, one uncompressed version-1 data page
 per column chunk, PLAIN values, levels in the RLE / bit-packed hybrid, the footer in the Thrift
 compact protocol. There are no statistics, dictionaries, compression or page indexes, which would
-cost writing time; the files are larger than pyarrow's (3 to 8 times on parsed TORQUE logs).
+cost writing time; the files are larger than pyarrow's (3 to 10 times on parsed TORQUE logs).
 
 Only the standard library is imported, and gridtrace modules that import nothing else.
 """
