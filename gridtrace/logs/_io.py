@@ -47,9 +47,7 @@ from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
-
-import numpy as np
+from typing import IO, Any
 
 from gridtrace.errors import ConfigError, LogParseError, UnknownFormatError
 
@@ -57,6 +55,7 @@ __all__ = [
     "GARBAGE_SHARE",
     "GARBAGE_WINDOW_BYTES",
     "GARBAGE_WINDOW_LINES",
+    "INPUT_LIMITS",
     "KEPT_RAW_BYTES",
     "MAX_LINE_BYTES",
     "REASON_LINE_TOO_LONG",
@@ -69,6 +68,7 @@ __all__ = [
     "detect_compression",
     "expand_log_paths",
     "guarded_pieces",
+    "input_findings",
     "log_text_bytes",
     "read_log_bytes",
     "read_log_head",
@@ -97,6 +97,15 @@ REASON_STREAM_BROKEN = "compressed stream broken"
 """Start of the quarantine reason of the unreadable rest of a damaged compressed file."""
 REASON_STOPPED = "reading stopped"
 """Start of the quarantine reason of the rest of a file the garbage test stopped."""
+
+INPUT_LIMITS: dict[str, float] = {
+    "max_line_bytes": MAX_LINE_BYTES,
+    "kept_raw_bytes": KEPT_RAW_BYTES,
+    "garbage_window_lines": GARBAGE_WINDOW_LINES,
+    "garbage_window_bytes": GARBAGE_WINDOW_BYTES,
+    "garbage_share_to_stop": GARBAGE_SHARE,
+}
+"""The limits every file is read under, as summaries state them."""
 
 _WHOLE = 1 << 62  # a piece size no file reaches: the whole file in one piece
 _NEWLINE = 10
@@ -161,6 +170,38 @@ class ReadReport:
     def clean(self) -> bool:
         """True when the reader got the whole file, every line of it."""
         return not self.cut_lines and self.tail_reason is None
+
+
+def input_findings(lines_cut: int, ended: Iterable[tuple[str, int, str]]) -> dict[str, Any]:
+    """Return the ``input`` part of a parse summary: the limits, and what they caught.
+
+    Parameters
+    ----------
+    lines_cut : int
+        Quarantine rows whose reason starts with :data:`REASON_LINE_TOO_LONG`.
+    ended : iterable of (str, int, str)
+        ``(src_file, src_line, reason)`` of the quarantine rows whose reason starts with
+        :data:`REASON_STREAM_BROKEN` or :data:`REASON_STOPPED`, in table order.
+
+    Returns
+    -------
+    dict
+        ``limits`` (:data:`INPUT_LIMITS`), ``lines_cut``, ``files_broken`` and ``files_stopped``
+        (each a list of ``{"file", "line", "reason"}``).
+    """
+    broken: list[dict[str, Any]] = []
+    stopped: list[dict[str, Any]] = []
+    for file, line, reason in ended:
+        if reason.startswith(REASON_STREAM_BROKEN):
+            broken.append({"file": file, "line": line, "reason": reason})
+        elif reason.startswith(REASON_STOPPED):
+            stopped.append({"file": file, "line": line, "reason": reason})
+    return {
+        "limits": dict(INPUT_LIMITS),
+        "lines_cut": lines_cut,
+        "files_broken": broken,
+        "files_stopped": stopped,
+    }
 
 
 _REPORTS: ContextVar[dict[str, ReadReport] | None] = ContextVar("_REPORTS", default=None)
@@ -390,6 +431,8 @@ class _LineGuard:
                 self._account(buf, lo, hi, count)
                 return
             # the window ends inside: hand over its last lines, close it, go on
+            import numpy as np  # here: the small TORQUE path imports this module without numpy
+
             window = np.frombuffer(buf, dtype=np.uint8, count=hi - lo, offset=lo)
             ends = np.flatnonzero(window == 10)
             cut = lo + int(ends[room - 1]) + 1
@@ -575,6 +618,8 @@ def _newlines(buf: bytes, lo: int, hi: int) -> int:
     """Count the line ends in ``buf[lo:hi]``."""
     if hi - lo < _NUMPY_COUNT:
         return buf.count(b"\n", lo, hi)
+    import numpy as np  # here: the small TORQUE path imports this module without numpy
+
     return int(np.count_nonzero(np.frombuffer(buf, dtype=np.uint8, count=hi - lo, offset=lo) == 10))
 
 

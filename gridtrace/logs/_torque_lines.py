@@ -54,18 +54,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
-from gridtrace.logs._base import FileParse
 from gridtrace.logs._text import NON_UTF8, decode_line
-from gridtrace.schema import QUARANTINE, RECORDS
+
+if TYPE_CHECKING:  # imported where used: the small TORQUE path tokenises without pyarrow
+    from gridtrace.logs._base import FileParse
 
 __all__ = [
     "TorqueLine",
     "looks_like_torque",
     "parse_torque_line",
     "split_message",
+    "tokenize_torque_columns",
     "tokenize_torque_reference",
 ]
 
@@ -271,6 +272,80 @@ def split_lines(data: bytes) -> tuple[list[bytes], bool]:
     return lines, bool(lines)
 
 
+def tokenize_torque_columns(
+    data: bytes,
+    *,
+    src_file: str,
+    site: str,
+    source_format: str = "torque",
+    first_line: int = 1,
+) -> tuple[dict[str, list[Any]], dict[str, list[Any]], int]:
+    """Tokenise a whole file, or a chunk of whole lines of one, into Python columns.
+
+    What :func:`tokenize_torque_reference` does, without pyarrow: its arguments, and its tables
+    as ``{column: values}`` in schema order (``attrs`` a list of ``(key, value)`` pairs,
+    ``stamp_utc`` None).
+
+    Returns
+    -------
+    records : dict of str to list
+        The ``records`` columns.
+    quarantine : dict of str to list
+        The ``quarantine`` columns.
+    lines : int
+        The lines of ``data``: the two tables' rows together.
+    """
+    lines, last_open = split_lines(data)
+    r_line: list[object] = []
+    r_type: list[object] = []
+    r_stamp: list[object] = []
+    r_id: list[object] = []
+    r_attrs: list[object] = []
+    r_flags: list[object] = []
+    r_raw: list[object] = []
+    q_line: list[object] = []
+    q_reason: list[object] = []
+    q_raw: list[object] = []
+    last = len(lines) - 1
+    for index, raw in enumerate(lines):
+        parsed = parse_torque_line(raw, last_without_newline=last_open and index == last)
+        if isinstance(parsed, str):
+            q_line.append(first_line + index)
+            q_reason.append(parsed)
+            q_raw.append(raw)
+            continue
+        r_line.append(first_line + index)
+        r_type.append(parsed.record_type)
+        r_stamp.append(parsed.stamp)
+        r_id.append(parsed.job_id_raw)
+        r_attrs.append(list(parsed.attrs.items()))
+        r_flags.append(list(parsed.flags))
+        r_raw.append(raw if parsed.keep_raw else None)
+    n, q = len(r_line), len(q_line)
+    records: dict[str, list[Any]] = {
+        "site": [site] * n,
+        "source_format": [source_format] * n,
+        "src_file": [src_file] * n,
+        "src_line": r_line,
+        "record_type": r_type,
+        "stamp": r_stamp,
+        "stamp_utc": [None] * n,
+        "job_id_raw": r_id,
+        "attrs": r_attrs,
+        "flags": r_flags,
+        "raw": r_raw,
+    }
+    quarantine: dict[str, list[Any]] = {
+        "site": [site] * q,
+        "source_format": [source_format] * q,
+        "src_file": [src_file] * q,
+        "src_line": q_line,
+        "reason": q_reason,
+        "raw": q_raw,
+    }
+    return records, quarantine, len(lines)
+
+
 def tokenize_torque_reference(
     data: bytes,
     *,
@@ -301,44 +376,19 @@ def tokenize_torque_reference(
         ``records`` (``stamp_utc`` left null: placing stamps needs the whole log) and
         ``quarantine``; their row counts add up to the file's line count.
     """
-    lines, last_open = split_lines(data)
-    rec: dict[str, list[object]] = {name: [] for name in RECORDS.names}
-    quarantine: dict[str, list[object]] = {name: [] for name in QUARANTINE.names}
-    last = len(lines) - 1
-    for index, raw in enumerate(lines):
-        parsed = parse_torque_line(raw, last_without_newline=last_open and index == last)
-        if isinstance(parsed, str):
-            bad: tuple[tuple[str, object], ...] = (
-                ("site", site),
-                ("source_format", source_format),
-                ("src_file", src_file),
-                ("src_line", first_line + index),
-                ("reason", parsed),
-                ("raw", raw),
-            )
-            for name, value in bad:
-                quarantine[name].append(value)
-            continue
-        row: tuple[tuple[str, object], ...] = (
-            ("site", site),
-            ("source_format", source_format),
-            ("src_file", src_file),
-            ("src_line", first_line + index),
-            ("record_type", parsed.record_type),
-            ("stamp", parsed.stamp),
-            ("stamp_utc", None),
-            ("job_id_raw", parsed.job_id_raw),
-            ("attrs", list(parsed.attrs.items())),
-            ("flags", list(parsed.flags)),
-            ("raw", raw if parsed.keep_raw else None),
-        )
-        for name, value in row:
-            rec[name].append(value)
+    import pyarrow as pa
+
+    from gridtrace.logs._base import FileParse
+    from gridtrace.schema import QUARANTINE, RECORDS
+
+    rec, quarantine, lines = tokenize_torque_columns(
+        data, src_file=src_file, site=site, source_format=source_format, first_line=first_line
+    )
     return FileParse(
         src_file=src_file,
         records=pa.Table.from_pydict(rec, schema=RECORDS),
         quarantine=pa.Table.from_pydict(quarantine, schema=QUARANTINE),
-        lines_read=len(lines),
+        lines_read=lines,
     )
 
 
