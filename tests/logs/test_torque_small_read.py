@@ -249,18 +249,22 @@ def test_fuzzed_folders_are_declined_or_equal(
         assert small.file_lines == [(name, dict(small.file_lines)[name]) for name in listed]
 
 
-@given(damaged_file(), st.sampled_from(["plain", "gzip", "bz2", "xz"]))
+_EXTRA = st.lists(st.sampled_from(DAMAGED) | st.binary(max_size=30), max_size=8)
+
+
+@given(damaged_file(), _EXTRA, st.sampled_from(["plain", "gzip", "bz2", "xz"]))
 @_FUZZ
 def test_fuzzed_damage_after_a_clean_head_is_read_and_equal(
-    damaged: bytes, compression: str
+    damaged: bytes, extra: list[bytes], compression: str
 ) -> None:
-    # 15 clean lines first: the file is recognised, so any decline is the tokeniser's damage
-    data = b"\n".join(LITERAL[:6] * 3)[: -len(LITERAL[5])] + b"\n" + damaged
+    # 17 clean lines first: the file is recognised, so any decline would be the tokeniser's
+    head = b"\n".join(LITERAL[:6] * 3)[: -len(LITERAL[5])]
+    data = b"\n".join([head, *extra]) + b"\n" + damaged
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "20240503"
         _write(path, data, compression)
-        small = read_torque_records_small(path, format=None)
-        assert small is not None  # every damage of damaged_file is reproduced
+        small = read_torque_records_small(path)
+        assert small is not None  # every damage of damaged_file and DAMAGED is reproduced
         assert_equal(small, path)
 
 
