@@ -36,20 +36,21 @@ own, outside that guard, raises instead, naming the file and line: it never cuts
 
 from __future__ import annotations
 
-import bz2
-import gzip
-import lzma
 import os
 import re
-import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from gridtrace.errors import ConfigError, LogParseError, UnknownFormatError
+
+if TYPE_CHECKING:
+    import bz2
+    import gzip
+    import lzma
 
 __all__ = [
     "GARBAGE_SHARE",
@@ -240,18 +241,29 @@ def _compressed_chunks(raw: IO[bytes], kind: str) -> Iterator[bytes]:
     if kind == "zstd":
         yield from _zstd_chunks(raw)
         return
+    # each decompressor imported for the files that need it (importing this module stays cheap)
     stream: gzip.GzipFile | bz2.BZ2File | lzma.LZMAFile
+    broken: tuple[type[Exception], ...] = (OSError, EOFError, ValueError)
     if kind == "gzip":
+        import gzip
+        import zlib
+
         stream = gzip.GzipFile(fileobj=raw, mode="rb")
+        broken += (zlib.error,)
     elif kind == "bz2":
+        import bz2
+
         stream = bz2.BZ2File(raw, mode="rb")
     else:
+        import lzma
+
         stream = lzma.LZMAFile(raw, mode="rb")  # noqa: SIM115 - closed by the with below
+        broken += (lzma.LZMAError,)
     with stream:
         while True:
             try:
                 chunk = stream.read1(_CHUNK)  # read1: a break loses no earlier chunk
-            except (OSError, EOFError, ValueError, lzma.LZMAError, zlib.error) as exc:
+            except broken as exc:
                 raise _StreamBroken(exc, _tell(raw)) from exc
             if not chunk:
                 return
