@@ -127,6 +127,12 @@ def test_the_vsc_month_is_read_and_equal(real_data: Path) -> None:
     assert small is not None
     assert small.files_reordered == 2
     assert_equal(small, days, site="vsc")
+    # a file named twice (a copy): both read, in the order given
+    twice = [days[0], days[0], days[1]]
+    small = read_torque_records_small(twice)
+    assert small is not None
+    assert small.files == [str(days[1]), str(days[0]), str(days[0])]
+    assert_equal(small, twice)
 
 
 @pytest.mark.realdata
