@@ -274,6 +274,27 @@ def test_fuzzed_damage_after_a_clean_head_is_read_and_equal(
         assert_equal(small, path)
 
 
+def _head_then_licence(at: int) -> bytes:
+    """Q lines, then a PBS Pro licence record whose ``;L;`` starts at byte ``at``."""
+    start = at - len("05/03/2024 10:00:00")  # where the licence line starts
+    line = b"05/03/2024 10:00:00;Q;1.pbs01;queue=grid comment=" + b"c" * 2000 + b"\n"
+    data = line * ((start - 4000) // len(line))  # 2,000 lines: few, for the tokenisers
+    pad = start - len(data) - len(line)  # one longer Q line fills the rest exactly
+    data += line[:-1] + b" x=" + b"y" * (pad - 3) + b"\n"
+    assert len(data) == start
+    return data + b"05/03/2024 10:00:00;L;license;floating license hour:0\n" + line
+
+
+@pytest.mark.parametrize(("at", "flavour"), [((4 << 20) - 3, "pbspro"), ((4 << 20) - 2, "torque")])
+def test_the_flavour_is_that_of_the_first_4_mib(tmp_path: Path, at: int, flavour: str) -> None:
+    path = tmp_path / "20240503"
+    path.write_bytes(_head_then_licence(at))
+    small = read_torque_records_small(path, max_bytes=BIG)
+    assert small is not None
+    assert set(small.records["source_format"]) == {flavour}
+    assert_equal(small, path)
+
+
 # --------------------------------------------------------------------------------------------
 # declined inputs
 
