@@ -369,6 +369,7 @@ def test_reading_imports_neither_numpy_nor_pyarrow(tmp_path: Path) -> None:
         "from gridtrace.logs._torque_small_read import read_torque_records_small\n"
         f"small = read_torque_records_small([{str(path)!r}, {str(other)!r}])\n"
         "assert small is not None and small.files_reordered == 2\n"
+        "assert 'bz2' not in sys.modules and 'lzma' not in sys.modules  # gzip only\n"
         "heavy = ('numpy', 'pyarrow', 'pandas', 'numba')\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy))\n"
     )
