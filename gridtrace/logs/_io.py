@@ -71,6 +71,7 @@ __all__ = [
     "guarded_pieces",
     "input_findings",
     "log_text_bytes",
+    "open_decompressed",
     "read_log_bytes",
     "read_log_head",
     "scan_log_paths",
@@ -236,29 +237,43 @@ class _StreamBroken(Exception):
         self.position = position
 
 
-def _compressed_chunks(raw: IO[bytes], kind: str) -> Iterator[bytes]:
-    """Decompressed chunks of at most ``_CHUNK`` bytes (zstd: of bounded size)."""
-    if kind == "zstd":
-        yield from _zstd_chunks(raw)
-        return
-    # each decompressor imported for the files that need it (importing this module stays cheap)
-    stream: gzip.GzipFile | bz2.BZ2File | lzma.LZMAFile
+def open_decompressed(
+    raw: IO[bytes], kind: str
+) -> tuple[gzip.GzipFile | bz2.BZ2File | lzma.LZMAFile, tuple[type[Exception], ...]]:
+    """Open a gzip, bz2 or xz stream on ``raw``; say what it raises when the data is broken.
+
+    Each decompressor is imported for the files that need it (importing this module stays
+    cheap). Shared by :func:`guarded_pieces` and the small TORQUE path, so that both read a
+    stream alike and take the same exceptions for a broken one.
+
+    Returns
+    -------
+    stream : gzip.GzipFile or bz2.BZ2File or lzma.LZMAFile
+        The decompressed stream (the caller closes it).
+    broken : tuple of exception classes
+        What reading it raises for a truncated or corrupt stream.
+    """
     broken: tuple[type[Exception], ...] = (OSError, EOFError, ValueError)
     if kind == "gzip":
         import gzip
         import zlib
 
-        stream = gzip.GzipFile(fileobj=raw, mode="rb")
-        broken += (zlib.error,)
-    elif kind == "bz2":
+        return gzip.GzipFile(fileobj=raw, mode="rb"), (*broken, zlib.error)
+    if kind == "bz2":
         import bz2
 
-        stream = bz2.BZ2File(raw, mode="rb")
-    else:
-        import lzma
+        return bz2.BZ2File(raw, mode="rb"), broken
+    import lzma
 
-        stream = lzma.LZMAFile(raw, mode="rb")  # noqa: SIM115 - closed by the with below
-        broken += (lzma.LZMAError,)
+    return lzma.LZMAFile(raw, mode="rb"), (*broken, lzma.LZMAError)
+
+
+def _compressed_chunks(raw: IO[bytes], kind: str) -> Iterator[bytes]:
+    """Decompressed chunks of at most ``_CHUNK`` bytes (zstd: of bounded size)."""
+    if kind == "zstd":
+        yield from _zstd_chunks(raw)
+        return
+    stream, broken = open_decompressed(raw, kind)
     with stream:
         while True:
             try:

@@ -22,7 +22,7 @@ import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 from gridtrace.logs._io import (
     _JUNK,
@@ -37,15 +37,11 @@ from gridtrace.logs._io import (
     default_site_name,
     detect_compression,
     input_findings,
+    open_decompressed,
     scan_log_paths,
 )
 from gridtrace.logs._torque_lines import looks_like_torque, tokenize_torque_columns
 from gridtrace.logs._torque_pure import FLAVOUR_SNIFF_BYTES, PBSPRO_MARKERS, time_order
-
-if TYPE_CHECKING:
-    import bz2
-    import gzip
-    import lzma
 
 __all__ = ["DEFAULT_MAX_BYTES", "SmallRecords", "read_torque_records_small"]
 
@@ -237,30 +233,10 @@ def _read_file(name: str, budget: int) -> bytes:
 
 
 def _decompress(name: str, raw: BinaryIO, kind: str, size: int) -> bytes:
-    """Return the first ``size`` decompressed bytes of ``raw``; decline a broken stream.
-
-    Each decompressor is imported for the files that need it, and its stream read as
-    :mod:`gridtrace.logs._io` reads it; what it raises there for a broken stream declines here.
-    """
-    stream: gzip.GzipFile | bz2.BZ2File | lzma.LZMAFile
-    broken: tuple[type[Exception], ...] = (OSError, EOFError, ValueError)
-    if kind == "gzip":
-        import gzip
-        import zlib
-
-        stream = gzip.GzipFile(fileobj=raw, mode="rb")
-        broken += (zlib.error,)
-    elif kind == "bz2":
-        import bz2
-
-        stream = bz2.BZ2File(raw, mode="rb")
-    elif kind == "xz":
-        import lzma
-
-        stream = lzma.LZMAFile(raw, mode="rb")  # noqa: SIM115 - closed by the with below
-        broken += (lzma.LZMAError,)
-    else:  # zstd: the Arrow path reads it
+    """Return the first ``size`` decompressed bytes of ``raw``; decline a broken stream."""
+    if kind == "zstd":  # the Arrow path reads it (through the zstandard package)
         raise _Decline(f"{name}: {kind} compression")
+    stream, broken = open_decompressed(raw, kind)
     try:
         with stream:
             return stream.read(size)
