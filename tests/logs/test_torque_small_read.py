@@ -359,6 +359,18 @@ def test_the_median_stamp_is_arrows_and_numpys(stamps: list[str]) -> None:
     assert small_median(stamps) == _median_stamp(table)
 
 
+def test_the_names_and_head_size_are_the_registrys() -> None:
+    import inspect
+
+    from gridtrace.logs import _torque_small_read as small
+    from gridtrace.logs._io import read_log_head
+    from gridtrace.logs._registry import get_format
+
+    torque = get_format("torque")
+    assert {torque.name, *torque.aliases} == small._TORQUE_NAMES
+    assert inspect.signature(read_log_head).parameters["size"].default == small._HEAD_BYTES
+
+
 def test_reading_imports_neither_numpy_nor_pyarrow(tmp_path: Path) -> None:
     path = tmp_path / "20240503.gz"  # 05/03/2024 from 10:00
     _write(path, b"\n".join([*LITERAL[1:6], *DAMAGED]) + b"\n", "gzip")
