@@ -15,16 +15,14 @@ import pyarrow.compute as pc
 
 from gridtrace.errors import DataQualityWarning, LogParseError
 from gridtrace.logs._io import (
-    GARBAGE_SHARE,
-    GARBAGE_WINDOW_BYTES,
-    GARBAGE_WINDOW_LINES,
-    KEPT_RAW_BYTES,
+    INPUT_LIMITS,
     MAX_LINE_BYTES,
     REASON_LINE_TOO_LONG,
     REASON_STOPPED,
     REASON_STREAM_BROKEN,
     ReadReport,
     collect_read_reports,
+    input_findings,
 )
 from gridtrace.schema import QUARANTINE
 
@@ -41,15 +39,6 @@ __all__ = [
     "check_error_policy",
     "tokenize_guarded",
 ]
-
-INPUT_LIMITS: dict[str, float] = {
-    "max_line_bytes": MAX_LINE_BYTES,
-    "kept_raw_bytes": KEPT_RAW_BYTES,
-    "garbage_window_lines": GARBAGE_WINDOW_LINES,
-    "garbage_window_bytes": GARBAGE_WINDOW_BYTES,
-    "garbage_share_to_stop": GARBAGE_SHARE,
-}
-"""The limits every file is read under (see :mod:`gridtrace.logs._io`), as summaries state them."""
 
 ErrorPolicy = Literal["raise", "warn", "skip"]
 """What a reader does with a line it cannot read: ``raise`` a :class:`LogParseError` at the first
@@ -163,20 +152,10 @@ def _input_findings(quarantine: pa.Table) -> dict[str, Any]:
         pc.starts_with(reasons, REASON_STREAM_BROKEN), pc.starts_with(reasons, REASON_STOPPED)
     )
     rows = quarantine.filter(ends).select(["src_file", "src_line", "reason"]).to_pylist()
-    return {
-        "limits": dict(INPUT_LIMITS),
-        "lines_cut": int(pc.sum(cut.cast(pa.int64())).as_py() or 0),
-        "files_broken": [
-            {"file": r["src_file"], "line": r["src_line"], "reason": r["reason"]}
-            for r in rows
-            if r["reason"].startswith(REASON_STREAM_BROKEN)
-        ],
-        "files_stopped": [
-            {"file": r["src_file"], "line": r["src_line"], "reason": r["reason"]}
-            for r in rows
-            if r["reason"].startswith(REASON_STOPPED)
-        ],
-    }
+    return input_findings(
+        int(pc.sum(cut.cast(pa.int64())).as_py() or 0),
+        [(r["src_file"], r["src_line"], r["reason"]) for r in rows],
+    )
 
 
 def tokenize_guarded(

@@ -36,27 +36,27 @@ own, outside that guard, raises instead, naming the file and line: it never cuts
 
 from __future__ import annotations
 
-import bz2
-import gzip
-import lzma
 import os
 import re
-import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
-
-import numpy as np
+from typing import IO, TYPE_CHECKING, Any
 
 from gridtrace.errors import ConfigError, LogParseError, UnknownFormatError
+
+if TYPE_CHECKING:
+    import bz2
+    import gzip
+    import lzma
 
 __all__ = [
     "GARBAGE_SHARE",
     "GARBAGE_WINDOW_BYTES",
     "GARBAGE_WINDOW_LINES",
+    "INPUT_LIMITS",
     "KEPT_RAW_BYTES",
     "MAX_LINE_BYTES",
     "REASON_LINE_TOO_LONG",
@@ -69,7 +69,9 @@ __all__ = [
     "detect_compression",
     "expand_log_paths",
     "guarded_pieces",
+    "input_findings",
     "log_text_bytes",
+    "open_decompressed",
     "read_log_bytes",
     "read_log_head",
     "scan_log_paths",
@@ -97,6 +99,15 @@ REASON_STREAM_BROKEN = "compressed stream broken"
 """Start of the quarantine reason of the unreadable rest of a damaged compressed file."""
 REASON_STOPPED = "reading stopped"
 """Start of the quarantine reason of the rest of a file the garbage test stopped."""
+
+INPUT_LIMITS: dict[str, float] = {
+    "max_line_bytes": MAX_LINE_BYTES,
+    "kept_raw_bytes": KEPT_RAW_BYTES,
+    "garbage_window_lines": GARBAGE_WINDOW_LINES,
+    "garbage_window_bytes": GARBAGE_WINDOW_BYTES,
+    "garbage_share_to_stop": GARBAGE_SHARE,
+}
+"""The limits every file is read under, as summaries state them."""
 
 _WHOLE = 1 << 62  # a piece size no file reaches: the whole file in one piece
 _NEWLINE = 10
@@ -163,6 +174,38 @@ class ReadReport:
         return not self.cut_lines and self.tail_reason is None
 
 
+def input_findings(lines_cut: int, ended: Iterable[tuple[str, int, str]]) -> dict[str, Any]:
+    """Return the ``input`` part of a parse summary: the limits, and what they caught.
+
+    Parameters
+    ----------
+    lines_cut : int
+        Quarantine rows whose reason starts with :data:`REASON_LINE_TOO_LONG`.
+    ended : iterable of (str, int, str)
+        ``(src_file, src_line, reason)`` of the quarantine rows whose reason starts with
+        :data:`REASON_STREAM_BROKEN` or :data:`REASON_STOPPED`, in table order.
+
+    Returns
+    -------
+    dict
+        ``limits`` (:data:`INPUT_LIMITS`), ``lines_cut``, ``files_broken`` and ``files_stopped``
+        (each a list of ``{"file", "line", "reason"}``).
+    """
+    broken: list[dict[str, Any]] = []
+    stopped: list[dict[str, Any]] = []
+    for file, line, reason in ended:
+        if reason.startswith(REASON_STREAM_BROKEN):
+            broken.append({"file": file, "line": line, "reason": reason})
+        elif reason.startswith(REASON_STOPPED):
+            stopped.append({"file": file, "line": line, "reason": reason})
+    return {
+        "limits": dict(INPUT_LIMITS),
+        "lines_cut": lines_cut,
+        "files_broken": broken,
+        "files_stopped": stopped,
+    }
+
+
 _REPORTS: ContextVar[dict[str, ReadReport] | None] = ContextVar("_REPORTS", default=None)
 
 
@@ -194,23 +237,48 @@ class _StreamBroken(Exception):
         self.position = position
 
 
+def open_decompressed(
+    raw: IO[bytes], kind: str
+) -> tuple[gzip.GzipFile | bz2.BZ2File | lzma.LZMAFile, tuple[type[Exception], ...]]:
+    """Open a gzip, bz2 or xz stream on ``raw``; say what it raises when the data is broken.
+
+    Each decompressor is imported for the files that need it (importing this module stays
+    cheap). Shared by :func:`guarded_pieces` and the small TORQUE path, so that both read a
+    stream alike and take the same exceptions for a broken one.
+
+    Returns
+    -------
+    stream : gzip.GzipFile or bz2.BZ2File or lzma.LZMAFile
+        The decompressed stream (the caller closes it).
+    broken : tuple of exception classes
+        What reading it raises for a truncated or corrupt stream.
+    """
+    broken: tuple[type[Exception], ...] = (OSError, EOFError, ValueError)
+    if kind == "gzip":
+        import gzip
+        import zlib
+
+        return gzip.GzipFile(fileobj=raw, mode="rb"), (*broken, zlib.error)
+    if kind == "bz2":
+        import bz2
+
+        return bz2.BZ2File(raw, mode="rb"), broken
+    import lzma
+
+    return lzma.LZMAFile(raw, mode="rb"), (*broken, lzma.LZMAError)
+
+
 def _compressed_chunks(raw: IO[bytes], kind: str) -> Iterator[bytes]:
     """Decompressed chunks of at most ``_CHUNK`` bytes (zstd: of bounded size)."""
     if kind == "zstd":
         yield from _zstd_chunks(raw)
         return
-    stream: gzip.GzipFile | bz2.BZ2File | lzma.LZMAFile
-    if kind == "gzip":
-        stream = gzip.GzipFile(fileobj=raw, mode="rb")
-    elif kind == "bz2":
-        stream = bz2.BZ2File(raw, mode="rb")
-    else:
-        stream = lzma.LZMAFile(raw, mode="rb")  # noqa: SIM115 - closed by the with below
+    stream, broken = open_decompressed(raw, kind)
     with stream:
         while True:
             try:
                 chunk = stream.read1(_CHUNK)  # read1: a break loses no earlier chunk
-            except (OSError, EOFError, ValueError, lzma.LZMAError, zlib.error) as exc:
+            except broken as exc:
                 raise _StreamBroken(exc, _tell(raw)) from exc
             if not chunk:
                 return
@@ -390,6 +458,8 @@ class _LineGuard:
                 self._account(buf, lo, hi, count)
                 return
             # the window ends inside: hand over its last lines, close it, go on
+            import numpy as np  # here: the small TORQUE path imports this module without numpy
+
             window = np.frombuffer(buf, dtype=np.uint8, count=hi - lo, offset=lo)
             ends = np.flatnonzero(window == 10)
             cut = lo + int(ends[room - 1]) + 1
@@ -575,6 +645,8 @@ def _newlines(buf: bytes, lo: int, hi: int) -> int:
     """Count the line ends in ``buf[lo:hi]``."""
     if hi - lo < _NUMPY_COUNT:
         return buf.count(b"\n", lo, hi)
+    import numpy as np  # here: the small TORQUE path imports this module without numpy
+
     return int(np.count_nonzero(np.frombuffer(buf, dtype=np.uint8, count=hi - lo, offset=lo) == 10))
 
 

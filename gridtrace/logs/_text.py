@@ -9,12 +9,12 @@ has no character (0x81, 0x8D, 0x8F, 0x90, 0x9D). Either way the reader flags the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-from numpy.typing import NDArray
+if TYPE_CHECKING:  # imported where used: decode_line serves the small TORQUE path without them
+    import numpy as np
+    import pyarrow as pa
+    from numpy.typing import NDArray
 
 __all__ = [
     "NON_UTF8",
@@ -73,6 +73,8 @@ def split_lines(data: bytes) -> tuple[list[bytes], NDArray[np.bool_], bool]:
     >>> lines, crlf.tolist(), no_newline
     ([b'a', b'b', b'c'], [True, False, False], True)
     """
+    import numpy as np
+
     lines = data.split(b"\n")
     no_newline = bool(lines) and lines[-1] != b""
     if not no_newline:
@@ -88,6 +90,8 @@ def split_lines(data: bytes) -> tuple[list[bytes], NDArray[np.bool_], bool]:
 
 def nul_lines(lines: list[bytes], data: bytes) -> NDArray[np.bool_]:
     """Which of a file's lines hold a NUL byte (one scan of the file when none does)."""
+    import numpy as np
+
     if b"\x00" not in data:
         return np.zeros(len(lines), dtype=bool)
     return np.fromiter((b"\x00" in line for line in lines), dtype=bool, count=len(lines))
@@ -95,6 +99,8 @@ def nul_lines(lines: list[bytes], data: bytes) -> NDArray[np.bool_]:
 
 def nul_fragment_counts(quarantine: pa.Table) -> dict[str, int]:
     """Count the lines quarantined as NUL fragments (``nul_lines``) and the NUL bytes they held."""
+    import pyarrow.compute as pc
+
     compute: Any = pc  # pyarrow's stubs take no binary pattern for count_substring
     nul = compute.equal(quarantine.column("reason"), NUL_FRAGMENT_REASON)
     raw = quarantine.column("raw").filter(nul)

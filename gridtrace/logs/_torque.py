@@ -44,6 +44,7 @@ from gridtrace.logs._torque_jobs import (
     torque_partition_keys,
 )
 from gridtrace.logs._torque_lines import looks_like_torque
+from gridtrace.logs._torque_pure import FLAVOUR_SNIFF_BYTES, PBSPRO_MARKERS, time_order
 from gridtrace.schema import QUARANTINE, RECORDS
 
 if TYPE_CHECKING:  # imported at first use: reading a file in memory needs none of _spill
@@ -63,11 +64,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-# Markers only PBS Pro writes: licence records, vnode allocations, run counts.
-_PBSPRO_MARKERS = (b";L;", b" exec_vnode=", b" run_count=")
+_PBSPRO_MARKERS = PBSPRO_MARKERS
 _STAMP_FORMAT = "%m/%d/%Y %H:%M:%S"
-# PBS Pro writes its markers from the first end record on; a whole-file scan costs half a tokenise
-_FLAVOUR_SNIFF_BYTES = 4 << 20
+_FLAVOUR_SNIFF_BYTES = FLAVOUR_SNIFF_BYTES
 _LONGEST_MARKER = max(len(marker) for marker in _PBSPRO_MARKERS)
 
 
@@ -202,29 +201,6 @@ def in_time_order(parts: Sequence[FileParse]) -> tuple[list[FileParse], int]:
     medians = [_median_stamp(part.records) for part in parts]
     order, moved = time_order(medians, [part.src_file for part in parts])
     return [parts[i] for i in order], moved
-
-
-def time_order(medians: Sequence[float | None], names: Sequence[str]) -> tuple[list[int], int]:
-    """Return the reading order of files from their median stamps, and how many moved.
-
-    What :func:`in_time_order` does, on the medians alone (the spill path keeps no records).
-    """
-    keys: list[float] = []
-    previous = float("-inf")
-    for median in medians:
-        previous = previous if median is None else median
-        keys.append(previous)
-    order = sorted(range(len(keys)), key=lambda i: (keys[i], i))
-    moved = sum(i != j for i, j in enumerate(order))
-    if moved:
-        logger.warning(
-            "%d of %d files were given out of time order; read in the order of their records' "
-            "stamps: %s",
-            moved,
-            len(keys),
-            ", ".join(names[i] for i in order),
-        )
-    return order, moved
 
 
 def _nul_bytes(*columns: pa.ChunkedArray[Any]) -> int:

@@ -54,18 +54,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from operator import methodcaller
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
-from gridtrace.logs._base import FileParse
 from gridtrace.logs._text import NON_UTF8, decode_line
-from gridtrace.schema import QUARANTINE, RECORDS
+
+if TYPE_CHECKING:  # imported where used: the small TORQUE path tokenises without pyarrow
+    from gridtrace.logs._base import FileParse
 
 __all__ = [
     "TorqueLine",
     "looks_like_torque",
     "parse_torque_line",
     "split_message",
+    "tokenize_torque_columns",
     "tokenize_torque_reference",
 ]
 
@@ -88,6 +90,7 @@ ALWAYS_KEYS: dict[str, tuple[str, ...]] = {
 _NUL = b"\x00"
 # the start of a record: what must follow a NUL run for the text before it to be a fragment
 _HEAD = re.compile(rb"\s*(?:[^;/\s]+:)?\d{2}/\d{2}/\d{4} \d{2}:\d{2}:\d{2};[A-Za-z];")
+_SPLIT_KEY = methodcaller("split", "=", 1)  # a token's key and value, if it has an "="
 REASON_NUL_ONLY = "NUL bytes only (what a crash or a log rotation leaves)"
 REASON_FRAGMENT = "cut-off record fragment before a NUL run (a crash or a log rotation)"
 REASON_ID_CUT = "last line cut off before its message: the job id may be incomplete"
@@ -164,6 +167,18 @@ def parse_torque_line(raw: bytes, *, last_without_newline: bool = False) -> Torq
     TorqueLine or str
         The tokenised line, or the reason it must be quarantined.
     """
+    parsed = _parse_line(raw, last_without_newline)
+    if isinstance(parsed, str):
+        return parsed
+    record_type, stamp, job_id, attrs, flags, keep_raw = parsed
+    return TorqueLine(record_type, stamp, job_id, attrs, tuple(flags), keep_raw)
+
+
+_Fields = tuple[str, str, str | None, dict[str, str], list[str], bool]
+
+
+def _parse_line(raw: bytes, last_without_newline: bool) -> _Fields | str:
+    """Do :func:`parse_torque_line`'s work: its fields as a tuple (flags a list), or a reason."""
     flags: list[str] = []
     keep_raw = False
     if raw.endswith(b"\r"):
@@ -190,7 +205,8 @@ def parse_torque_line(raw: bytes, *, last_without_newline: bool = False) -> Torq
     if repaired:
         flags.append(NON_UTF8)
         keep_raw = True
-    if _CONTROL.search(text):
+    # printable ASCII (the common line) holds no control byte: a quicker test than the search
+    if not (text.isascii() and text.isprintable()) and _CONTROL.search(text):
         text = _CONTROL.sub("", text)
         flags.append("CONTROL_CHARS")
         keep_raw = True
@@ -198,14 +214,7 @@ def parse_torque_line(raw: bytes, *, last_without_newline: bool = False) -> Torq
     if isinstance(reason, str):
         return prefix + reason
     record_type, stamp, job_id, attrs, prefixed = reason
-    return TorqueLine(
-        record_type=record_type,
-        stamp=stamp,
-        job_id_raw=job_id,
-        attrs=attrs,
-        flags=tuple(flags),
-        keep_raw=keep_raw or prefixed or "TRUNCATED" in flags,
-    )
+    return record_type, stamp, job_id, attrs, flags, keep_raw or prefixed or "TRUNCATED" in flags
 
 
 def _parse_text(
@@ -219,9 +228,10 @@ def _parse_text(
         if text.count(";") < 3:
             return "not a TORQUE/PBS accounting line: fewer than 3 ';' separators"
         return "not a TORQUE/PBS accounting line: no 'MM/DD/YYYY HH:MM:SS' stamp at the start"
-    if not (1 <= int(match["mon"]) <= 12 and 1 <= int(match["day"]) <= 31):
+    mon, day, hh, mm, ss = map(int, match.group("mon", "day", "hh", "mm", "ss"))
+    if not (1 <= mon <= 12 and 1 <= day <= 31):
         return f"impossible date in stamp {match['stamp']!r}"
-    if int(match["hh"]) > 23 or int(match["mm"]) > 59 or int(match["ss"]) > 60:
+    if hh > 23 or mm > 59 or ss > 60:
         return f"impossible time in stamp {match['stamp']!r}"
     if match["prefix"] is not None:
         flags.append("FILE_PREFIX")
@@ -237,21 +247,7 @@ def _parse_text(
             attrs["message"] = message
     else:
         job_id = match["id"]
-        for token in split_message(message or ""):
-            key, sep, value = token.partition("=")
-            last_key = key
-            if not sep:
-                if "BARE_TOKEN" not in flags:
-                    flags.append("BARE_TOKEN")
-                attrs.setdefault(token, "")
-                continue
-            value = _unquote(value)
-            if key in attrs:
-                attrs[key] = f"{attrs[key]}+{value}"
-                if "REPEATED_KEY" not in flags:
-                    flags.append("REPEATED_KEY")
-            else:
-                attrs[key] = value
+        attrs, last_key = _message_attrs(message or "", flags)
     if last_without_newline:
         flags.append("NO_NEWLINE")
         always = ALWAYS_KEYS.get(record_type, ())
@@ -262,6 +258,38 @@ def _parse_text(
     return record_type, match["stamp"], job_id, attrs, match["prefix"] is not None
 
 
+def _message_attrs(message: str, flags: list[str]) -> tuple[dict[str, str], str]:
+    """Return a message's ``key=value`` tokens as attributes, and the last token's key."""
+    if '"' not in message:
+        # the common message, in C: no quotes to remove, every token a key=value (else dict
+        # raises on a token split in one), no key repeated; otherwise read token by token
+        tokens = message.split()
+        try:
+            attrs = dict(map(_SPLIT_KEY, tokens))
+        except ValueError:
+            attrs = {}
+        if len(attrs) == len(tokens):
+            return attrs, tokens[-1].partition("=")[0] if tokens else ""
+    attrs = {}
+    last_key = ""
+    for token in split_message(message):
+        key, sep, value = token.partition("=")
+        last_key = key
+        if not sep:
+            if "BARE_TOKEN" not in flags:
+                flags.append("BARE_TOKEN")
+            attrs.setdefault(token, "")
+            continue
+        value = _unquote(value)
+        if key in attrs:
+            attrs[key] = f"{attrs[key]}+{value}"
+            if "REPEATED_KEY" not in flags:
+                flags.append("REPEATED_KEY")
+        else:
+            attrs[key] = value
+    return attrs, last_key
+
+
 def split_lines(data: bytes) -> tuple[list[bytes], bool]:
     """Split file content into lines; say whether the last line lacked a line end."""
     lines = data.split(b"\n")
@@ -269,6 +297,81 @@ def split_lines(data: bytes) -> tuple[list[bytes], bool]:
         lines.pop()
         return lines, False
     return lines, bool(lines)
+
+
+def tokenize_torque_columns(
+    data: bytes,
+    *,
+    src_file: str,
+    site: str,
+    source_format: str = "torque",
+    first_line: int = 1,
+) -> tuple[dict[str, list[Any]], dict[str, list[Any]], int]:
+    """Tokenise a whole file, or a chunk of whole lines of one, into Python columns.
+
+    What :func:`tokenize_torque_reference` does, without pyarrow: its arguments, and its tables
+    as ``{column: values}`` in schema order (``attrs`` a list of ``(key, value)`` pairs,
+    ``stamp_utc`` None).
+
+    Returns
+    -------
+    records : dict of str to list
+        The ``records`` columns.
+    quarantine : dict of str to list
+        The ``quarantine`` columns.
+    lines : int
+        The lines of ``data``: the two tables' rows together.
+    """
+    lines, last_open = split_lines(data)
+    r_line: list[object] = []
+    r_type: list[object] = []
+    r_stamp: list[object] = []
+    r_id: list[object] = []
+    r_attrs: list[object] = []
+    r_flags: list[object] = []
+    r_raw: list[object] = []
+    q_line: list[object] = []
+    q_reason: list[object] = []
+    q_raw: list[object] = []
+    last = len(lines) - 1
+    for index, raw in enumerate(lines):
+        parsed = _parse_line(raw, last_open and index == last)
+        if isinstance(parsed, str):
+            q_line.append(first_line + index)
+            q_reason.append(parsed)
+            q_raw.append(raw)
+            continue
+        record_type, stamp, job_id, attrs, flags, keep_raw = parsed
+        r_line.append(first_line + index)
+        r_type.append(record_type)
+        r_stamp.append(stamp)
+        r_id.append(job_id)
+        r_attrs.append(list(attrs.items()))
+        r_flags.append(flags)
+        r_raw.append(raw if keep_raw else None)
+    n, q = len(r_line), len(q_line)
+    records: dict[str, list[Any]] = {
+        "site": [site] * n,
+        "source_format": [source_format] * n,
+        "src_file": [src_file] * n,
+        "src_line": r_line,
+        "record_type": r_type,
+        "stamp": r_stamp,
+        "stamp_utc": [None] * n,
+        "job_id_raw": r_id,
+        "attrs": r_attrs,
+        "flags": r_flags,
+        "raw": r_raw,
+    }
+    quarantine: dict[str, list[Any]] = {
+        "site": [site] * q,
+        "source_format": [source_format] * q,
+        "src_file": [src_file] * q,
+        "src_line": q_line,
+        "reason": q_reason,
+        "raw": q_raw,
+    }
+    return records, quarantine, len(lines)
 
 
 def tokenize_torque_reference(
@@ -301,44 +404,19 @@ def tokenize_torque_reference(
         ``records`` (``stamp_utc`` left null: placing stamps needs the whole log) and
         ``quarantine``; their row counts add up to the file's line count.
     """
-    lines, last_open = split_lines(data)
-    rec: dict[str, list[object]] = {name: [] for name in RECORDS.names}
-    quarantine: dict[str, list[object]] = {name: [] for name in QUARANTINE.names}
-    last = len(lines) - 1
-    for index, raw in enumerate(lines):
-        parsed = parse_torque_line(raw, last_without_newline=last_open and index == last)
-        if isinstance(parsed, str):
-            bad: tuple[tuple[str, object], ...] = (
-                ("site", site),
-                ("source_format", source_format),
-                ("src_file", src_file),
-                ("src_line", first_line + index),
-                ("reason", parsed),
-                ("raw", raw),
-            )
-            for name, value in bad:
-                quarantine[name].append(value)
-            continue
-        row: tuple[tuple[str, object], ...] = (
-            ("site", site),
-            ("source_format", source_format),
-            ("src_file", src_file),
-            ("src_line", first_line + index),
-            ("record_type", parsed.record_type),
-            ("stamp", parsed.stamp),
-            ("stamp_utc", None),
-            ("job_id_raw", parsed.job_id_raw),
-            ("attrs", list(parsed.attrs.items())),
-            ("flags", list(parsed.flags)),
-            ("raw", raw if parsed.keep_raw else None),
-        )
-        for name, value in row:
-            rec[name].append(value)
+    import pyarrow as pa
+
+    from gridtrace.logs._base import FileParse
+    from gridtrace.schema import QUARANTINE, RECORDS
+
+    rec, quarantine, lines = tokenize_torque_columns(
+        data, src_file=src_file, site=site, source_format=source_format, first_line=first_line
+    )
     return FileParse(
         src_file=src_file,
         records=pa.Table.from_pydict(rec, schema=RECORDS),
         quarantine=pa.Table.from_pydict(quarantine, schema=QUARANTINE),
-        lines_read=len(lines),
+        lines_read=lines,
     )
 
 

@@ -1,0 +1,51 @@
+"""The pure-Python pieces of the TORQUE reader that its two paths share.
+
+:mod:`gridtrace.logs._torque` (the Arrow path) and :mod:`gridtrace.logs._torque_small_read` (the
+small-input path, which imports neither numpy nor pyarrow) both take these from here, so that
+the flavour sniff and the file order have one implementation.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+__all__ = ["FLAVOUR_SNIFF_BYTES", "PBSPRO_MARKERS", "time_order"]
+
+# the name of the module time_order was written for: its warning keeps that logger
+logger = logging.getLogger("gridtrace.logs._torque")
+
+PBSPRO_MARKERS = (b";L;", b" exec_vnode=", b" run_count=")
+"""Markers only PBS Pro writes: licence records, vnode allocations, run counts."""
+
+FLAVOUR_SNIFF_BYTES = 4 << 20
+"""The head of a file searched for :data:`PBSPRO_MARKERS`.
+
+PBS Pro writes its markers from the first end record on; a whole-file scan costs half a
+tokenise."""
+
+
+def time_order(medians: Sequence[float | None], names: Sequence[str]) -> tuple[list[int], int]:
+    """Return the reading order of files from their median stamps, and how many moved.
+
+    What :func:`gridtrace.logs._torque.in_time_order` does, on the medians alone (the spill
+    path keeps no records). Files in time order, and files with equal medians (a copy of a
+    file), keep the order given; a file without readable records (median None) stays after the
+    one before it.
+    """
+    keys: list[float] = []
+    previous = float("-inf")
+    for median in medians:
+        previous = previous if median is None else median
+        keys.append(previous)
+    order = sorted(range(len(keys)), key=lambda i: (keys[i], i))
+    moved = sum(i != j for i, j in enumerate(order))
+    if moved:
+        logger.warning(
+            "%d of %d files were given out of time order; read in the order of their records' "
+            "stamps: %s",
+            moved,
+            len(keys),
+            ", ".join(names[i] for i in order),
+        )
+    return order, moved
