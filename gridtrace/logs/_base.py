@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,9 @@ from gridtrace.logs._io import (
     ReadReport,
     collect_read_reports,
     input_findings,
+    quarantined_lines_warning,
 )
+from gridtrace.logs._summary import parse_summary
 from gridtrace.schema import QUARANTINE
 
 __all__ = [
@@ -117,31 +118,18 @@ class ParseResult:
 
     def summary(self) -> dict[str, Any]:
         """Count by record type, job state, flag and quarantine reason, in plain JSON types."""
-        by_type = Counter(self.records.column("record_type").to_pylist())
-        record_flags: Counter[str] = Counter()
-        for flags in self.records.column("flags").to_pylist():
-            record_flags.update(flags or ())
-        job_flags: Counter[str] = Counter()
-        for flags in self.jobs.column("flags").to_pylist():
-            job_flags.update(flags or ())
-        states = Counter(self.jobs.column("state").to_pylist())
-        reasons = Counter(self.quarantine.column("reason").to_pylist())
-        return {
-            "files": len(self.files),
-            "lines_read": self.lines_read,
-            "lines_parsed": self.lines_parsed,
-            "lines_quarantined": self.lines_quarantined,
-            "reconciled": self.lines_read == self.lines_parsed + self.lines_quarantined,
-            "records_by_type": dict(sorted(by_type.items())),
-            "record_flags": dict(sorted(record_flags.items())),
-            "jobs": int(self.jobs.num_rows),
-            "jobs_by_state": dict(sorted(states.items())),
-            "job_flags": dict(sorted(job_flags.items())),
-            "quarantine_reasons": dict(sorted(reasons.items())),
-            "tz_offset_s": self.tz_offset_s,
-            "input": _input_findings(self.quarantine),
-            **self.info,
-        }
+        return parse_summary(
+            files=len(self.files),
+            lines_read=self.lines_read,
+            record_types=self.records.column("record_type").to_pylist(),
+            record_flags=self.records.column("flags").to_pylist(),
+            job_states=self.jobs.column("state").to_pylist(),
+            job_flags=self.jobs.column("flags").to_pylist(),
+            reasons=self.quarantine.column("reason").to_pylist(),
+            tz_offset_s=self.tz_offset_s,
+            input_findings=_input_findings(self.quarantine),
+            info=self.info,
+        )
 
 
 def _input_findings(quarantine: pa.Table) -> dict[str, Any]:
@@ -277,8 +265,9 @@ def apply_error_policy(parsed: FileParse, errors: ErrorPolicy) -> FileParse:
             line=bad.column("raw")[0].as_py(),
         )
     warnings.warn(
-        f"{parsed.src_file}: {bad.num_rows} of {parsed.lines_read} lines quarantined (first: "
-        f"line {first_line}, {first_reason}); they are kept in the quarantine table",
+        quarantined_lines_warning(
+            parsed.src_file, bad.num_rows, parsed.lines_read, first_line, first_reason
+        ),
         DataQualityWarning,
         stacklevel=3,
     )

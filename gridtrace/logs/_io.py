@@ -72,6 +72,7 @@ __all__ = [
     "input_findings",
     "log_text_bytes",
     "open_decompressed",
+    "quarantined_lines_warning",
     "read_log_bytes",
     "read_log_head",
     "scan_log_paths",
@@ -172,6 +173,16 @@ class ReadReport:
     def clean(self) -> bool:
         """True when the reader got the whole file, every line of it."""
         return not self.cut_lines and self.tail_reason is None
+
+
+def quarantined_lines_warning(
+    src_file: str, quarantined: int, lines_read: int, first_line: int, first_reason: str
+) -> str:
+    """Return the warning a file's quarantined lines get under ``errors="warn"``."""
+    return (
+        f"{src_file}: {quarantined} of {lines_read} lines quarantined (first: line {first_line}, "
+        f"{first_reason}); they are kept in the quarantine table"
+    )
 
 
 def input_findings(lines_cut: int, ended: Iterable[tuple[str, int, str]]) -> dict[str, Any]:
