@@ -132,6 +132,16 @@ _PBS_DEFAULT_PROJECT = "_pbs_project_default"
 # ``re.ASCII``, matched whole
 _JOB_ID_PATTERN = r"(?P<seq>\d{1,18})(?:\[(?P<bracket>\d{0,9})\]|-(?P<dash>\d{1,9}))?(?:\..*)?"
 _PARENT_PATTERN = r"\d+\[\]"  # an array parent's id starts so (matched at the start)
+# the forms of durations and sizes read without the parsers of _pbs_values (which give the
+# same values for them), matched whole, as for ids
+_SECONDS_PATTERN = r"\d{1,12}"
+_HMS_PATTERN = r"\d{1,9}:\d{1,2}:\d{1,2}"
+_MEMORY_PATTERN = r"(?P<number>\d{1,12})(?P<unit>[kKmMgGtTpP]?[bBwW])"
+_MEMORY_FACTORS = {
+    p + k: 1024**i * (8 if k == "w" else 1)
+    for i, p in enumerate(("", "k", "m", "g", "t", "p"))
+    for k in ("b", "w")
+}
 
 # attributes read from the records
 _TEXT_KEYS = ("user", "group", "account", "project", "queue", "jobname")

@@ -121,6 +121,7 @@ from gridtrace.logs._torque_attempts import (  # the pure pieces, shared with _t
     _EPOCH_KEYS,
     _FIELDS,
     _FROM_S_KEYS,
+    _HMS_PATTERN,
     _INT32_RANGE,
     _INT_KEYS,
     _JOB_ID_PATTERN,
@@ -133,6 +134,8 @@ from gridtrace.logs._torque_attempts import (  # the pure pieces, shared with _t
     _KEYS,
     _MAX_OFFSET_S,
     _MAX_RESIDUAL_S,
+    _MEMORY_FACTORS,
+    _MEMORY_PATTERN,
     _OWN_KEYS,
     _PARENT_PATTERN,
     _PBS_DEFAULT_PROJECT,
@@ -141,6 +144,7 @@ from gridtrace.logs._torque_attempts import (  # the pure pieces, shared with _t
     _R,
     _RECORD_FLAGS_ON_JOBS,
     _S,
+    _SECONDS_PATTERN,
     _STAMP_FORMAT,
     _STATE_CODE,
     _STATES,
@@ -486,10 +490,10 @@ def _scatter_slow(
 def _durations(array: Arr) -> tuple[I64, dict[str, I64]]:
     """Seconds per row; plain seconds and ``HH:MM:SS`` vectorised."""
     out = np.full(len(array), NA, dtype=np.int64)
-    plain = _mask(pc.match_substring_regex(array, r"^\d{1,12}$"))
+    plain = _mask(pc.match_substring_regex(array, f"^{_SECONDS_PATTERN}$"))
     if plain.any():
         out[plain] = _np_int(array.filter(_bools(plain)).cast(pa.int64()))
-    hms = _mask(pc.match_substring_regex(array, r"^\d{1,9}:\d{1,2}:\d{1,2}$"))
+    hms = _mask(pc.match_substring_regex(array, f"^{_HMS_PATTERN}$"))
     if hms.any():
         parts = pc.split_pattern(array.filter(_bools(hms)), ":")
         flat = _np_int(cast(Arr, pc.list_flatten(parts)).cast(pa.int64())).reshape(-1, 3)
@@ -498,17 +502,10 @@ def _durations(array: Arr) -> tuple[I64, dict[str, I64]]:
     return out, _scatter_slow(array, rest, out, pv.parse_duration)
 
 
-_MEMORY_FACTORS = {
-    p + k: 1024**i * (8 if k == "w" else 1)
-    for i, p in enumerate(("", "k", "m", "g", "t", "p"))
-    for k in ("b", "w")
-}
-
-
 def _memory(array: Arr, unit: str) -> tuple[I64, dict[str, I64]]:
     """Bytes per row; ``<integer><unit>`` vectorised."""
     out = np.full(len(array), NA, dtype=np.int64)
-    found = pc.extract_regex(array, r"^(?P<number>\d{1,12})(?P<unit>[kKmMgGtTpP]?[bBwW])$")
+    found = pc.extract_regex(array, f"^{_MEMORY_PATTERN}$")
     standard = _mask(pc.is_valid(found))
     if standard.any():
         rows = _rows(standard)
