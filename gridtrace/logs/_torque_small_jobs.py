@@ -18,7 +18,7 @@ It may decline: for an input whose result it does not reproduce exactly it retur
   ``host/slots`` form and its cores may exceed int32 (a count the vectorised reading keeps);
 - a stamp that is not ``MM/DD/YYYY HH:MM:SS`` naming a real date and time (Arrow's ``strptime``
   and Python's ``datetime`` may disagree on those);
-- attributes with a null value, or a key of the assembly logged twice in one record;
+- a key logged twice in one record (the tokeniser joins repeated keys);
 - values beyond what the Arrow path's int64 arithmetic holds (``pmem`` × cores, a CPU time
   beyond 2**53 seconds, more than 32767 attempts of one job).
 
@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import logging
 import re
-from datetime import date
 from typing import Any
 
 from gridtrace.errors import ConfigError, GridtraceError
@@ -135,22 +134,18 @@ _EXACT_FLOAT = 2**53  # the largest integer an int64 → float64 cast keeps exac
 _MAX_ATTEMPTS = 2**15 - 1  # the int16 columns attempt and n_attempts
 _UNPLACED = NA + 1
 
-_PLAIN_INT = re.compile(r"-?[0-9]{1,18}")
-# what Arrow's string → int64 cast may accept beyond _PLAIN_INT (long digit runs, hexadecimal):
-# such a value is read or not depending on the other values of its column (one unreadable value
-# sends the whole column through a stricter regular expression)
-_CAST_INT = re.compile(r"-?(?:[0-9]+|0[xX][0-9a-fA-F]+)")
-_LONG_INT = re.compile(r"-?[0-9]+")
-_STAMP = re.compile(r"[0-9]{2}/[0-9]{2}/[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}")
+# what Arrow's string → int64 cast may accept beyond plain -?[0-9]{1,18} (long digit runs,
+# hexadecimal): such a value is read or not depending on the other values of its column (one
+# unreadable value sends the whole column through a stricter regular expression)
+_CAST_INT = r"-?(?:[0-9]+|0[xX][0-9a-fA-F]+)"
+# the patterns of the rare paths are compiled when first used (re caches them), not at import
+_SPEC_LIKE = r"[0-9]+:"
+_HOST_FORM = r"[^+]+/[0-9,*\-]+(?:\+[^+]+/[0-9,*\-]+)*"
 _SECONDS = re.compile(_SECONDS_PATTERN, re.ASCII)
 _HMS = re.compile(_HMS_PATTERN, re.ASCII)
 _MEMORY = re.compile(_MEMORY_PATTERN, re.ASCII)
 _JOB_ID = re.compile(_JOB_ID_PATTERN, re.ASCII)
 _PARENT = re.compile(_PARENT_PATTERN, re.ASCII)
-_SPEC_LIKE = re.compile(r"[0-9]+:")
-_DIGITS = re.compile(r"[0-9]+")
-_HOST_ITEM = re.compile(r"[,+]")
-_HOST_FORM = re.compile(r"[^+]+/[0-9,*\-]+(?:\+[^+]+/[0-9,*\-]+)*")
 _RANK = {name: i for i, name in enumerate(JOB_FLAGS)}
 # the integer and time columns of jobs, ``NA`` where null while they are built
 _INT_COLUMNS = (
@@ -279,10 +274,11 @@ def assemble_torque_small(
 
 def _int_value(text: str) -> int | None:
     """Read an integer as the Arrow path does (None: unreadable); decline where it may differ."""
-    if _PLAIN_INT.fullmatch(text):
+    digits = text[1:] if text[:1] == "-" else text
+    if len(digits) <= 18 and digits.isdigit() and digits.isascii():  # -?[0-9]{1,18}
         return int(text)
-    if _CAST_INT.fullmatch(text):
-        if _LONG_INT.fullmatch(text) and not -(2**63) <= int(text) < 2**63:
+    if re.fullmatch(_CAST_INT, text):
+        if digits.isdigit() and not -(2**63) <= int(text) < 2**63:
             return None  # beyond int64: no reading takes it
         raise _Decline(f"integer value {text!r} in a form the Arrow path reads by context")
     if any(c.isspace() for c in text):
@@ -334,20 +330,51 @@ def _naive(stamp: str | None) -> int:
     """Read a local stamp as naive seconds since the epoch (``NA`` for no stamp)."""
     if stamp is None:
         return NA
-    if _STAMP.fullmatch(stamp) is None:
-        raise _Decline(f"stamp {stamp!r} not in the MM/DD/YYYY HH:MM:SS form")
     day_text = stamp[:10]
     days = _DAYS.get(day_text)
     if days is None:
-        try:
-            days = date(int(stamp[6:10]), int(stamp[:2]), int(stamp[3:5])).toordinal() - 719_163
-        except ValueError as exc:
-            raise _Decline(f"stamp {stamp!r} names no date") from exc
-        _DAYS[day_text] = days
-    hours, minutes, seconds = int(stamp[11:13]), int(stamp[14:16]), int(stamp[17:19])
+        days = _DAYS[day_text] = _days(day_text)
+    clock = stamp[10:]
+    if not (
+        len(clock) == 9
+        and clock[0] == " "
+        and clock[3] == ":"
+        and clock[6] == ":"
+        and (digits := clock[1:3] + clock[4:6] + clock[7:9]).isdigit()
+        and digits.isascii()
+    ):
+        raise _Decline(f"stamp {stamp!r} not in the MM/DD/YYYY HH:MM:SS form")
+    hours, minutes, seconds = int(digits[:2]), int(digits[2:4]), int(digits[4:])
     if hours > 23 or minutes > 59 or seconds > 59:
         raise _Decline(f"stamp {stamp!r} names no time of day")
     return days * 86400 + hours * 3600 + minutes * 60 + seconds
+
+
+def _days(text: str) -> int:
+    """Days since 1970-01-01 of a ``MM/DD/YYYY`` date (proleptic Gregorian)."""
+    if not (
+        len(text) == 10
+        and text[2] == "/"
+        and text[5] == "/"
+        and (digits := text[:2] + text[3:5] + text[6:]).isdigit()
+        and digits.isascii()
+    ):
+        raise _Decline(f"stamp date {text!r} not in the MM/DD/YYYY form")
+    month, day, year = int(digits[:2]), int(digits[2:4]), int(digits[4:])
+    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    last = _MONTH_DAYS[month - 1] + (leap and month == 2) if 1 <= month <= 12 else 0
+    if year < 1 or not 1 <= day <= last:
+        raise _Decline(f"stamp date {text!r} names no date")
+    # days from the civil date (H. Hinnant's algorithm), March-based years
+    year -= month <= 2
+    era = year // 400
+    of_era = year - era * 400
+    of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    of_era_days = of_era * 365 + of_era // 4 - of_era // 100 + of_year
+    return era * 146_097 + of_era_days - 719_468
+
+
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
 # --------------------------------------------------------------------------------------------
@@ -357,7 +384,8 @@ def _naive(stamp: str | None) -> int:
 def _index(attrs: list[tuple[str, str | None]] | None, cut: bool) -> tuple[dict[str, str], int]:
     """Return a record's attributes as a dict (empty values left out), and their number.
 
-    A cut-off line (``cut``) loses its last entry: that value may itself be cut.
+    A cut-off line (``cut``) loses its last entry: that value may itself be cut. A null value
+    stays (as in the Arrow path's index: the key is there, its value null).
     """
     if not attrs:
         return {}, 0
@@ -365,20 +393,26 @@ def _index(attrs: list[tuple[str, str | None]] | None, cut: bool) -> tuple[dict[
     index: dict[str, Any] = dict(pairs)
     if len(index) != len(pairs):
         raise _Decline("a key logged twice in one record")
-    values = index.values()
-    if None in values:
-        raise _Decline("an attribute with a null value")
-    if "" in values:  # an empty value is no value (bare tokens)
-        index = {key: value for key, value in index.items() if value}
+    if "" in index.values():  # an empty value is no value (bare tokens)
+        index = {key: value for key, value in index.items() if value != ""}
     return index, len(attrs)
 
 
-def _epoch(index: dict[str, str], key: str) -> int:
-    text = index.get(key)
-    if text is None:
-        return NA
-    value = _bounded_int(text, _STAMP_RANGE)
-    return NA if value is None else value
+def _epochs(indexes: list[dict[str, str]], key: str) -> list[int]:
+    """``key``, an epoch, of every record (``NA`` when absent, unreadable or past 9999)."""
+    high = _STAMP_RANGE[1]
+    out = []
+    for index in indexes:
+        text = index.get(key)
+        if text is None:
+            out.append(NA)
+        elif text.isdigit() and text.isascii() and len(text) <= 18:  # the usual form
+            value = int(text)
+            out.append(value if value <= high else NA)
+        else:
+            read = _bounded_int(text, _STAMP_RANGE)
+            out.append(NA if read is None else read)
+    return out
 
 
 def _ends_in_blank(raw: bytes | None) -> bool:
@@ -502,9 +536,9 @@ def _assemble(records: dict[str, list[Any]], unit: str) -> SmallAssembly:
         index, size = _index(all_attrs[i], truncated[i] and not _ends_in_blank(raws[i]))
         indexes.append(index)
         sizes.append(size)
-    rec_start = [_epoch(ix, "start") for ix in indexes]
-    rec_end = [_epoch(ix, "end") for ix in indexes]
-    rec_ctime = [_epoch(ix, "ctime") for ix in indexes]
+    rec_start = _epochs(indexes, "start")
+    rec_end = _epochs(indexes, "end")
+    rec_ctime = _epochs(indexes, "ctime")
     naive = [_naive(s) for s in stamps]
     epoch = [
         rec_end[i] if t == _E else rec_start[i] if t == _S else NA for i, t in enumerate(rtype)
@@ -785,7 +819,7 @@ def _jobs(
             nodect_bad
             and nodes_text is None
             and nodect_text is not None
-            and _SPEC_LIKE.match(nodect_text) is not None
+            and re.match(_SPEC_LIKE, nodect_text) is not None
         )
         if from_nodect:
             nodes_text = nodect_text
@@ -1125,10 +1159,11 @@ def _exec_host(text: str) -> pv.ExecHost | None:
     if text != text.strip():
         raise _Decline(f"exec_host {text!r} with blanks around it")
     read = pv.parse_exec_host(text)
-    if read is None and _HOST_FORM.fullmatch(text):
+    if read is None and re.fullmatch(_HOST_FORM, text):
         # rejected for its syntax, the vectorised reading rejects it too; for a count beyond
         # int32 (which the cores of its items bound), that reading may keep it
-        bound = sum(int(n) for n in _DIGITS.findall(text)) + len(_HOST_ITEM.findall(text))
+        numbers = re.findall(r"[0-9]+", text)
+        bound = sum(int(n) for n in numbers) + len(numbers)
         if bound > _INT32_RANGE[1]:
             raise _Decline(f"exec_host {text!r} may count cores beyond int32")
     return read

@@ -9,6 +9,7 @@ accept; on generated logs it may decline, rarely on realistic ones.
 
 from __future__ import annotations
 
+import datetime as dt
 import gzip
 import inspect
 import subprocess
@@ -24,13 +25,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gridtrace.errors import ConfigError
-from gridtrace.logs import _torque_attempts, _torque_jobs
+from gridtrace.logs import _torque_attempts, _torque_jobs, _torque_jobs_fast
 from gridtrace.logs._columnar import STAMP_RANGE_S
 from gridtrace.logs._io import expand_log_paths, read_log_bytes
 from gridtrace.logs._torque_lines import tokenize_torque_reference
 from gridtrace.logs._torque_small_jobs import (
     _STAMP_RANGE,
     JOBS_COLUMNS,
+    _days,
+    _Decline,
     assemble_torque_small,
 )
 from gridtrace.logs._torque_writer import write_torque
@@ -41,6 +44,7 @@ from ._small_jobs_compare import compare, python_records
 from .test_torque_damage import damaged_file
 from .test_torque_jobs_entries import _log as entries_log
 from .test_torque_jobs_kernel import _log as kernel_log
+from .test_torque_jobs_kernel import kernel_from
 from .test_torque_writer import jobs_tables
 
 VSC = "vsc-kuleuven-2016-06"
@@ -99,6 +103,20 @@ def test_the_attempt_builder_is_the_arrow_paths() -> None:
 
     assert _torque_jobs._Builder is _torque_attempts._Builder
     assert _torque_small_jobs._Builder is _torque_attempts._Builder
+
+
+@given(st.integers(1, 9999), st.integers(0, 13), st.integers(0, 32))
+def test_stamp_dates_are_the_calendars(year: int, month: int, day: int) -> None:
+    text = f"{month:02d}/{day:02d}/{year:04d}"
+    try:
+        expected: int | None = dt.date(year, month, day).toordinal() - 719_163
+    except ValueError:
+        expected = None
+    try:
+        got: int | None = _days(text)
+    except _Decline:
+        got = None
+    assert got == expected
 
 
 def test_no_records() -> None:
@@ -270,6 +288,15 @@ def test_fuzzed_logs_with_odd_values_and_cut_off_last_lines(log: tuple[list[byte
     _count("odd values", compare(records_of(*log[0])))
 
 
+@pytest.mark.skipif(not _torque_jobs_fast.HAVE_NUMBA, reason="numba is not installed")
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kernel_log())
+def test_fuzzed_logs_against_the_arrow_paths_kernels(log: tuple[list[bytes], bool]) -> None:
+    # large inputs are assembled with the compiled kernels: the same tables, the same answer
+    with kernel_from(0):
+        _count("odd values, kernels", compare(records_of(*log[0])))
+
+
 @settings(
     max_examples=60,
     deadline=None,
@@ -335,6 +362,14 @@ def test_the_real_vsc_month_is_accepted_and_equal(real_data: Path) -> None:
     records = _real(real_data, VSC)
     assert records.num_rows == 58_904
     assert compare(records)
+
+
+@pytest.mark.realdata
+@pytest.mark.skipif(not _torque_jobs_fast.HAVE_NUMBA, reason="numba is not installed")
+def test_the_real_vsc_month_equals_the_arrow_paths_kernels(real_data: Path) -> None:
+    records = _real(real_data, VSC)
+    with kernel_from(0):
+        assert compare(records)
 
 
 @pytest.mark.realdata
