@@ -266,6 +266,9 @@ def assemble_torque_small(
     except _Decline as reason:
         logger.debug("small TORQUE assembly declined: %s", reason)
         return None
+    finally:  # what was read once per distinct id and day is kept for one call only
+        _IDS.clear()
+        _DAYS.clear()
 
 
 # --------------------------------------------------------------------------------------------
@@ -738,7 +741,7 @@ def _jobs(
     line_flags = [on_jobs.intersection(f) if f else frozenset() for f in record_flags]
     sites, formats = records["site"], records["source_format"]
     ids, src_files, src_lines = records["job_id_raw"], records["src_file"], records["src_line"]
-    appends = [out[name].append for name in JOBS_COLUMNS]
+    rows: list[tuple[Any, ...]] = []
     reader = _Reader(unit)
     ints, duration, memory = reader.ints, reader.duration, reader.memory
     hosts_read: dict[str, pv.ExecHost | None] = {}
@@ -1063,8 +1066,10 @@ def _jobs(
             src_lines[primary],
             sorted(flags, key=_flag_rank) if flags else [],
         )
-        for append, value in zip(appends, row, strict=True):
-            append(value)
+        rows.append(row)
+    # one row per attempt, turned into columns at once
+    for name, column in zip(JOBS_COLUMNS, zip(*rows, strict=True), strict=True):
+        out[name] = list(column)
     for name in _INT_COLUMNS:
         out[name] = [None if value == NA else value for value in out[name]]
     return out, {
