@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
 from typing import Any
 
 from gridtrace.errors import ConfigError, GridtraceError
@@ -269,6 +270,7 @@ def assemble_torque_small(
     finally:  # what was read once per distinct id and day is kept for one call only
         _IDS.clear()
         _DAYS.clear()
+        _CLOCKS.clear()
 
 
 # --------------------------------------------------------------------------------------------
@@ -327,17 +329,25 @@ def _memory(text: str, unit: str) -> tuple[int, str | None]:
 
 
 _DAYS: dict[str, int] = {}
+_CLOCKS: dict[str, int] = {}
 
 
 def _naive(stamp: str | None) -> int:
     """Read a local stamp as naive seconds since the epoch (``NA`` for no stamp)."""
     if stamp is None:
         return NA
-    day_text = stamp[:10]
+    day_text, clock = stamp[:10], stamp[10:]
     days = _DAYS.get(day_text)
     if days is None:
         days = _DAYS[day_text] = _days(day_text)
-    clock = stamp[10:]
+    seconds = _CLOCKS.get(clock)
+    if seconds is None:
+        seconds = _CLOCKS[clock] = _seconds(stamp, clock)
+    return days * 86400 + seconds
+
+
+def _seconds(stamp: str, clock: str) -> int:
+    """Seconds since midnight of the `` HH:MM:SS`` part of a stamp."""
     if not (
         len(clock) == 9
         and clock[0] == " "
@@ -350,7 +360,7 @@ def _naive(stamp: str | None) -> int:
     hours, minutes, seconds = int(digits[:2]), int(digits[2:4]), int(digits[4:])
     if hours > 23 or minutes > 59 or seconds > 59:
         raise _Decline(f"stamp {stamp!r} names no time of day")
-    return days * 86400 + hours * 3600 + minutes * 60 + seconds
+    return hours * 3600 + minutes * 60 + seconds
 
 
 def _days(text: str) -> int:
@@ -675,20 +685,31 @@ def _duplicates(
     attributes were seen before.
     """
     n = len(rtype)
-    sites, ids = records["site"], records["job_id_raw"]
-    keys = [
-        (sites[i], rtype[i], naive[i], ids[i], start[i], end[i], sizes[i], indexes[i].get("queue"))
-        for i in range(n)
-    ]
-    seen_keys: dict[tuple[Any, ...], int] = {}
-    for key in keys:
-        seen_keys[key] = seen_keys.get(key, 0) + 1
+    sites, ids, stamps = records["site"], records["job_id_raw"], records["stamp"]
     duplicate = [False] * n
-    if len(seen_keys) == n:
+    # a line whose stamp and id no other line has is no copy (counted in C: most lines)
+    pairs = list(zip(stamps, ids, strict=True))
+    shared = Counter(pairs)
+    if len(shared) == n:
         return duplicate
-    types, stamps, attrs = records["record_type"], records["stamp"], records["attrs"]
+    rows = [i for i in range(n) if shared[pairs[i]] > 1]
+    keys = {
+        i: (
+            sites[i],
+            rtype[i],
+            naive[i],
+            ids[i],
+            start[i],
+            end[i],
+            sizes[i],
+            indexes[i].get("queue"),
+        )
+        for i in rows
+    }
+    seen_keys = Counter(keys.values())
+    types, attrs = records["record_type"], records["attrs"]
     seen: set[tuple[Any, ...]] = set()
-    for i in range(n):
+    for i in rows:
         if seen_keys[keys[i]] < 2:
             continue
         full = (sites[i], types[i], stamps[i], ids[i], tuple(attrs[i] or ()))
