@@ -771,18 +771,26 @@ def _jobs(
     selects_read: dict[str, pv.NodeRequest | None] = {}
     state_totals = [0] * len(_STATES)
     job_keys: set[str] = set()
-    for a in range(n_att):
+    fields = ("kind", "primary", "dup", "s", "first_q", "last_q", "bits")
+    attempts = zip(*(att[name] for name in fields), strict=True)
+    for a, (kind, primary, dup, s_row, first_q, last_q, bits) in enumerate(attempts):
         if att["total"][a] > _MAX_ATTEMPTS:
             raise _Decline("a job with more attempts than an int16 holds")
-        kind, primary, dup, s_row = att["kind"][a], att["primary"][a], att["dup"][a], att["s"][a]
-        first_q, last_q, bits = att["first_q"][a], att["last_q"][a], att["bits"][a]
         closed_by_e = kind == _K_E
         cut_e = closed_by_e and "TRUNCATED" in line_flags[primary]
+        # each key from the first record that has it: the later dicts win in {**a, **b}
+        own = other = closing = indexes[primary]
+        if dup >= 0 and s_row >= 0:
+            other = {**indexes[s_row], **indexes[dup], **closing}
+        elif dup >= 0:
+            other = {**indexes[dup], **closing}
+        elif s_row >= 0:
+            other = {**indexes[s_row], **closing}
         own_second = dup if closed_by_e and not cut_e else s_row
-        own = _merged(indexes, primary, own_second)
-        other = _merged(indexes, primary, dup, s_row)
+        if own_second >= 0:
+            own = {**indexes[own_second], **closing}
         queue = other.get("queue")
-        if queue is None and last_q >= 0:
+        if "queue" not in other and last_q >= 0:  # (a null queue is a value, as in Arrow)
             queue = indexes[last_q].get("queue")
         flags = reader.begin()
         if bits:
@@ -1163,17 +1171,6 @@ class _Reader:
         if read[1] is not None:
             self._problem(key, read[1])
         return read[0]
-
-
-def _merged(indexes: list[dict[str, str]], *rows: int) -> dict[str, str]:
-    """Each key's value from the first of ``rows`` (−1: none) that has it."""
-    present = [indexes[r] for r in rows if r >= 0]
-    if len(present) == 1:
-        return present[0]
-    merged = dict(present[-1])
-    for index in reversed(present[:-1]):
-        merged.update(index)
-    return merged
 
 
 def _flag_rank(name: str) -> tuple[int, str]:

@@ -37,7 +37,7 @@ from gridtrace.logs._torque_small_jobs import (
     assemble_torque_small,
 )
 from gridtrace.logs._torque_writer import write_torque
-from gridtrace.schema import JOBS
+from gridtrace.schema import JOBS, RECORDS
 
 from . import test_torque_jobs
 from ._small_jobs_compare import compare, python_records
@@ -214,6 +214,21 @@ def test_memory_without_unit_in_the_callers_unit() -> None:
     data = lines(ended("resources_used.mem=1024 Resource_List.select=1:mem=10"))
     for unit in ("b", "kb", "MW"):
         assert compare(records_of(data), unitless_memory=unit)
+
+
+@pytest.mark.parametrize("key", ["queue", "exec_host", "start", "Exit_status", "user"])
+def test_a_null_value_is_a_value_as_in_the_arrow_path(key: str) -> None:
+    data = lines(
+        "05/03/2024 12:00:00;Q;1.srv;queue=routed",
+        "05/03/2024 12:01:00;S;1.srv;user=u queue=q start=1714730100 exec_host=n1/0",
+        ended(),
+        "05/03/2024 12:00:00;Q;2.srv;queue=routed",
+        "05/03/2024 12:01:00;S;2.srv;user=u queue=q start=1714730100 exec_host=n1/0",
+    )
+    py = python_records(records_of(data))
+    for row in (2, 4):  # the E of job 1, the S of job 2
+        py["attrs"][row] = [(k, None if k == key else v) for k, v in py["attrs"][row]]
+    assert compare(pa.table(py, schema=RECORDS))
 
 
 def test_files_without_epochs_and_without_a_zone() -> None:
