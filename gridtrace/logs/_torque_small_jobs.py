@@ -14,7 +14,7 @@ It may decline: for an input whose result it does not reproduce exactly it retur
 - a value read as an integer (epochs, ``Exit_status``, counts) that is not plain ASCII
   ``-?[0-9]{1,18}`` and not surely unreadable: the Arrow path reads such values (``0x10``,
   `` 5``, 19 digits) one way or another depending on the other values of the column;
-- an ``exec_host`` with blanks around it, or one the parser rejects although every part has the
+- an ``exec_host`` with blanks before it, or one the parser rejects although every part has the
   ``host/slots`` form and its cores may exceed int32 (a count the vectorised reading keeps);
 - a stamp that is not ``MM/DD/YYYY HH:MM:SS`` naming a real date and time (Arrow's ``strptime``
   and Python's ``datetime`` may disagree on those);
@@ -411,23 +411,6 @@ def _index(attrs: list[tuple[str, str | None]] | None, cut: bool) -> tuple[dict[
     return index, len(attrs)
 
 
-def _epochs(indexes: list[dict[str, str]], key: str) -> list[int]:
-    """``key``, an epoch, of every record (``NA`` when absent, unreadable or past 9999)."""
-    high = _STAMP_RANGE[1]
-    out = []
-    for index in indexes:
-        text = index.get(key)
-        if text is None:
-            out.append(NA)
-        elif text.isdigit() and text.isascii() and len(text) <= 18:  # the usual form
-            value = int(text)
-            out.append(value if value <= high else NA)
-        else:
-            read = _bounded_int(text, _STAMP_RANGE)
-            out.append(NA if read is None else read)
-    return out
-
-
 def _ends_in_blank(raw: bytes | None) -> bool:
     return raw is not None and raw.rstrip(b"\r")[-1:] in (b" ", b"\t")
 
@@ -545,13 +528,23 @@ def _assemble(records: dict[str, list[Any]], unit: str) -> SmallAssembly:
     truncated = [f is not None and "TRUNCATED" in f for f in record_flags]
     indexes: list[dict[str, str]] = []
     sizes: list[int] = []
+    rec_start: list[int] = []
+    rec_end: list[int] = []
+    rec_ctime: list[int] = []
     for i in range(n):
         index, size = _index(all_attrs[i], truncated[i] and not _ends_in_blank(raws[i]))
         indexes.append(index)
         sizes.append(size)
-    rec_start = _epochs(indexes, "start")
-    rec_end = _epochs(indexes, "end")
-    rec_ctime = _epochs(indexes, "ctime")
+        # the epochs of every record, the usual digits read here (else as any integer)
+        for name, out in (("start", rec_start), ("end", rec_end), ("ctime", rec_ctime)):
+            text = index.get(name)
+            if text is None:
+                out.append(NA)
+            elif len(text) <= 11 and text.isdigit() and text.isascii():
+                out.append(int(text))  # within the stamps' range
+            else:
+                read = _bounded_int(text, _STAMP_RANGE)
+                out.append(NA if read is None else read)
     naive = [_naive(s) for s in stamps]
     epoch = [
         rec_end[i] if t == _E else rec_start[i] if t == _S else NA for i, t in enumerate(rtype)
@@ -1179,8 +1172,8 @@ def _flag_rank(name: str) -> tuple[int, str]:
 
 def _exec_host(text: str) -> pv.ExecHost | None:
     """Read ``exec_host`` as the Arrow path does (its parser; decline where the two differ)."""
-    if text != text.strip():
-        raise _Decline(f"exec_host {text!r} with blanks around it")
+    if text[:1].isspace():  # the vectorised reading keeps it in the first host, the parser not
+        raise _Decline(f"exec_host {text!r} with blanks before it")
     read = pv.parse_exec_host(text)
     if read is None and re.fullmatch(_HOST_FORM, text):
         # rejected for its syntax, the vectorised reading rejects it too; for a count beyond

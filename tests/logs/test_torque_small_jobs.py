@@ -73,7 +73,15 @@ E_LINE = (
 
 
 def ended(extra: str = "", *, status: str = "0", host: str = "n001/3", job: str = "1.srv") -> str:
-    return E_LINE.format(id=job, status=status, host=host, extra=extra).rstrip()
+    """An E line; a key of ``extra`` the line has replaces its value (else it is added)."""
+    line = E_LINE.format(id=job, status=status, host="HOST", extra="").rstrip()
+    head, _, message = line.rpartition(";")
+    pairs = dict(token.split("=", 1) for token in message.split())
+    pairs["exec_host"] = host  # as given: it may be quoted and hold blanks
+    for token in extra.split():
+        key, _, value = token.partition("=")
+        pairs[key] = value
+    return f"{head};" + " ".join(f"{k}={v}" for k, v in pairs.items())
 
 
 # --------------------------------------------------------------------------------------------
@@ -163,6 +171,9 @@ def test_an_unknown_memory_unit_is_a_config_error() -> None:
         "Exit_status=0+1",
         "Exit_status=99999999999",
         "ctime=253402300800",
+        "ctime=253402300799 qtime=99999999999 etime=100000000000",
+        "end=253402300800",
+        "end=253402300799 start=99999999999",
         "start=0",
         "end=-5",
     ],
@@ -186,7 +197,8 @@ def test_values_in_every_form(extra: str) -> None:
         "n1/0--1",
         "a/b/0",
         "nö/0-3+n2/1",
-        "n 1/0",
+        '"n 1/0"',
+        '"n1/0 "',
         "n1/0000000001",
         "n1/0-1234567",
     ],
@@ -201,6 +213,7 @@ def test_exec_host_forms(host: str) -> None:
         (ended(status="0x10"), "hexadecimal: read or not by context"),
         (ended(status="1234567890123456789"), "19 digits: read or not by context"),
         (ended(host="n1/0-999999999+n2/0-999999999+n3/0-999999999"), "cores beyond int32"),
+        (ended(host='" n1/0"'), "a blank before the host, kept by the vectorised reading"),
         (ended().replace("05/03/2024", "02/30/2024"), "no such date"),
         (ended().replace("12:10:05", "12:10:60"), "no such second"),
     ],
