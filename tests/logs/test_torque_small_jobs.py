@@ -244,6 +244,19 @@ def test_a_null_value_is_a_value_as_in_the_arrow_path(key: str) -> None:
     assert compare(pa.table(py, schema=RECORDS))
 
 
+def test_records_without_a_stamp_are_flagged_unreadable() -> None:
+    data = lines(
+        "05/03/2024 12:00:00;Q;1.srv;queue=q",
+        "05/03/2024 12:00:01;Q;1.srv;queue=q",
+        ended(),
+        ended(job="2.srv"),
+    )
+    py = python_records(records_of(data))
+    py["stamp"][0] = None  # the Q of job 1: its submit time came from its stamp
+    py["stamp"][3] = None  # the E of job 2
+    assert compare(pa.table(py, schema=RECORDS))
+
+
 def test_files_without_epochs_and_without_a_zone() -> None:
     data = lines(
         "05/03/2024 12:00:00;Q;7.srv;queue=q",
