@@ -1113,7 +1113,6 @@ class _Reader:
         self.flags: set[str] = set()
         self.durations: dict[str, tuple[int, str | None]] = {}
         self.memories: dict[str, tuple[int, str | None]] = {}
-        self.integers: dict[str, int | None] = {}
 
     def begin(self) -> set[str]:
         """Start reading an attempt; return its (empty) set of flags."""
@@ -1124,10 +1123,10 @@ class _Reader:
         value = values.get(key)
         if value is None:
             return NA
-        if value in self.integers:
-            read = self.integers[value]
+        if len(value) <= 11 and value.isdigit() and value.isascii():  # the usual form
+            read: int | None = int(value)
         else:
-            read = self.integers[value] = _int_value(value)
+            read = _int_value(value)
         if read is None or not within[0] <= read <= within[1]:
             self.flags.add(f"VALUE_UNREADABLE:{key}")
             return NA
