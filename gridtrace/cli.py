@@ -12,7 +12,7 @@ import json
 import logging
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -160,7 +160,61 @@ def _cmd_parse_spill(args: argparse.Namespace) -> int:
     return _report_parse(args, result.summary, result.job_flags, result.record_flags)
 
 
+_TORQUE_NAMES = ("torque", "pbs", "pbspro", "openpbs")  # the registry's name and aliases
+
+
+def _small_parse(args: argparse.Namespace) -> int | None:
+    """Parse a small TORQUE/PBS input in pure Python; None when it is not one (see below).
+
+    One day's file is read, assembled and written without numpy and pyarrow (their imports
+    alone take several times what the reading does), to the same tables, summary and printout
+    as the Arrow path (:mod:`gridtrace.logs._small_parse`). Only the plain case: one process,
+    no zone, no key, no spill or splitting asked for, and the default error policy.
+    """
+    if args.spill or args.tz or args.anonymize_key_file or args.scheduler or args.processes:
+        return None
+    if args.workers != 1 or args.errors != "warn" or args.progress:
+        return None
+    if args.format is not None and args.format not in _TORQUE_NAMES:
+        return None
+    from gridtrace.logs._small_parse import SMALL_PARSE_BYTES, parse_torque_small
+
+    parsed = parse_torque_small(
+        args.paths,
+        site=args.site,
+        mapping=_vo_mapping(args),
+        format=args.format,
+        max_bytes=SMALL_PARSE_BYTES,
+    )
+    if parsed is None:
+        return None
+    from gridtrace._atomic import write_text
+    from gridtrace._parquet_lite import (
+        JOBS_COLUMNS,
+        QUARANTINE_COLUMNS,
+        RECORDS_COLUMNS,
+        write_table,
+    )
+    from gridtrace.logs._torque_flags import torque_flag_meanings
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    summary_path = out / "parse-summary.json"  # first out, last in: see _cmd_parse
+    summary_path.unlink(missing_ok=True)
+    specs = (RECORDS_COLUMNS, JOBS_COLUMNS, QUARANTINE_COLUMNS)
+    tables = (parsed.records, parsed.jobs, parsed.quarantine)
+    for name, spec, columns in zip(_PARSE_OUTPUTS, specs, tables, strict=True):
+        write_table(out / name, spec, columns)
+    write_text(summary_path, json.dumps(parsed.summary, indent=2) + "\n")
+    return _report_parse(
+        args, parsed.summary, parsed.job_flags, parsed.record_flags, torque_flag_meanings
+    )
+
+
 def _cmd_parse(args: argparse.Namespace) -> int:
+    small = _small_parse(args)
+    if small is not None:
+        return small
     if _use_spill(args):
         return _cmd_parse_spill(args)
     if _torque_only(args):
@@ -210,8 +264,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     write_text(summary_path, json.dumps(summary, indent=2) + "\n")
     from gridtrace.logs._flags import flag_counts
 
-    flags = [flag_counts(table) for table in (result.jobs, result.records)]
-    return _report_parse(args, summary, *flags)
+    return _report_parse(args, summary, flag_counts(result.jobs), flag_counts(result.records))
 
 
 def _report_parse(
@@ -219,9 +272,9 @@ def _report_parse(
     summary: dict[str, Any],
     job_flags: dict[str, dict[str, int]],
     record_flags: dict[str, dict[str, int]],
+    meanings_of: Callable[[str], dict[str, str]] | None = None,
 ) -> int:
-    from gridtrace.logs import flag_meanings
-    from gridtrace.logs._registry import NOTHING_READ
+    meanings = meanings_of or _flag_meanings
 
     out = Path(args.out)
     _say(
@@ -234,7 +287,7 @@ def _report_parse(
         # each row's flags are explained in its own format's words (readers share some names)
         for source_format, counts in by_format.items():
             _say(f"{label} ({source_format}):")
-            for line in _flag_lines(counts, flag_meanings(source_format)):
+            for line in _flag_lines(counts, meanings(source_format)):
                 _say(line)
     if summary["quarantine_reasons"]:
         _say("quarantined: " + _counts(_top(summary["quarantine_reasons"])))
@@ -244,9 +297,11 @@ def _report_parse(
         _say(f"skipped {entry['path']}: {entry['why']}" if isinstance(entry, dict) else entry)
     _say(f"tables written to {out}/")
     failed = summary.get("files_failed", [])
-    for entry in failed:
-        logger.error("%s: %s: %s", entry["file"], NOTHING_READ, entry["why"])
     if failed:
+        from gridtrace.logs._registry import NOTHING_READ
+
+        for entry in failed:
+            logger.error("%s: %s: %s", entry["file"], NOTHING_READ, entry["why"])
         logger.error(
             "%d of %d file(s) gave no record; the tables are written, their lines are in the "
             "quarantine table (exit status 1)",
@@ -255,6 +310,12 @@ def _report_parse(
         )
         return 1
     return 0
+
+
+def _flag_meanings(source_format: str) -> dict[str, str]:
+    from gridtrace.logs import flag_meanings  # the registry: imported when used
+
+    return flag_meanings(source_format)
 
 
 def _flag_lines(counts: dict[str, int], meanings: dict[str, str]) -> list[str]:

@@ -1,5 +1,8 @@
 """``gridtrace parse`` of a small TORQUE file starts fast: it leaves the heavy modules unimported.
 
+A small input takes the pure-Python path (:mod:`gridtrace.logs._small_parse`), which imports
+neither numpy nor pyarrow; a larger one the Arrow path, which still leaves the others out.
+
 Run in a fresh interpreter (a subprocess), since the test process has imported everything.
 """
 
@@ -12,7 +15,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-HEAVY = (
+ARROW_PATH_HEAVY = (
     "pandas",
     "numba",
     "scipy",
@@ -29,6 +32,7 @@ HEAVY = (
     "numpy.ma",  # pa.array of a numpy array and a plain np.unique import it (~30 ms)
     "gridtrace.logs._spill",  # the out-of-core path: a small input is read in memory (~20 ms)
 )
+HEAVY = ("numpy", "pyarrow", *ARROW_PATH_HEAVY)  # the small path's: pure Python
 
 LINES = (
     "05/03/2024 10:00:00;Q;202.pbs01;queue=grid\n"
@@ -43,6 +47,7 @@ LINES = (
 
 _RUN = """
 import json, runpy, sys
+SMALL_OFF
 already = set(sys.modules)  # what the interpreter itself loaded (site hooks may differ)
 sys.argv = ["gridtrace", *sys.argv[1:]]
 try:
@@ -56,8 +61,10 @@ print(json.dumps({"code": code, "loaded": loaded}))
 """
 
 
-def _parse_in_fresh_process(*args: str) -> dict[str, object]:
-    script = _RUN.replace("HEAVY", repr(json.dumps(HEAVY)))
+def _parse_in_fresh_process(*args: str, small: bool = True) -> dict[str, object]:
+    script = _RUN.replace("HEAVY", repr(json.dumps(HEAVY if small else ARROW_PATH_HEAVY)))
+    off = "import gridtrace.logs._small_parse as s; s.SMALL_PARSE_BYTES = 0"
+    script = script.replace("SMALL_OFF", "" if small else off)
     done = subprocess.run(
         [sys.executable, "-c", script, "parse", *args],
         capture_output=True,
@@ -78,6 +85,15 @@ def test_parse_of_a_small_torque_file_imports_no_heavy_module(tmp_path: Path) ->
     jobs = pq.read_table(out / "jobs.parquet")
     assert jobs.num_rows == 2
     assert sorted(jobs.column("state").to_pylist()) == ["COMPLETED", "DELETED"]
+
+
+def test_the_arrow_path_of_a_small_file_still_leaves_the_others_out(tmp_path: Path) -> None:
+    log = tmp_path / "20240503"
+    log.write_text(LINES)
+    out = tmp_path / "out"
+    found = _parse_in_fresh_process(str(log), "-o", str(out), small=False)
+    assert found == {"code": 0, "loaded": []}
+    assert pq.read_table(out / "jobs.parquet").num_rows == 2
 
 
 def test_a_zone_still_works_and_may_import_pandas(tmp_path: Path) -> None:
