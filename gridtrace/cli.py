@@ -7,7 +7,6 @@ prints a short summary, so a user can run one stage on their own files without S
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
 import sys
@@ -246,7 +245,10 @@ def _cmd_parse(args: argparse.Namespace) -> int:
             split_bytes=args.split_bytes or None,
             spill_dir=args.spill_dir,
         )
-    result = dataclasses.replace(result, jobs=_vo_mapping(args).apply(result.jobs))
+    # imported here, not at the top: dataclasses loads inspect (~10 ms of a small parse)
+    from dataclasses import replace
+
+    result = replace(result, jobs=_vo_mapping(args).apply(result.jobs))
     if key is not None:  # after the VO rules, which read the real group names
         from gridtrace.logs._anonymize import anonymize_result
 
@@ -902,7 +904,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
-def _build_parser() -> argparse.ArgumentParser:
+def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gridtrace",
         description="Parse grid/batch accounting logs, model workloads, simulate schedulers.",
@@ -915,7 +917,24 @@ def _build_parser() -> argparse.ArgumentParser:
         help="on an error, show the Python traceback instead of a one-line message",
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    wanted = _command_named(sys.argv[1:] if argv is None else argv)
+    for name, add in _COMMANDS.items():
+        # a run builds its own command's options only (some 150 options take ~15 ms to add,
+        # a tenth of `gridtrace parse` on one day's file); --help and errors see them all
+        if wanted in (None, name):
+            add(commands)
+        else:
+            commands.add_parser(name)
+    return parser
 
+
+def _command_named(argv: Sequence[str]) -> str | None:
+    """Return the command ``argv`` runs (its first word that is not an option), if known."""
+    first = next((word for word in argv if not word.startswith("-")), None)
+    return first if first in _COMMANDS else None
+
+
+def _add_parse(commands: Any) -> None:
     parse = commands.add_parser(
         "parse",
         help="accounting logs -> records, jobs, quarantine",
@@ -1009,6 +1028,8 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     parse.set_defaults(run=_cmd_parse)
 
+
+def _add_anonymize(commands: Any) -> None:
     anonymize = commands.add_parser(
         "anonymize", help="tables -> the same tables with names replaced by keyed pseudonyms"
     )
@@ -1034,6 +1055,8 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     anonymize.set_defaults(run=_cmd_anonymize)
 
+
+def _add_export(commands: Any) -> None:
     export = commands.add_parser(
         "export", help="jobs table -> SWF or GWF file; jobs or trace table -> Batsim workload"
     )
@@ -1048,6 +1071,8 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     export.set_defaults(run=_cmd_export)
 
+
+def _add_trace(commands: Any) -> None:
     trace = commands.add_parser("trace", help="jobs table -> trace table for models/simulation")
     trace.add_argument("jobs", help="a jobs.parquet written by 'gridtrace parse'")
     trace.add_argument("-o", "--out", required=True, help="output folder")
@@ -1066,6 +1091,8 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     trace.set_defaults(run=_cmd_trace)
 
+
+def _add_segment(commands: Any) -> None:
     seg = commands.add_parser("segment", help="trace or jobs table -> stable segments")
     seg.add_argument("data", help="a trace .parquet, or a jobs.parquet from 'gridtrace parse'")
     seg.add_argument("-o", "--out", required=True, help="output folder")
@@ -1081,6 +1108,8 @@ def _build_parser() -> argparse.ArgumentParser:
     seg.add_argument("--name", help="file name prefix (default: the site)")
     seg.set_defaults(run=_cmd_segment)
 
+
+def _add_fit(commands: Any) -> None:
     fit = commands.add_parser("fit", help="trace -> workload model (JSON)")
     fit.add_argument("trace", help="a trace .parquet")
     fit.add_argument("-o", "--out", required=True, help="output folder (writes <name>.json)")
@@ -1098,6 +1127,8 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     fit.set_defaults(run=_cmd_fit)
 
+
+def _add_synth(commands: Any) -> None:
     synth = commands.add_parser("synth", help="seed preset or fitted model -> synthetic trace")
     source = synth.add_mutually_exclusive_group(required=True)
     source.add_argument(
@@ -1117,6 +1148,8 @@ def _build_parser() -> argparse.ArgumentParser:
     synth.add_argument("-o", "--out", required=True, help="output folder")
     synth.set_defaults(run=_cmd_synth)
 
+
+def _add_simulate(commands: Any) -> None:
     simulate = commands.add_parser("simulate", help="trace -> simulated schedule and metrics")
     simulate.add_argument("trace", help="a trace .parquet")
     simulate.add_argument("-o", "--out", required=True, help="output folder")
@@ -1135,6 +1168,8 @@ def _build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--drain", type=int, default=500, help="jobs left out at the end")
     simulate.set_defaults(run=_cmd_simulate)
 
+
+def _add_rl(commands: Any) -> None:
     rl = commands.add_parser("rl", help="preset or trace -> RL experiment (runs + summary)")
     rl_source = rl.add_mutually_exclusive_group(required=True)
     rl_source.add_argument("--preset", help="a seed preset: fresh training and evaluation draws")
@@ -1164,6 +1199,8 @@ def _build_parser() -> argparse.ArgumentParser:
     rl.add_argument("--name", help="workload name in outputs")
     rl.set_defaults(run=_cmd_rl)
 
+
+def _add_ppo(commands: Any) -> None:
     ppo = commands.add_parser(
         "ppo",
         help="PPO (stable-baselines3) on the multi-resource (DeepRM) or RLScheduler setup: "
@@ -1254,6 +1291,8 @@ def _build_parser() -> argparse.ArgumentParser:
     ppo_report.add_argument("--entry", help="also write the index entry (JSON) here")
     ppo.set_defaults(run=_cmd_ppo)
 
+
+def _add_report(commands: Any) -> None:
     report = commands.add_parser("report", help="trace + simulation runs -> HTML report")
     report.add_argument("runs", nargs="+", help="sim/<workload>/<policy>/seed<n>.parquet files")
     report.add_argument("--trace", required=True, help="the workload's trace .parquet")
@@ -1265,11 +1304,29 @@ def _build_parser() -> argparse.ArgumentParser:
     report.add_argument("--tz", help="IANA zone of the arrival profiles (default: the trace's)")
     report.set_defaults(run=_cmd_report)
 
+
+def _add_index(commands: Any) -> None:
     index = commands.add_parser("index", help="reports -> reports/index.html and reports/all")
     index.add_argument("figures", nargs="+", help="reports/<workload>/key-figures.json files")
     index.add_argument("-o", "--out", required=True, help="the reports folder")
     index.set_defaults(run=_cmd_index)
-    return parser
+
+
+_COMMANDS: dict[str, Callable[[Any], None]] = {
+    "parse": _add_parse,
+    "anonymize": _add_anonymize,
+    "export": _add_export,
+    "trace": _add_trace,
+    "segment": _add_segment,
+    "fit": _add_fit,
+    "synth": _add_synth,
+    "simulate": _add_simulate,
+    "rl": _add_rl,
+    "ppo": _add_ppo,
+    "report": _add_report,
+    "index": _add_index,
+}
+"""Each command and what adds its options to the parser, in the order help lists them."""
 
 
 def _one_line(exc: BaseException) -> str:
@@ -1292,7 +1349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     exist or cannot be read) end in one line on stderr, naming the file and what to do, and
     exit status 2; ``--traceback`` shows the Python traceback instead.
     """
-    args = _build_parser().parse_args(argv)
+    args = _build_parser(argv).parse_args(argv)
     level = logging.ERROR if args.quiet else (logging.DEBUG if args.verbose else logging.INFO)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     logging.captureWarnings(True)  # data-quality warnings read as log lines on the command line

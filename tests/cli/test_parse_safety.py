@@ -23,7 +23,7 @@ from gridtrace import logs
 from gridtrace.cli import main
 from gridtrace.demo import write_demo_site
 from gridtrace.errors import DataQualityWarning
-from gridtrace.logs import _registry
+from gridtrace.logs import _registry, _small_parse, _torque_flags
 
 OUTPUTS = ("records.parquet", "jobs.parquet", "quarantine.parquet")
 
@@ -240,6 +240,9 @@ def test_an_unreadable_file_is_one_line_and_status_2(
         raise PermissionError(13, "Permission denied", str(path))
 
     monkeypatch.setattr(_registry, "read_log_head", refuse)
+    # the Arrow path's reading is refused here; the small path (which leaves any OSError to
+    # the Arrow path) would read the file itself
+    monkeypatch.setattr(_small_parse, "SMALL_PARSE_BYTES", 0)
     out = tmp_path / "out"
     assert _parse(str(first), "-o", str(out)) == 2
     (record,) = [r for r in caplog.records if r.levelname == "ERROR"]
@@ -262,6 +265,10 @@ def test_flag_counts_are_printed_with_their_meaning(
     # a catalog that explains one flag only: every other flag is said to be unexplained
     meaning = "the job belongs to a monitoring VO"
     monkeypatch.setattr(logs, "flag_meanings", lambda log_format=None: {"MONITORING": meaning})
+    # the small parse path's catalog (TORQUE's alone, without the registry)
+    monkeypatch.setattr(
+        _torque_flags, "torque_flag_meanings", lambda log_format=None: {"MONITORING": meaning}
+    )
     assert _parse(str(demo_log), "-o", str(tmp_path / "out")) == 0
     printed = capsys.readouterr().out
     summary = json.loads((tmp_path / "out" / "parse-summary.json").read_text())

@@ -157,3 +157,27 @@ def test_summary_file_is_plain_json(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert summary["reconciled"] is True
     assert summary["jobs"] == 3  # 202 deleted, 200 and 201 ended
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("name", ["torque", "pbspro", "pbs", "openpbs"])
+def test_the_small_paths_flag_catalog_is_the_registrys(name: str) -> None:
+    from gridtrace.logs import flag_meanings
+    from gridtrace.logs._torque_flags import torque_flag_meanings
+
+    assert torque_flag_meanings(name) == flag_meanings(name)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["parse", "x", "-o", "y"], ["-v", "--traceback", "simulate", "t"], ["--help"], ["nope"], []],
+)
+def test_a_run_builds_its_own_commands_options_and_help_lists_all(argv: list[str]) -> None:
+    parser = cli._build_parser(argv)
+    full = cli._build_parser([])
+    chosen = next((word for word in argv if not word.startswith("-")), None)
+    subparsers = next(a for a in parser._actions if a.dest == "command")
+    full_subparsers = next(a for a in full._actions if a.dest == "command")
+    assert list(subparsers.choices) == list(full_subparsers.choices)  # type: ignore[arg-type]
+    for name, sub in subparsers.choices.items():  # type: ignore[union-attr]
+        built = sub.format_help() == full_subparsers.choices[name].format_help()  # type: ignore[index]
+        assert built or (chosen in cli._COMMANDS and name != chosen)
