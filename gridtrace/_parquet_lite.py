@@ -689,27 +689,38 @@ def _out_of_range(column: Column, values: Sequence[object], low: int, high: int)
 
 
 _U32: Final = struct.Struct("<I").pack
-# a length below 256 as four latin-1 characters, which encode to its four little-endian bytes
-_SHORT_PREFIXES: Final = [chr(length) + "\0\0\0" for length in range(256)]
 
 
-def _byte_arrays(items: list[bytes]) -> bytes:
+class _Prefixes(dict[int, str]):
+    """A length as four latin-1 characters, which encode to its four little-endian bytes."""
+
+    def __missing__(self, length: int) -> str:
+        prefix = self[length] = _U32(length).decode("latin-1")
+        return prefix
+
+
+_PREFIXES: Final = _Prefixes()
+
+
+def _byte_arrays(items: Sequence[bytes | bytearray]) -> bytes:
     """PLAIN BYTE_ARRAY values: each one's length (4 bytes, little-endian) then its bytes."""
-    return b"".join([_U32(len(item)) + item for item in items])
+    # interleaved by slice assignment and joined once: no Python-level loop over the items
+    parts: list[bytes | bytearray] = [b""] * (2 * len(items))
+    parts[::2] = map(_U32, map(len, items))
+    parts[1::2] = items
+    return b"".join(parts)
 
 
 def _texts(texts: list[str]) -> bytes:
     """PLAIN BYTE_ARRAY values of strings, as UTF-8; raises UnicodeEncodeError (surrogates)."""
     if "".join(texts).isascii():
-        # the usual case, and twice as fast: ASCII text is its own UTF-8 and latin-1, so the
-        # lengths and the texts can be joined as one string and encoded once
-        try:
-            joined = "".join([_SHORT_PREFIXES[len(text)] + text for text in texts])
-        except IndexError:  # a text of 256 characters or more
-            pass
-        else:
-            return joined.encode("latin-1")
-    return _byte_arrays([text.encode() for text in texts])
+        # the usual case, and several times faster: ASCII text is its own UTF-8 and latin-1, so
+        # the lengths and the texts can be joined as one string and encoded once
+        parts = [""] * (2 * len(texts))
+        parts[::2] = map(_PREFIXES.__getitem__, map(len, texts))
+        parts[1::2] = texts
+        return "".join(parts).encode("latin-1")
+    return _byte_arrays(list(map(str.encode, texts)))
 
 
 def _unencodable(column: Column, values: Sequence[object]) -> SchemaError:
@@ -746,7 +757,7 @@ def _encode_plain(column: Column, values: Sequence[object], present: list[object
     if kind == "binary":
         if not types <= _BYTES:
             raise _first_bad(column, values, _BYTES)
-        return _byte_arrays([bytes(value) for value in cast("list[bytes]", present)])
+        return _byte_arrays(cast("list[bytes]", present))
     if kind == "bool":
         if not types <= _BOOL:
             raise _first_bad(column, values, _BOOL)
