@@ -159,7 +159,7 @@ JOBS_COLUMNS: Final[tuple[Column, ...]] = (
 # The parts of the footer that depend on the columns only, in the Thrift compact protocol, where
 # a field's header is one byte: (the increase of its id << 4) | its type (5 i32, 6 i64, 8 binary,
 # 9 list, 12 struct). pyarrow reads the footer's schema from the ARROW:schema key: the base64 of
-# the IPC message pyarrow.Schema.serialize gives, built by gridtrace._parquet_lite_spec, whose
+# the IPC message pyarrow.Schema.serialize gives, built by gridtrace._parquet_lite_rare, whose
 # bytes for the three tables of `gridtrace parse` are kept here (a test checks them), so that
 # writing those builds no flatbuffer and loads no more code.
 
@@ -312,7 +312,7 @@ def _layout(columns: tuple[Column, ...]) -> _Layout:
     """Encode the SchemaElements (the root first, depth first), the column chunks' starts, etc."""
     arrow = _known_arrow(columns)
     if arrow is None:
-        from gridtrace._parquet_lite_spec import arrow_schema_base64
+        from gridtrace._parquet_lite_rare import arrow_schema_base64
 
         arrow = arrow_schema_base64(columns)
     # the root: required (0), its name, its number of children
@@ -371,27 +371,10 @@ def _layout(columns: tuple[Column, ...]) -> _Layout:
 # Values: checked, then encoded
 
 
-def _describe(value: object) -> str:
-    text = repr(value)
-    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
-
-
 def _bad(column: Column, row: int, problem: str) -> SchemaError:
     return SchemaError(f"column {column.name!r}, row {row}: {problem}")
 
 
-_EXPECTED: Final[dict[str, str]] = {
-    "string": "a str",
-    "binary": "bytes",
-    "int64": "an int",
-    "int32": "an int",
-    "int16": "an int",
-    "float64": "a float",
-    "bool": "a bool",
-    "timestamp_s_utc": "an int (seconds since the epoch)",
-    "list_string": "a list of str",
-    "map_string_string": "a list of (str, str or None) pairs",
-}
 _RANGES: Final[dict[str, tuple[int, int]]] = {
     "int64": (-(2**63), 2**63 - 1),
     "int32": (-(2**31), 2**31 - 1),
@@ -405,24 +388,6 @@ _INT: Final = frozenset({int})
 _FLOAT: Final = frozenset({float})
 _BOOL: Final = frozenset({bool})
 _LISTS: Final = frozenset({list, tuple})
-
-
-def _first_bad(column: Column, values: Sequence[object], ok: frozenset[type]) -> SchemaError:
-    """Return the error for the first value (or null) of ``values`` whose type is not in ``ok``."""
-    for row, value in enumerate(values):
-        if value is None:
-            if not column.nullable:
-                return _bad(column, row, "null in a column that is not nullable")
-        elif type(value) not in ok:
-            return _bad(column, row, f"expected {_EXPECTED[column.kind]}, got {_describe(value)}")
-    raise AssertionError("no bad value")  # pragma: no cover - called only when there is one
-
-
-def _out_of_range(column: Column, values: Sequence[object], low: int, high: int) -> SchemaError:
-    for row, value in enumerate(values):
-        if isinstance(value, int) and not low <= value <= high:
-            return _bad(column, row, f"{value} is out of range for {column.kind}")
-    raise AssertionError("no value out of range")  # pragma: no cover
 
 
 _U32: Final = Struct("<I").pack
@@ -460,25 +425,6 @@ def _texts(texts: list[str]) -> bytes:
     return _byte_arrays(list(map(str.encode, texts)))
 
 
-def _unencodable(column: Column, values: Sequence[object]) -> SchemaError:
-    """Return the error for the first string (or list or map item) that UTF-8 cannot encode."""
-    for row, value in enumerate(values):
-        texts: list[object] = [value]
-        if type(value) in _LISTS:
-            texts = [t for item in cast("list[object]", value) for t in _items(item)]
-        for text in texts:
-            if type(text) is str:
-                try:
-                    text.encode()
-                except UnicodeEncodeError as exc:
-                    return _bad(column, row, f"{text!r} is not encodable as UTF-8: {exc.reason}")
-    raise AssertionError("no unencodable string")  # pragma: no cover
-
-
-def _items(item: object) -> tuple[object, ...]:
-    return cast("tuple[object, ...]", item) if type(item) in _LISTS else (item,)
-
-
 def _encode_plain(column: Column, values: Sequence[object], present: list[object]) -> bytes:
     """PLAIN-encode the non-null values of a flat column, checking their types and ranges."""
     kind = column.kind
@@ -486,23 +432,33 @@ def _encode_plain(column: Column, values: Sequence[object], present: list[object
     types = set(map(type, present))
     if kind == "string":
         if not types <= _STR:
-            raise _first_bad(column, values, _STR)
+            from gridtrace import _parquet_lite_rare as rare
+
+            raise rare.first_bad(column, values, _STR)
         try:
             return _texts(cast("list[str]", present))
         except UnicodeEncodeError:
-            raise _unencodable(column, values) from None
+            from gridtrace import _parquet_lite_rare as rare
+
+            raise rare.unencodable(column, values) from None
     if kind == "binary":
         if not types <= _BYTES:
-            raise _first_bad(column, values, _BYTES)
+            from gridtrace import _parquet_lite_rare as rare
+
+            raise rare.first_bad(column, values, _BYTES)
         return _byte_arrays(cast("list[bytes]", present))
     if kind == "bool":
         if not types <= _BOOL:
-            raise _first_bad(column, values, _BOOL)
+            from gridtrace import _parquet_lite_rare as rare
+
+            raise rare.first_bad(column, values, _BOOL)
         return _bits(bytes(cast("list[bool]", present)))
     if kind == "float64":
         if not types <= _FLOAT:
             if not types <= _FLOAT | _INT:
-                raise _first_bad(column, values, _FLOAT | _INT)
+                from gridtrace import _parquet_lite_rare as rare
+
+                raise rare.first_bad(column, values, _FLOAT | _INT)
             for row, value in enumerate(values):
                 # pyarrow refuses an int a double cannot hold exactly; so does this
                 if type(value) is int and abs(value) > 2**53:
@@ -510,11 +466,15 @@ def _encode_plain(column: Column, values: Sequence[object], present: list[object
         return pack(f"<{count}d", *present)
     # integers and timestamps
     if not types <= _INT:
-        raise _first_bad(column, values, _INT)
+        from gridtrace import _parquet_lite_rare as rare
+
+        raise rare.first_bad(column, values, _INT)
     ints = cast("list[int]", present)
     low, high = _RANGES[kind]
     if count and (min(ints) < low or max(ints) > high):
-        raise _out_of_range(column, values, low, high)
+        from gridtrace import _parquet_lite_rare as rare
+
+        raise rare.out_of_range(column, values, low, high)
     if kind == "timestamp_s_utc":
         ints = [value * 1000 for value in ints]
     return pack(f"<{count}{'i' if kind in ('int32', 'int16') else 'q'}", *ints)
@@ -592,7 +552,9 @@ def _nested(column: Column, values: Sequence[object]) -> tuple[bytes, bytes, lis
     """Walk a list or map column: its repetition levels, its rows' levels and its items."""
     types = set(map(type, values))
     if not types <= _LISTS_OR_NONE or (_NONE in types and not column.nullable):
-        raise _first_bad(column, values, _LISTS)
+        from gridtrace import _parquet_lite_rare as rare
+
+        raise rare.first_bad(column, values, _LISTS)
     rows = cast("Sequence[Sequence[object] | None]", values)
     if _NONE in types:
         lengths = [-1 if row is None else len(row) for row in rows]
@@ -602,19 +564,6 @@ def _nested(column: Column, values: Sequence[object]) -> tuple[bytes, bytes, lis
     reps = b"".join(map(_REPS.__getitem__, lengths))
     defs = b"".join(map(_DEFS[column.nullable].__getitem__, lengths))
     return reps, defs, list(chain.from_iterable(cast("list[Sequence[object]]", rows)))
-
-
-def _row_of_item(reps: bytes, defs: bytes, nullable: bool, index: int) -> int:
-    """Return the row of the ``index``-th item, for an error message."""
-    item_level = int(nullable) + 1
-    row = -1
-    seen = -1
-    for rep, level in zip(reps, defs, strict=True):
-        row += rep == 0
-        seen += level == item_level
-        if seen == index:
-            return row
-    raise AssertionError("no such item")  # pragma: no cover
 
 
 def _list_page(column: Column, values: Sequence[object], max_def: int) -> tuple[bytes, int]:
@@ -630,13 +579,19 @@ def _list_page(column: Column, values: Sequence[object], max_def: int) -> tuple[
         defs = bytes([level + next(present) if level == item_level else level for level in defs])
     else:
         index = next(i for i, item in enumerate(items) if type(item) not in {str, _NONE})
-        row = _row_of_item(reps, defs, column.nullable, index)
-        got = _describe(items[index])
-        raise _bad(column, row, f"expected a list of str or None, got an item {got}")
+        from gridtrace import _parquet_lite_rare as rare
+
+        got = rare.describe(items[index])
+        problem = f"expected a list of str or None, got an item {got}"
+        from gridtrace import _parquet_lite_rare as rare
+
+        raise rare.bad_item(column, reps, defs, index, problem)
     try:
         encoded = _texts(texts)
     except UnicodeEncodeError:
-        raise _unencodable(column, values) from None
+        from gridtrace import _parquet_lite_rare as rare
+
+        raise rare.unencodable(column, values) from None
     width = max_def.bit_length()
     return _levels(reps, 1) + _levels(defs, width) + encoded, len(reps)
 
@@ -650,24 +605,27 @@ def _map_pages(
 ) -> tuple[tuple[bytes, int], tuple[bytes, int]]:
     reps, defs, pairs = _nested(column, values)
 
-    def bad(index: int, problem: str) -> SchemaError:
-        return _bad(column, _row_of_item(reps, defs, column.nullable, index), problem)
-
     if not set(map(type, pairs)) <= _LISTS or not set(map(len, pairs)) <= {2}:  # type: ignore[arg-type]
         index = next(
             i
             for i, pair in enumerate(pairs)
             if type(pair) not in _LISTS or len(pair) != 2  # type: ignore[arg-type]
         )
-        raise bad(
-            index, f"expected {_EXPECTED[column.kind]}, got an item {_describe(pairs[index])}"
+        from gridtrace import _parquet_lite_rare as rare
+
+        problem = (
+            f"expected {rare.EXPECTED[column.kind]}, got an item {rare.describe(pairs[index])}"
         )
+        raise rare.bad_item(column, reps, defs, index, problem)
     entries = cast("list[tuple[object, object]]", pairs)
     keys = list(map(_FIRST, entries))
     texts = list(map(_SECOND, entries))
     if not set(map(type, keys)) <= _STR:
         index = next(i for i, key in enumerate(keys) if type(key) is not str)
-        raise bad(index, f"map keys must be str, got {_describe(keys[index])}")
+        from gridtrace import _parquet_lite_rare as rare
+
+        problem = f"map keys must be str, got {rare.describe(keys[index])}"
+        raise rare.bad_item(column, reps, defs, index, problem)
     entry = key_max_def  # an entry's level: its key is there; its value's level is one more
     types = set(map(type, texts))
     if types <= _STR:
@@ -682,12 +640,17 @@ def _map_pages(
             value_defs = bytes([lv + next(flags) if lv == entry else lv for lv in defs])
     else:
         index = next(i for i, text in enumerate(texts) if type(text) not in {str, _NONE})
-        raise bad(index, f"map values must be str or None, got {_describe(texts[index])}")
+        from gridtrace import _parquet_lite_rare as rare
+
+        problem = f"map values must be str or None, got {rare.describe(texts[index])}"
+        raise rare.bad_item(column, reps, defs, index, problem)
     try:
         key_values = _texts(cast("list[str]", keys))
         value_values = _texts(cast("list[str]", texts))
     except UnicodeEncodeError:
-        raise _unencodable(column, values) from None
+        from gridtrace import _parquet_lite_rare as rare
+
+        raise rare.unencodable(column, values) from None
     rep_levels = _levels(reps, 1)
     key_levels = _levels(defs, key_max_def.bit_length())
     value_levels = _levels(value_defs, (key_max_def + 1).bit_length())
@@ -718,7 +681,7 @@ def _page_header(body_size: int, num_values: int) -> bytes:
 def _encode(columns: tuple[Column, ...], data: Mapping[str, Sequence[object]]) -> bytes:
     """Encode the whole Parquet file in memory; raise SchemaError before anything is written."""
     if _known_arrow(columns) is None:
-        from gridtrace._parquet_lite_spec import check_spec
+        from gridtrace._parquet_lite_rare import check_spec
 
         check_spec(columns)
     schema, tail, chunk_starts, empty_chunk_starts = _layout(columns)

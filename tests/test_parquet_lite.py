@@ -31,7 +31,7 @@ from gridtrace._parquet_lite import (
     _known_arrow,
     write_table,
 )
-from gridtrace._parquet_lite_spec import arrow_schema_base64
+from gridtrace._parquet_lite_rare import arrow_schema_base64
 from gridtrace.errors import GridtraceError, SchemaError
 
 ARROW_TYPES: dict[str, pa.DataType] = {
@@ -559,7 +559,7 @@ def test_writing_the_parse_tables_loads_no_spec_code(tmp_path: Path) -> None:
         "out = pathlib.Path(sys.argv[1])\n"
         "for spec in (RECORDS_COLUMNS, JOBS_COLUMNS, QUARANTINE_COLUMNS):\n"
         "    write_table(out / spec[-1].name, spec, {c.name: [] for c in spec})\n"
-        "print(sorted(m for m in sys.modules if m.endswith(('_parquet_lite_spec', 'binascii'))))\n"
+        "print(sorted(m for m in sys.modules if m.endswith(('_parquet_lite_rare', 'binascii'))))\n"
     )
     env = os.environ | {"PYTHONPATH": str(root)}
     done = subprocess.run(

@@ -17,6 +17,7 @@ from gridtrace._parquet_lite import Column, Kind
 from gridtrace.errors import SchemaError
 
 _KINDS: Final = frozenset(get_args(Kind))
+_LISTS: Final = frozenset({list, tuple})
 
 
 def check_spec(columns: Sequence[object]) -> None:
@@ -221,3 +222,85 @@ def arrow_schema_message(columns: Sequence[Column]) -> bytes:
 def arrow_schema_base64(columns: Sequence[Column]) -> bytes:
     """Return the ``ARROW:schema`` value of a Parquet file: the schema message, in base64."""
     return binascii.b2a_base64(arrow_schema_message(columns), newline=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Error messages: where a value is wrong, found again only once a column has failed
+
+
+def bad(column: Column, row: int, problem: str) -> SchemaError:
+    return SchemaError(f"column {column.name!r}, row {row}: {problem}")
+
+
+def describe(value: object) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
+EXPECTED: Final[dict[str, str]] = {
+    "string": "a str",
+    "binary": "bytes",
+    "int64": "an int",
+    "int32": "an int",
+    "int16": "an int",
+    "float64": "a float",
+    "bool": "a bool",
+    "timestamp_s_utc": "an int (seconds since the epoch)",
+    "list_string": "a list of str",
+    "map_string_string": "a list of (str, str or None) pairs",
+}
+
+
+def first_bad(column: Column, values: Sequence[object], ok: frozenset[type]) -> SchemaError:
+    """Return the error for the first value (or null) of ``values`` whose type is not in ``ok``."""
+    for row, value in enumerate(values):
+        if value is None:
+            if not column.nullable:
+                return bad(column, row, "null in a column that is not nullable")
+        elif type(value) not in ok:
+            return bad(column, row, f"expected {EXPECTED[column.kind]}, got {describe(value)}")
+    raise AssertionError("no bad value")  # pragma: no cover - called only when there is one
+
+
+def out_of_range(column: Column, values: Sequence[object], low: int, high: int) -> SchemaError:
+    for row, value in enumerate(values):
+        if isinstance(value, int) and not low <= value <= high:
+            return bad(column, row, f"{value} is out of range for {column.kind}")
+    raise AssertionError("no value out of range")  # pragma: no cover
+
+
+def unencodable(column: Column, values: Sequence[object]) -> SchemaError:
+    """Return the error for the first string (or list or map item) that UTF-8 cannot encode."""
+    for row, value in enumerate(values):
+        texts: list[object] = [value]
+        if type(value) in _LISTS:
+            texts = [t for item in cast("list[object]", value) for t in items(item)]
+        for text in texts:
+            if type(text) is str:
+                try:
+                    text.encode()
+                except UnicodeEncodeError as exc:
+                    return bad(column, row, f"{text!r} is not encodable as UTF-8: {exc.reason}")
+    raise AssertionError("no unencodable string")  # pragma: no cover
+
+
+def items(item: object) -> tuple[object, ...]:
+    return cast("tuple[object, ...]", item) if type(item) in _LISTS else (item,)
+
+
+def row_of_item(reps: bytes, defs: bytes, nullable: bool, index: int) -> int:
+    """Return the row of the ``index``-th item, for an error message."""
+    item_level = int(nullable) + 1
+    row = -1
+    seen = -1
+    for rep, level in zip(reps, defs, strict=True):
+        row += rep == 0
+        seen += level == item_level
+        if seen == index:
+            return row
+    raise AssertionError("no such item")  # pragma: no cover
+
+
+def bad_item(column: Column, reps: bytes, defs: bytes, index: int, problem: str) -> SchemaError:
+    """Return the error for the ``index``-th item of a list or map column."""
+    return bad(column, row_of_item(reps, defs, column.nullable, index), problem)
