@@ -21,8 +21,8 @@ import os
 from _struct import Struct, pack  # not struct: its wrapper module is one more to load
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
-from itertools import chain, compress
-from operator import is_, itemgetter
+from itertools import chain, compress, repeat
+from operator import is_, is_not, itemgetter, mul
 from typing import Final, Literal, NamedTuple, cast
 
 from gridtrace._atomic import atomic_path  # imports pyarrow only for its own Parquet writer
@@ -415,6 +415,10 @@ def _byte_arrays(items: Sequence[bytes | bytearray]) -> bytes:
 
 def _texts(texts: list[str]) -> bytes:
     """PLAIN BYTE_ARRAY values of strings, as UTF-8; raises UnicodeEncodeError (surrogates)."""
+    if len(texts) > 1 and texts.count(texts[0]) == len(texts):
+        # one value throughout (site, format, file): encoded once, repeated; count compares by
+        # identity first, so this costs a C-speed scan
+        return _texts(texts[:1]) * len(texts)
     if "".join(texts).isascii():
         # the usual case, and several times faster: ASCII text is its own UTF-8 and latin-1, so
         # the lengths and the texts can be joined as one string and encoded once
@@ -476,7 +480,7 @@ def _encode_plain(column: Column, values: Sequence[object], present: list[object
 
         raise rare.out_of_range(column, values, low, high)
     if kind == "timestamp_s_utc":
-        ints = [value * 1000 for value in ints]
+        ints = list(map(mul, ints, repeat(1000)))
     return pack(f"<{count}{'i' if kind in ('int32', 'int16') else 'q'}", *ints)
 
 
@@ -519,7 +523,7 @@ def _flat_page(column: Column, values: Sequence[object]) -> tuple[bytes, int]:
         run = _varint(n_rows << 1) + b"\x01"
         present = values if isinstance(values, list) else list(values)
         return _U32(len(run)) + run + _encode_plain(column, values, present), n_rows
-    flags = bytes([value is not None for value in values])
+    flags = bytes(map(is_not, values, repeat(None)))
     present = list(compress(values, flags))
     return _levels(flags, 1) + _encode_plain(column, values, present), n_rows
 
