@@ -12,6 +12,11 @@ per column chunk, PLAIN values, levels in the RLE / bit-packed hybrid, the foote
 compact protocol. There are no statistics, dictionaries, compression or page indexes, which would
 cost writing time; the files are larger than pyarrow's (3 to 10 times on parsed TORQUE logs).
 
+A process that runs this once (``gridtrace parse`` of a small log) pays for compiling and loading
+it as much as for writing: the footer's column-only parts come from byte templates, the Arrow
+schemas of the three tables ``gridtrace parse`` writes are constants, and what only another spec
+or a bad value needs is in :mod:`gridtrace._parquet_lite_rare`, loaded only then.
+
 Only the standard library is imported, and gridtrace modules that import nothing else.
 """
 
