@@ -694,25 +694,18 @@ def _encode(columns: tuple[Column, ...], data: Mapping[str, Sequence[object]]) -
 
         check_spec(columns)
     schema, tail, chunk_starts, empty_chunk_starts = _layout(columns)
-    names = {column.name for column in columns}
-    unexpected = sorted(str(name) for name in data if name not in names)
-    if unexpected:
-        raise SchemaError(f"unexpected column(s) {', '.join(map(repr, unexpected))}")
-    n_rows = -1
-    first = ""
-    for column in columns:
-        if column.name not in data:
-            raise SchemaError(f"column {column.name!r} is missing")
-        values = data[column.name]
-        if isinstance(values, str | bytes | bytearray) or not isinstance(values, Sequence):
-            got = type(values).__name__
-            raise SchemaError(f"column {column.name!r}: expected a sequence of values, got {got}")
-        length = len(values)
-        if n_rows < 0:
-            n_rows, first = length, column.name
-        elif length != n_rows:
-            msg = f"column {column.name!r} has {length} rows, column {first!r} has {n_rows}"
-            raise SchemaError(msg)
+    # the usual call: a list or tuple per column, no other key, all of one length; anything
+    # else is checked value by value, with a message naming what is wrong
+    given = [data.get(column.name) for column in columns]
+    if (
+        len(data) != len(columns)
+        or not set(map(type, given)) <= _LISTS
+        or len(set(map(len, cast("list[Sequence[object]]", given)))) != 1
+    ):
+        from gridtrace import _parquet_lite_rare as rare
+
+        rare.check_data(columns, data)
+    n_rows = len(data[columns[0].name])
 
     pages: list[tuple[bytes, int]] = []
     for column in columns:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import binascii
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final, cast, get_args
 
 from gridtrace._parquet_lite import Column, Kind
@@ -306,3 +306,26 @@ def row_of_item(reps: bytes, defs: bytes, nullable: bool, index: int) -> int:
 def bad_item(column: Column, reps: bytes, defs: bytes, index: int, problem: str) -> SchemaError:
     """Return the error for the ``index``-th item of a list or map column."""
     return bad(column, row_of_item(reps, defs, column.nullable, index), problem)
+
+
+def check_data(columns: tuple[Column, ...], data: Mapping[str, Sequence[object]]) -> None:
+    """Check that ``data`` has a sequence for each column and no other key, all of one length."""
+    names = {column.name for column in columns}
+    unexpected = sorted(str(name) for name in data if name not in names)
+    if unexpected:
+        raise SchemaError(f"unexpected column(s) {', '.join(map(repr, unexpected))}")
+    n_rows = -1
+    first = ""
+    for column in columns:
+        if column.name not in data:
+            raise SchemaError(f"column {column.name!r} is missing")
+        values = data[column.name]
+        if isinstance(values, str | bytes | bytearray) or not isinstance(values, Sequence):
+            got = type(values).__name__
+            raise SchemaError(f"column {column.name!r}: expected a sequence of values, got {got}")
+        length = len(values)
+        if n_rows < 0:
+            n_rows, first = length, column.name
+        elif length != n_rows:
+            msg = f"column {column.name!r} has {length} rows, column {first!r} has {n_rows}"
+            raise SchemaError(msg)

@@ -247,6 +247,17 @@ def test_tuples_are_taken_as_lists(tmp_path: Path) -> None:
     assert table.column("m").to_pylist() == [[("k", "v")], []]
 
 
+def test_any_sequence_is_a_column(tmp_path: Path) -> None:
+    # lists and tuples take the quick check; another sequence (a range, a UserList) the full one
+    from collections import UserList
+
+    spec = [Column("i", "int64", False), Column("s", "string"), Column("t", "timestamp_s_utc")]
+    data = {"i": range(3), "s": ("a", None, "c"), "t": UserList([0, None, 2])}
+    assert_reads_as_pyarrow_writes(tmp_path, spec, {k: list(v) for k, v in data.items()})
+    write_table(tmp_path / "seq.parquet", spec, data)
+    assert (tmp_path / "seq.parquet").read_bytes() == (tmp_path / "lite.parquet").read_bytes()
+
+
 def test_ints_are_taken_as_floats_when_a_double_holds_them(tmp_path: Path) -> None:
     spec = [Column("f", "float64")]
     write_table(tmp_path / "t.parquet", spec, {"f": [1, 2**53, -(2**53), 0.5, None]})
