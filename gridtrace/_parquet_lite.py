@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 from _struct import Struct, pack  # not struct: its wrapper module is one more to load
+from _struct import error as StructError  # type: ignore[attr-defined]  # (not in typeshed)
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from itertools import chain, compress, repeat
@@ -480,13 +481,19 @@ def _encode_plain(column: Column, values: Sequence[object], present: list[object
         raise rare.first_bad(column, values, _INT)
     ints = cast("list[int]", present)
     low, high = _RANGES[kind]
-    if count and (min(ints) < low or max(ints) > high):
+    # struct checks the ranges of int32 and int64 itself; int16 and timestamps are narrower
+    if count and kind in ("int16", "timestamp_s_utc") and (min(ints) < low or max(ints) > high):
         from gridtrace import _parquet_lite_rare as rare
 
         raise rare.out_of_range(column, values, low, high)
     if kind == "timestamp_s_utc":
         ints = list(map(mul, ints, repeat(1000)))
-    return pack(f"<{count}{'i' if kind in ('int32', 'int16') else 'q'}", *ints)
+    try:
+        return pack(f"<{count}{'i' if kind in ('int32', 'int16') else 'q'}", *ints)
+    except StructError:
+        from gridtrace import _parquet_lite_rare as rare
+
+        raise rare.out_of_range(column, values, low, high) from None
 
 
 # byte value v -> the ASCII digit of v, so that levels (bytes) read as a number in base 2**width
