@@ -12,19 +12,24 @@ per column chunk, PLAIN values, levels in the RLE / bit-packed hybrid, the foote
 compact protocol. There are no statistics, dictionaries, compression or page indexes, which would
 cost writing time; the files are larger than pyarrow's (3 to 10 times on parsed TORQUE logs).
 
+A process that runs this once (``gridtrace parse`` of a small log) pays for compiling and loading
+it as much as for writing: the footer's column-only parts come from byte templates, the Arrow
+schemas of the three tables ``gridtrace parse`` writes are constants, and what only another spec
+or a bad value needs is in :mod:`gridtrace._parquet_lite_rare`, loaded only then.
+
 Only the standard library is imported, and gridtrace modules that import nothing else.
 """
 
 from __future__ import annotations
 
-import binascii
 import os
-import struct
+from _struct import Struct, pack  # not struct: its wrapper module is one more to load
+from _struct import error as StructError  # type: ignore[attr-defined]  # (not in typeshed)
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
-from itertools import chain, compress
-from operator import itemgetter
-from typing import Final, Literal, NamedTuple, cast, get_args
+from itertools import chain, compress, repeat
+from operator import is_, is_not, itemgetter, mul
+from typing import Final, Literal, NamedTuple, cast
 
 from gridtrace._atomic import atomic_path  # imports pyarrow only for its own Parquet writer
 from gridtrace.errors import SchemaError
@@ -50,7 +55,6 @@ Kind = Literal[
     "list_string",
     "map_string_string",
 ]
-_KINDS: Final = frozenset(get_args(Kind))
 
 
 class Column(NamedTuple):
@@ -158,16 +162,81 @@ JOBS_COLUMNS: Final[tuple[Column, ...]] = (
 
 
 # ---------------------------------------------------------------------------------------------
-# Thrift compact protocol (the Parquet footer and page headers)
+# The parts of the footer that depend on the columns only, in the Thrift compact protocol, where
+# a field's header is one byte: (the increase of its id << 4) | its type (5 i32, 6 i64, 8 binary,
+# 9 list, 12 struct). pyarrow reads the footer's schema from the ARROW:schema key: the base64 of
+# the IPC message pyarrow.Schema.serialize gives, built by gridtrace._parquet_lite_rare, whose
+# bytes for the three tables of `gridtrace parse` are kept here (a test checks them), so that
+# writing those builds no flatbuffer and loads no more code.
 
-_CT_TRUE: Final = 1
-_CT_FALSE: Final = 2
-_CT_BYTE: Final = 3
-_CT_I32: Final = 5
-_CT_I64: Final = 6
-_CT_BINARY: Final = 8
-_CT_LIST: Final = 9
-_CT_STRUCT: Final = 12
+_RECORDS_ARROW: Final = (
+    b"/////xgDAAAQAAAAAAAKAAwABgAFAAgACgAAAAABBAAEAAAAVP7//wQAAAALAAAAxAIAAIACAABQAgAAEAIAAOAB"
+    b"AAC0AQAAYAEAADABAACEAAAALAAAAAQAAAB0/v//AAABBBAAAAAUAAAABAAAAAAAAAADAAAAcmF3AGT9//+Y/v//"
+    b"AAABDBQAAAAcAAAABAAAAAEAAAAUAAAABQAAAGZsYWdzAAAAkP3//8T+//8AAAEFEAAAABgAAAAEAAAAAAAAAAQA"
+    b"AABpdGVtAAAAALj9///s/v//AAABERQAAAAcAAAABAAAAAEAAAAUAAAABQAAAGF0dHJzAAAA5P3//xz+//8AAAAN"
+    b"GAAAACAAAAAEAAAAAgAAAEAAAAAUAAAABwAAAGVudHJpZXMAFP7//0j///8AAAEFEAAAABgAAAAEAAAAAAAAAAUA"
+    b"AAB2YWx1ZQAAADz+//90/v//AAAABRAAAAAUAAAABAAAAAAAAAADAAAAa2V5AGD+//+U////AAABBRAAAAAcAAAA"
+    b"BAAAAAAAAAAKAAAAam9iX2lkX3JhdwAAjP7//8D///8AAAEKEAAAACQAAAAEAAAAAAAAAAkAAABzdGFtcF91dGMA"
+    b"AAAIAAgAAAAEAAgAAAAEAAAAAwAAAFVUQwAQABQACAAGAAcADAAAABAAEAAAAAAAAQUQAAAAGAAAAAQAAAAAAAAA"
+    b"BQAAAHN0YW1wAAAABP///zz///8AAAAFEAAAABwAAAAEAAAAAAAAAAsAAAByZWNvcmRfdHlwZQAw////aP///wAA"
+    b"AAIQAAAAJAAAAAQAAAAAAAAACAAAAHNyY19saW5lAAAAAAgADAAIAAcACAAAAAAAAAFAAAAApP///wAAAAUQAAAA"
+    b"HAAAAAQAAAAAAAAACAAAAHNyY19maWxlAAAAAJj////Q////AAAABRAAAAAgAAAABAAAAAAAAAANAAAAc291cmNl"
+    b"X2Zvcm1hdAAAAMj///8QABQACAAAAAcADAAAABAAEAAAAAAAAAUQAAAAHAAAAAQAAAAAAAAABAAAAHNpdGUAAAAA"
+    b"BAAEAAQAAAA="
+)
+_JOBS_ARROW: Final = (
+    b"/////6AJAAAQAAAAAAAKAAwABgAFAAgACgAAAAABBAAEAAAAVPn//wQAAAArAAAASAkAAAQJAADYCAAAqAgAAGwI"
+    b"AAAkCAAA8AcAALgHAACMBwAAYAcAADQHAAAMBwAA4AYAALAGAACABgAAPAYAAAAGAADABQAAhAUAAEgFAAAUBQAA"
+    b"4AQAAKQEAABoBAAALAQAAPQDAAC8AwAAhAMAAEwDAAAUAwAA3AIAAIACAABEAgAACAIAAMwBAACUAQAAXAEAADAB"
+    b"AAD8AAAAxAAAAJQAAABcAAAABAAAAED4//8AAAEMFAAAABwAAAAEAAAAAQAAABQAAAAFAAAAZmxhZ3MAAABo9///"
+    b"bPj//wAAAQUQAAAAGAAAAAQAAAAAAAAABAAAAGl0ZW0AAAAAkPf//8j3//8AAAACEAAAABwAAAAEAAAAAAAAAAgA"
+    b"AABzcmNfbGluZQAAAACI+P//AAAAAUAAAAD89///AAAABRAAAAAcAAAABAAAAAAAAAAIAAAAc3JjX2ZpbGUAAAAA"
+    b"8Pf///T4//8AAAECEAAAABwAAAAEAAAAAAAAAAsAAAB0el9vZmZzZXRfcwDo+P//AAAAASAAAAAo+f//AAABBRAA"
+    b"AAAgAAAABAAAAAAAAAAPAAAAZW5kX3JlY29yZF90eXBlAFT4//+M+P//AAAABRAAAAAYAAAABAAAAAAAAAAFAAAA"
+    b"c3RhdGUAAAB8+P//gPn//wAAAQIQAAAAHAAAAAQAAAAAAAAACwAAAGV4aXRfc2lnbmFsAHT5//8AAAABIAAAALT5"
+    b"//8AAAECEAAAABwAAAAEAAAAAAAAAAkAAABleGl0X2NvZGUAAACo+f//AAAAASAAAADo+f//AAABAhAAAAAgAAAA"
+    b"BAAAAAAAAAAPAAAAdm1lbV91c2VkX2J5dGVzAOD5//8AAAABQAAAACD6//8AAAECEAAAACAAAAAEAAAAAAAAAA4A"
+    b"AABtZW1fdXNlZF9ieXRlcwAAGPr//wAAAAFAAAAAWPr//wAAAQIQAAAAIAAAAAQAAAAAAAAADQAAAG1lbV9yZXFf"
+    b"Ynl0ZXMAAABQ+v//AAAAAUAAAACQ+v//AAABDBQAAAAgAAAABAAAAAEAAAAYAAAACgAAAGV4ZWNfaG9zdHMAALz5"
+    b"///A+v//AAABBRAAAAAYAAAABAAAAAAAAAAEAAAAaXRlbQAAAADk+f//6Pr//wAAAQIQAAAAHAAAAAQAAAAAAAAA"
+    b"CgAAAGdwdXNfYWxsb2MAANz6//8AAAABIAAAABz7//8AAAECEAAAABwAAAAEAAAAAAAAAAsAAABjb3Jlc19hbGxv"
+    b"YwAQ+///AAAAASAAAABQ+///AAABAhAAAAAcAAAABAAAAAAAAAALAAAAbm9kZXNfYWxsb2MARPv//wAAAAEgAAAA"
+    b"hPv//wAAAQIQAAAAHAAAAAQAAAAAAAAACAAAAGdwdXNfcmVxAAAAAHj7//8AAAABIAAAALj7//8AAAECEAAAABwA"
+    b"AAAEAAAAAAAAAAkAAABjb3Jlc19yZXEAAACs+///AAAAASAAAADs+///AAABAhAAAAAcAAAABAAAAAAAAAAJAAAA"
+    b"bm9kZXNfcmVxAAAA4Pv//wAAAAEgAAAAIPz//wAAAQMQAAAAJAAAAAQAAAAAAAAACgAAAGNwdV90aW1lX3MAAAAA"
+    b"BgAIAAYABgAAAAAAAgBY/P//AAABAhAAAAAgAAAABAAAAAAAAAAOAAAAd2FsbHRpbWVfcmVxX3MAAFD8//8AAAAB"
+    b"QAAAAJD8//8AAAECEAAAACAAAAAEAAAAAAAAAA8AAAB3YWxsdGltZV91c2VkX3MAiPz//wAAAAFAAAAAyPz//wAA"
+    b"AQIQAAAAGAAAAAQAAAAAAAAABQAAAHJ1bl9zAAAAuPz//wAAAAFAAAAA+Pz//wAAAQIQAAAAGAAAAAQAAAAAAAAA"
+    b"BgAAAHdhaXRfcwAA6Pz//wAAAAFAAAAAKP3//wAAAQoQAAAAHAAAAAQAAAAAAAAACAAAAGVuZF90aW1lAAAAABz/"
+    b"//8EAAAAAwAAAFVUQwBg/f//AAABChAAAAAcAAAABAAAAAAAAAAKAAAAc3RhcnRfdGltZQAAVP///wQAAAADAAAA"
+    b"VVRDAJj9//8AAAEKEAAAACAAAAAEAAAAAAAAAA0AAABlbGlnaWJsZV90aW1lAAAAkP///wQAAAADAAAAVVRDANT9"
+    b"//8AAAEKEAAAABwAAAAEAAAAAAAAAAoAAABxdWV1ZV90aW1lAADI////BAAAAAMAAABVVEMADP7//wAAAQoQAAAA"
+    b"JAAAAAQAAAAAAAAACwAAAHN1Ym1pdF90aW1lAAgACAAAAAQACAAAAAQAAAADAAAAVVRDAEz+//8AAAEFEAAAABwA"
+    b"AAAEAAAAAAAAAAgAAABqb2JfbmFtZQAAAAB0/f//eP7//wAAAQUQAAAAHAAAAAQAAAAAAAAACQAAAHBhcnRpdGlv"
+    b"bgAAAKD9//+k/v//AAABBRAAAAAYAAAABAAAAAAAAAAFAAAAcXVldWUAAADI/f//zP7//wAAAQUQAAAAFAAAAAQA"
+    b"AAAAAAAAAgAAAHZvAADs/f//8P7//wAAAQUQAAAAGAAAAAQAAAAAAAAABwAAAGFjY291bnQAFP7//xj///8AAAEF"
+    b"EAAAABgAAAAEAAAAAAAAAAUAAABncm91cAAAADz+//9A////AAABBRAAAAAYAAAABAAAAAAAAAAEAAAAdXNlcgAA"
+    b"AABk/v//nP7//wAAAAIQAAAAHAAAAAQAAAAAAAAACgAAAG5fYXR0ZW1wdHMAAFz///8AAAABEAAAAND+//8AAAAC"
+    b"EAAAABgAAAAEAAAAAAAAAAcAAABhdHRlbXB0AIz///8AAAABEAAAAMz///8AAAECEAAAABwAAAAEAAAAAAAAAAsA"
+    b"AABhcnJheV9pbmRleADA////AAAAASAAAAAQABQACAAGAAcADAAAABAAEAAAAAAAAQIQAAAAIAAAAAQAAAAAAAAA"
+    b"BwAAAGpvYl9zZXEACAAMAAgABwAIAAAAAAAAAUAAAAB8////AAAABRAAAAAcAAAABAAAAAAAAAAKAAAAam9iX2lk"
+    b"X3JhdwAAcP///6j///8AAAAFEAAAABgAAAAEAAAAAAAAAAcAAABqb2Jfa2V5AJj////Q////AAAABRAAAAAgAAAA"
+    b"BAAAAAAAAAANAAAAc291cmNlX2Zvcm1hdAAAAMj///8QABQACAAAAAcADAAAABAAEAAAAAAAAAUQAAAAHAAAAAQA"
+    b"AAAAAAAABAAAAHNpdGUAAAAABAAEAAQAAAAAAAAA"
+)
+_QUARANTINE_ARROW: Final = (
+    b"/////2gBAAAQAAAAAAAKAAwABgAFAAgACgAAAAABBAAMAAAACAAIAAAABAAIAAAABAAAAAYAAAAMAQAAyAAAAJgA"
+    b"AABYAAAALAAAAAQAAAAc////AAAABBAAAAAUAAAABAAAAAAAAAADAAAAcmF3AAj///9A////AAAABRAAAAAYAAAA"
+    b"BAAAAAAAAAAGAAAAcmVhc29uAAAw////aP///wAAAAIQAAAAJAAAAAQAAAAAAAAACAAAAHNyY19saW5lAAAAAAgA"
+    b"DAAIAAcACAAAAAAAAAFAAAAApP///wAAAAUQAAAAHAAAAAQAAAAAAAAACAAAAHNyY19maWxlAAAAAJj////Q////"
+    b"AAAABRAAAAAgAAAABAAAAAAAAAANAAAAc291cmNlX2Zvcm1hdAAAAMj///8QABQACAAAAAcADAAAABAAEAAAAAAA"
+    b"AAUQAAAAHAAAAAQAAAAAAAAABAAAAHNpdGUAAAAABAAEAAQAAAA="
+)
+_KNOWN: Final = (
+    (RECORDS_COLUMNS, _RECORDS_ARROW),
+    (JOBS_COLUMNS, _JOBS_ARROW),
+    (QUARANTINE_COLUMNS, _QUARANTINE_ARROW),
+)
 
 
 def _varint(value: int) -> bytes:
@@ -181,480 +250,137 @@ def _varint(value: int) -> bytes:
     return bytes(out)
 
 
-def _zigzag(value: int) -> int:
-    return value << 1 if value >= 0 else ((-value) << 1) - 1
+def _int(value: int) -> bytes:
+    """Encode a Thrift i32 or i64 (zigzag varint)."""
+    return _varint(value << 1 if value >= 0 else ((-value) << 1) - 1)
 
 
-class _Thrift:
-    """A Thrift compact-protocol encoder: fields are written in increasing id order by callers."""
-
-    __slots__ = ("_last", "_stack", "out")
-
-    def __init__(self, *, after: int = 0) -> None:
-        self.out = bytearray()
-        self._last = after  # the id of the field written before, within the current struct
-        self._stack: list[int] = []
-
-    def _field(self, fid: int, ctype: int) -> None:
-        delta = fid - self._last
-        if 0 < delta <= 15:
-            self.out.append(delta << 4 | ctype)
-        else:
-            self.out.append(ctype)
-            self.out += _varint(_zigzag(fid))
-        self._last = fid
-
-    def i8(self, fid: int, value: int) -> None:
-        self._field(fid, _CT_BYTE)
-        self.out.append(value & 0xFF)
-
-    def i32(self, fid: int, value: int) -> None:
-        self._field(fid, _CT_I32)
-        self.out += _varint(_zigzag(value))
-
-    def i64(self, fid: int, value: int) -> None:
-        self._field(fid, _CT_I64)
-        self.out += _varint(_zigzag(value))
-
-    def binary(self, fid: int, value: bytes) -> None:
-        self._field(fid, _CT_BINARY)
-        self.out += _varint(len(value))
-        self.out += value
-
-    def boolean(self, fid: int, value: bool) -> None:
-        self._field(fid, _CT_TRUE if value else _CT_FALSE)
-
-    def begin_struct(self, fid: int) -> None:
-        self._field(fid, _CT_STRUCT)
-        self.begin_element()
-
-    def begin_element(self) -> None:
-        """Start a struct that is an element of a list (it has no field header)."""
-        self._stack.append(self._last)
-        self._last = 0
-
-    def end_struct(self) -> None:
-        self.out.append(0)
-        self._last = self._stack.pop()
-
-    def empty_struct(self, fid: int) -> None:
-        self.begin_struct(fid)
-        self.end_struct()
-
-    def begin_list(self, fid: int, element_ctype: int, size: int) -> None:
-        self._field(fid, _CT_LIST)
-        if size < 15:
-            self.out.append(size << 4 | element_ctype)
-        else:
-            self.out.append(0xF0 | element_ctype)
-            self.out += _varint(size)
-
-    def i32_list(self, fid: int, values: Sequence[int]) -> None:
-        self.begin_list(fid, _CT_I32, len(values))
-        for value in values:
-            self.out += _varint(_zigzag(value))
-
-    def binary_list(self, fid: int, values: Sequence[bytes]) -> None:
-        self.begin_list(fid, _CT_BINARY, len(values))
-        for value in values:
-            self.out += _varint(len(value))
-            self.out += value
+def _list_header(size: int, element_type: int) -> bytes:
+    if size < 15:
+        return bytes((size << 4 | element_type,))
+    return bytes((0xF0 | element_type,)) + _varint(size)
 
 
-# Parquet's enums (parquet.thrift)
-_BOOLEAN, _INT32, _INT64, _DOUBLE, _BYTE_ARRAY = 0, 1, 2, 5, 6
-_REQUIRED, _OPTIONAL, _REPEATED = 0, 1, 2
-_UTF8, _MAP, _LIST, _TIMESTAMP_MILLIS, _INT_16 = 0, 1, 3, 9, 16  # converted types
-_PLAIN, _RLE = 0, 3
-_DATA_PAGE = 0
-_UNCOMPRESSED = 0
-# SchemaElement.logicalType is a union: the field id says which logical type it is
-_LT_STRING, _LT_MAP, _LT_LIST, _LT_TIMESTAMP, _LT_INTEGER = 1, 2, 3, 8, 10
-
-# the physical type of each flat kind, and the annotations (converted, logical) pyarrow adds
+# Parquet's physical type (parquet.thrift) of each flat kind, zigzag-encoded
 _PHYSICAL: Final = {
-    "string": _BYTE_ARRAY,
-    "binary": _BYTE_ARRAY,
-    "int64": _INT64,
-    "int32": _INT32,
-    "int16": _INT32,
-    "float64": _DOUBLE,
-    "bool": _BOOLEAN,
-    "timestamp_s_utc": _INT64,
+    "string": b"\x0c",  # BYTE_ARRAY
+    "binary": b"\x0c",
+    "int64": b"\x04",  # INT64
+    "int32": b"\x02",  # INT32
+    "int16": b"\x02",
+    "float64": b"\x0a",  # DOUBLE
+    "bool": b"\x00",  # BOOLEAN
+    "timestamp_s_utc": b"\x04",
 }
-_ANNOTATIONS: Final = {
-    "string": (_UTF8, _LT_STRING),
-    "int16": (_INT_16, _LT_INTEGER),
-    "timestamp_s_utc": (_TIMESTAMP_MILLIS, _LT_TIMESTAMP),
+# a SchemaElement after its name (field 4): the converted type (field 6), the logical type (field
+# 10, a union whose field id says which type) and the struct's end, for the kinds pyarrow annotates
+_UTF8_END: Final = b"\x25\x00\x4c\x1c\x00\x00\x00"  # UTF8; STRING
+_ANNOTATED_END: Final = {
+    "string": _UTF8_END,
+    "int16": b"\x25\x20\x4c\xac\x13\x10\x11\x00\x00\x00",  # INT_16; INTEGER(16, signed)
+    # TIMESTAMP_MILLIS; TIMESTAMP(isAdjustedToUTC, MILLIS)
+    "timestamp_s_utc": b"\x25\x12\x4c\x8c\x11\x1c\x1c\x00\x00\x00\x00\x00",
 }
-_STRING_ELEMENT: Final = {"physical": _BYTE_ARRAY, "converted": _UTF8, "logical": _LT_STRING}
+# the elements below a list or a map: a group (no type, repeated, children) and its strings
+# (BYTE_ARRAY, optional or required, UTF8); the annotations of the list or map itself (LIST, MAP)
+_LIST_ELEMENTS: Final = b"\x35\x04\x18\x04list\x15\x02\x00" + (
+    b"\x15\x0c\x25\x02\x18\x07element" + _UTF8_END
+)
+_LIST_END: Final = b"\x15\x02\x15\x06\x4c\x3c\x00\x00\x00"
+_MAP_ELEMENTS: Final = (
+    b"\x35\x04\x18\x09key_value\x15\x04\x00"
+    + (b"\x15\x0c\x25\x00\x18\x03key" + _UTF8_END)
+    + (b"\x15\x0c\x25\x02\x18\x05value" + _UTF8_END)
+)
+_MAP_END: Final = b"\x15\x02\x15\x02\x4c\x2c\x00\x00\x00"
 
 _CREATED_BY: Final = b"gridtrace parquet-lite version 1"
 
 
-# ---------------------------------------------------------------------------------------------
-# The Arrow schema, as the IPC message pyarrow stores under ARROW:schema. A flatbuffer is built
-# from its end towards its start; the bytes equal pyarrow's only if tables, strings and vectors
-# are created in Arrow C++'s order, each table's fields added largest first (the order flatc's
-# generated Create* functions use) and identical vtables shared, as flatbuffers' builder does.
+# What a table's footer needs that depends on its columns only, computed once per spec: the
+# schema list (FileMetaData field 2, as encoded after field 1), FileMetaData fields 5 to 7 (as
+# encoded after field 4), and each ColumnChunk's start up to ColumnMetaData field 4, for a table
+# with rows and for one without (a plain tuple: a NamedTuple class costs 0.3 ms to create)
+_Layout = tuple[bytes, bytes, tuple[bytes, ...], tuple[bytes, ...]]
 
 
-class _FlatBuilder:
-    """A flatbuffer builder; offsets count bytes from the buffer's end, as in flatbuffers."""
-
-    __slots__ = ("_fields", "_minalign", "_vtables", "buf")
-
-    def __init__(self) -> None:
-        self.buf = bytearray()
-        self._minalign = 1
-        self._vtables: list[int] = []
-        self._fields: list[tuple[int, int]] = []
-
-    def _pad(self, count: int) -> None:
-        if count:
-            self.buf[0:0] = bytes(count)
-
-    def _align(self, size: int) -> None:
-        self._minalign = max(self._minalign, size)
-        self._pad(-len(self.buf) % size)
-
-    def _prealign(self, length: int, alignment: int) -> None:
-        self._minalign = max(self._minalign, alignment)
-        self._pad(-(len(self.buf) + length) % alignment)
-
-    def _push(self, fmt: str, value: int) -> int:
-        data = struct.pack(fmt, value)
-        self._align(len(data))
-        self.buf[0:0] = data
-        return len(self.buf)
-
-    def _refer_to(self, offset: int) -> int:
-        self._align(4)
-        return len(self.buf) - offset + 4
-
-    def string(self, text: str) -> int:
-        data = text.encode()
-        self._prealign(len(data) + 1, 4)
-        self.buf[0:0] = data + b"\0"
-        return self._push("<I", len(data))
-
-    def offsets(self, items: Sequence[int]) -> int:
-        self._prealign(4 * len(items), 4)
-        for item in reversed(items):
-            self._push("<I", self._refer_to(item))
-        return self._push("<I", len(items))
-
-    def start(self) -> int:
-        self._fields = []
-        return len(self.buf)
-
-    def scalar(self, slot: int, fmt: str, value: int, default: int = 0) -> None:
-        if value != default:  # flatbuffers leaves out a field that has its default value
-            self._fields.append((slot, self._push(fmt, value)))
-
-    def offset(self, slot: int, offset: int) -> None:
-        if offset:
-            self._fields.append((slot, self._push("<I", self._refer_to(offset))))
-
-    def end(self, start: int) -> int:
-        table = self._push("<i", 0)
-        size = max([4 + 2 * slot for slot, _ in self._fields], default=2) + 2
-        vtable = bytearray(max(size, 4))
-        struct.pack_into("<HH", vtable, 0, len(vtable), table - start)
-        for slot, at in self._fields:
-            struct.pack_into("<H", vtable, 4 + 2 * slot, table - at)
-        used = 0
-        for earlier in self._vtables:
-            begin = len(self.buf) - earlier
-            if self.buf[begin : begin + len(vtable)] == vtable:
-                used = earlier
-                break
-        if not used:
-            self.buf[0:0] = vtable
-            used = len(self.buf)
-            self._vtables.append(used)
-        struct.pack_into("<i", self.buf, len(self.buf) - table, used - table)
-        return table
-
-    def finish(self, root: int) -> bytes:
-        self._prealign(4, self._minalign)
-        self._push("<I", self._refer_to(root))
-        return bytes(self.buf)
-
-
-# Arrow's Type union, MessageHeader union and enums (Schema.fbs, Message.fbs)
-_FB_INT, _FB_FLOAT, _FB_BINARY, _FB_UTF8, _FB_BOOL = 2, 3, 4, 5, 6
-_FB_TIMESTAMP, _FB_LIST, _FB_STRUCT, _FB_MAP = 10, 12, 13, 17
-_FB_DOUBLE: Final = 2
-_FB_HEADER_SCHEMA: Final = 1
-_FB_METADATA_V5: Final = 4
-
-
-def _fb_empty(builder: _FlatBuilder) -> int:
-    return builder.end(builder.start())
-
-
-def _fb_field(
-    builder: _FlatBuilder,
-    name: str,
-    nullable: bool,
-    kind: str,
-) -> int:
-    children: list[int] = []
-    if kind == "string":
-        type_id, type_offset = _FB_UTF8, _fb_empty(builder)
-    elif kind == "binary":
-        type_id, type_offset = _FB_BINARY, _fb_empty(builder)
-    elif kind == "bool":
-        type_id, type_offset = _FB_BOOL, _fb_empty(builder)
-    elif kind in ("int64", "int32", "int16"):
-        start = builder.start()
-        builder.scalar(0, "<i", int(kind[3:]))  # bitWidth
-        builder.scalar(1, "<B", 1)  # is_signed
-        type_id, type_offset = _FB_INT, builder.end(start)
-    elif kind == "float64":
-        start = builder.start()
-        builder.scalar(0, "<h", _FB_DOUBLE)  # precision
-        type_id, type_offset = _FB_FLOAT, builder.end(start)
-    elif kind == "timestamp_s_utc":
-        timezone = builder.string("UTC")
-        start = builder.start()
-        builder.offset(1, timezone)
-        builder.scalar(0, "<h", 0)  # unit SECOND is the default, so it is left out
-        type_id, type_offset = _FB_TIMESTAMP, builder.end(start)
-    elif kind == "list_string":
-        children.append(_fb_field(builder, "item", True, "string"))
-        type_id, type_offset = _FB_LIST, _fb_empty(builder)
-    elif kind == "map_string_string":
-        children.append(_fb_field(builder, "entries", False, "map_entries"))
-        start = builder.start()
-        builder.scalar(0, "<B", 0)  # keysSorted: false
-        type_id, type_offset = _FB_MAP, builder.end(start)
-    elif kind == "map_entries":
-        children.append(_fb_field(builder, "key", False, "string"))
-        children.append(_fb_field(builder, "value", True, "string"))
-        type_id, type_offset = _FB_STRUCT, _fb_empty(builder)
-    else:  # pragma: no cover - kinds are checked before
-        raise SchemaError(f"unknown column kind {kind!r}")
-    name_offset = builder.string(name)
-    children_offset = builder.offsets(children)
-    start = builder.start()
-    builder.offset(5, children_offset)
-    builder.offset(3, type_offset)
-    builder.offset(0, name_offset)
-    builder.scalar(2, "<B", type_id)
-    builder.scalar(1, "<B", int(nullable))
-    return builder.end(start)
-
-
-def _arrow_schema_message(columns: Sequence[Column]) -> bytes:
-    """Build the Arrow IPC message of the schema (what ``pyarrow.Schema.serialize`` returns)."""
-    builder = _FlatBuilder()
-    fields = [_fb_field(builder, c.name, c.nullable, c.kind) for c in columns]
-    fields_offset = builder.offsets(fields)
-    start = builder.start()
-    builder.offset(1, fields_offset)  # endianness Little is the default
-    schema = builder.end(start)
-    start = builder.start()
-    builder.offset(2, schema)  # header
-    builder.scalar(0, "<h", _FB_METADATA_V5)  # version
-    builder.scalar(1, "<B", _FB_HEADER_SCHEMA)  # header_type
-    flatbuffer = builder.finish(builder.end(start))
-    # the encapsulated message: continuation marker, length, flatbuffer, padding to 8 bytes
-    padding = -(8 + len(flatbuffer)) % 8
-    return struct.pack("<Ii", 0xFFFFFFFF, len(flatbuffer) + padding) + flatbuffer + bytes(padding)
-
-
-# ---------------------------------------------------------------------------------------------
-# The Parquet schema and the parts of the footer that depend on the columns only
-
-
-class _Leaf(NamedTuple):
-    """One Parquet leaf column: where it is, its physical type and its levels."""
-
-    path: tuple[bytes, ...]
-    physical: int
-    max_def: int
-    max_rep: int
-
-
-def _schema_elements(thrift: _Thrift, columns: Sequence[Column]) -> list[_Leaf]:
-    """Write the SchemaElements (the root first, depth first) and return the leaves."""
-    leaves: list[_Leaf] = []
-
-    def element(
-        name: bytes,
-        repetition: int,
-        *,
-        physical: int | None = None,
-        children: int = 0,
-        converted: int | None = None,
-        logical: int | None = None,
-    ) -> None:
-        thrift.begin_element()
-        if physical is not None:
-            thrift.i32(1, physical)
-        thrift.i32(3, repetition)
-        thrift.binary(4, name)
-        if children:
-            thrift.i32(5, children)
-        if converted is not None:
-            thrift.i32(6, converted)
-        if logical == _LT_INTEGER:
-            thrift.begin_struct(10)
-            thrift.begin_struct(_LT_INTEGER)
-            thrift.i8(1, 16)  # bitWidth
-            thrift.boolean(2, True)  # isSigned
-            thrift.end_struct()
-            thrift.end_struct()
-        elif logical == _LT_TIMESTAMP:
-            thrift.begin_struct(10)
-            thrift.begin_struct(_LT_TIMESTAMP)
-            thrift.boolean(1, True)  # isAdjustedToUTC
-            thrift.begin_struct(2)  # unit: the union's field 1 is MILLIS
-            thrift.empty_struct(1)
-            thrift.end_struct()
-            thrift.end_struct()
-            thrift.end_struct()
-        elif logical is not None:
-            thrift.begin_struct(10)
-            thrift.empty_struct(logical)
-            thrift.end_struct()
-        thrift.end_struct()
-
-    n_elements = 1
-    for column in columns:
-        n_elements += {"list_string": 3, "map_string_string": 4}.get(column.kind, 1)
-    thrift.begin_list(2, _CT_STRUCT, n_elements)
-    element(b"schema", _REQUIRED, children=len(columns))
-    for column in columns:
-        name = column.name.encode()
-        repetition = _OPTIONAL if column.nullable else _REQUIRED
-        top_def = int(column.nullable)
-        kind = column.kind
-        if kind == "list_string":
-            element(name, repetition, children=1, converted=_LIST, logical=_LT_LIST)
-            element(b"list", _REPEATED, children=1)
-            element(b"element", _OPTIONAL, **_STRING_ELEMENT)
-            path = (name, b"list", b"element")
-            leaves.append(_Leaf(path, _BYTE_ARRAY, top_def + 2, 1))
-        elif kind == "map_string_string":
-            element(name, repetition, children=1, converted=_MAP, logical=_LT_MAP)
-            element(b"key_value", _REPEATED, children=2)
-            element(b"key", _REQUIRED, **_STRING_ELEMENT)
-            element(b"value", _OPTIONAL, **_STRING_ELEMENT)
-            leaves.append(_Leaf((name, b"key_value", b"key"), _BYTE_ARRAY, top_def + 1, 1))
-            leaves.append(_Leaf((name, b"key_value", b"value"), _BYTE_ARRAY, top_def + 2, 1))
-        else:
-            converted, logical = _ANNOTATIONS.get(kind, (None, None))
-            physical = _PHYSICAL[kind]
-            element(name, repetition, physical=physical, converted=converted, logical=logical)
-            leaves.append(_Leaf((name,), physical, top_def, 0))
-    return leaves
-
-
-class _Layout(NamedTuple):
-    """What a table's footer needs that depends on its columns only, computed once per schema."""
-
-    schema: bytes  # FileMetaData field 2, the schema list, as encoded after field 1
-    tail: bytes  # FileMetaData fields 5 to 7, as encoded after field 4
-    leaves: tuple[_Leaf, ...]
-    # each ColumnChunk's start up to ColumnMetaData field 4, for a table with rows and without
-    chunk_starts: tuple[bytes, ...]
-    empty_chunk_starts: tuple[bytes, ...]
-
-
-def _check_spec(columns: Sequence[object]) -> None:
-    """Check a column spec given by a caller, whose types no type checker may have seen."""
-    if not columns:
-        raise SchemaError("a table needs at least one column")
-    seen: set[str] = set()
-    for position, column in enumerate(columns):
-        if not isinstance(column, Column):
-            msg = f"column {position} is a {type(column).__name__}, expected a Column"
-            raise SchemaError(msg)
-        name, kind, nullable = cast("tuple[object, object, object]", column)
-        if not isinstance(name, str) or not name:
-            raise SchemaError(f"column {position} has no name: {name!r}")
-        if not name.isascii():
-            try:
-                name.encode()
-            except UnicodeEncodeError:
-                raise SchemaError(f"column {position}: name {name!r} is not valid UTF-8") from None
-        if kind not in _KINDS:
-            known = ", ".join(sorted(_KINDS))
-            raise SchemaError(f"column {name!r} has unknown kind {kind!r}; known: {known}")
-        if not isinstance(nullable, bool):
-            raise SchemaError(f"column {name!r}: nullable must be a bool, got {nullable!r}")
-        if name in seen:
-            raise SchemaError(f"column {name!r} appears twice")
-        seen.add(name)
-
-
-def _chunk_start(leaf: _Leaf, encodings: tuple[int, ...]) -> bytes:
-    thrift = _Thrift()  # a ColumnChunk, an element of RowGroup.columns
-    thrift.i64(2, 0)  # file_offset: deprecated, pyarrow writes 0
-    thrift.begin_struct(3)  # ColumnMetaData
-    thrift.i32(1, leaf.physical)
-    thrift.i32_list(2, encodings)
-    thrift.binary_list(3, leaf.path)
-    thrift.i32(4, _UNCOMPRESSED)
-    return bytes(thrift.out)
+def _known_arrow(columns: tuple[Column, ...]) -> bytes | None:
+    """Return the ARROW:schema value of one of the three tables of `gridtrace parse`, or None."""
+    for spec, arrow in _KNOWN:
+        # the same Column objects: a spec that only compares equal (1 for True) is checked
+        if len(columns) == len(spec) and all(map(is_, columns, spec)):
+            return arrow
+    return None
 
 
 @lru_cache(maxsize=32)
 def _layout(columns: tuple[Column, ...]) -> _Layout:
-    thrift = _Thrift(after=1)  # FileMetaData field 1 (version) precedes the schema
-    leaves = _schema_elements(thrift, columns)
-    schema = bytes(thrift.out)
+    """Encode the SchemaElements (the root first, depth first), the column chunks' starts, etc."""
+    arrow = _known_arrow(columns)
+    if arrow is None:
+        from gridtrace._parquet_lite_rare import arrow_schema_base64
 
-    thrift = _Thrift(after=4)  # FileMetaData field 4 (row groups) precedes these
-    thrift.begin_list(5, _CT_STRUCT, 1)  # key_value_metadata
-    thrift.begin_element()
-    thrift.binary(1, b"ARROW:schema")
-    thrift.binary(2, binascii.b2a_base64(_arrow_schema_message(columns), newline=False))
-    thrift.end_struct()
-    thrift.binary(6, _CREATED_BY)
-    thrift.begin_list(7, _CT_STRUCT, len(leaves))  # column orders: the types' own orders
-    for _ in leaves:
-        thrift.begin_element()
-        thrift.empty_struct(1)
-        thrift.end_struct()
-    return _Layout(
-        schema,
-        bytes(thrift.out),
-        tuple(leaves),
-        tuple(_chunk_start(leaf, (_RLE, _PLAIN)) for leaf in leaves),
-        # pyarrow writes a column chunk without pages for an empty table, and lists RLE only
-        tuple(_chunk_start(leaf, (_RLE,)) for leaf in leaves),
+        arrow = arrow_schema_base64(columns)
+    # the root: required (0), its name, its number of children
+    elements = [b"\x35\x00\x18\x06schema\x15" + _int(len(columns)) + b"\x00"]
+    leaves: list[tuple[bytes, tuple[bytes, ...]]] = []  # physical type, path
+    for column in columns:
+        name = column.name.encode()
+        # repetition (OPTIONAL or REQUIRED) and name, as after field 1 (type) or after none
+        named = (b"\x02" if column.nullable else b"\x00") + b"\x18" + _varint(len(name)) + name
+        if column.kind == "list_string":
+            elements += (b"\x35" + named + _LIST_END, _LIST_ELEMENTS)
+            leaves.append((b"\x0c", (name, b"list", b"element")))
+        elif column.kind == "map_string_string":
+            elements += (b"\x35" + named + _MAP_END, _MAP_ELEMENTS)
+            leaves.append((b"\x0c", (name, b"key_value", b"key")))
+            leaves.append((b"\x0c", (name, b"key_value", b"value")))
+        else:
+            physical = _PHYSICAL[column.kind]
+            end = _ANNOTATED_END.get(column.kind, b"\x00")
+            elements.append(b"\x15" + physical + b"\x25" + named + end)
+            leaves.append((physical, (name,)))
+    n_elements = (
+        len(columns)
+        + 1
+        + sum({"list_string": 2, "map_string_string": 3}.get(column.kind, 0) for column in columns)
     )
+    schema = b"\x19" + _list_header(n_elements, 12) + b"".join(elements)
+    tail = b"".join(
+        [
+            b"\x19\x1c\x18\x0cARROW:schema\x18",  # key_value_metadata: one KeyValue
+            _varint(len(arrow)),
+            arrow,
+            b"\x00\x18",  # created_by
+            _varint(len(_CREATED_BY)),
+            _CREATED_BY,
+            b"\x19" + _list_header(len(leaves), 12),  # column orders: the types' own orders
+            b"\x1c\x00\x00" * len(leaves),
+        ]
+    )
+    # ColumnChunk: file_offset 0 (deprecated), ColumnMetaData: type, encodings (RLE and PLAIN, or
+    # RLE only, as pyarrow lists for a chunk without pages), path, codec UNCOMPRESSED
+    starts: list[bytes] = []
+    empty_starts: list[bytes] = []
+    for physical, path in leaves:
+        pieces = [b"\x19", _list_header(len(path), 8)]
+        for part in path:
+            pieces += (_varint(len(part)), part)
+        pieces.append(b"\x15\x00")
+        path_bytes = b"".join(pieces)
+        starts.append(b"\x26\x00\x1c\x15" + physical + b"\x19\x25\x06\x00" + path_bytes)
+        empty_starts.append(b"\x26\x00\x1c\x15" + physical + b"\x19\x15\x06" + path_bytes)
+    return schema, tail, tuple(starts), tuple(empty_starts)
 
 
 # ---------------------------------------------------------------------------------------------
 # Values: checked, then encoded
 
 
-def _describe(value: object) -> str:
-    text = repr(value)
-    return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
-
-
 def _bad(column: Column, row: int, problem: str) -> SchemaError:
     return SchemaError(f"column {column.name!r}, row {row}: {problem}")
 
 
-_EXPECTED: Final[dict[str, str]] = {
-    "string": "a str",
-    "binary": "bytes",
-    "int64": "an int",
-    "int32": "an int",
-    "int16": "an int",
-    "float64": "a float",
-    "bool": "a bool",
-    "timestamp_s_utc": "an int (seconds since the epoch)",
-    "list_string": "a list of str",
-    "map_string_string": "a list of (str, str or None) pairs",
-}
 _RANGES: Final[dict[str, tuple[int, int]]] = {
     "int64": (-(2**63), 2**63 - 1),
     "int32": (-(2**31), 2**31 - 1),
@@ -670,65 +396,43 @@ _BOOL: Final = frozenset({bool})
 _LISTS: Final = frozenset({list, tuple})
 
 
-def _first_bad(column: Column, values: Sequence[object], ok: frozenset[type]) -> SchemaError:
-    """Return the error for the first value (or null) of ``values`` whose type is not in ``ok``."""
-    for row, value in enumerate(values):
-        if value is None:
-            if not column.nullable:
-                return _bad(column, row, "null in a column that is not nullable")
-        elif type(value) not in ok:
-            return _bad(column, row, f"expected {_EXPECTED[column.kind]}, got {_describe(value)}")
-    raise AssertionError("no bad value")  # pragma: no cover - called only when there is one
+_U32: Final = Struct("<I").pack
 
 
-def _out_of_range(column: Column, values: Sequence[object], low: int, high: int) -> SchemaError:
-    for row, value in enumerate(values):
-        if isinstance(value, int) and not low <= value <= high:
-            return _bad(column, row, f"{value} is out of range for {column.kind}")
-    raise AssertionError("no value out of range")  # pragma: no cover
+class _Prefixes(dict[int, str]):
+    """A length as four latin-1 characters, which encode to its four little-endian bytes."""
+
+    def __missing__(self, length: int) -> str:
+        prefix = self[length] = _U32(length).decode("latin-1")
+        return prefix
 
 
-_U32: Final = struct.Struct("<I").pack
-# a length below 256 as four latin-1 characters, which encode to its four little-endian bytes
-_SHORT_PREFIXES: Final = [chr(length) + "\0\0\0" for length in range(256)]
+_PREFIXES: Final = _Prefixes()
 
 
-def _byte_arrays(items: list[bytes]) -> bytes:
+def _byte_arrays(items: Sequence[bytes | bytearray]) -> bytes:
     """PLAIN BYTE_ARRAY values: each one's length (4 bytes, little-endian) then its bytes."""
-    return b"".join([_U32(len(item)) + item for item in items])
+    # interleaved by slice assignment and joined once: no Python-level loop over the items
+    parts: list[bytes | bytearray] = [b""] * (2 * len(items))
+    parts[::2] = map(_U32, map(len, items))
+    parts[1::2] = items
+    return b"".join(parts)
 
 
 def _texts(texts: list[str]) -> bytes:
     """PLAIN BYTE_ARRAY values of strings, as UTF-8; raises UnicodeEncodeError (surrogates)."""
+    if len(texts) > 1 and texts.count(texts[0]) == len(texts):
+        # one value throughout (site, format, file): encoded once, repeated; count compares by
+        # identity first, so this costs a C-speed scan
+        return _texts(texts[:1]) * len(texts)
     if "".join(texts).isascii():
-        # the usual case, and twice as fast: ASCII text is its own UTF-8 and latin-1, so the
-        # lengths and the texts can be joined as one string and encoded once
-        try:
-            joined = "".join([_SHORT_PREFIXES[len(text)] + text for text in texts])
-        except IndexError:  # a text of 256 characters or more
-            pass
-        else:
-            return joined.encode("latin-1")
-    return _byte_arrays([text.encode() for text in texts])
-
-
-def _unencodable(column: Column, values: Sequence[object]) -> SchemaError:
-    """Return the error for the first string (or list or map item) that UTF-8 cannot encode."""
-    for row, value in enumerate(values):
-        texts: list[object] = [value]
-        if type(value) in _LISTS:
-            texts = [t for item in cast("list[object]", value) for t in _items(item)]
-        for text in texts:
-            if type(text) is str:
-                try:
-                    text.encode()
-                except UnicodeEncodeError as exc:
-                    return _bad(column, row, f"{text!r} is not encodable as UTF-8: {exc.reason}")
-    raise AssertionError("no unencodable string")  # pragma: no cover
-
-
-def _items(item: object) -> tuple[object, ...]:
-    return cast("tuple[object, ...]", item) if type(item) in _LISTS else (item,)
+        # the usual case, and several times faster: ASCII text is its own UTF-8 and latin-1, so
+        # the lengths and the texts can be joined as one string and encoded once
+        parts = [""] * (2 * len(texts))
+        parts[::2] = map(_PREFIXES.__getitem__, map(len, texts))
+        parts[1::2] = texts
+        return "".join(parts).encode("latin-1")
+    return _byte_arrays(list(map(str.encode, texts)))
 
 
 def _encode_plain(column: Column, values: Sequence[object], present: list[object]) -> bytes:
@@ -738,41 +442,58 @@ def _encode_plain(column: Column, values: Sequence[object], present: list[object
     types = set(map(type, present))
     if kind == "string":
         if not types <= _STR:
-            raise _first_bad(column, values, _STR)
+            from gridtrace import _parquet_lite_rare as rare
+
+            raise rare.first_bad(column, values, _STR)
         try:
             return _texts(cast("list[str]", present))
         except UnicodeEncodeError:
-            raise _unencodable(column, values) from None
+            from gridtrace import _parquet_lite_rare as rare
+
+            raise rare.unencodable(column, values) from None
     if kind == "binary":
         if not types <= _BYTES:
-            raise _first_bad(column, values, _BYTES)
-        return _byte_arrays([bytes(value) for value in cast("list[bytes]", present)])
+            from gridtrace import _parquet_lite_rare as rare
+
+            raise rare.first_bad(column, values, _BYTES)
+        return _byte_arrays(cast("list[bytes]", present))
     if kind == "bool":
         if not types <= _BOOL:
-            raise _first_bad(column, values, _BOOL)
+            from gridtrace import _parquet_lite_rare as rare
+
+            raise rare.first_bad(column, values, _BOOL)
         return _bits(bytes(cast("list[bool]", present)))
     if kind == "float64":
         if not types <= _FLOAT:
             if not types <= _FLOAT | _INT:
-                raise _first_bad(column, values, _FLOAT | _INT)
+                from gridtrace import _parquet_lite_rare as rare
+
+                raise rare.first_bad(column, values, _FLOAT | _INT)
             for row, value in enumerate(values):
                 # pyarrow refuses an int a double cannot hold exactly; so does this
                 if type(value) is int and abs(value) > 2**53:
                     raise _bad(column, row, f"{value} is not exactly representable as a float")
-        return struct.pack(f"<{count}d", *present)
+        return pack(f"<{count}d", *present)
     # integers and timestamps
     if not types <= _INT:
-        raise _first_bad(column, values, _INT)
+        from gridtrace import _parquet_lite_rare as rare
+
+        raise rare.first_bad(column, values, _INT)
     ints = cast("list[int]", present)
     low, high = _RANGES[kind]
+    # struct checks the ranges of int32 and int64 itself; int16 and timestamps are narrower
     if count and kind in ("int16", "timestamp_s_utc") and (min(ints) < low or max(ints) > high):
-        raise _out_of_range(column, values, low, high)
+        from gridtrace import _parquet_lite_rare as rare
+
+        raise rare.out_of_range(column, values, low, high)
     if kind == "timestamp_s_utc":
-        ints = [value * 1000 for value in ints]
-    try:  # struct checks the range of int32 and int64 itself
-        return struct.pack(f"<{count}{'i' if kind in ('int32', 'int16') else 'q'}", *ints)
-    except struct.error:
-        raise _out_of_range(column, values, low, high) from None
+        ints = list(map(mul, ints, repeat(1000)))
+    try:
+        return pack(f"<{count}{'i' if kind in ('int32', 'int16') else 'q'}", *ints)
+    except StructError:
+        from gridtrace import _parquet_lite_rare as rare
+
+        raise rare.out_of_range(column, values, low, high) from None
 
 
 # byte value v -> the ASCII digit of v, so that levels (bytes) read as a number in base 2**width
@@ -814,7 +535,7 @@ def _flat_page(column: Column, values: Sequence[object]) -> tuple[bytes, int]:
         run = _varint(n_rows << 1) + b"\x01"
         present = values if isinstance(values, list) else list(values)
         return _U32(len(run)) + run + _encode_plain(column, values, present), n_rows
-    flags = bytes([value is not None for value in values])
+    flags = bytes(map(is_not, values, repeat(None)))
     present = list(compress(values, flags))
     return _levels(flags, 1) + _encode_plain(column, values, present), n_rows
 
@@ -847,7 +568,9 @@ def _nested(column: Column, values: Sequence[object]) -> tuple[bytes, bytes, lis
     """Walk a list or map column: its repetition levels, its rows' levels and its items."""
     types = set(map(type, values))
     if not types <= _LISTS_OR_NONE or (_NONE in types and not column.nullable):
-        raise _first_bad(column, values, _LISTS)
+        from gridtrace import _parquet_lite_rare as rare
+
+        raise rare.first_bad(column, values, _LISTS)
     rows = cast("Sequence[Sequence[object] | None]", values)
     if _NONE in types:
         lengths = [-1 if row is None else len(row) for row in rows]
@@ -857,19 +580,6 @@ def _nested(column: Column, values: Sequence[object]) -> tuple[bytes, bytes, lis
     reps = b"".join(map(_REPS.__getitem__, lengths))
     defs = b"".join(map(_DEFS[column.nullable].__getitem__, lengths))
     return reps, defs, list(chain.from_iterable(cast("list[Sequence[object]]", rows)))
-
-
-def _row_of_item(reps: bytes, defs: bytes, nullable: bool, index: int) -> int:
-    """Return the row of the ``index``-th item, for an error message."""
-    item_level = int(nullable) + 1
-    row = -1
-    seen = -1
-    for rep, level in zip(reps, defs, strict=True):
-        row += rep == 0
-        seen += level == item_level
-        if seen == index:
-            return row
-    raise AssertionError("no such item")  # pragma: no cover
 
 
 def _list_page(column: Column, values: Sequence[object], max_def: int) -> tuple[bytes, int]:
@@ -885,13 +595,19 @@ def _list_page(column: Column, values: Sequence[object], max_def: int) -> tuple[
         defs = bytes([level + next(present) if level == item_level else level for level in defs])
     else:
         index = next(i for i, item in enumerate(items) if type(item) not in {str, _NONE})
-        row = _row_of_item(reps, defs, column.nullable, index)
-        got = _describe(items[index])
-        raise _bad(column, row, f"expected a list of str or None, got an item {got}")
+        from gridtrace import _parquet_lite_rare as rare
+
+        got = rare.describe(items[index])
+        problem = f"expected a list of str or None, got an item {got}"
+        from gridtrace import _parquet_lite_rare as rare
+
+        raise rare.bad_item(column, reps, defs, index, problem)
     try:
         encoded = _texts(texts)
     except UnicodeEncodeError:
-        raise _unencodable(column, values) from None
+        from gridtrace import _parquet_lite_rare as rare
+
+        raise rare.unencodable(column, values) from None
     width = max_def.bit_length()
     return _levels(reps, 1) + _levels(defs, width) + encoded, len(reps)
 
@@ -905,24 +621,27 @@ def _map_pages(
 ) -> tuple[tuple[bytes, int], tuple[bytes, int]]:
     reps, defs, pairs = _nested(column, values)
 
-    def bad(index: int, problem: str) -> SchemaError:
-        return _bad(column, _row_of_item(reps, defs, column.nullable, index), problem)
-
     if not set(map(type, pairs)) <= _LISTS or not set(map(len, pairs)) <= {2}:  # type: ignore[arg-type]
         index = next(
             i
             for i, pair in enumerate(pairs)
             if type(pair) not in _LISTS or len(pair) != 2  # type: ignore[arg-type]
         )
-        raise bad(
-            index, f"expected {_EXPECTED[column.kind]}, got an item {_describe(pairs[index])}"
+        from gridtrace import _parquet_lite_rare as rare
+
+        problem = (
+            f"expected {rare.EXPECTED[column.kind]}, got an item {rare.describe(pairs[index])}"
         )
+        raise rare.bad_item(column, reps, defs, index, problem)
     entries = cast("list[tuple[object, object]]", pairs)
     keys = list(map(_FIRST, entries))
     texts = list(map(_SECOND, entries))
     if not set(map(type, keys)) <= _STR:
         index = next(i for i, key in enumerate(keys) if type(key) is not str)
-        raise bad(index, f"map keys must be str, got {_describe(keys[index])}")
+        from gridtrace import _parquet_lite_rare as rare
+
+        problem = f"map keys must be str, got {rare.describe(keys[index])}"
+        raise rare.bad_item(column, reps, defs, index, problem)
     entry = key_max_def  # an entry's level: its key is there; its value's level is one more
     types = set(map(type, texts))
     if types <= _STR:
@@ -937,12 +656,17 @@ def _map_pages(
             value_defs = bytes([lv + next(flags) if lv == entry else lv for lv in defs])
     else:
         index = next(i for i, text in enumerate(texts) if type(text) not in {str, _NONE})
-        raise bad(index, f"map values must be str or None, got {_describe(texts[index])}")
+        from gridtrace import _parquet_lite_rare as rare
+
+        problem = f"map values must be str or None, got {rare.describe(texts[index])}"
+        raise rare.bad_item(column, reps, defs, index, problem)
     try:
         key_values = _texts(cast("list[str]", keys))
         value_values = _texts(cast("list[str]", texts))
     except UnicodeEncodeError:
-        raise _unencodable(column, values) from None
+        from gridtrace import _parquet_lite_rare as rare
+
+        raise rare.unencodable(column, values) from None
     rep_levels = _levels(reps, 1)
     key_levels = _levels(defs, key_max_def.bit_length())
     value_levels = _levels(value_defs, (key_max_def + 1).bit_length())
@@ -950,11 +674,6 @@ def _map_pages(
         (rep_levels + key_levels + key_values, len(reps)),
         (rep_levels + value_levels + value_values, len(reps)),
     )
-
-
-def _int(value: int) -> bytes:
-    """Encode a Thrift i32 or i64 (zigzag varint)."""
-    return _varint(_zigzag(value))
 
 
 # pieces of Thrift compact encoding written per page and per column chunk, where a field header
@@ -977,38 +696,32 @@ def _page_header(body_size: int, num_values: int) -> bytes:
 
 def _encode(columns: tuple[Column, ...], data: Mapping[str, Sequence[object]]) -> bytes:
     """Encode the whole Parquet file in memory; raise SchemaError before anything is written."""
-    _check_spec(columns)
-    layout = _layout(columns)
-    names = {column.name for column in columns}
-    unexpected = sorted(str(name) for name in data if name not in names)
-    if unexpected:
-        raise SchemaError(f"unexpected column(s) {', '.join(map(repr, unexpected))}")
-    n_rows = -1
-    first = ""
-    for column in columns:
-        if column.name not in data:
-            raise SchemaError(f"column {column.name!r} is missing")
-        values = data[column.name]
-        if isinstance(values, str | bytes | bytearray) or not isinstance(values, Sequence):
-            got = type(values).__name__
-            raise SchemaError(f"column {column.name!r}: expected a sequence of values, got {got}")
-        length = len(values)
-        if n_rows < 0:
-            n_rows, first = length, column.name
-        elif length != n_rows:
-            msg = f"column {column.name!r} has {length} rows, column {first!r} has {n_rows}"
-            raise SchemaError(msg)
+    if _known_arrow(columns) is None:
+        from gridtrace._parquet_lite_rare import check_spec
+
+        check_spec(columns)
+    schema, tail, chunk_starts, empty_chunk_starts = _layout(columns)
+    # the usual call: a list or tuple per column, no other key, all of one length; anything
+    # else is checked value by value, with a message naming what is wrong
+    given = [data.get(column.name) for column in columns]
+    if (
+        len(data) != len(columns)
+        or not set(map(type, given)) <= _LISTS
+        or len(set(map(len, cast("list[Sequence[object]]", given)))) != 1
+    ):
+        from gridtrace import _parquet_lite_rare as rare
+
+        rare.check_data(columns, data)
+    n_rows = len(data[columns[0].name])
 
     pages: list[tuple[bytes, int]] = []
-    leaves = iter(layout.leaves)
     for column in columns:
-        leaf = next(leaves)
         values = data[column.name]
+        # a list's items and a map's keys are one and two levels below the column's own
         if column.kind == "list_string":
-            pages.append(_list_page(column, values, leaf.max_def))
+            pages.append(_list_page(column, values, column.nullable + 2))
         elif column.kind == "map_string_string":
-            pages.extend(_map_pages(column, values, leaf.max_def))
-            next(leaves)
+            pages.extend(_map_pages(column, values, column.nullable + 1))
         else:
             pages.append(_flat_page(column, values))
 
@@ -1016,7 +729,7 @@ def _encode(columns: tuple[Column, ...], data: Mapping[str, Sequence[object]]) -
     position = 4
     chunks: list[bytes] = []
     if n_rows:
-        for start, (body, num_values) in zip(layout.chunk_starts, pages, strict=True):
+        for start, (body, num_values) in zip(chunk_starts, pages, strict=True):
             if len(body) > _MAX_PAGE:
                 raise SchemaError(f"a column holds more than {_MAX_PAGE} bytes, more than a page")
             header = _page_header(len(body), num_values)
@@ -1026,20 +739,15 @@ def _encode(columns: tuple[Column, ...], data: Mapping[str, Sequence[object]]) -
             chunks += (b"\x26", _int(position), _ONE_PAGE_STATS)  # data page offset, stats
             position += len(header) + len(body)
     else:  # as pyarrow does: no pages, every size and offset 0
-        for start in layout.empty_chunk_starts:
+        for start in empty_chunk_starts:
             chunks += (start, b"\x16\x00\x16\x00\x16\x00\x26\x00", _NO_PAGE_STATS)
     total = _int(position - 4)
-    n_chunks = len(layout.leaves)
-    columns_header = (
-        bytes((n_chunks << 4 | _CT_STRUCT,)) if n_chunks < 15 else b"\xfc" + _varint(n_chunks)
-    )
-    row_group = [b"\x19", columns_header, *chunks]  # RowGroup field 1: the column chunks
+    # RowGroup field 1: the column chunks
+    row_group = [b"\x19", _list_header(len(chunk_starts), 12), *chunks]
     # total byte size, rows, the file offset of the first page, total compressed size, end
     row_group += (b"\x16", total, b"\x16", _int(n_rows), b"\x26", _int(4 if n_rows else 0))
     row_group += (b"\x16", total, b"\x00")
-    footer = b"".join(
-        [b"\x15\x04", layout.schema, b"\x16", _int(n_rows), b"\x19\x1c", *row_group, layout.tail]
-    )
+    footer = b"".join([b"\x15\x04", schema, b"\x16", _int(n_rows), b"\x19\x1c", *row_group, tail])
     parts += (footer, b"\x00", _U32(len(footer) + 1), b"PAR1")
     return b"".join(parts)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import math
 import os
 import re
@@ -27,8 +28,10 @@ from gridtrace._parquet_lite import (
     QUARANTINE_COLUMNS,
     RECORDS_COLUMNS,
     Column,
+    _known_arrow,
     write_table,
 )
+from gridtrace._parquet_lite_rare import arrow_schema_base64
 from gridtrace.errors import GridtraceError, SchemaError
 
 ARROW_TYPES: dict[str, pa.DataType] = {
@@ -244,6 +247,17 @@ def test_tuples_are_taken_as_lists(tmp_path: Path) -> None:
     assert table.column("m").to_pylist() == [[("k", "v")], []]
 
 
+def test_any_sequence_is_a_column(tmp_path: Path) -> None:
+    # lists and tuples take the quick check; another sequence (a range, a UserList) the full one
+    from collections import UserList
+
+    spec = [Column("i", "int64", False), Column("s", "string"), Column("t", "timestamp_s_utc")]
+    data = {"i": range(3), "s": ("a", None, "c"), "t": UserList([0, None, 2])}
+    assert_reads_as_pyarrow_writes(tmp_path, spec, {k: list(v) for k, v in data.items()})
+    write_table(tmp_path / "seq.parquet", spec, data)
+    assert (tmp_path / "seq.parquet").read_bytes() == (tmp_path / "lite.parquet").read_bytes()
+
+
 def test_ints_are_taken_as_floats_when_a_double_holds_them(tmp_path: Path) -> None:
     spec = [Column("f", "float64")]
     write_table(tmp_path / "t.parquet", spec, {"f": [1, 2**53, -(2**53), 0.5, None]})
@@ -259,6 +273,85 @@ def test_the_gridtrace_tables_are_gridtrace_schema_tables() -> None:
     ]:
         assert arrow_schema(spec).equals(expected, check_metadata=True)
         assert arrow_schema(spec).serialize().equals(expected.serialize())
+
+
+def test_the_arrow_schemas_kept_for_the_parse_tables_are_pyarrows() -> None:
+    # the three tables of `gridtrace parse` are written with their ARROW:schema values kept as
+    # constants, without building them: they must be the ones built and the ones pyarrow gives
+    for spec in (RECORDS_COLUMNS, JOBS_COLUMNS, QUARANTINE_COLUMNS):
+        kept = _known_arrow(spec)
+        assert kept is not None
+        assert kept == arrow_schema_base64(spec)
+        assert base64.b64decode(kept) == arrow_schema(spec).serialize().to_pybytes()
+
+
+def test_an_equal_spec_of_other_columns_writes_the_same_file(tmp_path: Path) -> None:
+    # a spec made of other Column objects is checked and its Arrow schema built, not taken from
+    # the constants: the file is the same
+    rows = random_table(np.random.default_rng(5), JOBS_COLUMNS, 5)
+    copy = [Column(c.name, c.kind, c.nullable) for c in JOBS_COLUMNS]
+    assert _known_arrow(tuple(copy)) is None
+    write_table(tmp_path / "kept.parquet", JOBS_COLUMNS, rows)
+    write_table(tmp_path / "built.parquet", copy, rows)
+    assert (tmp_path / "kept.parquet").read_bytes() == (tmp_path / "built.parquet").read_bytes()
+
+
+# The bytes of a few small tables, as the first version of this writer (main at 4cd9420) wrote
+# them: a change of the layout, even one pyarrow reads back alike, shows here first.
+PINNED: dict[str, tuple[list[Column], Data, int, str]] = {
+    "flat": (
+        [
+            Column("s", "string", False),
+            Column("b", "binary"),
+            Column("i", "int64"),
+            Column("j", "int32"),
+            Column("k", "int16"),
+            Column("f", "float64"),
+            Column("t", "timestamp_s_utc"),
+            Column("o", "bool"),
+        ],
+        {
+            "s": ["a", "\u00e9", ""],
+            "b": [b"\x00", None, b"xy"],
+            "i": [1, None, -(2**63)],
+            "j": [None, None, 7],
+            "k": [-3, 4, None],
+            "f": [0.5, None, 2],
+            "t": [0, 1467331200, None],
+            "o": [True, None, False],
+        },
+        1380,
+        "c934aca0f69ea1470afe0c2cfe5b1162c4dbf96d650c95647f512890993008b3",
+    ),
+    "nested": (
+        [Column("l", "list_string"), Column("m", "map_string_string", False)],
+        {
+            "l": [["a", None], None, [], ("b",)],
+            "m": [[("k", "v")], [], [("k", None), ("x", "y")], []],
+        },
+        951,
+        "4640a98453b9a5d541319f850bc20591ca83910abbb2a495ed591968562f03ac",
+    ),
+    "empty": (
+        [
+            Column("s", "string", False),
+            Column("l", "list_string"),
+            Column("m", "map_string_string"),
+        ],
+        {"s": [], "l": [], "m": []},
+        895,
+        "bb269a20814d54689406fe6fe1f0921be05d0a536d7c66fd28bf8ec5effde608",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_small_tables_are_written_byte_for_byte_as_before(tmp_path: Path, name: str) -> None:
+    spec, data, size, digest = PINNED[name]
+    write_table(tmp_path / "t.parquet", spec, data)
+    written = (tmp_path / "t.parquet").read_bytes()
+    assert (len(written), hashlib.sha256(written).hexdigest()) == (size, digest)
+    assert_reads_as_pyarrow_writes(tmp_path, spec, data)  # and they are still right
 
 
 @pytest.mark.parametrize(
@@ -466,3 +559,26 @@ def test_the_module_imports_neither_numpy_nor_pyarrow() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_writing_the_parse_tables_loads_no_spec_code(tmp_path: Path) -> None:
+    # their Arrow schemas are constants: neither the flatbuffer builder nor base64 is loaded
+    root = Path(gridtrace.__file__).parent.parent
+    code = (
+        "import sys, pathlib\n"
+        "from gridtrace._parquet_lite import *\n"
+        "out = pathlib.Path(sys.argv[1])\n"
+        "for spec in (RECORDS_COLUMNS, JOBS_COLUMNS, QUARANTINE_COLUMNS):\n"
+        "    write_table(out / spec[-1].name, spec, {c.name: [] for c in spec})\n"
+        "print(sorted(m for m in sys.modules if m.endswith(('_parquet_lite_rare', 'binascii'))))\n"
+    )
+    env = os.environ | {"PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    assert done.stdout.strip() == "[]"
+    assert len(list(tmp_path.iterdir())) == 2  # records and jobs both end with flags
