@@ -41,9 +41,8 @@ import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from gridtrace.errors import ConfigError, LogParseError, UnknownFormatError
 
@@ -141,7 +140,6 @@ def detect_compression(head: bytes) -> str | None:
 # ------------------------------------------------------------------------------ what a read found
 
 
-@dataclass
 class ReadReport:
     """What reading one file found beyond its lines: cut lines, a broken stream, a stop.
 
@@ -162,12 +160,40 @@ class ReadReport:
         The first bytes of that rest, where there are any.
     """
 
-    path: str
-    compression: str | None
-    lines: int = 0
-    cut_lines: list[tuple[int, int, bytes]] = field(default_factory=list)
-    tail_reason: str | None = None
-    tail_raw: bytes = b""
+    # a plain class, not a dataclass: dataclasses (and inspect, ast, dis with it) would cost
+    # the small parse path some 8 ms of start-up; equality and repr are a dataclass's
+    __slots__ = ("compression", "cut_lines", "lines", "path", "tail_raw", "tail_reason")
+    _FIELDS = ("path", "compression", "lines", "cut_lines", "tail_reason", "tail_raw")
+
+    def __init__(
+        self,
+        path: str,
+        compression: str | None,
+        lines: int = 0,
+        cut_lines: list[tuple[int, int, bytes]] | None = None,
+        tail_reason: str | None = None,
+        tail_raw: bytes = b"",
+    ) -> None:
+        self.path = path
+        self.compression = compression
+        self.lines = lines
+        self.cut_lines: list[tuple[int, int, bytes]] = [] if cut_lines is None else cut_lines
+        self.tail_reason = tail_reason
+        self.tail_raw = tail_raw
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self._FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ReadReport) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
+        return f"{self.__class__.__qualname__}({shown})"
 
     @property
     def clean(self) -> bool:
@@ -854,24 +880,22 @@ def read_log_head(path: StrPath, size: int = 65536) -> tuple[bytes, bool]:
 # ------------------------------------------------------------------------------ paths
 
 
-_DIGITS = re.compile(r"\d+")
-
-
-_ROTATED = re.compile(r"^(?P<stem>.+?)\.(?P<n>\d{1,3})(?:\.(?:gz|bz2|xz|zst))?$")
+# compiled on first use (re caches them): a named file never needs them
+_DIGITS = r"\d+"
+_ROTATED = r"^(?P<stem>.+?)\.(?P<n>\d{1,3})(?:\.(?:gz|bz2|xz|zst))?$"
 
 
 def _date_key(path: Path) -> tuple[str, str, int, str]:
     # daily files are named by date (20240503, 20240503.gz): order by the digits in the name,
     # never by modification time, which copies and restores change. logrotate's names
     # (accounting, accounting.1, accounting.2.gz) number back in time: the larger, the older
-    rotated = _ROTATED.match(path.name)
+    rotated = re.match(_ROTATED, path.name)
     stem, age = (rotated["stem"], int(rotated["n"])) if rotated else (path.name, 0)
-    digits = "".join(_DIGITS.findall(stem.split(".", 1)[0]))
+    digits = "".join(re.findall(_DIGITS, stem.split(".", 1)[0]))
     return (digits.zfill(16), stem.split(".", 1)[0], -age, path.name)
 
 
-@dataclass(frozen=True)
-class LogFiles:
+class LogFiles(NamedTuple):
     """The files a set of paths names, and what was passed by.
 
     Attributes

@@ -53,9 +53,8 @@ lines whose only text is a fragment before a NUL run.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from operator import methodcaller
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gridtrace.logs._text import NON_UTF8, decode_line
 
@@ -78,7 +77,8 @@ _LINE = re.compile(
     r";(?P<type>[A-Za-z]);(?P<id>[^;]*)(?:;(?P<msg>.*))?",
     re.DOTALL,
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# compiled on first use (re caches it), like _HEAD: clean lines never need it
+_CONTROL = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
 
 # Record types whose message is free text rather than key=value tokens (PBS Pro licence records).
 FREE_TEXT_TYPES = frozenset({"L"})
@@ -89,15 +89,14 @@ ALWAYS_KEYS: dict[str, tuple[str, ...]] = {
 }
 _NUL = b"\x00"
 # the start of a record: what must follow a NUL run for the text before it to be a fragment
-_HEAD = re.compile(rb"\s*(?:[^;/\s]+:)?\d{2}/\d{2}/\d{4} \d{2}:\d{2}:\d{2};[A-Za-z];")
+_HEAD = rb"\s*(?:[^;/\s]+:)?\d{2}/\d{2}/\d{4} \d{2}:\d{2}:\d{2};[A-Za-z];"
 _SPLIT_KEY = methodcaller("split", "=", 1)  # a token's key and value, if it has an "="
 REASON_NUL_ONLY = "NUL bytes only (what a crash or a log rotation leaves)"
 REASON_FRAGMENT = "cut-off record fragment before a NUL run (a crash or a log rotation)"
 REASON_ID_CUT = "last line cut off before its message: the job id may be incomplete"
 
 
-@dataclass(frozen=True, slots=True)
-class TorqueLine:
+class TorqueLine(NamedTuple):
     """One accounting line, tokenised.
 
     Attributes
@@ -191,7 +190,7 @@ def _parse_line(raw: bytes, last_without_newline: bool) -> _Fields | str:
         fragment, tail = raw[:cut].replace(_NUL, b""), raw[cut + 1 :]
         if not tail.strip():
             return REASON_FRAGMENT if fragment.strip() else REASON_NUL_ONLY
-        if fragment.strip() and not _HEAD.match(tail):
+        if fragment.strip() and not re.match(_HEAD, tail):
             # NULs inside one record (its text goes on after them): removed, the rest parsed
             flags.append("NUL_INSIDE")
             raw = raw.replace(_NUL, b"")
@@ -206,8 +205,8 @@ def _parse_line(raw: bytes, last_without_newline: bool) -> _Fields | str:
         flags.append(NON_UTF8)
         keep_raw = True
     # printable ASCII (the common line) holds no control byte: a quicker test than the search
-    if not (text.isascii() and text.isprintable()) and _CONTROL.search(text):
-        text = _CONTROL.sub("", text)
+    if not (text.isascii() and text.isprintable()) and re.search(_CONTROL, text):
+        text = re.sub(_CONTROL, "", text)
         flags.append("CONTROL_CHARS")
         keep_raw = True
     reason = _parse_text(text, flags, last_without_newline)
