@@ -79,6 +79,9 @@ _LINE = re.compile(
 )
 # compiled on first use (re caches it), like _HEAD: clean lines never need it
 _CONTROL = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
+# the same characters as bytes (NUL among them): UTF-8, Windows-1252 and Latin-1 decode each
+# to itself and no other byte to one of them, so data without them gives lines without them
+_CONTROL_BYTES = bytes([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 
 # Record types whose message is free text rather than key=value tokens (PBS Pro licence records).
 FREE_TEXT_TYPES = frozenset({"L"})
@@ -176,15 +179,18 @@ def parse_torque_line(raw: bytes, *, last_without_newline: bool = False) -> Torq
 _Fields = tuple[str, str, str | None, dict[str, str], list[str], bool]
 
 
-def _parse_line(raw: bytes, last_without_newline: bool) -> _Fields | str:
-    """Do :func:`parse_torque_line`'s work: its fields as a tuple (flags a list), or a reason."""
+def _parse_line(raw: bytes, last_without_newline: bool, clean: bool = False) -> _Fields | str:
+    """Do :func:`parse_torque_line`'s work: its fields as a tuple (flags a list), or a reason.
+
+    ``clean`` says the line holds none of :data:`_CONTROL_BYTES` (nor NUL): nothing to look for.
+    """
     flags: list[str] = []
     keep_raw = False
     if raw.endswith(b"\r"):
         raw = raw[:-1]
         flags.append("CRLF")
     prefix = ""
-    if _NUL in raw:
+    if not clean and _NUL in raw:
         keep_raw = True
         cut = raw.rfind(_NUL)
         fragment, tail = raw[:cut].replace(_NUL, b""), raw[cut + 1 :]
@@ -205,7 +211,7 @@ def _parse_line(raw: bytes, last_without_newline: bool) -> _Fields | str:
         flags.append(NON_UTF8)
         keep_raw = True
     # printable ASCII (the common line) holds no control byte: a quicker test than the search
-    if not (text.isascii() and text.isprintable()) and re.search(_CONTROL, text):
+    if not clean and not (text.isascii() and text.isprintable()) and re.search(_CONTROL, text):
         text = re.sub(_CONTROL, "", text)
         flags.append("CONTROL_CHARS")
         keep_raw = True
@@ -220,7 +226,7 @@ def _parse_text(
     text: str, flags: list[str], last_without_newline: bool
 ) -> tuple[str, str, str | None, dict[str, str], bool] | str:
     """Parse decoded, cleaned text; append flags; return the fields or a quarantine reason."""
-    if not text.strip():
+    if not text or text.isspace():  # what ``not text.strip()`` says, without a copy
         return "blank line"
     match = _LINE.fullmatch(text)
     if match is None:
@@ -333,8 +339,11 @@ def tokenize_torque_columns(
     q_reason: list[object] = []
     q_raw: list[object] = []
     last = len(lines) - 1
+    # one look over the data spares each line its own search for control bytes (the usual file
+    # has none)
+    clean = len(data.translate(None, _CONTROL_BYTES)) == len(data)
     for index, raw in enumerate(lines):
-        parsed = _parse_line(raw, last_open and index == last)
+        parsed = _parse_line(raw, last_open and index == last, clean)
         if isinstance(parsed, str):
             q_line.append(first_line + index)
             q_reason.append(parsed)
