@@ -37,20 +37,41 @@ own, outside that guard, raises instead, naming the file and line: it never cuts
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO
 
 from gridtrace.errors import ConfigError, LogParseError, UnknownFormatError
 
-if TYPE_CHECKING:
-    import bz2
-    import gzip
-    import lzma
+# The limits, compression and path helpers live in _io_paths (the small TORQUE path loads only
+# that part); they are this module's names too. The guard below reads the limits from here, so
+# that a test may set them on this module.
+from gridtrace.logs._io_paths import (
+    _JUNK,
+    GARBAGE_SHARE,
+    GARBAGE_WINDOW_BYTES,
+    GARBAGE_WINDOW_LINES,
+    INPUT_LIMITS,
+    KEPT_RAW_BYTES,
+    MAX_LINE_BYTES,
+    REASON_LINE_TOO_LONG,
+    REASON_STOPPED,
+    REASON_STREAM_BROKEN,
+    LogFiles,
+    default_site_name,
+    detect_compression,
+    expand_log_paths,
+    input_findings,
+    log_text_bytes,
+    open_decompressed,
+    quarantined_lines_warning,
+    scan_log_paths,
+)
+from gridtrace.logs._io_paths import (
+    StrPath as StrPath,  # named by other modules as _io.StrPath
+)
 
 __all__ = [
     "GARBAGE_SHARE",
@@ -79,69 +100,18 @@ __all__ = [
     "settle_report",
 ]
 
-MAX_LINE_BYTES = 1 << 20
-"""Longest line handed to a reader, in bytes (1 MiB); longer ones are quarantined (length given)."""
-
-KEPT_RAW_BYTES = 4096
-"""Bytes of an over-long line, or of the rest of a stopped file, kept in its quarantine row."""
-
-GARBAGE_WINDOW_LINES = 100_000
-"""Lines in one window of the garbage test."""
-
-GARBAGE_WINDOW_BYTES = 256 << 20
-"""Decompressed bytes after which a window of the garbage test ends, if its lines have not."""
-
-GARBAGE_SHARE = 0.99
-"""Share of garbage lines in a window that stops reading."""
-
-REASON_LINE_TOO_LONG = "line too long"
-"""Start of the quarantine reason of a line longer than ``MAX_LINE_BYTES``."""
-REASON_STREAM_BROKEN = "compressed stream broken"
-"""Start of the quarantine reason of the unreadable rest of a damaged compressed file."""
-REASON_STOPPED = "reading stopped"
-"""Start of the quarantine reason of the rest of a file the garbage test stopped."""
-
-INPUT_LIMITS: dict[str, float] = {
-    "max_line_bytes": MAX_LINE_BYTES,
-    "kept_raw_bytes": KEPT_RAW_BYTES,
-    "garbage_window_lines": GARBAGE_WINDOW_LINES,
-    "garbage_window_bytes": GARBAGE_WINDOW_BYTES,
-    "garbage_share_to_stop": GARBAGE_SHARE,
-}
-"""The limits every file is read under, as summaries state them."""
-
 _WHOLE = 1 << 62  # a piece size no file reaches: the whole file in one piece
 _NEWLINE = 10
 _CHUNK = 1 << 20  # decompressed bytes per read; at most MAX_LINE_BYTES (see _LineGuard.feed)
 _BLOCK_MAX = 64 << 20  # the largest block of a plain file read at once (fed in _CHUNK ranges)
 _PEEK = 1 << 16  # bytes read ahead at a plain block's end, to end it at a line end
 _ZSTD_INPUT = 1024  # compressed bytes per zstd call: bounds one call's output to ~32 MiB
-_JUNK = b" \t\r\x0b\x0c\x00"
 # a window with this many lines that are not garbage can no longer be stopped, whatever its length
 _GOOD_ENOUGH = int(GARBAGE_WINDOW_LINES * (1 - GARBAGE_SHARE)) + 1
-
-_MAGIC = (
-    (b"\x1f\x8b", "gzip"),
-    (b"BZh", "bz2"),
-    (b"\xfd7zXZ\x00", "xz"),
-    (b"\x28\xb5\x2f\xfd", "zstd"),
-)
-
-StrPath = str | os.PathLike[str]
-
-
-def detect_compression(head: bytes) -> str | None:
-    """Name the compression of a file from its first bytes (``None`` for plain text)."""
-    for magic, name in _MAGIC:
-        if head.startswith(magic):
-            return name
-    return None
-
 
 # ------------------------------------------------------------------------------ what a read found
 
 
-@dataclass
 class ReadReport:
     """What reading one file found beyond its lines: cut lines, a broken stream, a stop.
 
@@ -162,59 +132,45 @@ class ReadReport:
         The first bytes of that rest, where there are any.
     """
 
-    path: str
-    compression: str | None
-    lines: int = 0
-    cut_lines: list[tuple[int, int, bytes]] = field(default_factory=list)
-    tail_reason: str | None = None
-    tail_raw: bytes = b""
+    # a plain class, not a dataclass: dataclasses (and inspect, ast, dis with it) would cost
+    # the small parse path some 8 ms of start-up; equality and repr are a dataclass's
+    __slots__ = ("compression", "cut_lines", "lines", "path", "tail_raw", "tail_reason")
+    _FIELDS = ("path", "compression", "lines", "cut_lines", "tail_reason", "tail_raw")
+
+    def __init__(
+        self,
+        path: str,
+        compression: str | None,
+        lines: int = 0,
+        cut_lines: list[tuple[int, int, bytes]] | None = None,
+        tail_reason: str | None = None,
+        tail_raw: bytes = b"",
+    ) -> None:
+        self.path = path
+        self.compression = compression
+        self.lines = lines
+        self.cut_lines: list[tuple[int, int, bytes]] = [] if cut_lines is None else cut_lines
+        self.tail_reason = tail_reason
+        self.tail_raw = tail_raw
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self._FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ReadReport) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
+        return f"{self.__class__.__qualname__}({shown})"
 
     @property
     def clean(self) -> bool:
         """True when the reader got the whole file, every line of it."""
         return not self.cut_lines and self.tail_reason is None
-
-
-def quarantined_lines_warning(
-    src_file: str, quarantined: int, lines_read: int, first_line: int, first_reason: str
-) -> str:
-    """Return the warning a file's quarantined lines get under ``errors="warn"``."""
-    return (
-        f"{src_file}: {quarantined} of {lines_read} lines quarantined (first: line {first_line}, "
-        f"{first_reason}); they are kept in the quarantine table"
-    )
-
-
-def input_findings(lines_cut: int, ended: Iterable[tuple[str, int, str]]) -> dict[str, Any]:
-    """Return the ``input`` part of a parse summary: the limits, and what they caught.
-
-    Parameters
-    ----------
-    lines_cut : int
-        Quarantine rows whose reason starts with :data:`REASON_LINE_TOO_LONG`.
-    ended : iterable of (str, int, str)
-        ``(src_file, src_line, reason)`` of the quarantine rows whose reason starts with
-        :data:`REASON_STREAM_BROKEN` or :data:`REASON_STOPPED`, in table order.
-
-    Returns
-    -------
-    dict
-        ``limits`` (:data:`INPUT_LIMITS`), ``lines_cut``, ``files_broken`` and ``files_stopped``
-        (each a list of ``{"file", "line", "reason"}``).
-    """
-    broken: list[dict[str, Any]] = []
-    stopped: list[dict[str, Any]] = []
-    for file, line, reason in ended:
-        if reason.startswith(REASON_STREAM_BROKEN):
-            broken.append({"file": file, "line": line, "reason": reason})
-        elif reason.startswith(REASON_STOPPED):
-            stopped.append({"file": file, "line": line, "reason": reason})
-    return {
-        "limits": dict(INPUT_LIMITS),
-        "lines_cut": lines_cut,
-        "files_broken": broken,
-        "files_stopped": stopped,
-    }
 
 
 _REPORTS: ContextVar[dict[str, ReadReport] | None] = ContextVar("_REPORTS", default=None)
@@ -246,37 +202,6 @@ class _StreamBroken(Exception):
         super().__init__(str(cause))
         self.cause = cause
         self.position = position
-
-
-def open_decompressed(
-    raw: IO[bytes], kind: str
-) -> tuple[gzip.GzipFile | bz2.BZ2File | lzma.LZMAFile, tuple[type[Exception], ...]]:
-    """Open a gzip, bz2 or xz stream on ``raw``; say what it raises when the data is broken.
-
-    Each decompressor is imported for the files that need it (importing this module stays
-    cheap). Shared by :func:`guarded_pieces` and the small TORQUE path, so that both read a
-    stream alike and take the same exceptions for a broken one.
-
-    Returns
-    -------
-    stream : gzip.GzipFile or bz2.BZ2File or lzma.LZMAFile
-        The decompressed stream (the caller closes it).
-    broken : tuple of exception classes
-        What reading it raises for a truncated or corrupt stream.
-    """
-    broken: tuple[type[Exception], ...] = (OSError, EOFError, ValueError)
-    if kind == "gzip":
-        import gzip
-        import zlib
-
-        return gzip.GzipFile(fileobj=raw, mode="rb"), (*broken, zlib.error)
-    if kind == "bz2":
-        import bz2
-
-        return bz2.BZ2File(raw, mode="rb"), broken
-    import lzma
-
-    return lzma.LZMAFile(raw, mode="rb"), (*broken, lzma.LZMAError)
 
 
 def _compressed_chunks(raw: IO[bytes], kind: str) -> Iterator[bytes]:
@@ -849,111 +774,3 @@ def read_log_head(path: StrPath, size: int = 65536) -> tuple[bytes, bool]:
         except _StreamBroken:
             return bytes(out), True
         return bytes(out), False
-
-
-# ------------------------------------------------------------------------------ paths
-
-
-_DIGITS = re.compile(r"\d+")
-
-
-_ROTATED = re.compile(r"^(?P<stem>.+?)\.(?P<n>\d{1,3})(?:\.(?:gz|bz2|xz|zst))?$")
-
-
-def _date_key(path: Path) -> tuple[str, str, int, str]:
-    # daily files are named by date (20240503, 20240503.gz): order by the digits in the name,
-    # never by modification time, which copies and restores change. logrotate's names
-    # (accounting, accounting.1, accounting.2.gz) number back in time: the larger, the older
-    rotated = _ROTATED.match(path.name)
-    stem, age = (rotated["stem"], int(rotated["n"])) if rotated else (path.name, 0)
-    digits = "".join(_DIGITS.findall(stem.split(".", 1)[0]))
-    return (digits.zfill(16), stem.split(".", 1)[0], -age, path.name)
-
-
-@dataclass(frozen=True)
-class LogFiles:
-    """The files a set of paths names, and what was passed by.
-
-    Attributes
-    ----------
-    files : list of pathlib.Path
-        The files to read: named files in the order given, a folder's files in date order.
-    skipped : list of (str, str)
-        Each entry of a folder that is not read, with why: a sub-folder (folders are not read
-        recursively; name it to read it), a hidden file, or not a regular file.
-    """
-
-    files: list[Path]
-    skipped: list[tuple[str, str]]
-
-
-COMPRESSED_RATIO = 8
-"""A compressed log (by suffix) is taken as this many times its size in text."""
-_COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".zstd")
-
-
-def log_text_bytes(path: StrPath) -> float:
-    """Return about how many bytes of log text ``path`` holds, without reading it.
-
-    A compressed file (by suffix) counts :data:`COMPRESSED_RATIO` times its size.
-    """
-    compressed = str(path).lower().endswith(_COMPRESSED_SUFFIXES)
-    return float(Path(path).stat().st_size * (COMPRESSED_RATIO if compressed else 1))
-
-
-def scan_log_paths(paths: StrPath | Iterable[StrPath]) -> LogFiles:
-    """Expand files and directories into the files to read, saying what was passed by.
-
-    Raises
-    ------
-    FileNotFoundError
-        If a path does not exist.
-    """
-    if isinstance(paths, str | os.PathLike):
-        paths = [paths]
-    files: list[Path] = []
-    skipped: list[tuple[str, str]] = []
-    for item in paths:
-        path = Path(item)
-        if path.is_dir():
-            inside = []
-            for entry in sorted(path.iterdir()):
-                if entry.name.startswith("."):
-                    skipped.append((str(entry), "hidden"))
-                elif entry.is_dir():
-                    skipped.append((str(entry), "a sub-folder (name it to read it)"))
-                elif not entry.is_file():
-                    skipped.append((str(entry), "not a regular file"))
-                else:
-                    inside.append(entry)
-            files.extend(sorted(inside, key=_date_key))
-        elif path.is_file():
-            files.append(path)
-        elif path.exists():
-            msg = f"{path}: not a regular file or folder"
-            raise FileNotFoundError(msg)
-        else:
-            msg = f"{path}: no such file or directory"
-            raise FileNotFoundError(msg)
-    return LogFiles(files, skipped)
-
-
-def expand_log_paths(paths: StrPath | Iterable[StrPath]) -> list[Path]:
-    """Expand files and directories into the ordered list of log files to read.
-
-    Directories contribute every regular, non-hidden file directly inside them, ordered by the
-    date in the file name (then by name); :func:`scan_log_paths` also says what it passed by.
-    Files named explicitly keep the order given.
-
-    Raises
-    ------
-    FileNotFoundError
-        If a path does not exist.
-    """
-    return scan_log_paths(paths).files
-
-
-def default_site_name(paths: StrPath | Iterable[StrPath]) -> str:
-    """Name the site when none is given: the first path's name up to its first dot."""
-    first = paths if isinstance(paths, str | os.PathLike) else next(iter(paths), "site")
-    return Path(first).name.split(".", 1)[0] or "site"

@@ -49,9 +49,10 @@ Memory (:func:`parse_memory`)
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from decimal import Decimal
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+if TYPE_CHECKING:
+    from decimal import Decimal
 
 __all__ = [
     "MEMORY_UNITS",
@@ -77,16 +78,30 @@ _POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5, "e": 6}
 MEMORY_UNITS: frozenset[str] = frozenset({p + s for p in _POWERS if p != "e" for s in ("b", "w")})
 """The unit suffixes PBS documents (lower case); ``unitless_memory`` must be one of them."""
 
-_DURATION_PART = re.compile(r"-?\d+")
-_SECONDS_PART = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)")
-_MEMORY = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgtpe]?)([bw]?)\s*", re.IGNORECASE)
-_INT = re.compile(r"\d+")
-_HOSTNAME = re.compile(r"[A-Za-z\[][\w.\-\[\]]*")
-_FEATURE = re.compile(r"[\w.\-]+")
-_EXEC_HOST_PART = re.compile(r"([^+/]+)/(\d+)(?:-(\d+))?")
-_SIMPLE_EXEC_HOST = re.compile(r"[^+/,*]+/\d+(?:-\d+)?(?:\+[^+/,*]+/\d+(?:-\d+)?)*")
-_VNODE_SUFFIX = re.compile(r"\[\d+\]$")
-_JOB_ID = re.compile(r"(\d+)(?:\[(\d*)\]|-(\d+))?(?:\..*)?", re.DOTALL)
+# Patterns as text, compiled on first use (re caches them): the small TORQUE path uses a few,
+# and compiling all at import cost some 3 ms a process. Flags are inline.
+_DURATION_PART = r"-?\d+"
+_SECONDS_PART = r"-?(?:\d+(?:\.\d*)?|\.\d+)"
+_MEMORY = r"(?i)\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgtpe]?)([bw]?)\s*"
+_INT = r"\d+"
+_HOSTNAME = r"[A-Za-z\[][\w.\-\[\]]*"
+_FEATURE = r"[\w.\-]+"
+_EXEC_HOST_PART = r"([^+/]+)/(\d+)(?:-(\d+))?"
+_SIMPLE_EXEC_HOST = r"[^+/,*]+/\d+(?:-\d+)?(?:\+[^+/,*]+/\d+(?:-\d+)?)*"
+_VNODE_SUFFIX = r"\[\d+\]$"
+_JOB_ID = r"(?s)(\d+)(?:\[(\d*)\]|-(\d+))?(?:\..*)?"
+# Below this many digits int() reads a whole number (the interpreter refuses 4,300 and more by
+# default); a longer one, or a decimal, goes through Decimal as before.
+_INT_DIGITS = 4000
+# A product below this is exact in Decimal's default context (28 significant digits).
+_EXACT_DECIMAL = 10**28
+
+
+def _decimal(text: str) -> Decimal:
+    """Return ``Decimal(text)``, importing decimal (some 2 ms at start-up) on first use."""
+    from decimal import Decimal
+
+    return Decimal(text)
 
 
 def parse_duration(text: str) -> tuple[int | None, Problem | None]:
@@ -114,7 +129,7 @@ def parse_duration(text: str) -> tuple[int | None, Problem | None]:
     days = 0
     head, plus, text = text.rpartition("+")
     if plus:
-        if not _DURATION_PART.fullmatch(head):
+        if not re.fullmatch(_DURATION_PART, head):
             return None, "unreadable"
         days = int(head)
         if days < 0:
@@ -123,12 +138,17 @@ def parse_duration(text: str) -> tuple[int | None, Problem | None]:
     if not 1 <= len(parts) <= 4 or (plus and len(parts) != 3):
         return None, "unreadable"
     *whole, last = parts
-    if not all(_DURATION_PART.fullmatch(p) for p in whole) or not _SECONDS_PART.fullmatch(last):
+    if not all(re.fullmatch(_DURATION_PART, p) for p in whole) or not re.fullmatch(
+        _SECONDS_PART, last
+    ):
         return None, "unreadable"
     if any(p.startswith("-") for p in parts):
         return None, "negative"
     numbers = [int(p) for p in whole]
-    numbers.append(int(Decimal(last)))
+    # a whole number of seconds (the usual form) needs no Decimal
+    numbers.append(
+        int(last) if "." not in last and len(last) < _INT_DIGITS else int(_decimal(last))
+    )
     weights = (86400, 3600, 60, 1)[4 - len(numbers) :]
     return days * 86400 + sum(n * w for n, w in zip(numbers, weights, strict=True)), None
 
@@ -158,24 +178,29 @@ def parse_memory(text: str, unitless: str = "b") -> tuple[int | None, Problem | 
     >>> parse_memory("2kw")
     (16384, None)
     """
-    match = _MEMORY.fullmatch(text)
+    match = re.fullmatch(_MEMORY, text)
     if match is None:
         return None, "unreadable"
     number, power, kind = match.groups()
     problem: Problem | None = None
+    whole = "." not in number and len(number) < _INT_DIGITS
     if not power and not kind:
         power, kind = unitless[:-1], unitless[-1]
-        if Decimal(number) != 0:
+        if (int(number) if whole else _decimal(number)) != 0:
             problem = "guessed"
     elif not kind or "." in number:
         problem = "nonstandard"
     factor = 1024 ** _POWERS[power.lower()] * (8 if kind.lower() == "w" else 1)
-    amount = Decimal(number)
-    return int(amount * factor), problem
+    if whole:
+        # exact in int, and so in Decimal when it fits its 28 digits; a larger product is
+        # rounded there as before
+        product = int(number) * factor
+        if product < _EXACT_DECIMAL:
+            return product, problem
+    return int(_decimal(number) * factor), problem
 
 
-@dataclass(frozen=True, slots=True)
-class ExecHost:
+class ExecHost(NamedTuple):
     """Hosts and cores of an ``exec_host`` or ``exec_vnode`` value.
 
     Attributes
@@ -205,8 +230,8 @@ def parse_exec_host(text: str) -> ExecHost | None:
     26
     """
     text = text.strip()
-    if _SIMPLE_EXEC_HOST.fullmatch(text):  # one index or range per host: no set needed
-        parts = _EXEC_HOST_PART.findall(text)
+    if re.fullmatch(_SIMPLE_EXEC_HOST, text):  # one index or range per host: no set needed
+        parts = re.findall(_EXEC_HOST_PART, text)
         hosts = tuple(dict.fromkeys(host for host, _, _ in parts))
         if len(hosts) == len(parts) and all(
             not high or int(high) >= int(low) for _, low, high in parts
@@ -223,12 +248,12 @@ def parse_exec_host(text: str) -> ExecHost | None:
         for item in slots.split(","):
             first, star, count = item.partition("*")
             if star:
-                if not (_INT.fullmatch(first) and _INT.fullmatch(count)):
+                if not (re.fullmatch(_INT, first) and re.fullmatch(_INT, count)):
                     return None
                 counted += int(count)
                 continue
             low, dash, high = item.partition("-")
-            if not _INT.fullmatch(low) or (dash and not _INT.fullmatch(high)):
+            if not re.fullmatch(_INT, low) or (dash and not re.fullmatch(_INT, high)):
                 return None
             if dash and int(high) < int(low):
                 return None
@@ -266,11 +291,11 @@ def parse_exec_vnode(text: str) -> ExecHost | None:
         name, *resources = vnode.split(":")
         if not name:
             return None
-        hosts[_VNODE_SUFFIX.sub("", name)] = None
+        hosts[re.sub(_VNODE_SUFFIX, "", name)] = None
         for resource in resources:
             key, _, value = resource.partition("=")
             if key in ("ncpus", "ngpus"):
-                if not _INT.fullmatch(value):
+                if not re.fullmatch(_INT, value):
                     return None
                 if key == "ncpus":
                     cores += int(value)
@@ -281,8 +306,7 @@ def parse_exec_vnode(text: str) -> ExecHost | None:
     return ExecHost(tuple(hosts), cores, gpus)
 
 
-@dataclass(frozen=True, slots=True)
-class NodeRequest:
+class NodeRequest(NamedTuple):
     """Nodes, cores, GPUs and memory requested by a ``nodes`` spec or a ``select`` statement.
 
     ``mem_bytes`` is set only for ``select`` chunks that carry ``mem=``; ``mem_problem`` says
@@ -313,11 +337,11 @@ def parse_nodes_spec(text: str) -> NodeRequest | None:
     nodes = cores = gpus = 0
     for part in text.strip().split("+"):
         first, *options = part.split(":")
-        if _INT.fullmatch(first):
+        if re.fullmatch(_INT, first):
             count = int(first)
             if count == 0:
                 return None
-        elif _HOSTNAME.fullmatch(first):
+        elif re.fullmatch(_HOSTNAME, first):
             count = 1
         else:
             return None
@@ -326,11 +350,11 @@ def parse_nodes_spec(text: str) -> NodeRequest | None:
         for option in options:
             key, sep, value = option.partition("=")
             if not sep:
-                if not _FEATURE.fullmatch(key):
+                if not re.fullmatch(_FEATURE, key):
                     return None
                 continue
             if key in ("ppn", "gpus", "gpu"):
-                if not _INT.fullmatch(value):
+                if not re.fullmatch(_INT, value):
                     return None
                 if key == "ppn":
                     ppn = int(value)
@@ -361,7 +385,7 @@ def parse_select(text: str, unitless: str = "b") -> NodeRequest | None:
     mem_problem: Problem | None = None
     for chunk in text.strip().split("+"):
         first, *resources = chunk.split(":")
-        if _INT.fullmatch(first):
+        if re.fullmatch(_INT, first):
             count = int(first)
         elif "=" in first:
             count = 1
@@ -376,7 +400,7 @@ def parse_select(text: str, unitless: str = "b") -> NodeRequest | None:
             if not sep:
                 return None
             if key in ("ncpus", "ngpus"):
-                if not _INT.fullmatch(value):
+                if not re.fullmatch(_INT, value):
                     return None
                 if key == "ncpus":
                     ncpus = int(value)
@@ -435,7 +459,7 @@ def parse_job_id(text: str) -> tuple[int, int | None, bool] | None:
     >>> parse_job_id("123[4].pbs01.example.org")
     (123, 4, False)
     """
-    match = _JOB_ID.fullmatch(text)
+    match = re.fullmatch(_JOB_ID, text)
     if match is None:
         return None
     seq, bracket, dash = match.groups()

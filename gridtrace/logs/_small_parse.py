@@ -133,7 +133,7 @@ def _warn_quarantined(
 ) -> None:
     """Warn of each file's quarantined lines, in the words and order of the Arrow path."""
     from gridtrace.errors import DataQualityWarning
-    from gridtrace.logs._io import quarantined_lines_warning
+    from gridtrace.logs._io_paths import quarantined_lines_warning
 
     bad: dict[str, list[int]] = {}
     for row, name in enumerate(quarantine["src_file"]):

@@ -53,9 +53,8 @@ lines whose only text is a fragment before a NUL run.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from operator import methodcaller
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gridtrace.logs._text import NON_UTF8, decode_line
 
@@ -78,7 +77,11 @@ _LINE = re.compile(
     r";(?P<type>[A-Za-z]);(?P<id>[^;]*)(?:;(?P<msg>.*))?",
     re.DOTALL,
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# compiled on first use (re caches it), like _HEAD: clean lines never need it
+_CONTROL = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
+# the same characters as bytes (NUL among them): UTF-8, Windows-1252 and Latin-1 decode each
+# to itself and no other byte to one of them, so data without them gives lines without them
+_CONTROL_BYTES = bytes([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 
 # Record types whose message is free text rather than key=value tokens (PBS Pro licence records).
 FREE_TEXT_TYPES = frozenset({"L"})
@@ -89,15 +92,14 @@ ALWAYS_KEYS: dict[str, tuple[str, ...]] = {
 }
 _NUL = b"\x00"
 # the start of a record: what must follow a NUL run for the text before it to be a fragment
-_HEAD = re.compile(rb"\s*(?:[^;/\s]+:)?\d{2}/\d{2}/\d{4} \d{2}:\d{2}:\d{2};[A-Za-z];")
+_HEAD = rb"\s*(?:[^;/\s]+:)?\d{2}/\d{2}/\d{4} \d{2}:\d{2}:\d{2};[A-Za-z];"
 _SPLIT_KEY = methodcaller("split", "=", 1)  # a token's key and value, if it has an "="
 REASON_NUL_ONLY = "NUL bytes only (what a crash or a log rotation leaves)"
 REASON_FRAGMENT = "cut-off record fragment before a NUL run (a crash or a log rotation)"
 REASON_ID_CUT = "last line cut off before its message: the job id may be incomplete"
 
 
-@dataclass(frozen=True, slots=True)
-class TorqueLine:
+class TorqueLine(NamedTuple):
     """One accounting line, tokenised.
 
     Attributes
@@ -177,21 +179,24 @@ def parse_torque_line(raw: bytes, *, last_without_newline: bool = False) -> Torq
 _Fields = tuple[str, str, str | None, dict[str, str], list[str], bool]
 
 
-def _parse_line(raw: bytes, last_without_newline: bool) -> _Fields | str:
-    """Do :func:`parse_torque_line`'s work: its fields as a tuple (flags a list), or a reason."""
+def _parse_line(raw: bytes, last_without_newline: bool, clean: bool = False) -> _Fields | str:
+    """Do :func:`parse_torque_line`'s work: its fields as a tuple (flags a list), or a reason.
+
+    ``clean`` says the line holds none of :data:`_CONTROL_BYTES` (nor NUL): nothing to look for.
+    """
     flags: list[str] = []
     keep_raw = False
     if raw.endswith(b"\r"):
         raw = raw[:-1]
         flags.append("CRLF")
     prefix = ""
-    if _NUL in raw:
+    if not clean and _NUL in raw:
         keep_raw = True
         cut = raw.rfind(_NUL)
         fragment, tail = raw[:cut].replace(_NUL, b""), raw[cut + 1 :]
         if not tail.strip():
             return REASON_FRAGMENT if fragment.strip() else REASON_NUL_ONLY
-        if fragment.strip() and not _HEAD.match(tail):
+        if fragment.strip() and not re.match(_HEAD, tail):
             # NULs inside one record (its text goes on after them): removed, the rest parsed
             flags.append("NUL_INSIDE")
             raw = raw.replace(_NUL, b"")
@@ -206,8 +211,8 @@ def _parse_line(raw: bytes, last_without_newline: bool) -> _Fields | str:
         flags.append(NON_UTF8)
         keep_raw = True
     # printable ASCII (the common line) holds no control byte: a quicker test than the search
-    if not (text.isascii() and text.isprintable()) and _CONTROL.search(text):
-        text = _CONTROL.sub("", text)
+    if not clean and not (text.isascii() and text.isprintable()) and re.search(_CONTROL, text):
+        text = re.sub(_CONTROL, "", text)
         flags.append("CONTROL_CHARS")
         keep_raw = True
     reason = _parse_text(text, flags, last_without_newline)
@@ -221,7 +226,7 @@ def _parse_text(
     text: str, flags: list[str], last_without_newline: bool
 ) -> tuple[str, str, str | None, dict[str, str], bool] | str:
     """Parse decoded, cleaned text; append flags; return the fields or a quarantine reason."""
-    if not text.strip():
+    if not text or text.isspace():  # what ``not text.strip()`` says, without a copy
         return "blank line"
     match = _LINE.fullmatch(text)
     if match is None:
@@ -334,8 +339,11 @@ def tokenize_torque_columns(
     q_reason: list[object] = []
     q_raw: list[object] = []
     last = len(lines) - 1
+    # one look over the data spares each line its own search for control bytes (the usual file
+    # has none)
+    clean = len(data.translate(None, _CONTROL_BYTES)) == len(data)
     for index, raw in enumerate(lines):
-        parsed = _parse_line(raw, last_open and index == last)
+        parsed = _parse_line(raw, last_open and index == last, clean)
         if isinstance(parsed, str):
             q_line.append(first_line + index)
             q_reason.append(parsed)

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-from gridtrace.logs._io import (
+from gridtrace.logs._io_paths import (
     _JUNK,
     GARBAGE_SHARE,
     GARBAGE_WINDOW_BYTES,

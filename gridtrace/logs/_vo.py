@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from gridtrace.errors import ConfigError
@@ -25,8 +24,45 @@ _FIELDS = ("group", "account", "queue", "user")
 Field = Literal["group", "account", "queue", "user"]
 
 
-@dataclass(frozen=True)
-class VORule:
+class _Frozen:
+    """Frozen value objects as ``@dataclass(frozen=True)`` makes them, without dataclasses.
+
+    dataclasses imports inspect (and ast, dis, tokenize): some 8 ms of start-up the small parse
+    path need not pay. A subclass names its compared fields in ``_FIELDS_SHOWN``: they make its
+    equality, hash, repr and pickle, in that order (the constructor's).
+    """
+
+    __slots__ = ()
+    _FIELDS_SHOWN: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._FIELDS_SHOWN)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        msg = f"cannot assign to field {name!r}"
+        raise AttributeError(msg)
+
+    def __delattr__(self, name: str) -> None:
+        msg = f"cannot delete field {name!r}"
+        raise AttributeError(msg)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Frozen) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS_SHOWN)
+        return f"{self.__class__.__qualname__}({shown})"
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return self.__class__, self._values()
+
+
+class VORule(_Frozen):
     """Jobs whose ``field`` fully matches the regular expression ``pattern`` belong to ``vo``.
 
     Attributes
@@ -39,23 +75,27 @@ class VORule:
         The VO of the jobs that match.
     """
 
+    __slots__ = ("field", "pattern", "vo")
+    _FIELDS_SHOWN = ("field", "pattern", "vo")
     field: Field
     pattern: str
     vo: str
 
-    def __post_init__(self) -> None:
-        if self.field not in _FIELDS:
-            msg = f"VO rule field must be one of {', '.join(_FIELDS)}, not {self.field!r}"
+    def __init__(self, field: Field, pattern: str, vo: str) -> None:
+        if field not in _FIELDS:
+            msg = f"VO rule field must be one of {', '.join(_FIELDS)}, not {field!r}"
             raise ConfigError(msg)
         try:
-            re.compile(self.pattern)
+            re.compile(pattern)
         except re.error as exc:
-            msg = f"VO rule pattern {self.pattern!r} is not a regular expression: {exc}"
+            msg = f"VO rule pattern {pattern!r} is not a regular expression: {exc}"
             raise ConfigError(msg) from None
+        object.__setattr__(self, "field", field)
+        object.__setattr__(self, "pattern", pattern)
+        object.__setattr__(self, "vo", vo)
 
 
-@dataclass(frozen=True)
-class VOMapping:
+class VOMapping(_Frozen):
     """Ordered rules from group / account / queue / user to VO; the first rule that matches wins.
 
     Attributes
@@ -69,16 +109,26 @@ class VOMapping:
         VOs whose jobs are the grid's monitoring probes (flag ``MONITORING``).
     """
 
-    rules: tuple[VORule, ...] = ()
-    fallback_field: Field | None = "group"
-    monitoring: tuple[str, ...] = DEFAULT_MONITORING_VOS
-    _compiled: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+    __slots__ = ("_compiled", "fallback_field", "monitoring", "rules")
+    _FIELDS_SHOWN = ("rules", "fallback_field", "monitoring")
+    rules: tuple[VORule, ...]
+    fallback_field: Field | None
+    monitoring: tuple[str, ...]
+    _compiled: tuple[re.Pattern[str], ...]
 
-    def __post_init__(self) -> None:
-        if self.fallback_field is not None and self.fallback_field not in _FIELDS:
+    def __init__(
+        self,
+        rules: tuple[VORule, ...] = (),
+        fallback_field: Field | None = "group",
+        monitoring: tuple[str, ...] = DEFAULT_MONITORING_VOS,
+    ) -> None:
+        if fallback_field is not None and fallback_field not in _FIELDS:
             msg = f"fallback_field must be one of {', '.join(_FIELDS)} or None"
             raise ConfigError(msg)
-        object.__setattr__(self, "_compiled", tuple(re.compile(r.pattern) for r in self.rules))
+        object.__setattr__(self, "rules", rules)
+        object.__setattr__(self, "fallback_field", fallback_field)
+        object.__setattr__(self, "monitoring", monitoring)
+        object.__setattr__(self, "_compiled", tuple(re.compile(r.pattern) for r in rules))
 
     @classmethod
     def from_dict(cls, spec: Mapping[str, Any]) -> VOMapping:
