@@ -181,3 +181,16 @@ def test_a_run_builds_its_own_commands_options_and_help_lists_all(argv: list[str
     for name, sub in subparsers.choices.items():  # type: ignore[union-attr]
         built = sub.format_help() == full_subparsers.choices[name].format_help()  # type: ignore[index]
         assert built or (chosen in cli._COMMANDS and name != chosen)
+
+
+@pytest.mark.parametrize("columns", [None, "100", "0", "wide", "-5"])
+def test_help_is_wrapped_to_the_width_shutil_gives(
+    columns: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert cli._help_width() == shutil.get_terminal_size().columns - 2
