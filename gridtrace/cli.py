@@ -434,12 +434,11 @@ def _build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     wanted = _command_named(sys.argv[1:] if argv is None else argv)
     for name, add in _COMMANDS.items():
-        # a run builds its own command's options only (some 150 options take ~15 ms to add,
-        # a tenth of `gridtrace parse` on one day's file); --help and errors see them all
+        # a run builds its own command alone (all 150 options take ~15 ms to add, a tenth of
+        # `gridtrace parse` on one day's file): its errors and help name no other command;
+        # without a known command (--help, a typo) every command is built and listed
         if wanted in (None, name):
             add(commands)
-        else:
-            commands.add_parser(name)
     return parser
 
 
