@@ -169,11 +169,13 @@ def _small_parse(args: argparse.Namespace) -> int | None:
     One day's file is read, assembled and written without numpy and pyarrow (their imports
     alone take several times what the reading does), to the same tables, summary and printout
     as the Arrow path (:mod:`gridtrace.logs._small_parse`). Only the plain case: one process,
-    no zone, no key, no spill or splitting asked for, and the default error policy.
+    no zone, no key, no spill or splitting asked for, and the default error policy
+    (a progress bar, on by default in a terminal, has nothing to show for it).
     """
     if args.spill or args.tz or args.anonymize_key_file or args.scheduler or args.processes:
         return None
-    if args.workers != 1 or args.errors != "warn" or args.progress:
+    # a progress bar (on by default in a terminal) has nothing to show for a small input
+    if args.workers != 1 or args.errors != "warn":
         return None
     if args.format is not None and args.format not in _TORQUE_NAMES:
         return None

@@ -87,6 +87,14 @@ def test_a_clean_day_is_read_by_the_small_path_as_by_the_arrow_path(
     assert _both([log], tmp_path, capsys, monkeypatch)
 
 
+def test_a_progress_bar_asked_for_leaves_a_small_input_to_the_small_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "20240503"
+    log.write_text(CLEAN)
+    assert _both([log], tmp_path, capsys, monkeypatch, "--progress")
+
+
 def test_gzip_days_in_a_folder_and_vo_rules(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
