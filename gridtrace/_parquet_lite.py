@@ -23,6 +23,7 @@ Only the standard library is imported, and gridtrace modules that import nothing
 from __future__ import annotations
 
 import os
+import zlib
 from _struct import Struct, pack  # not struct: its wrapper module is one more to load
 from _struct import error as StructError  # type: ignore[attr-defined]  # (not in typeshed)
 from collections.abc import Callable, Mapping, Sequence
@@ -366,8 +367,7 @@ def _layout(columns: tuple[Column, ...]) -> _Layout:
         pieces = [b"\x19", _list_header(len(path), 8)]
         for part in path:
             pieces += (_varint(len(part)), part)
-        pieces.append(b"\x15\x00")
-        path_bytes = b"".join(pieces)
+        path_bytes = b"".join(pieces)  # the codec (field 4) follows, set per file
         starts.append(b"\x26\x00\x1c\x15" + physical + b"\x19\x25\x06\x00" + path_bytes)
         empty_starts.append(b"\x26\x00\x1c\x15" + physical + b"\x19\x15\x06" + path_bytes)
     return schema, tail, tuple(starts), tuple(empty_starts)
@@ -688,13 +688,35 @@ _NO_PAGE_STATS: Final = b"\x49\x0c\x00\x00"
 _MAX_PAGE: Final = 2**31 - 1
 
 
-def _page_header(body_size: int, num_values: int) -> bytes:
-    """Return a PageHeader: a version-1 data page, PLAIN values, RLE levels, no compression."""
-    size = _int(body_size)
-    return b"\x15\x00\x15" + size + b"\x15" + size + b"\x2c\x15" + _int(num_values) + _PAGE_END
+def _page_header(body_size: int, stored_size: int, num_values: int) -> bytes:
+    """Return a PageHeader: a version-1 data page, PLAIN values, RLE levels.
+
+    ``body_size`` is the page's size before compression, ``stored_size`` after.
+    """
+    return (
+        b"\x15\x00\x15"
+        + _int(body_size)
+        + b"\x15"
+        + _int(stored_size)
+        + b"\x2c\x15"
+        + _int(num_values)
+        + _PAGE_END
+    )
 
 
-def _encode(columns: tuple[Column, ...], data: Mapping[str, Sequence[object]]) -> bytes:
+_CODECS: Final[dict[str | None, bytes]] = {None: b"\x15\x00", "gzip": b"\x15\x04"}
+"""ColumnMetaData field 4, the codec: UNCOMPRESSED (0) or GZIP (2), zigzag-encoded."""
+
+
+def _gzip(body: bytes) -> bytes:
+    # level 1: a real day's records (1.3 MB) shrink to 110 kB in ~6 ms (level 6: 81 kB, 18 ms)
+    packer = zlib.compressobj(1, zlib.DEFLATED, 31)  # wbits 31: the gzip wrapper Parquet names
+    return packer.compress(body) + packer.flush()
+
+
+def _encode(
+    columns: tuple[Column, ...], data: Mapping[str, Sequence[object]], compression: str | None
+) -> bytes:
     """Encode the whole Parquet file in memory; raise SchemaError before anything is written."""
     if _known_arrow(columns) is None:
         from gridtrace._parquet_lite_rare import check_spec
@@ -725,28 +747,32 @@ def _encode(columns: tuple[Column, ...], data: Mapping[str, Sequence[object]]) -
         else:
             pages.append(_flat_page(column, values))
 
+    codec = _CODECS[compression]
     parts: list[bytes] = [b"PAR1"]
     position = 4
+    unpacked_total = 0
     chunks: list[bytes] = []
     if n_rows:
         for start, (body, num_values) in zip(chunk_starts, pages, strict=True):
             if len(body) > _MAX_PAGE:
                 raise SchemaError(f"a column holds more than {_MAX_PAGE} bytes, more than a page")
-            header = _page_header(len(body), num_values)
-            parts += (header, body)
-            size = _int(len(header) + len(body))
-            chunks += (start, _I64_NEXT, _int(num_values), _I64_NEXT, size, _I64_NEXT, size)
-            chunks += (b"\x26", _int(position), _ONE_PAGE_STATS)  # data page offset, stats
-            position += len(header) + len(body)
+            stored = body if compression is None else _gzip(body)
+            header = _page_header(len(body), len(stored), num_values)
+            parts += (header, stored)
+            unpacked = _int(len(header) + len(body))
+            packed = _int(len(header) + len(stored))
+            chunks += (start, codec, _I64_NEXT, _int(num_values), _I64_NEXT, unpacked)
+            chunks += (_I64_NEXT, packed, b"\x26", _int(position), _ONE_PAGE_STATS)
+            position += len(header) + len(stored)
+            unpacked_total += len(header) + len(body)
     else:  # as pyarrow does: no pages, every size and offset 0
         for start in empty_chunk_starts:
-            chunks += (start, b"\x16\x00\x16\x00\x16\x00\x26\x00", _NO_PAGE_STATS)
-    total = _int(position - 4)
+            chunks += (start, codec, b"\x16\x00\x16\x00\x16\x00\x26\x00", _NO_PAGE_STATS)
     # RowGroup field 1: the column chunks
     row_group = [b"\x19", _list_header(len(chunk_starts), 12), *chunks]
-    # total byte size, rows, the file offset of the first page, total compressed size, end
-    row_group += (b"\x16", total, b"\x16", _int(n_rows), b"\x26", _int(4 if n_rows else 0))
-    row_group += (b"\x16", total, b"\x00")
+    # total byte size (uncompressed), rows, the first page's offset, total compressed size, end
+    row_group += (b"\x16", _int(unpacked_total), b"\x16", _int(n_rows))
+    row_group += (b"\x26", _int(4 if n_rows else 0), b"\x16", _int(position - 4), b"\x00")
     footer = b"".join([b"\x15\x04", schema, b"\x16", _int(n_rows), b"\x19\x1c", *row_group, tail])
     parts += (footer, b"\x00", _U32(len(footer) + 1), b"PAR1")
     return b"".join(parts)
@@ -756,6 +782,7 @@ def write_table(
     path: str | os.PathLike[str],
     columns_spec: Sequence[Column],
     columns: Mapping[str, Sequence[object]],
+    compression: str | None = "gzip",
 ) -> None:
     """Write a table to a Parquet file, atomically, with the standard library only.
 
@@ -772,6 +799,9 @@ def write_table(
     columns : mapping of str to sequence
         Each column's values by name, all of the same length (which may be 0). See
         :class:`Column` for the Python values each kind takes; ``None`` is a null.
+    compression : {"gzip", None}, default "gzip"
+        How each page is stored: deflated (level 1, the Parquet GZIP codec; a real TORQUE day's
+        records take 110 kB instead of 1.3 MB, for ~6 ms) or as it is.
 
     Raises
     ------
@@ -787,6 +817,8 @@ def write_table(
     >>> values = {"name": ["a", "b"], "size": [1, None]}
     >>> write_table(tmp / "t.parquet", spec, values)  # doctest: +SKIP
     """
-    data = _encode(tuple(columns_spec), columns)
+    if compression not in _CODECS:
+        raise SchemaError(f"compression is 'gzip' or None, not {compression!r}")
+    data = _encode(tuple(columns_spec), columns, compression)
     with atomic_path(path) as temporary:
         temporary.write_bytes(data)
