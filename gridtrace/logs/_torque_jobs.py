@@ -1911,11 +1911,19 @@ def _allocation(
     bad_host = other[_hits([r is None for r in host], host_codes)]
     pieces.append(("VALUE_UNREADABLE:exec_host", bad_host))
     host_cores[other] = _lookup([r.cores if r else None for r in host], host_codes)
+    # more slots than a count column holds (int32) is no allocation: the count is not used
+    host_beyond = _rows(host_cores > _INT32_RANGE[1])
+    host_cores[host_beyond] = NA
+    pieces.append(("VALUE_UNREADABLE:exec_host", host_beyond))
     vnode, vnode_codes = _map_unique(gather("exec_vnode"), pv.parse_exec_vnode)
     bad_vnode = _rows(_hits([r is None for r in vnode], vnode_codes))
     pieces.append(("VALUE_UNREADABLE:exec_vnode", bad_vnode))
+    vnode_cores = _lookup([r.cores if r and r.cores else None for r in vnode], vnode_codes)
+    vnode_beyond = _rows(vnode_cores > _INT32_RANGE[1])
+    vnode_cores[vnode_beyond] = NA
+    pieces.append(("VALUE_UNREADABLE:exec_vnode", vnode_beyond))
     cores_sources = (
-        _lookup([r.cores if r and r.cores else None for r in vnode], vnode_codes),
+        vnode_cores,
         np.where(host_cores > 0, host_cores, NA),
         ints("total_execution_slots"),
         ints("resources_used.ncpus"),
