@@ -35,6 +35,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from gridtrace._parquet_lite import JOBS_COLUMNS as JOBS_SPEC
 from gridtrace.errors import ConfigError, GridtraceError
 from gridtrace.logs import _pbs_values as pv
 from gridtrace.logs._torque_attempts import (
@@ -80,52 +81,8 @@ __all__ = ["JOBS_COLUMNS", "SmallAssembly", "assemble_torque_small"]
 
 logger = logging.getLogger(__name__)
 
-JOBS_COLUMNS = (
-    "site",
-    "source_format",
-    "job_key",
-    "job_id_raw",
-    "job_seq",
-    "array_index",
-    "attempt",
-    "n_attempts",
-    "user",
-    "group",
-    "account",
-    "vo",
-    "queue",
-    "partition",
-    "job_name",
-    "submit_time",
-    "queue_time",
-    "eligible_time",
-    "start_time",
-    "end_time",
-    "wait_s",
-    "run_s",
-    "walltime_used_s",
-    "walltime_req_s",
-    "cpu_time_s",
-    "nodes_req",
-    "cores_req",
-    "gpus_req",
-    "nodes_alloc",
-    "cores_alloc",
-    "gpus_alloc",
-    "exec_hosts",
-    "mem_req_bytes",
-    "mem_used_bytes",
-    "vmem_used_bytes",
-    "exit_code",
-    "exit_signal",
-    "state",
-    "end_record_type",
-    "tz_offset_s",
-    "src_file",
-    "src_line",
-    "flags",
-)
-"""The columns of :data:`gridtrace.schema.JOBS`, in its order (a test checks they agree)."""
+JOBS_COLUMNS = tuple(column.name for column in JOBS_SPEC)
+"""The columns of :data:`gridtrace.schema.JOBS`, in its order (the writer's spec of them)."""
 
 # the epochs a timestamp[s] column holds (gridtrace.logs._columnar.STAMP_RANGE_S, which imports
 # numpy; a test checks they agree)
