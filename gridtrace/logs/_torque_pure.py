@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-__all__ = ["FLAVOUR_SNIFF_BYTES", "PBSPRO_MARKERS", "time_order"]
+__all__ = ["FLAVOUR_SNIFF_BYTES", "PBSPRO_MARKERS", "days_from_civil", "time_order"]
 
 # the name of the module time_order was written for: its warning keeps that logger
 logger = logging.getLogger("gridtrace.logs._torque")
@@ -49,3 +49,13 @@ def time_order(medians: Sequence[float | None], names: Sequence[str]) -> tuple[l
             ", ".join(names[i] for i in order),
         )
     return order, moved
+
+
+def days_from_civil(year: int, month: int, day: int) -> int:
+    """Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's)."""
+    year -= month <= 2
+    era = year // 400
+    yoe = year - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468

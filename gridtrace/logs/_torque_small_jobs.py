@@ -76,6 +76,7 @@ from gridtrace.logs._torque_attempts import (
     NA,
     _Builder,
 )
+from gridtrace.logs._torque_pure import days_from_civil
 
 __all__ = ["JOBS_COLUMNS", "SmallAssembly", "assemble_torque_small"]
 
@@ -335,13 +336,7 @@ def _days(text: str) -> int:
     last = _MONTH_DAYS[month - 1] + (leap and month == 2) if 1 <= month <= 12 else 0
     if year < 1 or not 1 <= day <= last:
         raise _Decline(f"stamp date {text!r} names no date")
-    # days from the civil date (H. Hinnant's algorithm), March-based years
-    year -= month <= 2
-    era = year // 400
-    of_era = year - era * 400
-    of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-    of_era_days = of_era * 365 + of_era // 4 - of_era // 100 + of_year
-    return era * 146_097 + of_era_days - 719_468
+    return days_from_civil(year, month, day)
 
 
 _MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)

@@ -41,7 +41,12 @@ from gridtrace.logs._io_paths import (
     scan_log_paths,
 )
 from gridtrace.logs._torque_lines import looks_like_torque, tokenize_torque_columns
-from gridtrace.logs._torque_pure import FLAVOUR_SNIFF_BYTES, PBSPRO_MARKERS, time_order
+from gridtrace.logs._torque_pure import (
+    FLAVOUR_SNIFF_BYTES,
+    PBSPRO_MARKERS,
+    days_from_civil,
+    time_order,
+)
 
 __all__ = ["DEFAULT_MAX_BYTES", "SmallRecords", "read_torque_records_small"]
 
@@ -323,7 +328,7 @@ def _median_stamp(stamps: list[str]) -> float | None:
         if not stamp.isascii():
             raise _Decline(f"a stamp of non-ASCII digits: {stamp!r}")
         year, month = int(stamp[6:10]), int(stamp[0:2])
-        day = _days_from_civil(year, month, 1) + int(stamp[3:5]) - 1
+        day = days_from_civil(year, month, 1) + int(stamp[3:5]) - 1
         clock = int(stamp[11:13]) * 3600 + int(stamp[14:16]) * 60 + int(stamp[17:19])
         seconds.append(day * 86400 + clock)
     seconds.sort()
@@ -331,16 +336,6 @@ def _median_stamp(stamps: list[str]) -> float | None:
     if len(seconds) % 2:
         return float(seconds[half])
     return (seconds[half - 1] + seconds[half]) / 2
-
-
-def _days_from_civil(year: int, month: int, day: int) -> int:
-    """Days from 1970-01-01 to a date of the proleptic Gregorian calendar (H. Hinnant's)."""
-    year -= month <= 2
-    era = year // 400
-    yoe = year - era * 400
-    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
 
 
 def _concat(tables: list[dict[str, list[Any]]]) -> dict[str, list[Any]]:
