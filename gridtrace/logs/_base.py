@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -25,7 +25,7 @@ from gridtrace.logs._io import (
     quarantined_lines_warning,
 )
 from gridtrace.logs._summary import parse_summary
-from gridtrace.schema import QUARANTINE
+from gridtrace.schema import QUARANTINE, RECORDS
 
 __all__ = [
     "ERROR_POLICIES",
@@ -38,6 +38,10 @@ __all__ = [
     "ParseResult",
     "apply_error_policy",
     "check_error_policy",
+    "dominant_offset",
+    "parts_quarantine",
+    "parts_records",
+    "result_of_parts",
     "tokenize_guarded",
 ]
 
@@ -130,6 +134,60 @@ class ParseResult:
             input_findings=_input_findings(self.quarantine),
             info=self.info,
         )
+
+
+def parts_records(parts: Sequence[FileParse]) -> pa.Table:
+    """Return the ``records`` rows of ``parts`` in reading order (an empty table for none)."""
+    return pa.concat_tables([p.records for p in parts]) if parts else RECORDS.empty_table()
+
+
+def parts_quarantine(parts: Sequence[FileParse]) -> pa.Table:
+    """Return the ``quarantine`` rows of ``parts`` in reading order (an empty table for none)."""
+    return pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
+
+
+def dominant_offset(jobs: pa.Table) -> int | None:
+    """Return the most common ``tz_offset_s`` of ``jobs`` (the smallest of equals), or None.
+
+    None where no job has an offset.
+    """
+    counts = pc.value_counts(jobs.column("tz_offset_s").drop_null())
+    most = pc.equal(counts.field("counts"), pc.max(counts.field("counts")))
+    smallest = pc.min(pc.filter(counts.field("values"), most)).as_py()
+    return None if smallest is None else int(smallest)
+
+
+def result_of_parts(
+    parts: Sequence[FileParse],
+    *,
+    records: pa.Table,
+    jobs: pa.Table,
+    quarantine: pa.Table,
+    info: dict[str, Any],
+    tz_offset_s: int | None = None,
+) -> ParseResult:
+    """Return the :class:`ParseResult` of assembled ``parts``: their files and lines counted.
+
+    Parameters
+    ----------
+    parts : sequence of FileParse
+        The tokenised files, in reading order: they name the files and count the lines read.
+    records, jobs, quarantine : pyarrow.Table
+        The assembled tables.
+    info : dict
+        The reader's facts.
+    tz_offset_s : int, optional
+        The site's dominant offset from UTC, where the reader inferred one.
+    """
+    return ParseResult(
+        records=records,
+        jobs=jobs,
+        quarantine=quarantine,
+        files=tuple(p.src_file for p in parts),
+        lines_read=sum(p.lines_read for p in parts),
+        tz_offset_s=tz_offset_s,
+        info=info,
+    )
 
 
 def _input_findings(quarantine: pa.Table) -> dict[str, Any]:

@@ -54,7 +54,7 @@ import pyarrow as pa
 
 from gridtrace._atomic import write_text
 from gridtrace.errors import ConfigError
-from gridtrace.logs._base import FileParse, ParseResult
+from gridtrace.logs._base import FileParse, ParseResult, parts_quarantine, result_of_parts
 from gridtrace.logs._columnar import repeat_string, split_lines
 from gridtrace.logs._io import StrPath
 from gridtrace.logs._stream import Chunk, LineFormat, RangeSplit, file_reader, file_tokenizer
@@ -98,7 +98,7 @@ from gridtrace.logs._swf import (
 from gridtrace.logs._swf import (
     FLAGS as SWF_FLAGS,
 )
-from gridtrace.schema import JOBS, QUARANTINE, RECORDS
+from gridtrace.schema import JOBS, RECORDS
 
 __all__ = [
     "FLAGS",
@@ -532,16 +532,12 @@ def _gwf_result(
     jobs = pa.concat_tables(tables) if tables else JOBS.empty_table()
     jobs = with_log_headers(jobs, "gwf", list(headers.values()))
     records = pa.concat_tables(all_records) if parts else RECORDS.empty_table()
-    quarantine = (
-        pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
-    )
-    return ParseResult(
+    quarantine = parts_quarantine(parts)
+    return result_of_parts(
+        parts,
         records=records,
         jobs=jobs,
         quarantine=quarantine,
-        files=tuple(p.src_file for p in parts),
-        lines_read=sum(p.lines_read for p in parts),
-        tz_offset_s=None,
         info={
             "format": "gwf",
             "gwf_header": next(iter(headers.values()), {}),

@@ -143,7 +143,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gridtrace.logs._attrs import append_flag, flag_array, flag_mask
-from gridtrace.logs._base import FileParse, ParseResult
+from gridtrace.logs._base import (
+    FileParse,
+    ParseResult,
+    parts_quarantine,
+    parts_records,
+    result_of_parts,
+)
 from gridtrace.logs._columnar import (
     as_text,
     fitted_numbers,
@@ -169,7 +175,7 @@ from gridtrace.logs._text import (
     nul_lines,
     split_lines,
 )
-from gridtrace.schema import JOBS, QUARANTINE, RECORDS
+from gridtrace.schema import JOBS, RECORDS
 
 __all__ = [
     "FLAGS",
@@ -1845,10 +1851,8 @@ def assemble_sge(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
         ``sge_duplicates_folded``.
     """
     del tz
-    records = pa.concat_tables([p.records for p in parts]) if parts else RECORDS.empty_table()
-    quarantine = (
-        pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
-    )
+    records = parts_records(parts)
+    quarantine = parts_quarantine(parts)
     kinds = records.column("record_type")
     heads = records.filter(_pc.equal(kinds, "H"))
     versions: list[str] = []
@@ -1866,13 +1870,11 @@ def assemble_sge(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
         flags = append_flag(records.column("flags"), marked, "DUPLICATE_DROPPED")
         records = records.set_column(records.schema.get_field_index("flags"), "flags", flags)
     info.update(nul_fragment_counts(quarantine))
-    return ParseResult(
+    return result_of_parts(
+        parts,
         records=records,
         jobs=jobs,
         quarantine=quarantine,
-        files=tuple(p.src_file for p in parts),
-        lines_read=sum(p.lines_read for p in parts),
-        tz_offset_s=None,
         info={"format": "sge", "sge_versions": versions, **info},
     )
 

@@ -120,7 +120,14 @@ import pyarrow.compute as pc
 from gridtrace.errors import ConfigError
 from gridtrace.logs import _slurm_fast
 from gridtrace.logs._attrs import append_flag, flag_array, flag_mask, repeated_rows
-from gridtrace.logs._base import FileParse, ParseResult
+from gridtrace.logs._base import (
+    FileParse,
+    ParseResult,
+    dominant_offset,
+    parts_quarantine,
+    parts_records,
+    result_of_parts,
+)
 from gridtrace.logs._columnar import (
     as_text,
     fitted_numbers,
@@ -139,7 +146,7 @@ from gridtrace.logs._stream import (
     file_tokenizer,
 )
 from gridtrace.logs._text import NUL_FRAGMENT_REASON, nul_fragment_counts, nul_lines, split_lines
-from gridtrace.schema import JOBS, QUARANTINE, RECORDS
+from gridtrace.schema import JOBS
 
 __all__ = [
     "FLAGS",
@@ -1473,10 +1480,8 @@ def assemble_slurm(parts: Sequence[FileParse], *, tz: str | None = None) -> Pars
         If ``tz`` is missing while times have no offset, or names no known zone.
     """
     clock = _Clock(tz)
-    records = pa.concat_tables([p.records for p in parts]) if parts else RECORDS.empty_table()
-    quarantine = (
-        pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
-    )
+    records = parts_records(parts)
+    quarantine = parts_quarantine(parts)
     kinds = _numpy(records.column("record_type").combine_chunks(), object)
     is_data = (kinds == "J") | (kinds == "STEP")
     # a line's JobID and End are read from its attrs: only lines sharing both can be copies
@@ -1492,17 +1497,12 @@ def assemble_slurm(parts: Sequence[FileParse], *, tz: str | None = None) -> Pars
     jobs, info = _jobs(job_rec, step_rec, clock, repeated[job_rows])
     info["duplicate_lines"] = int(copies.sum())
     info.update(nul_fragment_counts(quarantine))
-    offsets = jobs.column("tz_offset_s").drop_null().to_numpy()
-    tz_offset: int | None = None
-    if len(offsets):
-        values, counts = np.unique(offsets, return_counts=True)
-        tz_offset = int(values[np.argmax(counts)])
-    return ParseResult(
+    tz_offset = dominant_offset(jobs)
+    return result_of_parts(
+        parts,
         records=records,
         jobs=jobs,
         quarantine=quarantine,
-        files=tuple(p.src_file for p in parts),
-        lines_read=sum(p.lines_read for p in parts),
         tz_offset_s=tz_offset,
         info={"format": "slurm", "tz": tz, **info},
     )

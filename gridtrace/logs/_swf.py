@@ -102,7 +102,13 @@ import pyarrow.compute as pc
 from gridtrace._atomic import write_text
 from gridtrace.errors import ConfigError, DataQualityWarning
 from gridtrace.logs import _swf_fast
-from gridtrace.logs._base import FileParse, ParseResult
+from gridtrace.logs._base import (
+    FileParse,
+    ParseResult,
+    dominant_offset,
+    parts_quarantine,
+    result_of_parts,
+)
 from gridtrace.logs._columnar import (
     as_text,
     interleave,
@@ -117,7 +123,7 @@ from gridtrace.logs._columnar import (
 from gridtrace.logs._io import StrPath
 from gridtrace.logs._stream import Chunk, LineFormat, RangeSplit, file_reader, file_tokenizer
 from gridtrace.logs._text import NON_UTF8
-from gridtrace.schema import JOBS, QUARANTINE, RECORDS
+from gridtrace.schema import JOBS, RECORDS
 
 __all__ = [
     "EXIT_CODE_MIN_ROWS",
@@ -1615,21 +1621,14 @@ def _swf_result(
     jobs = pa.concat_tables(tables) if tables else JOBS.empty_table()
     jobs = with_log_headers(jobs, "swf", list(headers.values()))
     records = pa.concat_tables(all_records) if parts else RECORDS.empty_table()
-    quarantine = (
-        pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
-    )
-    offsets = jobs.column("tz_offset_s").drop_null().to_numpy()
-    tz_offset: int | None = None
-    if len(offsets):
-        values, counts = np.unique(offsets, return_counts=True)
-        tz_offset = int(values[np.argmax(counts)])
+    quarantine = parts_quarantine(parts)
+    tz_offset = dominant_offset(jobs)
     first = next(iter(headers.values()), {})
-    return ParseResult(
+    return result_of_parts(
+        parts,
         records=records,
         jobs=jobs,
         quarantine=quarantine,
-        files=tuple(p.src_file for p in parts),
-        lines_read=sum(p.lines_read for p in parts),
         tz_offset_s=tz_offset,
         info={
             "format": "swf",

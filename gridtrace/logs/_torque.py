@@ -24,7 +24,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gridtrace.logs._base import FileParse, ParseResult
+from gridtrace.logs._base import (
+    FileParse,
+    ParseResult,
+    parts_quarantine,
+    parts_records,
+    result_of_parts,
+)
 from gridtrace.logs._io import ReadReport, StrPath, guarded_pieces
 from gridtrace.logs._stream import (
     DEFAULT_CHUNK_BYTES,
@@ -45,7 +51,6 @@ from gridtrace.logs._torque_jobs import (
 )
 from gridtrace.logs._torque_lines import looks_like_torque
 from gridtrace.logs._torque_pure import FLAVOUR_SNIFF_BYTES, PBSPRO_MARKERS, time_order
-from gridtrace.schema import QUARANTINE, RECORDS
 
 if TYPE_CHECKING:  # imported at first use: reading a file in memory needs none of _spill
     from gridtrace.logs._spill import PartitionAssembly, SpillFormat
@@ -233,17 +238,14 @@ def assemble_torque(
         ones) to the assembly's facts.
     """
     parts, moved = in_time_order(parts)
-    records = pa.concat_tables([p.records for p in parts]) if parts else RECORDS.empty_table()
-    quarantine = (
-        pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
-    )
+    records = parts_records(parts)
+    quarantine = parts_quarantine(parts)
     assembly = assemble_torque_jobs(records, tz=tz, unitless_memory=unitless_memory)
-    return ParseResult(
+    return result_of_parts(
+        parts,
         records=assembly.records,
         jobs=assembly.jobs,
         quarantine=quarantine,
-        files=tuple(p.src_file for p in parts),
-        lines_read=sum(p.lines_read for p in parts),
         tz_offset_s=assembly.tz_offset_s,
         info={
             "format": "torque",
