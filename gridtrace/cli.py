@@ -160,9 +160,6 @@ def _cmd_parse_spill(args: argparse.Namespace) -> int:
     return _report_parse(args, result.summary, result.job_flags, result.record_flags)
 
 
-_TORQUE_NAMES = ("torque", "pbs", "pbspro", "openpbs")  # the registry's name and aliases
-
-
 def _small_parse(args: argparse.Namespace) -> int | None:
     """Parse a small TORQUE/PBS input in pure Python; None when it is not one (see below).
 
@@ -177,7 +174,9 @@ def _small_parse(args: argparse.Namespace) -> int | None:
     # a progress bar (on by default in a terminal) has nothing to show for a small input
     if args.workers != 1 or args.errors != "warn":
         return None
-    if args.format is not None and args.format not in _TORQUE_NAMES:
+    from gridtrace.logs._torque_pure import TORQUE_NAMES
+
+    if args.format is not None and args.format not in TORQUE_NAMES:
         return None
     from gridtrace.logs._small_parse import SMALL_PARSE_BYTES, parse_torque_small
 

@@ -73,6 +73,7 @@ def parse_torque_small(
         None when the input is not small or holds something only the Arrow path reads (the
         reason is logged at DEBUG level).
     """
+    from gridtrace.logs._torque_pure import warn_time_order
     from gridtrace.logs._torque_small_jobs import assemble_torque_small
     from gridtrace.logs._torque_small_read import read_torque_records_small
 
@@ -87,6 +88,8 @@ def parse_torque_small(
     assembly = assemble_torque_small(read.records)
     if assembly is None:
         return None
+    # said here, once this reading is taken: a declined one is read (and warned of) again
+    warn_time_order(read.files_reordered, read.files)
     _warn_quarantined(read.file_lines, read.quarantine)
     records = dict(read.records)
     records["stamp_utc"] = assembly.stamp_utc

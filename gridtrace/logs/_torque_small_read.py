@@ -44,8 +44,9 @@ from gridtrace.logs._torque_lines import looks_like_torque, tokenize_torque_colu
 from gridtrace.logs._torque_pure import (
     FLAVOUR_SNIFF_BYTES,
     PBSPRO_MARKERS,
+    TORQUE_NAMES,
     days_from_civil,
-    time_order,
+    file_order,
 )
 
 __all__ = ["DEFAULT_MAX_BYTES", "SmallRecords", "read_torque_records_small"]
@@ -55,8 +56,6 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_BYTES = 8 << 20
 """Decompressed bytes over all files above which :func:`read_torque_records_small` declines."""
 
-# the names --format accepts for TORQUE (its registry entry's name and aliases)
-_TORQUE_NAMES = frozenset({"torque", "pbs", "pbspro", "openpbs"})
 _HEAD_BYTES = 65536  # what parse_logs reads of a file to recognise its format (read_log_head)
 _GARBAGE_MAX = GARBAGE_SHARE * GARBAGE_WINDOW_LINES  # garbage lines a window may hold unstopped
 
@@ -151,7 +150,7 @@ def read_torque_records_small(
 def _read_all(
     paths: StrPath | Iterable[StrPath], site: str | None, format: str | None, max_bytes: int
 ) -> SmallRecords:
-    if format is not None and format not in _TORQUE_NAMES:
+    if format is not None and format not in TORQUE_NAMES:
         raise _Decline(f"format {format!r} is not TORQUE")
     given = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     try:
@@ -304,11 +303,14 @@ def _nothing_read(
 def _time_order(
     parts: list[tuple[str, dict[str, list[Any]], dict[str, list[Any]], int]],
 ) -> tuple[list[int], int]:
-    """Return the reading order of the files and how many moved, as ``in_time_order`` does."""
+    """Return the reading order of the files and how many moved, as ``in_time_order`` does.
+
+    Without its warning: the caller warns once the reading is taken (the Arrow path warns
+    itself when it reads the input again).
+    """
     if len(parts) == 1:
         return [0], 0
-    medians = [_median_stamp(part[1]["stamp"]) for part in parts]
-    return time_order(medians, [part[0] for part in parts])
+    return file_order([_median_stamp(part[1]["stamp"]) for part in parts])
 
 
 def _median_stamp(stamps: list[str]) -> float | None:
