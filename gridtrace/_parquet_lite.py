@@ -22,8 +22,9 @@ or a bad value needs is in :mod:`gridtrace._parquet_lite_rare`, loaded only then
 Only the standard library is imported, and gridtrace modules that import nothing else.
 """
 
-from __future__ import annotations
-
+# Annotations are evaluated here (no ``from __future__ import annotations``): typing compiles
+# the string annotations of a NamedTuple's fields when it creates the class, and the first
+# compile() of a process costs ~2 ms of a small ``gridtrace parse`` (tests/cli/test_startup.py).
 import os
 import zlib
 from _struct import Struct, pack  # not struct: its wrapper module is one more to load

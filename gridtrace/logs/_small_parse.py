@@ -11,8 +11,9 @@ the caller takes the Arrow path): the tables, the summary and the flag counts eq
 path's wherever this path answers (the tests compare the two on the real and on fuzzed logs).
 """
 
-from __future__ import annotations
-
+# Annotations are evaluated here (no ``from __future__ import annotations``): typing compiles
+# the string annotations of a NamedTuple's fields when it creates the class, and the first
+# compile() of a process costs ~2 ms of a small ``gridtrace parse`` (tests/cli/test_startup.py).
 import logging
 import os
 import warnings
@@ -48,7 +49,7 @@ def parse_torque_small(
     paths: Sequence[str | os.PathLike[str]],
     *,
     site: str | None,
-    mapping: VOMapping,
+    mapping: "VOMapping",
     format: str | None = None,
     max_bytes: int = SMALL_PARSE_BYTES,
 ) -> SmallParse | None:

@@ -136,3 +136,40 @@ def test_reading_a_small_torque_file_in_process_leaves_the_spill_module_out(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=300
     )
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [2, False]
+
+
+_COMPILES = """
+import builtins, json, sys
+calls = []
+original = builtins.compile
+
+
+def spy(*args, **kwargs):
+    caller = sys._getframe(1).f_code.co_filename
+    if not caller.startswith("<frozen importlib"):  # a module byte-compiled from its source
+        calls.append(caller)
+    return original(*args, **kwargs)
+
+
+builtins.compile = spy
+from gridtrace.cli import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "compiled_by": calls}))
+"""
+
+
+def test_a_small_parse_compiles_no_source_at_run_time(tmp_path: Path) -> None:
+    # the first compile() of a process costs some 2 ms (Python builds its AST types then):
+    # typing calls it for a NamedTuple whose annotations are strings, so the modules of the
+    # small path that define one evaluate their annotations
+    log = tmp_path / "20240503"
+    log.write_text(LINES)
+    done = subprocess.run(
+        [sys.executable, "-c", _COMPILES, "parse", str(log), "-o", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found == {"code": 0, "compiled_by": []}
