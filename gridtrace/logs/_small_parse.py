@@ -19,6 +19,7 @@ import os
 import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gridtrace.logs._summary import parse_summary
@@ -171,11 +172,13 @@ def flag_counts_of(
         ``{source_format: {flag: rows}}``, formats in name order, each format's flags from the
         most set (ties by name); formats with no flag set are left out.
     """
-    by_format: dict[str, Counter[str]] = {}
+    by_format: dict[str, list[Sequence[str]]] = {}
     for source_format, row in zip(source_formats, flags, strict=True):
         if row:
-            by_format.setdefault(source_format, Counter()).update(row)
+            by_format.setdefault(source_format, []).append(row)
+    # one Counter per format over all its flags (counted in C), not an update per row
+    counts = {name: Counter(chain.from_iterable(rows)) for name, rows in by_format.items()}
     return {
         name: dict(sorted(counted.items(), key=lambda item: (-item[1], item[0])))
-        for name, counted in sorted(by_format.items())
+        for name, counted in sorted(counts.items())
     }
