@@ -16,14 +16,13 @@ recognises (another format may claim it), a total text above ``max_bytes``, an i
 tables and facts (tests/logs/test_torque_small_read.py checks that on real and fuzzed files).
 """
 
-# Annotations are evaluated here (no ``from __future__ import annotations``): typing compiles
-# the string annotations of a NamedTuple's fields when it creates the class, and the first
-# compile() of a process costs ~2 ms of a small ``gridtrace parse`` (tests/cli/test_startup.py).
+from __future__ import annotations
+
 import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, BinaryIO
 
 from gridtrace.logs._io_paths import (
     _JUNK,
@@ -61,8 +60,11 @@ _HEAD_BYTES = 65536  # what parse_logs reads of a file to recognise its format (
 _GARBAGE_MAX = GARBAGE_SHARE * GARBAGE_WINDOW_LINES  # garbage lines a window may hold unstopped
 
 
-class SmallRecords(NamedTuple):
+class SmallRecords:
     """What reading TORQUE files gives before assembly, as Python values.
+
+    (A class with slots, not a NamedTuple: creating one costs a few tenths of a millisecond
+    of the start-up.)
 
     Attributes
     ----------
@@ -93,17 +95,46 @@ class SmallRecords(NamedTuple):
         paths, before the time order): the order of its per-file warnings.
     """
 
-    records: dict[str, list[Any]]
-    quarantine: dict[str, list[Any]]
-    files: list[str]
-    lines_read: int
-    files_reordered: int
-    nul_bytes_stripped: int
-    skipped: list[dict[str, str]]
-    files_failed: list[dict[str, Any]]
-    input: dict[str, Any]
-    site: str
-    file_lines: list[tuple[str, int]]
+    __slots__ = (
+        "file_lines",
+        "files",
+        "files_failed",
+        "files_reordered",
+        "input",
+        "lines_read",
+        "nul_bytes_stripped",
+        "quarantine",
+        "records",
+        "site",
+        "skipped",
+    )
+
+    def __init__(
+        self,
+        *,
+        records: dict[str, list[Any]],
+        quarantine: dict[str, list[Any]],
+        files: list[str],
+        lines_read: int,
+        files_reordered: int,
+        nul_bytes_stripped: int,
+        skipped: list[dict[str, str]],
+        files_failed: list[dict[str, Any]],
+        input: dict[str, Any],
+        site: str,
+        file_lines: list[tuple[str, int]],
+    ) -> None:
+        self.records = records
+        self.quarantine = quarantine
+        self.files = files
+        self.lines_read = lines_read
+        self.files_reordered = files_reordered
+        self.nul_bytes_stripped = nul_bytes_stripped
+        self.skipped = skipped
+        self.files_failed = files_failed
+        self.input = input
+        self.site = site
+        self.file_lines = file_lines
 
 
 class _Decline(Exception):
