@@ -25,6 +25,11 @@ temporary folder so that every tool reads the same plain files; pbsacct cannot r
    give as ended jobs, and *crashes* on the files whose reading raises (they are skipped, counted).
 
 ``--old DIR`` adds the gridtrace of another checkout (e.g. a worktree of main) as a baseline.
+Both gridtrace rows run the same command, each with its own tree first on ``PYTHONPATH`` (this
+script's checkout, and ``--old``'s) and from an empty working folder (``-c`` puts the working
+folder first on ``sys.path``), so that neither imports the editable install of another checkout;
+each row's child says which ``gridtrace/__init__.py`` it imports before anything is timed, and
+the script stops if that is not its tree's. ``--whole-only`` leaves out the month in process.
 ``--floor`` adds what a tool that writes Parquet with pyarrow pays whole-process at the least: an
 interpreter that imports numpy, ``pyarrow.compute`` and ``pyarrow.parquet`` and writes three
 one-row tables, nothing else; once as such (pyarrow imports pandas at its first conversion) and
@@ -53,13 +58,8 @@ VSC = "torque/vsc-kuleuven-2016-06"
 
 GRIDTRACE_CLI = "from gridtrace.cli import main; raise SystemExit(main())"
 
-OLD_CLI = r"""
-import os, sys
-sys.meta_path = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
-sys.path.insert(0, os.environ["GRIDTRACE_CHECKOUT"])
-from gridtrace.cli import main
-raise SystemExit(main())
-"""
+WHICH_GRIDTRACE = "import gridtrace; print(gridtrace.__file__)"
+HERE = Path(__file__).resolve().parent.parent  # the checkout this script belongs to
 
 PBSACCT_DAY = r"""
 import sys, pbsacct
@@ -178,13 +178,13 @@ def _tools(
     tools: dict[str, tuple[list[str], dict[str, str]]] = {
         "gridtrace": (
             [sys.executable, "-c", GRIDTRACE_CLI, "parse", str(day), "-o", str(out / "new")],
-            {},
+            {"PYTHONPATH": _first_on_path(HERE)},
         )
     }
     if args.old:
         tools["gridtrace (old)"] = (
-            [sys.executable, "-c", OLD_CLI, "parse", str(day), "-o", str(out / "old")],
-            {"GRIDTRACE_CHECKOUT": str(Path(args.old).resolve())},
+            [sys.executable, "-c", GRIDTRACE_CLI, "parse", str(day), "-o", str(out / "old")],
+            {"PYTHONPATH": _first_on_path(Path(args.old).resolve())},
         )
     if args.floor:
         tools["numpy + pyarrow, 3 tiny tables"] = (
@@ -201,9 +201,33 @@ def _tools(
     return tools
 
 
-def _wall(command: list[str], env: dict[str, str]) -> float:
+def _first_on_path(tree: Path) -> str:
+    """``PYTHONPATH`` with ``tree`` first: it comes before site-packages (and editable installs)."""
+    return os.pathsep.join([str(tree), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+
+def _check_trees(tools: dict[str, tuple[list[str], dict[str, str]]], cwd: Path) -> None:
+    """Stop unless each gridtrace row's child imports the gridtrace of its own tree."""
+    for name, (command, extra) in tools.items():
+        if "PYTHONPATH" not in extra:
+            continue
+        tree = extra["PYTHONPATH"].split(os.pathsep)[0]
+        found = subprocess.run(
+            [command[0], "-c", WHICH_GRIDTRACE],
+            env={**os.environ, **extra},
+            cwd=cwd,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        print(f"{name}: imports {found}")
+        if Path(found).resolve() != Path(tree, "gridtrace", "__init__.py").resolve():
+            raise SystemExit(f"{name} imports {found}, not the gridtrace of {tree}")
+
+
+def _wall(command: list[str], env: dict[str, str], cwd: Path) -> float:
     start = time.perf_counter()
-    subprocess.run(command, env=env, check=True, capture_output=True)
+    subprocess.run(command, env=env, cwd=cwd, check=True, capture_output=True)
     return time.perf_counter() - start
 
 
@@ -215,6 +239,9 @@ def whole_process(
     args: argparse.Namespace, day: Path, scratch: Path
 ) -> dict[str, dict[str, list[float]]]:
     tools = _tools(args, day, scratch / "out")
+    empty = scratch / "empty"  # the children's working folder: nothing in it to import
+    empty.mkdir()
+    _check_trees(tools, empty)
     warm_dirs = {
         name: (scratch / f"warm-pyc-{i}", scratch / f"warm-numba-{i}")
         for i, name in enumerate(tools)
@@ -238,7 +265,7 @@ def whole_process(
         }
 
     for name, (command, _) in tools.items():  # fill the warm caches, untimed
-        _wall(command, env_for(name, "warm", 0))
+        _wall(command, env_for(name, "warm", 0), empty)
     times: dict[str, dict[str, list[float]]] = {
         name: {"first call": [], "warm": []} for name in tools
     }
@@ -247,7 +274,8 @@ def whole_process(
         order = names[run % len(names) :] + names[: run % len(names)]  # rotate who goes first
         for state in ("first call", "warm"):
             for name in order:
-                times[name][state].append(_wall(tools[name][0], env_for(name, state, run)))
+                command = tools[name][0]
+                times[name][state].append(_wall(command, env_for(name, state, run), empty))
     return times
 
 
@@ -260,6 +288,8 @@ def in_process(args: argparse.Namespace, files: list[Path]) -> dict[str, dict[st
     for name, (python, script) in scripts.items():
         done = subprocess.run(
             [python, "-c", script, str(args.repeat), *map(str, files)],
+            env={**os.environ, "PYTHONPATH": _first_on_path(HERE)},
+            cwd=files[0].parent,  # no gridtrace there to shadow PYTHONPATH
             check=True,
             capture_output=True,
             text=True,
@@ -275,6 +305,9 @@ def main() -> None:
     parser.add_argument("--peers-python", help="python of the environment holding the peers")
     parser.add_argument("--old", help="another gridtrace checkout, measured as a baseline")
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument(
+        "--whole-only", action="store_true", help="leave out the month read in process"
+    )
     parser.add_argument(
         "--floor",
         action="store_true",
@@ -309,6 +342,8 @@ def main() -> None:
                     )
                     print(f"{name}, {state}: time / peer's = {ratios}")
 
+        if args.whole_only:
+            return
         month = in_process(args, files)
         print(
             f"\n## in process, the VSC month ({len(files)} files): "

@@ -22,8 +22,9 @@ or a bad value needs is in :mod:`gridtrace._parquet_lite_rare`, loaded only then
 Only the standard library is imported, and gridtrace modules that import nothing else.
 """
 
-from __future__ import annotations
-
+# Annotations are evaluated here (no ``from __future__ import annotations``): typing compiles
+# the string annotations of a NamedTuple's fields when it creates the class, and the first
+# compile() of a process costs ~2 ms of a small ``gridtrace parse`` (tests/cli/test_startup.py).
 import os
 import zlib
 from _struct import Struct, pack  # not struct: its wrapper module is one more to load
@@ -711,9 +712,10 @@ _CODECS: Final[dict[str | None, bytes]] = {None: b"\x15\x00", "gzip": b"\x15\x04
 
 
 def _gzip(body: bytes) -> bytes:
-    # level 1: a real day's records (1.3 MB) shrink to 110 kB in ~6 ms (level 6: 81 kB, 18 ms)
-    packer = zlib.compressobj(1, zlib.DEFLATED, 31)  # wbits 31: the gzip wrapper Parquet names
-    return packer.compress(body) + packer.flush()
+    # level 1: a real day's records (1.3 MB) shrink to 110 kB in ~6 ms (level 6: 81 kB, 18 ms);
+    # wbits 31: the gzip wrapper Parquet names. One call (the bytes compressobj + flush give, a
+    # test checks) rather than an object per page: a small parse writes some 55 pages
+    return zlib.compress(body, 1, wbits=31)
 
 
 def _encode(

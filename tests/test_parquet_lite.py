@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import math
 import os
 import re
 import subprocess
 import sys
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ from gridtrace._parquet_lite import (
     QUARANTINE_COLUMNS,
     RECORDS_COLUMNS,
     Column,
+    _gzip,
     _known_arrow,
     write_table,
 )
@@ -612,3 +615,11 @@ def test_an_unknown_compression_is_refused_before_writing(tmp_path: Path) -> Non
     with pytest.raises(SchemaError, match="compression"):
         write_table(tmp_path / "t.parquet", [Column("n", "int64")], {"n": [1]}, compression="zstd")
     assert not list(tmp_path.iterdir())
+
+
+@given(body=st.binary(max_size=5000) | st.text(max_size=3000).map(str.encode))
+def test_a_page_is_deflated_as_a_compress_object_deflates_it(body: bytes) -> None:
+    """One ``zlib.compress`` call gives the gzip member a compress object and its flush give."""
+    packer = zlib.compressobj(1, zlib.DEFLATED, 31)
+    assert _gzip(body) == packer.compress(body) + packer.flush()
+    assert gzip.decompress(_gzip(body)) == body

@@ -6,8 +6,9 @@ with its own loop, loads and compiles only this part: a first call compiles ever
 imports from source.
 """
 
-from __future__ import annotations
-
+# Annotations are evaluated here (no ``from __future__ import annotations``): typing compiles
+# the string annotations of a NamedTuple's fields when it creates the class, and the first
+# compile() of a process costs ~2 ms of a small ``gridtrace parse`` (tests/cli/test_startup.py).
 import os
 import re
 from collections.abc import Iterable
@@ -96,7 +97,7 @@ def detect_compression(head: bytes) -> str | None:
 
 def open_decompressed(
     raw: IO[bytes], kind: str
-) -> tuple[gzip.GzipFile | bz2.BZ2File | lzma.LZMAFile, tuple[type[Exception], ...]]:
+) -> tuple["gzip.GzipFile | bz2.BZ2File | lzma.LZMAFile", tuple[type[Exception], ...]]:
     """Open a gzip, bz2 or xz stream on ``raw``; say what it raises when the data is broken.
 
     Each decompressor is imported for the files that need it (importing this module stays

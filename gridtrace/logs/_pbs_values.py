@@ -46,8 +46,9 @@ Memory (:func:`parse_memory`)
     ``+``-separated chunks ``[count:]res=value[:res=value...]``.
 """
 
-from __future__ import annotations
-
+# Annotations are evaluated here (no ``from __future__ import annotations``): typing compiles
+# the string annotations of a NamedTuple's fields when it creates the class, and the first
+# compile() of a process costs ~2 ms of a small ``gridtrace parse`` (tests/cli/test_startup.py).
 import re
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -97,7 +98,7 @@ _INT_DIGITS = 4000
 _EXACT_DECIMAL = 10**28
 
 
-def _decimal(text: str) -> Decimal:
+def _decimal(text: str) -> "Decimal":
     """Return ``Decimal(text)``, importing decimal (some 2 ms at start-up) on first use."""
     from decimal import Decimal
 

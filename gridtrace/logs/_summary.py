@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain
 from typing import Any
 
 __all__ = ["parse_summary"]
@@ -54,7 +55,6 @@ def parse_summary(
 
 
 def _sorted_counts(lists: Iterable[Sequence[str] | None]) -> dict[str, int]:
-    counted: Counter[str] = Counter()
-    for flags in lists:
-        counted.update(flags or ())
+    # one Counter over all the flags (counted in C), not an update per row
+    counted = Counter(chain.from_iterable(flags for flags in lists if flags))
     return dict(sorted(counted.items()))

@@ -50,8 +50,9 @@ hold a cut job id: it is quarantined, never a job. So are lines with nothing but
 lines whose only text is a fragment before a NUL run.
 """
 
-from __future__ import annotations
-
+# Annotations are evaluated here (no ``from __future__ import annotations``): typing compiles
+# the string annotations of a NamedTuple's fields when it creates the class, and the first
+# compile() of a process costs ~2 ms of a small ``gridtrace parse`` (tests/cli/test_startup.py).
 import re
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -386,7 +387,7 @@ def tokenize_torque_reference(
     site: str,
     source_format: str = "torque",
     first_line: int = 1,
-) -> FileParse:
+) -> "FileParse":
     """Tokenise a whole file, or a chunk of whole lines of one, line by line (the reference).
 
     Parameters

@@ -10,10 +10,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-__all__ = ["FLAVOUR_SNIFF_BYTES", "PBSPRO_MARKERS", "days_from_civil", "time_order"]
+__all__ = [
+    "FLAVOUR_SNIFF_BYTES",
+    "PBSPRO_MARKERS",
+    "TORQUE_NAMES",
+    "days_from_civil",
+    "file_order",
+    "time_order",
+    "warn_time_order",
+]
 
 # the name of the module time_order was written for: its warning keeps that logger
 logger = logging.getLogger("gridtrace.logs._torque")
+
+TORQUE_NAMES = frozenset({"torque", "pbs", "pbspro", "openpbs"})
+"""The names ``--format`` takes for TORQUE: its registry entry's name and aliases (tested)."""
 
 PBSPRO_MARKERS = (b";L;", b" exec_vnode=", b" run_count=")
 """Markers only PBS Pro writes: licence records, vnode allocations, run counts."""
@@ -29,9 +40,18 @@ def time_order(medians: Sequence[float | None], names: Sequence[str]) -> tuple[l
     """Return the reading order of files from their median stamps, and how many moved.
 
     What :func:`gridtrace.logs._torque.in_time_order` does, on the medians alone (the spill
-    path keeps no records). Files in time order, and files with equal medians (a copy of a
-    file), keep the order given; a file without readable records (median None) stays after the
-    one before it.
+    path keeps no records): :func:`file_order`, then :func:`warn_time_order` when files moved.
+    """
+    order, moved = file_order(medians)
+    warn_time_order(moved, [names[i] for i in order])
+    return order, moved
+
+
+def file_order(medians: Sequence[float | None]) -> tuple[list[int], int]:
+    """Return the reading order of files from their median stamps, and how many moved; no warning.
+
+    Files in time order, and files with equal medians (a copy of a file), keep the order
+    given; a file without readable records (median None) stays after the one before it.
     """
     keys: list[float] = []
     previous = float("-inf")
@@ -39,16 +59,24 @@ def time_order(medians: Sequence[float | None], names: Sequence[str]) -> tuple[l
         previous = previous if median is None else median
         keys.append(previous)
     order = sorted(range(len(keys)), key=lambda i: (keys[i], i))
-    moved = sum(i != j for i, j in enumerate(order))
+    return order, sum(i != j for i, j in enumerate(order))
+
+
+def warn_time_order(moved: int, names_in_order: Sequence[str]) -> None:
+    """Log that ``moved`` files were given out of time order (nothing when none was).
+
+    The small TORQUE path calls it once its reading is taken (see
+    :func:`gridtrace.logs._small_parse.parse_torque_small`): a reading it declines is read
+    again by the Arrow path, which warns itself.
+    """
     if moved:
         logger.warning(
             "%d of %d files were given out of time order; read in the order of their records' "
             "stamps: %s",
             moved,
-            len(keys),
-            ", ".join(names[i] for i in order),
+            len(names_in_order),
+            ", ".join(names_in_order),
         )
-    return order, moved
 
 
 def days_from_civil(year: int, month: int, day: int) -> int:

@@ -136,3 +136,92 @@ def test_reading_a_small_torque_file_in_process_leaves_the_spill_module_out(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=300
     )
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [2, False]
+
+
+_COMPILES = """
+import builtins, json, sys
+calls = []
+original = builtins.compile
+
+
+def spy(*args, **kwargs):
+    caller = sys._getframe(1).f_code.co_filename
+    if not caller.startswith("<frozen importlib"):  # a module byte-compiled from its source
+        calls.append(caller)
+    return original(*args, **kwargs)
+
+
+builtins.compile = spy
+from gridtrace.cli import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "compiled_by": calls}))
+"""
+
+
+def test_a_small_parse_compiles_no_source_at_run_time(tmp_path: Path) -> None:
+    # the first compile() of a process costs some 2 ms (Python builds its AST types then):
+    # typing calls it for a NamedTuple whose annotations are strings, so the modules of the
+    # small path that define one evaluate their annotations
+    log = tmp_path / "20240503"
+    log.write_text(LINES)
+    done = subprocess.run(
+        [sys.executable, "-c", _COMPILES, "parse", str(log), "-o", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found == {"code": 0, "compiled_by": []}
+
+
+_FROZEN_AT_EXIT = """
+import atexit, gc, runpy, sys
+# registered first, so run last: after what the command registered
+atexit.register(lambda: print("frozen at exit:", gc.get_freeze_count() > 0, flush=True))
+sys.argv = ["gridtrace", *sys.argv[1:]]
+try:
+    runpy.run_module("gridtrace", run_name="__main__")
+finally:
+    print("collecting after the run:", gc.isenabled(), flush=True)
+"""
+
+
+def test_the_commands_own_process_is_not_collected_at_exit(tmp_path: Path) -> None:
+    log = tmp_path / "20240503"
+    log.write_text(LINES)
+    done = subprocess.run(
+        [sys.executable, "-c", _FROZEN_AT_EXIT, "parse", str(log), "-o", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[-2:] == ["collecting after the run: True", "frozen at exit: True"]
+    assert pq.read_table(tmp_path / "out" / "jobs.parquet").num_rows == 2
+
+
+def test_a_call_from_python_keeps_the_collector_as_it_was(tmp_path: Path) -> None:
+    import atexit
+    import gc
+
+    from gridtrace import cli
+
+    log = tmp_path / "20240503"
+    log.write_text(LINES)
+    frozen, at_exit = gc.get_freeze_count(), atexit._ncallbacks()
+    assert gc.isenabled()
+    assert cli.main(["parse", str(log), "-o", str(tmp_path / "out")]) == 0
+    assert gc.isenabled()
+    gc.disable()
+    try:  # paused by the caller: still paused after
+        assert cli.main(["-q", "parse", str(log), "-o", str(tmp_path / "again")]) == 0
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert cli.main(["parse", str(tmp_path / "missing"), "-o", str(tmp_path / "x")]) == 2
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == frozen  # nothing frozen, nor set to be at exit
+    assert atexit._ncallbacks() == at_exit

@@ -365,9 +365,10 @@ def test_the_names_and_head_size_are_the_registrys() -> None:
     from gridtrace.logs import _torque_small_read as small
     from gridtrace.logs._io import read_log_head
     from gridtrace.logs._registry import get_format
+    from gridtrace.logs._torque_pure import TORQUE_NAMES
 
     torque = get_format("torque")
-    assert {torque.name, *torque.aliases} == small._TORQUE_NAMES
+    assert {torque.name, *torque.aliases} == TORQUE_NAMES
     assert inspect.signature(read_log_head).parameters["size"].default == small._HEAD_BYTES
 
 
