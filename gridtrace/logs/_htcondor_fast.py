@@ -100,6 +100,12 @@ _NAME_BYTES = np.frombuffer("".join(NAMES).encode(), dtype=np.uint8).copy()
 _NAME_OFFSETS = np.cumsum([0] + [len(name) for name in NAMES]).astype(np.int64)
 _LITERALS = np.frombuffer(b"truefalsenull", dtype=np.uint8).copy()
 _ONE = np.uint64(1)
+_EIGHT = np.uint64(8)
+_LOW_BITS = np.uint64(0x0101010101010101)  # one in each byte, for the bit tricks of _needs_look
+_HIGH_BITS = np.uint64(0x8080808080808080)
+_QUOTES = np.uint64(0x2222222222222222)
+_BACKSLASHES = np.uint64(0x5C5C5C5C5C5C5C5C)
+_SPACES = np.uint64(0x2020202020202020)
 _EXPR = np.frombuffer(b"/Expr(", dtype=np.uint8).copy()
 _TRUE = np.frombuffer(b"true", dtype=np.uint8).copy()
 _EXACT = 1 << 53  # integers below are floats exactly
@@ -109,6 +115,10 @@ _EMPTY = np.zeros(0, dtype=np.uint8)
 _NONE = np.frombuffer(b"None", dtype=np.uint8).copy()
 
 _KERNEL = (
+    "_load8",
+    "_store8",
+    "_needs_look",
+    "_same_bytes",
     "_string",
     "_copy",
     "_copy_from",
@@ -133,6 +143,67 @@ kernel_ready = _LAZY.ready
 # --- the kernel --------------------------------------------------------------------------------
 
 
+def _load8(buf: U8, i: np.uint64) -> np.uint64:
+    """Return the eight bytes of ``buf`` from ``i`` as one little-endian word.
+
+    Written byte by byte, which the compiler turns into one load (numba has no unaligned view).
+    """
+    return (
+        np.uint64(buf[i])
+        | (np.uint64(buf[i + _ONE]) << np.uint64(8))
+        | (np.uint64(buf[i + np.uint64(2)]) << np.uint64(16))
+        | (np.uint64(buf[i + np.uint64(3)]) << np.uint64(24))
+        | (np.uint64(buf[i + np.uint64(4)]) << np.uint64(32))
+        | (np.uint64(buf[i + np.uint64(5)]) << np.uint64(40))
+        | (np.uint64(buf[i + np.uint64(6)]) << np.uint64(48))
+        | (np.uint64(buf[i + np.uint64(7)]) << np.uint64(56))
+    )
+
+
+def _store8(out: U8, i: np.uint64, word: np.uint64) -> None:
+    """Write the eight bytes of ``word`` (little-endian) to ``out`` from ``i``."""
+    for k in range(8):
+        out[i + np.uint64(k)] = np.uint8((word >> np.uint64(8 * k)) & np.uint64(0xFF))
+
+
+def _needs_look(word: np.uint64) -> bool:
+    """Whether a byte of ``word`` is a quote, a backslash, below 0x20 or from 0x80.
+
+    The bit tricks of "Bit Twiddling Hacks" (haszero, hasless): exact on whether any byte is
+    one, which is all that is asked (the bytes are then looked at one by one).
+    """
+    quotes = word ^ _QUOTES
+    backslashes = word ^ _BACKSLASHES
+    flags = (
+        ((quotes - _LOW_BITS) & ~quotes)
+        | ((backslashes - _LOW_BITS) & ~backslashes)
+        | ((word - _SPACES) & ~word)
+        | word
+    )
+    return bool(flags & _HIGH_BITS)
+
+
+def _same_bytes(buf: U8, a: np.uint64, b: np.uint64, length: np.uint64) -> bool:
+    """Whether ``buf[a:a + length]`` and ``buf[b:b + length]`` hold the same bytes.
+
+    Eight bytes at a time (the last word overlapping the one before), no early exit: the
+    keys of a line are those of the line before but rarely.
+    """
+    if length < _EIGHT:
+        for k in range(length):  # noqa: SIM110 - numba
+            if buf[a + k] != buf[b + k]:
+                return False
+        return True
+    diff = np.uint64(0)
+    at = np.uint64(0)
+    while at + _EIGHT < length:
+        diff |= _load8(buf, a + at) ^ _load8(buf, b + at)
+        at += _EIGHT
+    at = length - _EIGHT
+    diff |= _load8(buf, a + at) ^ _load8(buf, b + at)
+    return bool(diff == np.uint64(0))
+
+
 def _string(buf: U8, p: int, n: int, out: U8, o: int) -> tuple[int, int]:
     r"""Decode the JSON string whose opening quote is at ``p`` into ``out`` from ``o``.
 
@@ -142,10 +213,18 @@ def _string(buf: U8, p: int, n: int, out: U8, o: int) -> tuple[int, int]:
     """
     q = p + 1
     while q < n:
-        # a run of plain bytes, on unsigned positions (no negative-index test per byte)
+        # a run of plain bytes, on unsigned positions (no negative-index test per byte): eight
+        # at a time while no byte of the word needs a look, then one at a time
         qu = np.uint64(q)
         ou = np.uint64(o)
         nu = np.uint64(n)
+        while qu + _EIGHT <= nu:
+            word = _load8(buf, qu)
+            if _needs_look(word):
+                break
+            _store8(out, ou, word)
+            ou += _EIGHT
+            qu += _EIGHT
         while qu < nu:
             c = buf[qu]
             if c == _QUOTE or c == _BACKSLASH or c < _SPACE or c >= 0x80:  # noqa: SIM109 - numba
@@ -282,15 +361,9 @@ def _scan_chunk(
                     # the text from here to the value as on the last clean line: same key
                     from_ = seg_from[prev_m0 + i]
                     length = seg_to[prev_m0 + i] - from_
-                    if p + length <= n:
-                        pu = np.uint64(p)
-                        fu = np.uint64(from_)
-                        for ku in range(np.uint64(length)):
-                            if buf[pu + ku] != buf[fu + ku]:
-                                same = False
-                                break
-                    else:
-                        same = False
+                    same = p + length <= n and _same_bytes(
+                        buf, np.uint64(p), np.uint64(from_), np.uint64(length)
+                    )
                 else:
                     same = False
                 if same:
