@@ -11,7 +11,9 @@ Python's shortest float repr (``1.50`` → ``1.5``, ``1e5`` → ``100000.0``).
 
 The ads of a history share their layout: a line whose text from each value to the next key's
 value is the previous clean line's has its keys, so they are compared, not decoded, and copied
-in one block; a line of another layout is checked by a hash of each key (no key twice).
+in one block; a line of another layout is checked by a hash of each key (no key twice). A value
+written as on the previous clean line (with the byte after it) is copied from that line's,
+not decoded: most attributes of the ads of one history (paths, commands, requirements) repeat.
 
 It *declines* every other line: not a flat object on its own line, blanks around it other than
 spaces and tabs, a nested value, ``NaN``/``Infinity``, a ``\u`` escape, a control character or
@@ -121,6 +123,7 @@ _KERNEL = (
     "_same_bytes",
     "_string",
     "_copy",
+    "_copy_words",
     "_copy_from",
     "_scan_chunk",
     "_equal_bytes",
@@ -283,6 +286,26 @@ def _copy(data: U8, source: int, target: int, length: int) -> None:
         data[tu + k] = data[su + k]
 
 
+def _copy_words(data: U8, source: int, target: int, length: int) -> None:
+    """Copy ``length`` bytes of ``data`` from ``source`` to ``target``, from ``source + length``.
+
+    Eight bytes at a time where ``data`` has room for the last word, which writes up to seven
+    bytes past the copy (the next value overwrites them; the caller reports no byte past its
+    end) and reads up to seven past the source (before ``target``, or written just now).
+    """
+    su = np.uint64(source)
+    tu = np.uint64(target)
+    lu = np.uint64(length)
+    if tu + lu + _EIGHT > np.uint64(data.size):
+        for k in range(lu):
+            data[tu + k] = data[su + k]
+        return
+    at = np.uint64(0)
+    while at < lu:
+        _store8(data, tu + at, _load8(data, su + at))
+        at += _EIGHT
+
+
 def _copy_from(data: U8, source: int, out: U8, target: int, length: int) -> None:
     """Copy ``length`` bytes of ``data`` from ``source`` to ``out`` from ``target``."""
     su = np.uint64(source)
@@ -310,6 +333,7 @@ def _scan_chunk(
     names: U8,
     name_off: I64,
     literals: U8,
+    val_to: I32,
 ) -> tuple[int, int, int]:
     r"""Scan the lines of ``buf`` (split at ``\n``; a final ``\n`` starts no line).
 
@@ -317,15 +341,16 @@ def _scan_chunk(
     count and ``where[k, j]`` the position (among all values) of the value of ``NAMES[j]``, -1
     when absent. Keys and values go to their buffers; ``valid`` is False for a null value,
     ``rewrite`` True for a real number that ``json.dumps`` writes otherwise than it is written.
-    ``seg_from``/``seg_to`` hold, per member, where its key starts and its value is
-    reached; ``table_line`` and ``table_hash`` (a power of two long) are a hash table of the
-    keys of a line, its entries stamped with ``stamp0`` + the line's number + 1 (stamps of
-    earlier calls must be smaller).
+    ``seg_from``/``seg_to``/``val_to`` hold, per member, where its key starts, its value is
+    reached and its value ends; ``table_line`` and ``table_hash`` (a power of two long) are a
+    hash table of the keys of a line, its entries stamped with ``stamp0`` + the line's number
+    + 1 (stamps of earlier calls must be smaller).
     Returns the lines, the clean lines and the members written.
 
     A line holding the keys of the clean line before it, in the same order, has no key twice
     and the names where that line had them: the keys are compared as they are read. Other
-    lines are checked once read, by a hash of each key.
+    lines are checked once read, by a hash of each key. A member whose text from its key to
+    the byte after its value is that line's has its value too, copied from that line's.
     """
     n = buf.size
     n_names = name_off.size - 1
@@ -356,7 +381,28 @@ def _scan_chunk(
         closed = False
         while ok:
             i = m - m_line
-            if same:
+            copied = False
+            if same and i < prev_count:
+                # the key, the value and the byte after it as on the last clean line: the same
+                # key and value (the byte after ends the value there), copied, not decoded
+                pm = prev_m0 + i
+                from_ = seg_from[pm]
+                whole = val_to[pm] + 1 - from_
+                if p + whole <= n and _same_bytes(
+                    buf, np.uint64(p), np.uint64(from_), np.uint64(whole)
+                ):
+                    copied = True
+                    length = seg_to[pm] - from_
+                    seg_from[m] = p
+                    seg_to[m] = p + length
+                    p += whole - 1
+                    ko += keys_off[pm + 1] - keys_off[pm]
+                    a = values_off[pm]
+                    _copy_words(values, a, vo, values_off[pm + 1] - a)
+                    vo += values_off[pm + 1] - a
+                    valid[m] = valid[pm]
+                    rewrite[m] = rewrite[pm]
+            if same and not copied:
                 if i < prev_count:
                     # the text from here to the value as on the last clean line: same key
                     from_ = seg_from[prev_m0 + i]
@@ -402,21 +448,25 @@ def _scan_chunk(
                     break
                 p += 1
                 seg_to[m] = p
-            while p < n and (buf[p] == _SPACE or buf[p] == _TAB):
+            while not copied and p < n and (buf[p] == _SPACE or buf[p] == _TAB):
                 p += 1
             if p >= n:
                 ok = False
                 break
             # the value
             c = buf[p]
-            valid[m] = True
-            rewrite[m] = False
-            if c == _QUOTE:
+            if copied:
+                pass
+            elif c == _QUOTE:
+                valid[m] = True
+                rewrite[m] = False
                 p, vo = _string(buf, p, n, values, vo)
                 if p < 0:
                     ok = False
                     break
             elif c == _MINUS or (_ZERO <= c <= _NINE):
+                valid[m] = True
+                rewrite[m] = False
                 a = p
                 if c == _MINUS:
                     p += 1
@@ -483,6 +533,8 @@ def _scan_chunk(
                 _copy_from(buf, a, values, vo, p - a)
                 vo += p - a
             else:
+                valid[m] = True
+                rewrite[m] = False
                 # true, false or null
                 a = 0 if c == 116 else 4 if c == 102 else 9 if c == 110 else -1  # t, f, n
                 b = 4 if a == 0 else 9 if a == 4 else 13
@@ -502,6 +554,7 @@ def _scan_chunk(
                         values[vo] = literals[k]
                         vo += 1
                 p += b - a
+            val_to[m] = p
             m += 1
             keys_off[m] = ko
             values_off[m] = vo
@@ -651,6 +704,7 @@ class _Scratch:
         self.rewrite = np.empty(most, dtype=np.bool_)
         self.seg_from = np.empty(most, dtype=np.int32)
         self.seg_to = np.empty(most, dtype=np.int32)
+        self.val_to = np.empty(most, dtype=np.int32)
         self.table_line = np.zeros(_TABLE_SLOTS, dtype=np.int64)
         self.table_hash = np.zeros(_TABLE_SLOTS, dtype=np.int64)
         self.stamp = 0  # lines scanned with this table: a stamp per line, never reused
@@ -702,6 +756,7 @@ def scan_jsonl(data: bytes) -> JsonlScan | None:
         _NAME_BYTES,
         _NAME_OFFSETS,
         _LITERALS,
+        work.val_to,
     )
     work.stamp += lines
     key_array = string_array(keys_off[: m + 1].copy(), keys[: keys_off[m]].copy())

@@ -119,3 +119,54 @@ def test_long_keys_and_strings_match_the_reference(
     at = min(at, len(text))
     data = text[:at].encode() + extra.encode("latin-1") + text[at:].encode()
     _same(data)
+
+
+# values that repeat from line to line, or nearly: the kernel copies a value whose text and the
+# byte after it are the previous clean line's, and must decode the others
+_NEAR = st.sampled_from(
+    [
+        "1234",
+        "12345",
+        "-0",
+        "0",
+        "1.50",
+        "1.5",
+        "1e5",
+        "3600.0",
+        "true",
+        "false",
+        "null",
+        '"ab"',
+        '"ab\\""',
+        '"ab\\\\"',
+        '"/Expr(x)/"',
+        '"é"',
+        '"' + _PLAIN + '"',
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.lists(_NEAR, min_size=3, max_size=3), min_size=1, max_size=8),
+    st.lists(st.sampled_from([", ", ",", " , "]), min_size=3, max_size=3),
+    st.sampled_from([": ", ":", " :  "]),
+    st.lists(st.integers(0, 7), max_size=2),
+)
+def test_repeated_values_match_the_reference(
+    rows: list[list[str]], commas: list[str], colon: str, broken: list[int]
+) -> None:
+    lines = []
+    for k, values in enumerate(rows):
+        keys = ['"ClusterId"', '"ProcId"', '"QDate"', '"Args"', '"CompletionDate"']
+        texts = ["7", str(k), *values]
+        body = "".join(
+            key + colon + text + (commas[j % 3] if j < 4 else "")
+            for j, (key, text) in enumerate(zip(keys, texts, strict=True))
+        )
+        line = "{" + body + ("}" if k % 2 else " }")
+        if k in broken:
+            line = line[:-1]  # not closed: declined, and not the line the next is compared with
+        lines.append(line)
+    data = ("\n".join(lines) + "\n").encode()
+    _same(data)
