@@ -944,10 +944,19 @@ def _job_values(
     order, has them at the same places (one comparison of the key bytes).
     ``plain[row]`` says whether the first ``n_plain`` names all hold an integer written plainly
     (digits, perhaps after a ``-``).
+
+    A numeric value written as the same name's in the row before is not read again: its number
+    and what it sets (``expression``, ``unreadable``) are that row's.
     """
     n = starts.size
     m = noff.size - 1
     rel = np.full(m, -1, dtype=np.int64)
+    # per numeric name, the last value read: where, how long, its number, what it set
+    # (0 nothing, 1 expression, 2 unreadable)
+    last_at = np.zeros(n_numeric, dtype=np.int64)
+    last_size = np.full(n_numeric, -1, dtype=np.int64)
+    last_number = np.full(n_numeric, np.nan, dtype=np.float64)
+    last_set = np.zeros(n_numeric, dtype=np.int8)
     prev_start = 0
     prev_count = -1
     for row in range(n):
@@ -968,10 +977,11 @@ def _job_values(
             if koff[start + count] - b0 != koff[prev_start + count] - a0:
                 same = False
             else:
+                # no early exit: a loop the compiler vectorises (the keys are the same but rarely)
+                moved = 0
                 for i in range(1, count):
-                    if koff[prev_start + i] - a0 != koff[start + i] - b0:
-                        same = False
-                        break
+                    moved |= (koff[prev_start + i] - a0) ^ (koff[start + i] - b0)
+                same = moved == 0
             if same:
                 same = _equal_bytes(kdata, a0, b0, koff[start + count] - b0)
         if not same:
@@ -1044,6 +1054,17 @@ def _job_values(
             b = voff[c + 1]
             if a == b:
                 continue
+            if b - a == last_size[j] and _equal_bytes(vdata, last_at[j], a, b - a):
+                numbers[j, row] = last_number[j]
+                if last_set[j] == 1:
+                    expression[row] = True
+                elif last_set[j] == 2:
+                    unreadable[row] = True
+                continue
+            last_at[j] = a
+            last_size[j] = b - a
+            last_number[j] = np.nan
+            last_set[j] = 0
             first = vdata[a]
             if first == _MINUS or (_ZERO <= first <= _NINE):
                 p = a + 1 if first == _MINUS else a
@@ -1072,10 +1093,12 @@ def _job_values(
                     continue
                 value = np.float64(mantissa) / powers[scale]
                 numbers[j, row] = -value if first == _MINUS else value
+                last_number[j] = numbers[j, row]
             elif first == _PLUS or first == _DOT:  # noqa: SIM109 - numba
                 slow[j] = True
             elif _is_expression(vdata, a, b):
                 expression[row] = True
+                last_set[j] = 1
             elif not (
                 b - a == 4
                 and vdata[a] == 110
@@ -1084,6 +1107,7 @@ def _job_values(
                 and vdata[a + 3] == 108
             ):
                 unreadable[row] = True  # not "null"
+                last_set[j] = 2
 
 
 def job_values(attrs: Any, names: list[str], n_numeric: int, n_plain: int = 0) -> JobValues | None:
