@@ -385,7 +385,8 @@ def _scan_chunk(
             if same and i < prev_count:
                 # the key, the value and the byte after it as on the last clean line: the same
                 # key and value (the byte after ends the value there), copied, not decoded
-                pm = prev_m0 + i
+                pm = np.uint64(prev_m0 + i)
+                mu = np.uint64(m)
                 from_ = seg_from[pm]
                 whole = val_to[pm] + 1 - from_
                 if p + whole <= n and _same_bytes(
@@ -393,15 +394,16 @@ def _scan_chunk(
                 ):
                     copied = True
                     length = seg_to[pm] - from_
-                    seg_from[m] = p
-                    seg_to[m] = p + length
+                    seg_from[mu] = p
+                    seg_to[mu] = p + length
                     p += whole - 1
-                    ko += keys_off[pm + 1] - keys_off[pm]
+                    ko += keys_off[pm + _ONE] - keys_off[pm]
                     a = values_off[pm]
-                    _copy_words(values, a, vo, values_off[pm + 1] - a)
-                    vo += values_off[pm + 1] - a
-                    valid[m] = valid[pm]
-                    rewrite[m] = rewrite[pm]
+                    b = values_off[pm + _ONE]
+                    _copy_words(values, a, vo, b - a)
+                    vo += b - a
+                    valid[mu] = valid[pm]
+                    rewrite[mu] = rewrite[pm]
             if same and not copied:
                 if i < prev_count:
                     # the text from here to the value as on the last clean line: same key
@@ -554,20 +556,26 @@ def _scan_chunk(
                         values[vo] = literals[k]
                         vo += 1
                 p += b - a
-            val_to[m] = p
+            # unsigned positions from here: no negative-index test per access
+            mu = np.uint64(m)
+            val_to[mu] = p
             m += 1
-            keys_off[m] = ko
-            values_off[m] = vo
+            keys_off[mu + _ONE] = ko
+            values_off[mu + _ONE] = vo
             first = False
-            while p < n and (buf[p] == _SPACE or buf[p] == _TAB):
-                p += 1
-            if p < n and buf[p] == _COMMA:
-                p += 1
-                while p < n and (buf[p] == _SPACE or buf[p] == _TAB):
-                    p += 1
-                if p < n and buf[p] == _CLOSE:
+            pu = np.uint64(p)
+            nu = np.uint64(n)
+            while pu < nu and (buf[pu] == _SPACE or buf[pu] == _TAB):
+                pu += _ONE
+            if pu < nu and buf[pu] == _COMMA:
+                pu += _ONE
+                while pu < nu and (buf[pu] == _SPACE or buf[pu] == _TAB):
+                    pu += _ONE
+                p = int(np.int64(pu))
+                if pu < nu and buf[pu] == _CLOSE:
                     ok = False  # a trailing comma
                 continue
+            p = int(np.int64(pu))
             if p < n and buf[p] == _CLOSE:
                 closed = True
                 p += 1
