@@ -1013,26 +1013,30 @@ def _job_values(
             prev_count = count
         else:
             prev_start = start
+        # unsigned positions below: no negative-index test per array access
+        ru = np.uint64(row)
         for j in range(m):
-            c = start + rel[j] if rel[j] >= 0 else -1
-            pos[j, row] = c
+            ju = np.uint64(j)
+            c = start + rel[ju] if rel[ju] >= 0 else -1
+            pos[ju, ru] = c
             kind = 0
             if c >= 0:
+                cu = np.uint64(c)
                 kind = 1
                 if vbits.size:
                     bit = vbit0 + c
                     if (vbits[bit >> 3] >> (bit & 7)) & 1 == 0:
                         kind = 0  # null
-                if kind and voff[c + 1] - voff[c] == 4:
-                    a = voff[c]
+                if kind and voff[cu + _ONE] - voff[cu] == 4:
+                    au = np.uint64(voff[cu])
                     if (
-                        vdata[a] == _TRUE[0]
-                        and vdata[a + 1] == _TRUE[1]
-                        and vdata[a + 2] == _TRUE[2]
-                        and vdata[a + 3] == _TRUE[3]
+                        vdata[au] == _TRUE[0]
+                        and vdata[au + _ONE] == _TRUE[1]
+                        and vdata[au + np.uint64(2)] == _TRUE[2]
+                        and vdata[au + np.uint64(3)] == _TRUE[3]
                     ):
                         kind = 2
-            kinds[j, row] = kind
+            kinds[ju, ru] = kind
         is_plain = True
         for j in range(n_plain):
             c = pos[j, row]
@@ -1054,26 +1058,27 @@ def _job_values(
                 break
         plain[row] = is_plain
         for j in range(n_numeric):
-            numbers[j, row] = np.nan
-            if kinds[j, row] == 0:
+            ju = np.uint64(j)
+            numbers[ju, ru] = np.nan
+            if kinds[ju, ru] == 0:
                 continue
-            c = pos[j, row]
-            a = voff[c]
-            b = voff[c + 1]
+            cu = np.uint64(pos[ju, ru])
+            a = voff[cu]
+            b = voff[cu + _ONE]
             if a == b:
                 continue
-            if b - a == last_size[j] and _equal_bytes(vdata, last_at[j], a, b - a):
-                numbers[j, row] = last_number[j]
-                if last_set[j] == 1:
-                    expression[row] = True
-                elif last_set[j] == 2:
-                    unreadable[row] = True
+            if b - a == last_size[ju] and _equal_bytes(vdata, last_at[ju], a, b - a):
+                numbers[ju, ru] = last_number[ju]
+                if last_set[ju] == 1:
+                    expression[ru] = True
+                elif last_set[ju] == 2:
+                    unreadable[ru] = True
                 continue
-            last_at[j] = a
-            last_size[j] = b - a
-            last_number[j] = np.nan
-            last_set[j] = 0
-            first = vdata[a]
+            last_at[ju] = a
+            last_size[ju] = b - a
+            last_number[ju] = np.nan
+            last_set[ju] = 0
+            first = vdata[np.uint64(a)]
             if first == _MINUS or (_ZERO <= first <= _NINE):
                 p = a + 1 if first == _MINUS else a
                 mantissa = np.int64(0)
@@ -1082,7 +1087,7 @@ def _job_values(
                 fraction = False
                 ok = p < b
                 while p < b and ok:
-                    d = vdata[p]
+                    d = vdata[np.uint64(p)]
                     if _ZERO <= d <= _NINE:
                         mantissa = mantissa * 10 + (d - _ZERO)
                         if mantissa >= _EXACT:
