@@ -11,7 +11,9 @@ Python's shortest float repr (``1.50`` → ``1.5``, ``1e5`` → ``100000.0``).
 
 The ads of a history share their layout: a line whose text from each value to the next key's
 value is the previous clean line's has its keys, so they are compared, not decoded, and copied
-in one block; a line of another layout is checked by a hash of each key (no key twice).
+in one block; a line of another layout is checked by a hash of each key (no key twice). A value
+written as on the previous clean line (with the byte after it) is copied from that line's,
+not decoded: most attributes of the ads of one history (paths, commands, requirements) repeat.
 
 It *declines* every other line: not a flat object on its own line, blanks around it other than
 spaces and tabs, a nested value, ``NaN``/``Infinity``, a ``\u`` escape, a control character or
@@ -100,6 +102,12 @@ _NAME_BYTES = np.frombuffer("".join(NAMES).encode(), dtype=np.uint8).copy()
 _NAME_OFFSETS = np.cumsum([0] + [len(name) for name in NAMES]).astype(np.int64)
 _LITERALS = np.frombuffer(b"truefalsenull", dtype=np.uint8).copy()
 _ONE = np.uint64(1)
+_EIGHT = np.uint64(8)
+_LOW_BITS = np.uint64(0x0101010101010101)  # one in each byte, for the bit tricks of _needs_look
+_HIGH_BITS = np.uint64(0x8080808080808080)
+_QUOTES = np.uint64(0x2222222222222222)
+_BACKSLASHES = np.uint64(0x5C5C5C5C5C5C5C5C)
+_SPACES = np.uint64(0x2020202020202020)
 _EXPR = np.frombuffer(b"/Expr(", dtype=np.uint8).copy()
 _TRUE = np.frombuffer(b"true", dtype=np.uint8).copy()
 _EXACT = 1 << 53  # integers below are floats exactly
@@ -109,8 +117,13 @@ _EMPTY = np.zeros(0, dtype=np.uint8)
 _NONE = np.frombuffer(b"None", dtype=np.uint8).copy()
 
 _KERNEL = (
+    "_load8",
+    "_store8",
+    "_needs_look",
+    "_same_bytes",
     "_string",
     "_copy",
+    "_copy_words",
     "_copy_from",
     "_scan_chunk",
     "_equal_bytes",
@@ -133,6 +146,67 @@ kernel_ready = _LAZY.ready
 # --- the kernel --------------------------------------------------------------------------------
 
 
+def _load8(buf: U8, i: np.uint64) -> np.uint64:
+    """Return the eight bytes of ``buf`` from ``i`` as one little-endian word.
+
+    Written byte by byte, which the compiler turns into one load (numba has no unaligned view).
+    """
+    return (
+        np.uint64(buf[i])
+        | (np.uint64(buf[i + _ONE]) << np.uint64(8))
+        | (np.uint64(buf[i + np.uint64(2)]) << np.uint64(16))
+        | (np.uint64(buf[i + np.uint64(3)]) << np.uint64(24))
+        | (np.uint64(buf[i + np.uint64(4)]) << np.uint64(32))
+        | (np.uint64(buf[i + np.uint64(5)]) << np.uint64(40))
+        | (np.uint64(buf[i + np.uint64(6)]) << np.uint64(48))
+        | (np.uint64(buf[i + np.uint64(7)]) << np.uint64(56))
+    )
+
+
+def _store8(out: U8, i: np.uint64, word: np.uint64) -> None:
+    """Write the eight bytes of ``word`` (little-endian) to ``out`` from ``i``."""
+    for k in range(8):
+        out[i + np.uint64(k)] = np.uint8((word >> np.uint64(8 * k)) & np.uint64(0xFF))
+
+
+def _needs_look(word: np.uint64) -> bool:
+    """Whether a byte of ``word`` is a quote, a backslash, below 0x20 or from 0x80.
+
+    The bit tricks of "Bit Twiddling Hacks" (haszero, hasless): exact on whether any byte is
+    one, which is all that is asked (the bytes are then looked at one by one).
+    """
+    quotes = word ^ _QUOTES
+    backslashes = word ^ _BACKSLASHES
+    flags = (
+        ((quotes - _LOW_BITS) & ~quotes)
+        | ((backslashes - _LOW_BITS) & ~backslashes)
+        | ((word - _SPACES) & ~word)
+        | word
+    )
+    return bool(flags & _HIGH_BITS)
+
+
+def _same_bytes(buf: U8, a: np.uint64, b: np.uint64, length: np.uint64) -> bool:
+    """Whether ``buf[a:a + length]`` and ``buf[b:b + length]`` hold the same bytes.
+
+    Eight bytes at a time (the last word overlapping the one before), no early exit: the
+    keys of a line are those of the line before but rarely.
+    """
+    if length < _EIGHT:
+        for k in range(length):  # noqa: SIM110 - numba
+            if buf[a + k] != buf[b + k]:
+                return False
+        return True
+    diff = np.uint64(0)
+    at = np.uint64(0)
+    while at + _EIGHT < length:
+        diff |= _load8(buf, a + at) ^ _load8(buf, b + at)
+        at += _EIGHT
+    at = length - _EIGHT
+    diff |= _load8(buf, a + at) ^ _load8(buf, b + at)
+    return bool(diff == np.uint64(0))
+
+
 def _string(buf: U8, p: int, n: int, out: U8, o: int) -> tuple[int, int]:
     r"""Decode the JSON string whose opening quote is at ``p`` into ``out`` from ``o``.
 
@@ -142,10 +216,18 @@ def _string(buf: U8, p: int, n: int, out: U8, o: int) -> tuple[int, int]:
     """
     q = p + 1
     while q < n:
-        # a run of plain bytes, on unsigned positions (no negative-index test per byte)
+        # a run of plain bytes, on unsigned positions (no negative-index test per byte): eight
+        # at a time while no byte of the word needs a look, then one at a time
         qu = np.uint64(q)
         ou = np.uint64(o)
         nu = np.uint64(n)
+        while qu + _EIGHT <= nu:
+            word = _load8(buf, qu)
+            if _needs_look(word):
+                break
+            _store8(out, ou, word)
+            ou += _EIGHT
+            qu += _EIGHT
         while qu < nu:
             c = buf[qu]
             if c == _QUOTE or c == _BACKSLASH or c < _SPACE or c >= 0x80:  # noqa: SIM109 - numba
@@ -204,6 +286,26 @@ def _copy(data: U8, source: int, target: int, length: int) -> None:
         data[tu + k] = data[su + k]
 
 
+def _copy_words(data: U8, source: int, target: int, length: int) -> None:
+    """Copy ``length`` bytes of ``data`` from ``source`` to ``target``, from ``source + length``.
+
+    Eight bytes at a time where ``data`` has room for the last word, which writes up to seven
+    bytes past the copy (the next value overwrites them; the caller reports no byte past its
+    end) and reads up to seven past the source (before ``target``, or written just now).
+    """
+    su = np.uint64(source)
+    tu = np.uint64(target)
+    lu = np.uint64(length)
+    if tu + lu + _EIGHT > np.uint64(data.size):
+        for k in range(lu):
+            data[tu + k] = data[su + k]
+        return
+    at = np.uint64(0)
+    while at < lu:
+        _store8(data, tu + at, _load8(data, su + at))
+        at += _EIGHT
+
+
 def _copy_from(data: U8, source: int, out: U8, target: int, length: int) -> None:
     """Copy ``length`` bytes of ``data`` from ``source`` to ``out`` from ``target``."""
     su = np.uint64(source)
@@ -231,6 +333,7 @@ def _scan_chunk(
     names: U8,
     name_off: I64,
     literals: U8,
+    val_to: I32,
 ) -> tuple[int, int, int]:
     r"""Scan the lines of ``buf`` (split at ``\n``; a final ``\n`` starts no line).
 
@@ -238,15 +341,16 @@ def _scan_chunk(
     count and ``where[k, j]`` the position (among all values) of the value of ``NAMES[j]``, -1
     when absent. Keys and values go to their buffers; ``valid`` is False for a null value,
     ``rewrite`` True for a real number that ``json.dumps`` writes otherwise than it is written.
-    ``seg_from``/``seg_to`` hold, per member, where its key starts and its value is
-    reached; ``table_line`` and ``table_hash`` (a power of two long) are a hash table of the
-    keys of a line, its entries stamped with ``stamp0`` + the line's number + 1 (stamps of
-    earlier calls must be smaller).
+    ``seg_from``/``seg_to``/``val_to`` hold, per member, where its key starts, its value is
+    reached and its value ends; ``table_line`` and ``table_hash`` (a power of two long) are a
+    hash table of the keys of a line, its entries stamped with ``stamp0`` + the line's number
+    + 1 (stamps of earlier calls must be smaller).
     Returns the lines, the clean lines and the members written.
 
     A line holding the keys of the clean line before it, in the same order, has no key twice
     and the names where that line had them: the keys are compared as they are read. Other
-    lines are checked once read, by a hash of each key.
+    lines are checked once read, by a hash of each key. A member whose text from its key to
+    the byte after its value is that line's has its value too, copied from that line's.
     """
     n = buf.size
     n_names = name_off.size - 1
@@ -277,20 +381,37 @@ def _scan_chunk(
         closed = False
         while ok:
             i = m - m_line
-            if same:
+            copied = False
+            if same and i < prev_count:
+                # the key, the value and the byte after it as on the last clean line: the same
+                # key and value (the byte after ends the value there), copied, not decoded
+                pm = np.uint64(prev_m0 + i)
+                mu = np.uint64(m)
+                from_ = seg_from[pm]
+                whole = val_to[pm] + 1 - from_
+                if p + whole <= n and _same_bytes(
+                    buf, np.uint64(p), np.uint64(from_), np.uint64(whole)
+                ):
+                    copied = True
+                    length = seg_to[pm] - from_
+                    seg_from[mu] = p
+                    seg_to[mu] = p + length
+                    p += whole - 1
+                    ko += keys_off[pm + _ONE] - keys_off[pm]
+                    a = values_off[pm]
+                    b = values_off[pm + _ONE]
+                    _copy_words(values, a, vo, b - a)
+                    vo += b - a
+                    valid[mu] = valid[pm]
+                    rewrite[mu] = rewrite[pm]
+            if same and not copied:
                 if i < prev_count:
                     # the text from here to the value as on the last clean line: same key
                     from_ = seg_from[prev_m0 + i]
                     length = seg_to[prev_m0 + i] - from_
-                    if p + length <= n:
-                        pu = np.uint64(p)
-                        fu = np.uint64(from_)
-                        for ku in range(np.uint64(length)):
-                            if buf[pu + ku] != buf[fu + ku]:
-                                same = False
-                                break
-                    else:
-                        same = False
+                    same = p + length <= n and _same_bytes(
+                        buf, np.uint64(p), np.uint64(from_), np.uint64(length)
+                    )
                 else:
                     same = False
                 if same:
@@ -329,21 +450,25 @@ def _scan_chunk(
                     break
                 p += 1
                 seg_to[m] = p
-            while p < n and (buf[p] == _SPACE or buf[p] == _TAB):
+            while not copied and p < n and (buf[p] == _SPACE or buf[p] == _TAB):
                 p += 1
             if p >= n:
                 ok = False
                 break
             # the value
             c = buf[p]
-            valid[m] = True
-            rewrite[m] = False
-            if c == _QUOTE:
+            if copied:
+                pass
+            elif c == _QUOTE:
+                valid[m] = True
+                rewrite[m] = False
                 p, vo = _string(buf, p, n, values, vo)
                 if p < 0:
                     ok = False
                     break
             elif c == _MINUS or (_ZERO <= c <= _NINE):
+                valid[m] = True
+                rewrite[m] = False
                 a = p
                 if c == _MINUS:
                     p += 1
@@ -410,6 +535,8 @@ def _scan_chunk(
                 _copy_from(buf, a, values, vo, p - a)
                 vo += p - a
             else:
+                valid[m] = True
+                rewrite[m] = False
                 # true, false or null
                 a = 0 if c == 116 else 4 if c == 102 else 9 if c == 110 else -1  # t, f, n
                 b = 4 if a == 0 else 9 if a == 4 else 13
@@ -429,19 +556,26 @@ def _scan_chunk(
                         values[vo] = literals[k]
                         vo += 1
                 p += b - a
+            # unsigned positions from here: no negative-index test per access
+            mu = np.uint64(m)
+            val_to[mu] = p
             m += 1
-            keys_off[m] = ko
-            values_off[m] = vo
+            keys_off[mu + _ONE] = ko
+            values_off[mu + _ONE] = vo
             first = False
-            while p < n and (buf[p] == _SPACE or buf[p] == _TAB):
-                p += 1
-            if p < n and buf[p] == _COMMA:
-                p += 1
-                while p < n and (buf[p] == _SPACE or buf[p] == _TAB):
-                    p += 1
-                if p < n and buf[p] == _CLOSE:
+            pu = np.uint64(p)
+            nu = np.uint64(n)
+            while pu < nu and (buf[pu] == _SPACE or buf[pu] == _TAB):
+                pu += _ONE
+            if pu < nu and buf[pu] == _COMMA:
+                pu += _ONE
+                while pu < nu and (buf[pu] == _SPACE or buf[pu] == _TAB):
+                    pu += _ONE
+                p = int(np.int64(pu))
+                if pu < nu and buf[pu] == _CLOSE:
                     ok = False  # a trailing comma
                 continue
+            p = int(np.int64(pu))
             if p < n and buf[p] == _CLOSE:
                 closed = True
                 p += 1
@@ -578,6 +712,7 @@ class _Scratch:
         self.rewrite = np.empty(most, dtype=np.bool_)
         self.seg_from = np.empty(most, dtype=np.int32)
         self.seg_to = np.empty(most, dtype=np.int32)
+        self.val_to = np.empty(most, dtype=np.int32)
         self.table_line = np.zeros(_TABLE_SLOTS, dtype=np.int64)
         self.table_hash = np.zeros(_TABLE_SLOTS, dtype=np.int64)
         self.stamp = 0  # lines scanned with this table: a stamp per line, never reused
@@ -629,6 +764,7 @@ def scan_jsonl(data: bytes) -> JsonlScan | None:
         _NAME_BYTES,
         _NAME_OFFSETS,
         _LITERALS,
+        work.val_to,
     )
     work.stamp += lines
     key_array = string_array(keys_off[: m + 1].copy(), keys[: keys_off[m]].copy())
@@ -816,10 +952,19 @@ def _job_values(
     order, has them at the same places (one comparison of the key bytes).
     ``plain[row]`` says whether the first ``n_plain`` names all hold an integer written plainly
     (digits, perhaps after a ``-``).
+
+    A numeric value written as the same name's in the row before is not read again: its number
+    and what it sets (``expression``, ``unreadable``) are that row's.
     """
     n = starts.size
     m = noff.size - 1
     rel = np.full(m, -1, dtype=np.int64)
+    # per numeric name, the last value read: where, how long, its number, what it set
+    # (0 nothing, 1 expression, 2 unreadable)
+    last_at = np.zeros(n_numeric, dtype=np.int64)
+    last_size = np.full(n_numeric, -1, dtype=np.int64)
+    last_number = np.full(n_numeric, np.nan, dtype=np.float64)
+    last_set = np.zeros(n_numeric, dtype=np.int8)
     prev_start = 0
     prev_count = -1
     for row in range(n):
@@ -840,10 +985,11 @@ def _job_values(
             if koff[start + count] - b0 != koff[prev_start + count] - a0:
                 same = False
             else:
+                # no early exit: a loop the compiler vectorises (the keys are the same but rarely)
+                moved = 0
                 for i in range(1, count):
-                    if koff[prev_start + i] - a0 != koff[start + i] - b0:
-                        same = False
-                        break
+                    moved |= (koff[prev_start + i] - a0) ^ (koff[start + i] - b0)
+                same = moved == 0
             if same:
                 same = _equal_bytes(kdata, a0, b0, koff[start + count] - b0)
         if not same:
@@ -867,26 +1013,30 @@ def _job_values(
             prev_count = count
         else:
             prev_start = start
+        # unsigned positions below: no negative-index test per array access
+        ru = np.uint64(row)
         for j in range(m):
-            c = start + rel[j] if rel[j] >= 0 else -1
-            pos[j, row] = c
+            ju = np.uint64(j)
+            c = start + rel[ju] if rel[ju] >= 0 else -1
+            pos[ju, ru] = c
             kind = 0
             if c >= 0:
+                cu = np.uint64(c)
                 kind = 1
                 if vbits.size:
                     bit = vbit0 + c
                     if (vbits[bit >> 3] >> (bit & 7)) & 1 == 0:
                         kind = 0  # null
-                if kind and voff[c + 1] - voff[c] == 4:
-                    a = voff[c]
+                if kind and voff[cu + _ONE] - voff[cu] == 4:
+                    au = np.uint64(voff[cu])
                     if (
-                        vdata[a] == _TRUE[0]
-                        and vdata[a + 1] == _TRUE[1]
-                        and vdata[a + 2] == _TRUE[2]
-                        and vdata[a + 3] == _TRUE[3]
+                        vdata[au] == _TRUE[0]
+                        and vdata[au + _ONE] == _TRUE[1]
+                        and vdata[au + np.uint64(2)] == _TRUE[2]
+                        and vdata[au + np.uint64(3)] == _TRUE[3]
                     ):
                         kind = 2
-            kinds[j, row] = kind
+            kinds[ju, ru] = kind
         is_plain = True
         for j in range(n_plain):
             c = pos[j, row]
@@ -908,15 +1058,27 @@ def _job_values(
                 break
         plain[row] = is_plain
         for j in range(n_numeric):
-            numbers[j, row] = np.nan
-            if kinds[j, row] == 0:
+            ju = np.uint64(j)
+            numbers[ju, ru] = np.nan
+            if kinds[ju, ru] == 0:
                 continue
-            c = pos[j, row]
-            a = voff[c]
-            b = voff[c + 1]
+            cu = np.uint64(pos[ju, ru])
+            a = voff[cu]
+            b = voff[cu + _ONE]
             if a == b:
                 continue
-            first = vdata[a]
+            if b - a == last_size[ju] and _equal_bytes(vdata, last_at[ju], a, b - a):
+                numbers[ju, ru] = last_number[ju]
+                if last_set[ju] == 1:
+                    expression[ru] = True
+                elif last_set[ju] == 2:
+                    unreadable[ru] = True
+                continue
+            last_at[ju] = a
+            last_size[ju] = b - a
+            last_number[ju] = np.nan
+            last_set[ju] = 0
+            first = vdata[np.uint64(a)]
             if first == _MINUS or (_ZERO <= first <= _NINE):
                 p = a + 1 if first == _MINUS else a
                 mantissa = np.int64(0)
@@ -925,7 +1087,7 @@ def _job_values(
                 fraction = False
                 ok = p < b
                 while p < b and ok:
-                    d = vdata[p]
+                    d = vdata[np.uint64(p)]
                     if _ZERO <= d <= _NINE:
                         mantissa = mantissa * 10 + (d - _ZERO)
                         if mantissa >= _EXACT:
@@ -944,10 +1106,12 @@ def _job_values(
                     continue
                 value = np.float64(mantissa) / powers[scale]
                 numbers[j, row] = -value if first == _MINUS else value
+                last_number[j] = numbers[j, row]
             elif first == _PLUS or first == _DOT:  # noqa: SIM109 - numba
                 slow[j] = True
             elif _is_expression(vdata, a, b):
                 expression[row] = True
+                last_set[j] = 1
             elif not (
                 b - a == 4
                 and vdata[a] == 110
@@ -956,6 +1120,7 @@ def _job_values(
                 and vdata[a + 3] == 108
             ):
                 unreadable[row] = True  # not "null"
+                last_set[j] = 2
 
 
 def job_values(attrs: Any, names: list[str], n_numeric: int, n_plain: int = 0) -> JobValues | None:
@@ -1075,8 +1240,11 @@ def _gather(
     """Copy the values of the names ``sel`` to ``out``, row by row (a row's values lie close).
 
     Name ``sel[k]`` of row ``row0 + i`` goes to ``out`` from ``out_off[k, row0 + i]``; its end
-    is written to ``out_off[k, row0 + i + 1]`` (no bytes where absent or null).
+    is written to ``out_off[k, row0 + i + 1]`` (no bytes where absent or null). Bytes go eight
+    at a time where ``vdata`` has them: up to seven bytes past a value are written, which the
+    next value of the name overwrites (the caller leaves eight spare bytes after each name's).
     """
+    size = np.uint64(vdata.size)
     for i in range(pos.shape[1]):
         for k in range(sel.size):
             j = sel[k]
@@ -1086,8 +1254,15 @@ def _gather(
                 length = voff[pos[j, i] + 1] - a
                 au = np.uint64(a)
                 ou = np.uint64(o)
-                for b in range(np.uint64(length)):
-                    out[ou + b] = vdata[au + b]
+                lu = np.uint64(length)
+                if au + lu + _EIGHT <= size:
+                    at = np.uint64(0)
+                    while at < lu:
+                        _store8(out, ou + at, _load8(vdata, au + at))
+                        at += _EIGHT
+                else:
+                    for b in range(lu):
+                        out[ou + b] = vdata[au + b]
                 o += length
             out_off[k, row0 + i + 1] = o
 
@@ -1115,7 +1290,7 @@ def gather_texts(chunks: list[Any], found: list[JobValues], names: list[int]) ->
     if len(sel) and int(sizes.max()) >= 1 << 31:
         return None
     base = np.zeros(len(sel) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=base[1:])
+    np.cumsum(sizes + 8, out=base[1:])  # eight spare bytes after each name's (see _gather)
     out_off = np.empty((len(sel), n + 1), dtype=np.int64)
     out_off[:, 0] = base[:-1]
     out = np.empty(max(int(base[-1]), 1), dtype=np.uint8)
@@ -1129,7 +1304,7 @@ def gather_texts(chunks: list[Any], found: list[JobValues], names: list[int]) ->
         nulls = n - int(np.count_nonzero(valid))
         bitmap = _pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
         offsets = (out_off[k] - base[k]).astype(np.int32)
-        data = out[base[k] : base[k + 1]]
+        data = out[base[k] : base[k] + sizes[k]]
         arrays.append(
             _pa.StringArray.from_buffers(
                 n, _pa.py_buffer(offsets), _pa.py_buffer(data), bitmap, nulls
