@@ -98,7 +98,13 @@ from gridtrace.logs._attrs import (
     flag_mask,
     repeated_rows,
 )
-from gridtrace.logs._base import FileParse, ParseResult
+from gridtrace.logs._base import (
+    FileParse,
+    ParseResult,
+    parts_quarantine,
+    parts_records,
+    result_of_parts,
+)
 from gridtrace.logs._columnar import (
     fitted_numbers,
     int_or_null,
@@ -1339,10 +1345,8 @@ def assemble_htcondor(parts: Sequence[FileParse], *, tz: str | None = None) -> P
         ``info`` holds ``format`` and ``htcondor_ads`` (the number of job ads read).
     """
     del tz
-    records = pa.concat_tables([p.records for p in parts]) if parts else RECORDS.empty_table()
-    quarantine = (
-        pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
-    )
+    records = parts_records(parts)
+    quarantine = parts_quarantine(parts)
     is_ad = _numpy(_pc.equal(records.column("record_type"), "AD"), bool)
     ad_rows = np.flatnonzero(is_ad)
     all_ads = records if len(ad_rows) == records.num_rows else records.take(_pa.array(ad_rows))
@@ -1365,13 +1369,11 @@ def assemble_htcondor(parts: Sequence[FileParse], *, tz: str | None = None) -> P
         ad_values.keep(kept)
     ads = records if len(rows) == records.num_rows else records.take(_pa.array(rows))
     jobs = _jobs(ads, repeated[rows], ad_values)
-    return ParseResult(
+    return result_of_parts(
+        parts,
         records=records,
         jobs=jobs,
         quarantine=quarantine,
-        files=tuple(p.src_file for p in parts),
-        lines_read=sum(p.lines_read for p in parts),
-        tz_offset_s=None,
         info={
             "format": "htcondor",
             "htcondor_ads": int(is_ad.sum()),
