@@ -400,15 +400,22 @@ def _tokenize(
                 tq[nt] = True
                 p = q + 1
             else:
-                while p < n:
-                    c = buf[p]
+                up = np.uint64(p)  # unsigned, as for a string
+                us = np.uint64(size)
+                un = np.uint64(n)
+                um = np.uint8(0)
+                while up < un:
+                    c = buf[up]
                     k = cls[c]
                     if k & (_C_STOP | _C_BAD_BARE):
                         break
-                    mask |= k
-                    tb[size] = c
-                    size += 1
-                    p += 1
+                    um |= k
+                    tb[us] = c
+                    us += np.uint64(1)
+                    up += np.uint64(1)
+                p = int(np.int64(up))
+                size = int(np.int64(us))
+                mask = int(np.int64(um))
                 if p < n and cls[buf[p]] & _C_BAD_BARE:  # control, quote, > 126
                     ok = False
                     break
