@@ -926,7 +926,8 @@ def read_numbers(strings: Any, index: I64) -> tuple[F64, Bools] | None:
     offsets, data, _ = string_buffers(strings)
     index = np.ascontiguousarray(index, dtype=np.int64)
     shape = index.shape
-    index = index.reshape(-1, shape[-1])
+    # (fields, rows), the fields counted: -1 cannot be inferred when there are no rows
+    index = index.reshape(int(np.prod(shape[:-1], dtype=np.int64)), shape[-1])
     out = np.empty(index.shape, dtype=np.float64)
     slow = np.empty(index.shape, dtype=np.bool_)
     _read_numbers(offsets, data, index, out, slow)
