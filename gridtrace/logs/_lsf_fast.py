@@ -347,51 +347,47 @@ def _tokenize(
         p = s
         ok = buf[s] == _QUOTE  # a quoted event name first (also: not a blank line)
         while ok:
-            while p < n and buf[p] == _SPACE:
-                p += 1
+            up = np.uint64(p)
+            while up < np.uint64(n) and buf[up] == _SPACE:
+                up += np.uint64(1)
+            p = int(np.int64(up))
             if p >= n:  # no line end
                 ok = False
                 break
             c = buf[p]
             if c == _LF:
                 break
-            mask = 0
             if c == _QUOTE:
-                q = p + 1
                 # the bytes of a string up to a quote: unsigned indices (no check for negative
                 # ones in the loop that reads most of the input)
-                uq = np.uint64(q)
+                uq = np.uint64(p + 1)
                 us = np.uint64(size)
                 un = np.uint64(n)
                 um = np.uint8(0)
-                while uq < un:
-                    c = buf[uq]
-                    k = cls[c]
-                    if k & (_C_QUOTE | _C_BAD_QUOTED):
-                        break
-                    um |= k
-                    tb[us] = c
-                    us += np.uint64(1)
-                    uq += np.uint64(1)
-                q = int(np.int64(uq))
-                size = int(np.int64(us))
-                mask |= int(np.int64(um))
-                while q < n:  # a doubled quote, or the string's end
-                    c = buf[q]
-                    k = cls[c]
-                    if k & (_C_QUOTE | _C_BAD_QUOTED) == 0:
-                        mask |= k
-                        tb[size] = c
-                        size += 1
-                        q += 1
-                        continue
-                    if k & _C_QUOTE and q + 1 < n and buf[q + 1] == _QUOTE:  # a doubled quote
-                        mask |= k
-                        tb[size] = c
-                        size += 1
-                        q += 2
+                while True:
+                    while uq < un:
+                        c = buf[uq]
+                        k = cls[c]
+                        if k & (_C_QUOTE | _C_BAD_QUOTED):
+                            break
+                        um |= k
+                        tb[us] = c
+                        us += np.uint64(1)
+                        uq += np.uint64(1)
+                    if (
+                        uq + np.uint64(1) < un
+                        and buf[uq] == _QUOTE
+                        and buf[uq + np.uint64(1)] == _QUOTE
+                    ):
+                        um |= cls[_QUOTE]  # a doubled quote: one quote, the string goes on
+                        tb[us] = _QUOTE
+                        us += np.uint64(1)
+                        uq += np.uint64(2)
                         continue
                     break
+                q = int(np.int64(uq))
+                size = int(np.int64(us))
+                mask = int(np.int64(um))
                 if q >= n or buf[q] != _QUOTE:  # left open, or a byte that declines
                     ok = False
                     break
