@@ -717,48 +717,49 @@ def _write(
     values_off: I32,
     values: U8,
 ) -> int:
-    """Pass 3: write the items' values (a run as one copy; a section as count and list)."""
-    v = 0
-    nv = 0
+    """Pass 3: write the items' values (a run as one copy; a section as count and list).
+
+    Every index and count is unsigned (no check for negative ones; numba would make a float
+    of a signed and an unsigned integer mixed, so none is).
+    """
+    one = np.uint64(1)
+    v = np.uint64(0)
+    nv = np.uint64(0)
     values_off[0] = 0
     for i in range(items):
-        first = item_first[i]
-        end = item_end[i]
-        stop = first + 1 if item_section[i] else end
-        lo = tc[first]
-        hi = tc[stop]
-        shift = v - lo
-        for t in range(first + 1, stop + 1):  # the values of a run are side by side in tb
-            nv += 1
-            values_off[nv] = tc[t] + shift
-        w = np.uint64(v)  # unsigned indices: no check for negative ones in the loop
-        for k in range(np.uint64(lo), np.uint64(hi)):
-            values[w] = tb[k]
-            w += np.uint64(1)
-        v = int(np.int64(w))
-        if not item_section[i]:
+        first = np.uint64(item_first[i])
+        end = np.uint64(item_end[i])
+        section = item_section[i]
+        stop = first + one if section else end
+        lo = np.uint64(tc[first])
+        hi = np.uint64(tc[stop])
+        for t in range(first + one, stop + one):  # the values of a run are side by side in tb
+            nv += one
+            values_off[nv] = np.uint64(tc[t]) - lo + v
+        for k in range(lo, hi):
+            values[v] = tb[k]
+            v += one
+        if not section:
             continue
         values[v] = _OPEN
-        v += 1
-        for u in range(first + 1, end):
-            if u > first + 1:
+        v += one
+        for u in range(first + one, end):
+            if u > first + one:
                 values[v] = _COMMA
-                values[v + 1] = _SPACE
-                v += 2
+                values[v + one] = _SPACE
+                v += np.uint64(2)
             values[v] = _QUOTE
-            v += 1
-            w = np.uint64(v)
-            for k in range(np.uint64(tc[u]), np.uint64(tc[u + 1])):
-                values[w] = tb[k]
-                w += np.uint64(1)
-            v = int(np.int64(w))
+            v += one
+            for k in range(np.uint64(tc[u]), np.uint64(tc[u + one])):
+                values[v] = tb[k]
+                v += one
             values[v] = _QUOTE
-            v += 1
+            v += one
         values[v] = _CLOSE
-        v += 1
-        nv += 1
+        v += one
+        nv += one
         values_off[nv] = v
-    return nv
+    return int(np.int64(nv))
 
 
 def _put_names(names: U8, names_off: I64, starts: I64, lengths: I64, out_off: I32, out: U8) -> None:
