@@ -988,15 +988,13 @@ def _gather_sizes(offsets: I32, valid: Bools, index: I64, row: int, out_off: I32
 
 def _gather(
     offsets: I32, data: U8, valid: Bools, index: I64, row: int, out_off: I32, base: I64, out: U8
-) -> int:
+) -> None:
     """Copy the strings picked by ``index``, column ``j`` at ``base[j] + out_off[j, row:]``.
 
     Row by row (all the columns of a row, then the next): the fields of a row sit side by side.
-    Returns the sum of :func:`_touch_ahead` (of no use but to keep its loads).
+    (Loading rows ahead, as :func:`_read_numbers` does, made it slower: 1.08x, measured.)
     """
-    touched = 0
     for i in range(index.shape[1]):
-        touched += _touch_ahead(offsets, data, index, i)
         for j in range(index.shape[0]):
             p = index[j, i]
             if p < 0 or (valid.size and not valid[p]):
@@ -1005,7 +1003,6 @@ def _gather(
             for k in range(np.uint64(offsets[p]), np.uint64(offsets[p + 1])):
                 out[w] = data[k]
                 w += np.uint64(1)
-    return touched
 
 
 def _contains(offsets: I32, data: U8, valid: Bools, needle: U8, out: Bools) -> None:
