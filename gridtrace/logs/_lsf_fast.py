@@ -765,24 +765,23 @@ def _write(
 def _put_names(names: U8, names_off: I64, starts: I64, lengths: I64, out_off: I32, out: U8) -> None:
     """Write runs of names: run ``r`` is names ``starts[r]`` to ``starts[r] + lengths[r]``.
 
-    The names of a run are consecutive in ``names``: each run is one copy of bytes.
+    The names of a run are consecutive in ``names``: each run is one copy of bytes. Unsigned
+    indices throughout, as in :func:`_write`.
     """
-    v = np.int64(0)
-    k = 0
+    one = np.uint64(1)
+    v = np.uint64(0)
+    k = np.uint64(0)
     out_off[0] = 0
     for r in range(starts.size):
-        first = starts[r]
-        stop = first + lengths[r]
-        lo = names_off[first]
-        shift = v - lo
-        for j in range(first + 1, stop + 1):
-            k += 1
-            out_off[k] = names_off[j] + shift
-        w = np.uint64(v)
-        for b in range(np.uint64(lo), np.uint64(names_off[stop])):
-            out[w] = names[b]
-            w += np.uint64(1)
-        v = np.int64(w)
+        first = np.uint64(starts[r])
+        stop = first + np.uint64(lengths[r])
+        lo = np.uint64(names_off[first])
+        for j in range(first + one, stop + one):
+            k += one
+            out_off[k] = np.uint64(names_off[j]) - lo + v
+        for b in range(lo, np.uint64(names_off[stop])):
+            out[v] = names[b]
+            v += one
 
 
 def _template_keys(

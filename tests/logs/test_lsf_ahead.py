@@ -1,7 +1,7 @@
 """The LSF finishing kernels read the same with their loads made rows ahead, and names cached.
 
-``_read_numbers`` and ``_gather`` load the strings of a row a few rows ahead of the one they
-work on (:func:`gridtrace.logs._lsf_fast._touch_ahead`): those loads must never change what is
+``_read_numbers`` loads the strings of a row a few rows ahead of the one it
+works on (:func:`gridtrace.logs._lsf_fast._touch_ahead`): those loads must never change what is
 read, nor read outside the strings (an index of -1, an empty string at the end of the data,
 fewer rows than the distance ahead). The names of a row are encoded once per list
 (``_encoded``, cached): the keys written and the positions found must be those of the names
