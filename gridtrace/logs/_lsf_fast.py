@@ -836,8 +836,9 @@ def _touch_ahead(offsets: I32, data: U8, index: I64, i: int) -> int:
     Rows of a chunk's maps lie a kilobyte and more apart, too far for the hardware to fetch
     the next one ahead: each row's first loads wait on memory. Loading a later row's bytes
     early (a plain load, the sum returned so that it is kept) lets those waits overlap the
-    work on this row: :func:`_read_numbers` of the benchmark's 100k rows took 45 ms instead
-    of 65 (AMD EPYC; 2, 8 and 16 rows ahead measured no better than 4).
+    work on this row: :func:`_read_numbers` of the benchmark's 100k rows took 0.82x the CPU
+    time, paired in one process (AMD EPYC; 2 and 8 rows ahead measured no different from 4).
+    :func:`_gather` was slower for it (1.08x) and does without.
     """
     row = i + _AHEAD
     if row >= index.shape[1]:
