@@ -117,7 +117,13 @@ from gridtrace.logs._attrs import (
     flag_mask,
     repeated_rows,
 )
-from gridtrace.logs._base import FileParse, ParseResult
+from gridtrace.logs._base import (
+    FileParse,
+    ParseResult,
+    parts_quarantine,
+    parts_records,
+    result_of_parts,
+)
 from gridtrace.logs._columnar import fitted_numbers, int_or_null, interleave, quarantine_table
 from gridtrace.logs._prefilter import may_repeat
 from gridtrace.logs._stream import Chunk, LineFormat, file_reader, file_tokenizer
@@ -1821,10 +1827,8 @@ def assemble_lsf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
         ``lsf_events`` (records by event type).
     """
     del tz
-    records = pa.concat_tables([p.records for p in parts]) if parts else RECORDS.empty_table()
-    quarantine = (
-        pa.concat_tables([p.quarantine for p in parts]) if parts else QUARANTINE.empty_table()
-    )
+    records = parts_records(parts)
+    quarantine = parts_quarantine(parts)
     is_finish = _numpy(_pc.equal(records.column("record_type"), "JOB_FINISH"), bool)
     copies, repeated = repeated_rows(records.column("attrs"), may_repeat(records, is_finish))
     if copies.any():
@@ -1842,13 +1846,11 @@ def assemble_lsf(parts: Sequence[FileParse], *, tz: str | None = None) -> ParseR
     events = dict(
         zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist(), strict=True)
     )
-    return ParseResult(
+    return result_of_parts(
+        parts,
         records=records,
         jobs=jobs,
         quarantine=quarantine,
-        files=tuple(p.src_file for p in parts),
-        lines_read=sum(p.lines_read for p in parts),
-        tz_offset_s=None,
         info={
             "format": "lsf",
             "lsf_versions": versions,
