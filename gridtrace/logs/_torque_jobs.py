@@ -165,6 +165,7 @@ __all__ = [
     "assemble_torque_jobs",
     "assemble_torque_partition",
     "measure_file_offsets",
+    "median_stamp",
     "merge_placement",
     "torque_partition_keys",
 ]
@@ -1320,13 +1321,15 @@ def _stamps(records: pa.Table, keys: Sequence[str] = _KEYS) -> tuple[I64, Bool, 
     return rtype, truncated, attrs, naive, epoch
 
 
-def _naive_stamps(stamps: Arr) -> I64:
+def _naive_stamps(stamps: Arr, kernel: bool | None = None) -> I64:
     """Each record's local stamp as naive seconds since the epoch (``NA`` where unreadable).
 
-    With the kernel (large inputs) the stamps of the usual form are read in one pass and only
-    the others by ``strptime``.
+    With the kernel (large inputs, or ``kernel`` true) the stamps of the usual form are read in
+    one pass and only the others by ``strptime``.
     """
-    read = _fast.local_stamps(stamps) if use_kernel(len(stamps)) else None
+    if kernel is None:
+        kernel = use_kernel(len(stamps))
+    read = _fast.local_stamps(stamps) if kernel else None
     if read is None:
         return _strptime(stamps)
     naive, done = read
@@ -1334,6 +1337,22 @@ def _naive_stamps(stamps: Arr) -> I64:
     if len(rest):
         naive[rest] = _strptime(stamps.take(_index(rest)))
     return naive
+
+
+def median_stamp(stamps: Chunked | Arr, *, kernel: bool) -> float | None:
+    """Return the median of a file's local stamps, naive seconds (None when none is readable).
+
+    ``kernel``: read the stamps of the usual form with the kernel, chunk by chunk (the files of
+    a large log are each too small for :func:`use_kernel`, their sum is not); the others, and
+    all of them without it, by ``strptime``. The same seconds either way.
+    """
+    chunks = stamps.chunks if isinstance(stamps, pa.ChunkedArray) else [stamps]
+    read = [_naive_stamps(chunk, kernel) for chunk in chunks if len(chunk)]
+    if not read:
+        return None
+    seconds = np.concatenate(read)
+    seconds = seconds[seconds != NA]
+    return float(np.median(seconds)) if len(seconds) else None
 
 
 def _strptime(stamps: Arr) -> I64:
