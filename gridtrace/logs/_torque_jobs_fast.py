@@ -27,6 +27,7 @@ __all__ = [
     "combined_keys",
     "exec_hosts",
     "first_positions",
+    "first_seen_numbers",
     "gather_strings",
     "group_summary",
     "index_keys",
@@ -35,6 +36,7 @@ __all__ = [
     "local_stamps",
     "measured_offsets",
     "read_values",
+    "seen_more_than_once",
     "stable_order",
     "string_offsets",
     "use_kernel",
@@ -63,6 +65,8 @@ _KERNEL = (
     "_copy_strings",
     "_hash_values",
     "_counting_order",
+    "_number_keys",
+    "_seen_counts",
     "_parse_job_ids",
     "_pack_and_hash",
     "_days_from_civil",
@@ -81,6 +85,8 @@ _ENTRY_POINTS = frozenset(
         "_copy_strings",
         "_hash_values",
         "_counting_order",
+        "_number_keys",
+        "_seen_counts",
         "_parse_job_ids",
         "_pack_and_hash",
         "_parse_stamps",
@@ -949,6 +955,134 @@ def stable_order(codes: I64, size: int) -> I64:
     _compile_kernel()
     _counting_order(codes, starts, out)
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# integer keys numbered in order of first appearance, and keys seen more than once
+
+_PROBE_BUDGET = 8
+"""Probes per key a hash table may take on average before its pass gives up (see below)."""
+
+
+def _table_size(keys: int) -> int:
+    """Slots for ``keys`` keys: a power of two, at most half of them taken."""
+    size = 16
+    while size < 2 * keys:
+        size *= 2
+    return size
+
+
+def _number_keys(
+    keys: I64, near: I64, slot_keys: I64, slot_codes: I64, out: I64, budget: int
+) -> int:
+    """``out[i]``: the number of ``keys[i]`` in order of first appearance; return how many.
+
+    An open-addressing table whose slot is ``near[i]`` (masked): a key's neighbours in time
+    (job ids numbered in turn) take neighbouring slots, read from the cache, instead of a
+    miss each. Returns −1 when the probes exceed ``budget`` (keys that crowd a few slots):
+    the caller then numbers them another way.
+    """
+    mask = len(slot_keys) - 1
+    distinct = 0
+    probes = 0
+    for i in range(len(keys)):
+        key = keys[i]
+        slot = near[i] & mask
+        while True:
+            code = slot_codes[slot]
+            if code < 0:
+                slot_keys[slot] = key
+                slot_codes[slot] = distinct
+                out[i] = distinct
+                distinct += 1
+                break
+            if slot_keys[slot] == key:
+                out[i] = code
+                break
+            slot = (slot + 1) & mask
+            probes += 1
+        if probes > budget:
+            return -1
+    return distinct
+
+
+def _seen_counts(
+    keys: I64, near: I64, slot_keys: I64, slot_near: I64, slot_counts: I64, slot_of: I64
+) -> bool:
+    """Count each pair (``keys[i]``, ``near[i]``) in a table placed by ``near``; ``slot_of``: where.
+
+    Returns False when the probes exceed :data:`_PROBE_BUDGET` per pair.
+    """
+    mask = len(slot_keys) - 1
+    budget = _PROBE_BUDGET * len(keys) + 1024
+    probes = 0
+    for i in range(len(keys)):
+        key = keys[i]
+        hint = near[i]
+        slot = hint & mask
+        while True:
+            if slot_counts[slot] == 0:
+                slot_keys[slot] = key
+                slot_near[slot] = hint
+                slot_counts[slot] = 1
+                break
+            if slot_keys[slot] == key and slot_near[slot] == hint:
+                slot_counts[slot] += 1
+                break
+            slot = (slot + 1) & mask
+            probes += 1
+        slot_of[i] = slot
+        if probes > budget:
+            return False
+    return True
+
+
+def _near_slots(keys: I64) -> I64:
+    """Give each key a slot that keeps neighbours together: its low bits mixed with its high ones.
+
+    Packed job ids (:func:`job_id_keys`: sequence above bit 31, index below) and small codes
+    both fall, one after the other, into consecutive slots.
+    """
+    unsigned = keys.view(np.uint64)
+    mixed: npt.NDArray[np.uint64] = unsigned ^ (unsigned >> np.uint64(31))
+    return mixed.view(np.int64)
+
+
+def first_seen_numbers(keys: I64) -> I64 | None:
+    """Give ``keys`` numbers in order of first appearance (``pandas.factorize(keys)[0]``).
+
+    None when the keys crowd the hash table (the caller then uses pandas).
+    """
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    size = _table_size(len(keys))
+    slot_keys = np.empty(size, dtype=np.int64)
+    slot_codes = np.full(size, -1, dtype=np.int64)
+    out = np.empty(len(keys), dtype=np.int64)
+    _compile_kernel()
+    budget = _PROBE_BUDGET * len(keys) + 1024
+    if _number_keys(keys, _near_slots(keys), slot_keys, slot_codes, out, budget) < 0:
+        return None
+    return out
+
+
+def seen_more_than_once(keys: I64, near: I64) -> Bools | None:
+    """Which rows' pairs (``keys``, ``near``) occur more than once (``duplicated(keep=False)``).
+
+    ``near`` also places each pair in the hash table (see :func:`_number_keys`): for keys that
+    are hashes, a column whose neighbours in time are near (a stamp), that equal keys share
+    where it matters. None when the pairs crowd the table.
+    """
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    size = _table_size(len(keys))
+    slot_keys = np.empty(size, dtype=np.int64)
+    slot_near = np.empty(size, dtype=np.int64)
+    slot_counts = np.zeros(size, dtype=np.int64)
+    slot_of = np.empty(len(keys), dtype=np.int64)
+    hints = np.ascontiguousarray(near, dtype=np.int64)
+    _compile_kernel()
+    if not _seen_counts(keys, hints, slot_keys, slot_near, slot_counts, slot_of):
+        return None
+    return np.asarray(slot_counts[slot_of] > 1, dtype=bool)
 
 
 # --------------------------------------------------------------------------------------------
