@@ -22,8 +22,9 @@ Usage::
 
 With ``--baseline CHECKOUT`` (e.g. ``git worktree add --detach ../base main``) it measures instead
 tokenisation and job assembly apart, in process after a warm-up run, for this checkout and the
-baseline, alternating over ``--rounds`` rounds, each in a child process pinned to one core: wall
-and CPU seconds, user and system CPU apart and the page faults (``getrusage``) of each step.
+baseline, alternating over ``--rounds`` rounds (every other round in reverse order), each in a
+child process pinned to one core: wall and CPU seconds, user and system CPU apart and the page
+faults (``getrusage``) of each step.
 
 ``--keep-freed-memory yes`` (or ``both``, to measure each checkout both ways in the same run)
 starts the children with allocator settings that keep freed memory in the process instead of
@@ -536,8 +537,10 @@ def compare_split(args: argparse.Namespace, log: dict[str, Any]) -> None:
         for label, root in (("baseline", args.baseline.resolve()), ("this checkout", here))
     ]
     runs: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in checkouts}
-    for _ in range(args.rounds):
-        for label, root, keep in checkouts:
+    for round_ in range(args.rounds):
+        # every other round in the reverse order (ABBA): a drift in the machine's load over a
+        # round does not always fall on the same checkout
+        for label, root, keep in checkouts if round_ % 2 == 0 else checkouts[::-1]:
             runs[label].append(_run_child(args, "split", root=root, keep_freed=keep))
     print("## TORQUE/PBS: tokenise vs assembly, this checkout against a baseline\n")
     print(f"Command: `{shlex.join([Path(sys.executable).name, *sys.argv])}`  ")
@@ -546,7 +549,8 @@ def compare_split(args: argparse.Namespace, log: dict[str, Any]) -> None:
     print(f"load average before: {os.getloadavg()[0]:.1f}  ")
     print(
         f"\nLog: {log['lines']:,} lines, {log['files']} daily files. {args.rounds} rounds, the two"
-        f" checkouts alternating, each a child process pinned to one core, {args.repeat} runs"
+        f" checkouts alternating (every other round in reverse order), each a child process"
+        f" pinned to one core, {args.repeat} runs"
         " after a full warm-up run; medians (ranges) over all runs, seconds.\n"
     )
     print(

@@ -46,9 +46,11 @@ from gridtrace.logs._torque_jobs import (
     assemble_torque_jobs,
     assemble_torque_partition,
     measure_file_offsets,
+    median_stamp,
     merge_placement,
     torque_partition_keys,
 )
+from gridtrace.logs._torque_jobs_fast import use_kernel
 from gridtrace.logs._torque_lines import looks_like_torque
 from gridtrace.logs._torque_pure import FLAVOUR_SNIFF_BYTES, PBSPRO_MARKERS, time_order
 
@@ -187,11 +189,17 @@ tokenize_torque_file = file_tokenizer(
 )
 
 
-def _median_stamp(records: pa.Table) -> float | None:
-    """Return the median local stamp of a file's records, in seconds (None when it has none)."""
+def _median_stamp(records: pa.Table, *, kernel: bool = False) -> float | None:
+    """Return the median local stamp of a file's records, in seconds (None when it has none).
+
+    ``kernel``: the stamps of the usual form read by the assembly's kernel (for a large log:
+    the same seconds as ``strptime``, a third of the time).
+    """
     if records.num_rows == 0:
         return None
     stamps = records.column("stamp")
+    if kernel:
+        return median_stamp(stamps, kernel=True)
     parsed = pc.strptime(stamps, format=_STAMP_FORMAT, unit="s", error_is_null=True)
     seconds = pc.drop_null(parsed.cast(pa.int64())).to_numpy()
     return float(np.median(seconds)) if len(seconds) else None
@@ -203,7 +211,8 @@ def in_time_order(parts: Sequence[FileParse]) -> tuple[list[FileParse], int]:
     Files in time order, and files with equal medians (a copy of a file), keep the order given;
     a file without readable records stays after the one before it.
     """
-    medians = [_median_stamp(part.records) for part in parts]
+    kernel = use_kernel(sum(part.records.num_rows for part in parts))
+    medians = [_median_stamp(part.records, kernel=kernel) for part in parts]
     order, moved = time_order(medians, [part.src_file for part in parts])
     return [parts[i] for i in order], moved
 

@@ -165,6 +165,7 @@ __all__ = [
     "assemble_torque_jobs",
     "assemble_torque_partition",
     "measure_file_offsets",
+    "median_stamp",
     "merge_placement",
     "torque_partition_keys",
 ]
@@ -820,8 +821,14 @@ def _kernel_job_ids(ids: Arr) -> tuple[I64, I64, Bool, Bool, I64, I64] | None:
     seq, index, valid, parent = parsed
     packed, hashed = _fast.job_id_keys(ids, seq, index)
     # (sequence, index) packed in one integer: one column to number
-    group = first_seen_codes(packed) if packed is not None else first_seen_codes(seq, index)
+    group = _first_seen(packed) if packed is not None else first_seen_codes(seq, index)
     return seq, index, parent, valid & ~parent, group, hashed.view(np.int64)
+
+
+def _first_seen(keys: I64) -> I64:
+    """:func:`first_seen_codes` of one column: by the kernel's hash table on large inputs."""
+    numbered = _fast.first_seen_numbers(keys) if use_kernel(len(keys)) else None
+    return first_seen_codes(keys) if numbered is None else numbered
 
 
 def _id_parts(distinct: Arr) -> tuple[I64, I64, Bool, Bool]:
@@ -843,8 +850,9 @@ def _id_parts(distinct: Arr) -> tuple[I64, I64, Bool, Bool]:
 def _duplicate_lines(records: pa.Table, attrs: _Attrs, key_columns: Sequence[I64]) -> Bool:
     """Later copies of byte-identical lines (same site, type, stamp, id and attributes).
 
-    A hash of ``key_columns`` (integer codes of the site, type, stamp, id, ...) and of the queue
-    picks the candidates; their attributes are then compared in full (so a value shared by two
+    A hash of ``key_columns`` (integer codes of the site, type, stamp, id, ...; the third, the
+    stamp, also places each line in the kernel's hash table) and of the queue picks the
+    candidates; their attributes are then compared in full (so a value shared by two
     different queues, see :meth:`_Attrs.hashes`, costs a comparison, never a wrong answer).
     """
     n = records.num_rows
@@ -856,7 +864,15 @@ def _duplicate_lines(records: pa.Table, attrs: _Attrs, key_columns: Sequence[I64
         with np.errstate(over="ignore"):
             for column in key_parts:
                 key = key * np.uint64(1_000_003) ^ column.astype(np.int64).view(np.uint64)
-    candidates = _rows(duplicated(key.view(np.int64), keep="none"))
+    twice = None
+    if use_kernel(n):
+        # the hash and the stamp (key_columns[2]) repeated: copies of a line share both, and
+        # the stamp places them in the table, lines near in time in slots near in memory
+        near = key_columns[2] * 8 + (key & np.uint64(7)).view(np.int64)
+        twice = _fast.seen_more_than_once(key.view(np.int64), near)
+    if twice is None:
+        twice = duplicated(key.view(np.int64), keep="none")
+    candidates = _rows(twice)
     duplicate = np.zeros(n, dtype=bool)
     if not len(candidates):
         return duplicate
@@ -1320,13 +1336,15 @@ def _stamps(records: pa.Table, keys: Sequence[str] = _KEYS) -> tuple[I64, Bool, 
     return rtype, truncated, attrs, naive, epoch
 
 
-def _naive_stamps(stamps: Arr) -> I64:
+def _naive_stamps(stamps: Arr, kernel: bool | None = None) -> I64:
     """Each record's local stamp as naive seconds since the epoch (``NA`` where unreadable).
 
-    With the kernel (large inputs) the stamps of the usual form are read in one pass and only
-    the others by ``strptime``.
+    With the kernel (large inputs, or ``kernel`` true) the stamps of the usual form are read in
+    one pass and only the others by ``strptime``.
     """
-    read = _fast.local_stamps(stamps) if use_kernel(len(stamps)) else None
+    if kernel is None:
+        kernel = use_kernel(len(stamps))
+    read = _fast.local_stamps(stamps) if kernel else None
     if read is None:
         return _strptime(stamps)
     naive, done = read
@@ -1334,6 +1352,22 @@ def _naive_stamps(stamps: Arr) -> I64:
     if len(rest):
         naive[rest] = _strptime(stamps.take(_index(rest)))
     return naive
+
+
+def median_stamp(stamps: Chunked | Arr, *, kernel: bool) -> float | None:
+    """Return the median of a file's local stamps, naive seconds (None when none is readable).
+
+    ``kernel``: read the stamps of the usual form with the kernel, chunk by chunk (the files of
+    a large log are each too small for :func:`use_kernel`, their sum is not); the others, and
+    all of them without it, by ``strptime``. The same seconds either way.
+    """
+    chunks = stamps.chunks if isinstance(stamps, pa.ChunkedArray) else [stamps]
+    read = [_naive_stamps(chunk, kernel) for chunk in chunks if len(chunk)]
+    if not read:
+        return None
+    seconds = np.concatenate(read)
+    seconds = seconds[seconds != NA]
+    return float(np.median(seconds)) if len(seconds) else None
 
 
 def _strptime(stamps: Arr) -> I64:
@@ -1387,7 +1421,7 @@ def _assemble(
 
     # -- job groups: (site, seq, index), numbered in order of first appearance
     combined = np.where(is_job, site_codes * (int(id_group.max()) + 2) + id_group, -1)
-    group = first_seen_codes(combined[is_job])
+    group = _first_seen(combined[is_job])
     group_all = np.full(n, -1, dtype=np.int64)
     group_all[is_job] = group
     group_bits = np.zeros(int(group_all.max()) + 2, dtype=np.int64)

@@ -27,6 +27,7 @@ __all__ = [
     "combined_keys",
     "exec_hosts",
     "first_positions",
+    "first_seen_numbers",
     "gather_strings",
     "group_summary",
     "index_keys",
@@ -35,6 +36,7 @@ __all__ = [
     "local_stamps",
     "measured_offsets",
     "read_values",
+    "seen_more_than_once",
     "stable_order",
     "string_offsets",
     "use_kernel",
@@ -52,6 +54,8 @@ Bools = npt.NDArray[np.bool_]
 # The kernels' functions, callees first: plain Python until first use (see _compile_kernel).
 _KERNEL = (
     "_read_one",
+    "_entry_column",
+    "_same_keys",
     "_index_keys",
     "_read_number",
     "_parse_exec_hosts",
@@ -61,6 +65,8 @@ _KERNEL = (
     "_copy_strings",
     "_hash_values",
     "_counting_order",
+    "_number_keys",
+    "_seen_counts",
     "_parse_job_ids",
     "_pack_and_hash",
     "_days_from_civil",
@@ -79,6 +85,8 @@ _ENTRY_POINTS = frozenset(
         "_copy_strings",
         "_hash_values",
         "_counting_order",
+        "_number_keys",
+        "_seen_counts",
         "_parse_job_ids",
         "_pack_and_hash",
         "_parse_stamps",
@@ -126,7 +134,10 @@ def _index_keys(
     often one. A key of 8 bytes or more is then compared 8 bytes at a time (``key_words[i]``
     and ``wanted_words[i]`` are the 8 bytes from byte ``i``): its last and first 8 bytes, then
     those between. Few, predictable branches per entry: the keys' lengths vary from entry to
-    entry, and a loop over a key's bytes mispredicts at its end.
+    entry, and a loop over a key's bytes mispredicts at its end. A row with the keys, in
+    order, of the last row with as many entries (most rows of a record type: a log writes its
+    keys in one order) takes that row's columns, its keys compared as one span 8 bytes at a time
+    instead of looked up one by one.
 
     A key with ``integer_of[key] = k >= 0`` is also read as an integer (:data:`INTEGER`) into
     ``integers[k, row0 + row]`` as its value is indexed (the bytes are at hand): a later entry
@@ -134,49 +145,131 @@ def _index_keys(
     (even those a later entry replaces: the caller then reads that key by another path).
     """
     longest = len(slots) // 256 - 2
+    # the columns of the last row of each entry count (up to _LAYOUTS): the key layout of a
+    # record type, which most rows of that type repeat (then compared, not looked up, key by key)
+    layout_first = np.full(_LAYOUTS + 1, -1, dtype=np.int64)
+    layout_columns = np.empty((_LAYOUTS + 1, _LAYOUTS), dtype=np.int64)
     for row in range(len(map_offsets) - 1):
         first, stop = map_offsets[row], map_offsets[row + 1]
+        count = stop - first
+        cached = 0 < count <= _LAYOUTS
+        hit = (
+            cached
+            and layout_first[count] >= 0
+            and _same_keys(key_offsets, key_data, key_words, first, layout_first[count], count)
+        )
         for entry in range(first, stop):
+            if hit:
+                column = layout_columns[count, entry - first]
+            else:
+                column = _entry_column(
+                    key_data,
+                    key_words,
+                    key_offsets[entry],
+                    key_offsets[entry + 1],
+                    wanted_data,
+                    wanted_words,
+                    wanted_offsets,
+                    slots,
+                    key_ids,
+                    longest,
+                )
+                if cached:
+                    layout_columns[count, entry - first] = column
+            if column < 0:
+                continue
             if value_offsets[entry + 1] == value_offsets[entry]:
                 continue
             if drop_last[row] and entry == stop - 1:
                 continue
-            k0, k1 = key_offsets[entry], key_offsets[entry + 1]
-            size = k1 - k0
-            if size > longest or size == 0:
-                continue
-            slot = size * 256 + key_data[k1 - 1]
-            for key in range(slots[slot], slots[slot + 1]):
-                w0 = wanted_offsets[key]
-                same = True
-                if size >= 8:
-                    same = (key_words[k1 - 8] == wanted_words[w0 + size - 8]) & (
-                        key_words[k0] == wanted_words[w0]
-                    )
-                    if same and size > 16:
-                        for i in range(8, size - 8, 8):
-                            if key_words[k0 + i] != wanted_words[w0 + i]:
-                                same = False
-                                break
+            table[row0 + row, column] = position0 + entry
+            k = integer_of[column]
+            if k >= 0:
+                number = _read_one(value_data, value_offsets[entry], value_offsets[entry + 1], 0)
+                if number == _OTHER:
+                    others[k] += 1
+                    integers[k, row0 + row] = _NA
                 else:
-                    for i in range(size - 2, -1, -1):
-                        if key_data[k0 + i] != wanted_data[w0 + i]:
-                            same = False
-                            break
-                if same:
-                    column = key_ids[key]
-                    table[row0 + row, column] = position0 + entry
-                    k = integer_of[column]
-                    if k >= 0:
-                        number = _read_one(
-                            value_data, value_offsets[entry], value_offsets[entry + 1], 0
-                        )
-                        if number == _OTHER:
-                            others[k] += 1
-                            integers[k, row0 + row] = _NA
-                        else:
-                            integers[k, row0 + row] = number
+                    integers[k, row0 + row] = number
+        if cached and not hit:
+            layout_first[count] = first
+
+
+_LAYOUTS = 64
+"""Rows of up to this many entries have their key layout remembered by :func:`_index_keys`."""
+
+
+def _entry_column(
+    key_data: npt.NDArray[np.uint8],
+    key_words: npt.NDArray[np.uint64],
+    k0: int,
+    k1: int,
+    wanted_data: npt.NDArray[np.uint8],
+    wanted_words: npt.NDArray[np.uint64],
+    wanted_offsets: I64,
+    slots: I64,
+    key_ids: I64,
+    longest: int,
+) -> int:
+    """Return the column of the key ``key_data[k0:k1]`` among the wanted keys (−1: not wanted).
+
+    See :func:`_index_keys` for how the wanted keys are laid out and compared.
+    """
+    size = k1 - k0
+    if size > longest or size == 0:
+        return -1
+    slot = size * 256 + key_data[k1 - 1]
+    for key in range(slots[slot], slots[slot + 1]):
+        w0 = wanted_offsets[key]
+        same = True
+        if size >= 8:
+            same = (key_words[k1 - 8] == wanted_words[w0 + size - 8]) & (
+                key_words[k0] == wanted_words[w0]
+            )
+            if same and size > 16:
+                for i in range(8, size - 8, 8):
+                    if key_words[k0 + i] != wanted_words[w0 + i]:
+                        same = False
+                        break
+        else:
+            for i in range(size - 2, -1, -1):
+                if key_data[k0 + i] != wanted_data[w0 + i]:
+                    same = False
                     break
+        if same:
+            return int(key_ids[key])
+    return -1
+
+
+def _same_keys(
+    key_offsets: npt.NDArray[np.int32],
+    key_data: npt.NDArray[np.uint8],
+    key_words: npt.NDArray[np.uint64],
+    a: int,
+    b: int,
+    count: int,
+) -> bool:
+    """Whether the ``count`` entries from ``a`` have the keys of those from ``b``, in order.
+
+    The same lengths, then the same bytes: the keys of a row lie side by side, so the two
+    spans are compared 8 bytes at a time.
+    """
+    base_a, base_b = key_offsets[a], key_offsets[b]
+    for j in range(1, count + 1):
+        if key_offsets[a + j] - base_a != key_offsets[b + j] - base_b:
+            return False
+    span = key_offsets[a + count] - base_a
+    if span < 8:
+        same = True
+        for i in range(span):
+            if key_data[base_a + i] != key_data[base_b + i]:
+                same = False
+                break
+        return same
+    for i in range(0, span - 8, 8):
+        if key_words[base_a + i] != key_words[base_b + i]:
+            return False
+    return bool(key_words[base_a + span - 8] == key_words[base_b + span - 8])
 
 
 def _words(data: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
@@ -862,6 +955,134 @@ def stable_order(codes: I64, size: int) -> I64:
     _compile_kernel()
     _counting_order(codes, starts, out)
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# integer keys numbered in order of first appearance, and keys seen more than once
+
+_PROBE_BUDGET = 8
+"""Probes per key a hash table may take on average before its pass gives up (see below)."""
+
+
+def _table_size(keys: int) -> int:
+    """Slots for ``keys`` keys: a power of two, at most half of them taken."""
+    size = 16
+    while size < 2 * keys:
+        size *= 2
+    return size
+
+
+def _number_keys(
+    keys: I64, near: I64, slot_keys: I64, slot_codes: I64, out: I64, budget: int
+) -> int:
+    """``out[i]``: the number of ``keys[i]`` in order of first appearance; return how many.
+
+    An open-addressing table whose slot is ``near[i]`` (masked): a key's neighbours in time
+    (job ids numbered in turn) take neighbouring slots, read from the cache, instead of a
+    miss each. Returns −1 when the probes exceed ``budget`` (keys that crowd a few slots):
+    the caller then numbers them another way.
+    """
+    mask = len(slot_keys) - 1
+    distinct = 0
+    probes = 0
+    for i in range(len(keys)):
+        key = keys[i]
+        slot = near[i] & mask
+        while True:
+            code = slot_codes[slot]
+            if code < 0:
+                slot_keys[slot] = key
+                slot_codes[slot] = distinct
+                out[i] = distinct
+                distinct += 1
+                break
+            if slot_keys[slot] == key:
+                out[i] = code
+                break
+            slot = (slot + 1) & mask
+            probes += 1
+        if probes > budget:
+            return -1
+    return distinct
+
+
+def _seen_counts(
+    keys: I64, near: I64, slot_keys: I64, slot_near: I64, slot_counts: I64, slot_of: I64
+) -> bool:
+    """Count each pair (``keys[i]``, ``near[i]``) in a table placed by ``near``; ``slot_of``: where.
+
+    Returns False when the probes exceed :data:`_PROBE_BUDGET` per pair.
+    """
+    mask = len(slot_keys) - 1
+    budget = _PROBE_BUDGET * len(keys) + 1024
+    probes = 0
+    for i in range(len(keys)):
+        key = keys[i]
+        hint = near[i]
+        slot = hint & mask
+        while True:
+            if slot_counts[slot] == 0:
+                slot_keys[slot] = key
+                slot_near[slot] = hint
+                slot_counts[slot] = 1
+                break
+            if slot_keys[slot] == key and slot_near[slot] == hint:
+                slot_counts[slot] += 1
+                break
+            slot = (slot + 1) & mask
+            probes += 1
+        slot_of[i] = slot
+        if probes > budget:
+            return False
+    return True
+
+
+def _near_slots(keys: I64) -> I64:
+    """Give each key a slot that keeps neighbours together: its low bits mixed with its high ones.
+
+    Packed job ids (:func:`job_id_keys`: sequence above bit 31, index below) and small codes
+    both fall, one after the other, into consecutive slots.
+    """
+    unsigned = keys.view(np.uint64)
+    mixed: npt.NDArray[np.uint64] = unsigned ^ (unsigned >> np.uint64(31))
+    return mixed.view(np.int64)
+
+
+def first_seen_numbers(keys: I64) -> I64 | None:
+    """Give ``keys`` numbers in order of first appearance (``pandas.factorize(keys)[0]``).
+
+    None when the keys crowd the hash table (the caller then uses pandas).
+    """
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    size = _table_size(len(keys))
+    slot_keys = np.empty(size, dtype=np.int64)
+    slot_codes = np.full(size, -1, dtype=np.int64)
+    out = np.empty(len(keys), dtype=np.int64)
+    _compile_kernel()
+    budget = _PROBE_BUDGET * len(keys) + 1024
+    if _number_keys(keys, _near_slots(keys), slot_keys, slot_codes, out, budget) < 0:
+        return None
+    return out
+
+
+def seen_more_than_once(keys: I64, near: I64) -> Bools | None:
+    """Which rows' pairs (``keys``, ``near``) occur more than once (``duplicated(keep=False)``).
+
+    ``near`` also places each pair in the hash table (see :func:`_number_keys`): for keys that
+    are hashes, a column whose neighbours in time are near (a stamp), that equal keys share
+    where it matters. None when the pairs crowd the table.
+    """
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    size = _table_size(len(keys))
+    slot_keys = np.empty(size, dtype=np.int64)
+    slot_near = np.empty(size, dtype=np.int64)
+    slot_counts = np.zeros(size, dtype=np.int64)
+    slot_of = np.empty(len(keys), dtype=np.int64)
+    hints = np.ascontiguousarray(near, dtype=np.int64)
+    _compile_kernel()
+    if not _seen_counts(keys, hints, slot_keys, slot_near, slot_counts, slot_of):
+        return None
+    return np.asarray(slot_counts[slot_of] > 1, dtype=bool)
 
 
 # --------------------------------------------------------------------------------------------
