@@ -15,8 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gridtrace.logs import _htcondor_fast, read_htcondor
-from gridtrace.logs._htcondor import _decode, _tokenize_htcondor_chunk, _tokenize_jsonl
-from gridtrace.logs._stream import Chunk
+from gridtrace.logs._htcondor import _tokenize_htcondor_chunk
+
+from ._htcondor_compare import chunk_of, same_tokens
 
 pytestmark = pytest.mark.skipif(not _htcondor_fast.HAVE_NUMBA, reason="numba is not installed")
 
@@ -38,30 +39,10 @@ AD: dict[str, Any] = {
 }
 
 
-def _chunk(data: bytes, first_line: int = 1) -> Chunk:
-    lines = data.count(b"\n") + (bool(data) and not data.endswith(b"\n"))
-    return Chunk(data, first_line, lines, 0, True)
-
-
-def _same(data: bytes, first_line: int = 1) -> Any:
-    chunk = _chunk(data, first_line)
-    text, raw_lines, non_utf8 = _decode(data)
-    fast, reference = (
-        _tokenize_jsonl(chunk, text, raw_lines, non_utf8, "s", "f", kernel=kernel)
-        for kernel in (True, False)
-    )
-    if reference is None:
-        assert fast is None
-        return None
-    assert fast is not None
-    assert fast.combine_chunks().equals(reference.combine_chunks()), data[:400]
-    return reference
-
-
 def test_clean_ads_are_read_by_the_kernel() -> None:
     lines = [json.dumps({**AD, "ProcId": k}) for k in range(5)]
     data = ("\n".join(lines) + "\n").encode()
-    records = _same(data)
+    records = same_tokens(data)
     assert records.num_rows == 5
     scan = _htcondor_fast.scan_jsonl(data)
     assert scan is not None
@@ -98,12 +79,15 @@ def test_lines_the_kernel_declines_match_the_reference() -> None:
         "",
         "]",
     ]
-    _same(("\n".join(lines) + "\n").encode())
-    _same(("\n".join(lines)).encode())
-    assert _same((good + "\n" + good.replace("1234", "01234") + "\n").encode()) is None
-    assert _same((good + "\n" + good.replace('"ClusterId"', '"Cluster"') + "\n").encode()) is None
-    _same((good + "\n" + good.replace("alice", "al\x00ice") + "\n").encode())
-    _same((good + "\n" + good.replace("alice", "al\xe9ice") + "\n").encode("latin-1"))
+    same_tokens(("\n".join(lines) + "\n").encode())
+    same_tokens(("\n".join(lines)).encode())
+    assert same_tokens((good + "\n" + good.replace("1234", "01234") + "\n").encode()) is None
+    assert (
+        same_tokens((good + "\n" + good.replace('"ClusterId"', '"Cluster"') + "\n").encode())
+        is None
+    )
+    same_tokens((good + "\n" + good.replace("alice", "al\x00ice") + "\n").encode())
+    same_tokens((good + "\n" + good.replace("alice", "al\xe9ice") + "\n").encode("latin-1"))
 
 
 _KEY = st.one_of(
@@ -146,7 +130,7 @@ def _ad_line(draw: st.DrawFn) -> str:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_ad_line(), min_size=1, max_size=6), st.booleans(), st.integers(1, 50))
 def test_generated_ads_match_the_reference(lines: list[str], newline: bool, first: int) -> None:
-    _same(("\n".join(lines) + ("\n" if newline else "")).encode(), first)
+    same_tokens(("\n".join(lines) + ("\n" if newline else "")).encode(), first)
 
 
 def test_read_htcondor_same_jobs_either_way(
@@ -172,5 +156,5 @@ def test_the_streaming_tokeniser_takes_every_line() -> None:
 
     data = "".join(json.dumps({**AD, "ProcId": k}) + "\n" for k in range(3)).encode()
     state = _HTCondorState()
-    records, bad = _tokenize_htcondor_chunk(_chunk(data), state, site="s", src_file="f")
+    records, bad = _tokenize_htcondor_chunk(chunk_of(data), state, site="s", src_file="f")
     assert (records.num_rows, bad.num_rows, state.taken) == (3, 0, 3)

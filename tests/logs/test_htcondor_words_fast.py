@@ -9,37 +9,19 @@ lines long enough for the word paths, and compare the rows with the reference to
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gridtrace.logs import _htcondor_fast
-from gridtrace.logs._htcondor import _decode, _tokenize_jsonl
-from gridtrace.logs._stream import Chunk
+
+from ._htcondor_compare import same_tokens
 
 pytestmark = pytest.mark.skipif(not _htcondor_fast.HAVE_NUMBA, reason="numba is not installed")
 
 _KEYS = ["ClusterId", "ProcId", "EnteredCurrentStatus", "Owner", "In", "GlobalJobId", "Abcdefgh"]
 _PLAIN = "abcdefghijklmnopqrstuvwxyz0123456789 #@./"
-
-
-def _same(data: bytes) -> Any:
-    """Tokenise ``data`` with the kernel and with the reference alone; the tables must match."""
-    lines = data.count(b"\n") + (bool(data) and not data.endswith(b"\n"))
-    chunk = Chunk(data, 1, lines, 0, True)
-    text, raw_lines, non_utf8 = _decode(data)
-    fast, reference = (
-        _tokenize_jsonl(chunk, text, raw_lines, non_utf8, "s", "f", kernel=kernel)
-        for kernel in (True, False)
-    )
-    if reference is None:
-        assert fast is None
-        return None
-    assert fast is not None
-    assert fast.combine_chunks().equals(reference.combine_chunks()), data[:400]
-    return reference
 
 
 def _line(values: list[str], keys: list[str] = _KEYS) -> str:
@@ -57,7 +39,7 @@ def test_strings_of_every_length_are_read_by_the_kernel() -> None:
             ad = {"ClusterId": 7, "ProcId": 1, "Owner": text}
             lines.append(json.dumps(ad, ensure_ascii=False))
     data = ("\n".join(lines) + "\n").encode()
-    records = _same(data)
+    records = same_tokens(data)
     scan = _htcondor_fast.scan_jsonl(data)
     assert scan is not None
     # the kernel reads every line but those with a \u escape (json.dumps writes one for a
@@ -78,7 +60,7 @@ def test_a_key_differing_in_any_byte_is_found() -> None:
             lines += [_line(base, keys), _line(base)]
     lines.append(_line(base, [*_KEYS[:2], "Owner", "EnteredCurrentStatus", *_KEYS[4:]]))
     data = ("\n".join(lines) + "\n").encode()
-    records = _same(data)
+    records = same_tokens(data)
     scan = _htcondor_fast.scan_jsonl(data)
     assert scan is not None
     assert scan.fast.all()
@@ -118,7 +100,7 @@ def test_long_keys_and_strings_match_the_reference(
     text = "\n".join(lines) + "\n"
     at = min(at, len(text))
     data = text[:at].encode() + extra.encode("latin-1") + text[at:].encode()
-    _same(data)
+    same_tokens(data)
 
 
 # values that repeat from line to line, or nearly: the kernel copies a value whose text and the
@@ -169,4 +151,4 @@ def test_repeated_values_match_the_reference(
             line = line[:-1]  # not closed: declined, and not the line the next is compared with
         lines.append(line)
     data = ("\n".join(lines) + "\n").encode()
-    _same(data)
+    same_tokens(data)
