@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from gridtrace.logs._htcondor import _decode, _tokenize_jsonl
+import numpy as np
+import pyarrow as pa
+
+from gridtrace.logs._htcondor import _JOB_ATTRS, _NUMERIC, _AdValues, _decode, _tokenize_jsonl
 from gridtrace.logs._stream import Chunk
 
 
@@ -31,3 +34,23 @@ def same_tokens(data: bytes, first_line: int = 1) -> Any:
     assert fast is not None
     assert fast.combine_chunks().equals(reference.combine_chunks()), data[:400]
     return reference
+
+
+def assert_same_ad_values(attrs: Any, *, split: bool = True) -> None:
+    """Assert the attribute kernel reads ``attrs`` (an array of maps) as Arrow's reading does.
+
+    The kernel reads the array cut in two chunks where ``split``; the reference reads it whole.
+    """
+    n = len(attrs)
+    chunks = [attrs.slice(0, n // 2), attrs.slice(n // 2)] if split else [attrs]
+    kernel = _AdValues(pa.chunked_array(chunks, attrs.type), n, kernel=True)
+    reference = _AdValues(attrs, n, kernel=False)
+    for key in _NUMERIC:
+        same = np.array_equal(
+            np.asarray(kernel.num(key)), np.asarray(reference.num(key)), equal_nan=True
+        )
+        assert same, key
+    for key in _JOB_ATTRS:
+        assert kernel.text(key).equals(reference.text(key)), key
+    assert kernel.expression.tolist() == reference.expression.tolist()
+    assert kernel.unreadable.tolist() == reference.unreadable.tolist()

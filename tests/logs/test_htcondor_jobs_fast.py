@@ -23,12 +23,12 @@ from hypothesis import strategies as st
 from gridtrace.logs import _htcondor_fast, read_htcondor
 from gridtrace.logs._htcondor import (
     _JOB_ATTRS,
-    _NUMERIC,
     _accounts,
-    _AdValues,
     _hosts,
     _shared,
 )
+
+from ._htcondor_compare import assert_same_ad_values
 
 pytestmark = pytest.mark.skipif(not _htcondor_fast.HAVE_NUMBA, reason="numba is not installed")
 
@@ -136,26 +136,13 @@ _ROW = st.one_of(
 )
 
 
-def _same_floats(a: Any, b: Any) -> bool:
-    return bool(np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True))
-
-
 @_SETTINGS
 @given(st.lists(_ROW, max_size=12), st.integers(1, 4))
 def test_the_attribute_kernel_reads_what_arrow_reads(
     rows: list[dict[str, str | None] | None], repeat: int
 ) -> None:
-    attrs = _attrs_array(rows * repeat)  # repeated rows take the kernel's same-layout path
-    n = len(attrs)
-    chunked = pa.chunked_array([attrs.slice(0, n // 2), attrs.slice(n // 2)], attrs.type)
-    kernel = _AdValues(chunked, n, kernel=True)
-    reference = _AdValues(attrs, n, kernel=False)
-    for key in _NUMERIC:
-        assert _same_floats(kernel.num(key), reference.num(key)), key
-    for key in _JOB_ATTRS:
-        assert kernel.text(key).equals(reference.text(key)), key
-    assert kernel.expression.tolist() == reference.expression.tolist()
-    assert kernel.unreadable.tolist() == reference.unreadable.tolist()
+    # repeated rows take the kernel's same-layout path
+    assert_same_ad_values(_attrs_array(rows * repeat))
 
 
 def _host_of(remote: str | None) -> str | None:

@@ -8,8 +8,6 @@ with the reference's Arrow reading.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -17,7 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gridtrace.logs import _htcondor_fast
-from gridtrace.logs._htcondor import _JOB_ATTRS, _NUMERIC, _AdValues
+from gridtrace.logs._htcondor import _AdValues
+
+from ._htcondor_compare import assert_same_ad_values
 
 pytestmark = pytest.mark.skipif(not _htcondor_fast.HAVE_NUMBA, reason="numba is not installed")
 
@@ -44,10 +44,6 @@ _VALUE = st.one_of(st.none(), st.sampled_from(_TEXTS))
 _NAMES = ["ClusterId", "ProcId", "QDate", "RequestCpus", "ExitCode", "ExitBySignal", "Owner"]
 
 
-def _same_floats(a: Any, b: Any) -> bool:
-    return bool(np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True))
-
-
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(
@@ -64,17 +60,7 @@ def test_runs_of_repeated_values_read_as_arrow_reads(
     for values, times in runs:
         row = [(k, v) for k, v in zip(_NAMES, values, strict=True)]
         rows += [row] * times
-    attrs = pa.array(rows, pa.map_(pa.string(), pa.string()))
-    n = len(attrs)
-    chunks = [attrs.slice(0, n // 2), attrs.slice(n // 2)] if split else [attrs]
-    kernel = _AdValues(pa.chunked_array(chunks, attrs.type), n, kernel=True)
-    reference = _AdValues(attrs, n, kernel=False)
-    for key in _NUMERIC:
-        assert _same_floats(kernel.num(key), reference.num(key)), key
-    for key in _JOB_ATTRS:
-        assert kernel.text(key).equals(reference.text(key)), key
-    assert kernel.expression.tolist() == reference.expression.tolist()
-    assert kernel.unreadable.tolist() == reference.unreadable.tolist()
+    assert_same_ad_values(pa.array(rows, pa.map_(pa.string(), pa.string())), split=split)
 
 
 def test_a_repeated_expression_flags_every_row() -> None:
