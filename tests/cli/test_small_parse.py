@@ -19,6 +19,8 @@ import pytest
 from gridtrace import cli
 from gridtrace.logs import _small_parse
 
+from ._small_spy import spy_on_small_parse
+
 TABLES = ("records.parquet", "jobs.parquet", "quarantine.parquet")
 
 CLEAN = (
@@ -53,15 +55,7 @@ def _both(
     *extra: str,
 ) -> bool:
     """Run both paths on ``paths``; assert they wrote the same; return whether small answered."""
-    answered: list[bool] = []
-    original = _small_parse.parse_torque_small
-
-    def spy(*args: object, **kwargs: object) -> _small_parse.SmallParse | None:
-        found = original(*args, **kwargs)  # type: ignore[arg-type]
-        answered.append(found is not None)
-        return found
-
-    monkeypatch.setattr(_small_parse, "parse_torque_small", spy)
+    answered = spy_on_small_parse(monkeypatch)
     small_out, arrow_out = tmp_path / "small", tmp_path / "arrow"
     names = [str(p) for p in paths]
     small = _run(["parse", *names, "-o", str(small_out), *extra], capsys)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from gridtrace import cli
-from gridtrace.logs import _small_parse
+
+from ._small_spy import spy_on_small_parse
 
 # one job per day, the days named (and given) in the wrong order
 LATE = (
@@ -34,15 +35,7 @@ def _parse(
     late, early = tmp_path / "20240503", tmp_path / "20240504"
     late.write_text(LATE.format(status=status))
     early.write_text(EARLY)
-    answered: list[bool] = []
-    original = _small_parse.parse_torque_small
-
-    def spy(*args: object, **kwargs: object) -> _small_parse.SmallParse | None:
-        found = original(*args, **kwargs)  # type: ignore[arg-type]
-        answered.append(found is not None)
-        return found
-
-    monkeypatch.setattr(_small_parse, "parse_torque_small", spy)
+    answered = spy_on_small_parse(monkeypatch)
     with caplog.at_level(logging.WARNING):
         code = cli.main(["parse", str(late), str(early), "-o", str(tmp_path / "out")])
     assert code == 0
