@@ -1020,7 +1020,7 @@ def join_pretty(data: bytes, *, final: bool) -> PrettyJoin | None:
         return None
     buf = np.frombuffer(data, dtype=np.uint8)
     out = np.empty(buf.size, dtype=np.uint8)
-    most = buf.size // 2 + 1  # an ad takes at least "{}" (its lines end at the next ad)
+    most = data.count(b"\n") + 1  # an ad takes a line at least
     first = np.empty(most, dtype=np.int64)
     last = np.empty(most, dtype=np.int64)
     row = np.empty(most, dtype=np.int64)
