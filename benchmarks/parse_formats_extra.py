@@ -13,14 +13,16 @@ Inputs:
   LSF 10.1 record written for the tests, alternating, each copy with its own ``jobId``.
 * **HTCondor**: ``condor_history -jsonl``, one ad of 60 attributes a line (the test ad plus
   typical bookkeeping attributes), each with its own ``ClusterId``, ``ProcId`` and
-  ``GlobalJobId``; and the same ads as pretty ``-json`` (one attribute a line).
+  ``GlobalJobId``; and the same ads as pretty ``-json`` (one attribute a line). With
+  ``--varied``, every number, host, id and argument of an ad varies (seeded), so that no
+  value repeats the ad before's.
 * **SGE**: the UCSF Wynton ``accounting`` file (1,000 records, needs ``GRIDTRACE_REAL_DATA``),
   repeated with job numbers shifted per copy.
 
 Usage::
 
     GRIDTRACE_REAL_DATA=/path/to/data .venv/bin/python benchmarks/parse_formats_extra.py \
-        [--lines 100000] [--repeat 3] [--only lsf htcondor sge]
+        [--lines 100000] [--repeat 3] [--only lsf htcondor sge] [--varied]
 
 or from Python: ``bench_lsf(folder)``, ``bench_htcondor(folder)``, ``bench_sge(folder)``.
 """
@@ -37,6 +39,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 try:
     from _machine import machine
@@ -145,33 +149,101 @@ def write_lsf(path: Path, lines: int, real_data: Path | None) -> int:
     return lines
 
 
-def _ads(count: int) -> list[dict[str, Any]]:
+def _ads(count: int, *, varied: bool = False) -> list[dict[str, Any]]:
     ads = []
+    rng = np.random.default_rng(20260) if varied else None
     for k in range(count):
         cluster, proc = 1000 + k // 10, k % 10
-        ads.append(
-            {
-                **HTCONDOR_AD,
-                "ClusterId": cluster,
-                "ProcId": proc,
-                "GlobalJobId": f"ce01.example.org#{cluster}.{proc}#1700000000",
-                "QDate": 1_700_000_000 + k,
-            }
-        )
+        ad = {
+            **HTCONDOR_AD,
+            "ClusterId": cluster,
+            "ProcId": proc,
+            "GlobalJobId": f"ce01.example.org#{cluster}.{proc}#1700000000",
+            "QDate": 1_700_000_000 + k,
+        }
+        if rng is not None:
+            ad.update(_varied_values(rng, k, cluster, proc))
+        ads.append(ad)
     return ads
 
 
-def write_htcondor_jsonl(path: Path, lines: int) -> int:
-    """Write ``lines`` ads as ``condor_history -jsonl`` (one ad a line)."""
-    path.write_text("".join(json.dumps(ad) + "\n" for ad in _ads(lines)))
+def _varied_values(rng: np.random.Generator, k: int, cluster: int, proc: int) -> dict[str, Any]:
+    """Values of an ad whose every number, host, id and argument differs from the ad before."""
+
+    def n(low: int, high: int) -> int:
+        return int(rng.integers(low, high))
+
+    qdate = 1_700_000_000 + 37 * k + n(0, 37)
+    start = qdate + n(1, 86_400)
+    run = n(1, 200_000)
+    end = start + run
+    node = f"wn{n(1, 9_999):04d}.site{n(1, 99)}.example.org"
+    slot = f"slot1_{n(1, 128)}@{node}"
+    user = f"user{n(1, 5_000)}"
+    cpus = n(1, 65)
+    memory = n(100, 500_000)
+    rss = n(1_000, 50_000_000)
+    image = n(1_000, 90_000_000)
+    disk = n(1_000, 90_000_000)
+    return {
+        "GlobalJobId": f"ce{n(1, 99):02d}.example.org#{cluster}.{proc}#{qdate - n(0, 1000)}",
+        "Owner": user,
+        "User": f"{user}@example.org",
+        "AccountingGroup": f"group_{n(1, 50)}.prod.{user}",
+        "JobBatchName": f"batch-{n(1, 10**9)}",
+        "Cmd": f"/home/{user}/run{n(1, 10**6)}.sh",
+        "Iwd": f"/home/{user}/work/{n(1, 10**9)}",
+        "Args": f"--events {n(1, 10**6)} --seed {n(1, 10**9)}",
+        "Environment": f"OMP_NUM_THREADS={cpus} X509_USER_PROXY=/tmp/x509up_u{n(1000, 60000)}",
+        "QDate": qdate,
+        "JobStartDate": start - n(0, 100),
+        "JobCurrentStartDate": start,
+        "JobCurrentStartExecutingDate": start + n(0, 10),
+        "CompletionDate": end,
+        "EnteredCurrentStatus": end + n(0, 5),
+        "LastMatchTime": start - n(1, 10),
+        "LastJobLeaseRenewal": end - n(1, 1_000),
+        "RemoteWallClockTime": float(run + n(0, 30)),
+        "CumulativeSlotTime": float(run + n(0, 60)),
+        "CommittedTime": run,
+        "RemoteUserCpu": round(run * cpus * float(rng.random()), 2),
+        "RemoteSysCpu": round(run * float(rng.random()) / 10, 2),
+        "RequestCpus": cpus,
+        "CpusProvisioned": cpus,
+        "RequestMemory": memory,
+        "MemoryProvisioned": memory + n(0, 1024),
+        "DiskUsage": disk,
+        "DiskUsage_RAW": disk - n(0, 1000),
+        "ResidentSetSize": rss,
+        "ResidentSetSize_RAW": rss - n(0, 1000),
+        "ImageSize": image,
+        "ImageSize_RAW": image - n(0, 1000),
+        "RequestGpus": n(0, 9),
+        "GpusProvisioned": n(0, 9),
+        "ExitCode": n(0, 3),
+        "ExitStatus": n(0, 256),
+        "NumJobStarts": n(1, 4),
+        "NumShadowStarts": n(1, 4),
+        "NumJobMatches": n(1, 5),
+        "JobRunCount": n(1, 4),
+        "JobPrio": n(-20, 20),
+        "StartdPrincipal": f"execute-side@matchsession/10.{n(0, 256)}.{n(0, 256)}.{n(1, 255)}",
+        "RemoteHost": slot,
+        "LastRemoteHost": slot,
+    }
+
+
+def write_htcondor_jsonl(path: Path, lines: int, *, varied: bool = False) -> int:
+    """Write ``lines`` ads as ``condor_history -jsonl`` (one ad a line; see ``--varied``)."""
+    path.write_text("".join(json.dumps(ad) + "\n" for ad in _ads(lines, varied=varied)))
     return lines
 
 
-def write_htcondor_json(path: Path, lines: int) -> int:
+def write_htcondor_json(path: Path, lines: int, *, varied: bool = False) -> int:
     """Write pretty ``condor_history -json`` of about ``lines`` lines (one attribute a line)."""
     per_ad = len(HTCONDOR_AD) + 2
     blocks = []
-    for ad in _ads(max(1, lines // per_ad)):
+    for ad in _ads(max(1, lines // per_ad), varied=varied):
         body = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in ad.items())
         blocks.append("{\n" + body + "\n}")
     text = "[\n" + "\n,\n".join(blocks) + "\n]\n"
@@ -256,12 +328,17 @@ def bench_lsf(
 
 
 def bench_htcondor(
-    folder: Path, *, lines: int = 100_000, repeat: int = 3, pretty: bool = False
+    folder: Path,
+    *,
+    lines: int = 100_000,
+    repeat: int = 3,
+    pretty: bool = False,
+    varied: bool = False,
 ) -> dict[str, Any]:
     """Time ``read_htcondor`` on ``-jsonl`` (or pretty ``-json``) of about ``lines`` lines."""
     _pin_one_core()
     path = folder / ("bench.history.json" if pretty else "bench.history.jsonl")
-    count = (write_htcondor_json if pretty else write_htcondor_jsonl)(path, lines)
+    count = (write_htcondor_json if pretty else write_htcondor_jsonl)(path, lines, varied=varied)
     return _measure(path, count, lambda: read_htcondor(path, errors="raise"), b",", repeat)
 
 
@@ -282,6 +359,12 @@ def main() -> None:
     parser.add_argument(
         "--only", nargs="+", default=["lsf", "htcondor", "sge"], choices=["lsf", "htcondor", "sge"]
     )
+    parser.add_argument(
+        "--varied",
+        action="store_true",
+        help="HTCondor ads whose every number, host, id and argument varies (seeded), "
+        "instead of ads repeating most values",
+    )
     args = parser.parse_args()
     data = os.environ.get("GRIDTRACE_REAL_DATA")
     real_data = Path(data) if data else None
@@ -293,9 +376,12 @@ def main() -> None:
                 folder, lines=args.lines, repeat=args.repeat, real_data=real_data
             )
         if "htcondor" in args.only:
-            figures["htcondor_jsonl"] = bench_htcondor(folder, lines=args.lines, repeat=args.repeat)
-            figures["htcondor_json"] = bench_htcondor(
-                folder, lines=args.lines, repeat=args.repeat, pretty=True
+            tag = "_varied" if args.varied else ""
+            figures[f"htcondor_jsonl{tag}"] = bench_htcondor(
+                folder, lines=args.lines, repeat=args.repeat, varied=args.varied
+            )
+            figures[f"htcondor_json{tag}"] = bench_htcondor(
+                folder, lines=args.lines, repeat=args.repeat, pretty=True, varied=args.varied
             )
         if "sge" in args.only:
             if real_data is None:

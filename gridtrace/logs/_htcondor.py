@@ -623,6 +623,79 @@ def _fast_ads(scan: _htcondor_fast.JsonlScan, lines: Any, site: str, src_file: s
     )
 
 
+def _looks_pretty(data: bytes) -> bool:
+    """Whether the first ``{`` of ``data`` ends its line (pretty ``-json``, one member a line)."""
+    at = data.find(b"{")
+    if at < 0:
+        return False
+    end = data.find(b"\n", at)
+    return end >= 0 and not data[at + 1 : end].strip(b" \t")
+
+
+def _pretty_rows(chunk: Chunk, site: str, src_file: str) -> tuple[pa.Table, int] | None:
+    """Tokenise a pretty ``-json`` chunk by the kernel: its rows and the lines they take.
+
+    Each ad is joined onto one line (:func:`~gridtrace.logs._htcondor_fast.join_pretty`) and
+    read by the ``-jsonl`` kernel: its ``AD`` row is that line's, its other lines ``CONT`` rows
+    naming it, the lines between ads ``SEP`` rows, as the object scanner writes them. An ad
+    left open at the end of the chunk is left to the next. None, for the object scanner to read
+    the chunk, unless every ad is one the kernel reads.
+    """
+    joined = _htcondor_fast.join_pretty(chunk.data, final=chunk.final)
+    if joined is None or not len(joined.first):
+        return None
+    scan = _htcondor_fast.scan_jsonl(joined.data)
+    if scan is None or len(scan.members) != len(joined.first) or not scan.fast[joined.row].all():
+        return None
+    base = chunk.first_line - 1
+    ad_lines = joined.first + 1 + base
+    ads = _fast_ads(scan, ad_lines, site, src_file)
+    taken = joined.taken
+    # the ad's other lines (CONT, naming its first line and id), then the rest (SEP)
+    spans = joined.last - joined.first
+    n_cont = int(spans.sum())
+    owner = np.repeat(np.arange(len(spans)), spans)
+    starts = np.cumsum(spans) - spans
+    cont = np.arange(n_cont, dtype=np.int64) - np.repeat(starts - joined.first - 1, spans)
+    covered = np.zeros(taken, dtype=bool)
+    covered[joined.first] = True
+    covered[cont] = True
+    sep = np.flatnonzero(~covered)
+    pick = _pa.array(owner)
+    named = _pa.array(ad_lines, pa.int64()).cast(pa.string()).take(pick)
+    timestamps = pa.timestamp("s", tz="UTC")
+    cont_rows = _records_table(
+        site,
+        src_file,
+        _pa.array(cont + 1 + base, pa.int64()),
+        _repeat("CONT", n_cont),
+        pa.nulls(n_cont, pa.string()),
+        ads.column("job_id_raw").take(pick),
+        _pa.MapArray.from_arrays(
+            _pa.array(np.arange(n_cont + 1, dtype=np.int32)), _repeat("record_line", n_cont), named
+        ),
+        pa.nulls(n_cont, pa.list_(pa.string())),
+        pa.nulls(n_cont, pa.binary()),
+        pa.nulls(n_cont, timestamps),
+    )
+    n_sep = len(sep)
+    sep_rows = _records_table(
+        site,
+        src_file,
+        _pa.array(sep + 1 + base, pa.int64()),
+        _repeat("SEP", n_sep),
+        pa.nulls(n_sep, pa.string()),
+        pa.nulls(n_sep, pa.string()),
+        pa.nulls(n_sep, RECORDS.field("attrs").type),
+        pa.nulls(n_sep, pa.list_(pa.string())),
+        pa.nulls(n_sep, pa.binary()),
+        pa.nulls(n_sep, timestamps),
+    )
+    order = np.argsort(np.concatenate([joined.first, cont, sep]), kind="stable")
+    rows = pa.concat_tables([ads, cont_rows, sep_rows]).take(_pa.array(order))
+    return rows, taken
+
+
 @dataclass
 class _HTCondorState:
     """How many lines of its chunk the last call tokenised (an ad left open is carried on)."""
@@ -645,6 +718,11 @@ def _tokenize_htcondor_chunk(
     kernel = _htcondor_fast.HAVE_NUMBA and (
         _htcondor_fast.kernel_ready() or chunk.lines >= _htcondor_fast.SMALL_INPUT_LINES
     )
+    if kernel and _looks_pretty(chunk.data):
+        pretty = _pretty_rows(chunk, site, src_file)
+        if pretty is not None:
+            state.taken = pretty[1]
+            return pretty[0], QUARANTINE.empty_table()
     fast = _jsonl_rows(chunk, decode, site, src_file, kernel=kernel)
     if fast is not None:
         state.taken = fast.num_rows

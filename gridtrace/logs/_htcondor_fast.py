@@ -55,10 +55,12 @@ __all__ = [
     "SMALL_INPUT_LINES",
     "JobValues",
     "JsonlScan",
+    "PrettyJoin",
     "compile_kernel",
     "gather_texts",
     "ids_and_stamps",
     "job_values",
+    "join_pretty",
     "kernel_ready",
     "scan_jsonl",
     "shared_triples",
@@ -134,9 +136,19 @@ _KERNEL = (
     "_text_sizes",
     "_gather",
     "_shared_triples",
+    "_is_separator",
+    "_join_pretty",
 )
 _ENTRY_POINTS = frozenset(
-    {"_scan_chunk", "_job_values", "_ids_and_stamps", "_text_sizes", "_gather", "_shared_triples"}
+    {
+        "_scan_chunk",
+        "_job_values",
+        "_ids_and_stamps",
+        "_text_sizes",
+        "_gather",
+        "_shared_triples",
+        "_join_pretty",
+    }
 )
 _LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
 compile_kernel = _LAZY.compile
@@ -376,7 +388,8 @@ def _scan_chunk(
         while p < n and (buf[p] == _SPACE or buf[p] == _TAB):
             p += 1
         ok = p < n and buf[p] == _OPEN
-        p += 1
+        if ok:
+            p += 1  # not past the line's end: a blank line ends where it starts
         first = True
         closed = False
         while ok:
@@ -890,6 +903,132 @@ def ids_and_stamps(scan: JsonlScan) -> tuple[Any, Any, Any]:
     )
     epoch_array = _pa.array(epochs, pa.timestamp("s", tz="UTC"), mask=epochs < 0)
     return string_array(id_off, ids), stamp_array, epoch_array
+
+
+# --- pretty -json: each ad over many lines, joined into one --------------------------------------
+
+
+def _is_separator(c: np.uint8) -> bool:
+    """Whether ``c`` is what the reference skips between ads on a line (blank, ``,``, ``[``, ``]``).
+
+    Only spaces and tabs count as blanks here (a CR, a form feed: the chunk is declined).
+    """
+    return bool(c == _SPACE or c == _TAB or c == _COMMA or c == 91 or c == 93)  # noqa: SIM109 - numba
+
+
+def _join_pretty(
+    buf: U8, out: U8, first: I64, last: I64, row: I64, final: bool
+) -> tuple[int, int, int, int, bool]:
+    r"""Copy ``buf`` to ``out`` with each ad spread over lines written on one line.
+
+    An ad starts on a line holding separators (:func:`_is_separator`) then ``{``; it ends on the
+    first line from there whose last byte but separators is ``}``. Its inner line ends become
+    tabs (JSON blank space, which :func:`_scan_chunk` declines inside a string, as the
+    reference declines a line end there), the separators before its ``{`` and after its ``}``
+    spaces. The other lines must hold separators only (``SEP`` rows).
+    For the k-th ad, ``first[k]``/``last[k]`` are its lines and ``row[k]`` its line in ``out``.
+    Returns the lines, the ads, the byte and line where an ad left open at the end starts
+    (the end when none), and False when the chunk is declined: a line that is neither, or
+    (``final``) an ad still open at the end.
+    """
+    n = buf.size
+    line = 0
+    ads = 0
+    rows = 0
+    inside = False
+    open_at = n
+    s = 0
+    while s < n:
+        e = s
+        while e < n and buf[e] != _LF:
+            e += 1
+        p = s
+        if not inside:
+            while p < e and _is_separator(buf[p]):
+                out[p] = _SPACE
+                p += 1
+            if p == e:
+                if e < n:
+                    out[e] = _LF
+                line += 1
+                rows += 1
+                s = e + 1
+                continue
+            if buf[p] != _OPEN:
+                return line, ads, n, line, False
+            inside = True
+            open_at = s
+            first[ads] = line
+            row[ads] = rows
+        for k in range(p, e):
+            out[k] = buf[k]
+        q = e
+        while q > p and _is_separator(buf[q - 1]):
+            q -= 1
+        if q > p and buf[q - 1] == _CLOSE:
+            for k in range(q, e):
+                out[k] = _SPACE
+            last[ads] = line
+            ads += 1
+            rows += 1
+            inside = False
+            if e < n:
+                out[e] = _LF
+        elif e < n:
+            out[e] = _TAB
+        line += 1
+        s = e + 1
+    if inside:
+        if final:
+            return line, ads, n, line, False
+        return line, ads, open_at, first[ads], True
+    return line, ads, n, line, True
+
+
+class PrettyJoin(NamedTuple):
+    """The ads of a pretty ``-json`` chunk, each joined onto one line (see :func:`join_pretty`).
+
+    Attributes
+    ----------
+    data : bytes
+        The chunk's bytes up to ``taken`` lines, each ad on one line (:func:`scan_jsonl` input).
+    taken : int
+        Lines of the chunk before the ad left open at its end (all of them when none).
+    first, last : numpy.ndarray of int64
+        Per ad, its first and last line in the chunk (0-based).
+    row : numpy.ndarray of int64
+        Per ad, its line in ``data``.
+    """
+
+    data: bytes
+    taken: int
+    first: I64
+    last: I64
+    row: I64
+
+
+def join_pretty(data: bytes, *, final: bool) -> PrettyJoin | None:
+    """Write each ad of a pretty ``-json`` chunk on one line, for :func:`scan_jsonl`.
+
+    Returns
+    -------
+    PrettyJoin or None
+        None when numba is missing, or the chunk holds a line that is neither part of an ad
+        nor separators only, or (``final``) ends inside an ad: the reference reads it.
+    """
+    if len(data) > _MAX_CHUNK or not compile_kernel():
+        return None
+    buf = np.frombuffer(data, dtype=np.uint8)
+    out = np.empty(buf.size, dtype=np.uint8)
+    most = data.count(b"\n") + 1  # an ad takes a line at least
+    first = np.empty(most, dtype=np.int64)
+    last = np.empty(most, dtype=np.int64)
+    row = np.empty(most, dtype=np.int64)
+    lines, ads, end, taken, ok = _join_pretty(buf, out, first, last, row, final)
+    if not ok:
+        return None
+    del lines
+    return PrettyJoin(out[:end].tobytes(), taken, first[:ads], last[:ads], row[:ads])
 
 
 # --- the attributes a job is made of -------------------------------------------------------------
