@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -16,11 +15,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from gridtrace import _log
 from gridtrace.errors import ConfigError, DataQualityWarning, GridtraceError
 
 __all__ = ["main"]
 
-logger = logging.getLogger(__name__)
+logger = _log.get_logger(__name__)  # imports logging when it first logs
 
 
 def _say(text: str) -> None:
@@ -248,6 +248,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     small = _small_parse(args)
     if small is not None:
         return small
+    _log.configure()  # the Arrow path's modules log through logging itself
     if _use_spill(args):
         return _cmd_parse_spill(args)
     if _torque_only(args):
@@ -613,6 +614,9 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+_DEBUG, _INFO, _ERROR = 10, 20, 40  # logging's levels, named here without importing it
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``gridtrace`` command line; return the exit status.
 
@@ -622,9 +626,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = _build_parser(argv).parse_args(argv)
     args.own_process = argv is None  # the `gridtrace` command, not a call from Python code
-    level = logging.ERROR if args.quiet else (logging.DEBUG if args.verbose else logging.INFO)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-    logging.captureWarnings(True)  # data-quality warnings read as log lines on the command line
+    level = _ERROR if args.quiet else (_DEBUG if args.verbose else _INFO)
+    # data-quality warnings read as log lines on the command line (logging.captureWarnings);
+    # logging is configured (and imported) when something is first logged or warned, so that a
+    # small parse that says nothing on stderr does not load it (see gridtrace._log)
+    _log.defer_config(level, "%(levelname)s %(name)s: %(message)s")
+    if args.run is not _cmd_parse:  # the other commands' modules log through logging itself
+        _log.configure()
     try:
         status: int = args.run(args)
     except (GridtraceError, OSError) as exc:
@@ -633,7 +641,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         logger.error("%s", _one_line(exc))
         return 2
     finally:
-        logging.captureWarnings(False)
+        _log.release()
     return status
 
 

@@ -18,12 +18,12 @@ tables and facts (tests/logs/test_torque_small_read.py checks that on real and f
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from gridtrace._log import get_logger
 from gridtrace.logs._io_paths import (
     _JUNK,
     GARBAGE_SHARE,
@@ -51,7 +51,7 @@ from gridtrace.logs._torque_pure import (
 
 __all__ = ["DEFAULT_MAX_BYTES", "SmallRecords", "read_torque_records_small"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)  # imports logging when it first logs (see gridtrace._log)
 
 DEFAULT_MAX_BYTES = 8 << 20
 """Decompressed bytes over all files above which :func:`read_torque_records_small` declines."""
