@@ -13,10 +13,13 @@ import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from gridtrace import _log
 from gridtrace.errors import ConfigError, DataQualityWarning, GridtraceError
+
+TYPE_CHECKING = False  # typing's constant without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["main"]
 

@@ -8,13 +8,15 @@
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 # The names below are imported on first use (PEP 562): each reader's module imports what it
 # needs (pandas for several), and ``gridtrace parse`` of a TORQUE file should load none of the
 # others. Type checkers and IDEs see the imports under TYPE_CHECKING.
 
+TYPE_CHECKING = False  # typing's constant without importing typing (mypy knows the name)
 if TYPE_CHECKING:
+    from typing import Any
+
     from gridtrace.logs._anonymize import anonymize_table
     from gridtrace.logs._base import (
         ERROR_POLICIES,

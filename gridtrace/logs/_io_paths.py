@@ -6,19 +6,20 @@ with its own loop, loads and compiles only this part: a first call compiles ever
 imports from source.
 """
 
-# Annotations are evaluated here (no ``from __future__ import annotations``): typing compiles
-# the string annotations of a NamedTuple's fields when it creates the class, and the first
-# compile() of a process costs ~2 ms of a small ``gridtrace parse`` (tests/cli/test_startup.py).
+from __future__ import annotations
+
 import os
 import re
+from collections import namedtuple
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
+TYPE_CHECKING = False  # typing's constant without importing typing (mypy knows the name)
 if TYPE_CHECKING:
     import bz2
     import gzip
     import lzma
+    from typing import IO, Any, NamedTuple
 
 __all__ = [
     "COMPRESSED_RATIO",
@@ -97,7 +98,7 @@ def detect_compression(head: bytes) -> str | None:
 
 def open_decompressed(
     raw: IO[bytes], kind: str
-) -> tuple["gzip.GzipFile | bz2.BZ2File | lzma.LZMAFile", tuple[type[Exception], ...]]:
+) -> tuple[gzip.GzipFile | bz2.BZ2File | lzma.LZMAFile, tuple[type[Exception], ...]]:
     """Open a gzip, bz2 or xz stream on ``raw``; say what it raises when the data is broken.
 
     Each decompressor is imported for the files that need it (importing this module stays
@@ -189,7 +190,17 @@ def _date_key(path: Path) -> tuple[str, str, int, str]:
     return (digits.zfill(16), stem.split(".", 1)[0], -age, path.name)
 
 
-class LogFiles(NamedTuple):
+if TYPE_CHECKING:
+
+    class _LogFilesFields(NamedTuple):
+        files: list[Path]
+        skipped: list[tuple[str, str]]
+
+else:  # a plain namedtuple: typing.NamedTuple would import typing
+    _LogFilesFields = namedtuple("LogFiles", ("files", "skipped"))
+
+
+class LogFiles(_LogFilesFields):
     """The files a set of paths names, and what was passed by.
 
     Attributes
@@ -201,8 +212,7 @@ class LogFiles(NamedTuple):
         recursively; name it to read it), a hidden file, or not a regular file.
     """
 
-    files: list[Path]
-    skipped: list[tuple[str, str]]
+    __slots__ = ()
 
 
 COMPRESSED_RATIO = 8

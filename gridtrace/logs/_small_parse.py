@@ -18,12 +18,14 @@ import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from itertools import chain
-from typing import TYPE_CHECKING, Any
 
 from gridtrace._log import get_logger
 from gridtrace.logs._summary import parse_summary
 
+TYPE_CHECKING = False  # typing's constant without importing typing (mypy knows the name)
 if TYPE_CHECKING:
+    from typing import Any
+
     from gridtrace.logs._vo import VOMapping
 
 __all__ = ["SMALL_PARSE_BYTES", "SmallParse", "flag_counts_of", "parse_torque_small"]

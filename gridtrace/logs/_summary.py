@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain
-from typing import Any
+
+TYPE_CHECKING = False  # typing's constant without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["parse_summary"]
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any
 
 from gridtrace._log import get_logger
 from gridtrace._parquet_lite import JOBS_COLUMNS as JOBS_SPEC
@@ -74,6 +73,10 @@ from gridtrace.logs._torque_attempts import (
     _Builder,
 )
 from gridtrace.logs._torque_pure import days_from_civil
+
+TYPE_CHECKING = False  # typing's constant without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["JOBS_COLUMNS", "SmallAssembly", "assemble_torque_small"]
 

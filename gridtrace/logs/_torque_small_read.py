@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, BinaryIO
 
 from gridtrace._log import get_logger
 from gridtrace.logs._io_paths import (
@@ -48,6 +47,10 @@ from gridtrace.logs._torque_pure import (
     days_from_civil,
     file_order,
 )
+
+TYPE_CHECKING = False  # typing's constant without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
 
 __all__ = ["DEFAULT_MAX_BYTES", "SmallRecords", "read_torque_records_small"]
 
