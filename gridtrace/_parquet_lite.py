@@ -34,7 +34,7 @@ from functools import lru_cache
 from itertools import chain, compress, repeat
 from operator import is_, is_not, itemgetter, mul
 
-from gridtrace._atomic import atomic_path  # imports pyarrow only for its own Parquet writer
+from gridtrace._atomic import atomic_name  # imports pyarrow only for its own Parquet writer
 from gridtrace.errors import SchemaError
 
 # typing is not imported at run time (~12 M instructions, 5% of `gridtrace parse` of one day's
@@ -55,7 +55,6 @@ __all__ = [
     "QUARANTINE_COLUMNS",
     "RECORDS_COLUMNS",
     "Column",
-    "Kind",
     "write_table",
 ]
 
@@ -857,5 +856,6 @@ def write_table(
     if compression not in _CODECS:
         raise SchemaError(f"compression is 'gzip' or None, not {compression!r}")
     data = _encode(tuple(columns_spec), columns, compression)
-    with atomic_path(path) as temporary:
-        temporary.write_bytes(data)
+    # open, not pathlib's: a small parse imports no pathlib (gridtrace._atomic.path_text)
+    with atomic_name(path) as temporary, open(temporary, "wb") as handle:  # noqa: PTH123
+        handle.write(data)

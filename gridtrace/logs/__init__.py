@@ -7,8 +7,6 @@
 
 from __future__ import annotations
 
-import importlib
-
 # The names below are imported on first use (PEP 562): each reader's module imports what it
 # needs (pandas for several), and ``gridtrace parse`` of a TORQUE file should load none of the
 # others. Type checkers and IDEs see the imports under TYPE_CHECKING.
@@ -165,6 +163,8 @@ def __getattr__(name: str) -> Any:
     if module is None:
         msg = f"module {__name__!r} has no attribute {name!r}"
         raise AttributeError(msg)
+    import importlib  # here: a small parse imports its modules by name, not through this
+
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
