@@ -22,32 +22,43 @@ or a bad value needs is in :mod:`gridtrace._parquet_lite_rare`, loaded only then
 Only the standard library is imported, and gridtrace modules that import nothing else.
 """
 
-# Annotations are evaluated here (no ``from __future__ import annotations``): typing compiles
-# the string annotations of a NamedTuple's fields when it creates the class, and the first
-# compile() of a process costs ~2 ms of a small ``gridtrace parse`` (tests/cli/test_startup.py).
+from __future__ import annotations
+
 import os
 import zlib
 from _struct import Struct, pack  # not struct: its wrapper module is one more to load
 from _struct import error as StructError  # type: ignore[attr-defined]  # (not in typeshed)
+from collections import namedtuple
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from itertools import chain, compress, repeat
 from operator import is_, is_not, itemgetter, mul
-from typing import Final, Literal, NamedTuple, cast
 
-from gridtrace._atomic import atomic_path  # imports pyarrow only for its own Parquet writer
+from gridtrace._atomic import atomic_name  # imports pyarrow only for its own Parquet writer
 from gridtrace.errors import SchemaError
+
+# typing is not imported at run time (~12 M instructions, 5% of `gridtrace parse` of one day's
+# file): its names are for mypy (TYPE_CHECKING, which mypy takes as true), cast is an identity
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final, Literal, NamedTuple, TypeAlias, cast
+else:
+
+    def cast(_type: object, value: object) -> object:
+        """Return ``value``: typing.cast at run time (for mypy, the real one)."""
+        return value
+
 
 __all__ = [
     "JOBS_COLUMNS",
+    "KINDS",
     "QUARANTINE_COLUMNS",
     "RECORDS_COLUMNS",
     "Column",
-    "Kind",
     "write_table",
 ]
 
-Kind = Literal[
+KINDS = (
     "string",
     "binary",
     "int64",
@@ -58,10 +69,33 @@ Kind = Literal[
     "timestamp_s_utc",
     "list_string",
     "map_string_string",
-]
+)
+"""The kinds of column :func:`write_table` writes (:data:`Kind`'s values, in its order)."""
+
+if TYPE_CHECKING:  # the same names (a test compares them with KINDS)
+    Kind: TypeAlias = Literal[
+        "string",
+        "binary",
+        "int64",
+        "int32",
+        "int16",
+        "float64",
+        "bool",
+        "timestamp_s_utc",
+        "list_string",
+        "map_string_string",
+    ]
+
+    class _ColumnFields(NamedTuple):
+        name: str
+        kind: Kind
+        nullable: bool = True
+
+else:  # a plain namedtuple (typing.NamedTuple would import typing)
+    _ColumnFields = namedtuple("Column", ("name", "kind", "nullable"), defaults=(True,))
 
 
-class Column(NamedTuple):
+class Column(_ColumnFields):
     """One column of a table: its name, its kind and whether it may hold nulls.
 
     Parameters
@@ -83,9 +117,7 @@ class Column(NamedTuple):
         Whether a value may be ``None`` (a null list or map is ``None``; ``[]`` is empty).
     """
 
-    name: str
-    kind: Kind
-    nullable: bool = True
+    __slots__ = ()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -824,5 +856,6 @@ def write_table(
     if compression not in _CODECS:
         raise SchemaError(f"compression is 'gzip' or None, not {compression!r}")
     data = _encode(tuple(columns_spec), columns, compression)
-    with atomic_path(path) as temporary:
-        temporary.write_bytes(data)
+    # open, not pathlib's: a small parse imports no pathlib (gridtrace._atomic.path_text)
+    with atomic_name(path) as temporary, open(temporary, "wb") as handle:  # noqa: PTH123
+        handle.write(data)

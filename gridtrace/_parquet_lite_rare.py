@@ -13,12 +13,12 @@ from __future__ import annotations
 import binascii
 import struct
 from collections.abc import Mapping, Sequence
-from typing import Final, cast, get_args
+from typing import Final, cast
 
-from gridtrace._parquet_lite import Column, Kind
+from gridtrace._parquet_lite import KINDS, Column
 from gridtrace.errors import SchemaError
 
-_KINDS: Final = frozenset(get_args(Kind))
+_KINDS: Final = frozenset(KINDS)
 _LISTS: Final = frozenset({list, tuple})
 
 

@@ -7,20 +7,21 @@ prints a short summary, so a user can run one stage on their own files without S
 from __future__ import annotations
 
 import argparse
-import json
-import logging
 import sys
 import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
-from pathlib import Path
-from typing import Any
 
+from gridtrace import _log
 from gridtrace.errors import ConfigError, DataQualityWarning, GridtraceError
+
+TYPE_CHECKING = False  # typing's constant without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["main"]
 
-logger = logging.getLogger(__name__)
+logger = _log.get_logger(__name__)  # imports logging when it first logs
 
 
 def _say(text: str) -> None:
@@ -28,6 +29,9 @@ def _say(text: str) -> None:
 
 
 def _read_json(path: str) -> Any:
+    import json  # here, as pathlib: a small parse imports neither (see _small_parse_run)
+    from pathlib import Path
+
     try:
         return json.loads(Path(path).read_text())
     except json.JSONDecodeError as exc:
@@ -36,8 +40,8 @@ def _read_json(path: str) -> Any:
 
 
 def _vo_mapping(args: argparse.Namespace) -> Any:
-    from gridtrace.logs import VOMapping
-    from gridtrace.logs._vo import mapping_from_pairs
+    # from the modules, not through gridtrace.logs' lazy names (which import importlib)
+    from gridtrace.logs._vo import VOMapping, mapping_from_pairs
 
     mapping = VOMapping.from_dict(_read_json(args.vo_map)) if args.vo_map else VOMapping()
     if args.vo:
@@ -204,29 +208,44 @@ def _small_parse_run(args: argparse.Namespace) -> int | None:
     )
     if parsed is None:
         return None
-    from gridtrace._atomic import write_text
+    import os
+
+    from gridtrace._atomic import path_text, write_text
     from gridtrace._parquet_lite import (
         JOBS_COLUMNS,
         QUARANTINE_COLUMNS,
         RECORDS_COLUMNS,
         write_table,
     )
+    from gridtrace.logs._summary import summary_json
     from gridtrace.logs._torque_flags import torque_flag_meanings
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    summary_path = out / "parse-summary.json"  # first out, last in: see _cmd_parse
-    summary_path.unlink(missing_ok=True)
+    # os, not pathlib (~17 M instructions to import, 7% of a small parse): the folder as
+    # pathlib spells it, made as Path.mkdir(parents=True, exist_ok=True) makes it
+    out = path_text(args.out)
+    os.makedirs(out, exist_ok=True)  # noqa: PTH103
+    summary_path = _inside(out, "parse-summary.json")  # first out, last in: see _cmd_parse
+    try:  # noqa: SIM105  # (contextlib.suppress: one more module to load)
+        os.unlink(summary_path)  # noqa: PTH108
+    except FileNotFoundError:
+        pass
     specs = (RECORDS_COLUMNS, JOBS_COLUMNS, QUARANTINE_COLUMNS)
     tables = (parsed.records, parsed.jobs, parsed.quarantine)
     for name, spec, columns in zip(_PARSE_OUTPUTS, specs, tables, strict=True):
-        write_table(out / name, spec, columns)
-    write_text(summary_path, json.dumps(parsed.summary, indent=2) + "\n")
+        write_table(_inside(out, name), spec, columns)
+    write_text(summary_path, summary_json(parsed.summary))  # as json.dumps, without json
     if args.own_process:
         _no_collection_at_exit()
     return _report_parse(
         args, parsed.summary, parsed.job_flags, parsed.record_flags, torque_flag_meanings
     )
+
+
+def _inside(folder: str, name: str) -> str:
+    """Return ``str(Path(folder) / name)`` for a ``folder`` spelled as pathlib spells it."""
+    from gridtrace._atomic import path_text
+
+    return path_text(folder + name if folder.endswith("/") else f"{folder}/{name}")
 
 
 def _no_collection_at_exit() -> None:
@@ -248,12 +267,16 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     small = _small_parse(args)
     if small is not None:
         return small
+    _log.configure()  # the Arrow path's modules log through logging itself
     if _use_spill(args):
         return _cmd_parse_spill(args)
     if _torque_only(args):
         from gridtrace.logs._lazy_pandas import defer_pandas_check
 
         defer_pandas_check()  # before pyarrow's first conversion imports pandas (0.4 s)
+    import json
+    from pathlib import Path
+
     from gridtrace._atomic import write_parquet, write_text
     from gridtrace.logs import parse_logs
     from gridtrace.logs._registry import NOTHING_READ
@@ -310,9 +333,10 @@ def _report_parse(
     record_flags: dict[str, dict[str, int]],
     meanings_of: Callable[[str], dict[str, str]] | None = None,
 ) -> int:
-    meanings = meanings_of or _flag_meanings
+    from gridtrace._atomic import path_text
 
-    out = Path(args.out)
+    meanings = meanings_of or _flag_meanings
+    out = path_text(args.out)  # str(Path(args.out)), without pathlib
     _say(
         f"{summary['lines_read']} lines read from {summary['files']} file(s): "
         f"{summary['lines_parsed']} parsed, {summary['lines_quarantined']} quarantined"
@@ -355,7 +379,7 @@ def _flag_meanings(source_format: str) -> dict[str, str]:
 
 
 def _flag_lines(counts: dict[str, int], meanings: dict[str, str]) -> list[str]:
-    from gridtrace.logs import describe_flag
+    from gridtrace.logs._flags import describe_flag  # (not via gridtrace.logs: see _vo_mapping)
 
     width = max(len(flag) for flag in counts)
     return [
@@ -613,6 +637,9 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+_DEBUG, _INFO, _ERROR = 10, 20, 40  # logging's levels, named here without importing it
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``gridtrace`` command line; return the exit status.
 
@@ -622,9 +649,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = _build_parser(argv).parse_args(argv)
     args.own_process = argv is None  # the `gridtrace` command, not a call from Python code
-    level = logging.ERROR if args.quiet else (logging.DEBUG if args.verbose else logging.INFO)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-    logging.captureWarnings(True)  # data-quality warnings read as log lines on the command line
+    level = _ERROR if args.quiet else (_DEBUG if args.verbose else _INFO)
+    # data-quality warnings read as log lines on the command line (logging.captureWarnings);
+    # logging is configured (and imported) when something is first logged or warned, so that a
+    # small parse that says nothing on stderr does not load it (see gridtrace._log)
+    _log.defer_config(level, "%(levelname)s %(name)s: %(message)s")
+    if args.run is not _cmd_parse:  # the other commands' modules log through logging itself
+        _log.configure()
     try:
         status: int = args.run(args)
     except (GridtraceError, OSError) as exc:
@@ -633,7 +664,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         logger.error("%s", _one_line(exc))
         return 2
     finally:
-        logging.captureWarnings(False)
+        _log.release()
     return status
 
 

@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gridtrace
+import gridtrace._parquet_lite as lite
 from gridtrace import schema as gschema
 from gridtrace._parquet_lite import (
     JOBS_COLUMNS,
@@ -533,12 +534,24 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(
     write_table(out, SPEC, good())
     before = out.read_bytes()
 
-    def disk_full(self: Path, data: bytes) -> int:
-        with self.open("wb") as handle:  # half of the file, then the error
-            handle.write(data[: len(data) // 2])
-        raise OSError(28, "No space left on device")
+    class DiskFull:
+        """The temporary file's handle: half of the file goes in, then the error."""
 
-    monkeypatch.setattr(Path, "write_bytes", disk_full)
+        def __init__(self, name: str, mode: str) -> None:
+            self.file = open(name, mode)  # noqa: PTH123, SIM115
+
+        def __enter__(self) -> DiskFull:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.file.close()
+
+        def write(self, data: bytes) -> int:
+            self.file.write(data[: len(data) // 2])
+            raise OSError(28, "No space left on device")
+
+    # the writer opens its temporary file with open(), by name (it imports no pathlib)
+    monkeypatch.setattr(lite, "open", DiskFull, raising=False)
     with pytest.raises(OSError, match="No space left"):
         write_table(out, SPEC, good() | {"name": ["x", "y", "z"]})
     monkeypatch.undo()

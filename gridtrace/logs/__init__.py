@@ -7,14 +7,14 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
 # The names below are imported on first use (PEP 562): each reader's module imports what it
 # needs (pandas for several), and ``gridtrace parse`` of a TORQUE file should load none of the
 # others. Type checkers and IDEs see the imports under TYPE_CHECKING.
 
+TYPE_CHECKING = False  # typing's constant without importing typing (mypy knows the name)
 if TYPE_CHECKING:
+    from typing import Any
+
     from gridtrace.logs._anonymize import anonymize_table
     from gridtrace.logs._base import (
         ERROR_POLICIES,
@@ -163,6 +163,8 @@ def __getattr__(name: str) -> Any:
     if module is None:
         msg = f"module {__name__!r} has no attribute {name!r}"
         raise AttributeError(msg)
+    import importlib  # here: a small parse imports its modules by name, not through this
+
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -12,11 +12,13 @@ that prefix (``VO_FROM_*``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, cast
 
 from gridtrace.logs._text import NON_UTF8
 
+TYPE_CHECKING = False  # typing's constant without importing typing (mypy knows the name)
 if TYPE_CHECKING:
+    from typing import Any
+
     import pyarrow as pa
 
 __all__ = [
@@ -116,6 +118,8 @@ def flag_counts(table: pa.Table) -> dict[str, dict[str, int]]:
     """
     # value counts per format, not a group-by: a group-by loads pyarrow's Acero engine, a
     # tenth of the start-up of `gridtrace parse` on one day's file
+    from typing import Any, cast  # here: the small parse path imports no typing
+
     import pyarrow as pa
     import pyarrow.compute as pc
 

@@ -6,19 +6,23 @@ with its own loop, loads and compiles only this part: a first call compiles ever
 imports from source.
 """
 
-# Annotations are evaluated here (no ``from __future__ import annotations``): typing compiles
-# the string annotations of a NamedTuple's fields when it creates the class, and the first
-# compile() of a process costs ~2 ms of a small ``gridtrace parse`` (tests/cli/test_startup.py).
+from __future__ import annotations
+
+import errno
 import os
 import re
+from collections import namedtuple
 from collections.abc import Iterable
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NamedTuple
+from stat import S_ISDIR as _S_ISDIR
+from stat import S_ISREG as _S_ISREG
 
+TYPE_CHECKING = False  # typing's constant without importing typing (mypy knows the name)
 if TYPE_CHECKING:
     import bz2
     import gzip
     import lzma
+    from pathlib import Path
+    from typing import IO, Any, NamedTuple
 
 __all__ = [
     "COMPRESSED_RATIO",
@@ -40,6 +44,7 @@ __all__ = [
     "log_text_bytes",
     "open_decompressed",
     "quarantined_lines_warning",
+    "scan_log_names",
     "scan_log_paths",
 ]
 
@@ -97,7 +102,7 @@ def detect_compression(head: bytes) -> str | None:
 
 def open_decompressed(
     raw: IO[bytes], kind: str
-) -> tuple["gzip.GzipFile | bz2.BZ2File | lzma.LZMAFile", tuple[type[Exception], ...]]:
+) -> tuple[gzip.GzipFile | bz2.BZ2File | lzma.LZMAFile, tuple[type[Exception], ...]]:
     """Open a gzip, bz2 or xz stream on ``raw``; say what it raises when the data is broken.
 
     Each decompressor is imported for the files that need it (importing this module stays
@@ -179,17 +184,27 @@ _DIGITS = r"\d+"
 _ROTATED = r"^(?P<stem>.+?)\.(?P<n>\d{1,3})(?:\.(?:gz|bz2|xz|zst))?$"
 
 
-def _date_key(path: Path) -> tuple[str, str, int, str]:
+def _date_key(name: str) -> tuple[str, str, int, str]:
     # daily files are named by date (20240503, 20240503.gz): order by the digits in the name,
     # never by modification time, which copies and restores change. logrotate's names
     # (accounting, accounting.1, accounting.2.gz) number back in time: the larger, the older
-    rotated = re.match(_ROTATED, path.name)
-    stem, age = (rotated["stem"], int(rotated["n"])) if rotated else (path.name, 0)
+    rotated = re.match(_ROTATED, name)
+    stem, age = (rotated["stem"], int(rotated["n"])) if rotated else (name, 0)
     digits = "".join(re.findall(_DIGITS, stem.split(".", 1)[0]))
-    return (digits.zfill(16), stem.split(".", 1)[0], -age, path.name)
+    return (digits.zfill(16), stem.split(".", 1)[0], -age, name)
 
 
-class LogFiles(NamedTuple):
+if TYPE_CHECKING:
+
+    class _LogFilesFields(NamedTuple):
+        files: list[Path]
+        skipped: list[tuple[str, str]]
+
+else:  # a plain namedtuple: typing.NamedTuple would import typing
+    _LogFilesFields = namedtuple("LogFiles", ("files", "skipped"))
+
+
+class LogFiles(_LogFilesFields):
     """The files a set of paths names, and what was passed by.
 
     Attributes
@@ -201,8 +216,7 @@ class LogFiles(NamedTuple):
         recursively; name it to read it), a hidden file, or not a regular file.
     """
 
-    files: list[Path]
-    skipped: list[tuple[str, str]]
+    __slots__ = ()
 
 
 COMPRESSED_RATIO = 8
@@ -215,6 +229,8 @@ def log_text_bytes(path: StrPath) -> float:
 
     A compressed file (by suffix) counts :data:`COMPRESSED_RATIO` times its size.
     """
+    from pathlib import Path
+
     compressed = str(path).lower().endswith(_COMPRESSED_SUFFIXES)
     return float(Path(path).stat().st_size * (COMPRESSED_RATIO if compressed else 1))
 
@@ -227,33 +243,87 @@ def scan_log_paths(paths: StrPath | Iterable[StrPath]) -> LogFiles:
     FileNotFoundError
         If a path does not exist.
     """
+    from pathlib import Path
+
+    names, skipped = scan_log_names(paths)
+    return LogFiles([Path(name) for name in names], skipped)
+
+
+def scan_log_names(
+    paths: StrPath | Iterable[StrPath],
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """Do what :func:`scan_log_paths` does, giving each file's path as pathlib spells it.
+
+    The small TORQUE path of ``gridtrace parse`` reads the names; it imports no pathlib (see
+    :func:`gridtrace._atomic.path_text`). Each test of a path is pathlib's: its
+    :func:`os.stat`, following links, where an error saying the path is missing or not a
+    folder (or a loop of links) means "no" and any other error is raised.
+
+    Returns
+    -------
+    tuple
+        The files to read, and the entries passed by with why (:class:`LogFiles`' fields).
+
+    Raises
+    ------
+    FileNotFoundError
+        If a path does not exist.
+    """
+    from gridtrace._atomic import path_text
+
     if isinstance(paths, str | os.PathLike):
         paths = [paths]
-    files: list[Path] = []
+    files: list[str] = []
     skipped: list[tuple[str, str]] = []
     for item in paths:
-        path = Path(item)
-        if path.is_dir():
+        path = path_text(item)
+        mode = _mode(path)
+        if mode is not None and _S_ISDIR(mode):
             inside = []
-            for entry in sorted(path.iterdir()):
-                if entry.name.startswith("."):
-                    skipped.append((str(entry), "hidden"))
-                elif entry.is_dir():
-                    skipped.append((str(entry), "a sub-folder (name it to read it)"))
-                elif not entry.is_file():
-                    skipped.append((str(entry), "not a regular file"))
+            folder = "" if path == "." else path if path.endswith("/") else path + "/"
+            # pathlib sorts a folder's paths by their parts: by name, the folder being one
+            for name in sorted(os.listdir(path)):  # noqa: PTH208  # (not pathlib: see above)
+                entry = folder + name
+                if name.startswith("."):  # before its stat, as scan_log_paths always did
+                    skipped.append((entry, "hidden"))
+                    continue
+                found = _mode(entry)
+                if found is not None and _S_ISDIR(found):
+                    skipped.append((entry, "a sub-folder (name it to read it)"))
+                elif found is None or not _S_ISREG(found):
+                    skipped.append((entry, "not a regular file"))
                 else:
-                    inside.append(entry)
-            files.extend(sorted(inside, key=_date_key))
-        elif path.is_file():
+                    inside.append((_date_key(name), entry))
+            files.extend(entry for _, entry in sorted(inside, key=_first))
+        elif mode is not None and _S_ISREG(mode):
             files.append(path)
-        elif path.exists():
+        elif mode is not None:
             msg = f"{path}: not a regular file or folder"
             raise FileNotFoundError(msg)
         else:
             msg = f"{path}: no such file or directory"
             raise FileNotFoundError(msg)
-    return LogFiles(files, skipped)
+    return files, skipped
+
+
+def _first(pair: tuple[tuple[str, str, int, str], str]) -> tuple[str, str, int, str]:
+    return pair[0]
+
+
+# the errors pathlib's is_dir, is_file and exists take for "no" (pathlib._IGNORED_ERRNOS)
+_MISSING_ERRNOS = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+
+
+def _mode(path: str) -> int | None:
+    """Return the ``st_mode`` of ``path`` (links followed), or None as pathlib would say no."""
+    try:
+        return os.stat(path).st_mode  # noqa: PTH116  # (not pathlib: see scan_log_names)
+    except OSError as exc:
+        if exc.errno not in _MISSING_ERRNOS:
+            raise
+        return None
+    except ValueError:  # a NUL in the name: pathlib's tests say no
+        return None
 
 
 def expand_log_paths(paths: StrPath | Iterable[StrPath]) -> list[Path]:
@@ -273,5 +343,9 @@ def expand_log_paths(paths: StrPath | Iterable[StrPath]) -> list[Path]:
 
 def default_site_name(paths: StrPath | Iterable[StrPath]) -> str:
     """Name the site when none is given: the first path's name up to its first dot."""
+    from gridtrace._atomic import path_text
+
     first = paths if isinstance(paths, str | os.PathLike) else next(iter(paths), "site")
-    return Path(first).name.split(".", 1)[0] or "site"
+    text = path_text(first)
+    name = "" if text in ("/", "//", ".") else text.rpartition("/")[2]  # pathlib's name
+    return name.split(".", 1)[0] or "site"

@@ -46,20 +46,22 @@ Memory (:func:`parse_memory`)
     ``+``-separated chunks ``[count:]res=value[:res=value...]``.
 """
 
-# Annotations are evaluated here (no ``from __future__ import annotations``): typing compiles
-# the string annotations of a NamedTuple's fields when it creates the class, and the first
-# compile() of a process costs ~2 ms of a small ``gridtrace parse`` (tests/cli/test_startup.py).
-import re
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from __future__ import annotations
 
+import re
+from collections import namedtuple
+
+TYPE_CHECKING = False  # typing's constant without importing typing (mypy knows the name)
 if TYPE_CHECKING:
     from decimal import Decimal
+    from typing import Literal, NamedTuple, TypeAlias
+
+    Problem: TypeAlias = Literal["negative", "unreadable", "nonstandard", "guessed"]
 
 __all__ = [
     "MEMORY_UNITS",
     "ExecHost",
     "NodeRequest",
-    "Problem",
     "exit_signal",
     "parse_duration",
     "parse_exec_host",
@@ -69,8 +71,6 @@ __all__ = [
     "parse_nodes_spec",
     "parse_select",
 ]
-
-Problem = Literal["negative", "unreadable", "nonstandard", "guessed"]
 
 _MAX_INT64 = 2**63 - 1  # seconds and bytes: the int64 jobs columns
 _MAX_INT32 = 2**31 - 1  # nodes, cores, GPUs, exit codes: the int32 jobs columns
@@ -98,7 +98,7 @@ _INT_DIGITS = 4000
 _EXACT_DECIMAL = 10**28
 
 
-def _decimal(text: str) -> "Decimal":
+def _decimal(text: str) -> Decimal:
     """Return ``Decimal(text)``, importing decimal (some 2 ms at start-up) on first use."""
     from decimal import Decimal
 
@@ -201,7 +201,18 @@ def parse_memory(text: str, unitless: str = "b") -> tuple[int | None, Problem | 
     return int(_decimal(number) * factor), problem
 
 
-class ExecHost(NamedTuple):
+if TYPE_CHECKING:
+
+    class _ExecHostFields(NamedTuple):
+        hosts: tuple[str, ...]
+        cores: int
+        gpus: int | None = None
+
+else:  # a plain namedtuple: typing.NamedTuple would import typing
+    _ExecHostFields = namedtuple("ExecHost", ("hosts", "cores", "gpus"), defaults=(None,))
+
+
+class ExecHost(_ExecHostFields):
     """Hosts and cores of an ``exec_host`` or ``exec_vnode`` value.
 
     Attributes
@@ -215,9 +226,7 @@ class ExecHost(NamedTuple):
         Sum of ``ngpus`` (``exec_vnode`` only).
     """
 
-    hosts: tuple[str, ...]
-    cores: int
-    gpus: int | None = None
+    __slots__ = ()
 
 
 def parse_exec_host(text: str) -> ExecHost | None:
@@ -307,18 +316,31 @@ def parse_exec_vnode(text: str) -> ExecHost | None:
     return ExecHost(tuple(hosts), cores, gpus)
 
 
-class NodeRequest(NamedTuple):
+if TYPE_CHECKING:
+
+    class _NodeRequestFields(NamedTuple):
+        nodes: int
+        cores: int
+        gpus: int
+        mem_bytes: int | None = None
+        mem_problem: Problem | None = None
+
+else:  # a plain namedtuple: typing.NamedTuple would import typing
+    _NodeRequestFields = namedtuple(
+        "NodeRequest",
+        ("nodes", "cores", "gpus", "mem_bytes", "mem_problem"),
+        defaults=(None, None),
+    )
+
+
+class NodeRequest(_NodeRequestFields):
     """Nodes, cores, GPUs and memory requested by a ``nodes`` spec or a ``select`` statement.
 
     ``mem_bytes`` is set only for ``select`` chunks that carry ``mem=``; ``mem_problem`` says
     how that memory was read.
     """
 
-    nodes: int
-    cores: int
-    gpus: int
-    mem_bytes: int | None = None
-    mem_problem: Problem | None = None
+    __slots__ = ()
 
 
 def parse_nodes_spec(text: str) -> NodeRequest | None:

@@ -13,22 +13,24 @@ path's wherever this path answers (the tests compare the two on the real and on 
 
 from __future__ import annotations
 
-import logging
 import os
 import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from itertools import chain
-from typing import TYPE_CHECKING, Any
 
+from gridtrace._log import get_logger
 from gridtrace.logs._summary import parse_summary
 
+TYPE_CHECKING = False  # typing's constant without importing typing (mypy knows the name)
 if TYPE_CHECKING:
+    from typing import Any
+
     from gridtrace.logs._vo import VOMapping
 
 __all__ = ["SMALL_PARSE_BYTES", "SmallParse", "flag_counts_of", "parse_torque_small"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)  # imports logging when it first logs (see gridtrace._log)
 
 SMALL_PARSE_BYTES = 4 << 20
 """Decompressed bytes up to which ``gridtrace parse`` reads TORQUE input in pure Python."""

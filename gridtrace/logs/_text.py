@@ -9,9 +9,10 @@ has no character (0x81, 0x8D, 0x8F, 0x90, 0x9D). Either way the reader flags the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # typing's constant without importing typing (mypy knows the name)
 if TYPE_CHECKING:  # imported where used: decode_line serves the small TORQUE path without them
+    from typing import Any
+
     import numpy as np
     import pyarrow as pa
     from numpy.typing import NDArray

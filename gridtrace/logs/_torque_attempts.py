@@ -10,8 +10,7 @@ pyarrow.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # typing's constant without importing typing (mypy knows the name)
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 

@@ -50,15 +50,17 @@ hold a cut job id: it is quarantined, never a job. So are lines with nothing but
 lines whose only text is a fragment before a NUL run.
 """
 
-# Annotations are evaluated here (no ``from __future__ import annotations``): typing compiles
-# the string annotations of a NamedTuple's fields when it creates the class, and the first
-# compile() of a process costs ~2 ms of a small ``gridtrace parse`` (tests/cli/test_startup.py).
+from __future__ import annotations
+
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections import namedtuple
 
 from gridtrace.logs._text import NON_UTF8, decode_line
 
+TYPE_CHECKING = False  # typing's constant without importing typing (mypy knows the name)
 if TYPE_CHECKING:  # imported where used: the small TORQUE path tokenises without pyarrow
+    from typing import Any, NamedTuple
+
     from gridtrace.logs._base import FileParse
 
 __all__ = [
@@ -98,7 +100,23 @@ REASON_FRAGMENT = "cut-off record fragment before a NUL run (a crash or a log ro
 REASON_ID_CUT = "last line cut off before its message: the job id may be incomplete"
 
 
-class TorqueLine(NamedTuple):
+if TYPE_CHECKING:
+
+    class _TorqueLineFields(NamedTuple):
+        record_type: str
+        stamp: str
+        job_id_raw: str | None
+        attrs: dict[str, str]
+        flags: tuple[str, ...]
+        keep_raw: bool
+
+else:  # a plain namedtuple: typing.NamedTuple would import typing
+    _TorqueLineFields = namedtuple(
+        "TorqueLine", ("record_type", "stamp", "job_id_raw", "attrs", "flags", "keep_raw")
+    )
+
+
+class TorqueLine(_TorqueLineFields):
     """One accounting line, tokenised.
 
     Attributes
@@ -117,12 +135,7 @@ class TorqueLine(NamedTuple):
         Whether the raw bytes must be stored because the text shown differs from them.
     """
 
-    record_type: str
-    stamp: str
-    job_id_raw: str | None
-    attrs: dict[str, str]
-    flags: tuple[str, ...]
-    keep_raw: bool
+    __slots__ = ()
 
 
 def split_message(message: str) -> list[str]:
@@ -387,7 +400,7 @@ def tokenize_torque_reference(
     site: str,
     source_format: str = "torque",
     first_line: int = 1,
-) -> "FileParse":
+) -> FileParse:
     """Tokenise a whole file, or a chunk of whole lines of one, line by line (the reference).
 
     Parameters

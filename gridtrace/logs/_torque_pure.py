@@ -7,8 +7,9 @@ the flavour sniff and the file order have one implementation.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
+
+from gridtrace._log import get_logger
 
 __all__ = [
     "FLAVOUR_SNIFF_BYTES",
@@ -20,8 +21,9 @@ __all__ = [
     "warn_time_order",
 ]
 
-# the name of the module time_order was written for: its warning keeps that logger
-logger = logging.getLogger("gridtrace.logs._torque")
+# the name of the module time_order was written for: its warning keeps that logger (which
+# imports logging when it first logs: see gridtrace._log)
+logger = get_logger("gridtrace.logs._torque")
 
 TORQUE_NAMES = frozenset({"torque", "pbs", "pbspro", "openpbs"})
 """The names ``--format`` takes for TORQUE: its registry entry's name and aliases (tested)."""

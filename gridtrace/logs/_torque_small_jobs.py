@@ -30,11 +30,10 @@ vectorised.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections import Counter
-from typing import Any
 
+from gridtrace._log import get_logger
 from gridtrace._parquet_lite import JOBS_COLUMNS as JOBS_SPEC
 from gridtrace.errors import ConfigError, GridtraceError
 from gridtrace.logs import _pbs_values as pv
@@ -75,9 +74,13 @@ from gridtrace.logs._torque_attempts import (
 )
 from gridtrace.logs._torque_pure import days_from_civil
 
+TYPE_CHECKING = False  # typing's constant without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
+
 __all__ = ["JOBS_COLUMNS", "SmallAssembly", "assemble_torque_small"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)  # imports logging when it first logs (see gridtrace._log)
 
 JOBS_COLUMNS = tuple(column.name for column in JOBS_SPEC)
 """The columns of :data:`gridtrace.schema.JOBS`, in its order (the writer's spec of them)."""

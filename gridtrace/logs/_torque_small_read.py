@@ -18,12 +18,10 @@ tables and facts (tests/logs/test_torque_small_read.py checks that on real and f
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Iterable
-from pathlib import Path
-from typing import Any, BinaryIO
 
+from gridtrace._log import get_logger
 from gridtrace.logs._io_paths import (
     _JUNK,
     GARBAGE_SHARE,
@@ -38,7 +36,7 @@ from gridtrace.logs._io_paths import (
     detect_compression,
     input_findings,
     open_decompressed,
-    scan_log_paths,
+    scan_log_names,
 )
 from gridtrace.logs._torque_lines import looks_like_torque, tokenize_torque_columns
 from gridtrace.logs._torque_pure import (
@@ -49,9 +47,13 @@ from gridtrace.logs._torque_pure import (
     file_order,
 )
 
+TYPE_CHECKING = False  # typing's constant without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
+
 __all__ = ["DEFAULT_MAX_BYTES", "SmallRecords", "read_torque_records_small"]
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)  # imports logging when it first logs (see gridtrace._log)
 
 DEFAULT_MAX_BYTES = 8 << 20
 """Decompressed bytes over all files above which :func:`read_torque_records_small` declines."""
@@ -186,17 +188,16 @@ def _read_all(
         raise _Decline(f"format {format!r} is not TORQUE")
     given = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     try:
-        scan = scan_log_paths(given)
+        names, passed_by = scan_log_names(given)
     except FileNotFoundError as exc:  # parse_logs raises it: let it
         raise _Decline(str(exc)) from None
     site = site or default_site_name(given)
-    if not scan.files:
+    if not names:
         raise _Decline("no file to read")
     budget = max_bytes
     parts: list[tuple[str, dict[str, list[Any]], dict[str, list[Any]], int]] = []
     recognised = False
-    for path in scan.files:
-        name = str(path)
+    for name in names:
         data = _read_file(name, budget)
         budget -= len(data)
         head = data[:_HEAD_BYTES]
@@ -241,7 +242,7 @@ def _read_all(
         lines_read=sum(part[3] for part in parts),
         files_reordered=moved,
         nul_bytes_stripped=nul_bytes,
-        skipped=[{"path": path, "why": why} for path, why in scan.skipped],
+        skipped=[{"path": path, "why": why} for path, why in passed_by],
         files_failed=failed,
         input=input_findings(cut, ended),
         site=site,
@@ -252,7 +253,7 @@ def _read_all(
 def _read_file(name: str, budget: int) -> bytes:
     """Return the decompressed content of a file, or decline (too large, zstd, broken)."""
     try:
-        with Path(name).open("rb") as raw:
+        with open(name, "rb") as raw:  # noqa: PTH123  # (no pathlib: see scan_log_names)
             kind = detect_compression(raw.read(8))
             raw.seek(0)
             if kind is None:
@@ -320,7 +321,7 @@ def _nothing_read(
         because = f" (first: line {quarantine['src_line'][0]}, {quarantine['reason'][0]})"
     why = f"none of its {lines:,} lines could be read as torque{because}"
     if forced:
-        with Path(name).open("rb") as raw:
+        with open(name, "rb") as raw:  # noqa: PTH123  # (no pathlib: see scan_log_names)
             kind = detect_compression(raw.read(8))
             raw.seek(0)
             head = (

@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, cast
 
 from gridtrace.errors import ConfigError
 
-if TYPE_CHECKING:  # imported where a table is built: the small parse path has no pyarrow
+TYPE_CHECKING = False  # typing's constant without importing typing (mypy knows the name)
+if TYPE_CHECKING:  # pyarrow is imported where a table is built: the small parse path has none
+    from typing import Any, Literal, TypeAlias
+
     import pyarrow as pa
+
+    Field: TypeAlias = Literal["group", "account", "queue", "user"]
 
 __all__ = ["DEFAULT_MONITORING_VOS", "VOMapping", "VORule"]
 
 DEFAULT_MONITORING_VOS = ("dteam", "ops")
-_FIELDS = ("group", "account", "queue", "user")
-Field = Literal["group", "account", "queue", "user"]
+_FIELDS = ("group", "account", "queue", "user")  # the names Field allows
 
 
 class _Frozen:
@@ -137,6 +140,8 @@ class VOMapping(_Frozen):
         ``{"rules": [{"field": "group", "pattern": "prdatl.*", "vo": "atlas"}, ...],
         "fallback_field": "group", "monitoring": ["dteam", "ops"]}``; every key is optional.
         """
+        from typing import cast  # here: the small parse path imports no typing
+
         if not isinstance(cast(object, spec), Mapping):  # plain data from a file: check
             msg = f"a VO mapping is a mapping of rules, fallback_field, monitoring, not {spec!r}"
             raise ConfigError(msg)
@@ -266,6 +271,8 @@ def _is_vo_flag(flag: str) -> bool:
 
 def mapping_from_pairs(pairs: Iterable[Sequence[str]]) -> VOMapping:
     """Build a mapping from ``(field, pattern, vo)`` triples (used by the CLI's ``--vo`` option)."""
+    from typing import cast  # here: the small parse path imports no typing
+
     rules = []
     for triple in pairs:
         if len(triple) != 3:
@@ -275,5 +282,5 @@ def mapping_from_pairs(pairs: Iterable[Sequence[str]]) -> VOMapping:
         if field_name not in _FIELDS:
             msg = f"VO rule field must be one of {', '.join(_FIELDS)}, not {field_name!r}"
             raise ConfigError(msg)
-        rules.append(VORule(field=cast(Field, field_name), pattern=pattern, vo=vo))
+        rules.append(VORule(field=cast("Field", field_name), pattern=pattern, vo=vo))
     return VOMapping(rules=tuple(rules))
