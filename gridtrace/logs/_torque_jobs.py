@@ -581,18 +581,19 @@ class _Attrs:
         # table is the assembly's largest array: half the memory, half the pages to fault in)
         # (a map chunk's keys are all of its child's, a slice's too: a bound)
         entries = sum(len(cast("pa.MapArray[Any, Any]", chunk).keys) for chunk in chunks)
-        small = entries < np.iinfo(np.int32).max
-        table = np.full((n, len(wanted)), -1, dtype=np.int32 if small else np.int64)
+        width = np.int32 if entries < np.iinfo(np.int32).max else np.int64
         parts = [_map_parts(chunk) for chunk in chunks if len(chunk)]
         # every value in one string array (else only the kept ones)
         whole = sum(_values_bytes(values) for _, _, values in parts) < _STRING_BYTES
         kernel = use_kernel(n)
         simple = all(wanted) and all(_fast.applies(names, values) for _, names, values in parts)
         if kernel and whole and simple:
+            # not filled here: the kernel writes every row whole (one pass over them, not two)
+            table = np.empty((n, len(wanted)), dtype=width)
             integer_of = np.full(len(wanted), -1, dtype=np.int64)
             for k, key in enumerate(epochs):
                 integer_of[wanted[key]] = k
-            integers = np.full((len(epochs), n), NA, dtype=np.int64)
+            integers = np.empty((len(epochs), n), dtype=np.int64)
             others = np.zeros(len(epochs), dtype=np.int64)
             row0 = position0 = 0
             for offsets, names, values in parts:
@@ -625,6 +626,7 @@ class _Attrs:
                 if not others[k]:  # else read by read_epochs or epochs
                     indexed.epoch_cache[key] = _bounded(integers[k], no_errors, STAMP_RANGE_S)[0]
             return indexed
+        table = np.full((n, len(wanted)), -1, dtype=width)
         value_set = pa.array(list(wanted), pa.string())
         value_parts: list[Arr] = []
         row0 = position0 = 0
