@@ -164,6 +164,7 @@ __all__ = [
     "TorqueAssembly",
     "assemble_torque_jobs",
     "assemble_torque_partition",
+    "file_stamps",
     "measure_file_offsets",
     "median_stamp",
     "merge_placement",
@@ -1254,7 +1255,11 @@ def _attempts(
 
 
 def assemble_torque_jobs(
-    records: pa.Table, *, tz: str | None = None, unitless_memory: str = "b"
+    records: pa.Table,
+    *,
+    tz: str | None = None,
+    unitless_memory: str = "b",
+    naive: I64 | None = None,
 ) -> TorqueAssembly:
     r"""Assemble TORQUE/PBS ``records`` into ``jobs``, one row per execution attempt.
 
@@ -1268,6 +1273,9 @@ def assemble_torque_jobs(
         Without it the offset is inferred from the records that carry an epoch.
     unitless_memory : str, default "b"
         Unit of memory values logged without one (``b``, ``kb``, ``mb``, ``w``, ...).
+    naive : numpy.ndarray of int64, optional
+        The records' ``stamp`` column already read as :func:`file_stamps` reads it (a value per
+        record, in their order), so that it is not read again.
 
     Returns
     -------
@@ -1299,7 +1307,7 @@ def assemble_torque_jobs(
     def place(naive: I64, epoch: I64, records: pa.Table) -> _Placement:
         return _place(naive, epoch, _segments(_array(records.column("src_file"))), zone)
 
-    return _assemble(records, tz=tz, unit=unit, place=place)
+    return _assemble(records, tz=tz, unit=unit, place=place, naive=naive)
 
 
 def _memory_unit(unitless_memory: str) -> str:
@@ -1319,8 +1327,13 @@ def _zone(tz: str | None) -> ZoneInfo | None:
         raise ConfigError(f"unknown time zone {tz!r}: give an IANA name") from exc
 
 
-def _stamps(records: pa.Table, keys: Sequence[str] = _KEYS) -> tuple[I64, Bool, _Attrs, I64, I64]:
-    """Record type, truncated mask, attributes, naive local stamp and epoch of every record."""
+def _stamps(
+    records: pa.Table, keys: Sequence[str] = _KEYS, naive: I64 | None = None
+) -> tuple[I64, Bool, _Attrs, I64, I64]:
+    """Record type, truncated mask, attributes, naive local stamp and epoch of every record.
+
+    ``naive``: the stamps already read (see :func:`file_stamps`), else read here.
+    """
     record_flags = _array(records.column("flags"))
     truncated = _has_flag(record_flags, "TRUNCATED")
     # the last value of a cut-off line may itself be cut: it is not used
@@ -1331,7 +1344,8 @@ def _stamps(records: pa.Table, keys: Sequence[str] = _KEYS) -> tuple[I64, Bool, 
     lookup = [_TYPE_CODES.get(str(t), 0) for t in type_names.to_pylist()]
     rtype = np.array([*lookup, 0], dtype=np.int64)[type_codes]
     attrs.read_epochs("start", "end", "ctime")
-    naive = _naive_stamps(_array(records.column("stamp")))
+    if naive is None:
+        naive = _naive_stamps(_array(records.column("stamp")))
     epoch = np.where(
         rtype == _E, attrs.epochs("end"), np.where(rtype == _S, attrs.epochs("start"), NA)
     )
@@ -1356,18 +1370,26 @@ def _naive_stamps(stamps: Arr, kernel: bool | None = None) -> I64:
     return naive
 
 
-def median_stamp(stamps: Chunked | Arr, *, kernel: bool) -> float | None:
-    """Return the median of a file's local stamps, naive seconds (None when none is readable).
+def file_stamps(stamps: Chunked | Arr, *, kernel: bool) -> I64:
+    """Return a file's local stamps as naive seconds (``NA`` where unreadable), chunk by chunk.
 
-    ``kernel``: read the stamps of the usual form with the kernel, chunk by chunk (the files of
-    a large log are each too small for :func:`use_kernel`, their sum is not); the others, and
-    all of them without it, by ``strptime``. The same seconds either way.
+    ``kernel``: read the stamps of the usual form with the kernel (the files of a large log are
+    each too small for :func:`use_kernel`, their sum is not); the others, and all of them
+    without it, by ``strptime``. The same seconds either way, and those the assembly reads:
+    given to :func:`assemble_torque_jobs` (``naive``), they are not read twice.
     """
     chunks = stamps.chunks if isinstance(stamps, pa.ChunkedArray) else [stamps]
     read = [_naive_stamps(chunk, kernel) for chunk in chunks if len(chunk)]
-    if not read:
-        return None
-    seconds = np.concatenate(read)
+    return np.concatenate(read) if read else np.empty(0, dtype=np.int64)
+
+
+def median_stamp(stamps: Chunked | Arr | I64, *, kernel: bool) -> float | None:
+    """Return the median of a file's local stamps, naive seconds (None when none is readable).
+
+    ``stamps``: the stamps (read as :func:`file_stamps` does, ``kernel`` as there), or the
+    seconds it returned.
+    """
+    seconds = stamps if isinstance(stamps, np.ndarray) else file_stamps(stamps, kernel=kernel)
     seconds = seconds[seconds != NA]
     return float(np.median(seconds)) if len(seconds) else None
 
@@ -1383,6 +1405,7 @@ def _assemble(
     tz: str | None,
     unit: str,
     place: Callable[[I64, I64, pa.Table], _Placement],
+    naive: I64 | None = None,
 ) -> TorqueAssembly:
     records = _with_stamp_utc(records, pa.nulls(records.num_rows, RECORDS.field("stamp_utc").type))
     validate(records, RECORDS)
@@ -1393,7 +1416,7 @@ def _assemble(
 
     # -- per record: type, stamp, epochs, identity
     record_flags = _array(records.column("flags"))
-    rtype, truncated, attrs, naive, epoch = _stamps(records)
+    rtype, truncated, attrs, naive, epoch = _stamps(records, naive=naive)
     rec_start, rec_end, rec_ctime = (
         attrs.epochs("start"),
         attrs.epochs("end"),
