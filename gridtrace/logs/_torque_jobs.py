@@ -1242,12 +1242,38 @@ def _attempts(
         builder.group(int(groups[g]), keys[done : done + size], int(group_bits[groups[g]]))
         done += size
     slow_part = {name: np.asarray(builder.out[name], dtype=np.int64) for name in _FIELDS}
-    merged = {name: np.concatenate([fast_part[name], slow_part[name]]) for name in _FIELDS}
-    by_group = np.argsort(merged["group"], kind="stable")
     counts = dict(
         builder.counts, fast_path_groups=len(pick), slow_path_groups=int(len(heads) - len(pick))
     )
-    return {name: values[by_group] for name, values in merged.items()}, counts
+    return _merge_by_group(fast_part, slow_part), counts
+
+
+def _merge_by_group(first: dict[str, I64], second: dict[str, I64]) -> dict[str, I64]:
+    """Return the rows of both parts in ``group`` order (those of ``first`` first if equal).
+
+    What a stable ``np.argsort`` of the two parts' ``group`` put one after the other gives. Each
+    part is in group order (the fast groups in turn, the slow ones in turn), so each row's place
+    is its place in its part plus the rows of the other part before it (a binary search): one
+    array written per field, not a concatenation then a copy in order, and no sort.
+    """
+    a, b = first["group"], second["group"]
+    if bool(np.any(a[1:] < a[:-1])) or bool(np.any(b[1:] < b[:-1])):  # not met: sort them
+        merged = {name: np.concatenate([first[name], second[name]]) for name in first}
+        by_group = np.argsort(merged["group"], kind="stable")
+        return {name: values[by_group] for name, values in merged.items()}
+    if not len(b):
+        return first
+    if not len(a):
+        return second
+    at_a = np.arange(len(a), dtype=np.int64) + np.searchsorted(b, a, side="left")
+    at_b = np.arange(len(b), dtype=np.int64) + np.searchsorted(a, b, side="right")
+    out: dict[str, I64] = {}
+    for name in first:
+        values = np.empty(len(a) + len(b), dtype=np.int64)
+        values[at_a] = first[name]
+        values[at_b] = second[name]
+        out[name] = values
+    return out
 
 
 # --------------------------------------------------------------------------------------------
