@@ -45,6 +45,7 @@ from gridtrace.logs._torque_flags import FLAGS
 from gridtrace.logs._torque_jobs import (
     assemble_torque_jobs,
     assemble_torque_partition,
+    file_stamps,
     measure_file_offsets,
     median_stamp,
     merge_placement,
@@ -211,10 +212,29 @@ def in_time_order(parts: Sequence[FileParse]) -> tuple[list[FileParse], int]:
     Files in time order, and files with equal medians (a copy of a file), keep the order given;
     a file without readable records stays after the one before it.
     """
+    ordered, moved, _ = _time_ordered(parts)
+    return ordered, moved
+
+
+def _time_ordered(
+    parts: Sequence[FileParse],
+) -> tuple[list[FileParse], int, np.ndarray[Any, np.dtype[np.int64]] | None]:
+    """:func:`in_time_order`, and the stamps it read (naive seconds, in the new order).
+
+    With the kernel (a large log) every file's stamps are read for its median, as the assembly
+    reads them (:func:`~gridtrace.logs._torque_jobs.file_stamps`): kept, in the files' new
+    order, so that the assembly does not read them again. None without the kernel.
+    """
     kernel = use_kernel(sum(part.records.num_rows for part in parts))
-    medians = [_median_stamp(part.records, kernel=kernel) for part in parts]
+    if not kernel:
+        medians = [_median_stamp(part.records) for part in parts]
+        order, moved = time_order(medians, [part.src_file for part in parts])
+        return [parts[i] for i in order], moved, None
+    stamps = [file_stamps(part.records.column("stamp"), kernel=True) for part in parts]
+    medians = [median_stamp(seconds, kernel=True) for seconds in stamps]
     order, moved = time_order(medians, [part.src_file for part in parts])
-    return [parts[i] for i in order], moved
+    naive = np.concatenate([stamps[i] for i in order] or [np.empty(0, dtype=np.int64)])
+    return [parts[i] for i in order], moved, naive
 
 
 def _nul_bytes(*columns: pa.ChunkedArray[Any]) -> int:
@@ -246,10 +266,10 @@ def assemble_torque(
         ``nul_bytes_stripped`` (NUL bytes removed from parsed lines or found in quarantined
         ones) to the assembly's facts.
     """
-    parts, moved = in_time_order(parts)
+    parts, moved, naive = _time_ordered(parts)
     records = parts_records(parts)
     quarantine = parts_quarantine(parts)
-    assembly = assemble_torque_jobs(records, tz=tz, unitless_memory=unitless_memory)
+    assembly = assemble_torque_jobs(records, tz=tz, unitless_memory=unitless_memory, naive=naive)
     return result_of_parts(
         parts,
         records=assembly.records,

@@ -164,6 +164,7 @@ __all__ = [
     "TorqueAssembly",
     "assemble_torque_jobs",
     "assemble_torque_partition",
+    "file_stamps",
     "measure_file_offsets",
     "median_stamp",
     "merge_placement",
@@ -581,18 +582,19 @@ class _Attrs:
         # table is the assembly's largest array: half the memory, half the pages to fault in)
         # (a map chunk's keys are all of its child's, a slice's too: a bound)
         entries = sum(len(cast("pa.MapArray[Any, Any]", chunk).keys) for chunk in chunks)
-        small = entries < np.iinfo(np.int32).max
-        table = np.full((n, len(wanted)), -1, dtype=np.int32 if small else np.int64)
+        width = np.int32 if entries < np.iinfo(np.int32).max else np.int64
         parts = [_map_parts(chunk) for chunk in chunks if len(chunk)]
         # every value in one string array (else only the kept ones)
         whole = sum(_values_bytes(values) for _, _, values in parts) < _STRING_BYTES
         kernel = use_kernel(n)
         simple = all(wanted) and all(_fast.applies(names, values) for _, names, values in parts)
         if kernel and whole and simple:
+            # not filled here: the kernel writes every row whole (one pass over them, not two)
+            table = np.empty((n, len(wanted)), dtype=width)
             integer_of = np.full(len(wanted), -1, dtype=np.int64)
             for k, key in enumerate(epochs):
                 integer_of[wanted[key]] = k
-            integers = np.full((len(epochs), n), NA, dtype=np.int64)
+            integers = np.empty((len(epochs), n), dtype=np.int64)
             others = np.zeros(len(epochs), dtype=np.int64)
             row0 = position0 = 0
             for offsets, names, values in parts:
@@ -625,6 +627,7 @@ class _Attrs:
                 if not others[k]:  # else read by read_epochs or epochs
                     indexed.epoch_cache[key] = _bounded(integers[k], no_errors, STAMP_RANGE_S)[0]
             return indexed
+        table = np.full((n, len(wanted)), -1, dtype=width)
         value_set = pa.array(list(wanted), pa.string())
         value_parts: list[Arr] = []
         row0 = position0 = 0
@@ -1239,12 +1242,38 @@ def _attempts(
         builder.group(int(groups[g]), keys[done : done + size], int(group_bits[groups[g]]))
         done += size
     slow_part = {name: np.asarray(builder.out[name], dtype=np.int64) for name in _FIELDS}
-    merged = {name: np.concatenate([fast_part[name], slow_part[name]]) for name in _FIELDS}
-    by_group = np.argsort(merged["group"], kind="stable")
     counts = dict(
         builder.counts, fast_path_groups=len(pick), slow_path_groups=int(len(heads) - len(pick))
     )
-    return {name: values[by_group] for name, values in merged.items()}, counts
+    return _merge_by_group(fast_part, slow_part), counts
+
+
+def _merge_by_group(first: dict[str, I64], second: dict[str, I64]) -> dict[str, I64]:
+    """Return the rows of both parts in ``group`` order (those of ``first`` first if equal).
+
+    What a stable ``np.argsort`` of the two parts' ``group`` put one after the other gives. Each
+    part is in group order (the fast groups in turn, the slow ones in turn), so each row's place
+    is its place in its part plus the rows of the other part before it (a binary search): one
+    array written per field, not a concatenation then a copy in order, and no sort.
+    """
+    a, b = first["group"], second["group"]
+    if bool(np.any(a[1:] < a[:-1])) or bool(np.any(b[1:] < b[:-1])):  # not met: sort them
+        merged = {name: np.concatenate([first[name], second[name]]) for name in first}
+        by_group = np.argsort(merged["group"], kind="stable")
+        return {name: values[by_group] for name, values in merged.items()}
+    if not len(b):
+        return first
+    if not len(a):
+        return second
+    at_a = np.arange(len(a), dtype=np.int64) + np.searchsorted(b, a, side="left")
+    at_b = np.arange(len(b), dtype=np.int64) + np.searchsorted(a, b, side="right")
+    out: dict[str, I64] = {}
+    for name in first:
+        values = np.empty(len(a) + len(b), dtype=np.int64)
+        values[at_a] = first[name]
+        values[at_b] = second[name]
+        out[name] = values
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -1252,7 +1281,11 @@ def _attempts(
 
 
 def assemble_torque_jobs(
-    records: pa.Table, *, tz: str | None = None, unitless_memory: str = "b"
+    records: pa.Table,
+    *,
+    tz: str | None = None,
+    unitless_memory: str = "b",
+    naive: I64 | None = None,
 ) -> TorqueAssembly:
     r"""Assemble TORQUE/PBS ``records`` into ``jobs``, one row per execution attempt.
 
@@ -1266,6 +1299,9 @@ def assemble_torque_jobs(
         Without it the offset is inferred from the records that carry an epoch.
     unitless_memory : str, default "b"
         Unit of memory values logged without one (``b``, ``kb``, ``mb``, ``w``, ...).
+    naive : numpy.ndarray of int64, optional
+        The records' ``stamp`` column already read as :func:`file_stamps` reads it (a value per
+        record, in their order), so that it is not read again.
 
     Returns
     -------
@@ -1297,7 +1333,7 @@ def assemble_torque_jobs(
     def place(naive: I64, epoch: I64, records: pa.Table) -> _Placement:
         return _place(naive, epoch, _segments(_array(records.column("src_file"))), zone)
 
-    return _assemble(records, tz=tz, unit=unit, place=place)
+    return _assemble(records, tz=tz, unit=unit, place=place, naive=naive)
 
 
 def _memory_unit(unitless_memory: str) -> str:
@@ -1317,8 +1353,13 @@ def _zone(tz: str | None) -> ZoneInfo | None:
         raise ConfigError(f"unknown time zone {tz!r}: give an IANA name") from exc
 
 
-def _stamps(records: pa.Table, keys: Sequence[str] = _KEYS) -> tuple[I64, Bool, _Attrs, I64, I64]:
-    """Record type, truncated mask, attributes, naive local stamp and epoch of every record."""
+def _stamps(
+    records: pa.Table, keys: Sequence[str] = _KEYS, naive: I64 | None = None
+) -> tuple[I64, Bool, _Attrs, I64, I64]:
+    """Record type, truncated mask, attributes, naive local stamp and epoch of every record.
+
+    ``naive``: the stamps already read (see :func:`file_stamps`), else read here.
+    """
     record_flags = _array(records.column("flags"))
     truncated = _has_flag(record_flags, "TRUNCATED")
     # the last value of a cut-off line may itself be cut: it is not used
@@ -1329,7 +1370,8 @@ def _stamps(records: pa.Table, keys: Sequence[str] = _KEYS) -> tuple[I64, Bool, 
     lookup = [_TYPE_CODES.get(str(t), 0) for t in type_names.to_pylist()]
     rtype = np.array([*lookup, 0], dtype=np.int64)[type_codes]
     attrs.read_epochs("start", "end", "ctime")
-    naive = _naive_stamps(_array(records.column("stamp")))
+    if naive is None:
+        naive = _naive_stamps(_array(records.column("stamp")))
     epoch = np.where(
         rtype == _E, attrs.epochs("end"), np.where(rtype == _S, attrs.epochs("start"), NA)
     )
@@ -1354,18 +1396,26 @@ def _naive_stamps(stamps: Arr, kernel: bool | None = None) -> I64:
     return naive
 
 
-def median_stamp(stamps: Chunked | Arr, *, kernel: bool) -> float | None:
-    """Return the median of a file's local stamps, naive seconds (None when none is readable).
+def file_stamps(stamps: Chunked | Arr, *, kernel: bool) -> I64:
+    """Return a file's local stamps as naive seconds (``NA`` where unreadable), chunk by chunk.
 
-    ``kernel``: read the stamps of the usual form with the kernel, chunk by chunk (the files of
-    a large log are each too small for :func:`use_kernel`, their sum is not); the others, and
-    all of them without it, by ``strptime``. The same seconds either way.
+    ``kernel``: read the stamps of the usual form with the kernel (the files of a large log are
+    each too small for :func:`use_kernel`, their sum is not); the others, and all of them
+    without it, by ``strptime``. The same seconds either way, and those the assembly reads:
+    given to :func:`assemble_torque_jobs` (``naive``), they are not read twice.
     """
     chunks = stamps.chunks if isinstance(stamps, pa.ChunkedArray) else [stamps]
     read = [_naive_stamps(chunk, kernel) for chunk in chunks if len(chunk)]
-    if not read:
-        return None
-    seconds = np.concatenate(read)
+    return np.concatenate(read) if read else np.empty(0, dtype=np.int64)
+
+
+def median_stamp(stamps: Chunked | Arr | I64, *, kernel: bool) -> float | None:
+    """Return the median of a file's local stamps, naive seconds (None when none is readable).
+
+    ``stamps``: the stamps (read as :func:`file_stamps` does, ``kernel`` as there), or the
+    seconds it returned.
+    """
+    seconds = stamps if isinstance(stamps, np.ndarray) else file_stamps(stamps, kernel=kernel)
     seconds = seconds[seconds != NA]
     return float(np.median(seconds)) if len(seconds) else None
 
@@ -1381,6 +1431,7 @@ def _assemble(
     tz: str | None,
     unit: str,
     place: Callable[[I64, I64, pa.Table], _Placement],
+    naive: I64 | None = None,
 ) -> TorqueAssembly:
     records = _with_stamp_utc(records, pa.nulls(records.num_rows, RECORDS.field("stamp_utc").type))
     validate(records, RECORDS)
@@ -1391,7 +1442,7 @@ def _assemble(
 
     # -- per record: type, stamp, epochs, identity
     record_flags = _array(records.column("flags"))
-    rtype, truncated, attrs, naive, epoch = _stamps(records)
+    rtype, truncated, attrs, naive, epoch = _stamps(records, naive=naive)
     rec_start, rec_end, rec_ctime = (
         attrs.epochs("start"),
         attrs.epochs("end"),

@@ -124,7 +124,10 @@ def _index_keys(
     integers: I64,
     others: I64,
 ) -> None:
-    """Fill ``table[row0 + row, key]`` with ``position0 +`` the number of the entry kept.
+    """Fill ``table[row0 + row, key]`` with ``position0 +`` the number of the entry kept, else −1.
+
+    Every row of the chunk is written whole (−1 where no entry of the key is kept), and so is
+    ``integers[:, row0 + row]`` (``NA`` where not read): neither needs filling beforehand.
 
     An entry is kept when its key is one of the wanted ones, its value is not empty and it is
     not the last entry of a row marked in ``drop_last``. Nothing is copied: the caller puts
@@ -150,6 +153,12 @@ def _index_keys(
     layout_first = np.full(_LAYOUTS + 1, -1, dtype=np.int64)
     layout_columns = np.empty((_LAYOUTS + 1, _LAYOUTS), dtype=np.int64)
     for row in range(len(map_offsets) - 1):
+        # the row's cells are written here, the absent ones too: the caller need not fill the
+        # table first (a pass over all of its memory, which this one writes anyway)
+        for column in range(table.shape[1]):
+            table[row0 + row, column] = -1
+        for k in range(integers.shape[0]):
+            integers[k, row0 + row] = _NA
         first, stop = map_offsets[row], map_offsets[row + 1]
         count = stop - first
         cached = 0 < count <= _LAYOUTS
@@ -340,9 +349,11 @@ def index_keys(
 
     ``map_offsets`` start at 0 and ``names`` and ``values`` are the chunk's keys and items
     sliced to them, plain ``string`` arrays without nulls (see :func:`applies`); a kept entry
-    ``e`` of the chunk gets position ``position0 + e``. An empty key is never wanted (no
-    attribute has an empty name). ``integer_of``, ``integers`` and ``others``: the keys
-    also read as integers, where, and their values in another form (see :func:`_index_keys`).
+    ``e`` of the chunk gets position ``position0 + e``, and the chunk's rows of ``table`` are
+    written whole (−1 where no entry is kept): it may come unfilled (``numpy.empty``). An
+    empty key is never wanted (no attribute has an empty name). ``integer_of``, ``integers``
+    and ``others``: the keys also read as integers, where, and their values in another form
+    (see :func:`_index_keys`).
     """
     wanted_data, wanted_offsets, slots, key_ids = _wanted_keys(tuple(keys))
     key_data = _data(names)
@@ -364,7 +375,7 @@ def index_keys(
         position0,
         _data(values),
         np.full(len(keys), -1, dtype=np.int64) if integer_of is None else integer_of,
-        np.empty((1, 1), dtype=np.int64) if integers is None else integers,
+        np.empty((0, 1), dtype=np.int64) if integers is None else integers,
         np.zeros(1, dtype=np.int64) if others is None else others,
     )
 
