@@ -55,6 +55,7 @@ from gridtrace.logs._kernels import HAVE_NUMBA, LazyKernel
 
 __all__ = [
     "EXTRA_FIELDS",
+    "FNV_PRIME",
     "HAVE_NUMBA",
     "HOST_RUSAGE_WIDTH_GUESSED",
     "SMALL_INPUT_LINES",
@@ -69,6 +70,7 @@ __all__ = [
     "read_numbers",
     "scan_lsf",
     "string_buffers",
+    "string_hashes",
     "template_keys",
 ]
 
@@ -171,6 +173,7 @@ _KERNEL = (
     "_gather_sizes",
     "_gather",
     "_contains",
+    "_string_hashes",
 )
 _ENTRY_POINTS = frozenset(
     {
@@ -183,6 +186,7 @@ _ENTRY_POINTS = frozenset(
         "_gather_sizes",
         "_gather",
         "_contains",
+        "_string_hashes",
     }
 )
 _LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
@@ -1025,6 +1029,45 @@ def _contains(offsets: I32, data: U8, valid: Bools, needle: U8, out: Bools) -> N
             if same:
                 out[i] = True
                 break
+
+
+_FNV_BASIS, FNV_PRIME, _NULL_BYTE = 14695981039346656037, 1099511628211, 0xFF
+
+
+def _string_hashes(offsets: I32, data: U8, valid: Bools, out: npt.NDArray[np.uint64]) -> None:
+    """FNV-1a hash (64 bits) of each string's bytes; a null hashes as the byte 0xFF alone.
+
+    Every operand is unsigned (numba makes a float of a signed and an unsigned integer mixed);
+    the products wrap modulo 2**64, as FNV-1a wants.
+    """
+    prime = np.uint64(FNV_PRIME)
+    for i in range(offsets.size - 1):
+        h = np.uint64(_FNV_BASIS)
+        if valid.size and not valid[i]:
+            h = (h ^ np.uint64(_NULL_BYTE)) * prime
+        else:
+            for k in range(np.uint64(offsets[i]), np.uint64(offsets[i + 1])):
+                h = (h ^ np.uint64(data[k])) * prime
+        out[i] = h
+
+
+def string_hashes(strings: Any) -> npt.NDArray[np.uint64] | None:
+    """Return a 64-bit hash of each string of ``strings`` (an array or chunked array).
+
+    Equal strings hash equal (a null as no string does but by chance); different ones
+    collide by chance only (FNV-1a). None when the kernel is not loaded.
+    """
+    if not kernel_ready():
+        return None
+    chunks = strings.chunks if isinstance(strings, pa.ChunkedArray) else [strings]
+    out = np.empty(len(strings), dtype=np.uint64)
+    row = 0
+    for chunk in chunks:
+        if len(chunk):
+            offsets, data, valid = string_buffers(chunk)
+            _string_hashes(offsets, data, valid, out[row : row + len(chunk)])
+        row += len(chunk)
+    return out
 
 
 def string_buffers(strings: Any) -> tuple[I32, U8, Bools]:
