@@ -1521,6 +1521,10 @@ def _attempts(
     its job, and whether another row has the same id, submit, start and event time.
     """
     n = len(key)
+    if not n or np.bincount(key + 1).max() <= 1:
+        # every row its own job id (-1, no id, at most once): every group is one row, as the
+        # sorts below would find (the benchmark's 100k rows: 0.3 ms, against 6.6 ms for them)
+        return np.zeros(n, dtype=np.int64), np.ones(n, dtype=np.int64), np.zeros(n, dtype=bool)
     order = np.lexsort((line, file_no, event, submit, key))  # NaN last, stable
     attempt = np.zeros(n, dtype=np.int64)
     n_attempts = np.ones(n, dtype=np.int64)
