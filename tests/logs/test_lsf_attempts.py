@@ -4,15 +4,18 @@
 duplicate) when no job id repeats. These tests check that answer against the sorts' on the
 same rows: two rows of a new id added to the end make the sorts run, and must leave the
 answer of the others as it was; and that a repeated null id is not taken for distinct ids.
+The ids are numbered (:func:`gridtrace.logs._lsf._id_codes`) by their hashes when those are
+all different, else by a dictionary: the numbers are equal exactly where the ids are.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gridtrace.logs import _lsf
+from gridtrace.logs import _lsf, _lsf_fast
 
 _TIME = st.one_of(st.just(float("nan")), st.integers(0, 3).map(float))
 
@@ -52,3 +55,19 @@ def test_two_rows_without_an_id_are_one_job() -> None:
     np.testing.assert_array_equal(attempt, [0, 1, 0])
     np.testing.assert_array_equal(n_attempts, [2, 2, 1])
     np.testing.assert_array_equal(duplicate, [False, False, False])
+
+
+_ID = st.one_of(st.none(), st.sampled_from(["", "1", "11", "1[2]", "2"]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_ID, max_size=12))
+def test_id_codes_equal_where_the_ids_are(ids: list[str | None]) -> None:
+    # distinct ids are numbered by their hashes, repeated ones (or nulls) by the dictionary
+    assert _lsf_fast.compile_kernel()
+    codes = _lsf._id_codes(pa.array(ids, pa.string()))
+    assert codes.dtype == np.int64
+    assert len(codes) == len(ids)
+    for i, a in enumerate(ids):
+        for j, b in enumerate(ids):
+            assert (codes[i] == codes[j]) == (a == b), (ids, codes)
