@@ -55,6 +55,7 @@ from gridtrace.logs._kernels import HAVE_NUMBA, LazyKernel
 
 __all__ = [
     "EXTRA_FIELDS",
+    "FNV_PRIME",
     "HAVE_NUMBA",
     "HOST_RUSAGE_WIDTH_GUESSED",
     "SMALL_INPUT_LINES",
@@ -69,6 +70,7 @@ __all__ = [
     "read_numbers",
     "scan_lsf",
     "string_buffers",
+    "string_hashes",
     "template_keys",
 ]
 
@@ -171,6 +173,7 @@ _KERNEL = (
     "_gather_sizes",
     "_gather",
     "_contains",
+    "_string_hashes",
 )
 _ENTRY_POINTS = frozenset(
     {
@@ -183,6 +186,7 @@ _ENTRY_POINTS = frozenset(
         "_gather_sizes",
         "_gather",
         "_contains",
+        "_string_hashes",
     }
 )
 _LAZY = LazyKernel(globals(), _KERNEL, _ENTRY_POINTS)
@@ -1005,26 +1009,73 @@ def _gather(
                 w += np.uint64(1)
 
 
-def _contains(offsets: I32, data: U8, valid: Bools, needle: U8, out: Bools) -> None:
-    """Whether each valid string holds the bytes of ``needle`` (not empty; no ``valid``: all)."""
+def _contains(offsets: I32, data: U8, valid: Bools, needle: U8, skip: I64, out: Bools) -> None:
+    """Whether each valid string holds the bytes of ``needle`` (not empty; no ``valid``: all).
+
+    Horspool's search: the window's last byte says how far the needle may move (``skip``, see
+    :func:`_skips`), about its length on text that does not hold its bytes (the effective
+    requirements of the benchmark, 7.3 MB: 5.2-6.7 ms a byte at a time, 1.0-1.4 ms so).
+    """
     size = needle.size
-    first = needle[0]
+    last = needle[size - 1]
     for i in range(offsets.size - 1):
         out[i] = False
         if valid.size and not valid[i]:
             continue
-        stop = offsets[i + 1] - size
-        for a in range(offsets[i], stop + 1):
-            if data[a] != first:
-                continue
-            same = True
-            for k in range(1, size):
-                if data[a + k] != needle[k]:
-                    same = False
+        stop = offsets[i + 1]
+        a = offsets[i] + size - 1  # the window's last byte
+        while a < stop:
+            c = data[a]
+            if c == last:
+                same = True
+                first = a - size + 1
+                for k in range(size - 1):
+                    if data[first + k] != needle[k]:
+                        same = False
+                        break
+                if same:
+                    out[i] = True
                     break
-            if same:
-                out[i] = True
-                break
+            a += skip[c]
+
+
+_FNV_BASIS, FNV_PRIME, _NULL_BYTE = 14695981039346656037, 1099511628211, 0xFF
+
+
+def _string_hashes(offsets: I32, data: U8, valid: Bools, out: npt.NDArray[np.uint64]) -> None:
+    """FNV-1a hash (64 bits) of each string's bytes; a null hashes as the byte 0xFF alone.
+
+    Every operand is unsigned (numba makes a float of a signed and an unsigned integer mixed);
+    the products wrap modulo 2**64, as FNV-1a wants.
+    """
+    prime = np.uint64(FNV_PRIME)
+    for i in range(offsets.size - 1):
+        h = np.uint64(_FNV_BASIS)
+        if valid.size and not valid[i]:
+            h = (h ^ np.uint64(_NULL_BYTE)) * prime
+        else:
+            for k in range(np.uint64(offsets[i]), np.uint64(offsets[i + 1])):
+                h = (h ^ np.uint64(data[k])) * prime
+        out[i] = h
+
+
+def string_hashes(strings: Any) -> npt.NDArray[np.uint64] | None:
+    """Return a 64-bit hash of each string of ``strings`` (an array or chunked array).
+
+    Equal strings hash equal (a null as no string does but by chance); different ones
+    collide by chance only (FNV-1a). None when the kernel is not loaded.
+    """
+    if not kernel_ready():
+        return None
+    chunks = strings.chunks if isinstance(strings, pa.ChunkedArray) else [strings]
+    out = np.empty(len(strings), dtype=np.uint64)
+    row = 0
+    for chunk in chunks:
+        if len(chunk):
+            offsets, data, valid = string_buffers(chunk)
+            _string_hashes(offsets, data, valid, out[row : row + len(chunk)])
+        row += len(chunk)
+    return out
 
 
 def string_buffers(strings: Any) -> tuple[I32, U8, Bools]:
@@ -1106,8 +1157,23 @@ def contains(strings: Any, needle: str) -> Bools | None:
         return None
     offsets, data, valid = string_buffers(strings)
     out = np.empty(len(strings), dtype=np.bool_)
-    _contains(offsets, data, valid, np.frombuffer(needle.encode(), dtype=np.uint8), out)
+    encoded = needle.encode()
+    _contains(offsets, data, valid, np.frombuffer(encoded, dtype=np.uint8), _skips(encoded), out)
     return out
+
+
+@functools.lru_cache(maxsize=16)
+def _skips(needle: bytes) -> I64:
+    """Horspool's table: for each byte, how far a window ending in it may move (read only).
+
+    The distance from the byte's last place in the needle but the last to the needle's end,
+    or the needle's length for a byte it does not hold there.
+    """
+    skip = np.full(256, len(needle), dtype=np.int64)
+    for k, byte in enumerate(needle[:-1]):
+        skip[byte] = len(needle) - 1 - k
+    skip.flags.writeable = False
+    return skip
 
 
 @functools.lru_cache(maxsize=16)

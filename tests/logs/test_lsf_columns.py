@@ -68,7 +68,12 @@ def test_gathered_strings_match_take_and_concat(parts: list[tuple[Any, np.ndarra
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(_TEXT, max_size=20), st.integers(0, 5), st.sampled_from(["ngpus_physical=", "a"]))
+@given(
+    st.lists(_TEXT, max_size=20),
+    st.integers(0, 5),
+    # the kernel's Horspool search: a needle repeating itself, a byte twice, one byte, UTF-8
+    st.sampled_from(["ngpus_physical=", "a", "abab", "aab", "ba", "é", "ngpus_physical=2/host"]),
+)
 def test_contains_matches_match_substring(texts: list[str | None], start: int, needle: str) -> None:
     assert _lsf_fast.compile_kernel()
     strings = pa.array(texts, pa.string())[start:]
