@@ -935,6 +935,7 @@ def assemble_range(prepared: _Prepared, plan: _RangePlan) -> _AssembledRange:
             header=plan.header,
             more_duplicates=plan.more_duplicates,
             late_after=plan.late_after,
+            duplicate=prepared.duplicate,  # worked out by prepare_range: not again
         )
     )
     records = prepared.part.records
