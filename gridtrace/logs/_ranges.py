@@ -935,6 +935,7 @@ def assemble_range(prepared: _Prepared, plan: _RangePlan) -> _AssembledRange:
             header=plan.header,
             more_duplicates=plan.more_duplicates,
             late_after=plan.late_after,
+            duplicate=prepared.duplicate,  # worked out by prepare_range: not again
         )
     )
     records = prepared.part.records
@@ -1069,13 +1070,42 @@ def _values_of(column: Any, width: int) -> Any:
     return pa.chunked_array(chunks, kind)
 
 
+def _is_text(kind: Any) -> bool:
+    return bool(
+        pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_binary(kind)
+        or pa.types.is_large_binary(kind)
+    )
+
+
+def _one_list(column: Any, value: Any) -> bool:
+    """Whether every row of a list column (no null row) is ``value``, a list of at most one item.
+
+    A range's job ``flags`` are often one list in every row (an SWF file of relative times:
+    ``["TIME_RELATIVE"]``): each row's length is compared, then the items, flattened.
+    """
+    lengths: Any = pc.min_max(pc.list_value_length(column)).as_py()  # {"min": .., "max": ..}
+    if lengths["min"] != lengths["max"] or lengths["min"] != len(value):
+        return False
+    if not len(value):
+        return True
+    items = pc.list_flatten(column)
+    item = value.values[0]
+    if not item.is_valid or items.null_count:
+        return False
+    return bool(pc.all(pc.equal(items, item)).as_py())
+
+
 def _uniform_columns(table: pa.Table) -> _Uniform:
     """Return the columns of a table that hold one value in every row (null included).
 
     A range's ``site``, ``source_format`` and ``src_file`` are one value, and many columns are
     all null (a format's fields it has not): about half of an SWF range's job table. Only
-    all-null columns and string or binary columns without nulls are looked at; a string column
-    is compared whole only when a few values spread over it agree.
+    all-null columns, string or binary columns without nulls and list columns without null
+    rows whose first row holds at most one string are looked at (a list of several items is
+    kept: comparing it costs more than writing it); a column is compared whole only when a few
+    values spread over it agree.
     """
     n = table.num_rows
     found: list[tuple[int, Any, Any]] = []
@@ -1088,17 +1118,15 @@ def _uniform_columns(table: pa.Table) -> _Uniform:
             found.append((i, field, pa.scalar(None, field.type)))
             continue
         kind = field.type
-        if column.null_count or not (
-            pa.types.is_string(kind)
-            or pa.types.is_large_string(kind)
-            or pa.types.is_binary(kind)
-            or pa.types.is_large_binary(kind)
-        ):
+        listed = pa.types.is_list(kind) and _is_text(kind.value_type)
+        if column.null_count or not (_is_text(kind) or listed):
             continue
         value = column[0]
+        if listed and len(value) > 1:
+            continue
         if any(column[k] != value for k in probes):
             continue
-        if pc.all(pc.equal(column, value)).as_py():
+        if _one_list(column, value) if listed else pc.all(pc.equal(column, value)).as_py():
             found.append((i, field, value))
     return tuple(found)
 
@@ -1179,6 +1207,25 @@ def _pieces(table: pa.Table) -> list[tuple[pa.Table, dict[int, _KeyRow | None]]]
     return pieces or [(table, {})]
 
 
+def _repeated(value: Any, rows: int) -> Any:
+    """Return ``rows`` rows of ``value`` (an Arrow scalar).
+
+    A list is built from its offsets and its items repeated: ``pa.repeat`` of a list scalar
+    peaks at some 60 MB of resident memory for 200,000 rows of one short list (4 MB made).
+    """
+    if not (pa.types.is_list(value.type) and value.is_valid):
+        return pa.repeat(value, rows)
+    width = len(value)
+    if width == 1:
+        items = pa.repeat(value.values[0], rows)
+    elif width:
+        items = pa.concat_arrays([value.values] * rows)
+    else:
+        items = pa.array([], value.type.value_type)
+    offsets = pa.array(np.arange(rows + 1, dtype=np.int32) * np.int32(width))
+    return pa.ListArray.from_arrays(offsets, items, type=value.type)
+
+
 class _Repeats:
     """One-value columns made once for a parse, at the largest size asked: sliced to each table.
 
@@ -1193,10 +1240,10 @@ class _Repeats:
 
     def column(self, value: Any, rows: int) -> Any:
         """Return ``rows`` rows of ``value``."""
-        key = (str(value.type), value.as_py())
+        key = (str(value.type), repr(value.as_py()))  # (a list's value is a list: unhashable)
         made = self._made.get(key)
         if made is None or len(made) < rows:
-            made = pa.repeat(value, max(rows, self.rows))
+            made = _repeated(value, max(rows, self.rows))
             self._made[key] = made
         return made.slice(0, rows)
 

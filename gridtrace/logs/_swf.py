@@ -1388,6 +1388,7 @@ def _jobs_of_file(
     header: dict[str, Any] | None = None,
     more_duplicates: Bool | None = None,
     late_after: float = -np.inf,
+    duplicate: Bool | None = None,
 ) -> _FileJobs:
     """Assemble one file's jobs; or, with the keywords, one byte range's of a file.
 
@@ -1395,15 +1396,17 @@ def _jobs_of_file(
     ``header``, the job rows that repeat rows of earlier ranges (``more_duplicates``, over its
     job rows), and the latest submit time before it (``late_after``); ``rows`` are its job
     rows, their positions and fields, as worked out before (:func:`_job_rows`,
-    :func:`_fields_of`).
+    :func:`_fields_of`), with ``duplicate``, its job rows repeating an earlier row of the
+    range (:func:`_duplicate_rows`), when known.
     """
     job_records, positions = _job_rows(records) if rows is None else rows[:2]
     if header is None:
         header = _header_of(records, int(positions[0]) if len(positions) else None)
     f = _fields_of(job_records) if rows is None else rows[2]
-    duplicate = _duplicate_rows(f)
-    if more_duplicates is not None:
-        duplicate |= more_duplicates
+    if duplicate is None:
+        duplicate = _duplicate_rows(f)
+    if more_duplicates is not None:  # not in place: a range's own array is kept for its keys
+        duplicate = duplicate | more_duplicates
     if duplicate.any():
         logger.warning(
             "%s: %d job lines repeat an earlier line field for field; one job each, the "

@@ -10,7 +10,14 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 
 from gridtrace.logs import _ranges as ranges_module
-from gridtrace.logs._ranges import _read_tables, _Repeats, _slimmed, _write_tables, split_file
+from gridtrace.logs._ranges import (
+    _read_tables,
+    _repeated,
+    _Repeats,
+    _slimmed,
+    _write_tables,
+    split_file,
+)
 
 from .test_ranges_assembly import _by_ranges, _same, _swf_logs, _whole
 
@@ -69,6 +76,38 @@ def test_a_column_differing_in_one_row_is_kept(n: int, odd: int) -> None:
     names = {table.schema.field(i).name for i, _, _ in uniform}
     assert ("src_file" in names) == (n == 1)  # one row holds one value
     assert _Repeats().restored(slim, uniform).equals(table)
+
+
+_FLAG_LISTS = st.one_of(
+    st.none(), st.lists(st.sampled_from(["TIME_RELATIVE", "LATE", ""]) | st.none(), max_size=2)
+)
+
+
+@given(first=_FLAG_LISTS, other=_FLAG_LISTS, n=st.integers(1, 30), odd=st.integers(0, 29))
+def test_a_list_column_of_one_value_is_left_out_and_put_back(
+    first: list[str | None] | None, other: list[str | None] | None, n: int, odd: int
+) -> None:
+    """A flags column of one list in every row is left out; any row differing keeps it whole."""
+    rows = [first] * n
+    rows[odd % n] = other
+    kind = pa.list_(pa.string())
+    table = pa.table({"flags": pa.array(rows, kind), "src_line": pa.array(range(n), pa.int64())})
+    slim, uniform = _slimmed(table)
+    left_out = [table.schema.field(i).name for i, _, _ in uniform] == ["flags"]
+    same = all(row == rows[0] for row in rows)
+    short = rows[0] is None or (len(rows[0]) <= 1 and None not in rows[0])
+    assert left_out == (same and short)
+    back = _Repeats().restored(slim, uniform)
+    assert back.equals(table)
+    assert back.schema.equals(table.schema)
+
+
+@given(value=_FLAG_LISTS | st.lists(st.text(max_size=3), max_size=4), n=st.integers(1, 20))
+def test_a_list_repeated_is_pa_repeat_of_it(value: list[str | None] | None, n: int) -> None:
+    # (n from 1: pa.repeat of an empty list 0 times raises; a table left out has rows)
+    kind = pa.list_(pa.string())
+    scalar = pa.scalar(value, kind)
+    assert _repeated(scalar, n).equals(pa.repeat(scalar, n))
 
 
 def test_an_empty_table_is_written_as_it_is() -> None:
