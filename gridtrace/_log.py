@@ -22,7 +22,14 @@ if TYPE_CHECKING:
     import logging
     from typing import Any
 
-__all__ = ["LazyLogger", "add_null_handler", "configure", "defer_config", "get_logger"]
+__all__ = [
+    "LazyLogger",
+    "add_null_handler",
+    "configure",
+    "defer_config",
+    "get_logger",
+    "library_logger",
+]
 
 _PACKAGE = "gridtrace"
 
@@ -43,6 +50,31 @@ def add_null_handler() -> None:
     root = logging.getLogger(_PACKAGE)
     if not any(isinstance(handler, logging.NullHandler) for handler in root.handlers):
         root.addHandler(logging.NullHandler())
+
+
+def library_logger(name: str) -> logging.Logger:
+    """Return ``logging.getLogger(name)``, with the ``gridtrace`` logger's NullHandler in place.
+
+    Every gridtrace module that imports :mod:`logging` at its own import takes its logger from
+    here: ``gridtrace`` itself adds the handler only when :mod:`logging` is already loaded (see
+    ``gridtrace/__init__.py``), so a module that loads it later must see that the handler is
+    there, or its warnings would reach logging's last-resort handler on stderr in an
+    application that never configured logging.
+
+    Parameters
+    ----------
+    name : str
+        The logger's name (a module's ``__name__``).
+
+    Returns
+    -------
+    logging.Logger
+        The standard logger of that name.
+    """
+    import logging
+
+    add_null_handler()
+    return logging.getLogger(name)
 
 
 class LazyLogger:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime as dt
 import heapq
-import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from gridtrace._atomic import write_bytes
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError
 from gridtrace.logs._io import StrPath
 from gridtrace.logs._torque_writer import write_torque
@@ -32,7 +32,7 @@ from gridtrace.schema import conform, with_trace_metadata
 
 __all__ = ["DEMO_VOS", "DemoSite", "VOProfile", "write_demo_site"]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import logging
 import os
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -77,6 +76,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError
 from gridtrace.logs._base import ParseResult
 from gridtrace.logs._slurm import expand_hostlist
@@ -96,7 +96,7 @@ __all__ = [
     "read_key_file",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 _pa: Any = pa  # the pyarrow stubs lack the overloads used here (int32 map offsets, ...)
 _pc: Any = pc

@@ -30,7 +30,6 @@ that abort the whole simulation: ``src/profiles.cpp`` and ``src/jobs.cpp`` of oa
 from __future__ import annotations
 
 import json
-import logging
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -40,6 +39,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from gridtrace._atomic import write_text
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError, SchemaError
 from gridtrace.logs._io import StrPath
 from gridtrace.logs._swf import (
@@ -54,7 +54,7 @@ from gridtrace.schema import trace_metadata
 
 __all__ = ["DEFAULT_MIN_DELAY_S", "write_batsim"]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 _PROFILES = ("delay",)
 

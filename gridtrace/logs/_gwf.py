@@ -43,7 +43,6 @@ Every flag, with its meaning, is in :data:`FLAGS`.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -53,6 +52,7 @@ import numpy as np
 import pyarrow as pa
 
 from gridtrace._atomic import write_text
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError
 from gridtrace.logs._base import FileParse, ParseResult, parts_quarantine, result_of_parts
 from gridtrace.logs._columnar import repeat_string, split_lines
@@ -127,7 +127,7 @@ FLAGS: Mapping[str, str] = {
 }
 """Every flag this reader sets on a row, with what it means (see ``flag_meanings``)."""
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 GWF_FIELDS: tuple[str, ...] = (
     "JobID",

@@ -78,7 +78,6 @@ Damaged bytes
 from __future__ import annotations
 
 import json
-import logging
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -90,6 +89,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gridtrace._log import library_logger
 from gridtrace.logs import _htcondor_fast
 from gridtrace.logs._attrs import (
     append_flag,
@@ -184,7 +184,7 @@ FLAGS: Mapping[str, str] = {
 }
 """Every flag this reader sets on a row, with what it means (see ``flag_meanings``)."""
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 _MAX_STARTS = float(np.iinfo(np.int16).max)  # n_attempts is an int16 column
 

@@ -96,7 +96,6 @@ from __future__ import annotations
 
 import functools
 import json
-import logging
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -109,6 +108,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gridtrace._log import library_logger
 from gridtrace.logs import _attrs_fast, _lsf_fast
 from gridtrace.logs._attrs import (
     append_flag,
@@ -206,7 +206,7 @@ FLAGS: Mapping[str, str] = {
 }
 """Every flag this reader sets on a row, with what it means (see ``flag_meanings``)."""
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 _pc: Any = pc
 _pa: Any = pa

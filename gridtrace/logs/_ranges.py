@@ -64,7 +64,6 @@ import copy
 import dataclasses
 import importlib
 import itertools
-import logging
 import mmap
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -76,6 +75,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError
 from gridtrace.logs._base import FileParse, tokenize_guarded
 from gridtrace.logs._columnar import string_array
@@ -122,7 +122,7 @@ __all__ = [
     "tokenize_range",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 DEFAULT_SPLIT_BYTES = 64 << 20
 """Bytes per range by default (64 MiB): a plain file larger than this is split."""

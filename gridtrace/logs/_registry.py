@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import logging
 import os
 import shutil
 import tempfile
@@ -34,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError, DataQualityWarning, UnknownFormatError
 from gridtrace.logs._base import (
     ErrorPolicy,
@@ -66,7 +66,7 @@ __all__ = [
     "registered_formats",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 ENTRY_POINT_GROUP = "gridtrace.log_formats"
 

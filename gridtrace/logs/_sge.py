@@ -128,7 +128,6 @@ shifted).
 from __future__ import annotations
 
 import itertools
-import logging
 import re
 import threading
 from collections import Counter
@@ -142,6 +141,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gridtrace._log import library_logger
 from gridtrace.logs._attrs import append_flag, flag_array, flag_mask
 from gridtrace.logs._base import (
     FileParse,
@@ -272,7 +272,7 @@ FLAGS: Mapping[str, str] = {
 }
 """Every flag this reader sets on a row, with what it means (see ``flag_meanings``)."""
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 # the pyarrow-stubs' overloads are narrower than these compute chains: arrays are typed loosely
 _pc: Any = pc

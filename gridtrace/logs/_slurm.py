@@ -103,7 +103,6 @@ Damaged lines
 
 from __future__ import annotations
 
-import logging
 import re
 import zoneinfo
 from collections.abc import Mapping, Sequence
@@ -117,6 +116,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError
 from gridtrace.logs import _slurm_fast
 from gridtrace.logs._attrs import append_flag, flag_array, flag_mask, repeated_rows
@@ -269,7 +269,7 @@ FLAGS: Mapping[str, str] = {
 }
 """Every flag this reader sets on a row, with what it means (see ``flag_meanings``)."""
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 _pc: Any = pc
 _pa: Any = pa

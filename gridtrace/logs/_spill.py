@@ -81,6 +81,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gridtrace._atomic import atomic_path
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError
 from gridtrace.logs._base import ErrorPolicy, FileParse, apply_error_policy
 from gridtrace.logs._flags import flag_counts
@@ -111,7 +112,7 @@ __all__ = [
     "spill_parse",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 I64 = npt.NDArray[np.int64]
 

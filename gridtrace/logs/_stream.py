@@ -33,7 +33,6 @@ the error policy), which leaves a reader only its assembly.
 from __future__ import annotations
 
 import inspect
-import logging
 import sys
 import textwrap
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -46,6 +45,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gridtrace._atomic import atomic_path
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError, GridtraceError
 from gridtrace.logs._base import (
     FileParse,
@@ -85,7 +85,7 @@ __all__ = [
     "write_stream",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 DEFAULT_CHUNK_BYTES = 4 << 20
 """Decompressed bytes per chunk by default (4 MiB): whole lines, one line when it is longer."""

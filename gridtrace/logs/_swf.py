@@ -85,7 +85,6 @@ Every flag, with its meaning, is in :data:`FLAGS`.
 from __future__ import annotations
 
 import json
-import logging
 import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -100,6 +99,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gridtrace._atomic import write_text
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError, DataQualityWarning
 from gridtrace.logs import _swf_fast
 from gridtrace.logs._base import (
@@ -206,7 +206,7 @@ FLAGS: Mapping[str, str] = {
 }
 """Every flag this reader sets on a row, with what it means (see ``flag_meanings``)."""
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 # the pyarrow-stubs' overloads are narrower than these compute chains: arrays are typed loosely
 _pc: Any = pc

@@ -14,7 +14,6 @@ warning names the order taken. :data:`FLAGS` explains every flag the reader sets
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -24,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gridtrace._log import library_logger
 from gridtrace.logs._base import (
     FileParse,
     ParseResult,
@@ -70,7 +70,7 @@ __all__ = [
 ]
 
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 _PBSPRO_MARKERS = PBSPRO_MARKERS
 _STAMP_FORMAT = "%m/%d/%Y %H:%M:%S"

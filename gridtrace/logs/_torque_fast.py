@@ -45,6 +45,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from gridtrace._log import library_logger
 from gridtrace.logs._base import FileParse
 from gridtrace.logs._kernels import HAVE_NUMBA, LazyKernel
 from gridtrace.logs._torque_lines import (
@@ -62,7 +63,7 @@ __all__ = [
     "tokenize_torque_any",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 
 # The kernel's functions, callees first. They are plain Python until first use, when

@@ -91,7 +91,6 @@ one (and each flag of ``records``) means. Flags added to ``records.flags`` here:
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -103,6 +102,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError
 from gridtrace.logs import _pbs_values as pv
 from gridtrace.logs import _torque_jobs_fast as _fast
@@ -171,7 +171,7 @@ __all__ = [
     "torque_partition_keys",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 I64 = npt.NDArray[np.int64]
 if TYPE_CHECKING:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, cast
@@ -25,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gridtrace._atomic import write_bytes
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError
 from gridtrace.logs._io import StrPath
 
@@ -38,7 +38,7 @@ __all__ = [
     "write_torque",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 _ORDER = {"Q": 0, "S": 1, "D": 2, "R": 3, "E": 4}
 

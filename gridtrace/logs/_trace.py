@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import Any, cast
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -12,13 +11,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError
 from gridtrace.logs._swf import log_headers, processors_of_headers
 from gridtrace.schema import conform, with_trace_metadata
 
 __all__ = ["DEFAULT_TAU_S", "build_trace", "estimate_cores", "execution_slots", "has_flag"]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 DEFAULT_TAU_S = 900.0
 """Runtime threshold between interactive and batch jobs, in seconds (the research's τ)."""

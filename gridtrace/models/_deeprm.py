@@ -53,7 +53,6 @@ Where the issue text and the code differ
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -64,6 +63,7 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError
 from gridtrace.random import SeedLike, as_seed_sequence
 from gridtrace.schema import TRACE, conform, with_trace_metadata
@@ -77,7 +77,7 @@ __all__ = [
     "get_deeprm",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 _STREAMS = ("arrivals", "lengths", "demands")
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import math
 import os
 from collections.abc import Mapping
@@ -14,6 +13,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from gridtrace._atomic import write_text
+from gridtrace._log import library_logger
 from gridtrace.errors import FitError
 from gridtrace.models._arrivals import ArrivalModel, PoissonArrivals
 from gridtrace.models._mmpp import MMPPArrivals
@@ -24,7 +24,7 @@ from gridtrace.schema import read_table
 __all__ = ["fit_command", "heldout_arrivals"]
 
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 
 def heldout_arrivals(

@@ -32,6 +32,7 @@ import scipy.linalg
 import scipy.optimize
 from numpy.typing import ArrayLike, NDArray
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError, ConvergenceWarning, FitError
 from gridtrace.models._arrivals import ArrivalModel, check_times
 from gridtrace.models._mmpp_kernel import (
@@ -55,7 +56,7 @@ __all__ = [
     "select_mmpp",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 F64 = NDArray[np.float64]
 # Above this condition number of D0's eigenvectors the E-step uses the Van Loan reference.

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import logging
 import math
 import threading
 from dataclasses import dataclass
@@ -40,6 +39,8 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 from numpy.typing import NDArray
+
+from gridtrace._log import library_logger
 
 __all__ = [
     "HAVE_NUMBA",
@@ -50,7 +51,7 @@ __all__ = [
     "log_likelihood_naive",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 HAVE_NUMBA = importlib.util.find_spec("numba") is not None
 """Whether the compiled kernel is available (else the same Python loops run uncompiled)."""

@@ -12,7 +12,6 @@ burstiness (IDC at long windows) and the memory of its gaps (ACF)?
 from __future__ import annotations
 
 import copy
-import logging
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
@@ -22,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import ArrayLike, NDArray
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError, FitError
 from gridtrace.models._arrivals import ArrivalModel, PoissonArrivals, arrival_epochs, check_times
 from gridtrace.random import SeedLike, as_seed_sequence
@@ -42,7 +42,7 @@ __all__ = [
     "runtime_fit",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 F64 = NDArray[np.float64]
 Cdf = Callable[[F64], F64]

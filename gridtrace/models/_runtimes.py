@@ -30,7 +30,6 @@ phase the data cannot hold; :func:`select_hyperexponential` then falls to fewer 
 from __future__ import annotations
 
 import itertools
-import logging
 import math
 import warnings
 from abc import ABC, abstractmethod
@@ -44,6 +43,7 @@ import scipy.special
 import scipy.stats
 from numpy.typing import ArrayLike, NDArray
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError, ConvergenceWarning, FitError, NotFittedError
 from gridtrace.models._arrivals import small_matrix_threads
 from gridtrace.random import SeedLike, as_generator
@@ -61,7 +61,7 @@ __all__ = [
     "select_hyperexponential",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 F64 = NDArray[np.float64]
 B = NDArray[np.bool_]

@@ -7,7 +7,6 @@ so that changing one part of a workload (say the VO weights) leaves the others b
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -16,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
+from gridtrace._log import library_logger
 from gridtrace._shares import normalised_shares
 from gridtrace.errors import ConfigError
 from gridtrace.models._deeprm import DEEPRM_PRESETS, DeepRMWorkload, deeprm_trace
@@ -32,7 +32,7 @@ __all__ = [
     "poisson_exponential_trace",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 SYNTHETIC_ORIGIN = "1970-01-01T00:00:00+00:00"
 """Origin (UTC, ISO 8601) written into the metadata of every synthetic trace."""

@@ -52,7 +52,6 @@ arrivals and runtimes bit-identical.
 from __future__ import annotations
 
 import copy
-import logging
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -65,6 +64,7 @@ import scipy.optimize
 import scipy.special
 from numpy.typing import NDArray
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError, ConvergenceWarning, FitError, NotFittedError
 from gridtrace.models._arrivals import ArrivalModel, PiecewisePoissonArrivals, PoissonArrivals
 from gridtrace.models._mmpp import MMPPArrivals, PoissonHMMArrivals, select_mmpp
@@ -86,7 +86,7 @@ from gridtrace.schema import TRACE, conform, trace_metadata, validate, with_trac
 
 __all__ = ["RUNTIME_FAMILIES", "WorkloadModel", "arrival_model_from_dict"]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 F64 = NDArray[np.float64]
 RUNTIME_FAMILIES = ("exponential", "hyperexponential", "lognormal", "weibull", "gamma", "empirical")

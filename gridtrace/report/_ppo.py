@@ -8,13 +8,13 @@ every policy (the paper's figure), a table per load, and the published result be
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError
 from gridtrace.models import DeepRMWorkload
 from gridtrace.report import _figures as figures
@@ -22,7 +22,7 @@ from gridtrace.report._render import _environment, _scoped_svg, _write
 
 __all__ = ["PUBLISHED_PPO", "render_ppo_report", "render_rlsched_ppo_report"]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 PUBLISHED_PPO: dict[float, float] = {1.0: -0.45, 1.9: -0.54}
 """The paper's PPO mean slowdown relative to SJF, by offered load."""

@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import logging
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -33,6 +32,7 @@ from markupsafe import Markup, escape
 
 from gridtrace import __version__
 from gridtrace._atomic import write_text
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError, SchemaError
 from gridtrace.report import _figures as figures
 from gridtrace.report._contention import contention_section
@@ -50,7 +50,7 @@ __all__ = [
     "write_manifest",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 ResultLike = SimulationResult | tuple[pa.Table | None, Mapping[str, Any]]
 """A simulation result, or a ``(jobs, summary)`` pair as read back from disk."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -12,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError
 from gridtrace.schema import SEGMENTS, validate, with_trace_metadata
 from gridtrace.segment._compare import Group, Thresholds, compare, js_divergence, ks_distance_sorted
@@ -30,7 +30,7 @@ from gridtrace.stats._measures import core_weighted_load, utilisation_factor
 
 __all__ = ["SegmentParams", "Segmentation", "segment", "segment_trace"]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 
 @dataclass(frozen=True, slots=True)

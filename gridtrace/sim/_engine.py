@@ -31,7 +31,6 @@ backfilling numba kernels (:mod:`gridtrace.sim._kernels`); the tests check each 
 from __future__ import annotations
 
 import heapq
-import logging
 import math
 import time
 from collections.abc import Generator, Iterator, Mapping, Sequence
@@ -42,6 +41,7 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError, SchemaError, SimulationError
 from gridtrace.random import SeedLike, as_generator
 from gridtrace.schema import SIM_RESULT, TRACE, conform, trace_metadata
@@ -75,7 +75,7 @@ __all__ = [
     "simulate",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 MAX_STUCK_PROVISIONING = 10_000
 """Provisioning decisions the engine waits through while queued jobs cannot ever start."""

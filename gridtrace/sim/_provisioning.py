@@ -15,7 +15,6 @@ RL controller's objective λ_e W̄ + (1 − λ_e) U.
 from __future__ import annotations
 
 import bisect
-import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -25,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError, SchemaError, SimulationError
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ __all__ = [
     "make_provisioning",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 PROVISIONING = ("fixed", "scheduled", "threshold")
 """Names accepted by :func:`make_provisioning`."""

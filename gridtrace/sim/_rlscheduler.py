@@ -69,7 +69,6 @@ the windows.
 from __future__ import annotations
 
 import hashlib
-import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -80,6 +79,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError, SimulationError
 
 __all__ = [
@@ -95,7 +95,7 @@ __all__ = [
     "simulate_rlscheduler_window",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 F64: TypeAlias = npt.NDArray[np.float64]
 I64: TypeAlias = npt.NDArray[np.int64]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -11,6 +10,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError
 from gridtrace.stats._columns import (
     DEFAULT_TAU_S,
@@ -41,7 +41,7 @@ from gridtrace.stats._profiles import (
 
 __all__ = ["WorkloadStats", "characterise", "characterise_arrays", "shares", "shares_of_totals"]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 _DAY = 86_400
 _NONE: F64 = np.zeros(0)

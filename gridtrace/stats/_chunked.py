@@ -36,7 +36,6 @@ the jobs.
 from __future__ import annotations
 
 import inspect
-import logging
 import os
 from collections.abc import Iterator, Mapping
 from typing import Any, cast
@@ -47,6 +46,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError
 from gridtrace.logs._trace import DEFAULT_TAU_S, has_flag
 from gridtrace.schema import conform, with_trace_metadata
@@ -55,7 +55,7 @@ from gridtrace.stats._columns import _NO_LABEL, F64, I64, TraceArrays, trace_arr
 
 __all__ = ["JOBS_COLUMNS_OF_TRACE", "characterise_parquet", "trace_from_parquet"]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 JOBS_COLUMNS_OF_TRACE = (
     "site",

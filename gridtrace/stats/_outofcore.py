@@ -38,7 +38,6 @@ CPU is 1.4 to 1.6 times the in-memory path's at the default budget and 2.1 to 3.
 from __future__ import annotations
 
 import bisect
-import logging
 import math
 import os
 import shutil
@@ -54,6 +53,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError
 from gridtrace.stats._characterise import (
     _HIST_SCHEMA,
@@ -105,7 +105,7 @@ from gridtrace.stats._profiles import (
 
 __all__ = ["characterise_out_of_core"]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 _COLUMNS = (*_ARRIVAL_COLUMNS, "cores_alloc", "cores_req", "vo", "user", *_SORT_KEYS)
 _ORDER = ("order", "job_seq", "array_index", "attempt", "job_key", "row")

@@ -63,7 +63,6 @@ test windows, the whole-period value, RL's seed interval), ``best_baseline``, ``
 from __future__ import annotations
 
 import copy
-import logging
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -75,6 +74,7 @@ import pandas as pd
 import pyarrow as pa
 from numpy.typing import NDArray
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError
 from gridtrace.schema import trace_metadata
 from gridtrace.sim._engine import simulate
@@ -120,7 +120,7 @@ __all__ = [
     "time_splits",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 CONTENTION_SCHEMA = "gridtrace.rl-experiment/2"
 """Schema of a contention summary: schema 1's keys plus the contention keys."""

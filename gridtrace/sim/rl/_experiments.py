@@ -73,7 +73,6 @@ from __future__ import annotations
 
 import copy
 import json
-import logging
 import math
 import time
 import warnings
@@ -89,6 +88,7 @@ import pyarrow.compute as pc
 from numpy.typing import NDArray
 
 from gridtrace._atomic import write_parquet, write_text
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError
 from gridtrace.schema import trace_metadata
 from gridtrace.sim._engine import simulate
@@ -117,7 +117,7 @@ __all__ = [
     "time_split",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 SUMMARY_SCHEMA = "gridtrace.rl-experiment/1"
 STREAMS = ("train_workload", "eval_workload", "network_init", "reservoir", "exploration")

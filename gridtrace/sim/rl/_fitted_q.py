@@ -22,19 +22,19 @@ chooses and states which.
 
 from __future__ import annotations
 
-import logging
 import math
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
+from gridtrace._log import library_logger
 from gridtrace.errors import FitError
 from gridtrace.sim.rl._qfunctions import QFunction, _positive_int
 
 __all__ = ["FittedQResult", "fitted_q_iteration"]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 FloatArray = npt.NDArray[np.float64]
 

@@ -55,7 +55,6 @@ Because the slots hold the oldest waiting jobs, "oldest visible" is "oldest wait
 
 from __future__ import annotations
 
-import logging
 import math
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -65,6 +64,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError
 from gridtrace.models import DeepRMJobs, DeepRMWorkload, deeprm_jobs
 from gridtrace.random import SeedLike, as_generator, as_seed_sequence
@@ -83,7 +83,7 @@ __all__ = [
     "summarise_multires",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 MultiResPolicy = Callable[["MultiResourceCluster"], int]
 """A policy: given the cluster (read only), return an action (a slot index, or ``M`` to wait)."""

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import io
 import json
-import logging
 import math
 import random
 import time
@@ -46,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from gridtrace import _atomic
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError
 from gridtrace.sim.rl._multires import (
     MULTIRES_POLICIES,
@@ -74,7 +74,7 @@ if TYPE_CHECKING:
 
     from gridtrace.sim.rl._multires_env import MultiResourceEnv
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 PPO_INSTALL_HINT = "pip install 'gridtrace[ppo]'"
 """How to install stable-baselines3, sb3-contrib and torch."""

@@ -58,7 +58,6 @@ RLScheduler's test script does.
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import asdict, dataclass
@@ -71,6 +70,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
+from gridtrace._log import library_logger
 from gridtrace.errors import ConfigError
 from gridtrace.sim._rlscheduler import (
     BSLD_TAU_S,
@@ -102,7 +102,7 @@ __all__ = [
     "train_rlsched_ppo",
 ]
 
-logger = logging.getLogger(__name__)
+logger = library_logger(__name__)
 
 MAX_QUEUE_SIZE: Final = 128
 """Rows of RLScheduler's observation window."""
