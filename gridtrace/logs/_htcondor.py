@@ -1,4 +1,4 @@
-"""The HTCondor history reader: ``condor_history -json`` / ``-jsonl`` into ``records`` and ``jobs``.
+r"""The HTCondor history reader: ``condor_history -json`` / ``-jsonl`` into ``records``, ``jobs``.
 
 ``condor_history -json`` writes one JSON array of job ClassAds, each object spread over many
 lines (one attribute a line); ``-jsonl`` writes one object per line. Both are read the same way:
@@ -20,7 +20,10 @@ as ``[{…},{…}]``) holds one row per ad, so a "line" in the counts is then on
 is not valid JSON goes to quarantine (reason with the JSON error, at the line where it starts;
 its other lines follow with reason ``inside the broken object of line N``), and reading resumes
 at the next line that starts with ``{`` at column 0; so does text that is not an object. A valid
-ad without ``ClusterId`` and ``ProcId`` is quarantined the same way (not a job ad).
+ad without ``ClusterId`` and ``ProcId`` is quarantined the same way (not a job ad), and so is an
+ad whose key or text value holds a ``\u`` escape of half a UTF-16 surrogate pair without its
+other half (``"\ud83d"`` alone): Python's JSON decoder accepts it, but the lone surrogate it gives
+is not a character, and no UTF-8 text (no Parquet string) can hold it.
 
 Jobs (HTCondor manual, job ClassAd attributes)
 ----------------------------------------------
@@ -197,6 +200,14 @@ Bool = npt.NDArray[np.bool_]
 _DECODER = json.JSONDecoder()
 _SKIP = re.compile(r"[\s,\[\]]*")
 _OBJECT_LINE = re.compile(r"^\{", re.MULTILINE)
+# the \u escape of a UTF-16 surrogate (U+D800 to U+DFFF): alone, json decodes it to a lone
+# surrogate; only text holding one is checked further (_has_lone_surrogate)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+LONE_SURROGATE_REASON = (
+    "a \\u escape stands for half of a UTF-16 surrogate pair (U+D800 to U+DFFF) without its "
+    "other half: not a character, so the ad cannot be stored as UTF-8 text; write the character "
+    "itself, or both halves of its pair"
+)
 _KEYS = (b'"ClusterId"', b'"ProcId"', b'"QDate"', b'"GlobalJobId"', b'"JobStatus"')
 
 
@@ -243,6 +254,21 @@ _PLAIN = (str, type(None))
 _BOOL = {True: "true", False: "false"}
 
 
+def _has_lone_surrogate(obj: dict[Any, Any]) -> bool:
+    """Whether a key or a text value of the decoded ad ``obj`` holds a lone surrogate.
+
+    Nested values need no check: they are stored as ``json.dumps`` writes them, which escapes it.
+    """
+    for key, value in obj.items():
+        for text in (key, value):
+            if isinstance(text, str):
+                try:
+                    text.encode()
+                except UnicodeEncodeError:
+                    return True
+    return False
+
+
 def _line_attrs(line: str) -> dict[str, str | None] | None:
     """Read the attrs of a job ad written on one line; None when the line is not exactly that."""
     try:
@@ -251,6 +277,8 @@ def _line_attrs(line: str) -> dict[str, str | None] | None:
         return None
     if not (isinstance(obj, dict) and "ClusterId" in obj and "ProcId" in obj):
         return None
+    if "\\u" in line and _SURROGATE_ESCAPE.search(line) and _has_lone_surrogate(obj):
+        return None  # for the object scanner, which quarantines it
     types = set(map(type, obj.values()))
     if types.issubset(_PLAIN):
         return obj
@@ -789,6 +817,8 @@ def _tokenize_htcondor_chunk(
             error = "ClassAd without ClusterId and ProcId: not a job ad"
         if not error and any(nul[first : line_of(end - 1) + 1]):
             error = NUL_FRAGMENT_REASON
+        if not error and _SURROGATE_ESCAPE.search(text, pos, end) and _has_lone_surrogate(obj):
+            error = LONE_SURROGATE_REASON
         if error:
             resume = starts[first + 1] if first + 1 < n_physical else end_text
             found = _OBJECT_LINE.search(text, resume)
